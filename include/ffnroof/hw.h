@@ -1,0 +1,74 @@
+/* A device as the simulator sees it: peak throughput per dtype, memory levels, interconnect and
+ * the parameters of the realistic-efficiency model. Filled by ffn_hw_load() from hw/NAME.yaml
+ * (docs/formats.md) or by `ffnroof calibrate`. All quantities in SI base units. */
+#ifndef FFNROOF_HW_H
+#define FFNROOF_HW_H
+
+#include <stdint.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/types.h"
+
+#define FFN_HW_MAX_LEVELS 6
+#define FFN_HW_MAX_TILES 8
+
+typedef enum ffn_hw_kind { FFN_HW_GPU = 0, FFN_HW_CPU, FFN_HW_ACCEL } ffn_hw_kind;
+
+/* One on-chip memory level (L1/shared memory, L2, L3/LLC, SRAM), innermost first. */
+typedef struct ffn_mem_level {
+    char name[24];
+    double capacity_bytes; /* whole device */
+    double bandwidth_bps;  /* whole device; 0 when not published */
+} ffn_mem_level;
+
+/* A link: scale-up (NVLink, Infinity Fabric, ICI, UPI) or scale-out (InfiniBand, Ethernet). */
+typedef struct ffn_link {
+    char kind[32];        /* "" when the device has none */
+    double bandwidth_bps; /* per direction, per device */
+    double latency_s;     /* per message */
+} ffn_link;
+
+/* Realistic-efficiency model (docs/model.md, "Efficiency"): a GEMM of FLOPs F and compulsory
+ * bytes B on a tile grid of `tiles` tiles takes
+ *   t = launch_s + pnorm_p( F / (peak * compute_max * wave_eff * F/(F+compute_half_flops)),
+ *                           B / (bw * memory_max * B/(B+memory_half_bytes)) )
+ * where wave_eff = tiles / (ceil(tiles/compute_units) * compute_units) for the best tile shape
+ * in tiles[], and pnorm_p(a,b) = (a^p + b^p)^(1/p) (p = 0 means max(a,b)). */
+typedef struct ffn_eff {
+    double compute_max;        /* fraction of peak reached by large, well-shaped GEMMs, (0,1] */
+    double compute_half_flops; /* op size at which the size ramp halves efficiency; 0 = off */
+    double memory_max;         /* fraction of peak bandwidth reached by large transfers, (0,1] */
+    double memory_half_bytes;  /* transfer size at which the ramp halves bandwidth; 0 = off */
+    uint32_t tiles[FFN_HW_MAX_TILES][2]; /* GEMM output tiles (rows x cols) the library picks */
+    int n_tiles;                         /* 0 = no wave quantization */
+    double launch_s;                     /* fixed cost per kernel launch */
+    double overlap_p;                    /* p of the p-norm; 0 = max (perfect overlap) */
+} ffn_eff;
+
+typedef struct ffn_hw {
+    char name[64];
+    char vendor[32];
+    ffn_hw_kind kind;
+    char source[1024]; /* datasheet(s) or "measured by ... on <host>, <date>" */
+    double peak_flops[FFN_DT_COUNT]; /* dense peak per compute dtype; 0 = not supported */
+    uint32_t compute_units;          /* SMs, CUs, cores, TensorCores */
+    double clock_hz;
+    double mem_capacity_bytes;
+    double mem_bandwidth_bps; /* main memory (HBM/DRAM), read+write peak */
+    ffn_mem_level levels[FFN_HW_MAX_LEVELS];
+    int n_levels;
+    ffn_link scaleup;
+    ffn_link scaleout;
+    uint32_t devices_per_node; /* devices sharing one scale-up domain; 1 when none */
+    ffn_eff eff;
+    double tdp_w; /* 0 when not published */
+} ffn_hw;
+
+/* Load and validate a hardware spec. On error returns a negative code, fills diag with
+ * "file:line:col: message" and leaves *hw zeroed. */
+int ffn_hw_load(const char *path, ffn_hw *hw, ffn_diag *diag);
+
+/* Kind as text ("gpu", "cpu", "accelerator") and back. */
+const char *ffn_hw_kind_name(ffn_hw_kind k);
+
+#endif

@@ -1,0 +1,49 @@
+/* The small vocabulary shared by the simulator, the loaders and the kernels: data types and FFN
+ * activations. Only enums and pure helpers; no state. */
+#ifndef FFNROOF_TYPES_H
+#define FFNROOF_TYPES_H
+
+#include <stdbool.h>
+
+/* Numeric formats a weight or activation can be stored and computed in. */
+typedef enum ffn_dtype {
+    FFN_DT_FP32 = 0,
+    FFN_DT_TF32, /* fp32 storage, tensor-core TF32 math */
+    FFN_DT_BF16,
+    FFN_DT_FP16,
+    FFN_DT_FP8,
+    FFN_DT_INT8,
+    FFN_DT_INT4, /* 4-bit weights with one 16-bit scale per group */
+    FFN_DT_COUNT
+} ffn_dtype;
+
+/* FFN activation. The gated forms (GLU family) use two input projections, gate and up:
+ * h = act(x W_gate) * (x W_up). */
+typedef enum ffn_act {
+    FFN_ACT_RELU = 0,
+    FFN_ACT_GELU,      /* erf form */
+    FFN_ACT_GELU_TANH, /* tanh approximation */
+    FFN_ACT_SILU,
+    FFN_ACT_SWIGLU,
+    FFN_ACT_GEGLU,
+    FFN_ACT_REGLU,
+    FFN_ACT_COUNT
+} ffn_act;
+
+/* "fp32", "bf16", ... ; NULL for an out-of-range value. */
+const char *ffn_dtype_name(ffn_dtype dt);
+/* Parse a dtype name (case-insensitive; also accepts float32/float16/bfloat16/e4m3/e5m2).
+ * Returns 0 and sets *out, or FFN_EINVAL. */
+int ffn_dtype_parse(const char *s, ffn_dtype *out);
+/* Storage bits per element, excluding group scales (fp32 32, tf32 32, int4 4, ...). */
+unsigned ffn_dtype_bits(ffn_dtype dt);
+/* Storage bytes per element including the per-group scale overhead of int4 (one 16-bit scale
+ * per group of group_size elements; group_size 0 means the default of 128). */
+double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size);
+
+const char *ffn_act_name(ffn_act a);
+int ffn_act_parse(const char *s, ffn_act *out);
+/* True for swiglu, geglu, reglu (gate and up projections). */
+bool ffn_act_gated(ffn_act a);
+
+#endif

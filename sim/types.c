@@ -1,0 +1,104 @@
+/* Names, sizes and parsing of data types and activations (include/ffnroof/types.h). */
+#include "ffnroof/types.h"
+#include "ffnroof/error.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <string.h>
+
+static const char *const dtype_names[FFN_DT_COUNT] = {"fp32", "tf32", "bf16", "fp16",
+                                                      "fp8",  "int8", "int4"};
+static const char *const act_names[FFN_ACT_COUNT] = {"relu", "gelu",   "gelu_tanh", "silu",
+                                                     "swiglu", "geglu", "reglu"};
+
+static bool ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+const char *ffn_dtype_name(ffn_dtype dt)
+{
+    return (unsigned)dt < FFN_DT_COUNT ? dtype_names[dt] : NULL;
+}
+
+int ffn_dtype_parse(const char *s, ffn_dtype *out)
+{
+    static const struct {
+        const char *alias;
+        ffn_dtype dt;
+    } aliases[] = {{"float32", FFN_DT_FP32}, {"float", FFN_DT_FP32},   {"float16", FFN_DT_FP16},
+                   {"half", FFN_DT_FP16},    {"bfloat16", FFN_DT_BF16}, {"e4m3", FFN_DT_FP8},
+                   {"e5m2", FFN_DT_FP8},     {"float8", FFN_DT_FP8}};
+    if (!s || !out) return FFN_EINVAL;
+    for (int i = 0; i < FFN_DT_COUNT; i++)
+        if (ieq(s, dtype_names[i])) {
+            *out = (ffn_dtype)i;
+            return 0;
+        }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (ieq(s, aliases[i].alias)) {
+            *out = aliases[i].dt;
+            return 0;
+        }
+    return FFN_EINVAL;
+}
+
+unsigned ffn_dtype_bits(ffn_dtype dt)
+{
+    switch (dt) {
+    case FFN_DT_FP32:
+    case FFN_DT_TF32:
+        return 32;
+    case FFN_DT_BF16:
+    case FFN_DT_FP16:
+        return 16;
+    case FFN_DT_FP8:
+    case FFN_DT_INT8:
+        return 8;
+    case FFN_DT_INT4:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size)
+{
+    double bytes = ffn_dtype_bits(dt) / 8.0;
+    if (dt == FFN_DT_INT4) bytes += 2.0 / (group_size ? group_size : 128);
+    return bytes;
+}
+
+const char *ffn_act_name(ffn_act a)
+{
+    return (unsigned)a < FFN_ACT_COUNT ? act_names[a] : NULL;
+}
+
+int ffn_act_parse(const char *s, ffn_act *out)
+{
+    static const struct {
+        const char *alias;
+        ffn_act a;
+    } aliases[] = {{"gelu_new", FFN_ACT_GELU_TANH},      {"gelu_pytorch_tanh", FFN_ACT_GELU_TANH},
+                   {"gelu_fast", FFN_ACT_GELU_TANH},     {"swish", FFN_ACT_SILU},
+                   {"gelu_erf", FFN_ACT_GELU}};
+    if (!s || !out) return FFN_EINVAL;
+    for (int i = 0; i < FFN_ACT_COUNT; i++)
+        if (ieq(s, act_names[i])) {
+            *out = (ffn_act)i;
+            return 0;
+        }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (ieq(s, aliases[i].alias)) {
+            *out = aliases[i].a;
+            return 0;
+        }
+    return FFN_EINVAL;
+}
+
+bool ffn_act_gated(ffn_act a)
+{
+    return a == FFN_ACT_SWIGLU || a == FFN_ACT_GEGLU || a == FFN_ACT_REGLU;
+}
