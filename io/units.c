@@ -95,6 +95,27 @@ static const char *scan_number(const char *s)
     return p;
 }
 
+/* v (the value of the decimal text num) times a prefix multiplier, exactly: a decimal prefix is
+ * folded into the exponent and the text re-read, so "2.039 TB/s" is the double nearest to
+ * 2.039e12 (2.039 * 1e12 would be one ulp above it). Binary prefixes and the bit factor are
+ * powers of two and multiply exactly. */
+static double scaled(const char *num, double v, double mult)
+{
+    if (mult == 1.0) return v;
+    int e10 = 0;
+    for (double m = mult; m >= 10.0 && e10 < 30; m /= 10.0) e10++;
+    for (double m = mult; m < 1.0 && e10 > -30; m *= 10.0) e10--;
+    double p10 = 1.0;
+    for (int k = 0; k < (e10 < 0 ? -e10 : e10); k++) p10 *= 10.0;
+    if ((e10 >= 0 ? p10 : 1.0 / p10) != mult || e10 == 0) return v * mult; /* binary prefix */
+    char buf[96];
+    const char *e = strpbrk(num, "eE");
+    long ex = e ? strtol(e + 1, NULL, 10) : 0;
+    snprintf(buf, sizeof buf, "%.*se%ld", (int)(e ? (size_t)(e - num) : strlen(num)), num,
+             ex + e10);
+    return strtod(buf, NULL);
+}
+
 int ffn_units_parse(const char *text, ffn_unit kind, double *out, char *why, size_t why_n)
 {
     if (!text || !out) return fail(why, why_n, FFN_EINVAL, "%s", "no value");
@@ -144,7 +165,7 @@ int ffn_units_parse(const char *text, ffn_unit kind, double *out, char *why, siz
                              ffn_unit_kind_name(units[j].kind), ffn_unit_kind_name(kind));
                 return FFN_ESCHEMA;
             }
-            *out = v * prefixes[i].mult * units[j].mult;
+            *out = scaled(numbuf, v, prefixes[i].mult) * units[j].mult;
             return 0;
         }
     }

@@ -68,7 +68,13 @@ typedef struct ffn_hw {
  * "file:line:col: message" and leaves *hw zeroed. */
 int ffn_hw_load(const char *path, ffn_hw *hw, ffn_diag *diag);
 
-/* Kind as text ("gpu", "cpu", "accelerator") and back. */
+/* Kind as text ("gpu", "cpu", "accelerator"). */
 const char *ffn_hw_kind_name(ffn_hw_kind k);
+
+/* Write hw as a spec in the format ffn_hw_load() reads (docs/formats-hw.md), with every number
+ * in a unit that reads back to exactly the same double. Writes a temporary file next to path,
+ * checks that it loads, then rename()s it over path, so path is never half-written. Returns 0 or
+ * a negative code with diag filled. */
+int ffn_hw_write(const ffn_hw *hw, const char *path, ffn_diag *diag);
 
 #endif

@@ -29,6 +29,9 @@ typedef struct ffn_attn_cfg {
     bool qkv_bias;
     bool out_bias;
     bool qk_norm; /* per-head RMSNorm on q and k (Qwen3, OLMoE) */
+    /* Added by the model loader for exact counts: */
+    bool qk_norm_full; /* the q/k norm spans the whole projection (OLMoE: n_heads*head_dim and
+                          n_kv_heads*head_dim weights) instead of one head (Qwen3: head_dim) */
 } ffn_attn_cfg;
 
 typedef struct ffn_moe_cfg {
@@ -44,6 +47,9 @@ typedef struct ffn_moe_cfg {
     uint64_t topk_group; /* groups a token may pick from */
     bool router_bias;    /* per-expert score-correction bias (DeepSeek-V3) */
     double capacity_factor; /* 0 = dropless */
+    /* Added by the model loader (informational; layer_moe[] is authoritative): */
+    uint64_t first_dense_layers; /* leading layers with a dense FFN */
+    uint64_t layer_freq;         /* every layer_freq-th layer is MoE (1 = all) */
 } ffn_moe_cfg;
 
 typedef struct ffn_model {
@@ -71,6 +77,9 @@ typedef struct ffn_model {
      * layer frequency and mlp_only_layers by the loader). */
     bool layer_moe[FFN_MAX_LAYERS];
     double dropout; /* hidden dropout probability (training activation memory) */
+    /* Added by the model loader for exact counts: */
+    bool embed_norm;    /* a norm right after the embeddings (BERT) */
+    bool sandwich_norm; /* extra norms after attention and after the FFN (Gemma-2): 4 per layer */
 } ffn_model;
 
 /* Parameter accounting. ffn counts every FFN weight of every layer (dense FFNs, all routed
@@ -97,5 +106,10 @@ int ffn_model_params(const ffn_model *m, ffn_params *out);
 
 /* Number of layers whose FFN is routed (MoE) and dense. */
 uint64_t ffn_model_moe_layers(const ffn_model *m);
+
+/* The SwiGLU intermediate size of LLaMA (Touvron et al. 2023; facebookresearch/llama model.py):
+ * floor(8*hidden/3) rounded up to a multiple of `multiple` (11008 for hidden 4096, multiple 256).
+ * Returns 0 when multiple is 0 or the result would overflow. */
+uint64_t ffn_swiglu_intermediate(uint64_t hidden, uint64_t multiple);
 
 #endif

@@ -1,0 +1,298 @@
+/* Loader for hardware specs (hw/NAME.yaml, format in docs/formats-hw.md): reads every key through
+ * the position-aware getters of io/ydoc.h, so that each rejection is one "file:line:col: message"
+ * naming the key, checks units and sane ranges, and fills an ffn_hw in SI base units. Unknown keys
+ * are refused at every level with a "did you mean" hint; on any error *hw is left zeroed. */
+#include "ffnroof/hw.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ydoc.h"
+
+_Static_assert(FFN_DT_COUNT == 7, "the keys of peak: in load_peak() follow enum ffn_dtype");
+
+static const char *const kind_names[] = {"gpu", "cpu", "accelerator", NULL};
+
+/* Sane ranges. They are wide enough for any real device and tight enough to catch unit slips
+ * (a bandwidth typed in bits, a capacity typed in GB where TB was meant, ...). */
+#define PEAK_LO 1e9   /* 1 GFLOP/s */
+#define PEAK_HI 1e17  /* 100 PFLOP/s */
+#define MEMBW_LO 1e9  /* 1 GB/s */
+#define MEMBW_HI 1e14 /* 100 TB/s */
+#define CAP_LO 1e6    /* 1 MB */
+#define CAP_HI 1e14   /* 100 TB */
+#define ONCHIP_CAP_LO 1e3
+#define ONCHIP_BW_HI 1e16
+#define LINK_BW_LO 1e8 /* 100 MB/s */
+#define LINK_BW_HI 1e14
+#define LAT_LO 1e-9
+#define LAT_HI 1.0
+#define CLOCK_LO 1e6
+#define CLOCK_HI 1e10
+#define CU_HI 10000000u
+#define DEV_HI 1000000u
+#define TDP_LO 1.0
+#define TDP_HI 1e5
+#define TILE_HI 4096u
+
+const char *ffn_hw_kind_name(ffn_hw_kind k)
+{
+    return (unsigned)k <= FFN_HW_ACCEL ? kind_names[k] : "?";
+}
+
+/* A number in (0, 1]: a fraction where 0 would mean "never runs". */
+static int fraction(ffn_ydoc *y, yaml_node_t *map, const char *key, double *out)
+{
+    yaml_node_t *v = ffn_y_get(y, map, key, NULL);
+    if (!v) return 0;
+    double f = 0;
+    int rc = ffn_y_node_num(y, v, key, FFN_UNIT_NONE, 0.0, 1.0, &f);
+    if (rc) return rc;
+    if (f <= 0.0)
+        return ffn_y_error(y, v, FFN_ERANGE, "'%s' must be greater than 0 (a fraction in (0, 1])",
+                           key);
+    *out = f;
+    return 0;
+}
+
+/* Optional mapping value of key: NULL when absent, error when present but not a mapping. */
+static int sub_map(ffn_ydoc *y, yaml_node_t *map, const char *key, const char *const *allowed,
+                   yaml_node_t **out)
+{
+    *out = ffn_y_get(y, map, key, NULL);
+    if (!*out) return 0;
+    int rc = ffn_y_expect_map(y, *out, key);
+    if (rc) return rc;
+    return ffn_y_check_keys(y, *out, allowed);
+}
+
+static int load_peak(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
+{
+    /* In enum ffn_dtype order. */
+    static const char *const allowed[] = {"fp32", "tf32", "bf16", "fp16",
+                                          "fp8",  "int8", "int4", NULL};
+    yaml_node_t *key = NULL;
+    yaml_node_t *m = ffn_y_get(y, root, "peak", &key);
+    if (!m) return ffn_y_error(y, key ? key : root, FFN_ESCHEMA, "missing key 'peak'");
+    int rc = ffn_y_expect_map(y, m, "peak");
+    if (!rc) rc = ffn_y_check_keys(y, m, allowed);
+    int n = 0;
+    for (int d = 0; !rc && d < FFN_DT_COUNT; d++) {
+        rc = ffn_y_num(y, m, allowed[d], false, FFN_UNIT_FLOPS, PEAK_LO, PEAK_HI,
+                       &hw->peak_flops[d]);
+        if (hw->peak_flops[d] > 0) n++;
+    }
+    if (!rc && n == 0)
+        rc = ffn_y_error(y, m, FFN_ESCHEMA,
+                         "'peak' needs at least one dtype (fp32, tf32, bf16, fp16, fp8, int8, "
+                         "int4)");
+    return rc;
+}
+
+static int load_memory(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
+{
+    static const char *const allowed[] = {"capacity", "bandwidth", NULL};
+    yaml_node_t *key = NULL;
+    yaml_node_t *m = ffn_y_get(y, root, "memory", &key);
+    if (!m) return ffn_y_error(y, key ? key : root, FFN_ESCHEMA, "missing key 'memory'");
+    int rc = ffn_y_expect_map(y, m, "memory");
+    if (!rc) rc = ffn_y_check_keys(y, m, allowed);
+    if (!rc)
+        rc = ffn_y_num(y, m, "capacity", true, FFN_UNIT_BYTES, CAP_LO, CAP_HI,
+                       &hw->mem_capacity_bytes);
+    if (!rc)
+        rc = ffn_y_num(y, m, "bandwidth", true, FFN_UNIT_BPS, MEMBW_LO, MEMBW_HI,
+                       &hw->mem_bandwidth_bps);
+    return rc;
+}
+
+static int load_onchip(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
+{
+    static const char *const allowed[] = {"name", "capacity", "bandwidth", NULL};
+    yaml_node_t *s = ffn_y_get(y, root, "onchip", NULL);
+    if (!s) return 0;
+    int rc = ffn_y_expect_seq(y, s, "onchip");
+    if (rc) return rc;
+    int n = 0;
+    for (yaml_node_item_t *it = s->data.sequence.items.start; it < s->data.sequence.items.top;
+         it++, n++) {
+        yaml_node_t *e = yaml_document_get_node(&y->doc, *it);
+        if (n >= FFN_HW_MAX_LEVELS)
+            return ffn_y_error(y, e, FFN_ERANGE, "'onchip' has more than %d levels",
+                               FFN_HW_MAX_LEVELS);
+        ffn_mem_level *l = &hw->levels[n];
+        rc = ffn_y_expect_map(y, e, "each 'onchip' entry");
+        if (!rc) rc = ffn_y_check_keys(y, e, allowed);
+        if (!rc) rc = ffn_y_str(y, e, "name", true, l->name, sizeof l->name);
+        if (!rc)
+            rc = ffn_y_num(y, e, "capacity", true, FFN_UNIT_BYTES, ONCHIP_CAP_LO, CAP_HI,
+                           &l->capacity_bytes);
+        if (!rc)
+            rc = ffn_y_num(y, e, "bandwidth", false, FFN_UNIT_BPS, MEMBW_LO, ONCHIP_BW_HI,
+                           &l->bandwidth_bps);
+        if (rc) return rc;
+    }
+    hw->n_levels = n;
+    return 0;
+}
+
+/* interconnect: (scale-up, with devices_per_node) or network: (scale-out). */
+static int load_link(ffn_ydoc *y, yaml_node_t *root, const char *key, ffn_link *l,
+                     uint32_t *devices_per_node)
+{
+    static const char *const up_keys[] = {"kind", "bandwidth", "latency", "devices_per_node", NULL};
+    static const char *const out_keys[] = {"kind", "bandwidth", "latency", NULL};
+    yaml_node_t *m = NULL;
+    int rc = sub_map(y, root, key, devices_per_node ? up_keys : out_keys, &m);
+    if (rc || !m) return rc;
+    rc = ffn_y_str(y, m, "kind", true, l->kind, sizeof l->kind);
+    if (!rc)
+        rc = ffn_y_num(y, m, "bandwidth", true, FFN_UNIT_BPS, LINK_BW_LO, LINK_BW_HI,
+                       &l->bandwidth_bps);
+    if (!rc) rc = ffn_y_num(y, m, "latency", false, FFN_UNIT_TIME, LAT_LO, LAT_HI, &l->latency_s);
+    if (!rc && devices_per_node) {
+        uint64_t d = 1;
+        rc = ffn_y_u64(y, m, "devices_per_node", false, 1, DEV_HI, &d);
+        *devices_per_node = (uint32_t)d;
+    }
+    return rc;
+}
+
+static int load_tiles(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
+{
+    yaml_node_t *s = ffn_y_get(y, eff, "tiles", NULL);
+    if (!s) return 0;
+    int rc = ffn_y_expect_seq(y, s, "tiles");
+    if (rc) return rc;
+    int n = 0;
+    for (yaml_node_item_t *it = s->data.sequence.items.start; it < s->data.sequence.items.top;
+         it++, n++) {
+        yaml_node_t *t = yaml_document_get_node(&y->doc, *it);
+        if (n >= FFN_HW_MAX_TILES)
+            return ffn_y_error(y, t, FFN_ERANGE, "'tiles' has more than %d entries",
+                               FFN_HW_MAX_TILES);
+        if (!t || t->type != YAML_SEQUENCE_NODE ||
+            t->data.sequence.items.top - t->data.sequence.items.start != 2)
+            return ffn_y_error(y, t, FFN_ESCHEMA,
+                               "each 'tiles' entry must be a pair [rows, cols], e.g. [128, 128]");
+        for (int k = 0; k < 2; k++) {
+            yaml_node_t *v = yaml_document_get_node(&y->doc, t->data.sequence.items.start[k]);
+            uint64_t x = 0;
+            rc = ffn_y_node_u64(y, v, k ? "tiles cols" : "tiles rows", 1, TILE_HI, &x);
+            if (rc) return rc;
+            e->tiles[n][k] = (uint32_t)x;
+        }
+    }
+    e->n_tiles = n;
+    return 0;
+}
+
+static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
+{
+    static const char *const allowed[] = {"compute_max", "compute_half", "memory_max",
+                                          "memory_half", "tiles",        "launch",
+                                          "overlap",     "source",       NULL};
+    /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
+    e->compute_max = 1.0;
+    e->memory_max = 1.0;
+    yaml_node_t *m = NULL;
+    int rc = sub_map(y, root, "efficiency", allowed, &m);
+    if (rc || !m) return rc;
+    rc = fraction(y, m, "compute_max", &e->compute_max);
+    if (!rc)
+        rc = ffn_y_num(y, m, "compute_half", false, FFN_UNIT_FLOP, 0.0, 1e18,
+                       &e->compute_half_flops);
+    if (!rc) rc = fraction(y, m, "memory_max", &e->memory_max);
+    if (!rc)
+        rc =
+            ffn_y_num(y, m, "memory_half", false, FFN_UNIT_BYTES, 0.0, 1e15, &e->memory_half_bytes);
+    if (!rc) rc = load_tiles(y, m, e);
+    if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
+    if (!rc) {
+        yaml_node_t *v = ffn_y_get(y, m, "overlap", NULL);
+        if (v) {
+            rc = ffn_y_node_num(y, v, "overlap", FFN_UNIT_NONE, 0.0, 64.0, &e->overlap_p);
+            /* p-norms below 1 are not norms: time would shrink when one side grows. */
+            if (!rc && e->overlap_p > 0.0 && e->overlap_p < 1.0)
+                rc = ffn_y_error(y, v, FFN_ERANGE,
+                                 "'overlap' must be 0 (max) or a p-norm exponent in [1, 64]");
+        }
+    }
+    if (!rc) {
+        /* Kept in the document only, but it must be text. */
+        char tmp[1024];
+        rc = ffn_y_str(y, m, "source", false, tmp, sizeof tmp);
+    }
+    return rc;
+}
+
+static int load_derived(ffn_ydoc *y, yaml_node_t *root)
+{
+    yaml_node_t *s = ffn_y_get(y, root, "derived", NULL);
+    if (!s) return 0;
+    int rc = ffn_y_expect_seq(y, s, "derived");
+    if (rc) return rc;
+    for (yaml_node_item_t *it = s->data.sequence.items.start; it < s->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = yaml_document_get_node(&y->doc, *it);
+        if (!ffn_y_text(e))
+            return ffn_y_error(y, e, FFN_ESCHEMA,
+                               "each 'derived' entry must be text (quote it if it has a ':')");
+    }
+    return 0;
+}
+
+static int load_all(ffn_ydoc *y, ffn_hw *hw)
+{
+    static const char *const allowed[] = {
+        "name",         "vendor",        "kind",       "source", "derived",
+        "peak",         "compute_units", "clock",      "memory", "onchip",
+        "interconnect", "network",       "efficiency", "power",  NULL};
+    yaml_node_t *root = ffn_ydoc_root(y);
+    int rc = ffn_y_expect_map(y, root, "a hardware spec");
+    if (!rc) rc = ffn_y_check_keys(y, root, allowed);
+    if (!rc) rc = ffn_y_str(y, root, "name", true, hw->name, sizeof hw->name);
+    if (!rc) rc = ffn_y_str(y, root, "vendor", true, hw->vendor, sizeof hw->vendor);
+    if (!rc) {
+        int k = 0;
+        rc = ffn_y_enum(y, root, "kind", true, kind_names, &k);
+        hw->kind = (ffn_hw_kind)k;
+    }
+    if (!rc) rc = ffn_y_str(y, root, "source", true, hw->source, sizeof hw->source);
+    if (!rc) rc = load_derived(y, root);
+    if (!rc) rc = load_peak(y, root, hw);
+    if (!rc) {
+        uint64_t cu = 0;
+        rc = ffn_y_u64(y, root, "compute_units", true, 1, CU_HI, &cu);
+        hw->compute_units = (uint32_t)cu;
+    }
+    if (!rc)
+        rc = ffn_y_num(y, root, "clock", false, FFN_UNIT_FREQ, CLOCK_LO, CLOCK_HI, &hw->clock_hz);
+    if (!rc) rc = load_memory(y, root, hw);
+    if (!rc) rc = load_onchip(y, root, hw);
+    hw->devices_per_node = 1;
+    if (!rc) rc = load_link(y, root, "interconnect", &hw->scaleup, &hw->devices_per_node);
+    if (!rc) rc = load_link(y, root, "network", &hw->scaleout, NULL);
+    if (!rc) rc = load_efficiency(y, root, &hw->eff);
+    if (!rc) {
+        static const char *const power_keys[] = {"tdp", NULL};
+        yaml_node_t *p = NULL;
+        rc = sub_map(y, root, "power", power_keys, &p);
+        if (!rc && p) rc = ffn_y_num(y, p, "tdp", true, FFN_UNIT_POWER, TDP_LO, TDP_HI, &hw->tdp_w);
+    }
+    return rc;
+}
+
+int ffn_hw_load(const char *path, ffn_hw *hw, ffn_diag *diag)
+{
+    ffn_diag_clear(diag);
+    if (!hw) return ffn_diag_set(diag, FFN_EINVAL, path, 0, 0, "no hw struct given");
+    memset(hw, 0, sizeof *hw);
+    ffn_ydoc y;
+    int rc = ffn_ydoc_load(&y, path, diag);
+    if (!rc) rc = load_all(&y, hw);
+    ffn_ydoc_release(&y);
+    if (rc) memset(hw, 0, sizeof *hw);
+    return rc;
+}

@@ -1,0 +1,300 @@
+/* Writer for hardware specs: the inverse of io/hw_load.c, used by `ffnroof calibrate` to leave a
+ * DIR/hw.yaml that loads back. Every number is written in the shortest human unit that parses
+ * back (through ffn_units_parse) to exactly the same double, so a write -> load round trip is
+ * exact. The file is written next to its destination, loaded back as a check, and only then
+ * rename()d into place. The `derived:` list and `efficiency.source` are not part of ffn_hw and
+ * are therefore not written. */
+#include "ffnroof/hw.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ffnroof/units.h"
+
+typedef struct {
+    const char *sym;
+    double mult;
+} prefix;
+
+static const prefix pre_big[] = {{"", 1.0},
+                                 {"k", 1e3},
+                                 {"M", 1e6},
+                                 {"G", 1e9},
+                                 {"T", 1e12},
+                                 {"P", 1e15},
+                                 {"E", 1e18},
+                                 {"Ki", 1024.0},
+                                 {"Mi", 1048576.0},
+                                 {"Gi", 1073741824.0},
+                                 {"Ti", 1099511627776.0},
+                                 {"Pi", 1125899906842624.0},
+                                 {NULL, 0}};
+static const prefix pre_dec[] = {{"", 1.0},   {"k", 1e3},  {"M", 1e6},  {"G", 1e9},
+                                 {"T", 1e12}, {"P", 1e15}, {"E", 1e18}, {NULL, 0}};
+static const prefix pre_time[] = {{"", 1.0}, {"m", 1e-3}, {"u", 1e-6}, {"n", 1e-9}, {NULL, 0}};
+
+/* Shortest "<number> <prefix><unit>" that ffn_units_parse() reads back as exactly v. The base
+ * unit with %.17g always qualifies, so this never fails for a finite v. */
+static void exact_quantity(double v, ffn_unit kind, char *buf, size_t n)
+{
+    const char *sym = "";
+    const prefix *pre = pre_dec;
+    switch (kind) {
+    case FFN_UNIT_BYTES:
+        sym = "B", pre = pre_big;
+        break;
+    case FFN_UNIT_BPS:
+        sym = "B/s", pre = pre_big;
+        break;
+    case FFN_UNIT_FLOPS:
+        sym = "FLOPS";
+        break;
+    case FFN_UNIT_FLOP:
+        sym = "FLOP";
+        break;
+    case FFN_UNIT_TIME:
+        sym = "s", pre = pre_time;
+        break;
+    case FFN_UNIT_POWER:
+        sym = "W";
+        break;
+    case FFN_UNIT_FREQ:
+        sym = "Hz";
+        break;
+    default:
+        break;
+    }
+    char best[64] = "";
+    for (const prefix *p = pre; p->sym; p++) {
+        double x = v / p->mult;
+        for (int prec = 1; prec <= 17; prec++) {
+            char cand[64];
+            if (kind == FFN_UNIT_NONE)
+                snprintf(cand, sizeof cand, "%.*g", prec, x);
+            else
+                snprintf(cand, sizeof cand, "%.*g %s%s", prec, x, p->sym, sym);
+            double back = 0;
+            if (ffn_units_parse(cand, kind, &back, NULL, 0) == 0 && back == v) {
+                if (!best[0] || strlen(cand) < strlen(best)) memcpy(best, cand, sizeof cand);
+                break;
+            }
+        }
+        if (kind == FFN_UNIT_NONE) break;
+    }
+    if (!best[0])
+        snprintf(best, sizeof best, "%.17g%s%s", v, kind == FFN_UNIT_NONE ? "" : " ", sym);
+    snprintf(buf, n, "%s", best);
+}
+
+/* A YAML double-quoted scalar: always valid, exact for any UTF-8 text. */
+static void put_quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\x%02x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* Multi-line text reads best as a literal block; use one only where it is certain to read back
+ * unchanged (no control characters, no leading blank or space, no whitespace-only lines). */
+static bool literal_ok(const char *s)
+{
+    if (!strchr(s, '\n') || s[0] == ' ' || s[0] == '\n') return false;
+    const char *line = s;
+    for (const unsigned char *p = (const unsigned char *)s;; p++) {
+        if (*p == '\n' || *p == '\0') {
+            bool blank = true;
+            for (const char *q = line; q < (const char *)p; q++)
+                if (*q != ' ') blank = false;
+            if (blank && (const char *)p > line) return false; /* spaces only */
+            if (!*p) break;
+            line = (const char *)p + 1;
+            continue;
+        }
+        if (*p < 0x20 || *p == 0x7f) return false;
+    }
+    return true;
+}
+
+static void put_text(FILE *f, const char *key, const char *s)
+{
+    if (!literal_ok(s)) {
+        fprintf(f, "%s: ", key);
+        put_quoted(f, s);
+        fputc('\n', f);
+        return;
+    }
+    size_t len = strlen(s), nl = 0;
+    while (nl < len && s[len - 1 - nl] == '\n')
+        nl++;
+    /* Chomping: "|-" no final newline, "|" exactly one, "|+" keep them all. */
+    fprintf(f, "%s: |%s\n", key, nl == 0 ? "-" : nl == 1 ? "" : "+");
+    fputs("  ", f);
+    for (const char *p = s; *p; p++) {
+        fputc(*p, f);
+        if (*p == '\n' && p[1] && p[1] != '\n') fputs("  ", f);
+    }
+    if (nl == 0) fputc('\n', f);
+}
+
+static void put_num(FILE *f, const char *indent, const char *key, double v, ffn_unit kind)
+{
+    char q[64];
+    exact_quantity(v, kind, q, sizeof q);
+    fprintf(f, "%s%s: %s\n", indent, key, q);
+}
+
+static void put_link(FILE *f, const char *key, const ffn_link *l, uint32_t devices_per_node)
+{
+    fprintf(f, "%s:\n  kind: ", key);
+    put_quoted(f, l->kind);
+    fputc('\n', f);
+    put_num(f, "  ", "bandwidth", l->bandwidth_bps, FFN_UNIT_BPS);
+    if (l->latency_s > 0) put_num(f, "  ", "latency", l->latency_s, FFN_UNIT_TIME);
+    if (devices_per_node) fprintf(f, "  devices_per_node: %u\n", devices_per_node);
+}
+
+static bool eff_is_default(const ffn_eff *e)
+{
+    return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
+           e->memory_half_bytes == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 &&
+           e->overlap_p == 0.0;
+}
+
+static void write_spec(FILE *f, const ffn_hw *hw)
+{
+    static const char *const dt[FFN_DT_COUNT] = {"fp32", "tf32", "bf16", "fp16",
+                                                 "fp8",  "int8", "int4"};
+    fputs("# Hardware spec written by ffnroof; format: docs/formats-hw.md\n", f);
+    fputs("name: ", f);
+    put_quoted(f, hw->name);
+    fputs("\nvendor: ", f);
+    put_quoted(f, hw->vendor);
+    fprintf(f, "\nkind: %s\n", ffn_hw_kind_name(hw->kind));
+    put_text(f, "source", hw->source);
+    fputs("peak:\n", f);
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        if (hw->peak_flops[d] > 0) put_num(f, "  ", dt[d], hw->peak_flops[d], FFN_UNIT_FLOPS);
+    fprintf(f, "compute_units: %u\n", hw->compute_units);
+    if (hw->clock_hz > 0) put_num(f, "", "clock", hw->clock_hz, FFN_UNIT_FREQ);
+    fputs("memory:\n", f);
+    put_num(f, "  ", "capacity", hw->mem_capacity_bytes, FFN_UNIT_BYTES);
+    put_num(f, "  ", "bandwidth", hw->mem_bandwidth_bps, FFN_UNIT_BPS);
+    if (hw->n_levels > 0) {
+        fputs("onchip:\n", f);
+        for (int i = 0; i < hw->n_levels && i < FFN_HW_MAX_LEVELS; i++) {
+            const ffn_mem_level *l = &hw->levels[i];
+            char c[64], b[64];
+            exact_quantity(l->capacity_bytes, FFN_UNIT_BYTES, c, sizeof c);
+            fputs("  - {name: ", f);
+            put_quoted(f, l->name);
+            fprintf(f, ", capacity: %s", c);
+            if (l->bandwidth_bps > 0) {
+                exact_quantity(l->bandwidth_bps, FFN_UNIT_BPS, b, sizeof b);
+                fprintf(f, ", bandwidth: %s", b);
+            }
+            fputs("}\n", f);
+        }
+    }
+    if (hw->scaleup.kind[0])
+        put_link(f, "interconnect", &hw->scaleup, hw->devices_per_node ? hw->devices_per_node : 1);
+    if (hw->scaleout.kind[0]) put_link(f, "network", &hw->scaleout, 0);
+    const ffn_eff *e = &hw->eff;
+    if (!eff_is_default(e)) {
+        fputs("efficiency:\n", f);
+        put_num(f, "  ", "compute_max", e->compute_max, FFN_UNIT_NONE);
+        put_num(f, "  ", "compute_half", e->compute_half_flops, FFN_UNIT_FLOP);
+        put_num(f, "  ", "memory_max", e->memory_max, FFN_UNIT_NONE);
+        put_num(f, "  ", "memory_half", e->memory_half_bytes, FFN_UNIT_BYTES);
+        fputs("  tiles: [", f);
+        for (int i = 0; i < e->n_tiles && i < FFN_HW_MAX_TILES; i++)
+            fprintf(f, "%s[%u, %u]", i ? ", " : "", e->tiles[i][0], e->tiles[i][1]);
+        fputs("]\n", f);
+        put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
+        put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);
+    }
+    if (hw->tdp_w > 0) {
+        fputs("power:\n", f);
+        put_num(f, "  ", "tdp", hw->tdp_w, FFN_UNIT_POWER);
+    }
+}
+
+int ffn_hw_write(const ffn_hw *hw, const char *path, ffn_diag *diag)
+{
+    ffn_diag_clear(diag);
+    if (!hw || !path || !path[0])
+        return ffn_diag_set(diag, FFN_EINVAL, path, 0, 0, "no hw spec or no path given");
+    if (!hw->name[0] || !hw->vendor[0] || !hw->source[0])
+        return ffn_diag_set(diag, FFN_EINVAL, path, 0, 0,
+                            "cannot write a hw spec without name, vendor and source");
+
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp) return ffn_diag_set(diag, FFN_ENOMEM, path, 0, 0, "out of memory");
+    snprintf(tmp, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int rc = ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot create a temporary file: %s",
+                              strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    (void)fchmod(fd, 0644); /* mkstemp makes 0600; a spec is meant to be shared */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int rc = ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return rc;
+    }
+    write_spec(f, hw);
+    int rc = 0;
+    if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+        rc = ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    if (fclose(f) != 0 && !rc)
+        rc = ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    if (!rc) {
+        /* Refuse to publish a file that would not load: the reader's checks are the contract. */
+        ffn_hw *back = malloc(sizeof *back);
+        ffn_diag d2;
+        if (!back)
+            rc = ffn_diag_set(diag, FFN_ENOMEM, path, 0, 0, "out of memory");
+        else if ((rc = ffn_hw_load(tmp, back, &d2)) != 0)
+            ffn_diag_set(diag, rc, path, 0, 0,
+                         "refusing to write a spec that would not load "
+                         "back: line %d col %d: %s",
+                         d2.line, d2.col, d2.msg);
+        free(back);
+    }
+    if (!rc && rename(tmp, path) != 0)
+        rc = ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot rename into place: %s",
+                          strerror(errno));
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
