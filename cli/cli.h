@@ -1,0 +1,78 @@
+/* Shared helpers of the ffnroof command line: option values, data-file lookup, errors with exit
+ * codes, and output files written atomically. Only cli/ prints or exits. Exit codes: 0 ok,
+ * 1 the run failed, 2 bad usage or bad input. */
+#ifndef FFN_CLI_H
+#define FFN_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+
+enum { FFN_EXIT_OK = 0, FFN_EXIT_FAIL = 1, FFN_EXIT_USAGE = 2 };
+
+typedef enum ffn_format { FFN_FMT_TABLE = 0, FFN_FMT_JSON, FFN_FMT_CSV } ffn_format;
+
+typedef struct ffn_cli_cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} ffn_cli_cmd;
+
+/* Subcommands (one cmd_<name>.c each). */
+int ffn_cmd_predict(int argc, char **argv);
+int ffn_cmd_fit(int argc, char **argv);
+
+/* "ffnroof CMD: message" + a hint to --help on stderr; returns FFN_EXIT_USAGE. */
+int ffn_cli_usage(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Print a diagnostic ("file:line:col: message") on stderr; returns FFN_EXIT_USAGE. */
+int ffn_cli_diag(const ffn_diag *d);
+/* Print "ffnroof CMD: message" on stderr (no hint); returns code. */
+int ffn_cli_fail(int code, const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Strict option values: returns 0 or prints the problem and returns FFN_EXIT_USAGE. */
+int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+                uint64_t *out);
+int ffn_cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                   double *out);
+int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_csv);
+/* Integer lists: "1,8,64", ranges "1-1000" (step 1), "16-256:16" (step 16) and geometric
+ * "1-4096:x2". At most cap values; returns 0 or FFN_EXIT_USAGE. */
+int ffn_cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+                     uint64_t *out, size_t cap, size_t *n);
+
+/* Data lookup: NAME -> <dir>/<kind>/NAME.yaml, searched in $FFNROOF_DATA_DIR, the source tree
+ * this binary was built from, the installed data folder and <exe>/../share/ffnroof. A value with
+ * a '/' or ending in .yaml/.yml/.json is a path and is used as is. Returns 0, or prints what is
+ * known and returns FFN_EXIT_USAGE. */
+int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *path, size_t n);
+/* The first existing data folder for kind ("hw", "models", ...), or NULL. */
+const char *ffn_cli_data_dir(const char *kind, char *buf, size_t n);
+int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw);
+int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m);
+
+/* Output: stdout when path is NULL or "-", else a temporary file in the same folder that
+ * ffn_cli_out_close() renames into place only on success (nothing half-written is left). */
+typedef struct ffn_cli_out {
+    FILE *fp;
+    char path[1024];
+    char tmp[1040];
+    bool is_stdout;
+} ffn_cli_out;
+int ffn_cli_out_open(const char *cmd, ffn_cli_out *o, const char *path);
+/* ok=false discards the temporary file. Returns FFN_EXIT_OK or FFN_EXIT_FAIL. */
+int ffn_cli_out_close(const char *cmd, ffn_cli_out *o, bool ok);
+
+#endif

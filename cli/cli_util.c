@@ -1,0 +1,291 @@
+/* Shared helpers of the command line (cli/cli.h). */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ffn_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ffnroof %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'ffnroof %s --help'.\n", cmd);
+    va_end(ap);
+    return FFN_EXIT_USAGE;
+}
+
+int ffn_cli_fail(int code, const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ffnroof %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+int ffn_cli_diag(const ffn_diag *d)
+{
+    char buf[1200];
+    ffn_diag_format(d, buf, sizeof buf);
+    fprintf(stderr, "%s\n", buf);
+    return FFN_EXIT_USAGE;
+}
+
+int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+                uint64_t *out)
+{
+    if (!s || !isdigit((unsigned char)s[0]))
+        return ffn_cli_usage(cmd, "%s needs a whole number, got '%s'", opt, s ? s : "");
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno == ERANGE)
+        return ffn_cli_usage(cmd, "%s needs a whole number, got '%s'", opt, s);
+    if (v < lo || v > hi)
+        return ffn_cli_usage(cmd, "%s must be in [%llu, %llu], got %s", opt,
+                             (unsigned long long)lo, (unsigned long long)hi, s);
+    *out = v;
+    return 0;
+}
+
+int ffn_cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                   double *out)
+{
+    if (!s || !*s) return ffn_cli_usage(cmd, "%s needs a number", opt);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno == ERANGE || !isfinite(v))
+        return ffn_cli_usage(cmd, "%s needs a finite number, got '%s'", opt, s);
+    if (v < lo || v > hi) return ffn_cli_usage(cmd, "%s must be in [%g, %g], got %s", opt, lo, hi, s);
+    *out = v;
+    return 0;
+}
+
+int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_csv)
+{
+    if (!strcmp(s, "table")) *out = FFN_FMT_TABLE;
+    else if (!strcmp(s, "json")) *out = FFN_FMT_JSON;
+    else if (!strcmp(s, "csv") && allow_csv) *out = FFN_FMT_CSV;
+    else
+        return ffn_cli_usage(cmd, "--format must be table, json%s; got '%s'",
+                             allow_csv ? " or csv" : "", s);
+    return 0;
+}
+
+static int parse_u(const char *cmd, const char *opt, const char *s, size_t len, uint64_t *v)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf) return ffn_cli_usage(cmd, "%s: bad list '%s'", opt, s);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (!isdigit((unsigned char)buf[i]))
+            return ffn_cli_usage(cmd, "%s: '%s' is not a whole number", opt, buf);
+    errno = 0;
+    *v = strtoull(buf, NULL, 10);
+    if (errno == ERANGE) return ffn_cli_usage(cmd, "%s: '%s' is too large", opt, buf);
+    return 0;
+}
+
+int ffn_cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+                     uint64_t *out, size_t cap, size_t *n)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        const char *dash = memchr(p, '-', len);
+        uint64_t a, b, step = 1;
+        bool geometric = false;
+        if (!dash) {
+            if (parse_u(cmd, opt, p, len, &a)) return FFN_EXIT_USAGE;
+            b = a;
+        } else {
+            if (parse_u(cmd, opt, p, (size_t)(dash - p), &a)) return FFN_EXIT_USAGE;
+            const char *rest = dash + 1;
+            size_t rlen = len - (size_t)(rest - p);
+            const char *colon = memchr(rest, ':', rlen);
+            if (parse_u(cmd, opt, rest, colon ? (size_t)(colon - rest) : rlen, &b))
+                return FFN_EXIT_USAGE;
+            if (colon) {
+                const char *st = colon + 1;
+                size_t slen = rlen - (size_t)(st - rest);
+                if (slen && (*st == 'x' || *st == '*')) geometric = true, st++, slen--;
+                if (parse_u(cmd, opt, st, slen, &step)) return FFN_EXIT_USAGE;
+                if (step == 0 || (geometric && step < 2))
+                    return ffn_cli_usage(cmd, "%s: the step of '%.*s' must be %s", opt, (int)len,
+                                         p, geometric ? ">= 2" : ">= 1");
+            }
+            if (b < a) return ffn_cli_usage(cmd, "%s: empty range '%.*s'", opt, (int)len, p);
+        }
+        for (uint64_t v = a; v <= b;) {
+            if (v < lo || v > hi)
+                return ffn_cli_usage(cmd, "%s: %llu is outside [%llu, %llu]", opt,
+                                     (unsigned long long)v, (unsigned long long)lo,
+                                     (unsigned long long)hi);
+            if (*n >= cap) return ffn_cli_usage(cmd, "%s: more than %zu values", opt, cap);
+            out[(*n)++] = v;
+            uint64_t next = geometric ? v * step : v + step;
+            if (next <= v) break; /* overflow */
+            v = next;
+        }
+        if (!comma) break;
+        p = comma + 1;
+        if (!*p) return ffn_cli_usage(cmd, "%s: trailing comma in '%s'", opt, s);
+    }
+    if (*n == 0) return ffn_cli_usage(cmd, "%s: empty list", opt);
+    return 0;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *ffn_cli_data_dir(const char *kind, char *buf, size_t n)
+{
+    const char *env = getenv("FFNROOF_DATA_DIR");
+    char exe[PATH_MAX];
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char exe_share[PATH_MAX + 64] = "";
+    if (el > 0) {
+        exe[el] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(exe_share, sizeof exe_share, "%s/../share/ffnroof", exe);
+        }
+    }
+    const char *roots[] = {env, FFNROOF_SOURCE_DIR, FFNROOF_DATA_INSTALL_DIR, exe_share};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        if (!roots[i] || !roots[i][0]) continue;
+        snprintf(buf, n, "%s/%s", roots[i], kind);
+        if (is_dir(buf)) return buf;
+    }
+    return NULL;
+}
+
+static bool looks_like_path(const char *s)
+{
+    size_t l = strlen(s);
+    return strchr(s, '/') || (l > 5 && !strcmp(s + l - 5, ".yaml")) ||
+           (l > 4 && !strcmp(s + l - 4, ".yml")) || (l > 5 && !strcmp(s + l - 5, ".json"));
+}
+
+int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *path, size_t n)
+{
+    if (!name || !*name) return ffn_cli_usage(cmd, "no %s given", kind);
+    if (looks_like_path(name)) {
+        snprintf(path, n, "%s", name);
+        return 0;
+    }
+    char dir[PATH_MAX];
+    if (ffn_cli_data_dir(kind, dir, sizeof dir)) {
+        snprintf(path, n, "%s/%s.yaml", dir, name);
+        if (is_file(path)) return 0;
+        /* list what there is */
+        fprintf(stderr, "ffnroof %s: unknown %s '%s'; known:", cmd,
+                strcmp(kind, "hw") ? kind : "device", name);
+        DIR *d = opendir(dir);
+        if (d) {
+            char names[256][64];
+            size_t cnt = 0;
+            struct dirent *e;
+            while ((e = readdir(d)) && cnt < 256) {
+                size_t l = strlen(e->d_name);
+                if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && l - 5 < 64) {
+                    memcpy(names[cnt], e->d_name, l - 5);
+                    names[cnt][l - 5] = '\0';
+                    cnt++;
+                }
+            }
+            closedir(d);
+            qsort(names, cnt, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+            for (size_t i = 0; i < cnt; i++) fprintf(stderr, " %s", names[i]);
+        }
+        fprintf(stderr, "\n");
+        return FFN_EXIT_USAGE;
+    }
+    return ffn_cli_usage(cmd, "no %s/ data folder found for '%s' (set FFNROOF_DATA_DIR or give a path)",
+                         kind, name);
+}
+
+int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw)
+{
+    char path[PATH_MAX];
+    int rc = ffn_cli_resolve(cmd, "hw", name, path, sizeof path);
+    if (rc) return rc;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (ffn_hw_load(path, hw, &d)) return ffn_cli_diag(&d);
+    return 0;
+}
+
+int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m)
+{
+    char path[PATH_MAX];
+    int rc = ffn_cli_resolve(cmd, "models", name, path, sizeof path);
+    if (rc) return rc;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (ffn_model_load(path, m, &d)) return ffn_cli_diag(&d);
+    return 0;
+}
+
+int ffn_cli_out_open(const char *cmd, ffn_cli_out *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || !strcmp(path, "-")) {
+        o->fp = stdout;
+        o->is_stdout = true;
+        return 0;
+    }
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
+    o->fp = fopen(o->tmp, "w");
+    if (!o->fp) return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+int ffn_cli_out_close(const char *cmd, ffn_cli_out *o, bool ok)
+{
+    if (o->is_stdout) {
+        if (fflush(stdout) != 0) return FFN_EXIT_FAIL;
+        return ok ? FFN_EXIT_OK : FFN_EXIT_FAIL;
+    }
+    if (!o->fp) return FFN_EXIT_FAIL;
+    bool wrote = fclose(o->fp) == 0;
+    o->fp = NULL;
+    if (!ok || !wrote) {
+        unlink(o->tmp);
+        if (!wrote) return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot write '%s'", o->path);
+        return FFN_EXIT_FAIL;
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        int e = errno;
+        unlink(o->tmp);
+        return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot create '%s': %s", o->path, strerror(e));
+    }
+    return FFN_EXIT_OK;
+}

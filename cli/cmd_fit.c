@@ -1,0 +1,163 @@
+/* `ffnroof fit`: fit a device's efficiency model (docs/model.md, "Efficiency") to measured
+ * GEMM or FFN-kernel times, print the efficiency block for its hw spec and the error of every
+ * point; --check evaluates the spec's current parameters without fitting. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+
+#include "ffnroof/fit.h"
+#include "ffnroof/fitdata.h"
+#include "ffnroof/json.h"
+
+#define CMD "fit"
+#define MAX_POINTS 4096
+
+static void usage(FILE *fp)
+{
+    fputs("usage: ffnroof fit --hw NAME|PATH --data FILE.csv [options]\n"
+          "\n"
+          "Fit the efficiency model of a device to measured times and print the fitted\n"
+          "'efficiency:' block with the error of every point.\n"
+          "\n"
+          "  --hw NAME|PATH   device whose peaks, bandwidth, units and tiles are used (required)\n"
+          "  --data FILE      CSV 'm,n,k,time_ms' (GEMMs) or 'm,d,f,act,time_ms' (FFN layers)\n"
+          "  --dtype D        dtype of the measured runs (default: fp16)\n"
+          "  --fit LIST       parameters beyond compute_max and memory_max: launch, overlap,\n"
+          "                   compute-ramp, memory-ramp (default: launch,overlap)\n"
+          "  --check          do not fit: report the errors of the spec's own parameters\n"
+          "  --format F       table or json (default: table)\n"
+          "  -h, --help       this help\n",
+          fp);
+}
+
+int ffn_cmd_fit(int argc, char **argv)
+{
+    static const struct option opts[] = {{"hw", required_argument, 0, 'w'},
+                                         {"data", required_argument, 0, 'd'},
+                                         {"dtype", required_argument, 0, 't'},
+                                         {"fit", required_argument, 0, 'f'},
+                                         {"check", no_argument, 0, 'c'},
+                                         {"format", required_argument, 0, 'F'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *hw_name = NULL, *data = NULL;
+    ffn_dtype dt = FFN_DT_FP16;
+    unsigned flags = FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
+    bool check = false;
+    ffn_format fmt = FFN_FMT_TABLE;
+    int c, rc;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'w':
+            hw_name = optarg;
+            break;
+        case 'd':
+            data = optarg;
+            break;
+        case 't':
+            if (ffn_dtype_parse(optarg, &dt)) return ffn_cli_usage(CMD, "unknown dtype '%s'", optarg);
+            break;
+        case 'f': {
+            flags = 0;
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            char *save = NULL;
+            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (!strcmp(t, "launch")) flags |= FFN_FIT_LAUNCH;
+                else if (!strcmp(t, "overlap")) flags |= FFN_FIT_OVERLAP;
+                else if (!strcmp(t, "compute-ramp")) flags |= FFN_FIT_COMPUTE_RAMP;
+                else if (!strcmp(t, "memory-ramp")) flags |= FFN_FIT_MEMORY_RAMP;
+                else if (strcmp(t, "none"))
+                    return ffn_cli_usage(CMD, "--fit: unknown parameter '%s'", t);
+            }
+            break;
+        }
+        case 'c':
+            check = true;
+            break;
+        case 'F':
+            if ((rc = ffn_cli_format(CMD, optarg, &fmt, false))) return rc;
+            break;
+        case 'h':
+            usage(stdout);
+            return FFN_EXIT_OK;
+        case ':':
+            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!hw_name) return ffn_cli_usage(CMD, "--hw is required");
+    if (!data) return ffn_cli_usage(CMD, "--data is required");
+    static ffn_hw hw;
+    if ((rc = ffn_cli_load_hw(CMD, hw_name, &hw))) return rc;
+    static ffn_fit_point pts[MAX_POINTS];
+    size_t n;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (ffn_fit_csv_load(data, dt, dt, pts, MAX_POINTS, &n, &d)) return ffn_cli_diag(&d);
+    if (!check) {
+        ffn_eff e;
+        if (ffn_eff_fit(&hw, pts, n, flags, &e))
+            return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the fit failed");
+        hw.eff = e;
+    }
+    static double err[MAX_POINTS];
+    ffn_fit_summary s;
+    ffn_fit_errors(&hw, pts, n, err, &s);
+    const ffn_eff *e = &hw.eff;
+    if (fmt == FFN_FMT_JSON) {
+        ffn_json j;
+        ffn_json_init(&j, stdout, true);
+        ffn_json_obj_begin(&j, NULL);
+        ffn_json_str(&j, "hw", hw.name);
+        ffn_json_bool(&j, "fitted", !check);
+        ffn_json_obj_begin(&j, "efficiency");
+        ffn_json_num(&j, "compute_max", e->compute_max);
+        ffn_json_num(&j, "compute_half_flops", e->compute_half_flops);
+        ffn_json_num(&j, "memory_max", e->memory_max);
+        ffn_json_num(&j, "memory_half_bytes", e->memory_half_bytes);
+        ffn_json_num(&j, "launch_s", e->launch_s);
+        ffn_json_num(&j, "overlap_p", e->overlap_p);
+        ffn_json_obj_end(&j);
+        ffn_json_arr_begin(&j, "points");
+        for (size_t i = 0; i < n; i++) {
+            ffn_json_obj_begin(&j, NULL);
+            ffn_json_u64(&j, "m", pts[i].m);
+            ffn_json_u64(&j, pts[i].f ? "d" : "n", pts[i].f ? pts[i].k : pts[i].n);
+            ffn_json_u64(&j, pts[i].f ? "f" : "k", pts[i].f ? pts[i].f : pts[i].k);
+            ffn_json_num(&j, "measured_s", pts[i].time_s);
+            ffn_json_num(&j, "predicted_s", pts[i].time_s * (1 + err[i]));
+            ffn_json_num(&j, "error", err[i]);
+            ffn_json_obj_end(&j);
+        }
+        ffn_json_arr_end(&j);
+        ffn_json_num(&j, "median_abs_error", s.median_abs);
+        ffn_json_num(&j, "max_abs_error", s.max_abs);
+        ffn_json_obj_end(&j);
+        return ffn_json_finish(&j) ? FFN_EXIT_FAIL : FFN_EXIT_OK;
+    }
+    printf("%s efficiency model for %s on %zu points of %s\n", check ? "checked" : "fitted",
+           hw.name, n, data);
+    printf("efficiency:\n  compute_max: %.4f\n  compute_half: %.4g FLOP\n  memory_max: %.4f\n"
+           "  memory_half: %.4g B\n  launch: %.4g us\n  overlap: %.4g\n",
+           e->compute_max, e->compute_half_flops, e->memory_max, e->memory_half_bytes,
+           e->launch_s * 1e6, isfinite(e->overlap_p) && e->overlap_p < 1e6 ? e->overlap_p : 0.0);
+    printf("\n%10s %8s %8s %8s %12s %12s %8s\n", "m", pts[0].f ? "d" : "n", pts[0].f ? "f" : "k",
+           "", "measured", "predicted", "error");
+    for (size_t i = 0; i < n; i++)
+        printf("%10llu %8llu %8llu %8s %9.4f ms %9.4f ms %+7.1f%%\n", (unsigned long long)pts[i].m,
+               (unsigned long long)(pts[i].f ? pts[i].k : pts[i].n),
+               (unsigned long long)(pts[i].f ? pts[i].f : pts[i].k),
+               pts[i].f ? ffn_act_name(pts[i].act) : "", pts[i].time_s * 1e3,
+               pts[i].time_s * (1 + err[i]) * 1e3, 100 * err[i]);
+    printf("median |error| %.1f%%, mean %.1f%%, max %.1f%%\n", 100 * s.median_abs,
+           100 * s.mean_abs, 100 * s.max_abs);
+    return FFN_EXIT_OK;
+}

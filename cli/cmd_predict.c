@@ -1,0 +1,271 @@
+/* `ffnroof predict`: one model on one device, per phase: FFN FLOPs, bytes, bound, roofline and
+ * predicted latency, ridge point, activation memory and MoE costs (docs/model.md). */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/hist.h"
+#include "ffnroof/report.h"
+#include "ffnroof/sim.h"
+
+#define CMD "predict"
+#define MAX_BATCHES 64
+
+static void usage(FILE *fp)
+{
+    fputs(
+        "usage: ffnroof predict --hw NAME|PATH --model NAME|PATH [options]\n"
+        "\n"
+        "Predict what the FFN layers of a Transformer cost on one device, per phase.\n"
+        "\n"
+        "  --hw NAME|PATH        device: hw/NAME.yaml or a spec file (required)\n"
+        "  --model NAME|PATH     model: models/NAME.yaml, a model YAML or a Hugging Face\n"
+        "                        config.json (required)\n"
+        "  --phase P             prefill, decode or both (default: both)\n"
+        "  --batch LIST          sequences per step, e.g. 1 or 1,16,64 or 1-256:x2 (default: 1)\n"
+        "  --seq S               prompt tokens per sequence for prefill (default: 2048)\n"
+        "  --chunk C             chunked prefill: C tokens per sequence per step (default: off)\n"
+        "  --dtype D             weights and activations: fp32 tf32 bf16 fp16 fp8 int8 int4\n"
+        "                        (default: bf16)\n"
+        "  --wdtype D --adtype D weights and activations separately (e.g. int4 + bf16 = W4A16)\n"
+        "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
+        "  --tp N                tensor-parallel degree (default: 1)\n"
+        "  --fused | --unfused   gate+up as one GEMM with the activation in its epilogue\n"
+        "                        (default: --fused)\n"
+        "  --moc K               training memory with Mixture-of-Channels: keep top-K gate\n"
+        "                        channels (default: off)\n"
+        "MoE models:\n"
+        "  --ep N                expert-parallel degree (default: 1)\n"
+        "  --ep-uneven           allow an EP degree that does not divide the experts\n"
+        "  --devices-per-node N  devices per scale-up domain (default: from the hw spec)\n"
+        "  --zipf S              skewed routing: expert popularity ~ 1/rank^S (default: uniform)\n"
+        "  --histogram FILE      expert popularity from a file (one weight per expert)\n"
+        "  --trials N            Monte-Carlo routing trials (default: closed forms when uniform,\n"
+        "                        64 otherwise)\n"
+        "  --seed N              seed of the routing simulation (default: 1)\n"
+        "  --capacity-factor C   expert capacity as a multiple of T*k/E; tokens over it are\n"
+        "                        dropped (default: the model's, else dropless)\n"
+        "Output:\n"
+        "  --format F            table, json or csv (default: table)\n"
+        "  --ops                 table: also list every op of one layer\n"
+        "  --out FILE            write there instead of stdout (atomically)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Times are per device for the whole model (all layers); per-op figures are for one\n"
+        "layer. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+        fp);
+}
+
+enum {
+    O_HW = 256, O_MODEL, O_PHASE, O_BATCH, O_SEQ, O_CHUNK, O_DTYPE, O_WDTYPE, O_ADTYPE, O_GROUP,
+    O_TP, O_FUSED, O_UNFUSED, O_MOC, O_EP, O_EPU, O_DPN, O_ZIPF, O_HIST, O_TRIALS, O_SEED, O_CAP,
+    O_FORMAT, O_OPS, O_OUT
+};
+
+static int dtype_opt(const char *opt, const char *s, ffn_dtype *out)
+{
+    if (ffn_dtype_parse(s, out))
+        return ffn_cli_usage(CMD, "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)",
+                             opt, s);
+    return 0;
+}
+
+int ffn_cmd_predict(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"hw", required_argument, 0, O_HW},         {"model", required_argument, 0, O_MODEL},
+        {"phase", required_argument, 0, O_PHASE},   {"batch", required_argument, 0, O_BATCH},
+        {"seq", required_argument, 0, O_SEQ},       {"chunk", required_argument, 0, O_CHUNK},
+        {"dtype", required_argument, 0, O_DTYPE},   {"wdtype", required_argument, 0, O_WDTYPE},
+        {"adtype", required_argument, 0, O_ADTYPE}, {"group-size", required_argument, 0, O_GROUP},
+        {"tp", required_argument, 0, O_TP},         {"fused", no_argument, 0, O_FUSED},
+        {"unfused", no_argument, 0, O_UNFUSED},     {"moc", required_argument, 0, O_MOC},
+        {"ep", required_argument, 0, O_EP},         {"ep-uneven", no_argument, 0, O_EPU},
+        {"devices-per-node", required_argument, 0, O_DPN},
+        {"zipf", required_argument, 0, O_ZIPF},     {"histogram", required_argument, 0, O_HIST},
+        {"trials", required_argument, 0, O_TRIALS}, {"seed", required_argument, 0, O_SEED},
+        {"capacity-factor", required_argument, 0, O_CAP},
+        {"format", required_argument, 0, O_FORMAT}, {"ops", no_argument, 0, O_OPS},
+        {"out", required_argument, 0, O_OUT},       {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *hw_name = NULL, *model_name = NULL, *out_path = NULL, *hist_path = NULL;
+    int phases = 3; /* bit 0 prefill, bit 1 decode */
+    uint64_t batches[MAX_BATCHES] = {1};
+    size_t n_batches = 1;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.moe.seed = 1;
+    ffn_format fmt = FFN_FMT_TABLE;
+    bool per_op = false, dtype_set = false, wdt_set = false, adt_set = false;
+    uint64_t v;
+    int c, rc;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_HW:
+            hw_name = optarg;
+            break;
+        case O_MODEL:
+            model_name = optarg;
+            break;
+        case O_PHASE:
+            if (!strcmp(optarg, "prefill")) phases = 1;
+            else if (!strcmp(optarg, "decode")) phases = 2;
+            else if (!strcmp(optarg, "both")) phases = 3;
+            else return ffn_cli_usage(CMD, "--phase must be prefill, decode or both; got '%s'", optarg);
+            break;
+        case O_BATCH:
+            if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 24, batches, MAX_BATCHES,
+                                       &n_batches)))
+                return rc;
+            break;
+        case O_SEQ:
+            if ((rc = ffn_cli_u64(CMD, "--seq", optarg, 1, 1u << 24, &run.seq))) return rc;
+            break;
+        case O_CHUNK:
+            if ((rc = ffn_cli_u64(CMD, "--chunk", optarg, 1, 1u << 24, &run.chunk))) return rc;
+            break;
+        case O_DTYPE:
+            if ((rc = dtype_opt("--dtype", optarg, &run.wdtype))) return rc;
+            run.adtype = run.wdtype;
+            dtype_set = true;
+            break;
+        case O_WDTYPE:
+            if ((rc = dtype_opt("--wdtype", optarg, &run.wdtype))) return rc;
+            wdt_set = true;
+            break;
+        case O_ADTYPE:
+            if ((rc = dtype_opt("--adtype", optarg, &run.adtype))) return rc;
+            adt_set = true;
+            break;
+        case O_GROUP:
+            if ((rc = ffn_cli_u64(CMD, "--group-size", optarg, 1, 1u << 20, &v))) return rc;
+            run.group_size = (unsigned)v;
+            break;
+        case O_TP:
+            if ((rc = ffn_cli_u64(CMD, "--tp", optarg, 1, 4096, &run.tp))) return rc;
+            break;
+        case O_FUSED:
+            run.fused = true;
+            break;
+        case O_UNFUSED:
+            run.fused = false;
+            break;
+        case O_MOC:
+            if ((rc = ffn_cli_u64(CMD, "--moc", optarg, 1, 1u << 24, &run.moc_k))) return rc;
+            break;
+        case O_EP:
+            if ((rc = ffn_cli_u64(CMD, "--ep", optarg, 1, 4096, &run.ep))) return rc;
+            break;
+        case O_EPU:
+            run.moe.ep_uneven = true;
+            break;
+        case O_DPN:
+            if ((rc = ffn_cli_u64(CMD, "--devices-per-node", optarg, 1, 4096,
+                                  &run.moe.devices_per_node)))
+                return rc;
+            break;
+        case O_ZIPF:
+            if ((rc = ffn_cli_double(CMD, "--zipf", optarg, 0, 100, &run.moe.zipf_s))) return rc;
+            break;
+        case O_HIST:
+            hist_path = optarg;
+            break;
+        case O_TRIALS:
+            if ((rc = ffn_cli_u64(CMD, "--trials", optarg, 1, 1000000, &run.moe.trials))) return rc;
+            break;
+        case O_SEED:
+            if ((rc = ffn_cli_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &run.moe.seed))) return rc;
+            break;
+        case O_CAP:
+            if ((rc = ffn_cli_double(CMD, "--capacity-factor", optarg, 0.01, 1000,
+                                     &run.moe.capacity_factor)))
+                return rc;
+            break;
+        case O_FORMAT:
+            if ((rc = ffn_cli_format(CMD, optarg, &fmt, true))) return rc;
+            break;
+        case O_OPS:
+            per_op = true;
+            break;
+        case O_OUT:
+            out_path = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return FFN_EXIT_OK;
+        case ':':
+            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!hw_name) return ffn_cli_usage(CMD, "--hw is required (e.g. --hw h100-sxm)");
+    if (!model_name) return ffn_cli_usage(CMD, "--model is required (e.g. --model llama2-7b)");
+    if (dtype_set && (wdt_set || adt_set))
+        return ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
+
+    static ffn_hw hw;
+    static ffn_model model;
+    if ((rc = ffn_cli_load_hw(CMD, hw_name, &hw))) return rc;
+    if ((rc = ffn_cli_load_model(CMD, model_name, &model))) return rc;
+    static double hist[4096];
+    if (hist_path) {
+        ffn_diag d;
+        ffn_diag_clear(&d);
+        size_t n;
+        if (ffn_hist_load(hist_path, hist, 4096, &n, &d)) return ffn_cli_diag(&d);
+        if (!model.moe.n_experts)
+            return ffn_cli_usage(CMD, "--histogram: model '%s' has no experts", model.name);
+        if (n != model.moe.n_experts)
+            return ffn_cli_fail(FFN_EXIT_USAGE, CMD,
+                                "%s: the histogram has %zu entries, model '%s' has %llu experts",
+                                hist_path, n, model.name,
+                                (unsigned long long)model.moe.n_experts);
+        run.moe.popularity = hist;
+        run.moe.n_popularity = n;
+    }
+    if (run.ep > 1 && !model.moe.n_experts)
+        return ffn_cli_usage(CMD, "--ep %llu: model '%s' has no experts",
+                             (unsigned long long)run.ep, model.name);
+
+    ffn_params params;
+    if (ffn_model_params(&model, &params))
+        return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "parameter count of '%s' overflows", model.name);
+
+    static ffn_result results[2 * MAX_BATCHES];
+    size_t n_res = 0;
+    for (int ph = 0; ph < 2; ph++) {
+        if (!(phases & (1 << ph))) continue;
+        for (size_t b = 0; b < n_batches; b++) {
+            ffn_run r = run;
+            r.phase = ph ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+            r.batch = batches[b];
+            ffn_diag d;
+            ffn_diag_clear(&d);
+            if (ffn_predict(&model, &hw, &r, &results[n_res], &d))
+                return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", d.msg);
+            n_res++;
+        }
+    }
+    ffn_predict_report rep = {.model = &model, .params = &params, .hw = &hw, .runs = results,
+                              .n_runs = n_res, .per_op = per_op};
+    ffn_cli_out out;
+    if ((rc = ffn_cli_out_open(CMD, &out, out_path))) return rc;
+    int wr = 0;
+    if (fmt == FFN_FMT_JSON) {
+        wr = ffn_write_predict_json(out.fp, &rep);
+    } else if (fmt == FFN_FMT_CSV) {
+        wr = ffn_write_predict_csv_header(out.fp);
+        for (size_t i = 0; !wr && i < n_res; i++)
+            wr = ffn_write_predict_csv_row(out.fp, &model, &hw, &results[i]);
+    } else {
+        wr = ffn_write_predict_table(out.fp, &rep);
+    }
+    return ffn_cli_out_close(CMD, &out, wr == 0);
+}

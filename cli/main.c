@@ -1,0 +1,46 @@
+/* The ffnroof executable: a table of subcommands, one cmd_<name>.c each (git style). */
+#include "cli.h"
+
+#include <string.h>
+
+#ifndef FFNROOF_VERSION
+#define FFNROOF_VERSION "0"
+#endif
+
+static const ffn_cli_cmd commands[] = {
+    {"predict", "FFN FLOPs, bytes, bound, latency, memory and MoE costs of a model on a device",
+     ffn_cmd_predict},
+    {"fit", "fit a device's efficiency model to measured GEMM or kernel times", ffn_cmd_fit},
+};
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: ffnroof <command> [options]   (ffnroof <command> --help for more)\n\n"
+                "ffnroof predicts and measures what the feed-forward networks of Transformers "
+                "cost.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(fp, "\nData: --hw NAME reads hw/NAME.yaml, --model NAME models/NAME.yaml "
+                "(FFNROOF_DATA_DIR overrides where).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return FFN_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return FFN_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("ffnroof %s\n", FFNROOF_VERSION);
+        return FFN_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ffnroof: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return FFN_EXIT_USAGE;
+}

@@ -1,0 +1,46 @@
+/* Fitting the realistic-efficiency model of a device (ffn_eff in hw.h) to measured times of
+ * GEMMs (datasheet-less devices, published GEMM sweeps) or of whole FFN kernel calls (ffnroof
+ * calibrate on a CPU). Pure: no I/O. docs/model.md records the A100 fit. */
+#ifndef FFNROOF_FIT_H
+#define FFNROOF_FIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ffnroof/hw.h"
+#include "ffnroof/sim.h"
+
+/* One measurement: a GEMM [m, k] x [k, n] (f == 0), or a fused dense FFN layer on m tokens
+ * with d = k and intermediate f (f > 0; n unused). */
+typedef struct ffn_fit_point {
+    uint64_t m, n, k, f;
+    ffn_act act;
+    ffn_dtype wdtype, adtype;
+    double time_s;
+} ffn_fit_point;
+
+typedef struct ffn_fit_summary {
+    size_t n;
+    double median_abs; /* median |predicted/measured - 1| */
+    double mean_abs;
+    double max_abs;
+} ffn_fit_summary;
+
+enum {
+    FFN_FIT_LAUNCH = 1u << 0,       /* fit launch_s (else keep hw's) */
+    FFN_FIT_OVERLAP = 1u << 1,      /* fit overlap_p (else keep hw's) */
+    FFN_FIT_COMPUTE_RAMP = 1u << 2, /* fit compute_half_flops */
+    FFN_FIT_MEMORY_RAMP = 1u << 3,  /* fit memory_half_bytes */
+};
+
+/* The model's prediction for one point on hw. */
+double ffn_fit_point_predict(const ffn_hw *hw, const ffn_fit_point *p);
+/* Signed relative error of each point (err[n], caller memory) and their summary. */
+void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double *err,
+                    ffn_fit_summary *s);
+/* Fit compute_max and memory_max (always) and the parameters named in flags, keeping hw's
+ * tiles and the rest. Returns 0 or FFN_EINVAL (no points, non-positive times). */
+int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
+                ffn_eff *out);
+
+#endif

@@ -1,0 +1,36 @@
+/* Writers for `ffnroof predict` results: JSON (stable, documented in docs/formats.md), CSV
+ * (one row per run) and an 80-column table with units. They write to a stream the caller owns;
+ * the caller decides where it goes (stdout, or a temporary file renamed into place). */
+#ifndef FFNROOF_REPORT_H
+#define FFNROOF_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ffnroof/sim.h"
+
+#define FFN_PREDICT_SCHEMA "ffnroof.predict/1"
+
+typedef struct ffn_predict_report {
+    const ffn_model *model;
+    const ffn_params *params;
+    const ffn_hw *hw;
+    const ffn_result *runs;
+    size_t n_runs;
+    bool per_op; /* table: show the per-op breakdown of each run */
+} ffn_predict_report;
+
+int ffn_write_predict_json(FILE *fp, const ffn_predict_report *r);
+/* CSV: the header line, then one line per run (used by predict and sweep alike). */
+int ffn_write_predict_csv_header(FILE *fp);
+int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw,
+                              const ffn_result *run);
+int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r);
+/* One JSON object for a run (as in runs[] of the predict JSON); `key` as in ffn_json. */
+struct ffn_json;
+void ffn_json_run(struct ffn_json *j, const char *key, const ffn_result *run);
+
+#endif

@@ -1,0 +1,209 @@
+/* The analytic FFN model: pure functions from (model, hardware, run configuration) to FLOPs,
+ * bytes, roofline and predicted time per operation, per layer and per model, plus activation
+ * memory. No I/O, no allocation. Equations and their sources: docs/model.md. */
+#ifndef FFNROOF_SIM_H
+#define FFNROOF_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ffnroof/types.h"
+
+#define FFN_MAX_OPS 24
+
+typedef enum ffn_phase { FFN_PHASE_PREFILL = 0, FFN_PHASE_DECODE } ffn_phase;
+typedef enum ffn_op_kind {
+    FFN_OP_GEMM = 0,  /* matrix multiply (possibly grouped over experts) */
+    FFN_OP_ELEMWISE,  /* activation, gate multiply, bias, scoring, top-k */
+    FFN_OP_MEMORY,    /* pure data movement (MoE dispatch/combine permutation) */
+    FFN_OP_COMM       /* collective over a link (all-reduce, all-to-all) */
+} ffn_op_kind;
+typedef enum ffn_bound { FFN_BOUND_MEMORY = 0, FFN_BOUND_COMPUTE, FFN_BOUND_COMM } ffn_bound;
+
+/* MoE routing assumptions (issue 3). */
+typedef struct ffn_moe_opts {
+    double zipf_s;            /* expert popularity p_i ~ 1/i^s; 0 = uniform routing */
+    const double *popularity; /* borrowed histogram of n_popularity = E weights, or NULL */
+    uint64_t n_popularity;
+    uint64_t trials;          /* Monte-Carlo routing trials; 0 = closed forms where they exist */
+    uint64_t seed;
+    double capacity_factor;   /* overrides the model's; 0 = the model's (0 there = dropless) */
+    bool ep_uneven;           /* allow an EP degree that does not divide the experts */
+    uint64_t devices_per_node; /* overrides hw->devices_per_node when > 0 */
+} ffn_moe_opts;
+
+/* What to evaluate. ffn_run_default() fills sensible defaults. */
+typedef struct ffn_run {
+    ffn_phase phase;
+    uint64_t batch; /* sequences */
+    uint64_t seq;   /* prompt tokens per sequence (prefill) */
+    uint64_t chunk; /* prefill chunk size in tokens per sequence; 0 = whole prompt at once */
+    ffn_dtype wdtype;
+    ffn_dtype adtype;
+    unsigned group_size; /* int4 weights: elements per 16-bit scale (default 128) */
+    uint64_t tp;         /* tensor-parallel degree: intermediate dim split across tp devices */
+    uint64_t ep;         /* expert-parallel degree (MoE layers) */
+    bool fused;          /* gate+up as one GEMM with the activation in its epilogue */
+    /* MoC (Mixture-of-Channels): keep only the top moc_k channels of the gate for backward;
+     * 0 = off. */
+    uint64_t moc_k;
+    ffn_moe_opts moe;
+} ffn_run;
+
+/* One operation of one FFN layer on one device. */
+typedef struct ffn_op {
+    char name[24];
+    ffn_op_kind kind;
+    ffn_dtype compute_dtype;
+    uint64_t m, n, k;     /* GEMM: tokens x out x in (per instance); elementwise: m elements */
+    uint64_t instances;   /* identical instances (e.g. experts that run), >= 1 */
+    double flops;         /* all instances */
+    double bytes;         /* compulsory memory traffic, all instances */
+    double weight_bytes;  /* the part of bytes that is weights */
+    double roofline_s;    /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
+    double predicted_s;   /* efficiency model (docs/model.md) */
+    ffn_bound bound;      /* from the roofline */
+} ffn_op;
+
+/* One layer (dense or MoE) on one device. */
+typedef struct ffn_layer_cost {
+    ffn_op ops[FFN_MAX_OPS];
+    int n_ops;
+    double flops, bytes, weight_bytes;
+    double roofline_s;  /* sum of the ops' roofline times */
+    double predicted_s; /* sum of the ops' predicted times, communication included */
+    double comm_s;      /* the communication part of predicted_s */
+    double compute_s;   /* sum of flops/peak (ideal) */
+    double memory_s;    /* sum of bytes/bw (ideal) */
+} ffn_layer_cost;
+
+/* Activation memory of the FFN, itemised (bytes, per device). */
+typedef struct ffn_act_mem {
+    /* inference: transient peak of one layer's FFN */
+    double infer_input_bytes;        /* x [T, d], live for the residual */
+    double infer_intermediate_bytes; /* gate/up outputs and h at the peak */
+    double infer_output_bytes;       /* y [T, d] */
+    double infer_peak_bytes;
+    uint64_t infer_tokens; /* T the peak was computed for (a chunk when chunked) */
+    /* training: saved for backward per layer, three recompute policies */
+    double train_input_bytes;   /* input of the first linear */
+    double train_preact_bytes;  /* gate (and up) outputs: the activation's inputs */
+    double train_postact_bytes; /* activation output: the input of the down projection */
+    double train_mask_bytes;    /* dropout mask, 1 byte per element, when dropout > 0 */
+    double train_layer_bytes;           /* no recompute */
+    double train_layer_actrecomp_bytes; /* activation recomputed from its input */
+    double train_layer_fullrecomp_bytes;/* only the layer input kept */
+    double train_model_bytes;           /* no recompute, all layers */
+    double train_model_actrecomp_bytes;
+    double train_model_fullrecomp_bytes;
+} ffn_act_mem;
+
+/* Routing statistics of one MoE layer for T tokens (sim/moe.c). */
+typedef struct ffn_moe_stats {
+    double experts_touched;        /* expected distinct experts hit by the T tokens */
+    double experts_touched_device; /* ... among the experts of the most loaded device */
+    double mean_expert_load;       /* token copies per expert, T*k/E */
+    double max_expert_load;        /* expected load of the most loaded expert */
+    double imbalance;              /* max/mean expert load */
+    double max_device_load;        /* expected token copies on the most loaded device */
+    double device_imbalance;       /* max/mean device load */
+    double dropped_fraction;       /* token copies over capacity, when a capacity factor is set */
+    bool monte_carlo;              /* from simulation (else closed forms) */
+} ffn_moe_stats;
+
+/* MoE breakdown of one MoE layer on the most loaded device. */
+typedef struct ffn_moe_detail {
+    ffn_moe_stats stats;
+    double experts_per_device;
+    double expert_weight_bytes_device; /* all local experts: what must fit in memory */
+    double router_s, dispatch_s, expert_s, shared_s, combine_s, alltoall_s;
+    double alltoall_bytes; /* one direction, whole EP group: T*k*d*bytes*(N-1)/N */
+    double share_of_ffn;   /* MoE layers' share of the model's FFN predicted time */
+} ffn_moe_detail;
+
+/* Whole-model FFN result for one run. */
+typedef struct ffn_result {
+    ffn_run run;
+    uint64_t tokens;      /* tokens per step (T) */
+    uint64_t steps;       /* prefill chunks (1 unless chunked) */
+    ffn_dtype compute_dtype;
+    double peak_flops;    /* peak of compute_dtype used */
+    uint64_t dense_layers, moe_layers;
+    ffn_layer_cost dense; /* valid when dense_layers > 0 */
+    ffn_layer_cost moe;   /* valid when moe_layers > 0 */
+    ffn_moe_detail moe_detail;
+    /* whole model, all layers, all steps, per device */
+    double flops, bytes, weight_bytes, intensity;
+    double roofline_s, predicted_s, comm_s;
+    ffn_bound bound;
+    double ridge_tokens; /* T at which the FFN turns compute-bound; INFINITY if never */
+    ffn_act_mem mem;
+} ffn_result;
+
+void ffn_run_default(ffn_run *r);
+
+/* Compute dtype implied by (weights, activations): the wider of the two (W4A16 -> 16-bit peak,
+ * W8A8 -> int8), falling back to the next wider dtype the device has a peak for. */
+ffn_dtype ffn_compute_dtype(const ffn_hw *hw, ffn_dtype w, ffn_dtype a);
+
+/* FLOPs per element of an activation (docs/model.md table): relu 1, gelu 8, gelu_tanh 8,
+ * silu 4; gated forms add 1 for the gate multiply. */
+double ffn_act_flops(ffn_act a);
+
+/* Ideal roofline time of an op: max(flops/peak, bytes/bw). */
+double ffn_roofline_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt);
+/* Predicted time of a GEMM (m x n x k, `instances` run back-to-back in one grouped launch). */
+double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                          uint64_t instances, double flops, double bytes, ffn_dtype cdt);
+/* Predicted time of an elementwise / memory op. */
+double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes);
+/* Wave-quantization efficiency of an m x n output on hw's best tile, in (0, 1]. */
+double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t instances);
+
+/* Fill op as a GEMM / elementwise op and cost it. */
+void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,
+                 uint64_t k, uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
+                 double epilogue_flops_per_out);
+void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kind, double elems,
+                 double flops, double bytes);
+/* Ring all-reduce of `bytes` over n devices: 2(n-1)/n * bytes / bw + 2(n-1) * latency. */
+void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes,
+                      uint64_t n);
+
+/* Cost one dense FFN layer of intermediate f on T tokens (per device: f/tp). */
+int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
+                    bool bias, uint64_t T, ffn_layer_cost *out);
+
+/* Evaluate the whole model. Returns 0, FFN_EINVAL (bad run: zero batch, tp that does not divide
+ * the intermediate size, ...) with a message in diag. */
+int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_result *out,
+                ffn_diag *diag);
+
+/* Activation memory for T tokens per step (see ffn_act_mem). */
+void ffn_activation_memory(const ffn_model *m, const ffn_run *run, uint64_t T, uint64_t layers,
+                           ffn_act_mem *out);
+
+/* Routing statistics for T tokens over E experts (top-k) on n_dev devices. Closed forms for
+ * uniform routing without trials; otherwise a seeded Monte-Carlo simulation. */
+int ffn_moe_routing(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ffn_moe_opts *o,
+                    double capacity_factor, ffn_moe_stats *out);
+/* Expected distinct experts hit by T tokens under uniform top-k routing: E(1-(1-k/E)^T). */
+double ffn_moe_coverage_uniform(uint64_t E, uint64_t k, uint64_t T);
+/* Cost one MoE layer for T tokens entering the EP group. */
+int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
+                  ffn_layer_cost *out, ffn_moe_detail *detail, ffn_diag *diag);
+
+/* Building blocks shared by sim/ffn.c and sim/moe.c. */
+int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
+                  bool bias, uint64_t T, uint64_t instances, const char *prefix,
+                  ffn_layer_cost *out);
+void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw);
+void ffn_op_recost(ffn_op *op, const ffn_hw *hw);
+
+const char *ffn_phase_name(ffn_phase p);
+const char *ffn_bound_name(ffn_bound b);
+
+#endif

@@ -1,0 +1,344 @@
+/* Writers for predictions (include/ffnroof/report.h): JSON, CSV and the terminal table. */
+#include "ffnroof/report.h"
+#include "ffnroof/error.h"
+#include "ffnroof/json.h"
+#include "ffnroof/units.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *op_kind_name(ffn_op_kind k)
+{
+    switch (k) {
+    case FFN_OP_GEMM:
+        return "gemm";
+    case FFN_OP_ELEMWISE:
+        return "elementwise";
+    case FFN_OP_MEMORY:
+        return "memory";
+    default:
+        return "comm";
+    }
+}
+
+static void json_op(ffn_json *j, const ffn_op *op)
+{
+    ffn_json_obj_begin(j, NULL);
+    ffn_json_str(j, "name", op->name);
+    ffn_json_str(j, "kind", op_kind_name(op->kind));
+    if (op->kind == FFN_OP_GEMM) {
+        ffn_json_u64(j, "m", op->m);
+        ffn_json_u64(j, "n", op->n);
+        ffn_json_u64(j, "k", op->k);
+        ffn_json_u64(j, "instances", op->instances);
+    }
+    if (op->kind != FFN_OP_COMM) ffn_json_str(j, "compute_dtype", ffn_dtype_name(op->compute_dtype));
+    ffn_json_num(j, "flops", op->flops);
+    ffn_json_num(j, "bytes", op->bytes);
+    ffn_json_num(j, "weight_bytes", op->weight_bytes);
+    ffn_json_num(j, "intensity", op->bytes > 0 ? op->flops / op->bytes : 0);
+    ffn_json_str(j, "bound", ffn_bound_name(op->bound));
+    ffn_json_num(j, "roofline_s", op->roofline_s);
+    ffn_json_num(j, "predicted_s", op->predicted_s);
+    ffn_json_obj_end(j);
+}
+
+static void json_layer(ffn_json *j, const char *key, const ffn_layer_cost *c, uint64_t layers)
+{
+    ffn_json_obj_begin(j, key);
+    ffn_json_u64(j, "layers", layers);
+    ffn_json_num(j, "flops", c->flops);
+    ffn_json_num(j, "bytes", c->bytes);
+    ffn_json_num(j, "weight_bytes", c->weight_bytes);
+    ffn_json_num(j, "roofline_s", c->roofline_s);
+    ffn_json_num(j, "predicted_s", c->predicted_s);
+    ffn_json_num(j, "comm_s", c->comm_s);
+    ffn_json_arr_begin(j, "ops");
+    for (int i = 0; i < c->n_ops; i++) json_op(j, &c->ops[i]);
+    ffn_json_arr_end(j);
+    ffn_json_obj_end(j);
+}
+
+void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
+{
+    ffn_json_obj_begin(j, key);
+    ffn_json_str(j, "phase", ffn_phase_name(r->run.phase));
+    ffn_json_u64(j, "batch", r->run.batch);
+    if (r->run.phase == FFN_PHASE_PREFILL)
+        ffn_json_u64(j, "seq", r->run.seq);
+    else
+        ffn_json_null(j, "seq");
+    ffn_json_u64(j, "tokens", r->tokens);
+    ffn_json_u64(j, "steps", r->steps);
+    if (r->run.chunk) ffn_json_u64(j, "chunk", r->run.chunk);
+    ffn_json_str(j, "wdtype", ffn_dtype_name(r->run.wdtype));
+    ffn_json_str(j, "adtype", ffn_dtype_name(r->run.adtype));
+    ffn_json_str(j, "compute_dtype", ffn_dtype_name(r->compute_dtype));
+    ffn_json_u64(j, "tp", r->run.tp);
+    ffn_json_u64(j, "ep", r->run.ep);
+    ffn_json_bool(j, "fused", r->run.fused);
+
+    ffn_json_obj_begin(j, "ffn");
+    ffn_json_num(j, "flops", r->flops);
+    ffn_json_num(j, "bytes", r->bytes);
+    ffn_json_num(j, "weight_bytes", r->weight_bytes);
+    ffn_json_num(j, "intensity", r->intensity);
+    ffn_json_str(j, "bound", ffn_bound_name(r->bound));
+    ffn_json_num(j, "roofline_s", r->roofline_s);
+    ffn_json_num(j, "predicted_s", r->predicted_s);
+    ffn_json_num(j, "comm_s", r->comm_s);
+    ffn_json_num(j, "ridge_tokens", r->ridge_tokens); /* null when never compute-bound */
+    /* ops of one layer: the dense layer's, else the MoE layer's */
+    const ffn_layer_cost *one = r->dense_layers ? &r->dense : &r->moe;
+    ffn_json_arr_begin(j, "ops");
+    for (int i = 0; i < one->n_ops; i++) json_op(j, &one->ops[i]);
+    ffn_json_arr_end(j);
+    ffn_json_obj_begin(j, "layers");
+    if (r->dense_layers) json_layer(j, "dense", &r->dense, r->dense_layers);
+    if (r->moe_layers) json_layer(j, "moe", &r->moe, r->moe_layers);
+    ffn_json_obj_end(j);
+    ffn_json_obj_end(j);
+
+    if (r->moe_layers) {
+        const ffn_moe_detail *d = &r->moe_detail;
+        ffn_json_obj_begin(j, "moe");
+        ffn_json_u64(j, "layers", r->moe_layers);
+        ffn_json_num(j, "experts_touched", d->stats.experts_touched);
+        ffn_json_num(j, "experts_touched_device", d->stats.experts_touched_device);
+        ffn_json_num(j, "experts_per_device", d->experts_per_device);
+        ffn_json_num(j, "expert_weight_bytes_device", d->expert_weight_bytes_device);
+        ffn_json_num(j, "imbalance", d->stats.imbalance);
+        ffn_json_num(j, "device_imbalance", d->stats.device_imbalance);
+        ffn_json_num(j, "dropped_fraction", d->stats.dropped_fraction);
+        ffn_json_str(j, "routing_stats", d->stats.monte_carlo ? "monte-carlo" : "closed-form");
+        ffn_json_num(j, "router_s", d->router_s);
+        ffn_json_num(j, "dispatch_s", d->dispatch_s);
+        ffn_json_num(j, "expert_s", d->expert_s);
+        ffn_json_num(j, "shared_s", d->shared_s);
+        ffn_json_num(j, "combine_s", d->combine_s);
+        ffn_json_num(j, "alltoall_s", d->alltoall_s);
+        ffn_json_num(j, "alltoall_bytes", d->alltoall_bytes);
+        ffn_json_num(j, "share_of_ffn", d->share_of_ffn);
+        ffn_json_obj_end(j);
+    }
+
+    const ffn_act_mem *m = &r->mem;
+    ffn_json_obj_begin(j, "memory");
+    ffn_json_num(j, "activation_peak_bytes", m->infer_peak_bytes);
+    ffn_json_u64(j, "activation_peak_tokens", m->infer_tokens);
+    ffn_json_obj_begin(j, "activation_items");
+    ffn_json_num(j, "input_bytes", m->infer_input_bytes);
+    ffn_json_num(j, "intermediate_bytes", m->infer_intermediate_bytes);
+    ffn_json_num(j, "output_bytes", m->infer_output_bytes);
+    ffn_json_obj_end(j);
+    ffn_json_num(j, "training_saved_bytes", m->train_model_bytes);
+    ffn_json_obj_begin(j, "training");
+    ffn_json_num(j, "input_bytes", m->train_input_bytes);
+    ffn_json_num(j, "preact_bytes", m->train_preact_bytes);
+    ffn_json_num(j, "postact_bytes", m->train_postact_bytes);
+    ffn_json_num(j, "dropout_mask_bytes", m->train_mask_bytes);
+    ffn_json_num(j, "layer_bytes", m->train_layer_bytes);
+    ffn_json_num(j, "layer_act_recompute_bytes", m->train_layer_actrecomp_bytes);
+    ffn_json_num(j, "layer_full_recompute_bytes", m->train_layer_fullrecomp_bytes);
+    ffn_json_num(j, "model_bytes", m->train_model_bytes);
+    ffn_json_num(j, "model_act_recompute_bytes", m->train_model_actrecomp_bytes);
+    ffn_json_num(j, "model_full_recompute_bytes", m->train_model_fullrecomp_bytes);
+    ffn_json_obj_end(j);
+    ffn_json_obj_end(j);
+    ffn_json_obj_end(j);
+}
+
+int ffn_write_predict_json(FILE *fp, const ffn_predict_report *r)
+{
+    ffn_json j;
+    ffn_json_init(&j, fp, true);
+    ffn_json_obj_begin(&j, NULL);
+    ffn_json_str(&j, "schema", FFN_PREDICT_SCHEMA);
+    ffn_json_obj_begin(&j, "model");
+    ffn_json_str(&j, "name", r->model->name);
+    ffn_json_str(&j, "family", r->model->family);
+    ffn_json_u64(&j, "layers", r->model->layers);
+    ffn_json_u64(&j, "hidden", r->model->hidden);
+    ffn_json_u64(&j, "intermediate", r->model->intermediate);
+    ffn_json_str(&j, "activation", ffn_act_name(r->model->act));
+    if (r->model->moe.n_experts) {
+        ffn_json_u64(&j, "experts", r->model->moe.n_experts);
+        ffn_json_u64(&j, "top_k", r->model->moe.top_k);
+        ffn_json_u64(&j, "expert_intermediate", r->model->moe.expert_intermediate);
+        ffn_json_u64(&j, "shared_experts", r->model->moe.n_shared);
+        ffn_json_u64(&j, "moe_layers", ffn_model_moe_layers(r->model));
+    }
+    ffn_json_obj_begin(&j, "params");
+    const ffn_params *p = r->params;
+    ffn_json_u64(&j, "total", p->total);
+    ffn_json_u64(&j, "active", p->active);
+    ffn_json_u64(&j, "ffn", p->ffn);
+    ffn_json_u64(&j, "ffn_active", p->ffn_active);
+    ffn_json_u64(&j, "attention", p->attention);
+    ffn_json_u64(&j, "embedding", p->embedding);
+    ffn_json_u64(&j, "router", p->router);
+    ffn_json_u64(&j, "norm", p->norm);
+    ffn_json_u64(&j, "other", p->other);
+    ffn_json_num(&j, "ffn_share", p->ffn_share);
+    ffn_json_obj_end(&j);
+    ffn_json_obj_end(&j);
+
+    const ffn_hw *hw = r->hw;
+    ffn_json_obj_begin(&j, "hw");
+    ffn_json_str(&j, "name", hw->name);
+    ffn_json_str(&j, "vendor", hw->vendor);
+    ffn_json_str(&j, "kind", ffn_hw_kind_name(hw->kind));
+    /* peak of the first run's compute dtype, plus every dtype */
+    ffn_json_num(&j, "peak_flops", r->n_runs ? r->runs[0].peak_flops : hw->peak_flops[FFN_DT_BF16]);
+    ffn_json_obj_begin(&j, "peak_flops_by_dtype");
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        if (hw->peak_flops[d] > 0) ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), hw->peak_flops[d]);
+    ffn_json_obj_end(&j);
+    ffn_json_num(&j, "mem_bandwidth_bps", hw->mem_bandwidth_bps);
+    ffn_json_num(&j, "mem_capacity_bytes", hw->mem_capacity_bytes);
+    ffn_json_obj_end(&j);
+
+    ffn_json_arr_begin(&j, "runs");
+    for (size_t i = 0; i < r->n_runs; i++) ffn_json_run(&j, NULL, &r->runs[i]);
+    ffn_json_arr_end(&j);
+    ffn_json_obj_end(&j);
+    return ffn_json_finish(&j);
+}
+
+int ffn_write_predict_csv_header(FILE *fp)
+{
+    fputs("model,hw,phase,batch,seq,tokens,wdtype,adtype,tp,ep,fused,flops,bytes,weight_bytes,"
+          "intensity,bound,roofline_s,predicted_s,comm_s,ridge_tokens,activation_peak_bytes,"
+          "training_saved_bytes,experts_touched,imbalance\n",
+          fp);
+    return ferror(fp) ? FFN_EIO : 0;
+}
+
+int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, const ffn_result *r)
+{
+    char seq[32] = "";
+    if (r->run.phase == FFN_PHASE_PREFILL) snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->run.seq);
+    char ridge[32] = "";
+    if (isfinite(r->ridge_tokens)) snprintf(ridge, sizeof ridge, "%.0f", r->ridge_tokens);
+    char moe[64] = ",";
+    if (r->moe_layers)
+        snprintf(moe, sizeof moe, "%.6g,%.6g", r->moe_detail.stats.experts_touched,
+                 r->moe_detail.stats.imbalance);
+    fprintf(fp, "%s,%s,%s,%llu,%s,%llu,%s,%s,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6g,%s,%.6e,%.6e,%.6e,%s,%.6e,%.6e,%s\n",
+            m->name, hw->name, ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch, seq,
+            (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype),
+            ffn_dtype_name(r->run.adtype), (unsigned long long)r->run.tp,
+            (unsigned long long)r->run.ep, r->run.fused ? 1 : 0, r->flops, r->bytes,
+            r->weight_bytes, r->intensity, ffn_bound_name(r->bound), r->roofline_s,
+            r->predicted_s, r->comm_s, ridge, r->mem.infer_peak_bytes, r->mem.train_model_bytes,
+            moe);
+    return ferror(fp) ? FFN_EIO : 0;
+}
+
+static const char *fmt(char *buf, size_t n, double v, ffn_unit u)
+{
+    ffn_units_format(v, u, buf, n);
+    return buf;
+}
+
+/* "1.23 G" style for counts */
+static const char *cnt(char *buf, size_t n, double v)
+{
+    static const struct {
+        double m;
+        const char *p;
+    } pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (fabs(v) >= pre[i].m) {
+            snprintf(buf, n, "%.3g%s", v / pre[i].m, pre[i].p);
+            return buf;
+        }
+    snprintf(buf, n, "%.3g", v);
+    return buf;
+}
+
+int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
+{
+    char a[32], b[32], c[32], d[32], e[32], f[32];
+    const ffn_model *m = r->model;
+    const ffn_params *p = r->params;
+    const ffn_hw *hw = r->hw;
+    fprintf(fp, "model  %s: %s params (active %s), FFN %s = %.1f%%, %llu layers",
+            m->name, cnt(a, sizeof a, (double)p->total), cnt(b, sizeof b, (double)p->active),
+            cnt(c, sizeof c, (double)p->ffn), 100.0 * p->ffn_share,
+            (unsigned long long)m->layers);
+    uint64_t moe = ffn_model_moe_layers(m);
+    if (moe) fprintf(fp, " (%llu MoE)", (unsigned long long)moe);
+    fputc('\n', fp);
+    fprintf(fp, "device %s: %s memory at %s\n", hw->name,
+            fmt(a, sizeof a, hw->mem_capacity_bytes, FFN_UNIT_BYTES),
+            fmt(b, sizeof b, hw->mem_bandwidth_bps, FFN_UNIT_BPS));
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const ffn_result *x = &r->runs[i];
+        fprintf(fp, "\n%s: batch %llu", ffn_phase_name(x->run.phase),
+                (unsigned long long)x->run.batch);
+        if (x->run.phase == FFN_PHASE_PREFILL)
+            fprintf(fp, " x seq %llu", (unsigned long long)x->run.seq);
+        fprintf(fp, " = %llu tokens/step", (unsigned long long)x->tokens);
+        if (x->steps > 1) fprintf(fp, " x %llu chunks", (unsigned long long)x->steps);
+        fprintf(fp, ", W %s A %s -> %s at %s, TP %llu", ffn_dtype_name(x->run.wdtype),
+                ffn_dtype_name(x->run.adtype), ffn_dtype_name(x->compute_dtype),
+                fmt(a, sizeof a, x->peak_flops, FFN_UNIT_FLOPS), (unsigned long long)x->run.tp);
+        if (x->run.ep > 1) fprintf(fp, ", EP %llu", (unsigned long long)x->run.ep);
+        fputc('\n', fp);
+        fprintf(fp, "  FFN, all layers: %s FLOP, %s moved (weights %s), %.3g FLOP/B, %s-bound\n",
+                cnt(a, sizeof a, x->flops), fmt(b, sizeof b, x->bytes, FFN_UNIT_BYTES),
+                fmt(c, sizeof c, x->weight_bytes, FFN_UNIT_BYTES), x->intensity,
+                ffn_bound_name(x->bound));
+        char ridge[32];
+        if (isfinite(x->ridge_tokens))
+            snprintf(ridge, sizeof ridge, "%.0f tokens", x->ridge_tokens);
+        else
+            snprintf(ridge, sizeof ridge, "never");
+        fprintf(fp, "  time: roofline %s, predicted %s", fmt(a, sizeof a, x->roofline_s, FFN_UNIT_TIME),
+                fmt(b, sizeof b, x->predicted_s, FFN_UNIT_TIME));
+        if (x->comm_s > 0) fprintf(fp, " (comm %s)", fmt(c, sizeof c, x->comm_s, FFN_UNIT_TIME));
+        fprintf(fp, "; compute-bound from %s\n", ridge);
+        fprintf(fp, "  activations: inference peak %s/layer; training saved %s (act-recompute %s, "
+                    "full %s)\n",
+                fmt(a, sizeof a, x->mem.infer_peak_bytes, FFN_UNIT_BYTES),
+                fmt(b, sizeof b, x->mem.train_model_bytes, FFN_UNIT_BYTES),
+                fmt(c, sizeof c, x->mem.train_model_actrecomp_bytes, FFN_UNIT_BYTES),
+                fmt(d, sizeof d, x->mem.train_model_fullrecomp_bytes, FFN_UNIT_BYTES));
+        if (x->moe_layers) {
+            const ffn_moe_detail *md = &x->moe_detail;
+            fprintf(fp, "  MoE layer: %.2f experts touched (%.2f on the busiest device), "
+                        "imbalance %.2f, dropped %.1f%%\n",
+                    md->stats.experts_touched, md->stats.experts_touched_device,
+                    md->stats.imbalance, 100.0 * md->stats.dropped_fraction);
+            fprintf(fp, "    router %s  dispatch %s  experts %s  shared %s  combine %s  "
+                        "all-to-all %s\n",
+                    fmt(a, sizeof a, md->router_s, FFN_UNIT_TIME),
+                    fmt(b, sizeof b, md->dispatch_s, FFN_UNIT_TIME),
+                    fmt(c, sizeof c, md->expert_s, FFN_UNIT_TIME),
+                    fmt(d, sizeof d, md->shared_s, FFN_UNIT_TIME),
+                    fmt(e, sizeof e, md->combine_s, FFN_UNIT_TIME),
+                    fmt(f, sizeof f, md->alltoall_s, FFN_UNIT_TIME));
+            fprintf(fp, "    MoE layers: %.1f%% of FFN time\n", 100.0 * md->share_of_ffn);
+        }
+        if (!r->per_op) continue;
+        for (int which = 0; which < 2; which++) {
+            const ffn_layer_cost *lc = which == 0 ? &x->dense : &x->moe;
+            uint64_t nl = which == 0 ? x->dense_layers : x->moe_layers;
+            if (!nl) continue;
+            fprintf(fp, "  one %s layer (x%llu):\n", which ? "MoE" : "dense", (unsigned long long)nl);
+            fprintf(fp, "    %-20s %8s %9s %7s %-7s %9s %9s\n", "op", "FLOP", "bytes", "FLOP/B",
+                    "bound", "roofline", "predicted");
+            for (int k = 0; k < lc->n_ops; k++) {
+                const ffn_op *op = &lc->ops[k];
+                fprintf(fp, "    %-20s %8s %9s %7.3g %-7s %9s %9s\n", op->name,
+                        cnt(a, sizeof a, op->flops), fmt(b, sizeof b, op->bytes, FFN_UNIT_BYTES),
+                        op->bytes > 0 ? op->flops / op->bytes : 0.0,
+                        op->kind == FFN_OP_COMM ? "comm" : ffn_bound_name(op->bound),
+                        fmt(c, sizeof c, op->roofline_s, FFN_UNIT_TIME),
+                        fmt(d, sizeof d, op->predicted_s, FFN_UNIT_TIME));
+            }
+        }
+    }
+    return ferror(fp) ? FFN_EIO : 0;
+}

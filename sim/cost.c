@@ -1,0 +1,248 @@
+/* Op-level costs: FLOPs and bytes of GEMMs and elementwise ops, the ideal roofline, the
+ * realistic efficiency model (size ramps, wave quantization, launch overhead, imperfect
+ * overlap) and ring collectives. Every equation is in docs/model.md with its source. */
+#include "ffnroof/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void ffn_run_default(ffn_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->phase = FFN_PHASE_PREFILL;
+    r->batch = 1;
+    r->seq = 2048;
+    r->wdtype = FFN_DT_BF16;
+    r->adtype = FFN_DT_BF16;
+    r->group_size = 128;
+    r->tp = 1;
+    r->ep = 1;
+    r->fused = true;
+}
+
+const char *ffn_phase_name(ffn_phase p)
+{
+    return p == FFN_PHASE_DECODE ? "decode" : "prefill";
+}
+
+const char *ffn_bound_name(ffn_bound b)
+{
+    switch (b) {
+    case FFN_BOUND_COMPUTE:
+        return "compute";
+    case FFN_BOUND_COMM:
+        return "interconnect";
+    default:
+        return "memory";
+    }
+}
+
+double ffn_act_flops(ffn_act a)
+{
+    switch (a) {
+    case FFN_ACT_RELU:
+        return 1;
+    case FFN_ACT_GELU:
+    case FFN_ACT_GELU_TANH:
+        return 8;
+    case FFN_ACT_SILU:
+        return 4;
+    case FFN_ACT_SWIGLU:
+        return 4 + 1;
+    case FFN_ACT_GEGLU:
+        return 8 + 1;
+    case FFN_ACT_REGLU:
+        return 1 + 1;
+    default:
+        return 0;
+    }
+}
+
+/* Order of "width" for picking the compute dtype: int4 < fp8 = int8 < fp16 = bf16 < tf32 < fp32.
+ * A wider dtype can always emulate a narrower one (weights are up-converted on the fly). */
+static int width(ffn_dtype d)
+{
+    switch (d) {
+    case FFN_DT_INT4:
+        return 0;
+    case FFN_DT_INT8:
+    case FFN_DT_FP8:
+        return 1;
+    case FFN_DT_BF16:
+    case FFN_DT_FP16:
+        return 2;
+    case FFN_DT_TF32:
+        return 3;
+    default:
+        return 4;
+    }
+}
+
+ffn_dtype ffn_compute_dtype(const ffn_hw *hw, ffn_dtype w, ffn_dtype a)
+{
+    ffn_dtype c = width(w) > width(a) ? w : a;
+    /* W8A8 with fp8 weights and int8 activations (or vice versa) has no common unit: int8 */
+    if (width(w) == 1 && width(a) == 1 && w != a) c = FFN_DT_INT8;
+    if (hw->peak_flops[c] > 0) return c;
+    /* Fall back to the next wider dtype the device has (e.g. fp8 on an A100 runs as fp16). */
+    /* Integer math may climb to int8 and then to floating point; floating-point math never
+     * runs on integer units. */
+    static const ffn_dtype ladder[] = {FFN_DT_INT4, FFN_DT_INT8, FFN_DT_FP8, FFN_DT_BF16,
+                                       FFN_DT_FP16, FFN_DT_TF32, FFN_DT_FP32};
+    bool integer = c == FFN_DT_INT4 || c == FFN_DT_INT8;
+    for (size_t i = 0; i < sizeof ladder / sizeof ladder[0]; i++) {
+        bool li = ladder[i] == FFN_DT_INT4 || ladder[i] == FFN_DT_INT8;
+        if (li && !integer) continue;
+        if (width(ladder[i]) >= width(c) && hw->peak_flops[ladder[i]] > 0) return ladder[i];
+    }
+    return FFN_DT_FP32;
+}
+
+static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
+{
+    double p = hw->peak_flops[cdt];
+    if (p <= 0) p = hw->peak_flops[FFN_DT_FP32];
+    return p > 0 ? p : 1.0;
+}
+
+double ffn_roofline_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt)
+{
+    double tc = flops / peak_of(hw, cdt);
+    double tm = bytes / (hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0);
+    return tc > tm ? tc : tm;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return b ? (a + b - 1) / b : 0;
+}
+
+double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t instances)
+{
+    if (hw->eff.n_tiles <= 0 || hw->compute_units == 0 || m == 0 || n == 0) return 1.0;
+    if (instances == 0) instances = 1;
+    double best = 0.0;
+    for (int i = 0; i < hw->eff.n_tiles; i++) {
+        uint64_t tm = hw->eff.tiles[i][0], tn = hw->eff.tiles[i][1];
+        if (!tm || !tn) continue;
+        /* Tiles of all instances share the machine (grouped GEMM); a padded tile costs as much
+         * as a full one, and the last wave runs partly empty. */
+        uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * instances;
+        uint64_t waves = ceil_div(tiles, hw->compute_units);
+        double useful = (double)m * (double)n * (double)instances;
+        double paid = (double)waves * (double)hw->compute_units * (double)tm * (double)tn;
+        double e = useful / paid;
+        if (e > best) best = e;
+    }
+    return best > 0 ? best : 1.0;
+}
+
+/* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none). */
+static double pnorm(double a, double b, double p)
+{
+    if (p <= 0) return a > b ? a : b;
+    double mx = a > b ? a : b;
+    if (mx <= 0) return 0;
+    return mx * pow(pow(a / mx, p) + pow(b / mx, p), 1.0 / p);
+}
+
+static double ramp(double size, double half)
+{
+    return half > 0 ? size / (size + half) : 1.0;
+}
+
+double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                          uint64_t instances, double flops, double bytes, ffn_dtype cdt)
+{
+    (void)k;
+    if (flops <= 0 && bytes <= 0) return 0;
+    const ffn_eff *e = &hw->eff;
+    double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
+    double mmax = e->memory_max > 0 ? e->memory_max : 1.0;
+    double wave = ffn_wave_efficiency(hw, m, n, instances);
+    double tc = flops / (peak_of(hw, cdt) * cmax * wave * ramp(flops, e->compute_half_flops));
+    double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
+    return e->launch_s + pnorm(tc, tm, e->overlap_p);
+}
+
+double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
+{
+    if (flops <= 0 && bytes <= 0) return 0;
+    const ffn_eff *e = &hw->eff;
+    double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
+    double mmax = e->memory_max > 0 ? e->memory_max : 1.0;
+    double tc = flops / (peak_of(hw, FFN_DT_FP32) * cmax);
+    double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
+    return e->launch_s + pnorm(tc, tm, e->overlap_p);
+}
+
+static void set_name(ffn_op *op, const char *name)
+{
+    snprintf(op->name, sizeof op->name, "%s", name);
+}
+
+static void set_bound(ffn_op *op, const ffn_hw *hw)
+{
+    double tc = op->flops / peak_of(hw, op->compute_dtype);
+    double tm = op->bytes / hw->mem_bandwidth_bps;
+    op->bound = tc >= tm ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
+}
+
+void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,
+                 uint64_t k, uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
+                 double epilogue_flops_per_out)
+{
+    memset(op, 0, sizeof *op);
+    set_name(op, name);
+    op->kind = FFN_OP_GEMM;
+    op->compute_dtype = cdt;
+    op->m = m;
+    op->n = n;
+    op->k = k;
+    op->instances = instances ? instances : 1;
+    double I = (double)op->instances, M = (double)m, N = (double)n, K = (double)k;
+    /* 2*M*N*K per GEMM (one multiply and one add per MAC). */
+    op->flops = I * (2.0 * M * N * K + epilogue_flops_per_out * M * N);
+    op->weight_bytes = I * N * K * wbytes;
+    op->bytes = op->weight_bytes + I * (M * K + M * N) * abytes;
+    op->roofline_s = ffn_roofline_s(hw, op->flops, op->bytes, cdt);
+    op->predicted_s = ffn_predict_gemm_s(hw, m, n, k, op->instances, op->flops, op->bytes, cdt);
+    set_bound(op, hw);
+}
+
+void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kind, double elems,
+                 double flops, double bytes)
+{
+    memset(op, 0, sizeof *op);
+    set_name(op, name);
+    op->kind = kind;
+    op->compute_dtype = FFN_DT_FP32;
+    op->m = (uint64_t)elems;
+    op->instances = 1;
+    op->flops = flops;
+    op->bytes = bytes;
+    op->roofline_s = ffn_roofline_s(hw, flops, bytes, FFN_DT_FP32);
+    op->predicted_s = ffn_predict_elem_s(hw, flops, bytes);
+    set_bound(op, hw);
+}
+
+void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes,
+                      uint64_t n)
+{
+    memset(op, 0, sizeof *op);
+    set_name(op, name);
+    op->kind = FFN_OP_COMM;
+    op->compute_dtype = FFN_DT_FP32;
+    op->instances = 1;
+    op->bound = FFN_BOUND_COMM;
+    if (n <= 1 || bytes <= 0) return;
+    double N = (double)n;
+    /* Ring all-reduce = reduce-scatter + all-gather: each device sends and receives
+     * 2(N-1)/N of the buffer, in 2(N-1) latency-bound steps (Patarasuk & Yuan 2009). */
+    double moved = 2.0 * (N - 1.0) / N * bytes;
+    op->bytes = moved;
+    double bw = link->bandwidth_bps > 0 ? link->bandwidth_bps : 1.0;
+    op->roofline_s = moved / bw + 2.0 * (N - 1.0) * link->latency_s;
+    op->predicted_s = op->roofline_s;
+}

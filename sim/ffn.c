@@ -1,0 +1,308 @@
+/* The FFN layer and the whole-model prediction: per-op costs of a dense FFN layer (fused and
+ * unfused), tensor parallelism, prefill/decode phases, the ridge point and activation memory.
+ * MoE layers are costed in sim/moe.c. Equations: docs/model.md. */
+#include "ffnroof/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void add_op(ffn_layer_cost *c, const ffn_op *op)
+{
+    if (c->n_ops >= FFN_MAX_OPS) return;
+    c->ops[c->n_ops++] = *op;
+}
+
+void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
+{
+    c->flops = c->bytes = c->weight_bytes = c->roofline_s = c->predicted_s = 0;
+    c->comm_s = c->compute_s = c->memory_s = 0;
+    for (int i = 0; i < c->n_ops; i++) {
+        const ffn_op *op = &c->ops[i];
+        c->predicted_s += op->predicted_s;
+        c->roofline_s += op->roofline_s;
+        if (op->kind == FFN_OP_COMM) {
+            c->comm_s += op->predicted_s;
+            continue;
+        }
+        c->flops += op->flops;
+        c->bytes += op->bytes;
+        c->weight_bytes += op->weight_bytes;
+        double p = hw->peak_flops[op->compute_dtype] > 0 ? hw->peak_flops[op->compute_dtype]
+                                                          : hw->peak_flops[FFN_DT_FP32];
+        c->compute_s += op->flops / p;
+        c->memory_s += op->bytes / hw->mem_bandwidth_bps;
+    }
+}
+
+/* Re-derive an op's times after its byte or FLOP counts were adjusted. */
+void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
+{
+    op->roofline_s = ffn_roofline_s(hw, op->flops, op->bytes, op->compute_dtype);
+    if (op->kind == FFN_OP_GEMM)
+        op->predicted_s = ffn_predict_gemm_s(hw, op->m, op->n, op->k, op->instances, op->flops,
+                                             op->bytes, op->compute_dtype);
+    else
+        op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
+    double p = hw->peak_flops[op->compute_dtype] > 0 ? hw->peak_flops[op->compute_dtype]
+                                                      : hw->peak_flops[FFN_DT_FP32];
+    op->bound = op->flops / p >= op->bytes / hw->mem_bandwidth_bps ? FFN_BOUND_COMPUTE
+                                                                   : FFN_BOUND_MEMORY;
+}
+
+int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
+                  bool bias, uint64_t T, uint64_t instances, const char *prefix,
+                  ffn_layer_cost *out)
+{
+    const double wb = ffn_dtype_bytes(run->wdtype, run->group_size);
+    const double ab = ffn_dtype_bytes(run->adtype, 0);
+    const ffn_dtype cdt = ffn_compute_dtype(hw, run->wdtype, run->adtype);
+    const bool gated = ffn_act_gated(act);
+    const double g = gated ? 2.0 : 1.0;
+    const double M = (double)T, F = (double)f, D = (double)d, I = instances ? (double)instances : 1;
+    const double act_fl = ffn_act_flops(act);
+    char name[24];
+    ffn_op op;
+#define OPNAME(s) (snprintf(name, sizeof name, "%s%s", prefix, (s)), name)
+
+    if (run->fused) {
+        /* gate+up as one GEMM [T,d] x [d, g*f]; bias, activation and gate multiply run in the
+         * epilogue, so only h [T,f] is written. */
+        ffn_op_gemm(&op, hw, OPNAME(gated ? "gate_up" : "up"), T, (uint64_t)(g * F), d,
+                    instances, wb, ab, cdt, 0);
+        op.flops += I * M * F * (act_fl + (bias ? g : 0));
+        op.bytes = op.weight_bytes + I * (M * D + M * F) * ab;
+        if (bias) {
+            op.weight_bytes += I * g * F * wb;
+            op.bytes += I * g * F * wb;
+        }
+        ffn_op_recost(&op, hw);
+        add_op(out, &op);
+        ffn_op_gemm(&op, hw, OPNAME("down"), T, d, f, instances, wb, ab, cdt, bias ? 1.0 : 0.0);
+        if (bias) {
+            op.weight_bytes += I * D * wb;
+            op.bytes += I * D * wb;
+            ffn_op_recost(&op, hw);
+        }
+        add_op(out, &op);
+        return 0;
+    }
+    /* Unfused: each projection is its own GEMM writing its output; the activation (and gate
+     * multiply) is a separate pass reading g*[T,f] and writing h; biases are separate passes. */
+    if (gated) {
+        ffn_op_gemm(&op, hw, OPNAME("gate"), T, f, d, instances, wb, ab, cdt, 0);
+        add_op(out, &op);
+    }
+    ffn_op_gemm(&op, hw, OPNAME("up"), T, f, d, instances, wb, ab, cdt, 0);
+    add_op(out, &op);
+    if (bias) {
+        double n = I * g * M * F;
+        ffn_op_elem(&op, hw, OPNAME("bias_up"), FFN_OP_ELEMWISE, n, n,
+                    2.0 * n * ab + I * g * F * wb);
+        op.weight_bytes = I * g * F * wb;
+        add_op(out, &op);
+    }
+    {
+        double n = I * M * F;
+        ffn_op_elem(&op, hw, OPNAME("act"), FFN_OP_ELEMWISE, n, n * act_fl, (g + 1.0) * n * ab);
+        add_op(out, &op);
+    }
+    ffn_op_gemm(&op, hw, OPNAME("down"), T, d, f, instances, wb, ab, cdt, 0);
+    add_op(out, &op);
+    if (bias) {
+        double n = I * M * D;
+        ffn_op_elem(&op, hw, OPNAME("bias_down"), FFN_OP_ELEMWISE, n, n, 2.0 * n * ab + I * D * wb);
+        op.weight_bytes = I * D * wb;
+        add_op(out, &op);
+    }
+#undef OPNAME
+    return 0;
+}
+
+int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
+                    bool bias, uint64_t T, ffn_layer_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t tp = run->tp ? run->tp : 1;
+    int rc = ffn_dense_ops(hw, run, d, f / tp, act, bias, T, 1, "", out);
+    if (rc) return rc;
+    if (tp > 1) {
+        /* Megatron-style TP: W_gate/W_up split by columns, W_down by rows; the partial outputs
+         * [T, d] are summed with one all-reduce per layer (Shoeybi et al. 2019). */
+        ffn_op op;
+        ffn_op_allreduce(&op, &hw->scaleup, "allreduce", (double)T * (double)d *
+                                                             ffn_dtype_bytes(run->adtype, 0), tp);
+        add_op(out, &op);
+    }
+    ffn_layer_sum(out, hw);
+    return 0;
+}
+
+/* Activation memory (docs/model.md, "Activation memory"). */
+void ffn_activation_memory(const ffn_model *m, const ffn_run *run, uint64_t T, uint64_t layers,
+                           ffn_act_mem *o)
+{
+    memset(o, 0, sizeof *o);
+    const double ab = ffn_dtype_bytes(run->adtype, 0);
+    const uint64_t tp = run->tp ? run->tp : 1;
+    const bool gated = ffn_act_gated(m->act);
+    const double g = gated ? 2.0 : 1.0;
+    const double D = (double)m->hidden;
+    /* The widest FFN a token passes through: a dense layer's f, or k routed experts plus the
+     * shared experts of an MoE layer (each token's expert intermediates coexist). */
+    double F = 0;
+    if (m->layers > ffn_model_moe_layers(m)) F = (double)m->intermediate;
+    if (m->moe.n_experts && ffn_model_moe_layers(m)) {
+        double fm = (double)m->moe.top_k * (double)m->moe.expert_intermediate +
+                    (double)m->moe.n_shared * (double)m->moe.shared_intermediate;
+        if (fm > F) F = fm;
+    }
+    F /= (double)tp;
+    const double Tt = (double)T;
+    o->infer_tokens = T;
+    o->infer_input_bytes = Tt * D * ab;
+    o->infer_output_bytes = Tt * D * ab;
+    /* fused: only h is materialised; unfused: the g projection outputs and h coexist while
+     * the activation pass runs (no in-place update). */
+    o->infer_intermediate_bytes = Tt * F * ab * (run->fused ? 1.0 : g + 1.0);
+    double during_act = o->infer_input_bytes + o->infer_intermediate_bytes;
+    double during_down = o->infer_input_bytes + Tt * F * ab + o->infer_output_bytes;
+    o->infer_peak_bytes = during_act > during_down ? during_act : during_down;
+
+    /* Training, saved for backward (Korthikanti et al. 2022, Sec. 4.1, generalised to gated
+     * FFNs): the first linear's input, the activation's input(s), the down projection's input,
+     * and a 1-byte dropout mask per output element. With MoC (top-K channels of the gate kept),
+     * the [T,f] tensors are stored as K values plus an f-bit channel mask per token. */
+    double Ff = F;
+    double sparse_bytes_per_tok = Ff * ab;
+    if (run->moc_k > 0 && (double)run->moc_k < Ff)
+        sparse_bytes_per_tok = (double)run->moc_k * ab + Ff / 8.0;
+    o->train_input_bytes = Tt * D * ab;
+    o->train_preact_bytes = Tt * (g * sparse_bytes_per_tok);
+    o->train_postact_bytes = Tt * sparse_bytes_per_tok;
+    o->train_mask_bytes = m->dropout > 0 ? Tt * D : 0;
+    o->train_layer_bytes =
+        o->train_input_bytes + o->train_preact_bytes + o->train_postact_bytes + o->train_mask_bytes;
+    o->train_layer_actrecomp_bytes =
+        o->train_input_bytes + o->train_preact_bytes + o->train_mask_bytes;
+    o->train_layer_fullrecomp_bytes = o->train_input_bytes;
+    o->train_model_bytes = o->train_layer_bytes * (double)layers;
+    o->train_model_actrecomp_bytes = o->train_layer_actrecomp_bytes * (double)layers;
+    o->train_model_fullrecomp_bytes = o->train_layer_fullrecomp_bytes * (double)layers;
+}
+
+/* Cost the dense and MoE layers for T tokens per step. */
+static int cost_layers(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
+                       ffn_result *r, ffn_diag *diag)
+{
+    r->moe_layers = ffn_model_moe_layers(m);
+    r->dense_layers = m->layers - r->moe_layers;
+    memset(&r->dense, 0, sizeof r->dense);
+    memset(&r->moe, 0, sizeof r->moe);
+    if (r->dense_layers) {
+        int rc = ffn_dense_layer(hw, run, m->hidden, m->intermediate, m->act, m->mlp_bias, T,
+                                 &r->dense);
+        if (rc) return rc;
+    }
+    if (r->moe_layers) {
+        int rc = ffn_moe_layer(m, hw, run, T, &r->moe, &r->moe_detail, diag);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static double compute_minus_memory(const ffn_model *m, const ffn_hw *hw, const ffn_run *run,
+                                   uint64_t T, ffn_result *scratch)
+{
+    if (cost_layers(m, hw, run, T, scratch, NULL)) return NAN;
+    double c = (double)scratch->dense_layers * scratch->dense.compute_s +
+               (double)scratch->moe_layers * scratch->moe.compute_s;
+    double mm = (double)scratch->dense_layers * scratch->dense.memory_s +
+                (double)scratch->moe_layers * scratch->moe.memory_s;
+    return c - mm;
+}
+
+/* Smallest token count at which the FFN's ideal compute time reaches its memory time
+ * (intensity = peak/bandwidth). Bisection, because MoE weight traffic is not linear in T. */
+static double ridge_tokens(const ffn_model *m, const ffn_hw *hw, const ffn_run *run)
+{
+    ffn_result *s = &(ffn_result){0};
+    const uint64_t hi_limit = (uint64_t)1 << 34;
+    if (!(compute_minus_memory(m, hw, run, hi_limit, s) >= 0)) return INFINITY;
+    if (compute_minus_memory(m, hw, run, 1, s) >= 0) return 1;
+    uint64_t lo = 1, hi = hi_limit;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (compute_minus_memory(m, hw, run, mid, s) >= 0)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return (double)hi;
+}
+
+int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_result *out,
+                ffn_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    if (!m || !hw || !run) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "no model/hw/run");
+    if (run->batch == 0) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "batch must be >= 1");
+    if (run->phase == FFN_PHASE_PREFILL && run->seq == 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "seq must be >= 1 for prefill");
+    uint64_t tp = run->tp ? run->tp : 1;
+    if (m->layers > ffn_model_moe_layers(m) && m->intermediate % tp)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "--tp %llu does not divide the intermediate size %llu",
+                            (unsigned long long)tp, (unsigned long long)m->intermediate);
+    if (hw->mem_bandwidth_bps <= 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "hw '%s' has no memory bandwidth",
+                            hw->name);
+    if (tp > 1 && hw->scaleup.bandwidth_bps <= 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "--tp %llu needs an interconnect, and hw '%s' has none",
+                            (unsigned long long)tp, hw->name);
+    out->run = *run;
+    out->compute_dtype = ffn_compute_dtype(hw, run->wdtype, run->adtype);
+    out->peak_flops = hw->peak_flops[out->compute_dtype];
+
+    uint64_t T, steps = 1;
+    if (run->phase == FFN_PHASE_DECODE) {
+        T = run->batch;
+    } else {
+        uint64_t per_seq = run->seq;
+        if (run->chunk && run->chunk < run->seq) {
+            per_seq = run->chunk;
+            steps = (run->seq + run->chunk - 1) / run->chunk;
+        }
+        if (per_seq > UINT64_MAX / run->batch)
+            return ffn_diag_set(diag, FFN_EOVERFLOW, NULL, 0, 0, "batch x seq overflows");
+        T = run->batch * per_seq;
+    }
+    out->tokens = T;
+    out->steps = steps;
+    int rc = cost_layers(m, hw, run, T, out, diag);
+    if (rc) return rc;
+
+    double S = (double)steps, Ld = (double)out->dense_layers, Lm = (double)out->moe_layers;
+    /* A chunked prefill's last chunk may be shorter; charging it as a full chunk keeps the
+     * FLOPs an upper bound, so recompute the exact total when the sequence does not divide. */
+    out->flops = S * (Ld * out->dense.flops + Lm * out->moe.flops);
+    out->bytes = S * (Ld * out->dense.bytes + Lm * out->moe.bytes);
+    out->weight_bytes = S * (Ld * out->dense.weight_bytes + Lm * out->moe.weight_bytes);
+    out->roofline_s = S * (Ld * out->dense.roofline_s + Lm * out->moe.roofline_s);
+    out->predicted_s = S * (Ld * out->dense.predicted_s + Lm * out->moe.predicted_s);
+    out->comm_s = S * (Ld * out->dense.comm_s + Lm * out->moe.comm_s);
+    out->intensity = out->bytes > 0 ? out->flops / out->bytes : 0;
+    double cs = Ld * out->dense.compute_s + Lm * out->moe.compute_s;
+    double ms = Ld * out->dense.memory_s + Lm * out->moe.memory_s;
+    out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
+    if (out->comm_s > S * (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
+    out->ridge_tokens = ridge_tokens(m, hw, run);
+    /* ridge_tokens re-costed the layers at other T: restore this run's layers. */
+    rc = cost_layers(m, hw, run, T, out, diag);
+    if (rc) return rc;
+    if (out->moe_layers && out->predicted_s > 0)
+        out->moe_detail.share_of_ffn = S * Lm * out->moe.predicted_s / out->predicted_s;
+    ffn_activation_memory(m, run, T, m->layers, &out->mem);
+    return 0;
+}

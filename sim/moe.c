@@ -1,0 +1,471 @@
+/* Mixture-of-Experts layer costs: router, top-k, dispatch/combine permutation, grouped expert
+ * GEMMs sized by the tokens each expert receives, shared experts, expert parallelism with its
+ * all-to-all, and the routing statistics behind them (expert coverage, load imbalance, dropped
+ * tokens) from closed forms or a seeded Monte-Carlo simulation. Equations: docs/model.md. */
+#include "ffnroof/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_EXPERTS 4096
+#define FFN_PI 3.14159265358979323846
+
+double ffn_moe_coverage_uniform(uint64_t E, uint64_t k, uint64_t T)
+{
+    if (E == 0 || k == 0 || T == 0) return 0;
+    if (k >= E) return (double)E;
+    /* Each expert is missed by one token with probability 1 - k/E (a token picks k distinct
+     * experts uniformly), so by all T tokens with (1 - k/E)^T. */
+    return (double)E * -expm1((double)T * log1p(-(double)k / (double)E));
+}
+
+/* ---- closed forms: order statistics of Poisson loads ------------------------------------ */
+
+/* CDF of Poisson(lam) at integer x. Exact summation for moderate lam, normal approximation
+ * with continuity correction beyond. */
+static double poisson_cdf(double lam, double x)
+{
+    if (x < 0) return 0;
+    if (lam > 400) return 0.5 * erfc(-((x + 0.5 - lam) / sqrt(lam)) / sqrt(2.0));
+    double p = exp(-lam), c = p;
+    for (double i = 1; i <= x; i++) {
+        p *= lam / i;
+        c += p;
+        if (p < 1e-300 && i > lam) break;
+    }
+    return c > 1 ? 1 : c;
+}
+
+/* E[max of n iid Poisson(lam)] = sum_{x>=0} (1 - F(x)^n) (the max is >= x+1 unless all are
+ * <= x). Terms far below the mean are 1 and are added in bulk. */
+static double expected_max_poisson(double lam, double n)
+{
+    if (lam <= 0) return 0;
+    if (n <= 1) return lam;
+    double x0 = floor(lam - 12.0 * sqrt(lam) - 10.0);
+    if (x0 < 0) x0 = 0;
+    double sum = x0;
+    double xmax = lam + 14.0 * sqrt(lam) + 40.0 + 5.0 * log(n);
+    for (double x = x0; x <= xmax; x++) {
+        double F = poisson_cdf(lam, x);
+        double t = 1.0 - pow(F, n);
+        sum += t;
+        if (t < 1e-12 && x > lam) break;
+    }
+    return sum;
+}
+
+/* E[(X - c)+] for X ~ Poisson(lam): the copies an expert must drop at capacity c. Uses
+ * E[(X-c)+] = lam - c + E[(c-X)+] = lam - c + sum_{x<c} (c-x) p(x). */
+static double expected_overflow_poisson(double lam, double c)
+{
+    if (lam <= 0) return 0;
+    if (c <= 0) return lam;
+    double under = 0;
+    if (lam > 400) {
+        /* normal approximation: E[(X-c)+] = s*phi(z) + (lam-c)*(1-Phi(z)), z = (c-lam)/s */
+        double s = sqrt(lam), z = (c + 0.5 - lam) / s;
+        double phi = exp(-0.5 * z * z) / sqrt(2 * FFN_PI), Phi = 0.5 * erfc(-z / sqrt(2.0));
+        double v = s * phi + (lam - c - 0.5) * (1 - Phi);
+        return v > 0 ? v : 0;
+    }
+    double p = exp(-lam);
+    for (double x = 0; x < c; x++) {
+        under += (c - x) * p;
+        p *= lam / (x + 1);
+    }
+    double v = lam - c + under;
+    return v > 0 ? v : 0;
+}
+
+/* ---- Monte-Carlo routing ------------------------------------------------------------------ */
+
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** (Blackman & Vigna 2018). */
+static uint64_t rng_next(rng *r)
+{
+    uint64_t *s = r->s, result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in (0, 1). */
+static double rng_unif(rng *r)
+{
+    return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static double rng_normal(rng *r)
+{
+    double u = rng_unif(r), v = rng_unif(r);
+    return sqrt(-2.0 * log(u)) * cos(2.0 * FFN_PI * v);
+}
+
+/* Popularity of each expert (sums to 1): histogram, Zipf, or uniform. */
+static int popularity(uint64_t E, const ffn_moe_opts *o, double *p)
+{
+    double z = 0;
+    for (uint64_t i = 0; i < E; i++) {
+        if (o && o->popularity && o->n_popularity == E)
+            p[i] = o->popularity[i];
+        else if (o && o->zipf_s > 0)
+            p[i] = pow((double)(i + 1), -o->zipf_s);
+        else
+            p[i] = 1.0;
+        if (!(p[i] >= 0) || !isfinite(p[i])) return FFN_EINVAL;
+        z += p[i];
+    }
+    if (!(z > 0)) return FFN_EINVAL;
+    for (uint64_t i = 0; i < E; i++) p[i] /= z;
+    return 0;
+}
+
+/* One token's k distinct experts, drawn without replacement in proportion to popularity
+ * (Gumbel-top-k, equivalent to successive sampling: Kool et al. 2019). */
+static void route_token(rng *r, uint64_t E, uint64_t k, const double *logp, bool uniform,
+                        uint32_t *perm, double *key, uint32_t *chosen)
+{
+    if (uniform) {
+        /* partial Fisher-Yates over a persistent permutation */
+        for (uint64_t j = 0; j < k; j++) {
+            uint64_t pick = j + rng_next(r) % (E - j);
+            uint32_t t = perm[j];
+            perm[j] = perm[pick];
+            perm[pick] = t;
+            chosen[j] = perm[j];
+        }
+        return;
+    }
+    for (uint64_t i = 0; i < E; i++) key[i] = logp[i] - log(-log(rng_unif(r)));
+    for (uint64_t j = 0; j < k; j++) {
+        uint64_t best = 0;
+        double bk = -INFINITY;
+        for (uint64_t i = 0; i < E; i++)
+            if (key[i] > bk) bk = key[i], best = i;
+        chosen[j] = (uint32_t)best;
+        key[best] = -INFINITY;
+    }
+}
+
+static int simulate(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ffn_moe_opts *o,
+                    double cap, ffn_moe_stats *out)
+{
+    double p[MAX_EXPERTS], logp[MAX_EXPERTS], key[MAX_EXPERTS], load[MAX_EXPERTS];
+    double dev[MAX_EXPERTS];
+    uint32_t perm[MAX_EXPERTS], chosen[MAX_EXPERTS];
+    int rc = popularity(E, o, p);
+    if (rc) return rc;
+    bool uniform = true;
+    for (uint64_t i = 0; i < E; i++) {
+        logp[i] = log(p[i]);
+        if (fabs(p[i] - 1.0 / (double)E) > 1e-12) uniform = false;
+        perm[i] = (uint32_t)i;
+    }
+    uint64_t trials = o && o->trials ? o->trials : 64;
+    rng r;
+    rng_seed(&r, o ? o->seed : 0);
+    /* Exact per-token routing while it is affordable; beyond, per-expert loads drawn from the
+     * normal approximation of Binomial(T, q_i) with inclusion probabilities q_i estimated from
+     * 4096 routed tokens. */
+    bool exact = (double)T * (double)trials * (uniform ? (double)k : (double)E) <= 3e7;
+    double q[MAX_EXPERTS] = {0};
+    if (!exact) {
+        const uint64_t S = 4096;
+        for (uint64_t t = 0; t < S; t++) {
+            route_token(&r, E, k, logp, uniform, perm, key, chosen);
+            for (uint64_t j = 0; j < k; j++) q[chosen[j]] += 1.0 / (double)S;
+        }
+        if (uniform)
+            for (uint64_t i = 0; i < E; i++) q[i] = (double)k / (double)E;
+    }
+    double sum_cov = 0, sum_max = 0, sum_dmax = 0, sum_dcov = 0, sum_drop = 0;
+    const double copies = (double)T * (double)k;
+    for (uint64_t tr = 0; tr < trials; tr++) {
+        memset(load, 0, E * sizeof load[0]);
+        if (exact) {
+            for (uint64_t t = 0; t < T; t++) {
+                route_token(&r, E, k, logp, uniform, perm, key, chosen);
+                for (uint64_t j = 0; j < k; j++) load[chosen[j]] += 1;
+            }
+        } else {
+            for (uint64_t i = 0; i < E; i++) {
+                double mu = (double)T * q[i], sd = sqrt(mu * (1 - q[i]));
+                double x = floor(mu + sd * rng_normal(&r) + 0.5);
+                load[i] = x < 0 ? 0 : x;
+            }
+        }
+        double mx = 0, drop = 0, cov = 0;
+        memset(dev, 0, n_dev * sizeof dev[0]);
+        double dcount[MAX_EXPERTS] = {0};
+        for (uint64_t i = 0; i < E; i++) {
+            if (load[i] > mx) mx = load[i];
+            if (load[i] > 0) cov += 1, dcount[i % n_dev] += 1;
+            if (cap > 0 && load[i] > cap) drop += load[i] - cap;
+            dev[i % n_dev] += load[i]; /* round-robin placement of experts on devices */
+        }
+        uint64_t dbest = 0;
+        for (uint64_t d = 1; d < n_dev; d++)
+            if (dev[d] > dev[dbest]) dbest = d;
+        sum_cov += cov;
+        sum_max += mx;
+        sum_dmax += dev[dbest];
+        sum_dcov += dcount[dbest];
+        sum_drop += copies > 0 ? drop / copies : 0;
+    }
+    double n = (double)trials;
+    out->experts_touched = sum_cov / n;
+    out->max_expert_load = sum_max / n;
+    out->max_device_load = sum_dmax / n;
+    out->experts_touched_device = sum_dcov / n;
+    out->dropped_fraction = sum_drop / n;
+    out->monte_carlo = true;
+    return 0;
+}
+
+int ffn_moe_routing(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ffn_moe_opts *o,
+                    double capacity_factor, ffn_moe_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (E == 0 || k == 0 || k > E || E > MAX_EXPERTS || n_dev == 0 || n_dev > E)
+        return FFN_EINVAL;
+    if (o && o->popularity && o->n_popularity != E) return FFN_EINVAL;
+    if (o && !(o->zipf_s >= 0 && isfinite(o->zipf_s))) return FFN_EINVAL;
+    if (T == 0) return 0;
+    const double copies = (double)T * (double)k;
+    out->mean_expert_load = copies / (double)E;
+    const double mean_dev = copies / (double)n_dev;
+    /* capacity per expert (GShard/Switch: C * T*k/E), in whole tokens */
+    const double cap = capacity_factor > 0 ? floor(capacity_factor * out->mean_expert_load) : 0;
+    bool skewed = o && ((o->popularity && o->n_popularity) || o->zipf_s > 0);
+    if (skewed || (o && o->trials)) {
+        int rc = simulate(E, k, T, n_dev, o, cap, out);
+        if (rc) return rc;
+    } else {
+        /* Closed forms under uniform routing. Loads are approximated as independent
+         * Poisson(T*k/E) (Poissonisation); the expected maximum of n iid loads is
+         * sum_x (1 - F(x)^n) (David & Nagaraja, Order Statistics, 2003). */
+        double lam = out->mean_expert_load;
+        double e_local = ceil((double)E / (double)n_dev);
+        out->experts_touched = ffn_moe_coverage_uniform(E, k, T);
+        out->experts_touched_device = e_local * out->experts_touched / (double)E;
+        out->max_expert_load = expected_max_poisson(lam, (double)E);
+        out->max_device_load =
+            n_dev > 1 ? expected_max_poisson(lam * e_local, (double)n_dev) : copies;
+        out->dropped_fraction = cap > 0 ? expected_overflow_poisson(lam, cap) / lam : 0;
+    }
+    if (out->max_expert_load < out->mean_expert_load) out->max_expert_load = out->mean_expert_load;
+    if (out->max_device_load < mean_dev) out->max_device_load = mean_dev;
+    out->imbalance = out->mean_expert_load > 0 ? out->max_expert_load / out->mean_expert_load : 1;
+    out->device_imbalance = mean_dev > 0 ? out->max_device_load / mean_dev : 1;
+    return 0;
+}
+
+/* ---- the layer ---------------------------------------------------------------------------- */
+
+static void push(ffn_layer_cost *c, const ffn_op *op)
+{
+    if (c->n_ops < FFN_MAX_OPS) c->ops[c->n_ops++] = *op;
+}
+
+/* All-to-all of `bytes` leaving each device, to n-1 peers: pairwise exchange, the off-node share
+ * over the scale-out network when the group spans nodes. */
+static void alltoall(ffn_op *op, const ffn_hw *hw, const char *name, double bytes_per_dev,
+                     uint64_t n, uint64_t per_node)
+{
+    memset(op, 0, sizeof *op);
+    snprintf(op->name, sizeof op->name, "%s", name);
+    op->kind = FFN_OP_COMM;
+    op->compute_dtype = FFN_DT_FP32;
+    op->instances = 1;
+    op->bound = FFN_BOUND_COMM;
+    if (n <= 1 || bytes_per_dev <= 0) return;
+    double N = (double)n;
+    double node = (double)(per_node && per_node < n ? per_node : n);
+    double on = bytes_per_dev * (node - 1.0) / (N - 1.0), off = bytes_per_dev - on;
+    double t_on = 0, t_off = 0;
+    if (on > 0)
+        t_on = on / (hw->scaleup.bandwidth_bps > 0 ? hw->scaleup.bandwidth_bps : 1.0) +
+               (node - 1.0) * hw->scaleup.latency_s;
+    if (off > 0) {
+        const ffn_link *l = hw->scaleout.bandwidth_bps > 0 ? &hw->scaleout : &hw->scaleup;
+        t_off = off / (l->bandwidth_bps > 0 ? l->bandwidth_bps : 1.0) + (N - node) * l->latency_s;
+    }
+    op->bytes = bytes_per_dev;
+    op->roofline_s = op->predicted_s = t_on > t_off ? t_on : t_off;
+}
+
+int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
+                  ffn_layer_cost *out, ffn_moe_detail *det, ffn_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    memset(det, 0, sizeof *det);
+    const ffn_moe_cfg *c = &m->moe;
+    const uint64_t E = c->n_experts, k = c->top_k;
+    const uint64_t N = run->ep ? run->ep : 1, tp = run->tp ? run->tp : 1;
+    if (E == 0 || k == 0 || k > E)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "MoE top-k %llu is not in [1, %llu]",
+                            (unsigned long long)k, (unsigned long long)E);
+    if (N > E)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "--ep %llu is larger than the %llu experts", (unsigned long long)N,
+                            (unsigned long long)E);
+    if (E % N && !run->moe.ep_uneven)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "--ep %llu does not divide the %llu experts (add --ep-uneven)",
+                            (unsigned long long)N, (unsigned long long)E);
+    if (N > 1 && hw->scaleup.bandwidth_bps <= 0 && hw->scaleout.bandwidth_bps <= 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "--ep %llu needs an interconnect, and hw '%s' has none",
+                            (unsigned long long)N, hw->name);
+    if (c->expert_intermediate % tp)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "--tp %llu does not divide the expert intermediate size %llu",
+                            (unsigned long long)tp, (unsigned long long)c->expert_intermediate);
+    const double ab = ffn_dtype_bytes(run->adtype, 0);
+    /* The router is kept in 16-bit or wider even when experts are quantised. */
+    ffn_dtype rdt = ffn_dtype_bits(run->wdtype) < 16 ? FFN_DT_BF16 : run->wdtype;
+    const double rb = ffn_dtype_bytes(rdt, 0);
+    const ffn_dtype rcdt = ffn_compute_dtype(hw, rdt, run->adtype);
+    const double D = (double)m->hidden, Ed = (double)E, K = (double)k;
+    /* Attention is data-parallel across the EP group: each device routes its T/N tokens. */
+    const uint64_t T_dev = (T + N - 1) / N;
+    const double Td = (double)T_dev;
+    const double cf = run->moe.capacity_factor > 0 ? run->moe.capacity_factor : c->capacity_factor;
+
+    int rc = ffn_moe_routing(E, k, T, N, &run->moe, cf, &det->stats);
+    if (rc)
+        return ffn_diag_set(diag, rc, NULL, 0, 0,
+                            "invalid MoE routing options (histogram length must be %llu, "
+                            "entries >= 0, Zipf exponent finite)",
+                            (unsigned long long)E);
+    const ffn_moe_stats *st = &det->stats;
+    det->experts_per_device = ceil(Ed / (double)N);
+
+    ffn_op op;
+    /* Router: [T_dev, d] x [d, E] logits in fp32, scoring and top-k over E per token. */
+    ffn_op_gemm(&op, hw, "router", T_dev, E, m->hidden, 1, rb, ab, rcdt, 0);
+    op.bytes = op.weight_bytes + Td * D * ab + Td * Ed * 4.0;
+    if (c->shared_gate) { /* Qwen2-MoE: sigmoid gate of the shared expert, a d x 1 GEMV */
+        op.flops += 2.0 * Td * D;
+        op.weight_bytes += D * rb;
+        op.bytes += D * rb;
+    }
+    ffn_op_recost(&op, hw);
+    det->router_s += op.predicted_s;
+    push(out, &op);
+    {
+        /* scoring: softmax 5 FLOPs/logit (max, sub, exp, sum, div) or sigmoid 4; top-k as
+         * E*log2(k+1) comparisons; group-limited routing adds a pass over the groups. */
+        double per = c->scoring == FFN_SCORE_SIGMOID ? 4.0 : 5.0;
+        double fl = Td * Ed * (per + log2(K + 1.0));
+        if (c->n_group > 1) fl += Td * Ed * 2.0;
+        double by = Td * Ed * 4.0 + Td * K * 8.0; /* logits in; (index, weight) pairs out */
+        ffn_op_elem(&op, hw, "score_topk", FFN_OP_ELEMWISE, Td * Ed, fl, by);
+        det->router_s += op.predicted_s;
+        push(out, &op);
+    }
+    /* Dispatch: T_dev*k token copies gathered into expert order (read + write). */
+    ffn_op_elem(&op, hw, "dispatch", FFN_OP_MEMORY, Td * K * D, 0, 2.0 * Td * K * D * ab);
+    det->dispatch_s = op.predicted_s;
+    push(out, &op);
+    if (N > 1) {
+        /* Each device sends its T_dev*k copies minus those for its own experts: the group total
+         * is T*k*d*bytes*(N-1)/N per direction. */
+        double per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
+        det->alltoall_bytes = (double)T * K * D * ab * ((double)N - 1.0) / (double)N;
+        uint64_t dpn = run->moe.devices_per_node ? run->moe.devices_per_node
+                                                 : (hw->devices_per_node ? hw->devices_per_node : N);
+        alltoall(&op, hw, "alltoall_dispatch", per_dev, N, dpn);
+        det->alltoall_s += op.predicted_s;
+        push(out, &op);
+    }
+    /* Experts on the most loaded device: its token copies spread over the experts it has that
+     * were touched; each expert's GEMM is sized by its own tokens (grouped GEMM). */
+    double copies_dev = N > 1 ? st->max_device_load : (double)T * K;
+    if (cf > 0) copies_dev *= 1.0 - st->dropped_fraction;
+    double touched = N > 1 ? st->experts_touched_device : st->experts_touched;
+    if (touched < 1 && copies_dev > 0) touched = 1;
+    const uint64_t fe = c->expert_intermediate / tp;
+    if (copies_dev > 0) {
+        double per_expert = copies_dev / touched;
+        /* The busiest expert sets the pace of a grouped GEMM's last wave; size the per-expert
+         * GEMM by the mean, and let the imbalance show through the device load above. */
+        uint64_t m_exp = (uint64_t)ceil(per_expert);
+        uint64_t inst = (uint64_t)ceil(touched);
+        ffn_layer_cost ex;
+        memset(&ex, 0, sizeof ex);
+        ffn_dense_ops(hw, run, m->hidden, fe, m->act, m->mlp_bias, m_exp, inst, "experts_", &ex);
+        /* Rescale from the rounded grid to the expected counts. */
+        double tok_scale = copies_dev / ((double)m_exp * (double)inst);
+        double w_scale = touched / (double)inst;
+        for (int i = 0; i < ex.n_ops; i++) {
+            ffn_op *e = &ex.ops[i];
+            double act_bytes = e->bytes - e->weight_bytes;
+            e->flops *= tok_scale;
+            e->weight_bytes *= w_scale;
+            e->bytes = e->weight_bytes + act_bytes * tok_scale;
+            ffn_op_recost(e, hw);
+            det->expert_s += e->predicted_s;
+            push(out, e);
+        }
+    }
+    if (c->n_shared && c->shared_intermediate) {
+        ffn_layer_cost sh;
+        memset(&sh, 0, sizeof sh);
+        uint64_t fs = c->n_shared * c->shared_intermediate / tp;
+        ffn_dense_ops(hw, run, m->hidden, fs, m->act, m->mlp_bias, T_dev, 1, "shared_", &sh);
+        for (int i = 0; i < sh.n_ops; i++) {
+            det->shared_s += sh.ops[i].predicted_s;
+            push(out, &sh.ops[i]);
+        }
+    }
+    if (N > 1) {
+        double per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
+        uint64_t dpn = run->moe.devices_per_node ? run->moe.devices_per_node
+                                                 : (hw->devices_per_node ? hw->devices_per_node : N);
+        alltoall(&op, hw, "alltoall_combine", per_dev, N, dpn);
+        det->alltoall_s += op.predicted_s;
+        push(out, &op);
+    }
+    /* Combine: k weighted copies per token summed back in token order. */
+    ffn_op_elem(&op, hw, "combine", FFN_OP_MEMORY, Td * K * D, 2.0 * Td * K * D,
+                Td * K * D * ab + Td * K * 4.0 + Td * D * ab);
+    det->combine_s = op.predicted_s;
+    push(out, &op);
+    if (tp > 1) {
+        ffn_op_allreduce(&op, &hw->scaleup, "allreduce", Td * D * ab, tp);
+        push(out, &op);
+    }
+    const double g = ffn_act_gated(m->act) ? 2.0 : 1.0;
+    det->expert_weight_bytes_device = det->experts_per_device * (g + 1.0) * D * (double)fe *
+                                      ffn_dtype_bytes(run->wdtype, run->group_size);
+    ffn_layer_sum(out, hw);
+    return 0;
+}
