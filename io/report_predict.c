@@ -259,79 +259,90 @@ static const char *cnt(char *buf, size_t n, double v)
 
 int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
 {
-    char a[32], b[32], c[32], d[32], e[32], f[32];
+    char a[32], b[32], c[32], d[32];
     const ffn_model *m = r->model;
     const ffn_params *p = r->params;
     const ffn_hw *hw = r->hw;
-    fprintf(fp, "model  %s: %s params (active %s), FFN %s = %.1f%%, %llu layers",
-            m->name, cnt(a, sizeof a, (double)p->total), cnt(b, sizeof b, (double)p->active),
-            cnt(c, sizeof c, (double)p->ffn), 100.0 * p->ffn_share,
-            (unsigned long long)m->layers);
     uint64_t moe = ffn_model_moe_layers(m);
+    fprintf(fp, "model   %s: %s params", m->name, cnt(a, sizeof a, (double)p->total));
+    if (p->active != p->total) fprintf(fp, ", %s active", cnt(b, sizeof b, (double)p->active));
+    fprintf(fp, "; FFN %s (%.1f%%)\n", cnt(c, sizeof c, (double)p->ffn), 100.0 * p->ffn_share);
+    fprintf(fp, "        %llu layers", (unsigned long long)m->layers);
     if (moe) fprintf(fp, " (%llu MoE)", (unsigned long long)moe);
+    fprintf(fp, ", d %llu, %s", (unsigned long long)m->hidden, ffn_act_name(m->act));
+    if (m->layers > moe) fprintf(fp, " f %llu", (unsigned long long)m->intermediate);
+    if (moe)
+        fprintf(fp, ", %llu experts of %llu, top-%llu", (unsigned long long)m->moe.n_experts,
+                (unsigned long long)m->moe.expert_intermediate,
+                (unsigned long long)m->moe.top_k);
     fputc('\n', fp);
-    fprintf(fp, "device %s: %s memory at %s\n", hw->name,
+    fprintf(fp, "device  %s: %s at %s\n", hw->name,
             fmt(a, sizeof a, hw->mem_capacity_bytes, FFN_UNIT_BYTES),
             fmt(b, sizeof b, hw->mem_bandwidth_bps, FFN_UNIT_BPS));
     for (size_t i = 0; i < r->n_runs; i++) {
         const ffn_result *x = &r->runs[i];
-        fprintf(fp, "\n%s: batch %llu", ffn_phase_name(x->run.phase),
+        fprintf(fp, "\n%-8s batch %llu", ffn_phase_name(x->run.phase),
                 (unsigned long long)x->run.batch);
         if (x->run.phase == FFN_PHASE_PREFILL)
             fprintf(fp, " x seq %llu", (unsigned long long)x->run.seq);
         fprintf(fp, " = %llu tokens/step", (unsigned long long)x->tokens);
         if (x->steps > 1) fprintf(fp, " x %llu chunks", (unsigned long long)x->steps);
-        fprintf(fp, ", W %s A %s -> %s at %s, TP %llu", ffn_dtype_name(x->run.wdtype),
-                ffn_dtype_name(x->run.adtype), ffn_dtype_name(x->compute_dtype),
-                fmt(a, sizeof a, x->peak_flops, FFN_UNIT_FLOPS), (unsigned long long)x->run.tp);
+        if (x->run.tp > 1) fprintf(fp, ", TP %llu", (unsigned long long)x->run.tp);
         if (x->run.ep > 1) fprintf(fp, ", EP %llu", (unsigned long long)x->run.ep);
-        fputc('\n', fp);
-        fprintf(fp, "  FFN, all layers: %s FLOP, %s moved (weights %s), %.3g FLOP/B, %s-bound\n",
+        fprintf(fp, "\n  %-10s W %s, A %s -> %s at %s, %s\n", "dtypes",
+                ffn_dtype_name(x->run.wdtype), ffn_dtype_name(x->run.adtype),
+                ffn_dtype_name(x->compute_dtype), fmt(a, sizeof a, x->peak_flops, FFN_UNIT_FLOPS),
+                x->run.fused ? "fused" : "unfused");
+        fprintf(fp, "  %-10s %s FLOP, %s moved (%s weights), %.3g FLOP/B\n", "work",
                 cnt(a, sizeof a, x->flops), fmt(b, sizeof b, x->bytes, FFN_UNIT_BYTES),
-                fmt(c, sizeof c, x->weight_bytes, FFN_UNIT_BYTES), x->intensity,
-                ffn_bound_name(x->bound));
-        char ridge[32];
-        if (isfinite(x->ridge_tokens))
-            snprintf(ridge, sizeof ridge, "%.0f tokens", x->ridge_tokens);
-        else
-            snprintf(ridge, sizeof ridge, "never");
-        fprintf(fp, "  time: roofline %s, predicted %s", fmt(a, sizeof a, x->roofline_s, FFN_UNIT_TIME),
+                fmt(c, sizeof c, x->weight_bytes, FFN_UNIT_BYTES), x->intensity);
+        fprintf(fp, "  %-10s roofline %s, predicted %s", "time",
+                fmt(a, sizeof a, x->roofline_s, FFN_UNIT_TIME),
                 fmt(b, sizeof b, x->predicted_s, FFN_UNIT_TIME));
         if (x->comm_s > 0) fprintf(fp, " (comm %s)", fmt(c, sizeof c, x->comm_s, FFN_UNIT_TIME));
-        fprintf(fp, "; compute-bound from %s\n", ridge);
-        fprintf(fp, "  activations: inference peak %s/layer; training saved %s (act-recompute %s, "
-                    "full %s)\n",
+        fprintf(fp, ": %s-bound\n", ffn_bound_name(x->bound));
+        if (isfinite(x->ridge_tokens))
+            fprintf(fp, "  %-10s compute-bound from %.0f tokens/step\n", "ridge", x->ridge_tokens);
+        else
+            fprintf(fp, "  %-10s never compute-bound\n", "ridge");
+        fprintf(fp, "  %-10s inference peak %s per layer (%llu tokens)\n", "act. mem",
                 fmt(a, sizeof a, x->mem.infer_peak_bytes, FFN_UNIT_BYTES),
-                fmt(b, sizeof b, x->mem.train_model_bytes, FFN_UNIT_BYTES),
-                fmt(c, sizeof c, x->mem.train_model_actrecomp_bytes, FFN_UNIT_BYTES),
-                fmt(d, sizeof d, x->mem.train_model_fullrecomp_bytes, FFN_UNIT_BYTES));
+                (unsigned long long)x->mem.infer_tokens);
+        fprintf(fp, "  %-10s %s saved; %s with act. recompute; %s full\n", "train mem",
+                fmt(a, sizeof a, x->mem.train_model_bytes, FFN_UNIT_BYTES),
+                fmt(b, sizeof b, x->mem.train_model_actrecomp_bytes, FFN_UNIT_BYTES),
+                fmt(c, sizeof c, x->mem.train_model_fullrecomp_bytes, FFN_UNIT_BYTES));
         if (x->moe_layers) {
             const ffn_moe_detail *md = &x->moe_detail;
-            fprintf(fp, "  MoE layer: %.2f experts touched (%.2f on the busiest device), "
-                        "imbalance %.2f, dropped %.1f%%\n",
-                    md->stats.experts_touched, md->stats.experts_touched_device,
-                    md->stats.imbalance, 100.0 * md->stats.dropped_fraction);
-            fprintf(fp, "    router %s  dispatch %s  experts %s  shared %s  combine %s  "
-                        "all-to-all %s\n",
+            fprintf(fp, "  %-10s %.2f experts touched, %.2f on the busiest device\n", "MoE layer",
+                    md->stats.experts_touched, md->stats.experts_touched_device);
+            fprintf(fp, "  %-10s imbalance %.2f (devices %.2f), dropped %.1f%% (%s)\n", "",
+                    md->stats.imbalance, md->stats.device_imbalance,
+                    100.0 * md->stats.dropped_fraction,
+                    md->stats.monte_carlo ? "simulated" : "closed form");
+            fprintf(fp, "  %-10s router %s, dispatch %s, experts %s\n", "",
                     fmt(a, sizeof a, md->router_s, FFN_UNIT_TIME),
                     fmt(b, sizeof b, md->dispatch_s, FFN_UNIT_TIME),
-                    fmt(c, sizeof c, md->expert_s, FFN_UNIT_TIME),
-                    fmt(d, sizeof d, md->shared_s, FFN_UNIT_TIME),
-                    fmt(e, sizeof e, md->combine_s, FFN_UNIT_TIME),
-                    fmt(f, sizeof f, md->alltoall_s, FFN_UNIT_TIME));
-            fprintf(fp, "    MoE layers: %.1f%% of FFN time\n", 100.0 * md->share_of_ffn);
+                    fmt(c, sizeof c, md->expert_s, FFN_UNIT_TIME));
+            fprintf(fp, "  %-10s shared %s, combine %s, all-to-all %s\n", "",
+                    fmt(a, sizeof a, md->shared_s, FFN_UNIT_TIME),
+                    fmt(b, sizeof b, md->combine_s, FFN_UNIT_TIME),
+                    fmt(c, sizeof c, md->alltoall_s, FFN_UNIT_TIME));
+            fprintf(fp, "  %-10s MoE layers take %.1f%% of the FFN time\n", "",
+                    100.0 * md->share_of_ffn);
         }
         if (!r->per_op) continue;
         for (int which = 0; which < 2; which++) {
             const ffn_layer_cost *lc = which == 0 ? &x->dense : &x->moe;
             uint64_t nl = which == 0 ? x->dense_layers : x->moe_layers;
             if (!nl) continue;
-            fprintf(fp, "  one %s layer (x%llu):\n", which ? "MoE" : "dense", (unsigned long long)nl);
-            fprintf(fp, "    %-20s %8s %9s %7s %-7s %9s %9s\n", "op", "FLOP", "bytes", "FLOP/B",
+            fprintf(fp, "  one %s layer of %llu:\n", which ? "MoE" : "dense",
+                    (unsigned long long)nl);
+            fprintf(fp, "    %-20s %7s %9s %7s %-7s %9s %9s\n", "op", "FLOP", "bytes", "FLOP/B",
                     "bound", "roofline", "predicted");
             for (int k = 0; k < lc->n_ops; k++) {
                 const ffn_op *op = &lc->ops[k];
-                fprintf(fp, "    %-20s %8s %9s %7.3g %-7s %9s %9s\n", op->name,
+                fprintf(fp, "    %-20s %7s %9s %7.3g %-7s %9s %9s\n", op->name,
                         cnt(a, sizeof a, op->flops), fmt(b, sizeof b, op->bytes, FFN_UNIT_BYTES),
                         op->bytes > 0 ? op->flops / op->bytes : 0.0,
                         op->kind == FFN_OP_COMM ? "comm" : ffn_bound_name(op->bound),

@@ -22,36 +22,41 @@ double ffn_moe_coverage_uniform(uint64_t E, uint64_t k, uint64_t T)
 
 /* ---- closed forms: order statistics of Poisson loads ------------------------------------ */
 
-/* CDF of Poisson(lam) at integer x. Exact summation for moderate lam, normal approximation
- * with continuity correction beyond. */
-static double poisson_cdf(double lam, double x)
+/* E[max of n iid standard normals] = integral of z d(Phi(z)^n), on a fine grid. */
+static double emax_std_normal(double n)
 {
-    if (x < 0) return 0;
-    if (lam > 400) return 0.5 * erfc(-((x + 0.5 - lam) / sqrt(lam)) / sqrt(2.0));
-    double p = exp(-lam), c = p;
-    for (double i = 1; i <= x; i++) {
-        p *= lam / i;
-        c += p;
-        if (p < 1e-300 && i > lam) break;
+    if (n <= 1) return 0;
+    double sum = 0, prev = 0;
+    const double lo = -9, hi = 9, h = 0.005;
+    for (double z = lo; z <= hi; z += h) {
+        double F = pow(0.5 * erfc(-(z + h) / sqrt(2.0)), n);
+        sum += (z + 0.5 * h) * (F - prev);
+        prev = F;
     }
-    return c > 1 ? 1 : c;
+    return sum;
 }
 
-/* E[max of n iid Poisson(lam)] = sum_{x>=0} (1 - F(x)^n) (the max is >= x+1 unless all are
- * <= x). Terms far below the mean are 1 and are added in bulk. */
-static double expected_max_poisson(double lam, double n)
+/* E[max of n iid loads] = sum_{x>=0} (1 - F(x)^n) (the max is >= x+1 unless all are <= x)
+ * (David & Nagaraja, Order Statistics, 2003). Loads are Binomial(T, q) when q > 0 (an
+ * expert's exact marginal under uniform top-k routing), else Poisson(mean). Large means use
+ * the normal limit: mean + sd * E[max of n standard normals]. */
+static double expected_max_load(double mean, double var, double n, double T, double q)
 {
-    if (lam <= 0) return 0;
-    if (n <= 1) return lam;
-    double x0 = floor(lam - 12.0 * sqrt(lam) - 10.0);
-    if (x0 < 0) x0 = 0;
-    double sum = x0;
-    double xmax = lam + 14.0 * sqrt(lam) + 40.0 + 5.0 * log(n);
-    for (double x = x0; x <= xmax; x++) {
-        double F = poisson_cdf(lam, x);
+    if (mean <= 0) return 0;
+    if (n <= 1 || var <= 0) return mean;
+    if (mean > 60) return mean + sqrt(var) * emax_std_normal(n);
+    /* pmf by recursion from x = 0 */
+    double p0 = q > 0 ? exp(T * log1p(-q)) : exp(-mean);
+    double pmf = p0, F = 0, sum = 0;
+    double xmax = mean + 14.0 * sqrt(var) + 40.0 + 5.0 * log(n);
+    for (double x = 0; x <= xmax; x++) {
+        F += pmf;
+        if (F > 1) F = 1;
         double t = 1.0 - pow(F, n);
         sum += t;
-        if (t < 1e-12 && x > lam) break;
+        if (t < 1e-13 && x > mean) break;
+        pmf *= q > 0 ? (T - x) / (x + 1) * q / (1 - q) : mean / (x + 1);
+        if (q > 0 && x + 1 > T) break;
     }
     return sum;
 }
@@ -268,16 +273,22 @@ int ffn_moe_routing(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
         int rc = simulate(E, k, T, n_dev, o, cap, out);
         if (rc) return rc;
     } else {
-        /* Closed forms under uniform routing. Loads are approximated as independent
-         * Poisson(T*k/E) (Poissonisation); the expected maximum of n iid loads is
-         * sum_x (1 - F(x)^n) (David & Nagaraja, Order Statistics, 2003). */
+        /* Closed forms under uniform routing: an expert's load is Binomial(T, k/E); a
+         * device's is the sum over its experts, with the hypergeometric variance of k distinct
+         * picks per token. Loads are treated as independent for the maximum. */
         double lam = out->mean_expert_load;
         double e_local = ceil((double)E / (double)n_dev);
+        double q = (double)k / (double)E;
         out->experts_touched = ffn_moe_coverage_uniform(E, k, T);
         out->experts_touched_device = e_local * out->experts_touched / (double)E;
-        out->max_expert_load = expected_max_poisson(lam, (double)E);
-        out->max_device_load =
-            n_dev > 1 ? expected_max_poisson(lam * e_local, (double)n_dev) : copies;
+        out->max_expert_load =
+            q >= 1 ? lam : expected_max_load(lam, (double)T * q * (1 - q), (double)E, (double)T, q);
+        double pd = e_local / (double)E; /* share of experts on one device */
+        double dvar = (double)T * (double)k * pd * (1 - pd) *
+                      (E > 1 ? (double)(E - k) / (double)(E - 1) : 0);
+        out->max_device_load = n_dev > 1 ? expected_max_load(lam * e_local, dvar, (double)n_dev,
+                                                             (double)T, 0)
+                                         : copies;
         out->dropped_fraction = cap > 0 ? expected_overflow_poisson(lam, cap) / lam : 0;
     }
     if (out->max_expert_load < out->mean_expert_load) out->max_expert_load = out->mean_expert_load;

@@ -1,0 +1,276 @@
+/* `ffnroof predict` end to end: the documented JSON for every model on every device, the CSV and
+ * table forms, and bad input (exit code 2, one line naming the problem, nothing half-written).
+ * Runs the built binary. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../io/ydoc.h"
+
+#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+
+static char out_path[256], err_path[256];
+
+static void setup(void)
+{
+    snprintf(out_path, sizeof out_path, "/tmp/ffnroof-test-%d.out", (int)getpid());
+    snprintf(err_path, sizeof err_path, "/tmp/ffnroof-test-%d.err", (int)getpid());
+}
+
+static void teardown(void)
+{
+    unlink(out_path);
+    unlink(err_path);
+}
+
+/* Run `ffnroof ARGS`, stdout and stderr to files; returns the exit code. */
+static int run(const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "FFNROOF_DATA_DIR=%s '%s' %s >%s 2>%s", FFNROOF_SOURCE_DIR, BIN, args,
+             out_path, err_path);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[1 << 20];
+    FILE *fp = fopen(path, "r");
+    if (!fp) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* names of data files in FFNROOF_SOURCE_DIR/<dir>, without .yaml */
+static size_t list(const char *dir, char names[][64], size_t cap)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", FFNROOF_SOURCE_DIR, dir);
+    DIR *d = opendir(path);
+    cr_assert_not_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < cap) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && l - 5 < 64) {
+            memcpy(names[n], e->d_name, l - 5);
+            names[n][l - 5] = '\0';
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static yaml_node_t *need(ffn_ydoc *y, yaml_node_t *map, const char *key, const char *ctx)
+{
+    yaml_node_t *v = ffn_y_get(y, map, key, NULL);
+    cr_assert_not_null(v, "%s: JSON lacks '%s'", ctx, key);
+    return v;
+}
+
+static double num(ffn_ydoc *y, yaml_node_t *map, const char *key, const char *ctx)
+{
+    const char *t = ffn_y_text(need(y, map, key, ctx));
+    cr_assert_not_null(t, "%s: '%s' is not a number", ctx, key);
+    return strtod(t, NULL);
+}
+
+TestSuite(cli_predict, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(cli_predict, json_for_every_model_on_every_device)
+{
+    static char models[64][64], hws[64][64];
+    size_t nm = list("models", models, 64), nh = list("hw", hws, 64);
+    cr_assert_geq(nm, 18);
+    cr_assert_geq(nh, 14);
+    for (size_t i = 0; i < nm; i++)
+        for (size_t j = 0; j < nh; j++) {
+            char args[512], ctx[160];
+            snprintf(ctx, sizeof ctx, "%s on %s", models[i], hws[j]);
+            snprintf(args, sizeof args, "predict --model %s --hw %s --format json --batch 4 --seq 512",
+                     models[i], hws[j]);
+            int rc = run(args);
+            cr_assert_eq(rc, 0, "%s: exit %d: %s", ctx, rc, slurp(err_path));
+            ffn_ydoc y;
+            ffn_diag d;
+            cr_assert_eq(ffn_ydoc_load(&y, out_path, &d), 0, "%s: JSON does not parse: %s", ctx,
+                         d.msg);
+            yaml_node_t *root = ffn_ydoc_root(&y);
+            yaml_node_t *model = need(&y, root, "model", ctx);
+            cr_assert_str_eq(ffn_y_text(need(&y, model, "name", ctx)), models[i]);
+            cr_assert_gt(num(&y, model, "layers", ctx), 0);
+            yaml_node_t *params = need(&y, model, "params", ctx);
+            double total = num(&y, params, "total", ctx), ffn = num(&y, params, "ffn", ctx);
+            double active = num(&y, params, "active", ctx);
+            cr_assert_gt(total, 0);
+            cr_assert_gt(ffn, 0);
+            cr_assert_leq(ffn, total);
+            cr_assert_leq(active, total);
+            num(&y, params, "ffn_active", ctx);
+            num(&y, params, "attention", ctx);
+            num(&y, params, "embedding", ctx);
+            double share = num(&y, params, "ffn_share", ctx);
+            cr_assert(share > 0 && share < 1, "%s: ffn_share %g", ctx, share);
+            yaml_node_t *hw = need(&y, root, "hw", ctx);
+            cr_assert_str_eq(ffn_y_text(need(&y, hw, "name", ctx)), hws[j]);
+            cr_assert_gt(num(&y, hw, "peak_flops", ctx), 0);
+            cr_assert_gt(num(&y, hw, "mem_bandwidth_bps", ctx), 0);
+            yaml_node_t *runs = need(&y, root, "runs", ctx);
+            cr_assert_eq(runs->type, YAML_SEQUENCE_NODE);
+            int n_runs = 0;
+            for (yaml_node_item_t *it = runs->data.sequence.items.start;
+                 it < runs->data.sequence.items.top; it++, n_runs++) {
+                yaml_node_t *r = yaml_document_get_node(&y.doc, *it);
+                const char *phase = ffn_y_text(need(&y, r, "phase", ctx));
+                cr_assert(!strcmp(phase, "prefill") || !strcmp(phase, "decode"));
+                double tokens = num(&y, r, "tokens", ctx);
+                cr_assert_eq(tokens, !strcmp(phase, "prefill") ? 4 * 512 : 4, "%s", ctx);
+                num(&y, r, "batch", ctx);
+                if (!strcmp(phase, "prefill")) cr_assert_eq(num(&y, r, "seq", ctx), 512);
+                yaml_node_t *f = need(&y, r, "ffn", ctx);
+                double flops = num(&y, f, "flops", ctx), bytes = num(&y, f, "bytes", ctx);
+                double wb = num(&y, f, "weight_bytes", ctx);
+                cr_assert_gt(flops, 0);
+                cr_assert_gt(bytes, wb * 0.999);
+                cr_assert_gt(num(&y, f, "intensity", ctx), 0);
+                const char *bound = ffn_y_text(need(&y, f, "bound", ctx));
+                cr_assert(!strcmp(bound, "compute") || !strcmp(bound, "memory") ||
+                          !strcmp(bound, "interconnect"));
+                double roof = num(&y, f, "roofline_s", ctx), pred = num(&y, f, "predicted_s", ctx);
+                cr_assert_gt(roof, 0);
+                cr_assert_geq(pred, roof * 0.999, "%s: predicted %g below roofline %g", ctx, pred,
+                              roof);
+                yaml_node_t *rk;
+                ffn_y_get(&y, f, "ridge_tokens", &rk); /* null when never compute-bound */
+                cr_assert_not_null(rk, "%s: JSON lacks ridge_tokens", ctx);
+                yaml_node_t *ops = need(&y, f, "ops", ctx);
+                cr_assert_eq(ops->type, YAML_SEQUENCE_NODE);
+                cr_assert_gt(ops->data.sequence.items.top - ops->data.sequence.items.start, 1);
+                yaml_node_t *mem = need(&y, r, "memory", ctx);
+                cr_assert_gt(num(&y, mem, "activation_peak_bytes", ctx), 0);
+                cr_assert_gt(num(&y, mem, "training_saved_bytes", ctx), 0);
+            }
+            cr_assert_eq(n_runs, 2);
+            ffn_ydoc_release(&y);
+        }
+}
+
+Test(cli_predict, moe_json_has_breakdown)
+{
+    cr_assert_eq(run("predict --model mixtral-8x7b --hw h100-sxm --phase decode --batch 16 "
+                     "--format json"),
+                 0);
+    ffn_ydoc y;
+    cr_assert_eq(ffn_ydoc_load(&y, out_path, NULL), 0);
+    yaml_node_t *runs = need(&y, ffn_ydoc_root(&y), "runs", "moe");
+    yaml_node_t *r = yaml_document_get_node(&y.doc, runs->data.sequence.items.start[0]);
+    yaml_node_t *moe = need(&y, r, "moe", "moe");
+    const char *keys[] = {"experts_touched", "imbalance", "dropped_fraction", "router_s",
+                          "dispatch_s", "expert_s", "combine_s", "alltoall_s", "share_of_ffn"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) num(&y, moe, keys[i], "moe");
+    double touched = num(&y, moe, "experts_touched", "moe");
+    /* 8 (1 - (6/8)^16) = 7.919... */
+    cr_assert(touched > 7.91 && touched < 7.93, "%g", touched);
+    ffn_ydoc_release(&y);
+}
+
+Test(cli_predict, csv_one_row_per_run)
+{
+    cr_assert_eq(run("predict --model llama2-7b --hw a100-sxm-80gb --batch 1,8,64 --format csv"), 0);
+    char *s = slurp(out_path);
+    cr_assert_eq(count_lines(s), 1 + 6);
+    cr_assert(!strncmp(s, "model,hw,phase,batch", 20));
+}
+
+Test(cli_predict, table_fits_80_columns)
+{
+    cr_assert_eq(run("predict --model deepseek-v3 --hw h200 --ep 8 --ops --batch 64"), 0);
+    char *s = slurp(out_path);
+    int col = 0;
+    for (; *s; s++) {
+        col = *s == '\n' ? 0 : col + 1;
+        cr_assert_leq(col, 80, "a table line is wider than 80 columns");
+    }
+}
+
+Test(cli_predict, help_lists_every_flag_with_default)
+{
+    cr_assert_eq(run("predict --help"), 0);
+    char *s = slurp(out_path);
+    const char *flags[] = {"--hw", "--model", "--phase", "--batch", "--seq", "--chunk", "--dtype",
+                           "--wdtype", "--adtype", "--tp", "--fused", "--unfused", "--format",
+                           "--ep", "--zipf", "--histogram", "--trials", "--seed",
+                           "--capacity-factor"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        cr_assert(strstr(s, flags[i]), "--help does not mention %s", flags[i]);
+}
+
+/* Bad input: exit 2, a single line on stderr containing `want`, nothing on stdout. */
+static void bad(const char *args, const char *want)
+{
+    int rc = run(args);
+    char *e = slurp(err_path);
+    cr_assert_eq(rc, 2, "'%s': exit %d, stderr: %s", args, rc, e);
+    cr_assert(strstr(e, want), "'%s': stderr lacks '%s': %s", args, want, e);
+    struct stat st;
+    cr_assert_eq(stat(out_path, &st), 0);
+    cr_assert_eq(st.st_size, 0, "'%s' wrote to stdout", args);
+}
+
+Test(cli_predict, bad_input)
+{
+    bad("predict --model llama2-7b --hw no-such-gpu", "unknown device 'no-such-gpu'; known:");
+    bad("predict --model no-such-model --hw h100-sxm", "known:");
+    bad("predict --model /nonexistent.yaml --hw h100-sxm", "/nonexistent.yaml: cannot open");
+    bad("predict --model llama2-7b --hw h100-sxm --tp 3", "does not divide");
+    bad("predict --model llama2-7b --hw h100-sxm --dtype fp12", "unknown dtype 'fp12'");
+    bad("predict --model llama2-7b --hw h100-sxm --batch 0", "--batch");
+    bad("predict --model llama2-7b --hw h100-sxm --batch 1,,2", "--batch");
+    bad("predict --model llama2-7b --hw h100-sxm --phase train", "--phase");
+    bad("predict --model llama2-7b --hw h100-sxm --frobnicate", "unknown option");
+    bad("predict --model llama2-7b --hw h100-sxm --ep 2", "has no experts");
+    bad("predict --model mixtral-8x7b --hw h100-sxm --ep 3", "--ep-uneven");
+    bad("predict --model mixtral-8x7b --hw h100-sxm --zipf nan", "--zipf");
+    bad("predict --model mixtral-8x7b --hw h100-sxm --histogram " FFNROOF_TEST_DATA
+        "/hist/short.txt",
+        "has 3 entries");
+    bad("predict --model mixtral-8x7b --hw h100-sxm --histogram " FFNROOF_TEST_DATA
+        "/hist/negative.txt",
+        "negative.txt:2:3:");
+    bad("predict --model " FFNROOF_TEST_DATA "/hf/bad/unsupported.json --hw h100-sxm",
+        "unsupported.json:");
+}
+
+Test(cli_predict, failed_run_leaves_no_output_file)
+{
+    char dst[300];
+    snprintf(dst, sizeof dst, "/tmp/ffnroof-test-%d.json", (int)getpid());
+    unlink(dst);
+    char args[600];
+    snprintf(args, sizeof args, "predict --model llama2-7b --hw h100-sxm --tp 3 --out %s", dst);
+    cr_assert_eq(run(args), 2);
+    struct stat st;
+    cr_assert_neq(stat(dst, &st), 0, "a failed run left %s behind", dst);
+    snprintf(args, sizeof args, "predict --model llama2-7b --hw h100-sxm --format json --out %s",
+             dst);
+    cr_assert_eq(run(args), 0);
+    cr_assert_eq(stat(dst, &st), 0);
+    cr_assert_gt(st.st_size, 100);
+    unlink(dst);
+}

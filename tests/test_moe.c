@@ -1,0 +1,263 @@
+/* MoE routing costs (sim/moe.c): expert coverage, load imbalance, dropped tokens, FLOPs that
+ * scale with top-k, all-to-all volume under expert parallelism, decode weight traffic that
+ * grows with the batch, and rejection of bad routing options. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "ffnroof/sim.h"
+
+static ffn_hw test_hw(void)
+{
+    ffn_hw hw;
+    memset(&hw, 0, sizeof hw);
+    strcpy(hw.name, "test");
+    hw.peak_flops[FFN_DT_BF16] = 1e15;
+    hw.peak_flops[FFN_DT_FP32] = 6e13;
+    hw.mem_bandwidth_bps = 3e12;
+    hw.compute_units = 132;
+    hw.scaleup.bandwidth_bps = 4.5e11;
+    hw.scaleup.latency_s = 2e-6;
+    hw.devices_per_node = 8;
+    return hw;
+}
+
+/* Mixtral-8x7B-shaped: d 4096, 8 experts of 14336, top-2, 32 MoE layers. */
+static ffn_model mixtral_like(uint64_t k)
+{
+    ffn_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "moe");
+    m.hidden = 4096;
+    m.layers = 32;
+    m.vocab = 32000;
+    m.act = FFN_ACT_SWIGLU;
+    m.moe.n_experts = 8;
+    m.moe.top_k = k;
+    m.moe.expert_intermediate = 14336;
+    for (int i = 0; i < 32; i++) m.layer_moe[i] = true;
+    return m;
+}
+
+Test(moe, coverage_closed_form_limits)
+{
+    /* T = 1: exactly k experts; T -> infinity: all E */
+    cr_assert_float_eq(ffn_moe_coverage_uniform(8, 2, 1), 2.0, 1e-12);
+    cr_assert_float_eq(ffn_moe_coverage_uniform(256, 8, 1), 8.0, 1e-9);
+    cr_assert_float_eq(ffn_moe_coverage_uniform(256, 8, 100000), 256.0, 1e-9);
+    /* E(1 - (1 - k/E)^T) at E=8, k=2, T=4: 8(1 - 0.75^4) = 5.46875 */
+    cr_assert_float_eq(ffn_moe_coverage_uniform(8, 2, 4), 5.46875, 1e-12);
+    double prev = 0;
+    for (uint64_t T = 1; T < 200; T++) {
+        double c = ffn_moe_coverage_uniform(64, 6, T);
+        cr_assert_gt(c, prev);
+        cr_assert_leq(c, 64.0);
+        prev = c;
+    }
+}
+
+Test(moe, closed_form_matches_seeded_simulation)
+{
+    static const uint64_t cases[][3] = {{8, 2, 4}, {64, 6, 16}, {256, 8, 32}, {128, 8, 64}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t E = cases[i][0], k = cases[i][1], T = cases[i][2];
+        ffn_moe_opts o;
+        memset(&o, 0, sizeof o);
+        o.trials = 2000;
+        o.seed = 42;
+        ffn_moe_stats sim;
+        cr_assert_eq(ffn_moe_routing(E, k, T, 1, &o, 0, &sim), 0);
+        cr_assert(sim.monte_carlo);
+        double closed = ffn_moe_coverage_uniform(E, k, T);
+        cr_assert(fabs(sim.experts_touched / closed - 1) < 0.01,
+                  "E=%llu k=%llu T=%llu: simulated %.4f vs closed form %.4f",
+                  (unsigned long long)E, (unsigned long long)k, (unsigned long long)T,
+                  sim.experts_touched, closed);
+    }
+}
+
+Test(moe, simulation_is_deterministic)
+{
+    ffn_moe_opts o;
+    memset(&o, 0, sizeof o);
+    o.trials = 50;
+    o.seed = 7;
+    o.zipf_s = 1.2;
+    ffn_moe_stats a, b, c;
+    ffn_moe_routing(64, 4, 100, 8, &o, 1.25, &a);
+    ffn_moe_routing(64, 4, 100, 8, &o, 1.25, &b);
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+    o.seed = 8;
+    ffn_moe_routing(64, 4, 100, 8, &o, 1.25, &c);
+    cr_assert_neq(a.max_expert_load, c.max_expert_load);
+}
+
+Test(moe, imbalance_one_when_balanced_and_grows_with_skew)
+{
+    ffn_moe_stats s;
+    /* every token to every expert: perfectly balanced */
+    cr_assert_eq(ffn_moe_routing(8, 8, 1000, 1, NULL, 0, &s), 0);
+    cr_assert_float_eq(s.imbalance, 1.0, 1e-12);
+    /* uniform routing balances out as T grows */
+    ffn_moe_routing(8, 2, 10000000, 1, NULL, 0, &s);
+    cr_assert_lt(s.imbalance, 1.01);
+    ffn_moe_opts o;
+    memset(&o, 0, sizeof o);
+    o.trials = 64;
+    o.seed = 1;
+    double prev = 0;
+    const double skews[] = {0.0, 0.5, 1.0, 1.5};
+    for (int i = 0; i < 4; i++) {
+        o.zipf_s = skews[i];
+        o.trials = 64;
+        ffn_moe_routing(64, 4, 4096, 1, &o, 0, &s);
+        cr_assert_gt(s.imbalance, prev, "skew %.1f: imbalance %.3f <= %.3f", skews[i],
+                     s.imbalance, prev);
+        prev = s.imbalance;
+    }
+}
+
+Test(moe, dropped_fraction_under_capacity)
+{
+    ffn_moe_opts o;
+    memset(&o, 0, sizeof o);
+    o.zipf_s = 1.0;
+    o.trials = 32;
+    o.seed = 3;
+    ffn_moe_stats s;
+    ffn_moe_routing(16, 2, 2048, 1, &o, 1.0, &s);
+    cr_assert_gt(s.dropped_fraction, 0.05);
+    ffn_moe_routing(16, 2, 2048, 1, &o, 100.0, &s);
+    cr_assert_float_eq(s.dropped_fraction, 0.0, 1e-15);
+    /* uniform closed form: capacity 1.0 still drops the Poisson overflow, 2.0 far less */
+    ffn_moe_stats u1, u2;
+    ffn_moe_routing(16, 2, 2048, 1, NULL, 1.0, &u1);
+    ffn_moe_routing(16, 2, 2048, 1, NULL, 2.0, &u2);
+    cr_assert_gt(u1.dropped_fraction, 0);
+    cr_assert_lt(u2.dropped_fraction, u1.dropped_fraction / 100);
+}
+
+Test(moe, flops_scale_with_topk)
+{
+    ffn_hw hw = test_hw();
+    ffn_run run;
+    ffn_run_default(&run);
+    run.seq = 4096; /* prefill: every expert busy for any k */
+    ffn_result r1, r2;
+    ffn_model m1 = mixtral_like(1), m2 = mixtral_like(2);
+    cr_assert_eq(ffn_predict(&m1, &hw, &run, &r1, NULL), 0);
+    cr_assert_eq(ffn_predict(&m2, &hw, &run, &r2, NULL), 0);
+    double e1 = 0, e2 = 0;
+    for (int i = 0; i < r1.moe.n_ops; i++)
+        if (!strncmp(r1.moe.ops[i].name, "experts_", 8)) e1 += r1.moe.ops[i].flops;
+    for (int i = 0; i < r2.moe.n_ops; i++)
+        if (!strncmp(r2.moe.ops[i].name, "experts_", 8)) e2 += r2.moe.ops[i].flops;
+    cr_assert_float_eq(e2 / e1, 2.0, 1e-9);
+    /* expert GEMM FLOPs = 2 * T*k * d * f * 3 (+ activation) for SwiGLU */
+    double gemm = 2.0 * 4096 * 2 * 4096 * 14336 * 3;
+    cr_assert(fabs(e2 / gemm - 1) < 1e-3, "expert flops %.6g vs %.6g", e2, gemm);
+}
+
+Test(moe, alltoall_bytes_follow_ep)
+{
+    ffn_hw hw = test_hw();
+    ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    run.phase = FFN_PHASE_DECODE;
+    run.batch = 64;
+    ffn_result r;
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+    cr_assert_float_eq(r.moe_detail.alltoall_bytes, 0.0, 1e-15);
+    cr_assert_float_eq(r.moe_detail.alltoall_s, 0.0, 1e-15);
+    const double total = 64.0 * 2 * 4096 * 2; /* T*k*d*bytes */
+    const uint64_t eps[] = {2, 4, 8};
+    for (int i = 0; i < 3; i++) {
+        run.ep = eps[i];
+        cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+        double N = (double)eps[i];
+        cr_assert_float_eq(r.moe_detail.alltoall_bytes, total * (N - 1) / N, 1e-6);
+        cr_assert_gt(r.moe_detail.alltoall_s, 0);
+        cr_assert_float_eq(r.moe_detail.experts_per_device, 8.0 / N, 1e-12);
+    }
+}
+
+Test(moe, decode_weights_grow_with_batch)
+{
+    ffn_hw hw = test_hw();
+    ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    run.phase = FFN_PHASE_DECODE;
+    const double expert = 3.0 * 4096 * 14336 * 2; /* one expert's bf16 weights */
+    double prev = 0;
+    const uint64_t batches[] = {1, 2, 4, 16, 64, 256};
+    for (int i = 0; i < 6; i++) {
+        run.batch = batches[i];
+        ffn_result r;
+        cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+        double w = 0;
+        for (int o = 0; o < r.moe.n_ops; o++)
+            if (!strncmp(r.moe.ops[o].name, "experts_", 8)) w += r.moe.ops[o].weight_bytes;
+        double per_layer = w / expert;
+        if (i == 0) cr_assert(fabs(per_layer - 2.0) < 1e-3, "B=1: %.4f experts", per_layer);
+        cr_assert_geq(per_layer, prev);
+        cr_assert_leq(per_layer, 8.0 + 1e-9);
+        prev = per_layer;
+    }
+    cr_assert_gt(prev, 7.99);
+}
+
+Test(moe, ep_must_divide_unless_uneven)
+{
+    ffn_hw hw = test_hw();
+    ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    run.ep = 3;
+    ffn_result r;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, &d), FFN_EINVAL);
+    cr_assert(strstr(d.msg, "--ep-uneven"), "%s", d.msg);
+    run.moe.ep_uneven = true;
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+    cr_assert_float_eq(r.moe_detail.experts_per_device, 3.0, 1e-12);
+}
+
+Test(moe, bad_routing_options)
+{
+    ffn_moe_stats s;
+    cr_assert_eq(ffn_moe_routing(8, 9, 10, 1, NULL, 0, &s), FFN_EINVAL); /* k > E */
+    cr_assert_eq(ffn_moe_routing(8, 0, 10, 1, NULL, 0, &s), FFN_EINVAL);
+    ffn_moe_opts o;
+    memset(&o, 0, sizeof o);
+    o.zipf_s = NAN;
+    cr_assert_eq(ffn_moe_routing(8, 2, 10, 1, &o, 0, &s), FFN_EINVAL);
+    o.zipf_s = INFINITY;
+    cr_assert_eq(ffn_moe_routing(8, 2, 10, 1, &o, 0, &s), FFN_EINVAL);
+    memset(&o, 0, sizeof o);
+    const double hist[4] = {1, 2, 3, 4};
+    o.popularity = hist;
+    o.n_popularity = 4; /* wrong length for 8 experts */
+    cr_assert_eq(ffn_moe_routing(8, 2, 10, 1, &o, 0, &s), FFN_EINVAL);
+    const double neg[8] = {1, 1, 1, -1, 1, 1, 1, 1};
+    o.popularity = neg;
+    o.n_popularity = 8;
+    cr_assert_eq(ffn_moe_routing(8, 2, 10, 1, &o, 0, &s), FFN_EINVAL);
+}
+
+Test(moe, histogram_routing_follows_popularity)
+{
+    /* all popularity on experts 0 and 1 with k = 2: exactly those two are touched */
+    const double hist[8] = {1, 1, 0, 0, 0, 0, 0, 0};
+    ffn_moe_opts o;
+    memset(&o, 0, sizeof o);
+    o.popularity = hist;
+    o.n_popularity = 8;
+    o.trials = 16;
+    ffn_moe_stats s;
+    cr_assert_eq(ffn_moe_routing(8, 2, 100, 1, &o, 0, &s), 0);
+    cr_assert_float_eq(s.experts_touched, 2.0, 1e-12);
+    cr_assert_float_eq(s.imbalance, 4.0, 1e-12); /* 100 tokens each on 2 of 8: max 100, mean 25 */
+}
