@@ -224,7 +224,7 @@ static double compute_minus_memory(const ffn_model *m, const ffn_hw *hw, const f
 
 /* Smallest token count at which the FFN's ideal compute time reaches its memory time
  * (intensity = peak/bandwidth). Bisection, because MoE weight traffic is not linear in T. */
-static double ridge_tokens(const ffn_model *m, const ffn_hw *hw, const ffn_run *run)
+double ffn_ridge_tokens(const ffn_model *m, const ffn_hw *hw, const ffn_run *run)
 {
     ffn_result *s = &(ffn_result){0};
     const uint64_t hi_limit = (uint64_t)1 << 34;
@@ -297,10 +297,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     double ms = Ld * out->dense.memory_s + Lm * out->moe.memory_s;
     out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
     if (out->comm_s > S * (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
-    out->ridge_tokens = ridge_tokens(m, hw, run);
-    /* ridge_tokens re-costed the layers at other T: restore this run's layers. */
-    rc = cost_layers(m, hw, run, T, out, diag);
-    if (rc) return rc;
+    out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, run);
     if (out->moe_layers && out->predicted_s > 0)
         out->moe_detail.share_of_ffn = S * Lm * out->moe.predicted_s / out->predicted_s;
     ffn_activation_memory(m, run, T, m->layers, &out->mem);

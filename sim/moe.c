@@ -22,18 +22,40 @@ double ffn_moe_coverage_uniform(uint64_t E, uint64_t k, uint64_t T)
 
 /* ---- closed forms: order statistics of Poisson loads ------------------------------------ */
 
-/* E[max of n iid standard normals] = integral of z d(Phi(z)^n), on a fine grid. */
+/* Inverse of the standard normal CDF (Acklam's rational approximation, relative error
+ * < 1.2e-9). */
+static double probit(double p)
+{
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                               -2.759285104469687e+02, 1.383577518672690e+02,
+                               -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                               -1.556989798598866e+02, 6.680131188771972e+01,
+                               -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                               -2.400758277161838e+00, -2.549732539343734e+00,
+                               4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                               2.445134137142996e+00, 3.754408661907416e+00};
+    if (p <= 0) return -INFINITY;
+    if (p >= 1) return INFINITY;
+    if (p < 0.02425) {
+        double q = sqrt(-2 * log(p));
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+               ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    }
+    if (p > 1 - 0.02425) return -probit(1 - p);
+    double q = p - 0.5, r = q * q;
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+/* E[max of n iid standard normals] by Blom's approximation, Phi^-1((n - 0.375)/(n + 0.25))
+ * (Blom 1958; within 1% of the exact value for n >= 8, 4% at n = 2). */
 static double emax_std_normal(double n)
 {
     if (n <= 1) return 0;
-    double sum = 0, prev = 0;
-    const double lo = -9, hi = 9, h = 0.005;
-    for (double z = lo; z <= hi; z += h) {
-        double F = pow(0.5 * erfc(-(z + h) / sqrt(2.0)), n);
-        sum += (z + 0.5 * h) * (F - prev);
-        prev = F;
-    }
-    return sum;
+    return probit((n - 0.375) / (n + 0.25));
 }
 
 /* E[max of n iid loads] = sum_{x>=0} (1 - F(x)^n) (the max is >= x+1 unless all are <= x)
@@ -44,7 +66,7 @@ static double expected_max_load(double mean, double var, double n, double T, dou
 {
     if (mean <= 0) return 0;
     if (n <= 1 || var <= 0) return mean;
-    if (mean > 60) return mean + sqrt(var) * emax_std_normal(n);
+    if (mean > 30) return mean + sqrt(var) * emax_std_normal(n);
     /* pmf by recursion from x = 0 */
     double p0 = q > 0 ? exp(T * log1p(-q)) : exp(-mean);
     double pmf = p0, F = 0, sum = 0;

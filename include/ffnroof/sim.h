@@ -51,6 +51,9 @@ typedef struct ffn_run {
      * 0 = off. */
     uint64_t moc_k;
     ffn_moe_opts moe;
+    /* Leave ridge_tokens NAN instead of searching for it (a sweep computes it once per
+     * configuration with ffn_ridge_tokens(): it does not depend on batch or sequence). */
+    bool skip_ridge;
 } ffn_run;
 
 /* One operation of one FFN layer on one device. */
@@ -181,6 +184,10 @@ int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f
  * the intermediate size, ...) with a message in diag. */
 int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_result *out,
                 ffn_diag *diag);
+
+/* Token count per step at which the FFN's ideal compute time reaches its memory time;
+ * INFINITY if it never does. Independent of run->batch, seq and chunk. */
+double ffn_ridge_tokens(const ffn_model *m, const ffn_hw *hw, const ffn_run *run);
 
 /* Activation memory for T tokens per step (see ffn_act_mem). */
 void ffn_activation_memory(const ffn_model *m, const ffn_run *run, uint64_t T, uint64_t layers,
