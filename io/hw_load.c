@@ -190,9 +190,10 @@ static int load_tiles(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
 
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
-    static const char *const allowed[] = {"compute_max", "compute_half", "memory_max",
-                                          "memory_half", "tiles",        "launch",
-                                          "overlap",     "source",       NULL};
+    static const char *const allowed[] = {"compute_max", "compute_max_by_dtype", "compute_half",
+                                          "memory_max",  "memory_half",  "tiles",
+                                          "launch",      "overlap",      "source",
+                                          NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -200,6 +201,16 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
     int rc = sub_map(y, root, "efficiency", allowed, &m);
     if (rc || !m) return rc;
     rc = fraction(y, m, "compute_max", &e->compute_max);
+    if (!rc) {
+        /* Devices whose dtypes run on different units (AVX-512 fp32 vs AMX bf16) reach
+         * different fractions of their peaks. */
+        static const char *const dts[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4",
+                                          NULL};
+        yaml_node_t *bd = NULL;
+        rc = sub_map(y, m, "compute_max_by_dtype", dts, &bd);
+        for (int d = 0; !rc && bd && d < FFN_DT_COUNT; d++)
+            rc = fraction(y, bd, dts[d], &e->compute_max_dt[d]);
+    }
     if (!rc)
         rc = ffn_y_num(y, m, "compute_half", false, FFN_UNIT_FLOP, 0.0, 1e18,
                        &e->compute_half_flops);

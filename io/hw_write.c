@@ -180,6 +180,8 @@ static void put_link(FILE *f, const char *key, const ffn_link *l, uint32_t devic
 
 static bool eff_is_default(const ffn_eff *e)
 {
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        if (e->compute_max_dt[d] > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
            e->memory_half_bytes == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 &&
            e->overlap_p == 0.0;
@@ -227,6 +229,14 @@ static void write_spec(FILE *f, const ffn_hw *hw)
     if (!eff_is_default(e)) {
         fputs("efficiency:\n", f);
         put_num(f, "  ", "compute_max", e->compute_max, FFN_UNIT_NONE);
+        bool any = false;
+        for (int d = 0; d < FFN_DT_COUNT; d++) any = any || e->compute_max_dt[d] > 0;
+        if (any) {
+            fputs("  compute_max_by_dtype:\n", f);
+            for (int d = 0; d < FFN_DT_COUNT; d++)
+                if (e->compute_max_dt[d] > 0)
+                    put_num(f, "    ", dt[d], e->compute_max_dt[d], FFN_UNIT_NONE);
+        }
         put_num(f, "  ", "compute_half", e->compute_half_flops, FFN_UNIT_FLOP);
         put_num(f, "  ", "memory_max", e->memory_max, FFN_UNIT_NONE);
         put_num(f, "  ", "memory_half", e->memory_half_bytes, FFN_UNIT_BYTES);

@@ -118,24 +118,42 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return b ? (a + b - 1) / b : 0;
 }
 
-double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t instances)
+double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                           uint64_t instances)
 {
     if (hw->eff.n_tiles <= 0 || hw->compute_units == 0 || m == 0 || n == 0) return 1.0;
     if (instances == 0) instances = 1;
+    if (k == 0) k = 1;
+    const double units = (double)hw->compute_units;
     double best = 0.0;
     for (int i = 0; i < hw->eff.n_tiles; i++) {
         uint64_t tm = hw->eff.tiles[i][0], tn = hw->eff.tiles[i][1];
         if (!tm || !tn) continue;
+        /* Skinny GEMMs (decode) get kernels whose row tile shrinks to the rows there are,
+         * down to the 16 rows of a matrix instruction, rather than padding to tm. */
+        if (m < tm) {
+            uint64_t r = 16;
+            while (r < m) r *= 2;
+            if (r < tm) tm = r;
+        }
         /* Tiles of all instances share the machine (grouped GEMM); a padded tile costs as much
          * as a full one, and the last wave runs partly empty. */
-        uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * instances;
-        uint64_t waves = ceil_div(tiles, hw->compute_units);
-        double useful = (double)m * (double)n * (double)instances;
-        double paid = (double)waves * (double)hw->compute_units * (double)tm * (double)tn;
+        double tiles = (double)ceil_div(m, tm) * (double)ceil_div(n, tn) * (double)instances;
+        /* Too few tiles to fill the units: the library splits the reduction (split-K), each
+         * split at least 256 deep. */
+        double splits = 1;
+        if (tiles < units) {
+            double room = floor(units / tiles), depth = floor((double)k / 256.0);
+            splits = room < depth ? room : depth;
+            if (splits < 1) splits = 1;
+        }
+        double waves = ceil(tiles * splits / units);
+        double useful = (double)m * (double)n * (double)k * (double)instances;
+        double paid = waves * units * (double)tm * (double)tn * ceil((double)k / splits);
         double e = useful / paid;
         if (e > best) best = e;
     }
-    return best > 0 ? best : 1.0;
+    return best > 0 ? (best < 1.0 ? best : 1.0) : 1.0;
 }
 
 /* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none). */
@@ -155,12 +173,13 @@ static double ramp(double size, double half)
 double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
                           uint64_t instances, double flops, double bytes, ffn_dtype cdt)
 {
-    (void)k;
     if (flops <= 0 && bytes <= 0) return 0;
     const ffn_eff *e = &hw->eff;
-    double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
+    double cmax = e->compute_max_dt[cdt] > 0 ? e->compute_max_dt[cdt]
+                  : e->compute_max > 0       ? e->compute_max
+                                             : 1.0;
     double mmax = e->memory_max > 0 ? e->memory_max : 1.0;
-    double wave = ffn_wave_efficiency(hw, m, n, instances);
+    double wave = ffn_wave_efficiency(hw, m, n, k, instances);
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * ramp(flops, e->compute_half_flops));
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
     return e->launch_s + pnorm(tc, tm, e->overlap_p);

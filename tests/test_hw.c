@@ -180,6 +180,19 @@ Test(hw, h100_sxm_values)
     cr_expect_eq(hw.tdp_w, 700.0);
 }
 
+Test(hw, compute_max_by_dtype)
+{
+    /* the Xeon's AMX dtypes reach a different fraction of peak than its AVX-512 fp32 */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hw/xeon-8480.yaml", FFNROOF_SOURCE_DIR);
+    ffn_hw hw;
+    ffn_diag d;
+    cr_assert_eq(ffn_hw_load(path, &hw, &d), 0, "%s", d.msg);
+    cr_expect_float_eq(hw.eff.compute_max, 0.85, 1e-12);
+    cr_expect_float_eq(hw.eff.compute_max_dt[FFN_DT_BF16], 0.33, 1e-12);
+    cr_expect_float_eq(hw.eff.compute_max_dt[FFN_DT_FP32], 0.0, 0);
+}
+
 Test(hw, kind_names)
 {
     cr_expect_str_eq(ffn_hw_kind_name(FFN_HW_GPU), "gpu");
@@ -237,6 +250,7 @@ static const bad_case bad_cases[] = {
     {"zero_devices.yaml", FFN_ERANGE, 16, 21, "'devices_per_node' = 0 is out of range"},
     {"bad_tdp.yaml", FFN_ERANGE, 14, 8, "'tdp' = 700 kW is out of range"},
     {"derived_map.yaml", FFN_ESCHEMA, 15, 5, "each 'derived' entry must be text"},
+    {"bad_compute_max_dtype.yaml", FFN_ESCHEMA, 15, 37, "unknown key 'fp64'"},
 };
 
 Test(hw, bad_input_points_at_the_culprit)

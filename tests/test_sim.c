@@ -244,10 +244,19 @@ Test(sim, wave_quantization)
     hw.eff.tiles[0][0] = 128;
     hw.eff.tiles[0][1] = 128;
     /* 512 x 12288: 4 x 96 = 384 tiles on 108 units -> 4 waves of 108: 384/432 */
-    close_rel(ffn_wave_efficiency(&hw, 512, 12288, 1), 384.0 / 432.0, 1e-12);
-    /* a padded tile costs a full one: 64 x 128 on one unit = 0.5 */
+    close_rel(ffn_wave_efficiency(&hw, 512, 12288, 4096, 1), 384.0 / 432.0, 1e-12);
+    /* a padded tile costs a full one: 200 rows in two 128-row tiles on one unit = 200/256 */
     hw.compute_units = 1;
-    close_rel(ffn_wave_efficiency(&hw, 64, 128, 1), 0.5, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 200, 128, 4096, 1), 200.0 / 256.0, 1e-12);
+    /* skinny: 1 row runs in a 16-row tile, not a 128-row one */
+    close_rel(ffn_wave_efficiency(&hw, 1, 128, 4096, 1), 1.0 / 16.0, 1e-12);
+    /* too few tiles: split-K fills the units. 1 x 128 x 4096 on 8 units: 1 tile, split 8 ways
+     * (4096/256 = 16 >= 8), one wave, each split 512 deep: useful 1*128*4096 over
+     * 8 * 16*128*512 paid = 1/16 */
+    hw.compute_units = 8;
+    close_rel(ffn_wave_efficiency(&hw, 1, 128, 4096, 1), 1.0 / 16.0, 1e-12);
+    /* without split-K the same GEMM would use 1 of 8 units: 1/128 */
+    close_rel(ffn_wave_efficiency(&hw, 1, 128, 128, 1), 1.0 / 128.0, 1e-12);
 }
 
 Test(sim, efficiency_model_terms)

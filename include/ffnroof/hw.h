@@ -32,10 +32,12 @@ typedef struct ffn_link {
  * bytes B on a tile grid of `tiles` tiles takes
  *   t = launch_s + pnorm_p( F / (peak * compute_max * wave_eff * F/(F+compute_half_flops)),
  *                           B / (bw * memory_max * B/(B+memory_half_bytes)) )
- * where wave_eff = tiles / (ceil(tiles/compute_units) * compute_units) for the best tile shape
- * in tiles[], and pnorm_p(a,b) = (a^p + b^p)^(1/p) (p = 0 means max(a,b)). */
+ * where wave_eff is the useful share of the work paid for on the best tile shape in tiles[]
+ * (padding to whole tiles, a partly empty last wave, split-K when there are fewer tiles than
+ * units; docs/model.md), and pnorm_p(a,b) = (a^p + b^p)^(1/p) (p = 0 means max(a,b)). */
 typedef struct ffn_eff {
     double compute_max;        /* fraction of peak reached by large, well-shaped GEMMs, (0,1] */
+    double compute_max_dt[FFN_DT_COUNT]; /* per compute dtype where it differs; 0 = compute_max */
     double compute_half_flops; /* op size at which the size ramp halves efficiency; 0 = off */
     double memory_max;         /* fraction of peak bandwidth reached by large transfers, (0,1] */
     double memory_half_bytes;  /* transfer size at which the ramp halves bandwidth; 0 = off */
