@@ -293,7 +293,7 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                 ffn_dtype_name(x->run.wdtype), ffn_dtype_name(x->run.adtype),
                 ffn_dtype_name(x->compute_dtype), fmt(a, sizeof a, x->peak_flops, FFN_UNIT_FLOPS),
                 x->run.fused ? "fused" : "unfused");
-        fprintf(fp, "  %-10s %s FLOP, %s moved (%s weights), %.3g FLOP/B\n", "work",
+        fprintf(fp, "  %-10s %s FLOP, %s moved (%s weights), %.4g FLOP/B\n", "work",
                 cnt(a, sizeof a, x->flops), fmt(b, sizeof b, x->bytes, FFN_UNIT_BYTES),
                 fmt(c, sizeof c, x->weight_bytes, FFN_UNIT_BYTES), x->intensity);
         fprintf(fp, "  %-10s roofline %s, predicted %s", "time",
