@@ -192,8 +192,8 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
     static const char *const allowed[] = {"compute_max", "compute_max_by_dtype", "compute_half",
                                           "memory_max",  "memory_half",  "tiles",
-                                          "launch",      "overlap",      "source",
-                                          NULL};
+                                          "launch",      "harness",      "overlap",
+                                          "source",      NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -220,6 +220,7 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
             ffn_y_num(y, m, "memory_half", false, FFN_UNIT_BYTES, 0.0, 1e15, &e->memory_half_bytes);
     if (!rc) rc = load_tiles(y, m, e);
     if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
+    if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
     if (!rc) {
         yaml_node_t *v = ffn_y_get(y, m, "overlap", NULL);
         if (v) {
@@ -231,9 +232,10 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
         }
     }
     if (!rc) {
-        /* Kept in the document only, but it must be text. */
-        char tmp[1024];
-        rc = ffn_y_str(y, m, "source", false, tmp, sizeof tmp);
+        /* Kept in the document only (any length), but it must be text. */
+        yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
+        if (src && !ffn_y_text(src))
+            rc = ffn_y_error(y, src, FFN_ESCHEMA, "'source' must be text");
     }
     return rc;
 }

@@ -183,7 +183,7 @@ static bool eff_is_default(const ffn_eff *e)
     for (int d = 0; d < FFN_DT_COUNT; d++)
         if (e->compute_max_dt[d] > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
-           e->memory_half_bytes == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 &&
+           e->memory_half_bytes == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 && e->harness_s == 0.0 &&
            e->overlap_p == 0.0;
 }
 
@@ -245,6 +245,7 @@ static void write_spec(FILE *f, const ffn_hw *hw)
             fprintf(f, "%s[%u, %u]", i ? ", " : "", e->tiles[i][0], e->tiles[i][1]);
         fputs("]\n", f);
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
+        if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);
     }
     if (hw->tdp_w > 0) {

@@ -20,13 +20,13 @@ double ffn_fit_point_predict(const ffn_hw *hw, const ffn_fit_point *p)
         memset(&c, 0, sizeof c);
         ffn_dense_ops(hw, &run, p->k, p->f, p->act, false, p->m, 1, "", &c);
         ffn_layer_sum(&c, hw);
-        return c.predicted_s;
+        return c.predicted_s + hw->eff.harness_s * c.n_ops;
     }
     ffn_op op;
     ffn_dtype cdt = ffn_compute_dtype(hw, p->wdtype, p->adtype);
     ffn_op_gemm(&op, hw, "gemm", p->m, p->n, p->k, 1, ffn_dtype_bytes(p->wdtype, 0),
                 ffn_dtype_bytes(p->adtype, 0), cdt, 0);
-    return op.predicted_s;
+    return op.predicted_s + hw->eff.harness_s;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -61,7 +61,8 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
 }
 
 /* Parameter vector <-> efficiency: x[0] logit(compute_max), x[1] logit(memory_max),
- * x[2] log(launch_s), x[3] log(overlap_p - 1), x[4] log(compute_half), x[5] log(memory_half). */
+ * x[2] log(launch_s or harness_s), x[3] log(overlap_p - 1), x[4] log(compute_half),
+ * x[5] log(memory_half). */
 typedef struct fit_ctx {
     ffn_hw hw;
     const ffn_fit_point *pts;
@@ -80,6 +81,7 @@ static void apply(fit_ctx *c, const double *x)
     e->compute_max = 0.05 + 0.95 * sigmoid(x[0]);
     e->memory_max = 0.05 + 0.95 * sigmoid(x[1]);
     if (c->flags & FFN_FIT_LAUNCH) e->launch_s = exp(x[2]);
+    else if (c->flags & FFN_FIT_HARNESS) e->harness_s = exp(x[2]);
     if (c->flags & FFN_FIT_OVERLAP) e->overlap_p = 1.0 + exp(x[3]);
     if (c->flags & FFN_FIT_COMPUTE_RAMP) e->compute_half_flops = exp(x[4]);
     if (c->flags & FFN_FIT_MEMORY_RAMP) e->memory_half_bytes = exp(x[5]);
@@ -170,6 +172,8 @@ int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned f
                 ffn_eff *out)
 {
     if (!hw || !pts || !out || n == 0) return FFN_EINVAL;
+    /* launch and harness are one constant to the data: fit one of them */
+    if ((flags & FFN_FIT_LAUNCH) && (flags & FFN_FIT_HARNESS)) return FFN_EINVAL;
     for (size_t i = 0; i < n; i++)
         if (!(pts[i].time_s > 0) || !isfinite(pts[i].time_s) || pts[i].m == 0 || pts[i].k == 0 ||
             (pts[i].n == 0 && pts[i].f == 0))

@@ -28,12 +28,14 @@ typedef struct ffn_fit_summary {
 
 enum {
     FFN_FIT_LAUNCH = 1u << 0,       /* fit launch_s (else keep hw's) */
+    FFN_FIT_HARNESS = 1u << 4,      /* fit harness_s: the measuring harness's per-call cost */
     FFN_FIT_OVERLAP = 1u << 1,      /* fit overlap_p (else keep hw's) */
     FFN_FIT_COMPUTE_RAMP = 1u << 2, /* fit compute_half_flops */
     FFN_FIT_MEMORY_RAMP = 1u << 3,  /* fit memory_half_bytes */
 };
 
-/* The model's prediction for one point on hw. */
+/* The model's prediction for one point on hw, as the harness measured it: the device time
+ * plus hw->eff.harness_s. */
 double ffn_fit_point_predict(const ffn_hw *hw, const ffn_fit_point *p);
 /* Signed relative error of each point (err[n], caller memory) and their summary. */
 void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double *err,

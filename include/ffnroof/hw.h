@@ -43,7 +43,11 @@ typedef struct ffn_eff {
     double memory_half_bytes;  /* transfer size at which the ramp halves bandwidth; 0 = off */
     uint32_t tiles[FFN_HW_MAX_TILES][2]; /* GEMM output tiles (rows x cols) the library picks */
     int n_tiles;                         /* 0 = no wave quantization */
-    double launch_s;                     /* fixed cost per kernel launch */
+    double launch_s;                     /* fixed device-side cost per kernel */
+    /* Per-call overhead of the harness that measured the data the parameters were fitted to
+     * (host-side timing, framework dispatch). Not device time: predictions leave it out, the
+     * fit adds it back to compare with its measurements. */
+    double harness_s;
     double overlap_p;                    /* p of the p-norm; 0 = max (perfect overlap) */
 } ffn_eff;
 
