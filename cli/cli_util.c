@@ -177,7 +177,9 @@ const char *ffn_cli_data_dir(const char *kind, char *buf, size_t n)
             snprintf(exe_share, sizeof exe_share, "%s/../share/ffnroof", exe);
         }
     }
-    const char *roots[] = {env, FFNROOF_SOURCE_DIR, FFNROOF_DATA_INSTALL_DIR, exe_share};
+    /* An installed binary finds the data installed beside it before the source tree it was
+     * built from; a binary in a build tree has no ../share/ffnroof and uses the source tree. */
+    const char *roots[] = {env, exe_share, FFNROOF_DATA_INSTALL_DIR, FFNROOF_SOURCE_DIR};
     for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
         if (!roots[i] || !roots[i][0]) continue;
         snprintf(buf, n, "%s/%s", roots[i], kind);
