@@ -1,0 +1,239 @@
+/* Memory-bandwidth sweep: for working sets from L1-sized to beyond the last-level cache, time a
+ * streaming kernel (read-only, copy, triad, and their non-temporal-store variants) on a pinned
+ * thread team. Each thread allocates and first-touches its own slice (so pages land on its NUMA
+ * node), and all threads start each timed sample together behind a barrier; a sample repeats the
+ * kernel enough times to move about sample_bytes, so small working sets are not dominated by the
+ * barrier. The best sample of each point is the bandwidth roof at that size (ERT/likwid practice);
+ * the median is kept for noise. Byte counts follow STREAM (explicit traffic only). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "ffnroof/measure.h"
+#include "internal.h"
+
+static const char *const g_bw_names[FFN_BW_COUNT] = {"read", "copy", "triad", "copy_nt",
+                                                     "triad_nt"};
+static const char *const g_bw_kinds[FFN_BW_COUNT] = {"read-only", "read-write", "read-write", "nt",
+                                                     "nt"};
+static const int g_bw_arrays[FFN_BW_COUNT] = {1, 2, 3, 2, 3};
+static const double g_bw_bytes_per_elem[FFN_BW_COUNT] = {4, 8, 12, 8, 12};
+
+const char *ffn_bw_kernel_name(ffn_bw_kernel k)
+{
+    return (unsigned)k < FFN_BW_COUNT ? g_bw_names[k] : NULL;
+}
+
+const char *ffn_bw_kernel_kind(ffn_bw_kernel k)
+{
+    return (unsigned)k < FFN_BW_COUNT ? g_bw_kinds[k] : NULL;
+}
+
+static void pick_kernels(ffn__bw_kernels *k)
+{
+    ffn__bw_portable_kernels(k);
+#if defined(FFN_MEASURE_HAVE_X86)
+    if (ffn_cpu_caps_get()->avx512f) ffn__bw_avx512_kernels(k);
+#endif
+}
+
+bool ffn_bw_kernel_available(ffn_bw_kernel k)
+{
+    if ((unsigned)k >= FFN_BW_COUNT) return false;
+    ffn__bw_kernels ks;
+    pick_kernels(&ks);
+    if (k == FFN_BW_COPY_NT) return ks.copy_nt != NULL;
+    if (k == FFN_BW_TRIAD_NT) return ks.triad_nt != NULL;
+    return true;
+}
+
+#define MAX_SAMPLES 1000
+
+typedef struct sweep {
+    ffn_bw_sweep_opts o;
+    ffn__bw_kernels k;
+    size_t n_points;
+    size_t n_done;   /* points finished (written by thread 0) */
+    size_t *elems;   /* per thread per array, for each point */
+    uint64_t *inner; /* kernel calls per sample, for each point */
+    size_t max_elems;
+    ffn_bw_point *pts;
+    pthread_barrier_t bar;
+    volatile int failed; /* a thread could not allocate */
+    volatile int go;     /* another sample of the current point */
+    volatile int stop;   /* the hook asked to stop */
+    double t0;
+    double samples[MAX_SAMPLES];
+    size_t n_samples;
+    double point_start;
+    volatile double sink;
+} sweep;
+
+static float *alloc_array(size_t elems)
+{
+    const size_t bytes = elems * sizeof(float);
+    /* 2 MiB alignment for large arrays lets transparent huge pages back them (fewer TLB misses,
+     * which would otherwise show up as a bandwidth drop unrelated to the caches) */
+    const size_t align = bytes >= ((size_t)4 << 20) ? ((size_t)2 << 20) : 4096;
+    void *p = NULL;
+    if (posix_memalign(&p, align, bytes) != 0) return NULL;
+#if defined(MADV_HUGEPAGE)
+    if (align > 4096) (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    float *f = p;
+    for (size_t i = 0; i < elems; i++) /* first touch by the owning thread */
+        f[i] = 1.0f + (float)(i & 7) * 0.125f;
+    return f;
+}
+
+static double run_kernel(const sweep *s, float *a, float *b, float *c, size_t n)
+{
+    switch (s->o.kernel) {
+    case FFN_BW_READ:
+        return s->k.read(a, n);
+    case FFN_BW_COPY:
+        return s->k.copy(b, a, n);
+    case FFN_BW_TRIAD:
+        return s->k.triad(a, b, c, 0.5f, n);
+    case FFN_BW_COPY_NT:
+        return s->k.copy_nt(b, a, n);
+    case FFN_BW_TRIAD_NT:
+        return s->k.triad_nt(a, b, c, 0.5f, n);
+    default:
+        return 0;
+    }
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void sweep_worker(void *arg, int tid, int nthreads)
+{
+    sweep *s = arg;
+    const int na = g_bw_arrays[s->o.kernel];
+    float *arr[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < na; i++) {
+        arr[i] = alloc_array(s->max_elems);
+        if (!arr[i]) s->failed = 1;
+    }
+    pthread_barrier_wait(&s->bar);
+    double sink = 0;
+    if (s->failed) goto out;
+    for (size_t p = 0; p < s->n_points; p++) {
+        const size_t n = s->elems[p];
+        const uint64_t inner = s->inner[p];
+        if (tid == 0) {
+            s->n_samples = 0;
+            s->point_start = ffn_time_now_s();
+        }
+        for (;;) {
+            pthread_barrier_wait(&s->bar);
+            if (tid == 0) s->t0 = ffn_time_now_s();
+            for (uint64_t r = 0; r < inner; r++)
+                sink += run_kernel(s, arr[0], arr[1], arr[2], n);
+            pthread_barrier_wait(&s->bar);
+            if (tid == 0) {
+                const double now = ffn_time_now_s();
+                s->samples[s->n_samples++] = now - s->t0;
+                s->go = s->n_samples < MAX_SAMPLES &&
+                        (s->n_samples < 3 || now - s->point_start < s->o.point_s);
+            }
+            pthread_barrier_wait(&s->bar);
+            if (!s->go) break;
+        }
+        if (tid == 0) {
+            const double bytes =
+                g_bw_bytes_per_elem[s->o.kernel] * (double)n * (double)nthreads * (double)inner;
+            qsort(s->samples, s->n_samples, sizeof s->samples[0], cmp_d);
+            ffn_bw_point *pt = &s->pts[p];
+            pt->kernel = s->o.kernel;
+            pt->threads = nthreads;
+            pt->size_bytes = (double)na * 4.0 * (double)n * (double)nthreads;
+            pt->bytes_per_s = bytes / s->samples[0];
+            pt->median_bytes_per_s =
+                bytes / ffn_stats_quantile_sorted(s->samples, s->n_samples, 0.5);
+            pt->samples = s->n_samples;
+            s->n_done = p + 1;
+            if (s->o.hook && s->o.hook(s->o.user, (double)(p + 1) / (double)s->n_points) != 0)
+                s->stop = 1;
+        }
+        pthread_barrier_wait(&s->bar);
+        if (s->stop) break;
+    }
+out:
+    if (tid == 0) s->sink = sink;
+    for (int i = 0; i < na; i++)
+        free(arr[i]);
+}
+
+int ffn_bw_sweep(const ffn_bw_sweep_opts *opts, ffn_bw_point *pts, size_t cap, size_t *n_out)
+{
+    if (!opts || !pts || !n_out || cap == 0) return FFN_EINVAL;
+    *n_out = 0;
+    sweep *s = calloc(1, sizeof *s);
+    if (!s) return FFN_ENOMEM;
+    s->o = *opts;
+    ffn_bw_sweep_opts *o = &s->o;
+    int rc = 0;
+    if ((unsigned)o->kernel >= FFN_BW_COUNT || o->threads < 1 || o->threads > 1024) {
+        rc = FFN_EINVAL;
+        goto done;
+    }
+    if (!ffn_bw_kernel_available(o->kernel)) {
+        rc = FFN_EUNSUPPORTED;
+        goto done;
+    }
+    if (!(o->min_bytes > 0)) o->min_bytes = 16384;
+    if (!(o->max_bytes > 0)) o->max_bytes = 256.0 * 1024 * 1024;
+    if (o->max_bytes < o->min_bytes) o->max_bytes = o->min_bytes;
+    if (o->points_per_octave <= 0) o->points_per_octave = 2;
+    if (!(o->point_s > 0)) o->point_s = 0.05;
+    if (!(o->sample_bytes > 0)) o->sample_bytes = 16.0 * 1024 * 1024;
+    pick_kernels(&s->k);
+
+    const int na = g_bw_arrays[o->kernel];
+    const double unit = (double)na * 4.0 * FFN__BW_ALIGN_ELEMS * o->threads;
+    const size_t max_pts = (size_t)(log2(o->max_bytes / o->min_bytes) * o->points_per_octave) + 2;
+    s->elems = calloc(max_pts, sizeof *s->elems);
+    s->inner = calloc(max_pts, sizeof *s->inner);
+    if (!s->elems || !s->inner) {
+        rc = FFN_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < max_pts && s->n_points < cap; i++) {
+        const double want = o->min_bytes * pow(2.0, (double)i / o->points_per_octave);
+        if (want > o->max_bytes * 1.0001) break;
+        const double units = fmax(1.0, floor(want / unit));
+        const size_t n = (size_t)units * FFN__BW_ALIGN_ELEMS;
+        if (s->n_points > 0 && s->elems[s->n_points - 1] == n)
+            continue; /* rounding merged two sizes */
+        const double traffic = g_bw_bytes_per_elem[o->kernel] * (double)n * o->threads;
+        s->elems[s->n_points] = n;
+        s->inner[s->n_points] = (uint64_t)fmax(1.0, ceil(o->sample_bytes / traffic));
+        if (n > s->max_elems) s->max_elems = n;
+        s->n_points++;
+    }
+    s->pts = pts;
+    if (pthread_barrier_init(&s->bar, NULL, (unsigned)o->threads) != 0) {
+        rc = FFN_ENOMEM;
+        goto done;
+    }
+    rc = ffn__team_run(o->threads, sweep_worker, s);
+    pthread_barrier_destroy(&s->bar);
+    if (rc == 0 && s->failed) rc = FFN_ENOMEM;
+    if (rc == 0) {
+        *n_out = s->n_done;
+        if (s->stop) rc = FFN_EINTERRUPTED;
+    }
+done:
+    free(s->elems);
+    free(s->inner);
+    free(s);
+    return rc;
+}

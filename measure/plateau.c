@@ -1,0 +1,146 @@
+/* Cache levels from a bandwidth-vs-working-set curve, the way the Empirical Roofline Toolkit's
+ * summary script does it (ERT 1.1.0, Scripts/summary.py; see docs reference "Roofline tools"):
+ * smooth the curve, cluster consecutive points into +-5 % bins, treat a cluster with enough points
+ * as a plateau, and accept a plateau as a new level only if it is at least 15 % below the level
+ * before it; the levels are named L1, L2, ... and the last one DRAM.
+ * Two guards against noise that ERT's clean runs do not need: a plateau within +bin_rel above the
+ * previous level continues it, and a longer plateau above a short previous level (but still a
+ * drop from the level before) replaces it, since a short low stretch is a dip, not a level.
+ * On top of ERT we estimate each level's capacity: the working-set size at which the smoothed
+ * curve has fallen halfway (geometric mean) from this level's bandwidth to the next one's,
+ * interpolated in log size. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/measure.h"
+
+static int cmp_d(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median_range(const double *v, size_t lo, size_t hi, double *tmp)
+{
+    const size_t n = hi - lo + 1;
+    memcpy(tmp, v + lo, n * sizeof *tmp);
+    qsort(tmp, n, sizeof *tmp, cmp_d);
+    return ffn_stats_quantile_sorted(tmp, n, 0.5);
+}
+
+typedef struct cluster {
+    size_t lo, hi; /* indices, inclusive */
+} cluster;
+
+int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn_plateau_opts *opts,
+                       ffn_level *levels, int cap, int *n_levels)
+{
+    if (!size || !bw || n == 0 || !levels || cap <= 0 || !n_levels) return FFN_EINVAL;
+    *n_levels = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(bw[i] > 0) || !isfinite(bw[i]) || !(size[i] > 0) || (i > 0 && size[i] < size[i - 1]))
+            return FFN_EINVAL;
+    }
+    ffn_plateau_opts o = {0.05, 0.15, 3, 3};
+    if (opts) {
+        if (opts->bin_rel > 0) o.bin_rel = opts->bin_rel;
+        if (opts->drop_rel > 0) o.drop_rel = opts->drop_rel;
+        if (opts->smooth > 0) o.smooth = opts->smooth | 1;
+        if (opts->min_points > 0) o.min_points = opts->min_points;
+    }
+    double *sm = malloc(n * sizeof *sm);
+    double *tmp = malloc(n * sizeof *tmp);
+    cluster *cl = malloc(n * sizeof *cl);
+    int rc = 0;
+    if (!sm || !tmp || !cl) {
+        rc = FFN_ENOMEM;
+        goto done;
+    }
+    /* 1. moving median (window shrinks at the ends) */
+    const size_t half = (size_t)o.smooth / 2;
+    for (size_t i = 0; i < n; i++) {
+        const size_t lo = i >= half ? i - half : 0;
+        const size_t hi = i + half < n ? i + half : n - 1;
+        sm[i] = median_range(bw, lo, hi, tmp);
+    }
+    /* 2. cluster consecutive points within +-bin_rel of the cluster's median */
+    size_t nc = 0;
+    cl[0] = (cluster){0, 0};
+    nc = 1;
+    for (size_t i = 1; i < n; i++) {
+        cluster *c = &cl[nc - 1];
+        const double ref = median_range(sm, c->lo, c->hi, tmp);
+        if (fabs(sm[i] - ref) <= o.bin_rel * ref)
+            c->hi = i;
+        else
+            cl[nc++] = (cluster){i, i};
+    }
+    /* 3./4. plateaus -> levels */
+    int nl = 0;
+    size_t last_hi[FFN_MAX_LEVELS + 1], first_lo[FFN_MAX_LEVELS + 1];
+    for (size_t k = 0; k < nc; k++) {
+        const cluster *c = &cl[k];
+        if ((int)(c->hi - c->lo + 1) < o.min_points) continue;
+        const double b = median_range(bw, c->lo, c->hi, tmp);
+        const int npts = (int)(c->hi - c->lo + 1);
+        if (nl > 0) {
+            ffn_level *prev = &levels[nl - 1];
+            if (b > prev->bandwidth_bps * (1.0 - o.drop_rel)) {
+                if (b <= prev->bandwidth_bps * (1.0 + o.bin_rel)) {
+                    /* not a new level: the previous one continues after a blip */
+                    prev->last_bytes = size[c->hi];
+                    prev->n_points += npts;
+                    last_hi[nl - 1] = c->hi;
+                } else if (nl >= 2 && b <= levels[nl - 2].bandwidth_bps * (1.0 - o.drop_rel) &&
+                           npts > prev->n_points) {
+                    /* higher than the previous level yet clearly below the one before, and
+                     * longer: the previous "level" was a dip (noise), this is the real one */
+                    prev->bandwidth_bps = b;
+                    prev->first_bytes = size[c->lo];
+                    prev->last_bytes = size[c->hi];
+                    prev->n_points = npts;
+                    first_lo[nl - 1] = c->lo;
+                    last_hi[nl - 1] = c->hi;
+                }
+                continue;
+            }
+        }
+        if (nl == cap || nl == FFN_MAX_LEVELS) break;
+        ffn_level *L = &levels[nl];
+        memset(L, 0, sizeof *L);
+        L->bandwidth_bps = b;
+        L->first_bytes = size[c->lo];
+        L->last_bytes = size[c->hi];
+        L->n_points = npts;
+        first_lo[nl] = c->lo;
+        last_hi[nl] = c->hi;
+        nl++;
+    }
+    /* 5. capacity: halfway crossing (log bandwidth) between consecutive levels */
+    for (int l = 0; l + 1 < nl; l++) {
+        const double target = sqrt(levels[l].bandwidth_bps * levels[l + 1].bandwidth_bps);
+        size_t j = last_hi[l];
+        while (j < first_lo[l + 1] && sm[j] > target)
+            j++;
+        double cap_bytes = size[j];
+        if (j > 0 && sm[j - 1] > target && sm[j] < sm[j - 1]) {
+            const double f = log(sm[j - 1] / target) / log(sm[j - 1] / sm[j]);
+            cap_bytes = exp(log(size[j - 1]) + f * (log(size[j]) - log(size[j - 1])));
+        }
+        levels[l].capacity_bytes = cap_bytes;
+    }
+    for (int l = 0; l < nl; l++) {
+        if (l == nl - 1)
+            snprintf(levels[l].name, sizeof levels[l].name, "DRAM");
+        else
+            snprintf(levels[l].name, sizeof levels[l].name, "L%d", l + 1);
+    }
+    *n_levels = nl;
+done:
+    free(sm);
+    free(tmp);
+    free(cl);
+    return rc;
+}
