@@ -265,41 +265,58 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     out->compute_dtype = ffn_compute_dtype(hw, run->wdtype, run->adtype);
     out->peak_flops = hw->peak_flops[out->compute_dtype];
 
-    uint64_t T, steps = 1;
+    /* Steps: one for decode and unchunked prefill; for chunked prefill, full chunks of
+     * `chunk` tokens per sequence plus a shorter last chunk when the prompt does not divide. */
+    uint64_t T, full_steps = 1, rem = 0;
     if (run->phase == FFN_PHASE_DECODE) {
         T = run->batch;
     } else {
         uint64_t per_seq = run->seq;
         if (run->chunk && run->chunk < run->seq) {
             per_seq = run->chunk;
-            steps = (run->seq + run->chunk - 1) / run->chunk;
+            full_steps = run->seq / run->chunk;
+            rem = run->seq % run->chunk;
         }
         if (per_seq > UINT64_MAX / run->batch)
             return ffn_diag_set(diag, FFN_EOVERFLOW, NULL, 0, 0, "batch x seq overflows");
         T = run->batch * per_seq;
     }
     out->tokens = T;
-    out->steps = steps;
+    out->steps = full_steps + (rem ? 1 : 0);
     int rc = cost_layers(m, hw, run, T, out, diag);
     if (rc) return rc;
 
-    double S = (double)steps, Ld = (double)out->dense_layers, Lm = (double)out->moe_layers;
-    /* A chunked prefill's last chunk may be shorter; charging it as a full chunk keeps the
-     * FLOPs an upper bound, so recompute the exact total when the sequence does not divide. */
+    const double S = (double)full_steps, Ld = (double)out->dense_layers,
+                 Lm = (double)out->moe_layers;
+    double cs = S * (Ld * out->dense.compute_s + Lm * out->moe.compute_s);
+    double ms = S * (Ld * out->dense.memory_s + Lm * out->moe.memory_s);
     out->flops = S * (Ld * out->dense.flops + Lm * out->moe.flops);
     out->bytes = S * (Ld * out->dense.bytes + Lm * out->moe.bytes);
     out->weight_bytes = S * (Ld * out->dense.weight_bytes + Lm * out->moe.weight_bytes);
     out->roofline_s = S * (Ld * out->dense.roofline_s + Lm * out->moe.roofline_s);
     out->predicted_s = S * (Ld * out->dense.predicted_s + Lm * out->moe.predicted_s);
     out->comm_s = S * (Ld * out->dense.comm_s + Lm * out->moe.comm_s);
+    double moe_s = S * Lm * out->moe.predicted_s;
+    if (rem) {
+        /* the last, shorter chunk: batch x rem tokens */
+        ffn_result *last = &(ffn_result){0};
+        rc = cost_layers(m, hw, run, run->batch * rem, last, diag);
+        if (rc) return rc;
+        cs += Ld * last->dense.compute_s + Lm * last->moe.compute_s;
+        ms += Ld * last->dense.memory_s + Lm * last->moe.memory_s;
+        out->flops += Ld * last->dense.flops + Lm * last->moe.flops;
+        out->bytes += Ld * last->dense.bytes + Lm * last->moe.bytes;
+        out->weight_bytes += Ld * last->dense.weight_bytes + Lm * last->moe.weight_bytes;
+        out->roofline_s += Ld * last->dense.roofline_s + Lm * last->moe.roofline_s;
+        out->predicted_s += Ld * last->dense.predicted_s + Lm * last->moe.predicted_s;
+        out->comm_s += Ld * last->dense.comm_s + Lm * last->moe.comm_s;
+        moe_s += Lm * last->moe.predicted_s;
+    }
     out->intensity = out->bytes > 0 ? out->flops / out->bytes : 0;
-    double cs = Ld * out->dense.compute_s + Lm * out->moe.compute_s;
-    double ms = Ld * out->dense.memory_s + Lm * out->moe.memory_s;
     out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
-    if (out->comm_s > S * (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
+    if (out->comm_s > (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
     out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, run);
-    if (out->moe_layers && out->predicted_s > 0)
-        out->moe_detail.share_of_ffn = S * Lm * out->moe.predicted_s / out->predicted_s;
+    if (out->moe_layers && out->predicted_s > 0) out->moe_detail.share_of_ffn = moe_s / out->predicted_s;
     ffn_activation_memory(m, run, T, m->layers, &out->mem);
     return 0;
 }

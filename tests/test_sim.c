@@ -210,6 +210,14 @@ Test(sim, chunked_prefill)
     close_rel(chunked.flops, whole.flops, 1e-12);
     close_rel(chunked.weight_bytes, 4 * whole.weight_bytes, 1e-12);
     close_rel(chunked.mem.infer_peak_bytes, whole.mem.infer_peak_bytes / 4, 1e-12);
+    /* 4096 = 3 x 1200 + 496: three full chunks and a shorter last one, same FLOPs, weights
+     * read four times */
+    run.chunk = 1200;
+    ffn_predict(&m, &hw, &run, &chunked, NULL);
+    cr_assert_eq(chunked.steps, 4);
+    cr_assert_eq(chunked.tokens, 1200);
+    close_rel(chunked.flops, whole.flops, 1e-12);
+    close_rel(chunked.weight_bytes, 4 * whole.weight_bytes, 1e-12);
 }
 
 Test(sim, compute_dtype_pairs)
