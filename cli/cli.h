@@ -26,6 +26,8 @@ typedef struct ffn_cli_cmd {
 /* Subcommands (one cmd_<name>.c each). */
 int ffn_cmd_predict(int argc, char **argv);
 int ffn_cmd_fit(int argc, char **argv);
+int ffn_cmd_plan(int argc, char **argv);
+int ffn_cmd_sweep(int argc, char **argv);
 
 /* "ffnroof CMD: message" + a hint to --help on stderr; returns FFN_EXIT_USAGE. */
 int ffn_cli_usage(const char *cmd, const char *fmt, ...)

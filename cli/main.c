@@ -11,6 +11,8 @@ static const ffn_cli_cmd commands[] = {
     {"predict", "FFN FLOPs, bytes, bound, latency, memory and MoE costs of a model on a device",
      ffn_cmd_predict},
     {"fit", "fit a device's efficiency model to measured GEMM or kernel times", ffn_cmd_fit},
+    {"sweep", "predict over a grid of models, devices and sizes (CSV/JSON lines)", ffn_cmd_sweep},
+    {"plan", "capacity planning: devices, batch and TP/EP layout under an SLO", ffn_cmd_plan},
 };
 
 static void usage(FILE *fp)
@@ -35,7 +37,9 @@ int main(int argc, char **argv)
         return FFN_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("ffnroof %s\n", FFNROOF_VERSION);
+        char dir[4096];
+        const char *d = ffn_cli_data_dir("hw", dir, sizeof dir);
+        printf("ffnroof %s\ndata: %s\n", FFNROOF_VERSION, d ? d : "(no hw/ folder found)");
         return FFN_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

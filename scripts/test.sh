@@ -15,3 +15,11 @@ fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
 ctest --test-dir "$dir" --output-on-failure -j"$(nproc)"
+# The installed binary must find the data installed beside it.
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$dir" --prefix "$prefix" >/dev/null
+(cd / && "$prefix/bin/ffnroof" --version | grep -q "data: $prefix/bin/../share/ffnroof/hw" &&
+  "$prefix/bin/ffnroof" predict --hw h100-sxm --model llama2-7b --format csv >/dev/null) ||
+  { echo "scripts/test.sh: the installed ffnroof does not find its installed data" >&2; exit 1; }
+echo "install check: passed"

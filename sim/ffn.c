@@ -200,7 +200,11 @@ static int cost_layers(const ffn_model *m, const ffn_hw *hw, const ffn_run *run,
     memset(&r->dense, 0, sizeof r->dense);
     memset(&r->moe, 0, sizeof r->moe);
     if (r->dense_layers) {
-        int rc = ffn_dense_layer(hw, run, m->hidden, m->intermediate, m->act, m->mlp_bias, T,
+        /* Under expert parallelism the rest of the model is data-parallel over the EP group
+         * (as in sim/moe.c): each device runs the dense layers on its T/ep tokens. */
+        uint64_t ep = r->moe_layers && run->ep > 1 ? run->ep : 1;
+        uint64_t Td = (T + ep - 1) / ep;
+        int rc = ffn_dense_layer(hw, run, m->hidden, m->intermediate, m->act, m->mlp_bias, Td,
                                  &r->dense);
         if (rc) return rc;
     }
@@ -317,6 +321,8 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     if (out->comm_s > (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
     out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, run);
     if (out->moe_layers && out->predicted_s > 0) out->moe_detail.share_of_ffn = moe_s / out->predicted_s;
-    ffn_activation_memory(m, run, T, m->layers, &out->mem);
+    /* activations per device: the EP group splits the tokens (data-parallel attention) */
+    uint64_t ep = out->moe_layers && run->ep > 1 ? run->ep : 1;
+    ffn_activation_memory(m, run, (T + ep - 1) / ep, m->layers, &out->mem);
     return 0;
 }

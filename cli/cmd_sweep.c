@@ -1,0 +1,428 @@
+/* `ffnroof sweep`: `predict` over a grid - models x devices x dtypes x TP x EP x phases x
+ * batches x sequences - streamed as CSV or JSON lines, one row per point with predict's fields
+ * (the rows are what `ffnroof predict --format csv` prints for the same point). Rows are
+ * flushed as they are written, so a consumer sees them at once and an interrupt (SIGINT) loses
+ * none: the current row is finished, a message says how far the sweep got, and the exit code is
+ * 130. A progress bar goes to stderr when stderr is a terminal and the rows go elsewhere. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ffnroof/json.h"
+#include "ffnroof/plan.h"
+#include "ffnroof/report.h"
+#include "ffnroof/scenario.h"
+
+#define CMD "sweep"
+
+static void usage(FILE *fp)
+{
+    fputs("usage: ffnroof sweep --scenario FILE [options]\n"
+          "       ffnroof sweep --model NAME[,NAME..] --hw NAME[,NAME..] [options]\n"
+          "\n"
+          "Evaluate `predict` over a grid and stream one row per point, with the fields\n"
+          "as `ffnroof predict --format csv` (or its JSON runs[] objects, one per line).\n"
+          "Flags override the scenario's `sweep:` grid (docs/formats-scenario.md).\n"
+          "\n"
+          "  --scenario FILE       a scenario (scenarios/*.yaml)\n"
+          "  --model LIST          models: names or paths, comma-separated\n"
+          "  --hw LIST             devices: names or paths, comma-separated\n"
+          "  --phase P             prefill, decode or both (default: both)\n"
+          "  --batch GRID          sequences per step (default: 1)\n"
+          "  --seq GRID            prompt tokens per sequence, prefill only (default: the\n"
+          "                        scenario's prompt, else 1024)\n"
+          "  --tp GRID             tensor-parallel degrees (default: 1)\n"
+          "  --ep GRID             expert-parallel degrees (default: 1)\n"
+          "  --dtype LIST          dtypes, D or W/A: bf16,fp8,int4/bf16 (default: bf16)\n"
+          "  --chunk C             chunked prefill (default: off)\n"
+          "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
+          "  --fused | --unfused   (default: --fused)\n"
+          "  --zipf S --trials N --seed N --capacity-factor C --devices-per-node N\n"
+          "  --ep-uneven           MoE routing, as for predict\n"
+          "Output:\n"
+          "  --format F            csv or json (JSON lines; default: csv)\n"
+          "  --out FILE            write there instead of stdout; rows appear as they are\n"
+          "                        computed; an interrupted sweep leaves only whole rows\n"
+          "  --no-progress         no progress bar (it is shown only on a terminal)\n"
+          "  -h, --help            this help\n"
+          "\n"
+          "GRID: values and ranges, comma-separated: 1,8,64  1-1000 (step 1)\n"
+          "  16-256:16 (step 16)  1-4096:x2 (geometric). Configurations a model does not\n"
+          "allow (a TP that does not divide its sizes, EP on a dense model) are skipped\n"
+          "with a note on stderr.\n"
+          "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input, 130 interrupted.\n",
+          fp);
+}
+
+enum {
+    O_SCEN = 256,
+    O_MODEL,
+    O_HW,
+    O_PHASE,
+    O_BATCH,
+    O_SEQ,
+    O_TP,
+    O_EP,
+    O_DTYPE,
+    O_CHUNK,
+    O_GROUP,
+    O_FUSED,
+    O_UNFUSED,
+    O_ZIPF,
+    O_TRIALS,
+    O_SEED,
+    O_CAP,
+    O_DPN,
+    O_EPU,
+    O_FORMAT,
+    O_OUT,
+    O_NOPROG,
+    O_END
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int set_refs(const char *opt, const char *list, ffn_sc_ref *refs, size_t *n)
+{
+    *n = 0;
+    const char *p = list;
+    while (*p) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (l == 0 || l >= sizeof refs[0].name)
+            return ffn_cli_usage(CMD, "%s: bad list '%s'", opt, list);
+        if (*n >= FFN_SC_MAX_REFS)
+            return ffn_cli_usage(CMD, "%s: more than %d entries", opt, FFN_SC_MAX_REFS);
+        memcpy(refs[*n].name, p, l);
+        refs[*n].name[l] = '\0';
+        refs[*n].line = refs[*n].col = 0;
+        (*n)++;
+        if (!c) break;
+        p = c + 1;
+    }
+    if (*n == 0) return ffn_cli_usage(CMD, "%s: empty list", opt);
+    return 0;
+}
+
+/* A grid flag into a fresh array (replaces *out). */
+static int grid_opt(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t **out,
+                    size_t *n)
+{
+    char why[160];
+    size_t room = 1024;
+    for (;;) {
+        if (room > FFN_SC_MAX_GRID) room = FFN_SC_MAX_GRID;
+        uint64_t *a = malloc(room * sizeof *a);
+        if (!a) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+        int rc = ffn_grid_parse(s, lo, hi, a, room, n, why, sizeof why);
+        if (!rc) {
+            free(*out);
+            *out = a;
+            return 0;
+        }
+        free(a);
+        if (rc != FFN_ENOSPACE || room >= FFN_SC_MAX_GRID)
+            return ffn_cli_usage(CMD, "%s: %s", opt, why);
+        room *= 16;
+    }
+}
+
+static void progress(uint64_t done, uint64_t total, bool final)
+{
+    const int width = 40;
+    double f = total ? (double)done / (double)total : 1.0;
+    int fill = (int)(f * width);
+    char bar[64];
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[width] = '\0';
+    fprintf(stderr, "\r[%s] %3.0f%% %llu/%llu points", bar, 100.0 * f, (unsigned long long)done,
+            (unsigned long long)total);
+    if (final) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+int ffn_cmd_sweep(int argc, char **argv)
+{
+    static const struct option opts[] = {{"scenario", required_argument, 0, O_SCEN},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"hw", required_argument, 0, O_HW},
+                                         {"phase", required_argument, 0, O_PHASE},
+                                         {"batch", required_argument, 0, O_BATCH},
+                                         {"seq", required_argument, 0, O_SEQ},
+                                         {"tp", required_argument, 0, O_TP},
+                                         {"ep", required_argument, 0, O_EP},
+                                         {"dtype", required_argument, 0, O_DTYPE},
+                                         {"chunk", required_argument, 0, O_CHUNK},
+                                         {"group-size", required_argument, 0, O_GROUP},
+                                         {"fused", no_argument, 0, O_FUSED},
+                                         {"unfused", no_argument, 0, O_UNFUSED},
+                                         {"zipf", required_argument, 0, O_ZIPF},
+                                         {"trials", required_argument, 0, O_TRIALS},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"capacity-factor", required_argument, 0, O_CAP},
+                                         {"devices-per-node", required_argument, 0, O_DPN},
+                                         {"ep-uneven", no_argument, 0, O_EPU},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {"out", required_argument, 0, O_OUT},
+                                         {"no-progress", no_argument, 0, O_NOPROG},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *val[O_END - O_SCEN] = {0};
+    int fused = -1;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return FFN_EXIT_OK;
+        }
+        if (c == ':') return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
+        if (c < O_SCEN || c >= O_END)
+            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        if (c == O_FUSED) fused = 1;
+        if (c == O_UNFUSED) fused = 0;
+        val[c - O_SCEN] = optarg ? optarg : "";
+    }
+    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+#define V(o) val[(o)-O_SCEN]
+
+    static ffn_scenario sc;
+    int rc = 0;
+    if (V(O_SCEN)) {
+        ffn_diag d;
+        ffn_diag_clear(&d);
+        if (ffn_scenario_load(V(O_SCEN), &sc, &d)) return ffn_cli_diag(&d);
+    } else {
+        ffn_scenario_init(&sc);
+        if (!V(O_MODEL)) return ffn_cli_usage(CMD, "give --scenario FILE, or --model and --hw");
+        if (!V(O_HW))
+            return ffn_cli_usage(CMD, "--hw is required without --scenario (e.g. --hw h100-sxm)");
+    }
+    ffn_plan_opts *o = &sc.plan;
+    bool json = false;
+    if (V(O_MODEL) && (rc = set_refs("--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
+    if (V(O_HW) && (rc = set_refs("--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
+    if (V(O_PHASE)) {
+        const char *p = V(O_PHASE);
+        if (!strcmp(p, "prefill"))
+            sc.sweep_phases = FFN_SWEEP_PREFILL;
+        else if (!strcmp(p, "decode"))
+            sc.sweep_phases = FFN_SWEEP_DECODE;
+        else if (!strcmp(p, "both"))
+            sc.sweep_phases = FFN_SWEEP_PREFILL | FFN_SWEEP_DECODE;
+        else {
+            rc = ffn_cli_usage(CMD, "--phase must be prefill, decode or both; got '%s'", p);
+            goto out;
+        }
+    }
+    if ((V(O_BATCH) &&
+         (rc = grid_opt("--batch", V(O_BATCH), 1, 1u << 24, &sc.batch, &sc.n_batch))) ||
+        (V(O_SEQ) && (rc = grid_opt("--seq", V(O_SEQ), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
+        (V(O_TP) && (rc = grid_opt("--tp", V(O_TP), 1, 4096, &sc.sweep_tp, &sc.n_sweep_tp))) ||
+        (V(O_EP) && (rc = grid_opt("--ep", V(O_EP), 1, 4096, &sc.sweep_ep, &sc.n_sweep_ep))))
+        goto out;
+    if (V(O_DTYPE)) {
+        sc.n_sweep_dtype = 0;
+        const char *p = V(O_DTYPE);
+        for (;;) {
+            const char *comma = strchr(p, ',');
+            size_t l = comma ? (size_t)(comma - p) : strlen(p);
+            char item[32];
+            if (l == 0 || l >= sizeof item || sc.n_sweep_dtype >= FFN_SC_MAX_DTYPES) {
+                rc = ffn_cli_usage(CMD, "--dtype: bad list '%s' (at most %d entries)", V(O_DTYPE),
+                                   FFN_SC_MAX_DTYPES);
+                goto out;
+            }
+            memcpy(item, p, l);
+            item[l] = '\0';
+            if (ffn_dtype_pair_parse(item, &sc.sweep_wdtype[sc.n_sweep_dtype],
+                                     &sc.sweep_adtype[sc.n_sweep_dtype])) {
+                rc = ffn_cli_usage(CMD,
+                                   "--dtype: '%s' is not a dtype (fp32, tf32, bf16, fp16, "
+                                   "fp8, int8, int4) or a pair W/A",
+                                   item);
+                goto out;
+            }
+            sc.n_sweep_dtype++;
+            if (!comma) break;
+            p = comma + 1;
+        }
+    }
+    uint64_t v;
+    if ((V(O_CHUNK) && (rc = ffn_cli_u64(CMD, "--chunk", V(O_CHUNK), 1, 1u << 24, &o->chunk))) ||
+        (V(O_GROUP) && (rc = ffn_cli_u64(CMD, "--group-size", V(O_GROUP), 1, 1u << 20, &v))) ||
+        (V(O_ZIPF) && (rc = ffn_cli_double(CMD, "--zipf", V(O_ZIPF), 0, 100, &o->moe.zipf_s))) ||
+        (V(O_TRIALS) &&
+         (rc = ffn_cli_u64(CMD, "--trials", V(O_TRIALS), 1, 1000000, &o->moe.trials))) ||
+        (V(O_SEED) && (rc = ffn_cli_u64(CMD, "--seed", V(O_SEED), 0, UINT64_MAX, &o->moe.seed))) ||
+        (V(O_CAP) && (rc = ffn_cli_double(CMD, "--capacity-factor", V(O_CAP), 0.01, 1000,
+                                          &o->moe.capacity_factor))) ||
+        (V(O_DPN) && (rc = ffn_cli_u64(CMD, "--devices-per-node", V(O_DPN), 1, 4096,
+                                       &o->moe.devices_per_node))))
+        goto out;
+    if (V(O_GROUP)) o->group_size = (unsigned)v;
+    if (V(O_EPU)) o->moe.ep_uneven = true;
+    if (fused >= 0) o->fused = fused == 1;
+    if (V(O_FORMAT)) {
+        if (!strcmp(V(O_FORMAT), "json"))
+            json = true;
+        else if (strcmp(V(O_FORMAT), "csv")) {
+            rc = ffn_cli_usage(CMD, "--format must be csv or json (JSON lines); got '%s'",
+                               V(O_FORMAT));
+            goto out;
+        }
+    }
+    if (ffn_scenario_sweep_defaults(&sc)) {
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+        goto out;
+    }
+
+    static ffn_model models[FFN_SC_MAX_REFS];
+    static ffn_hw hws[FFN_SC_MAX_REFS];
+    {
+        char hwd[PATH_MAX], md[PATH_MAX];
+        const char *hw_dir = ffn_cli_data_dir("hw", hwd, sizeof hwd);
+        const char *m_dir = ffn_cli_data_dir("models", md, sizeof md);
+        ffn_diag d;
+        ffn_diag_clear(&d);
+        if (ffn_scenario_load_inputs(&sc, hw_dir, m_dir, hws, models, &d)) {
+            rc = ffn_cli_diag(&d);
+            goto out;
+        }
+    }
+    ffn_sweep_grid g;
+    memset(&g, 0, sizeof g);
+    ffn_run_default(&g.base);
+    g.base.chunk = o->chunk;
+    g.base.group_size = o->group_size;
+    g.base.fused = o->fused;
+    g.base.moe = o->moe;
+    g.phases = sc.sweep_phases;
+    g.batch = sc.batch, g.n_batch = sc.n_batch;
+    g.seq = sc.seq, g.n_seq = sc.n_seq;
+    g.tp = sc.sweep_tp, g.n_tp = sc.n_sweep_tp;
+    g.ep = sc.sweep_ep, g.n_ep = sc.n_sweep_ep;
+    g.wdtype = sc.sweep_wdtype, g.adtype = sc.sweep_adtype, g.n_dtype = sc.n_sweep_dtype;
+    const uint64_t per_pair = ffn_sweep_count(&g);
+    const uint64_t total = per_pair * sc.n_models * sc.n_hws;
+    if (total == 0) {
+        rc = ffn_cli_usage(CMD, "the grid is empty");
+        goto out;
+    }
+
+    FILE *fp = stdout;
+    if (V(O_OUT) && strcmp(V(O_OUT), "-")) {
+        fp = fopen(V(O_OUT), "w");
+        if (!fp) {
+            rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD, "cannot write '%s': %s", V(O_OUT),
+                              strerror(errno));
+            goto out;
+        }
+    }
+    /* Line buffering: each row reaches the file or pipe as soon as it is complete. */
+    static char obuf[1 << 16];
+    setvbuf(fp, obuf, _IOLBF, sizeof obuf);
+    const bool show = !V(O_NOPROG) && isatty(STDERR_FILENO) && !isatty(fileno(fp)) && total >= 1000;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old);
+
+    if (!json) ffn_write_predict_csv_header(fp);
+    uint64_t done = 0, skipped = 0, notes = 0;
+    double next_bar = show ? now_s() + 0.1 : 0;
+    static ffn_result r;
+    bool io_error = false;
+    for (size_t mi = 0; mi < sc.n_models && !interrupted && !io_error; mi++)
+        for (size_t hi = 0; hi < sc.n_hws && !interrupted && !io_error; hi++) {
+            ffn_sweep_iter it;
+            ffn_sweep_begin(&it, &models[mi], &hws[hi], &g);
+            for (;;) {
+                ffn_diag d;
+                ffn_diag_clear(&d);
+                int k = ffn_sweep_next(&it, &r, &d);
+                if (k == 0) break;
+                if (k < 0) {
+                    if (notes++ < 20)
+                        fprintf(stderr, "ffnroof sweep: skipping %s on %s (tp %llu, ep %llu): %s\n",
+                                models[mi].name, hws[hi].name, (unsigned long long)it.run.tp,
+                                (unsigned long long)it.run.ep, d.msg);
+                    continue;
+                }
+                if (json) {
+                    ffn_json j;
+                    ffn_json_init(&j, fp, false);
+                    ffn_json_obj_begin(&j, NULL);
+                    ffn_json_str(&j, "model", models[mi].name);
+                    ffn_json_str(&j, "hw", hws[hi].name);
+                    ffn_json_run(&j, "run", &r);
+                    ffn_json_obj_end(&j);
+                    if (ffn_json_finish(&j)) io_error = true;
+                } else if (ffn_write_predict_csv_row(fp, &models[mi], &hws[hi], &r)) {
+                    io_error = true;
+                }
+                done++;
+                if (interrupted || io_error) break;
+                if (show && (done & 1023) == 0 && now_s() >= next_bar) {
+                    progress(done + skipped + it.skipped, total, false);
+                    next_bar = now_s() + 0.1;
+                }
+            }
+            skipped += it.skipped;
+        }
+    if (fflush(fp) != 0 || ferror(fp)) io_error = true;
+    if (show) progress(interrupted ? done + skipped : total, total, true);
+    sigaction(SIGINT, &old, NULL);
+    if (fp != stdout && fclose(fp) != 0) io_error = true;
+    if (io_error) {
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot write the rows: %s", strerror(errno));
+        goto out;
+    }
+    if (interrupted) {
+        rc = ffn_cli_fail(130, CMD,
+                          "interrupted after %llu of %llu points; the %llu rows written "
+                          "are complete",
+                          (unsigned long long)(done + skipped), (unsigned long long)total,
+                          (unsigned long long)done);
+        goto out;
+    }
+    if (skipped)
+        fprintf(stderr,
+                "ffnroof sweep: %llu of %llu points skipped (configurations the model "
+                "does not allow)\n",
+                (unsigned long long)skipped, (unsigned long long)total);
+    if (done == 0) {
+        rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD, "no point of the grid is valid");
+        goto out;
+    }
+    rc = FFN_EXIT_OK;
+out:
+    ffn_scenario_release(&sc);
+    return rc;
+#undef V
+}

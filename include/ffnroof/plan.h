@@ -1,0 +1,226 @@
+/* Capacity planning and grid sweeps over the analytic model (sim/plan.c, docs/plan.md).
+ *
+ * A plan answers, for one model on one device type: how much memory each layout (TP x EP)
+ * needs per device, which layouts fit within a device limit, the largest decode (or prefill)
+ * batch that meets the latency SLO, the tokens/s per device and for the fleet, the devices
+ * needed for a throughput target, tokens/s per watt and per dollar, and what limits the answer.
+ * The step time is the FFN from ffn_predict() (MoE included) plus the rest of the layer at a
+ * coarser level: attention projections, the KV-cache read (decode) or attention FLOPs
+ * (prefill), the attention's TP all-reduce and the LM head.
+ *
+ * The sweep iterator walks a grid (dtypes x TP x EP x phases x batches x sequences) and hands
+ * back one ffn_result per point, exactly as `ffnroof predict` computes it, with the ridge point
+ * computed once per configuration. Pure functions: no I/O, no allocation. */
+#ifndef FFNROOF_PLAN_H
+#define FFNROOF_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ffnroof/sim.h"
+
+#define FFN_PLAN_MAX_DEGREES 16 /* TP or EP candidates */
+#define FFN_PLAN_MAX_LAYOUTS (FFN_PLAN_MAX_DEGREES * FFN_PLAN_MAX_DEGREES)
+
+typedef enum ffn_plan_phase {
+    FFN_PLAN_DECODE = 0, /* serve: decode batch under the per-token SLO */
+    FFN_PLAN_PREFILL,    /* prefill batch under the time-to-first-token SLO */
+    FFN_PLAN_BOTH        /* decode, with each request's prefill charged and TTFT checked */
+} ffn_plan_phase;
+
+/* What limits a layout's answer (docs/plan.md, "Bottleneck"). */
+typedef enum ffn_bottleneck {
+    FFN_BN_FFN_COMPUTE = 0, /* the FFN's GEMMs at the compute peak */
+    FFN_BN_FFN_WEIGHTS,     /* the FFN's weights streamed from memory */
+    FFN_BN_KV_CACHE,        /* the KV-cache read of decode attention */
+    FFN_BN_ATTENTION,       /* attention projections and (prefill) attention FLOPs */
+    FFN_BN_INTERCONNECT,    /* TP all-reduces and EP all-to-alls */
+    FFN_BN_CAPACITY,        /* memory capacity: the batch (or the model) does not fit */
+    FFN_BN_DEVICES,         /* the target needs more devices than the limit */
+    FFN_BN_COUNT
+} ffn_bottleneck;
+
+typedef enum ffn_objective {
+    FFN_OBJ_DEVICES = 0,       /* fewest devices for the target (then tokens/s per device) */
+    FFN_OBJ_TOKENS_PER_DEVICE, /* most tokens/s per device */
+    FFN_OBJ_TOKENS_PER_WATT,   /* most tokens/s per watt of TDP */
+    FFN_OBJ_TOKENS_PER_DOLLAR, /* most tokens per dollar (needs a price) */
+    FFN_OBJ_COUNT
+} ffn_objective;
+
+/* The workload and its constraints, for one model on one device type. */
+typedef struct ffn_plan_opts {
+    ffn_plan_phase phase;
+    uint64_t prompt;        /* prompt tokens per request (prefill sequence) */
+    uint64_t output;        /* output tokens per request */
+    uint64_t prefill_batch; /* sequences per prefill step (phase both, TTFT), >= 1 */
+    uint64_t chunk;         /* chunked prefill (FFN only), 0 = off */
+    ffn_dtype wdtype, adtype, kv_dtype;
+    unsigned group_size;
+    bool fused;
+    ffn_moe_opts moe;
+    double tpot_s;              /* per-output-token SLO (decode step time); 0 = none */
+    double ttft_s;              /* time-to-first-token SLO (prefill step time); 0 = none */
+    double target_tokens_per_s; /* fleet throughput target (output tokens/s for decode and
+                                   both, prompt tokens/s for prefill); 0 = none */
+    uint64_t max_devices;       /* device limit, >= 1 */
+    uint64_t max_batch;         /* largest batch (sequences per replica) considered */
+    double mem_utilization;     /* usable fraction of the device memory, (0, 1] */
+    double price_per_hour;      /* per device; 0 = unknown */
+    uint64_t tp[FFN_PLAN_MAX_DEGREES];
+    size_t n_tp;
+    uint64_t ep[FFN_PLAN_MAX_DEGREES]; /* ignored (1) for dense models */
+    size_t n_ep;
+    ffn_objective objective;
+} ffn_plan_opts;
+
+/* Defaults: decode, prompt 1024, output 256, bf16, fused, no SLO, no target, 64 devices,
+ * batch up to 4096, 90% of memory usable, TP 1,2,4,8, EP 1,2,4,8,16,32,64. */
+void ffn_plan_opts_default(ffn_plan_opts *o);
+
+/* Memory per device of a layout at a batch (bytes). */
+typedef struct ffn_plan_mem {
+    double weight_bytes;       /* all weights held by one device */
+    double ffn_weight_bytes;   /* ... of which FFN (dense FFNs, local experts, shared) */
+    double other_weight_bytes; /* ... attention, embeddings/LM head, norms, router */
+    double kv_bytes_per_seq;   /* KV cache of one sequence at the full context, this device */
+    double kv_bytes;           /* KV cache of the sequences this device holds */
+    double activation_bytes;   /* transient activation peak of one layer */
+    double total_bytes;
+    double usable_bytes; /* capacity x mem_utilization */
+    bool fits;
+} ffn_plan_mem;
+
+/* One decode or prefill step of one replica, per device, all layers. */
+typedef struct ffn_plan_step {
+    ffn_phase phase;
+    uint64_t batch;       /* sequences per replica */
+    uint64_t seqs_device; /* sequences whose attention runs on one device: ceil(batch/ep) */
+    uint64_t context;     /* decode: tokens in the KV cache; prefill: prompt tokens */
+    double ffn_s;         /* FFN, all layers (ffn_predict, dense layers under EP at T/ep) */
+    double ffn_comm_s;    /* ... its all-reduces and all-to-alls */
+    double attn_proj_s;   /* other: QKV and output projections */
+    double attn_core_s;   /* other: KV-cache read and scores (decode) / attention FLOPs */
+    double attn_comm_s;   /* other: the attention output's TP all-reduce */
+    double lm_head_s;     /* other: the LM head (logits of one token per sequence) */
+    double step_s;
+    double ffn_share;     /* ffn_s / step_s */
+    double kv_read_bytes; /* decode: KV bytes read per step per device */
+    double attn_core_flops;
+    ffn_bound ffn_bound;
+    ffn_result ffn; /* the FFN result as ffn_predict gives it */
+} ffn_plan_step;
+
+/* One layout TP x EP x replicas, evaluated. */
+typedef struct ffn_plan_layout {
+    uint64_t tp, ep, replicas, devices;
+    bool valid;         /* the layout is possible at all (divisibility, interconnect) */
+    bool fits;          /* the model fits at batch 1 */
+    bool feasible;      /* meets every SLO, fits, and the devices are within the limit */
+    uint64_t mem_batch; /* largest batch that fits in memory (0 = none) */
+    uint64_t max_batch; /* chosen batch: largest that fits and meets the SLO */
+    ffn_plan_mem mem;   /* at max_batch (at batch 1 when nothing is feasible) */
+    ffn_plan_step step; /* the phase's step at max_batch */
+    double ttft_s;      /* prefill of prefill_batch sequences (both: the TTFT check) */
+    double tokens_per_s_replica, tokens_per_s_device, tokens_per_s_fleet;
+    double tokens_per_s_per_watt; /* NAN when the device has no TDP */
+    double tokens_per_dollar;     /* NAN without a price */
+    ffn_bottleneck bottleneck;
+    double miss;   /* infeasible: how far off, as a ratio >= 1 (e.g. step(1)/tpot) */
+    char why[200]; /* infeasible or invalid: one line saying why */
+} ffn_plan_layout;
+
+typedef struct ffn_plan {
+    const ffn_model *model;
+    const ffn_hw *hw;
+    ffn_params params;
+    ffn_plan_opts opts;
+    ffn_plan_layout layouts[FFN_PLAN_MAX_LAYOUTS];
+    size_t n_layouts;
+    int best;    /* index of the chosen feasible layout, -1 if none */
+    int closest; /* when none is feasible: the valid layout with the smallest miss (those that
+                    hold the model at batch 1 first), or -1 */
+} ffn_plan;
+
+/* Evaluate every layout of opts for model m on hw and choose the best. Returns 0 (also when
+ * nothing is feasible: that is an answer), or FFN_EINVAL with diag for unusable options
+ * (max_devices 0, no TP candidates, ...). The plan is large (~1.5 MB): allocate it statically
+ * or on the heap. */
+int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o, ffn_plan *out,
+                      ffn_diag *diag);
+
+/* True when layout a is better than b under objective (both feasible). */
+bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_objective obj);
+
+/* Memory per device of layout (tp, ep) holding `batch` sequences per replica at `context`
+ * tokens each; prefill_tokens > 0 adds the activation peak of a prefill of that many tokens. */
+int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                    const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t batch,
+                    uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out);
+
+/* KV-cache bytes per token per layer on one device under TP (GQA: ceil(kv_heads/tp) heads;
+ * MLA: the latent, replicated across TP). */
+double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype, uint64_t tp);
+
+/* Step time of layout (tp, ep) for `batch` sequences per replica: decode with `context` tokens
+ * in the cache, or prefill of `context` prompt tokens. */
+int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                       const ffn_plan_opts *o, ffn_phase phase, uint64_t tp, uint64_t ep,
+                       uint64_t batch, uint64_t context, ffn_plan_step *out, ffn_diag *diag);
+
+const char *ffn_bottleneck_name(ffn_bottleneck b);
+const char *ffn_objective_name(ffn_objective o);
+const char *ffn_plan_phase_name(ffn_plan_phase p);
+/* Parse names as printed above; 0 or FFN_EINVAL. */
+int ffn_objective_parse(const char *s, ffn_objective *out);
+int ffn_plan_phase_parse(const char *s, ffn_plan_phase *out);
+
+/* ---- sweep ------------------------------------------------------------------------------- */
+
+#define FFN_SWEEP_PREFILL 1u
+#define FFN_SWEEP_DECODE 2u
+
+/* A grid for one (model, device) pair. Arrays are borrowed for the iterator's lifetime. */
+typedef struct ffn_sweep_grid {
+    ffn_run base; /* everything the axes below do not set (chunk, fused, MoE options, ...) */
+    unsigned phases;
+    const uint64_t *batch;
+    size_t n_batch;
+    const uint64_t *seq; /* prefill only */
+    size_t n_seq;
+    const uint64_t *tp;
+    size_t n_tp;
+    const uint64_t *ep;
+    size_t n_ep;
+    const ffn_dtype *wdtype; /* pairs (wdtype[i], adtype[i]) */
+    const ffn_dtype *adtype;
+    size_t n_dtype;
+} ffn_sweep_grid;
+
+typedef struct ffn_sweep_iter {
+    const ffn_model *m;
+    const ffn_hw *hw;
+    const ffn_sweep_grid *g;
+    size_t i_cfg, n_cfg; /* configurations: dtype x tp x ep */
+    size_t i_pt, n_pt;   /* points of the current configuration */
+    bool cfg_ready;
+    ffn_run run;
+    double ridge;
+    uint64_t done, skipped;
+} ffn_sweep_iter;
+
+/* Points per (model, device) pair: dtypes x TP x EP x (prefill: batch x seq; decode: batch). */
+uint64_t ffn_sweep_count(const ffn_sweep_grid *g);
+
+void ffn_sweep_begin(ffn_sweep_iter *it, const ffn_model *m, const ffn_hw *hw,
+                     const ffn_sweep_grid *g);
+/* Next point: returns 1 with *out filled (as ffn_predict(), ridge included), 0 when the grid
+ * is done, or a negative code with diag when a configuration (all its points, counted in
+ * it->skipped) or a point was rejected; the iterator has moved past it, so call again. */
+int ffn_sweep_next(ffn_sweep_iter *it, ffn_result *out, ffn_diag *diag);
+
+#endif

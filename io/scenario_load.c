@@ -1,0 +1,624 @@
+/* Loader for scenarios (include/ffnroof/scenario.h, format in docs/formats-scenario.md). Every
+ * key goes through the position-aware getters of io/ydoc.h, so each rejection is one
+ * "file:line:col: message" naming the key; unknown keys get a "did you mean" hint. Also the grid
+ * syntax shared with the command line and the lookup of the models and devices a scenario
+ * names. */
+#define _GNU_SOURCE
+#include "ffnroof/scenario.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ydoc.h"
+
+#define BIG (1ull << 40)
+
+void ffn_scenario_init(ffn_scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    ffn_plan_opts_default(&sc->plan);
+}
+
+void ffn_scenario_release(ffn_scenario *sc)
+{
+    free(sc->batch);
+    free(sc->seq);
+    free(sc->sweep_tp);
+    free(sc->sweep_ep);
+    ffn_scenario_init(sc);
+}
+
+/* ---- grids -------------------------------------------------------------------------------- */
+
+static int num(const char *s, size_t len, uint64_t *v, char *why, size_t wn)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf) {
+        snprintf(why, wn, "'%.*s' is not a whole number", (int)(len < 40 ? len : 40), s);
+        return FFN_EPARSE;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (!isdigit((unsigned char)buf[i])) {
+            snprintf(why, wn, "'%s' is not a whole number", buf);
+            return FFN_EPARSE;
+        }
+    errno = 0;
+    *v = strtoull(buf, NULL, 10);
+    if (errno == ERANGE) {
+        snprintf(why, wn, "'%s' is too large", buf);
+        return FFN_ERANGE;
+    }
+    return 0;
+}
+
+int ffn_grid_parse(const char *s, uint64_t lo, uint64_t hi, uint64_t *out, size_t cap, size_t *n,
+                   char *why, size_t wn)
+{
+    *n = 0;
+    if (!s) s = "";
+    const char *p = s;
+    while (*p == ' ')
+        p++;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        while (len && p[len - 1] == ' ')
+            len--;
+        const char *dash = memchr(p, '-', len);
+        uint64_t a, b, step = 1;
+        bool geometric = false;
+        int rc;
+        if (!dash) {
+            if ((rc = num(p, len, &a, why, wn))) return rc;
+            b = a;
+        } else {
+            if ((rc = num(p, (size_t)(dash - p), &a, why, wn))) return rc;
+            const char *rest = dash + 1;
+            size_t rlen = len - (size_t)(rest - p);
+            const char *colon = memchr(rest, ':', rlen);
+            if ((rc = num(rest, colon ? (size_t)(colon - rest) : rlen, &b, why, wn))) return rc;
+            if (colon) {
+                const char *st = colon + 1;
+                size_t slen = rlen - (size_t)(st - rest);
+                if (slen && (*st == 'x' || *st == '*')) geometric = true, st++, slen--;
+                if ((rc = num(st, slen, &step, why, wn))) return rc;
+                if (step == 0 || (geometric && step < 2)) {
+                    snprintf(why, wn, "the step of '%.*s' must be %s", (int)len, p,
+                             geometric ? ">= 2" : ">= 1");
+                    return FFN_ERANGE;
+                }
+            }
+            if (b < a) {
+                snprintf(why, wn, "empty range '%.*s'", (int)len, p);
+                return FFN_ERANGE;
+            }
+        }
+        for (uint64_t v = a; v <= b;) {
+            if (v < lo || v > hi) {
+                snprintf(why, wn, "%llu is outside [%llu, %llu]", (unsigned long long)v,
+                         (unsigned long long)lo, (unsigned long long)hi);
+                return FFN_ERANGE;
+            }
+            if (*n >= cap) {
+                snprintf(why, wn, "more than %zu values", cap);
+                return FFN_ENOSPACE;
+            }
+            out[(*n)++] = v;
+            uint64_t next = geometric ? v * step : v + step;
+            if (next <= v || (geometric && next / step != v)) break; /* overflow */
+            v = next;
+        }
+        if (!comma) break;
+        p = comma + 1;
+        while (*p == ' ')
+            p++;
+        if (!*p) {
+            snprintf(why, wn, "trailing comma in '%s'", s);
+            return FFN_EPARSE;
+        }
+    }
+    if (*n == 0) {
+        snprintf(why, wn, "empty grid");
+        return FFN_ERANGE;
+    }
+    return 0;
+}
+
+int ffn_dtype_pair_parse(const char *s, ffn_dtype *w, ffn_dtype *a)
+{
+    if (!s) return FFN_EINVAL;
+    const char *slash = strchr(s, '/');
+    if (!slash) {
+        if (ffn_dtype_parse(s, w)) return FFN_EINVAL;
+        *a = *w;
+        return 0;
+    }
+    char buf[32];
+    size_t l = (size_t)(slash - s);
+    if (l == 0 || l >= sizeof buf) return FFN_EINVAL;
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    if (ffn_dtype_parse(buf, w) || ffn_dtype_parse(slash + 1, a)) return FFN_EINVAL;
+    return 0;
+}
+
+/* Parse one grid string into a fresh array, growing it up to cap values. */
+static int grid_alloc(const char *t, uint64_t lo, uint64_t hi, size_t cap, uint64_t **out,
+                      size_t *n, char *why, size_t wn)
+{
+    size_t room = 1024;
+    for (;;) {
+        if (room > cap) room = cap;
+        uint64_t *a = malloc(room * sizeof *a);
+        if (!a) {
+            snprintf(why, wn, "out of memory");
+            return FFN_ENOMEM;
+        }
+        int rc = ffn_grid_parse(t, lo, hi, a, room, n, why, wn);
+        if (!rc) {
+            *out = a;
+            return 0;
+        }
+        free(a);
+        *n = 0;
+        if (rc != FFN_ENOSPACE || room >= cap) return rc == FFN_ENOSPACE ? FFN_ERANGE : rc;
+        room *= 16;
+    }
+}
+
+/* A grid value: an integer, a grid string, or a list of them. Replaces *out (owned). */
+static int load_grid(ffn_ydoc *y, yaml_node_t *map, const char *key, uint64_t lo, uint64_t hi,
+                     size_t cap, uint64_t **out, size_t *n)
+{
+    yaml_node_t *kn = NULL;
+    yaml_node_t *v = ffn_y_get(y, map, key, &kn);
+    if (!v) {
+        if (kn) return ffn_y_error(y, kn, FFN_ERANGE, "'%s' is an empty grid", key);
+        return 0;
+    }
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    char why[160];
+    if (v->type == YAML_SCALAR_NODE) {
+        int rc = grid_alloc(ffn_y_text(v), lo, hi, cap, out, n, why, sizeof why);
+        return rc ? ffn_y_error(y, v, rc, "'%s': %s", key, why) : 0;
+    }
+    if (v->type != YAML_SEQUENCE_NODE)
+        return ffn_y_error(y, v, FFN_ESCHEMA, "'%s' must be a number, a range or a list", key);
+    if (v->data.sequence.items.top == v->data.sequence.items.start)
+        return ffn_y_error(y, v, FFN_ERANGE, "'%s' is an empty grid", key);
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = yaml_document_get_node(&y->doc, *it);
+        const char *t = ffn_y_text(e);
+        uint64_t *part = NULL;
+        size_t got = 0;
+        int rc = t ? grid_alloc(t, lo, hi, cap - *n, &part, &got, why, sizeof why) : FFN_ESCHEMA;
+        if (!t) snprintf(why, sizeof why, "items must be numbers or ranges");
+        uint64_t *grown = rc ? NULL : realloc(*out, (*n + got) * sizeof **out);
+        if (!rc && !grown) rc = FFN_ENOMEM, snprintf(why, sizeof why, "out of memory");
+        if (rc) {
+            free(part);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return ffn_y_error(y, e, rc, "'%s': %s", key, why);
+        }
+        memcpy(grown + *n, part, got * sizeof *part);
+        free(part);
+        *out = grown;
+        *n += got;
+    }
+    return 0;
+}
+
+/* A small fixed-capacity grid (layouts). */
+static int load_small_grid(ffn_ydoc *y, yaml_node_t *map, const char *key, uint64_t lo, uint64_t hi,
+                           uint64_t *dst, size_t cap, size_t *n)
+{
+    uint64_t *a = NULL;
+    size_t cnt = 0;
+    int rc = load_grid(y, map, key, lo, hi, cap, &a, &cnt);
+    if (rc) return rc;
+    if (!a) return 0;
+    memcpy(dst, a, cnt * sizeof *a);
+    *n = cnt;
+    free(a);
+    return 0;
+}
+
+/* ---- references ---------------------------------------------------------------------------- */
+
+/* A name or a list of names (model, hw). */
+static int load_refs(ffn_ydoc *y, yaml_node_t *root, const char *key, bool required,
+                     ffn_sc_ref *refs, size_t *n)
+{
+    yaml_node_t *kn = NULL;
+    yaml_node_t *v = ffn_y_get(y, root, key, &kn);
+    if (!v) {
+        if (required || kn)
+            return ffn_y_error(y, kn ? kn : root, FFN_ESCHEMA,
+                               kn ? "'%s' is empty: name at least one" : "missing key '%s'", key);
+        return 0;
+    }
+    yaml_node_t *items[FFN_SC_MAX_REFS];
+    size_t cnt = 0;
+    if (v->type == YAML_SCALAR_NODE) {
+        items[cnt++] = v;
+    } else if (v->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++) {
+            if (cnt >= FFN_SC_MAX_REFS)
+                return ffn_y_error(y, v, FFN_ERANGE, "'%s' names more than %d entries", key,
+                                   FFN_SC_MAX_REFS);
+            items[cnt++] = yaml_document_get_node(&y->doc, *it);
+        }
+        if (cnt == 0)
+            return ffn_y_error(y, v, FFN_ESCHEMA, "'%s' is empty: name at least one", key);
+    } else {
+        return ffn_y_error(y, v, FFN_ESCHEMA, "'%s' must be a name or a list of names", key);
+    }
+    for (size_t i = 0; i < cnt; i++) {
+        const char *t = ffn_y_text(items[i]);
+        if (!t || !*t)
+            return ffn_y_error(y, items[i], FFN_ESCHEMA, "'%s' entries must be names or paths",
+                               key);
+        if (strlen(t) >= sizeof refs[i].name)
+            return ffn_y_error(y, items[i], FFN_ERANGE, "'%s' entry is too long", key);
+        snprintf(refs[i].name, sizeof refs[i].name, "%s", t);
+        refs[i].line = (int)items[i]->start_mark.line + 1;
+        refs[i].col = (int)items[i]->start_mark.column + 1;
+    }
+    *n = cnt;
+    return 0;
+}
+
+static int dtype_key(ffn_ydoc *y, yaml_node_t *map, const char *key, ffn_dtype *out, bool *set)
+{
+    yaml_node_t *v = ffn_y_get(y, map, key, NULL);
+    if (!v) return 0;
+    const char *t = ffn_y_text(v);
+    if (!t || ffn_dtype_parse(t, out))
+        return ffn_y_error(y, v, FFN_ESCHEMA,
+                           "'%s': unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)",
+                           key, t ? t : "a list or map");
+    if (set) *set = true;
+    return 0;
+}
+
+static int sub_map(ffn_ydoc *y, yaml_node_t *root, const char *key, const char *const *allowed,
+                   yaml_node_t **out)
+{
+    *out = ffn_y_get(y, root, key, NULL);
+    if (!*out) return 0;
+    int rc = ffn_y_expect_map(y, *out, key);
+    if (!rc) rc = ffn_y_check_keys(y, *out, allowed);
+    return rc;
+}
+
+static int load_plan(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
+{
+    ffn_plan_opts *o = &sc->plan;
+    int rc = 0;
+    static const char *const phases[] = {"decode", "prefill", "both", NULL};
+    int ph = (int)o->phase;
+    if (!rc) rc = ffn_y_enum(y, root, "phase", false, phases, &ph);
+    o->phase = (ffn_plan_phase)ph;
+    if (!rc) rc = ffn_y_u64(y, root, "prompt", false, 1, 1u << 24, &o->prompt);
+    if (!rc) rc = ffn_y_u64(y, root, "output", false, 1, 1u << 24, &o->output);
+    if (!rc) rc = ffn_y_u64(y, root, "prefill_batch", false, 1, 1u << 20, &o->prefill_batch);
+    if (!rc) rc = ffn_y_u64(y, root, "chunk", false, 1, 1u << 24, &o->chunk);
+    bool dset = false, wset = false, aset = false, kset = false;
+    if (!rc) rc = dtype_key(y, root, "dtype", &o->wdtype, &dset);
+    if (!rc && dset) o->adtype = o->wdtype;
+    if (!rc) rc = dtype_key(y, root, "wdtype", &o->wdtype, &wset);
+    if (!rc) rc = dtype_key(y, root, "adtype", &o->adtype, &aset);
+    if (!rc && dset && (wset || aset))
+        rc = ffn_y_error(y, ffn_y_get(y, root, wset ? "wdtype" : "adtype", NULL), FFN_ESCHEMA,
+                         "use either 'dtype' or 'wdtype'/'adtype', not both");
+    if (!rc) rc = dtype_key(y, root, "kv_dtype", &o->kv_dtype, &kset);
+    if (!rc && !kset) o->kv_dtype = o->adtype;
+    uint64_t gs = o->group_size;
+    if (!rc) rc = ffn_y_u64(y, root, "group_size", false, 1, 1u << 20, &gs);
+    o->group_size = (unsigned)gs;
+    if (!rc) rc = ffn_y_bool(y, root, "fused", false, &o->fused);
+    if (rc) return rc;
+
+    yaml_node_t *m;
+    static const char *const slo_keys[] = {"tpot", "ttft", NULL};
+    if ((rc = sub_map(y, root, "slo", slo_keys, &m))) return rc;
+    if (m) {
+        rc = ffn_y_num(y, m, "tpot", false, FFN_UNIT_TIME, 1e-9, 3600, &o->tpot_s);
+        if (!rc) rc = ffn_y_num(y, m, "ttft", false, FFN_UNIT_TIME, 1e-9, 3600, &o->ttft_s);
+        if (rc) return rc;
+        if (o->tpot_s == 0 && ffn_y_get(y, m, "tpot", NULL))
+            return ffn_y_error(y, ffn_y_get(y, m, "tpot", NULL), FFN_ERANGE, "'tpot' must be > 0");
+        if (o->ttft_s == 0 && ffn_y_get(y, m, "ttft", NULL))
+            return ffn_y_error(y, ffn_y_get(y, m, "ttft", NULL), FFN_ERANGE, "'ttft' must be > 0");
+    }
+    static const char *const target_keys[] = {"tokens_per_s", NULL};
+    if ((rc = sub_map(y, root, "target", target_keys, &m))) return rc;
+    if (m && (rc = ffn_y_num(y, m, "tokens_per_s", true, FFN_UNIT_NONE, 1e-6, 1e15,
+                             &o->target_tokens_per_s)))
+        return rc;
+    static const char *const limit_keys[] = {"max_devices", "max_batch", "memory_utilization",
+                                             NULL};
+    if ((rc = sub_map(y, root, "limits", limit_keys, &m))) return rc;
+    if (m) {
+        yaml_node_t *md = ffn_y_get(y, m, "max_devices", NULL);
+        if (md && ffn_y_text(md) && !strcmp(ffn_y_text(md), "0"))
+            return ffn_y_error(y, md, FFN_ERANGE,
+                               "'max_devices' is 0: a plan needs at least one device");
+        rc = ffn_y_u64(y, m, "max_devices", false, 1, 1u << 24, &o->max_devices);
+        if (!rc) rc = ffn_y_u64(y, m, "max_batch", false, 1, 1u << 24, &o->max_batch);
+        if (!rc)
+            rc = ffn_y_num(y, m, "memory_utilization", false, FFN_UNIT_NONE, 0.01, 1.0,
+                           &o->mem_utilization);
+        if (rc) return rc;
+    }
+    static const char *const layout_keys[] = {"tp", "ep", "ep_uneven", NULL};
+    if ((rc = sub_map(y, root, "layouts", layout_keys, &m))) return rc;
+    if (m) {
+        rc = load_small_grid(y, m, "tp", 1, 4096, o->tp, FFN_PLAN_MAX_DEGREES, &o->n_tp);
+        if (!rc) rc = load_small_grid(y, m, "ep", 1, 4096, o->ep, FFN_PLAN_MAX_DEGREES, &o->n_ep);
+        if (!rc) rc = ffn_y_bool(y, m, "ep_uneven", false, &o->moe.ep_uneven);
+        if (rc) return rc;
+    }
+    static const char *const moe_keys[] = {
+        "zipf", "trials", "seed", "capacity_factor", "devices_per_node", NULL};
+    if ((rc = sub_map(y, root, "moe", moe_keys, &m))) return rc;
+    if (m) {
+        rc = ffn_y_num(y, m, "zipf", false, FFN_UNIT_NONE, 0, 100, &o->moe.zipf_s);
+        if (!rc) rc = ffn_y_u64(y, m, "trials", false, 1, 1000000, &o->moe.trials);
+        if (!rc) rc = ffn_y_u64(y, m, "seed", false, 0, UINT64_MAX, &o->moe.seed);
+        if (!rc)
+            rc = ffn_y_num(y, m, "capacity_factor", false, FFN_UNIT_NONE, 0.01, 1000,
+                           &o->moe.capacity_factor);
+        if (!rc) rc = ffn_y_u64(y, m, "devices_per_node", false, 1, 4096, &o->moe.devices_per_node);
+        if (rc) return rc;
+    }
+    yaml_node_t *ov = ffn_y_get(y, root, "objective", NULL);
+    if (ov) {
+        const char *t = ffn_y_text(ov);
+        if (!t || ffn_objective_parse(t, &o->objective))
+            return ffn_y_error(y, ov, FFN_ESCHEMA,
+                               "'objective' must be one of devices, tokens_per_device, "
+                               "tokens_per_watt, tokens_per_dollar (got '%s')",
+                               t ? t : "a list or map");
+    }
+    /* prices: a mapping device -> USD per device-hour; keys must name a device of 'hw' */
+    yaml_node_t *pm = ffn_y_get(y, root, "price_per_hour", NULL);
+    if (pm) {
+        if ((rc = ffn_y_expect_map(y, pm, "price_per_hour"))) return rc;
+        for (yaml_node_pair_t *pp = pm->data.mapping.pairs.start; pp < pm->data.mapping.pairs.top;
+             pp++) {
+            yaml_node_t *k = yaml_document_get_node(&y->doc, pp->key);
+            yaml_node_t *v = yaml_document_get_node(&y->doc, pp->value);
+            const char *kt = ffn_y_text(k);
+            size_t i = 0;
+            while (kt && i < sc->n_hws && strcmp(sc->hws[i].name, kt))
+                i++;
+            if (!kt || i == sc->n_hws)
+                return ffn_y_error(y, k, FFN_ESCHEMA,
+                                   "price_per_hour: '%s' is not one of the scenario's devices",
+                                   kt ? kt : "?");
+            if ((rc = ffn_y_node_num(y, v, kt, FFN_UNIT_NONE, 1e-6, 1e6, &sc->price_per_hour[i])))
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int load_sweep(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
+{
+    static const char *const keys[] = {"phase", "batch", "seq", "tp", "ep", "dtype", NULL};
+    yaml_node_t *m;
+    int rc = sub_map(y, root, "sweep", keys, &m);
+    if (rc || !m) return rc;
+    static const char *const phases[] = {"prefill", "decode", "both", NULL};
+    int ph = 2;
+    if ((rc = ffn_y_enum(y, m, "phase", false, phases, &ph))) return rc;
+    sc->sweep_phases = ph == 0   ? FFN_SWEEP_PREFILL
+                       : ph == 1 ? FFN_SWEEP_DECODE
+                                 : FFN_SWEEP_PREFILL | FFN_SWEEP_DECODE;
+    rc = load_grid(y, m, "batch", 1, 1u << 24, FFN_SC_MAX_GRID, &sc->batch, &sc->n_batch);
+    if (!rc) rc = load_grid(y, m, "seq", 1, 1u << 24, FFN_SC_MAX_GRID, &sc->seq, &sc->n_seq);
+    if (!rc) rc = load_grid(y, m, "tp", 1, 4096, 64, &sc->sweep_tp, &sc->n_sweep_tp);
+    if (!rc) rc = load_grid(y, m, "ep", 1, 4096, 64, &sc->sweep_ep, &sc->n_sweep_ep);
+    if (rc) return rc;
+    yaml_node_t *kn = NULL;
+    yaml_node_t *dv = ffn_y_get(y, m, "dtype", &kn);
+    if (kn && !dv) return ffn_y_error(y, kn, FFN_ERANGE, "'dtype' is an empty grid");
+    if (dv) {
+        yaml_node_t *items[FFN_SC_MAX_DTYPES + 1];
+        size_t cnt = 0;
+        if (dv->type == YAML_SCALAR_NODE) {
+            items[cnt++] = dv;
+        } else if (dv->type == YAML_SEQUENCE_NODE) {
+            for (yaml_node_item_t *it = dv->data.sequence.items.start;
+                 it < dv->data.sequence.items.top && cnt <= FFN_SC_MAX_DTYPES; it++)
+                items[cnt++] = yaml_document_get_node(&y->doc, *it);
+            if (cnt == 0) return ffn_y_error(y, dv, FFN_ERANGE, "'dtype' is an empty grid");
+            if (cnt > FFN_SC_MAX_DTYPES)
+                return ffn_y_error(y, dv, FFN_ERANGE, "'dtype' has more than %d entries",
+                                   FFN_SC_MAX_DTYPES);
+        } else {
+            return ffn_y_error(y, dv, FFN_ESCHEMA, "'dtype' must be a dtype or a list of them");
+        }
+        for (size_t i = 0; i < cnt; i++) {
+            const char *t = ffn_y_text(items[i]);
+            if (!t || ffn_dtype_pair_parse(t, &sc->sweep_wdtype[i], &sc->sweep_adtype[i]))
+                return ffn_y_error(y, items[i], FFN_ESCHEMA,
+                                   "'dtype': '%s' is not a dtype (bf16) or a pair (int4/bf16)",
+                                   t ? t : "a list or map");
+        }
+        sc->n_sweep_dtype = cnt;
+    }
+    return 0;
+}
+
+int ffn_scenario_sweep_defaults(ffn_scenario *sc)
+{
+    if (!sc->sweep_phases) sc->sweep_phases = FFN_SWEEP_PREFILL | FFN_SWEEP_DECODE;
+    if (!sc->n_batch) {
+        if (!(sc->batch = malloc(sizeof *sc->batch))) return FFN_ENOMEM;
+        sc->batch[0] = 1, sc->n_batch = 1;
+    }
+    if (!sc->n_seq) {
+        if (!(sc->seq = malloc(sizeof *sc->seq))) return FFN_ENOMEM;
+        sc->seq[0] = sc->plan.prompt, sc->n_seq = 1;
+    }
+    if (!sc->n_sweep_tp) {
+        if (!(sc->sweep_tp = malloc(sizeof *sc->sweep_tp))) return FFN_ENOMEM;
+        sc->sweep_tp[0] = 1, sc->n_sweep_tp = 1;
+    }
+    if (!sc->n_sweep_ep) {
+        if (!(sc->sweep_ep = malloc(sizeof *sc->sweep_ep))) return FFN_ENOMEM;
+        sc->sweep_ep[0] = 1, sc->n_sweep_ep = 1;
+    }
+    if (!sc->n_sweep_dtype) {
+        sc->sweep_wdtype[0] = sc->plan.wdtype;
+        sc->sweep_adtype[0] = sc->plan.adtype;
+        sc->n_sweep_dtype = 1;
+    }
+    return 0;
+}
+
+int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
+{
+    static const char *const allowed[] = {
+        "name",           "description", "model",  "hw",     "phase",   "prompt",   "output",
+        "prefill_batch",  "chunk",       "dtype",  "wdtype", "adtype",  "kv_dtype", "group_size",
+        "fused",          "slo",         "target", "limits", "layouts", "moe",      "objective",
+        "price_per_hour", "sweep",       "source", NULL};
+    ffn_scenario_init(sc);
+    ffn_ydoc y;
+    int rc = ffn_ydoc_load(&y, path, diag);
+    if (!rc) {
+        yaml_node_t *root = ffn_ydoc_root(&y);
+        snprintf(sc->path, sizeof sc->path, "%s", path);
+        rc = ffn_y_expect_map(&y, root, "a scenario");
+        if (!rc) rc = ffn_y_check_keys(&y, root, allowed);
+        if (!rc) rc = ffn_y_str(&y, root, "name", true, sc->name, sizeof sc->name);
+        if (!rc)
+            rc = ffn_y_str(&y, root, "description", false, sc->description, sizeof sc->description);
+        if (!rc) rc = load_refs(&y, root, "model", true, sc->models, &sc->n_models);
+        if (!rc) rc = load_refs(&y, root, "hw", true, sc->hws, &sc->n_hws);
+        if (!rc) rc = load_plan(&y, root, sc);
+        if (!rc) rc = load_sweep(&y, root, sc);
+    }
+    ffn_ydoc_release(&y);
+    if (rc) {
+        ffn_scenario_release(sc);
+        return rc;
+    }
+    return 0;
+}
+
+/* ---- lookup -------------------------------------------------------------------------------- */
+
+static bool looks_like_path(const char *s)
+{
+    size_t l = strlen(s);
+    return strchr(s, '/') || (l > 5 && !strcmp(s + l - 5, ".yaml")) ||
+           (l > 4 && !strcmp(s + l - 4, ".yml")) || (l > 5 && !strcmp(s + l - 5, ".json"));
+}
+
+static bool is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+int ffn_scenario_resolve(const ffn_scenario *sc, const ffn_sc_ref *ref, const char *data_dir,
+                         const char *kind, char *path, size_t n, ffn_diag *diag)
+{
+    const char *file = sc && sc->path[0] ? sc->path : NULL;
+    int line = file ? ref->line : 0, col = file ? ref->col : 0;
+    if (looks_like_path(ref->name)) {
+        if (ref->name[0] == '/' || !file) {
+            snprintf(path, n, "%s", ref->name);
+        } else {
+            const char *slash = strrchr(file, '/');
+            int dl = slash ? (int)(slash - file) : 0;
+            if (dl)
+                snprintf(path, n, "%.*s/%s", dl, file, ref->name);
+            else
+                snprintf(path, n, "%s", ref->name);
+        }
+        if (is_file(path)) return 0;
+        size_t l = strlen(ref->name);
+        bool calibrated = l >= 7 && !strcmp(ref->name + l - 7, "hw.yaml");
+        return ffn_diag_set(diag, FFN_ENOTFOUND, file, line, col,
+                            "%s file '%s' not found (looked for '%s')%s", kind, ref->name, path,
+                            calibrated ? "; a calibrated host spec is written by "
+                                         "'ffnroof calibrate --out DIR' as DIR/hw.yaml"
+                                       : "");
+    }
+    if (!data_dir)
+        return ffn_diag_set(
+            diag, FFN_ENOTFOUND, file, line, col,
+            "no data folder to look up %s '%s' (set FFNROOF_DATA_DIR or give a path)", kind,
+            ref->name);
+    snprintf(path, n, "%s/%s.yaml", data_dir, ref->name);
+    if (is_file(path)) return 0;
+    char list[400] = "";
+    DIR *d = opendir(data_dir);
+    if (d) {
+        char names[256][64];
+        size_t cnt = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) && cnt < 256) {
+            size_t l = strlen(e->d_name);
+            if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && l - 5 < 64) {
+                memcpy(names[cnt], e->d_name, l - 5);
+                names[cnt][l - 5] = '\0';
+                cnt++;
+            }
+        }
+        closedir(d);
+        qsort(names, cnt, sizeof names[0], by_name);
+        for (size_t i = 0; i < cnt; i++) {
+            size_t l = strlen(list);
+            if (l + strlen(names[i]) + 6 >= sizeof list) {
+                snprintf(list + l, sizeof list - l, ", ...");
+                break;
+            }
+            snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
+        }
+    }
+    return ffn_diag_set(diag, FFN_ENOTFOUND, file, line, col, "unknown %s '%.100s'; known: %s",
+                        kind, ref->name, list);
+}
+
+int ffn_scenario_load_inputs(const ffn_scenario *sc, const char *hw_dir, const char *models_dir,
+                             ffn_hw *hws, ffn_model *models, ffn_diag *diag)
+{
+    char path[1024];
+    for (size_t i = 0; i < sc->n_models; i++) {
+        int rc =
+            ffn_scenario_resolve(sc, &sc->models[i], models_dir, "model", path, sizeof path, diag);
+        if (!rc) rc = ffn_model_load(path, &models[i], diag);
+        if (rc) return rc;
+    }
+    for (size_t i = 0; i < sc->n_hws; i++) {
+        int rc = ffn_scenario_resolve(sc, &sc->hws[i], hw_dir, "device", path, sizeof path, diag);
+        if (!rc) rc = ffn_hw_load(path, &hws[i], diag);
+        if (rc) return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,725 @@
+/* Capacity planning (include/ffnroof/plan.h, docs/plan.md): memory per device of a TP x EP
+ * layout, the step time of a decode or prefill step (the FFN from ffn_predict() plus the rest of
+ * the layer at a coarser level), the largest batch under the latency SLO, throughput, devices
+ * for a target, efficiency per watt and per dollar, and the bottleneck. Also the sweep iterator
+ * behind `ffnroof sweep`. Pure: no I/O, no allocation.
+ *
+ * Layout: a replica is tp x ep devices. Attention is data-parallel over the ep ranks (each
+ * holds the attention weights and the KV cache of its ceil(B/ep) sequences, as in DeepSeek-V3's
+ * serving, arXiv:2412.19437 sec. 3.4) and tensor-parallel over tp within a rank (Megatron-LM,
+ * Shoeybi et al. 2019); routed experts are spread over the ep ranks and split over tp. */
+#include "ffnroof/plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const bn_names[FFN_BN_COUNT] = {
+    "ffn_compute", "ffn_weights", "kv_cache", "attention", "interconnect", "capacity", "devices"};
+static const char *const obj_names[FFN_OBJ_COUNT] = {"devices", "tokens_per_device",
+                                                     "tokens_per_watt", "tokens_per_dollar"};
+static const char *const phase_names[] = {"decode", "prefill", "both"};
+
+const char *ffn_bottleneck_name(ffn_bottleneck b)
+{
+    return (unsigned)b < FFN_BN_COUNT ? bn_names[b] : "none";
+}
+
+const char *ffn_objective_name(ffn_objective o)
+{
+    return (unsigned)o < FFN_OBJ_COUNT ? obj_names[o] : "auto";
+}
+
+const char *ffn_plan_phase_name(ffn_plan_phase p)
+{
+    return (unsigned)p <= FFN_PLAN_BOTH ? phase_names[p] : "?";
+}
+
+int ffn_objective_parse(const char *s, ffn_objective *out)
+{
+    for (int i = 0; i < FFN_OBJ_COUNT; i++)
+        if (s && !strcmp(s, obj_names[i])) {
+            *out = (ffn_objective)i;
+            return 0;
+        }
+    return FFN_EINVAL;
+}
+
+int ffn_plan_phase_parse(const char *s, ffn_plan_phase *out)
+{
+    for (int i = 0; i <= FFN_PLAN_BOTH; i++)
+        if (s && !strcmp(s, phase_names[i])) {
+            *out = (ffn_plan_phase)i;
+            return 0;
+        }
+    return FFN_EINVAL;
+}
+
+void ffn_plan_opts_default(ffn_plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->phase = FFN_PLAN_DECODE;
+    o->prompt = 1024;
+    o->output = 256;
+    o->prefill_batch = 1;
+    o->wdtype = o->adtype = o->kv_dtype = FFN_DT_BF16;
+    o->group_size = 128;
+    o->fused = true;
+    o->moe.seed = 1;
+    o->max_devices = 64;
+    o->max_batch = 4096;
+    o->mem_utilization = 0.9;
+    static const uint64_t tp[] = {1, 2, 4, 8}, ep[] = {1, 2, 4, 8, 16, 32, 64};
+    memcpy(o->tp, tp, sizeof tp);
+    o->n_tp = 4;
+    memcpy(o->ep, ep, sizeof ep);
+    o->n_ep = 7;
+    o->objective = FFN_OBJ_COUNT; /* auto: devices with a target, else tokens per device */
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return b ? (a + b - 1) / b : 0;
+}
+
+static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
+{
+    double p = hw->peak_flops[cdt];
+    if (p <= 0) p = hw->peak_flops[FFN_DT_FP32];
+    return p > 0 ? p : 1.0;
+}
+
+/* The coarse cost of the non-FFN parts: the roofline at the device's achievable fractions of
+ * peak (efficiency.compute_max, memory_max), plus the launch overhead per kernel:
+ *   t = max(F / (peak * compute_max), B / (bw * memory_max)) + launches * launch_s. */
+static double coarse_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt, double launches)
+{
+    double cmax = hw->eff.compute_max > 0 ? hw->eff.compute_max : 1.0;
+    double mmax = hw->eff.memory_max > 0 ? hw->eff.memory_max : 1.0;
+    double tc = flops / (peak_of(hw, cdt) * cmax);
+    double tm = bytes / ((hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0) * mmax);
+    return (tc > tm ? tc : tm) + launches * hw->eff.launch_s;
+}
+
+/* Attention shape. Decode with MLA runs in the absorbed form over the latent (DeepSeek-V2,
+ * arXiv:2405.04434 sec. 2.1.2-2.1.3): scores over kv_lora + rope, values over kv_lora. */
+typedef struct attn_shape {
+    bool mla;
+    double H, Hkv, hd;            /* heads, kv heads, head dim */
+    double lora, rope, nope, vhd; /* MLA */
+} attn_shape;
+
+static attn_shape shape_of(const ffn_model *m)
+{
+    attn_shape s = {0};
+    const ffn_attn_cfg *a = &m->attn;
+    s.H = (double)(a->n_heads ? a->n_heads : 1);
+    s.Hkv = (double)(a->n_kv_heads ? a->n_kv_heads : a->n_heads ? a->n_heads : 1);
+    s.hd = a->head_dim ? (double)a->head_dim : (double)m->hidden / s.H;
+    s.mla = a->kv_lora_rank > 0;
+    s.lora = (double)a->kv_lora_rank;
+    s.rope = (double)a->qk_rope_head_dim;
+    s.nope = (double)a->qk_nope_head_dim;
+    s.vhd = (double)(a->v_head_dim ? a->v_head_dim : a->qk_nope_head_dim);
+    return s;
+}
+
+double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype, uint64_t tp)
+{
+    const attn_shape s = shape_of(m);
+    const double kvb = ffn_dtype_bytes(kv_dtype, 0);
+    if (s.mla) return (s.lora + s.rope) * kvb; /* the compressed latent + the shared rope key */
+    /* K and V of the kv heads this device holds: kv heads are split over TP until each device
+     * has one, then replicated. */
+    double heads = ceil(s.Hkv / (double)(tp ? tp : 1));
+    return 2.0 * heads * s.hd * kvb;
+}
+
+/* Weight bytes of the non-FFN parameters kept in 16 bits when the FFN/attention weights are
+ * narrower (embeddings, norms, routers are not quantised by the usual int4/fp8 recipes). */
+static double other_bytes(const ffn_plan_opts *o)
+{
+    double wb = ffn_dtype_bytes(o->wdtype, o->group_size);
+    return ffn_dtype_bits(o->wdtype) < 16 ? 2.0 : wb;
+}
+
+/* Parameters of one routed expert (as sim/params.c counts them). */
+static double expert_params(const ffn_model *m)
+{
+    const double g = ffn_act_gated(m->act) ? 2.0 : 1.0, d = (double)m->hidden;
+    const double fe = (double)m->moe.expert_intermediate;
+    return (g + 1.0) * d * fe + (m->mlp_bias ? g * fe + d : 0.0);
+}
+
+/* Transient activation peak of one layer for T tokens on one device (bytes). */
+static double activation_peak(const ffn_model *m, const ffn_plan_opts *o, uint64_t tp, uint64_t T,
+                              uint64_t seqs)
+{
+    if (T == 0) return 0;
+    ffn_run r;
+    ffn_run_default(&r);
+    r.wdtype = o->wdtype;
+    r.adtype = o->adtype;
+    r.tp = tp;
+    r.fused = o->fused;
+    ffn_act_mem am;
+    ffn_activation_memory(m, &r, T, m->layers, &am);
+    const attn_shape s = shape_of(m);
+    const double ab = ffn_dtype_bytes(o->adtype, 0), Hd = s.H / (double)tp;
+    double dqk = s.mla ? s.nope + s.rope : s.hd, dv = s.mla ? s.vhd : s.hd;
+    double kvw = s.mla ? Hd * (s.nope + s.vhd) : 2.0 * ceil(s.Hkv / (double)tp) * s.hd;
+    /* residual input, Q, K and V, the attention output */
+    double attn = (double)T * ab * ((double)m->hidden + Hd * dqk + kvw + Hd * dv);
+    /* fp32 logits of the last token of each sequence, vocabulary split over TP */
+    double logits = (double)seqs * ceil((double)m->vocab / (double)tp) * 4.0;
+    double peak = am.infer_peak_bytes;
+    if (attn > peak) peak = attn;
+    if (logits > peak) peak = logits;
+    return peak;
+}
+
+int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                    const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t batch,
+                    uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!tp || !ep) return FFN_EINVAL;
+    const double wb = ffn_dtype_bytes(o->wdtype, o->group_size), ob = other_bytes(o);
+    const double TP = (double)tp;
+    const uint64_t Lm = ffn_model_moe_layers(m);
+    double routed_total = 0, routed_dev = 0;
+    if (Lm && m->moe.n_experts) {
+        routed_total = (double)Lm * (double)m->moe.n_experts * expert_params(m);
+        routed_dev = (double)Lm * ceil((double)m->moe.n_experts / (double)ep) * expert_params(m);
+    }
+    /* dense FFNs and shared experts are split over TP and replicated over EP ranks */
+    double ffn_dev = ((double)p->ffn - routed_total + routed_dev) / TP;
+    double attn_dev = (double)p->attention / TP;
+    double emb_dev = (double)p->embedding / TP; /* vocabulary-parallel embedding and LM head */
+    double rest = (double)(p->router + p->norm + p->other);
+    out->ffn_weight_bytes = ffn_dev * wb;
+    out->other_weight_bytes = attn_dev * wb + (emb_dev + rest) * ob;
+    out->weight_bytes = out->ffn_weight_bytes + out->other_weight_bytes;
+    const uint64_t seqs = ceil_div(batch, ep);
+    out->kv_bytes_per_seq =
+        (double)context * (double)m->layers * ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
+    out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
+    /* decode: one token per sequence; a prefill-only plan: the prompt (or a chunk) per seq */
+    uint64_t T = seqs;
+    if (o->phase == FFN_PLAN_PREFILL) {
+        uint64_t per = o->chunk && o->chunk < context ? o->chunk : context;
+        T = seqs * per;
+    }
+    out->activation_bytes = activation_peak(m, o, tp, T, seqs);
+    if (prefill_tokens) {
+        double a = activation_peak(m, o, tp, prefill_tokens, o->prefill_batch);
+        if (a > out->activation_bytes) out->activation_bytes = a;
+    }
+    out->total_bytes = out->weight_bytes + out->kv_bytes + out->activation_bytes;
+    out->usable_bytes = hw->mem_capacity_bytes * o->mem_utilization;
+    out->fits = out->total_bytes <= out->usable_bytes;
+    return 0;
+}
+
+int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                       const ffn_plan_opts *o, ffn_phase phase, uint64_t tp, uint64_t ep,
+                       uint64_t batch, uint64_t context, ffn_plan_step *st, ffn_diag *diag)
+{
+    memset(st, 0, sizeof *st);
+    if (!batch || !context || !tp || !ep)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "batch, context, tp and ep must be >= 1");
+    ffn_run r;
+    ffn_run_default(&r);
+    r.phase = phase;
+    r.batch = batch;
+    r.seq = context;
+    r.chunk = phase == FFN_PHASE_PREFILL ? o->chunk : 0;
+    r.wdtype = o->wdtype;
+    r.adtype = o->adtype;
+    r.group_size = o->group_size;
+    r.tp = tp;
+    r.ep = ep;
+    r.fused = o->fused;
+    r.moe = o->moe;
+    r.skip_ridge = true;
+    int rc = ffn_predict(m, hw, &r, &st->ffn, diag);
+    if (rc) return rc;
+    const ffn_result *f = &st->ffn;
+    const double S = (double)f->steps, L = (double)m->layers;
+    const uint64_t seqs = ceil_div(batch, ep);
+    const uint64_t per_seq =
+        phase == FFN_PHASE_DECODE ? 1 : (r.chunk && r.chunk < context ? r.chunk : context);
+    const uint64_t T_step = seqs * per_seq; /* tokens per step on one device (attention) */
+    st->phase = phase;
+    st->batch = batch;
+    st->seqs_device = seqs;
+    st->context = context;
+    st->ffn_s = f->predicted_s;
+    st->ffn_comm_s = f->comm_s;
+    double cs = S * ((double)f->dense_layers * f->dense.compute_s +
+                     (double)f->moe_layers * f->moe.compute_s);
+    double ms =
+        S * ((double)f->dense_layers * f->dense.memory_s + (double)f->moe_layers * f->moe.memory_s);
+    if (ep > 1 && f->dense_layers) {
+        /* The dense FFN layers of an MoE model are data-parallel over the EP ranks like the
+         * attention: each rank runs its own T/ep tokens (ffn_predict gives all T to one). */
+        ffn_layer_cost lc;
+        rc = ffn_dense_layer(hw, &r, m->hidden, m->intermediate, m->act, m->mlp_bias, T_step, &lc);
+        if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "dense layer cost failed");
+        double Ld = (double)f->dense_layers;
+        st->ffn_s += S * Ld * (lc.predicted_s - f->dense.predicted_s);
+        st->ffn_comm_s += S * Ld * (lc.comm_s - f->dense.comm_s);
+        cs += S * Ld * (lc.compute_s - f->dense.compute_s);
+        ms += S * Ld * (lc.memory_s - f->dense.memory_s);
+    }
+    st->ffn_bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
+
+    const attn_shape s = shape_of(m);
+    const double ab = ffn_dtype_bytes(o->adtype, 0), wb = ffn_dtype_bytes(o->wdtype, o->group_size);
+    const double TP = (double)tp, Hd = s.H / TP, D = (double)m->hidden, Tq = (double)T_step;
+    const double Bs = (double)seqs, ctx = (double)context;
+    const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
+    const ffn_dtype adt = ffn_compute_dtype(hw, o->adtype, o->adtype);
+
+    /* Projections (QKV and output, MLA's low-rank ones included): 2 FLOPs per weight per token;
+     * weights read once per step, plus about 4 activations of width d per token. */
+    const double Pa = (double)p->attention / L / TP;
+    double proj = coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab, cdt, 2.0);
+    st->attn_proj_s = S * L * proj;
+
+    const double kvtl = ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
+    double core;
+    if (phase == FFN_PHASE_DECODE) {
+        /* Each new token attends to `context` cached tokens: QK^T and PV are 2 FLOPs per
+         * multiply-add; the cache of the device's sequences is read once. */
+        double dqk = s.mla ? s.lora + s.rope : s.hd, dv = s.mla ? s.lora : s.hd;
+        double fl = Bs * ctx * Hd * 2.0 * (dqk + dv);
+        double kv = Bs * ctx * kvtl;
+        core = coarse_s(hw, fl, kv + Bs * Hd * (dqk + dv) * ab, adt, 1.0);
+        st->kv_read_bytes = L * kv;
+        st->attn_core_flops = L * fl;
+        st->attn_core_s = L * core;
+    } else {
+        /* Causal self-attention over the prompt: QK^T and PV each S^2/2 multiply-adds per head
+         * and dimension (FlashAttention-style, the S x S scores never reach memory). */
+        double dqk = s.mla ? s.nope + s.rope : s.hd, dv = s.mla ? s.vhd : s.hd;
+        double fl = Bs * Hd * ctx * ctx * (dqk + dv);
+        double by = Bs * ctx * (kvtl + Hd * (dqk + dv) * ab);
+        core = coarse_s(hw, fl, by, adt, S);
+        st->attn_core_flops = L * fl;
+        st->attn_core_s = L * core;
+    }
+    if (tp > 1) {
+        /* Megatron: the attention output is summed over the TP ranks with one all-reduce. */
+        ffn_op op;
+        ffn_op_allreduce(&op, &hw->scaleup, "attn_allreduce", Tq * D * ab, tp);
+        st->attn_comm_s = S * L * op.predicted_s;
+    }
+    /* LM head: logits of the last token of each sequence, vocabulary split over TP. */
+    {
+        double Pv = ceil((double)m->vocab / TP) * D;
+        st->lm_head_s = coarse_s(hw, 2.0 * Bs * Pv,
+                                 Pv * other_bytes(o) + Bs * Pv / D * 4.0 + Bs * D * ab, cdt, 1.0);
+    }
+    st->step_s = st->ffn_s + st->attn_proj_s + st->attn_core_s + st->attn_comm_s + st->lm_head_s;
+    st->ffn_share = st->step_s > 0 ? st->ffn_s / st->step_s : 0;
+    return 0;
+}
+
+/* The part of a step that takes longest, as a bottleneck. */
+static ffn_bottleneck dominant(const ffn_plan_step *st)
+{
+    double ffn_local = st->ffn_s - st->ffn_comm_s;
+    double comm = st->ffn_comm_s + st->attn_comm_s;
+    double kv = st->phase == FFN_PHASE_DECODE ? st->attn_core_s : 0;
+    double attn =
+        st->attn_proj_s + st->lm_head_s + (st->phase == FFN_PHASE_DECODE ? 0 : st->attn_core_s);
+    ffn_bottleneck b = st->ffn_bound == FFN_BOUND_COMPUTE ? FFN_BN_FFN_COMPUTE : FFN_BN_FFN_WEIGHTS;
+    double best = ffn_local;
+    if (kv > best) best = kv, b = FFN_BN_KV_CACHE;
+    if (attn > best) best = attn, b = FFN_BN_ATTENTION;
+    if (comm > best) b = FFN_BN_INTERCONNECT;
+    return b;
+}
+
+static double nan_low(double v)
+{
+    return isnan(v) ? -INFINITY : v;
+}
+
+bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_objective obj)
+{
+    double x, y;
+    switch (obj) {
+    case FFN_OBJ_DEVICES:
+        if (a->devices != b->devices) return a->devices < b->devices;
+        x = a->tokens_per_s_device, y = b->tokens_per_s_device;
+        break;
+    case FFN_OBJ_TOKENS_PER_WATT:
+        x = nan_low(a->tokens_per_s_per_watt), y = nan_low(b->tokens_per_s_per_watt);
+        break;
+    case FFN_OBJ_TOKENS_PER_DOLLAR:
+        x = nan_low(a->tokens_per_dollar), y = nan_low(b->tokens_per_dollar);
+        break;
+    default:
+        x = a->tokens_per_s_device, y = b->tokens_per_s_device;
+        break;
+    }
+    if (x != y) return x > y;
+    if (a->devices != b->devices) return a->devices < b->devices;
+    if (a->tokens_per_s_device != b->tokens_per_s_device)
+        return a->tokens_per_s_device > b->tokens_per_s_device;
+    return a->tp * a->ep < b->tp * b->ep;
+}
+
+/* Why a layout cannot exist at all; "" when it can. */
+static void check_layout(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o, uint64_t tp,
+                         uint64_t ep, char *why, size_t n)
+{
+    why[0] = '\0';
+    const uint64_t E = m->moe.n_experts;
+    const uint64_t dpn = hw->devices_per_node ? hw->devices_per_node : 1;
+    if (tp > 1 && hw->scaleup.bandwidth_bps <= 0)
+        snprintf(why, n, "TP %llu needs an interconnect; %s has none", (unsigned long long)tp,
+                 hw->name);
+    else if (tp > dpn)
+        snprintf(why, n, "TP %llu spans more than the %llu devices of a node",
+                 (unsigned long long)tp, (unsigned long long)dpn);
+    else if (m->attn.n_heads % tp)
+        snprintf(why, n, "TP %llu does not divide the %llu heads", (unsigned long long)tp,
+                 (unsigned long long)m->attn.n_heads);
+    else if (m->layers > ffn_model_moe_layers(m) && m->intermediate % tp)
+        snprintf(why, n, "TP %llu does not divide the intermediate size %llu",
+                 (unsigned long long)tp, (unsigned long long)m->intermediate);
+    else if (E && m->moe.expert_intermediate % tp)
+        snprintf(why, n, "TP %llu does not divide the expert intermediate size %llu",
+                 (unsigned long long)tp, (unsigned long long)m->moe.expert_intermediate);
+    else if (ep > 1 && !E)
+        snprintf(why, n, "EP %llu: the model has no experts", (unsigned long long)ep);
+    else if (ep > 1 && ep > E)
+        snprintf(why, n, "EP %llu exceeds the %llu experts", (unsigned long long)ep,
+                 (unsigned long long)E);
+    else if (ep > 1 && E % ep && !o->moe.ep_uneven)
+        snprintf(why, n, "EP %llu does not divide the %llu experts", (unsigned long long)ep,
+                 (unsigned long long)E);
+    else if (ep > 1 && hw->scaleup.bandwidth_bps <= 0 && hw->scaleout.bandwidth_bps <= 0)
+        snprintf(why, n, "EP %llu needs an interconnect; %s has none", (unsigned long long)ep,
+                 hw->name);
+    else if (tp * ep > o->max_devices)
+        snprintf(why, n, "TP %llu x EP %llu needs %llu devices, over the limit of %llu",
+                 (unsigned long long)tp, (unsigned long long)ep, (unsigned long long)(tp * ep),
+                 (unsigned long long)o->max_devices);
+}
+
+static uint64_t decode_context(const ffn_plan_opts *o)
+{
+    return o->phase == FFN_PLAN_PREFILL ? o->prompt : o->prompt + o->output;
+}
+
+/* Memory check at a batch for this plan's phase. */
+static bool fits_at(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                    const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t B, ffn_plan_mem *mem)
+{
+    uint64_t pre = 0;
+    if (o->phase == FFN_PLAN_BOTH) {
+        uint64_t per = o->chunk && o->chunk < o->prompt ? o->chunk : o->prompt;
+        pre = ceil_div(o->prefill_batch, ep) * per;
+    }
+    ffn_plan_mem tmp;
+    if (!mem) mem = &tmp;
+    ffn_plan_memory(m, p, hw, o, tp, ep, B, decode_context(o), pre, mem);
+    return mem->fits;
+}
+
+static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                            const ffn_plan_opts *o, ffn_plan_layout *L)
+{
+    static const ffn_diag no_diag;
+    ffn_diag d = no_diag;
+    const uint64_t tp = L->tp, ep = L->ep;
+    const ffn_phase ph = o->phase == FFN_PLAN_PREFILL ? FFN_PHASE_PREFILL : FFN_PHASE_DECODE;
+    const uint64_t ctx = decode_context(o);
+    const double slo = ph == FFN_PHASE_PREFILL ? o->ttft_s : o->tpot_s;
+    const char *slo_name = ph == FFN_PHASE_PREFILL ? "TTFT" : "TPOT";
+    L->tokens_per_s_per_watt = L->tokens_per_dollar = NAN;
+    L->replicas = 1;
+    L->devices = tp * ep;
+
+    /* 1. memory at batch 1, then the largest batch that fits (memory grows with the batch) */
+    L->fits = fits_at(m, p, hw, o, tp, ep, 1, &L->mem);
+    if (!L->fits) {
+        L->bottleneck = FFN_BN_CAPACITY;
+        L->miss = L->mem.total_bytes / L->mem.usable_bytes;
+        snprintf(L->why, sizeof L->why, "needs %.4g GB/device at batch 1 (%.4g usable)",
+                 L->mem.total_bytes / 1e9, L->mem.usable_bytes / 1e9);
+        (void)ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, 1, ctx, &L->step, &d);
+        return;
+    }
+    uint64_t lo = 1, hi = o->max_batch;
+    if (!fits_at(m, p, hw, o, tp, ep, hi, NULL)) {
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (fits_at(m, p, hw, o, tp, ep, mid, NULL))
+                lo = mid;
+            else
+                hi = mid;
+        }
+        hi = lo;
+    }
+    L->mem_batch = hi;
+
+    /* 2. the prefill (TTFT) of the serving phases */
+    if (o->phase != FFN_PLAN_PREFILL) {
+        ffn_plan_step pre;
+        if (ffn_plan_step_eval(m, p, hw, o, FFN_PHASE_PREFILL, tp, ep, o->prefill_batch, o->prompt,
+                               &pre, &d)) {
+            L->valid = false;
+            snprintf(L->why, sizeof L->why, "%.190s", d.msg);
+            return;
+        }
+        L->ttft_s = pre.step_s;
+        if (o->ttft_s > 0 && pre.step_s > o->ttft_s) {
+            L->bottleneck = dominant(&pre);
+            L->miss = pre.step_s / o->ttft_s;
+            snprintf(L->why, sizeof L->why, "TTFT of a %llu-sequence prefill is %.4g ms > %.4g ms",
+                     (unsigned long long)o->prefill_batch, 1e3 * pre.step_s, 1e3 * o->ttft_s);
+            L->step = pre;
+            return;
+        }
+    }
+
+    /* 3. the largest batch meeting the SLO: binary search, the step time grows with the batch */
+    ffn_plan_step *st = &L->step;
+    if (ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, 1, ctx, st, &d)) {
+        L->valid = false;
+        snprintf(L->why, sizeof L->why, "%.190s", d.msg);
+        return;
+    }
+    if (slo > 0 && st->step_s > slo) {
+        L->bottleneck = dominant(st);
+        L->miss = st->step_s / slo;
+        snprintf(L->why, sizeof L->why, "%s at batch 1 is %.4g ms > %.4g ms (%s)", slo_name,
+                 1e3 * st->step_s, 1e3 * slo, ffn_bottleneck_name(L->bottleneck));
+        return;
+    }
+    uint64_t B = L->mem_batch;
+    if (slo > 0 && B > 1) {
+        ffn_plan_step *probe = &(ffn_plan_step){0};
+        ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, B, ctx, probe, &d);
+        if (probe->step_s > slo) {
+            uint64_t a = 1, b = B; /* step(a) <= slo < step(b) */
+            while (b - a > 1) {
+                uint64_t mid = a + (b - a) / 2;
+                ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, mid, ctx, probe, &d);
+                if (probe->step_s <= slo)
+                    a = mid;
+                else
+                    b = mid;
+            }
+            B = a;
+        }
+    }
+    L->max_batch = B;
+    if (B > 1) ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, B, ctx, st, &d);
+    fits_at(m, p, hw, o, tp, ep, B, &L->mem);
+    if (ph == FFN_PHASE_PREFILL) L->ttft_s = st->step_s;
+    /* Memory stopped the batch unless the SLO would have stopped it there too. */
+    bool mem_bound = B == L->mem_batch && B < o->max_batch;
+    if (mem_bound && slo > 0) {
+        ffn_plan_step *probe = &(ffn_plan_step){0};
+        if (!ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, B + 1, ctx, probe, &d) &&
+            probe->step_s > slo)
+            mem_bound = false;
+    }
+    L->bottleneck = mem_bound ? FFN_BN_CAPACITY : dominant(st);
+
+    /* 4. throughput, replicas for the target, efficiency */
+    double tps;
+    if (o->phase == FFN_PLAN_PREFILL)
+        tps = (double)B * (double)o->prompt / st->step_s;
+    else if (o->phase == FFN_PLAN_DECODE)
+        tps = (double)B / st->step_s;
+    else /* each of the B sequences is prefilled once per O decode steps */
+        tps = (double)B * (double)o->output /
+              ((double)o->output * st->step_s + (double)ceil_div(B, o->prefill_batch) * L->ttft_s);
+    L->tokens_per_s_replica = tps;
+    L->tokens_per_s_device = tps / (double)(tp * ep);
+    if (o->target_tokens_per_s > 0) {
+        double r = ceil(o->target_tokens_per_s / tps);
+        L->replicas = r < 1 ? 1 : r > 1e15 ? (uint64_t)1e15 : (uint64_t)r;
+    }
+    L->devices = L->replicas * tp * ep;
+    L->tokens_per_s_fleet = tps * (double)L->replicas;
+    if (hw->tdp_w > 0)
+        L->tokens_per_s_per_watt = L->tokens_per_s_fleet / ((double)L->devices * hw->tdp_w);
+    if (o->price_per_hour > 0)
+        L->tokens_per_dollar =
+            L->tokens_per_s_fleet * 3600.0 / ((double)L->devices * o->price_per_hour);
+    if (L->devices > o->max_devices) {
+        L->bottleneck = FFN_BN_DEVICES;
+        L->miss = (double)L->devices / (double)o->max_devices;
+        snprintf(L->why, sizeof L->why, "the target needs %llu devices, over the limit of %llu",
+                 (unsigned long long)L->devices, (unsigned long long)o->max_devices);
+        return;
+    }
+    L->feasible = true;
+}
+
+int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o, ffn_plan *out,
+                      ffn_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    out->best = out->closest = -1;
+    if (!m || !hw || !o) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "no model/hw/options");
+    if (o->max_devices == 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "the device limit is 0: a plan needs at least one device");
+    if (o->n_tp == 0 || o->n_tp > FFN_PLAN_MAX_DEGREES || o->n_ep > FFN_PLAN_MAX_DEGREES)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "no TP degrees to consider");
+    if (o->max_batch == 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "max_batch must be >= 1");
+    if (o->prompt == 0) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "prompt must be >= 1");
+    if (o->phase != FFN_PLAN_PREFILL && o->output == 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "output must be >= 1 for decode");
+    if (!(o->mem_utilization > 0 && o->mem_utilization <= 1))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "memory utilization must be in (0, 1]");
+    if (o->prefill_batch == 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "prefill_batch must be >= 1");
+    if (ffn_model_params(m, &out->params))
+        return ffn_diag_set(diag, FFN_EOVERFLOW, NULL, 0, 0, "parameter count overflows");
+    out->model = m;
+    out->hw = hw;
+    out->opts = *o;
+    if (out->opts.objective >= FFN_OBJ_COUNT)
+        out->opts.objective =
+            o->target_tokens_per_s > 0 ? FFN_OBJ_DEVICES : FFN_OBJ_TOKENS_PER_DEVICE;
+    static const uint64_t one = 1;
+    const uint64_t *eps = m->moe.n_experts && o->n_ep ? o->ep : &one;
+    const size_t n_ep = m->moe.n_experts && o->n_ep ? o->n_ep : 1;
+    for (size_t i = 0; i < o->n_tp; i++)
+        for (size_t j = 0; j < n_ep; j++) {
+            ffn_plan_layout *L = &out->layouts[out->n_layouts++];
+            L->tp = o->tp[i];
+            L->ep = eps[j];
+            L->devices = L->tp * L->ep;
+            L->replicas = 1;
+            L->tokens_per_s_per_watt = L->tokens_per_dollar = NAN;
+            check_layout(m, hw, &out->opts, L->tp, L->ep, L->why, sizeof L->why);
+            if (L->tp == 0 || L->ep == 0) snprintf(L->why, sizeof L->why, "degree 0");
+            if (L->why[0]) continue;
+            L->valid = true;
+            evaluate_layout(m, &out->params, hw, &out->opts, L);
+        }
+    for (size_t i = 0; i < out->n_layouts; i++) {
+        const ffn_plan_layout *L = &out->layouts[i];
+        if (L->feasible) {
+            if (out->best < 0 || ffn_plan_better(L, &out->layouts[out->best], out->opts.objective))
+                out->best = (int)i;
+        } else if (L->valid && L->miss > 0) {
+            /* a layout that holds the model is closer than one that does not */
+            const ffn_plan_layout *c = out->closest >= 0 ? &out->layouts[out->closest] : NULL;
+            if (!c || (L->fits && !c->fits) || (L->fits == c->fits && L->miss < c->miss))
+                out->closest = (int)i;
+        }
+    }
+    return 0;
+}
+
+/* ---- sweep ------------------------------------------------------------------------------- */
+
+static uint64_t points_per_cfg(const ffn_sweep_grid *g)
+{
+    uint64_t n = 0;
+    if (g->phases & FFN_SWEEP_PREFILL) n += (uint64_t)g->n_batch * g->n_seq;
+    if (g->phases & FFN_SWEEP_DECODE) n += g->n_batch;
+    return n;
+}
+
+uint64_t ffn_sweep_count(const ffn_sweep_grid *g)
+{
+    return (uint64_t)g->n_dtype * g->n_tp * g->n_ep * points_per_cfg(g);
+}
+
+void ffn_sweep_begin(ffn_sweep_iter *it, const ffn_model *m, const ffn_hw *hw,
+                     const ffn_sweep_grid *g)
+{
+    memset(it, 0, sizeof *it);
+    it->m = m;
+    it->hw = hw;
+    it->g = g;
+    it->n_cfg = g->n_dtype * g->n_tp * g->n_ep;
+    it->n_pt = points_per_cfg(g);
+    if (it->n_pt == 0) it->n_cfg = 0;
+}
+
+/* Set the run of the point i of the current configuration: prefill points first (batch-major,
+ * sequence-minor), then decode points. */
+static void set_point(ffn_sweep_iter *it, size_t i)
+{
+    const ffn_sweep_grid *g = it->g;
+    size_t n_pre = (g->phases & FFN_SWEEP_PREFILL) ? g->n_batch * g->n_seq : 0;
+    if (i < n_pre) {
+        it->run.phase = FFN_PHASE_PREFILL;
+        it->run.batch = g->batch[i / g->n_seq];
+        it->run.seq = g->seq[i % g->n_seq];
+    } else {
+        it->run.phase = FFN_PHASE_DECODE;
+        it->run.batch = g->batch[i - n_pre];
+        it->run.seq = g->n_seq ? g->seq[0] : it->g->base.seq;
+    }
+}
+
+int ffn_sweep_next(ffn_sweep_iter *it, ffn_result *out, ffn_diag *diag)
+{
+    const ffn_sweep_grid *g = it->g;
+    for (;;) {
+        if (it->i_cfg >= it->n_cfg) return 0;
+        if (!it->cfg_ready) {
+            size_t c = it->i_cfg;
+            size_t i_ep = c % g->n_ep, i_tp = (c / g->n_ep) % g->n_tp,
+                   i_dt = c / (g->n_ep * g->n_tp);
+            it->run = g->base;
+            it->run.wdtype = g->wdtype[i_dt];
+            it->run.adtype = g->adtype[i_dt];
+            it->run.tp = g->tp[i_tp];
+            it->run.ep = g->ep[i_ep];
+            it->run.skip_ridge = true;
+            it->i_pt = 0;
+            if (it->run.ep > 1 && !it->m->moe.n_experts) {
+                it->skipped += it->n_pt;
+                it->i_cfg++;
+                return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                                    "EP %llu: model '%s' has no experts",
+                                    (unsigned long long)it->run.ep, it->m->name);
+            }
+            /* Probe the configuration once: tp/ep problems reject all its points. */
+            ffn_run probe = it->run;
+            probe.phase = FFN_PHASE_DECODE;
+            probe.batch = 1;
+            int rc = ffn_predict(it->m, it->hw, &probe, out, diag);
+            if (rc) {
+                it->skipped += it->n_pt;
+                it->i_cfg++;
+                return rc;
+            }
+            /* The ridge does not depend on batch, sequence or phase: once per configuration. */
+            it->ridge = ffn_ridge_tokens(it->m, it->hw, &it->run);
+            it->cfg_ready = true;
+        }
+        if (it->i_pt >= it->n_pt) {
+            it->cfg_ready = false;
+            it->i_cfg++;
+            continue;
+        }
+        set_point(it, it->i_pt++);
+        int rc = ffn_predict(it->m, it->hw, &it->run, out, diag);
+        if (rc) {
+            it->skipped++;
+            return rc;
+        }
+        out->run.skip_ridge = false;
+        out->ridge_tokens = it->ridge;
+        it->done++;
+        return 1;
+    }
+}

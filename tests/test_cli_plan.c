@@ -1,0 +1,404 @@
+/* `ffnroof plan` and `ffnroof sweep` end to end, running the built binary: the documented JSON,
+ * CSV and table; every shipped scenario; infeasible answers (exit 0); bad input (exit 2, one
+ * line naming the problem, file:line:col for scenarios); the sweep's rows equal to `predict`
+ * point by point; and an interrupted sweep (SIGINT) leaving only whole rows, exit 130. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../io/ydoc.h"
+
+#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+#define SCEN FFNROOF_SOURCE_DIR "/scenarios/"
+
+static char out_path[256], err_path[256], tmp_path[256];
+
+static void setup(void)
+{
+    snprintf(out_path, sizeof out_path, "/tmp/ffnroof-plan-%d.out", (int)getpid());
+    snprintf(err_path, sizeof err_path, "/tmp/ffnroof-plan-%d.err", (int)getpid());
+    snprintf(tmp_path, sizeof tmp_path, "/tmp/ffnroof-plan-%d.yaml", (int)getpid());
+}
+
+static void teardown(void)
+{
+    unlink(out_path);
+    unlink(err_path);
+    unlink(tmp_path);
+}
+
+TestSuite(cli_plan, .init = setup, .fini = teardown, .timeout = 300);
+
+static int run(const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "FFNROOF_DATA_DIR=%s '%s' %s >%s 2>%s", FFNROOF_SOURCE_DIR, BIN, args,
+             out_path, err_path);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    static char bufs[2][1 << 20];
+    static int which;
+    char *buf = bufs[which ^= 1];
+    FILE *fp = fopen(path, "r");
+    if (!fp) return NULL;
+    size_t n = fread(buf, 1, sizeof bufs[0] - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    cr_assert_not_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static int count_char(const char *s, char c)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == c;
+    return n;
+}
+
+/* CSV field separators: commas outside double quotes */
+static int count_fields(const char *s)
+{
+    int n = 0;
+    bool q = false;
+    for (; *s; s++) {
+        if (*s == '"') q = !q;
+        n += *s == ',' && !q;
+    }
+    return n;
+}
+
+static yaml_node_t *need(ffn_ydoc *y, yaml_node_t *map, const char *key)
+{
+    yaml_node_t *v = ffn_y_get(y, map, key, NULL);
+    cr_assert_not_null(v, "JSON lacks '%s'", key);
+    return v;
+}
+
+Test(cli_plan, json_has_the_documented_fields)
+{
+    int rc = run("plan --scenario " SCEN "chat-8b.yaml --format json");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
+    ffn_ydoc y;
+    ffn_diag d;
+    cr_assert_eq(ffn_ydoc_load(&y, out_path, &d), 0, "JSON does not parse: %s", d.msg);
+    yaml_node_t *root = ffn_ydoc_root(&y);
+    cr_assert_str_eq(ffn_y_text(need(&y, root, "schema")), "ffnroof.plan/1");
+    yaml_node_t *plans = need(&y, root, "plans");
+    cr_assert_eq(plans->type, YAML_SEQUENCE_NODE);
+    int n = 0;
+    for (yaml_node_item_t *it = plans->data.sequence.items.start;
+         it < plans->data.sequence.items.top; it++, n++) {
+        yaml_node_t *p = yaml_document_get_node(&y.doc, *it);
+        static const char *const keys[] = {"hw",
+                                           "devices",
+                                           "tp",
+                                           "ep",
+                                           "replicas",
+                                           "fits",
+                                           "memory_per_device_bytes",
+                                           "max_batch",
+                                           "step_s",
+                                           "tokens_per_s",
+                                           "bottleneck",
+                                           "step"};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            need(&y, p, keys[k]);
+        yaml_node_t *step = need(&y, p, "step");
+        yaml_node_t *parts = need(&y, step, "parts");
+        double sum = 0;
+        for (yaml_node_item_t *q = parts->data.sequence.items.start;
+             q < parts->data.sequence.items.top; q++) {
+            yaml_node_t *part = yaml_document_get_node(&y.doc, *q);
+            const char *label = ffn_y_text(need(&y, part, "label"));
+            cr_assert(!strcmp(label, "ffn") || !strcmp(label, "other"));
+            sum += strtod(ffn_y_text(need(&y, part, "seconds")), NULL);
+        }
+        double st = strtod(ffn_y_text(need(&y, p, "step_s")), NULL);
+        cr_assert_float_eq(sum, st, 1e-9 * st, "parts %g vs step %g", sum, st);
+        need(&y, need(&y, step, "ffn"), "ffn"); /* predict's run object */
+        if (n == 0) {
+            cr_assert_str_eq(ffn_y_text(need(&y, p, "feasible")), "true");
+            cr_assert_str_eq(ffn_y_text(need(&y, p, "rank")), "1");
+        }
+    }
+    cr_assert_eq(n, 3); /* one plan per device */
+    need(&y, root, "layouts");
+    ffn_ydoc_release(&y);
+}
+
+Test(cli_plan, every_shipped_scenario_answers)
+{
+    static const char *const names[] = {"chat-8b", "prefill-70b-long", "mixtral-serving",
+                                        "deepseek-v3-h200", "qwen3-30b-a3b-per-watt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "plan --scenario " SCEN "%s.yaml --explain", names[i]);
+        int rc = run(args);
+        cr_assert_eq(rc, 0, "%s: exit %d: %s", names[i], rc, slurp(err_path));
+        const char *o = slurp(out_path);
+        cr_assert(strstr(o, "explain") && strstr(o, "KV ") && strstr(o, "FFN share"), "%s: %s",
+                  names[i], o);
+        cr_assert(strstr(o, " 1 ") != NULL, "%s: no ranked plan:\n%s", names[i], o);
+        /* the table fits 80 columns */
+        for (const char *l = o; *l;) {
+            const char *e = strchr(l, '\n');
+            size_t len = e ? (size_t)(e - l) : strlen(l);
+            cr_assert_leq(len, 80, "%s: line too long: %.*s", names[i], (int)len, l);
+            l = e ? e + 1 : l + len;
+        }
+    }
+    /* the CPU scenario needs the calibrated host spec: present, it answers; absent, it says how */
+    struct stat st;
+    int rc = run("plan --scenario " SCEN "cpu-small.yaml");
+    if (stat(FFNROOF_SOURCE_DIR "/profiles/host/hw.yaml", &st) == 0) {
+        cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    } else {
+        cr_assert_eq(rc, 2);
+        const char *e = slurp(err_path);
+        cr_assert(strstr(e, "cpu-small.yaml:") && strstr(e, "ffnroof calibrate --out DIR"), "%s",
+                  e);
+    }
+}
+
+Test(cli_plan, csv_one_row_per_layout)
+{
+    int rc = run("plan --scenario " SCEN "mixtral-serving.yaml --format csv");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    char *o = slurp(out_path);
+    int header = 0, rows = 0, chosen = 0;
+    for (char *l = strtok(o, "\n"); l; l = strtok(NULL, "\n")) {
+        if (!header) {
+            header = count_char(l, ',');
+            cr_assert(strstr(l, "memory_per_device_bytes") && strstr(l, "bottleneck"));
+            continue;
+        }
+        cr_assert_eq(count_fields(l), header, "%s", l);
+        rows++;
+        char model[64], hw[64], rank[8];
+        int ch = -1, valid = -1, feas = -1;
+        const char *q = l;
+        cr_assert_eq(sscanf(q, "%63[^,],%63[^,],", model, hw), 2);
+        for (int k = 0; k < 2; k++)
+            q = strchr(q, ',') + 1;
+        rank[0] = '\0';
+        if (*q != ',') sscanf(q, "%7[^,]", rank);
+        q = strchr(q, ',') + 1;
+        cr_assert_eq(sscanf(q, "%d,%d,%d,", &ch, &valid, &feas), 3, "%s", l);
+        if (ch == 1) {
+            chosen++;
+            cr_assert(feas == 1 && rank[0], "%s", l); /* every device has a feasible plan here */
+        } else {
+            cr_assert_eq(rank[0], '\0', "%s", l);
+        }
+    }
+    cr_assert_eq(rows, 3 * 4 * 4); /* devices x TP x EP */
+    cr_assert_eq(chosen, 3);
+}
+
+Test(cli_plan, infeasible_is_an_answer)
+{
+    int rc = run("plan --model llama3-70b --hw a100-sxm-80gb,h100-sxm --tpot 1ms");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    const char *o = slurp(out_path);
+    cr_assert(strstr(o, "infeasible") && strstr(o, "closest miss"), "%s", o);
+    cr_assert(strstr(o, "TPOT at batch 1") != NULL, "%s", o);
+    rc = run("plan --model llama3-70b --hw h100-sxm --tpot 1ms --format json");
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(slurp(out_path), "\"feasible\": false") != NULL);
+}
+
+Test(cli_plan, bad_input_exits_2)
+{
+    int rc = run("plan --model llama9 --hw h100-sxm");
+    cr_assert_eq(rc, 2);
+    const char *e = slurp(err_path);
+    cr_assert(strstr(e, "unknown model 'llama9'; known:") && strstr(e, "llama3-8b"), "%s", e);
+    cr_assert_eq(count_char(e, '\n'), 1, "one line: %s", e);
+
+    write_file(tmp_path, "name: t\nmodel: llama3-8b\nhw: [h100-sxm, h300]\n");
+    char args[512];
+    snprintf(args, sizeof args, "plan --scenario %s", tmp_path);
+    cr_assert_eq(run(args), 2);
+    e = slurp(err_path);
+    char want[400];
+    snprintf(want, sizeof want, "%s:3:16: unknown device 'h300'; known:", tmp_path);
+    cr_assert(strstr(e, want) && strstr(e, "h200"), "%s", e);
+
+    write_file(tmp_path,
+               "name: t\nmodel: llama3-8b\nhw: h100-sxm\nslo: {tpot: 50 ms}\nlimts: {}\n");
+    cr_assert_eq(run(args), 2);
+    snprintf(want, sizeof want, "%s:5:1: unknown key 'limts' (did you mean 'limits'?)", tmp_path);
+    cr_assert(strstr(slurp(err_path), want), "%s", slurp(err_path));
+
+    write_file(tmp_path, "name: t\nmodel: llama3-8b\nhw: h100-sxm\nlimits:\n  max_devices: 0\n");
+    cr_assert_eq(run(args), 2);
+    snprintf(want, sizeof want, "%s:5:16:", tmp_path);
+    cr_assert(strstr(slurp(err_path), want) && strstr(slurp(err_path), "at least one device"), "%s",
+              slurp(err_path));
+
+    cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --max-devices 0"), 2);
+    cr_assert(strstr(slurp(err_path), "at least one device"));
+    cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --tpot 50"), 2);
+    cr_assert_eq(run("plan --model llama3-8b"), 2);
+    cr_assert_eq(run("plan --hw h100-sxm --model llama3-8b --objective tokens_per_dollar"), 2);
+    cr_assert(strstr(slurp(err_path), "price"));
+    cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --bogus"), 2);
+    cr_assert_eq(run("plan --help"), 0);
+    cr_assert(strstr(slurp(out_path), "--scenario"));
+    cr_assert_eq(run("sweep --help"), 0);
+    cr_assert(strstr(slurp(out_path), "1-4096:x2"));
+}
+
+Test(cli_plan, price_gives_tokens_per_dollar)
+{
+    int rc = run("plan --model llama3-8b --hw h100-sxm,h200 --tpot 30ms --price h100-sxm=2 "
+                 "--price h200=3 --objective tokens_per_dollar --format json");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    cr_assert(strstr(slurp(out_path), "\"tokens_per_dollar\": null") == NULL);
+}
+
+/* Each sweep row equals the row `predict --format csv` prints for the same point. */
+Test(cli_plan, sweep_equals_predict_point_by_point)
+{
+    int rc = run("sweep --model llama2-7b,mixtral-8x7b --hw h100-sxm --batch 1,16 --seq 128,512 "
+                 "--tp 1,2 --dtype bf16,int4/bf16");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    static char sweep[1 << 16];
+    snprintf(sweep, sizeof sweep, "%s", slurp(out_path));
+    int rows = 0;
+    char *save = NULL;
+    char *header = strtok_r(sweep, "\n", &save);
+    cr_assert(strncmp(header, "model,hw,phase,batch,seq", 24) == 0, "%s", header);
+    for (char *l = strtok_r(NULL, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char model[64], hw[64], phase[16], batch[16], seq[16], tok[16], wdt[16], adt[16], tp[8];
+        cr_assert_eq(sscanf(l, "%63[^,],%63[^,],%15[^,],%15[^,],", model, hw, phase, batch), 4);
+        /* seq is empty for decode rows */
+        const char *p = l;
+        for (int k = 0; k < 4; k++)
+            p = strchr(p, ',') + 1;
+        if (*p == ',') {
+            seq[0] = '\0';
+            p++;
+        } else {
+            sscanf(p, "%15[^,]", seq);
+            p = strchr(p, ',') + 1;
+        }
+        cr_assert_eq(sscanf(p, "%15[^,],%15[^,],%15[^,],%7[^,],", tok, wdt, adt, tp), 4);
+        char args[512];
+        snprintf(args, sizeof args,
+                 "predict --model %s --hw %s --phase %s --batch %s --seq %s --wdtype %s "
+                 "--adtype %s --tp %s --format csv",
+                 model, hw, phase, batch, seq[0] ? seq : "128", wdt, adt, tp);
+        cr_assert_eq(run(args), 0, "%s: %s", args, slurp(err_path));
+        const char *pr = slurp(out_path);
+        const char *line2 = strchr(pr, '\n') + 1;
+        size_t len = strlen(l);
+        cr_assert(strncmp(line2, l, len) == 0 && line2[len] == '\n', "sweep:   %s\npredict: %s", l,
+                  line2);
+        rows++;
+    }
+    cr_assert_eq(rows, 2 * 2 * 2 * (2 * 2 + 2)); /* models x dtypes x tp x (prefill + decode) */
+
+    /* JSON lines: one object per line with predict's run fields */
+    rc = run(
+        "sweep --model mixtral-8x7b --hw h100-sxm --batch 1-64:x4 --phase decode --format json");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    char *o = slurp(out_path);
+    cr_assert_eq(count_char(o, '\n'), 4); /* batches 1, 4, 16, 64 */
+    cr_assert(
+        strncmp(o, "{\"model\":\"mixtral-8x7b\",\"hw\":\"h100-sxm\",\"run\":{\"phase\":\"decode\"",
+                60) == 0,
+        "%s", o);
+}
+
+Test(cli_plan, sweep_bad_grids)
+{
+    write_file(tmp_path, "name: t\nmodel: llama3-8b\nhw: h100-sxm\nsweep:\n  batch: []\n");
+    char args[512];
+    snprintf(args, sizeof args, "sweep --scenario %s", tmp_path);
+    cr_assert_eq(run(args), 2);
+    char want[400];
+    snprintf(want, sizeof want, "%s:5:10: 'batch' is an empty grid", tmp_path);
+    cr_assert(strstr(slurp(err_path), want), "%s", slurp(err_path));
+    cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --batch ''"), 2);
+    cr_assert(strstr(slurp(err_path), "empty grid"), "%s", slurp(err_path));
+    cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --batch 8-1"), 2);
+    cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --batch 1-8:x1"), 2);
+    cr_assert_eq(run("sweep --model llama3-8b --hw h999"), 2);
+    cr_assert(strstr(slurp(err_path), "unknown device 'h999'; known:"), "%s", slurp(err_path));
+    /* every point invalid: nothing to sweep */
+    cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --tp 3"), 2);
+    cr_assert(strstr(slurp(err_path), "skipping") && strstr(slurp(err_path), "no point"), "%s",
+              slurp(err_path));
+    /* some invalid: skipped with a note, the rest written */
+    cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --tp 1,3 --phase decode"), 0);
+    cr_assert_eq(count_char(slurp(out_path), '\n'), 2);
+    cr_assert(strstr(slurp(err_path), "1 of 2 points skipped"), "%s", slurp(err_path));
+}
+
+Test(cli_plan, sweep_interrupted_keeps_whole_rows)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("FFNROOF_DATA_DIR", FFNROOF_SOURCE_DIR, 1);
+        if (!freopen(err_path, "w", stderr)) _exit(99);
+        execl(BIN, BIN, "sweep", "--model", "llama2-7b", "--hw", "h100-sxm", "--batch",
+              "1-16000000", "--phase", "decode", "--out", out_path, (char *)NULL);
+        _exit(98);
+    }
+    /* wait until rows arrive, then interrupt */
+    struct stat st;
+    for (int i = 0; i < 200; i++) {
+        if (stat(out_path, &st) == 0 && st.st_size > 100000) break;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGINT);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status), "killed by a signal");
+    cr_assert_eq(WEXITSTATUS(status), 130, "exit %d: %s", WEXITSTATUS(status), slurp(err_path));
+    cr_assert(strstr(slurp(err_path), "interrupted after"), "%s", slurp(err_path));
+    FILE *fp = fopen(out_path, "r");
+    cr_assert_not_null(fp);
+    static char line[4096];
+    int header = -1, n = 0;
+    long last = 0;
+    while (fgets(line, sizeof line, fp)) {
+        size_t l = strlen(line);
+        cr_assert(l > 0 && line[l - 1] == '\n', "row %d is cut: %s", n, line);
+        if (header < 0)
+            header = count_char(line, ',');
+        else
+            cr_assert_eq(count_char(line, ','), header, "%s", line);
+        n++;
+        if (n > 1) {
+            long b = strtol(strchr(strchr(strchr(line, ',') + 1, ',') + 1, ',') + 1, NULL, 10);
+            cr_assert_eq(b, last + 1, "rows in order, none lost");
+            last = b;
+        }
+    }
+    fclose(fp);
+    cr_assert_gt(n, 100);
+    cr_assert_lt(n, 16000001);
+}

@@ -1,0 +1,396 @@
+/* Capacity planning and the sweep iterator (sim/plan.c): the hand-worked plan of docs/plan.md,
+ * monotonicity (a looser SLO never needs more devices; more memory never makes a fitting plan
+ * unfit), MoE plans choosing expert parallelism where it helps, infeasible answers with the
+ * closest miss, bad options, and the sweep giving exactly what ffn_predict gives. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ffnroof/plan.h"
+#include "ffnroof/sim.h"
+
+static void load_hw(const char *name, ffn_hw *hw)
+{
+    char p[512];
+    ffn_diag d;
+    snprintf(p, sizeof p, "%s/hw/%s.yaml", FFNROOF_SOURCE_DIR, name);
+    cr_assert_eq(ffn_hw_load(p, hw, &d), 0, "%s: %s", p, d.msg);
+}
+
+static void load_model(const char *name, ffn_model *m)
+{
+    char p[512];
+    ffn_diag d;
+    snprintf(p, sizeof p, "%s/models/%s.yaml", FFNROOF_SOURCE_DIR, name);
+    cr_assert_eq(ffn_model_load(p, m, &d), 0, "%s: %s", p, d.msg);
+}
+
+static ffn_plan plan; /* large: static */
+
+/* The example of docs/plan.md, "A hand-worked plan": LLaMA-2-7B decode on one H100 SXM with
+ * the efficiency model switched off (the ideal roofline), prompt 1024 + output 1024, bf16,
+ * TPOT 20 ms, 10,000 tokens/s, TP 1. Every number below is recomputed from the model's sizes
+ * with the equations of docs/plan.md, then compared with the plan. */
+Test(plan, hand_worked_dense_example)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    load_hw("h100-sxm", &hw);
+    load_model("llama2-7b", &m);
+    memset(&hw.eff, 0, sizeof hw.eff);
+    hw.eff.compute_max = 1.0;
+    hw.eff.memory_max = 1.0;
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.prompt = 1024;
+    o.output = 1024;
+    o.tpot_s = 0.020;
+    o.target_tokens_per_s = 10000;
+    o.tp[0] = 1;
+    o.n_tp = 1;
+    ffn_diag d;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "%s", d.msg);
+    cr_assert_eq(plan.n_layouts, 1);
+    const ffn_plan_layout *L = &plan.layouts[0];
+    cr_assert(L->feasible, "%s", L->why);
+
+    const double D = 4096, F = 11008, Lr = 32, V = 32000, H = 32, hd = 128, ctx = 2048, b = 2;
+    const double bw = 3.35e12;
+    /* weights: 6,738,415,616 parameters x 2 bytes */
+    cr_assert_eq(plan.params.total, 6738415616ull);
+    double W = 6738415616.0 * b;
+    cr_assert_float_eq(L->mem.weight_bytes, W, 1e-3);
+    /* KV cache: 2 (K and V) x 32 heads x 128 x 2 bytes per token per layer = 16 KiB */
+    cr_assert_float_eq(ffn_plan_kv_bytes_per_token_layer(&m, FFN_DT_BF16, 1), 2 * H * hd * b, 1e-9);
+    double kv_seq = ctx * Lr * 2 * H * hd * b; /* 1 GiB */
+    cr_assert_float_eq(kv_seq, 1073741824.0, 1e-3);
+    cr_assert_float_eq(L->mem.kv_bytes_per_seq, kv_seq, 1e-3);
+    /* activation peak per sequence: the fp32 logits, 4 V = 128,000 bytes, are the largest */
+    double act_per_seq = 4 * V;
+    cr_assert_gt(act_per_seq, (2 * D + F) * b); /* FFN: x, h and y of one token */
+    /* memory: 72 GB usable; the largest batch that fits */
+    double usable = 80e9 * 0.9;
+    uint64_t mem_batch = (uint64_t)floor((usable - W) / (kv_seq + act_per_seq));
+    cr_assert_eq(mem_batch, 54);
+    cr_assert_eq(L->mem_batch, mem_batch);
+    /* step(B) = [L (FFN weights 3 d f b + FFN acts 2 (d + f) b B + attn weights 4 d^2 b
+     *             + attn acts 4 d b B + KV 2 H hd b ctx B + q/o 2 H hd b B)
+     *            + LM head V d b + logits 4 V B + input d b B] / bw   (all memory-bound) */
+    double fixed = Lr * (3 * D * F * b + 4 * D * D * b) + V * D * b;
+    double per_b =
+        Lr * (2 * (D + F) * b + 4 * D * b + 2 * H * hd * b * ctx + 2 * H * hd * b) + 4 * V + D * b;
+    cr_assert_float_eq(fixed, 13214154752.0, 1e-3);
+    cr_assert_float_eq(per_b, 1077384192.0, 1e-3);
+    uint64_t B = (uint64_t)floor((0.020 * bw - fixed) / per_b);
+    cr_assert_eq(B, 49);
+    cr_assert_eq(L->max_batch, B);
+    double step = (fixed + per_b * (double)B) / bw;
+    cr_assert_float_eq(L->step.step_s, step, 1e-12 + 1e-9 * step, "step %.9g vs %.9g",
+                       L->step.step_s, step);
+    cr_assert_float_eq(step, 0.0197032776, 1e-9);
+    /* the FFN part: 32 layers x (3 d f b + 2 (d + f) b B) / bw */
+    double ffn = Lr * (3 * D * F * b + 2 * (D + F) * b * (double)B) / bw;
+    cr_assert_float_eq(L->step.ffn_s, ffn, 1e-12);
+    cr_assert_float_eq(L->step.ffn_share, ffn / step, 1e-9);
+    cr_assert_eq(L->bottleneck, FFN_BN_KV_CACHE);
+    /* throughput and devices: ceil(10000 / (49 / 19.70 ms)) = ceil(4.02) = 5 */
+    double tps = (double)B / step;
+    cr_assert_float_eq(L->tokens_per_s_device, tps, 1e-6);
+    cr_assert_eq(L->replicas, 5);
+    cr_assert_eq(L->devices, 5);
+    cr_assert_float_eq(L->tokens_per_s_per_watt, 5 * tps / (5 * 700.0), 1e-9);
+
+    /* A looser SLO, 25 ms, would allow 65 sequences: memory stops the batch at 54. */
+    o.tpot_s = 0.025;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0);
+    cr_assert_eq((uint64_t)floor((0.025 * bw - fixed) / per_b), 65);
+    cr_assert_eq(plan.layouts[0].max_batch, 54);
+    cr_assert_eq(plan.layouts[0].bottleneck, FFN_BN_CAPACITY);
+}
+
+/* Devices for the target as the SLO loosens, for a dense and two MoE models. */
+Test(plan, looser_slo_never_needs_more_devices)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    const char *cases[][2] = {
+        {"llama3-8b", "h100-sxm"}, {"mixtral-8x7b", "h200"}, {"qwen3-30b-a3b", "mi300x"}};
+    for (size_t c = 0; c < 3; c++) {
+        load_model(cases[c][0], &m);
+        load_hw(cases[c][1], &hw);
+        ffn_plan_opts o;
+        ffn_plan_opts_default(&o);
+        o.prompt = 2048;
+        o.output = 512;
+        o.target_tokens_per_s = 20000;
+        o.max_devices = 512;
+        o.n_ep = 4; /* 1, 2, 4, 8 */
+        uint64_t prev = UINT64_MAX;
+        bool was_feasible = false;
+        for (double slo = 0.005; slo <= 0.4; slo *= 1.25) {
+            o.tpot_s = slo;
+            ffn_diag d;
+            cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "%s", d.msg);
+            if (plan.best < 0) {
+                cr_assert_not(was_feasible, "%s on %s: feasible, then infeasible at %g s",
+                              cases[c][0], cases[c][1], slo);
+                cr_assert_geq(plan.closest, 0);
+                continue;
+            }
+            was_feasible = true;
+            uint64_t dev = plan.layouts[plan.best].devices;
+            cr_assert_leq(dev, prev, "%s on %s: %llu devices at TPOT %g s, %llu before",
+                          cases[c][0], cases[c][1], (unsigned long long)dev, slo,
+                          (unsigned long long)prev);
+            prev = dev;
+            /* each layout's batch grows with the SLO too */
+        }
+        cr_assert(was_feasible, "%s on %s never feasible", cases[c][0], cases[c][1]);
+    }
+}
+
+Test(plan, more_memory_never_makes_a_fitting_plan_unfit)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    static ffn_plan before;
+    const char *models[] = {"llama3-70b", "mixtral-8x7b", "deepseek-v3"};
+    for (size_t c = 0; c < 3; c++) {
+        load_model(models[c], &m);
+        load_hw("h100-sxm", &hw);
+        ffn_plan_opts o;
+        ffn_plan_opts_default(&o);
+        o.wdtype = FFN_DT_FP8;
+        o.tpot_s = 0.1;
+        o.max_devices = 64;
+        ffn_diag d;
+        cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &before, &d), 0, "%s", d.msg);
+        const double cap0 = hw.mem_capacity_bytes;
+        for (double f = 1.25; f <= 4; f *= 1.25) {
+            hw.mem_capacity_bytes = cap0 * f;
+            cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "%s", d.msg);
+            cr_assert_eq(plan.n_layouts, before.n_layouts);
+            for (size_t i = 0; i < plan.n_layouts; i++) {
+                const ffn_plan_layout *a = &before.layouts[i], *b = &plan.layouts[i];
+                if (a->fits)
+                    cr_assert(b->fits, "%s TP%llu EP%llu unfit with more memory", models[c],
+                              (unsigned long long)b->tp, (unsigned long long)b->ep);
+                if (a->feasible) cr_assert(b->feasible, "%s: feasible layout lost", models[c]);
+                cr_assert_geq(b->mem_batch, a->mem_batch);
+            }
+            if (before.best >= 0) cr_assert_geq(plan.best, 0);
+            memcpy(&before, &plan, sizeof plan);
+        }
+    }
+}
+
+/* DeepSeek-V3 on H200s: with MLA the latent KV cache is not split by TP, and TP all-reduces
+ * cost more than EP's all-to-all of k/EP token copies; the plan must pick EP > 1, and it must be
+ * better than the best plan restricted to EP 1. */
+Test(plan, moe_plans_choose_ep_where_it_helps)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    static ffn_plan tp_only;
+    load_model("deepseek-v3", &m);
+    load_hw("h200", &hw);
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.wdtype = FFN_DT_FP8;
+    o.prompt = 2048;
+    o.output = 512;
+    o.tpot_s = 0.05;
+    o.target_tokens_per_s = 20000;
+    o.max_devices = 256;
+    static const uint64_t ep[] = {1, 8, 16, 32};
+    memcpy(o.ep, ep, sizeof ep);
+    o.n_ep = 4;
+    ffn_diag d;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "%s", d.msg);
+    cr_assert_geq(plan.best, 0);
+    const ffn_plan_layout *best = &plan.layouts[plan.best];
+    cr_assert_gt(best->ep, 1);
+    o.n_ep = 1;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &tp_only, &d), 0, "%s", d.msg);
+    if (tp_only.best >= 0) {
+        const ffn_plan_layout *t = &tp_only.layouts[tp_only.best];
+        cr_assert(
+            best->devices < t->devices ||
+                (best->devices == t->devices && best->tokens_per_s_device > t->tokens_per_s_device),
+            "EP %llu: %llu devices; TP only: %llu devices", (unsigned long long)best->ep,
+            (unsigned long long)best->devices, (unsigned long long)t->devices);
+    }
+    /* a dense model never gets EP layouts */
+    load_model("llama3-8b", &m);
+    o.n_ep = 4;
+    o.wdtype = FFN_DT_BF16;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0);
+    for (size_t i = 0; i < plan.n_layouts; i++)
+        cr_assert_eq(plan.layouts[i].ep, 1);
+}
+
+Test(plan, kv_cache_gqa_and_mla)
+{
+    static ffn_model m;
+    load_model("llama3-8b", &m); /* 8 kv heads of 128 */
+    cr_assert_float_eq(ffn_plan_kv_bytes_per_token_layer(&m, FFN_DT_BF16, 1), 2 * 8 * 128 * 2.0,
+                       1e-9);
+    cr_assert_float_eq(ffn_plan_kv_bytes_per_token_layer(&m, FFN_DT_BF16, 4), 2 * 2 * 128 * 2.0,
+                       1e-9);
+    /* TP 16 > 8 kv heads: one head per device, replicated */
+    cr_assert_float_eq(ffn_plan_kv_bytes_per_token_layer(&m, FFN_DT_BF16, 16), 2 * 1 * 128 * 2.0,
+                       1e-9);
+    cr_assert_float_eq(ffn_plan_kv_bytes_per_token_layer(&m, FFN_DT_FP8, 1), 2 * 8 * 128 * 1.0,
+                       1e-9);
+    load_model("deepseek-v3", &m); /* MLA: latent 512 + rope 64, not split by TP */
+    cr_assert_float_eq(ffn_plan_kv_bytes_per_token_layer(&m, FFN_DT_BF16, 1), (512 + 64) * 2.0,
+                       1e-9);
+    cr_assert_float_eq(ffn_plan_kv_bytes_per_token_layer(&m, FFN_DT_BF16, 8), (512 + 64) * 2.0,
+                       1e-9);
+}
+
+Test(plan, infeasible_slo_reports_the_closest_miss)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    load_model("llama3-70b", &m);
+    load_hw("a100-sxm-80gb", &hw);
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.tpot_s = 0.001; /* 1 ms per token for a 70B model: no layout can */
+    ffn_diag d;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "infeasible is an answer");
+    cr_assert_eq(plan.best, -1);
+    cr_assert_geq(plan.closest, 0);
+    const ffn_plan_layout *c = &plan.layouts[plan.closest];
+    cr_assert_gt(c->miss, 1.0);
+    cr_assert(strstr(c->why, "TPOT") != NULL, "%s", c->why);
+    /* layouts that fit come first; among them the smallest miss */
+    cr_assert(c->fits);
+    for (size_t i = 0; i < plan.n_layouts; i++)
+        if (plan.layouts[i].valid && plan.layouts[i].fits)
+            cr_assert_geq(plan.layouts[i].miss, c->miss);
+    /* TP 1: 141 GB of weights do not fit 80 GB */
+    cr_assert_eq(plan.layouts[0].tp, 1);
+    cr_assert_not(plan.layouts[0].fits);
+    cr_assert_eq(plan.layouts[0].bottleneck, FFN_BN_CAPACITY);
+    /* a target beyond the device limit */
+    o.tpot_s = 0.1;
+    o.target_tokens_per_s = 1e9;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0);
+    cr_assert_eq(plan.best, -1);
+    cr_assert_eq(plan.layouts[plan.closest].bottleneck, FFN_BN_DEVICES);
+}
+
+Test(plan, bad_options)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    load_model("llama3-8b", &m);
+    load_hw("h100-sxm", &hw);
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    ffn_diag d;
+    o.max_devices = 0;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), FFN_EINVAL);
+    cr_assert(strstr(d.msg, "device limit is 0") != NULL, "%s", d.msg);
+    ffn_plan_opts_default(&o);
+    o.n_tp = 0;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), FFN_EINVAL);
+    ffn_plan_opts_default(&o);
+    o.mem_utilization = 0;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), FFN_EINVAL);
+    /* layouts the model or device do not allow are listed, not evaluated */
+    ffn_plan_opts_default(&o);
+    o.tp[0] = 3;
+    o.tp[1] = 16;
+    o.n_tp = 2;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0);
+    cr_assert_not(plan.layouts[0].valid);
+    cr_assert(strstr(plan.layouts[0].why, "heads") || strstr(plan.layouts[0].why, "intermediate"),
+              "%s", plan.layouts[0].why);
+    cr_assert_not(plan.layouts[1].valid);
+    cr_assert(strstr(plan.layouts[1].why, "node") != NULL, "%s", plan.layouts[1].why);
+    cr_assert_eq(plan.best, -1);
+    cr_assert_eq(plan.closest, -1);
+}
+
+Test(plan, names_round_trip)
+{
+    for (int i = 0; i < FFN_OBJ_COUNT; i++) {
+        ffn_objective o;
+        cr_assert_eq(ffn_objective_parse(ffn_objective_name((ffn_objective)i), &o), 0);
+        cr_assert_eq(o, i);
+    }
+    ffn_plan_phase p;
+    cr_assert_eq(ffn_plan_phase_parse("both", &p), 0);
+    cr_assert_eq(p, FFN_PLAN_BOTH);
+    cr_assert_neq(ffn_plan_phase_parse("train", &p), 0);
+    cr_assert_str_eq(ffn_bottleneck_name(FFN_BN_KV_CACHE), "kv_cache");
+}
+
+/* Every point of a sweep equals ffn_predict with the ridge it computes itself. */
+Test(plan, sweep_equals_predict)
+{
+    static ffn_hw hw;
+    static ffn_model models[2];
+    load_hw("h100-sxm", &hw);
+    load_model("llama2-7b", &models[0]);
+    load_model("mixtral-8x7b", &models[1]);
+    static const uint64_t batch[] = {1, 3, 64}, seq[] = {100, 512}, tp[] = {1, 2, 3}, ep[] = {1, 2};
+    static const ffn_dtype w[] = {FFN_DT_BF16, FFN_DT_INT4}, a[] = {FFN_DT_BF16, FFN_DT_BF16};
+    ffn_sweep_grid g = {.phases = FFN_SWEEP_PREFILL | FFN_SWEEP_DECODE,
+                        .batch = batch,
+                        .n_batch = 3,
+                        .seq = seq,
+                        .n_seq = 2,
+                        .tp = tp,
+                        .n_tp = 3,
+                        .ep = ep,
+                        .n_ep = 2,
+                        .wdtype = w,
+                        .adtype = a,
+                        .n_dtype = 2};
+    ffn_run_default(&g.base);
+    g.base.moe.seed = 1;
+    cr_assert_eq(ffn_sweep_count(&g), 2 * 3 * 2 * (3 * 2 + 3));
+    for (int mi = 0; mi < 2; mi++) {
+        ffn_sweep_iter it;
+        ffn_sweep_begin(&it, &models[mi], &hw, &g);
+        static ffn_result r, ref;
+        uint64_t got = 0, rejected = 0;
+        int k;
+        ffn_diag d;
+        while ((k = ffn_sweep_next(&it, &r, &d)) != 0) {
+            if (k < 0) {
+                rejected++;
+                continue;
+            }
+            got++;
+            ffn_run run = r.run;
+            run.skip_ridge = false;
+            cr_assert_eq(ffn_predict(&models[mi], &hw, &run, &ref, &d), 0, "%s", d.msg);
+            cr_assert_eq(r.tokens, ref.tokens);
+            cr_assert_eq(r.flops, ref.flops);
+            cr_assert_eq(r.bytes, ref.bytes);
+            cr_assert_eq(r.predicted_s, ref.predicted_s);
+            cr_assert_eq(r.roofline_s, ref.roofline_s);
+            cr_assert_eq(r.comm_s, ref.comm_s);
+            cr_assert_eq(r.mem.infer_peak_bytes, ref.mem.infer_peak_bytes);
+            cr_assert(r.ridge_tokens == ref.ridge_tokens ||
+                          (isinf(r.ridge_tokens) && isinf(ref.ridge_tokens)),
+                      "ridge %g vs %g", r.ridge_tokens, ref.ridge_tokens);
+        }
+        /* TP 3 divides neither model; EP 2 is rejected for the dense model */
+        uint64_t per_cfg = 3 * 2 + 3;
+        uint64_t valid_cfgs = mi == 0 ? 2 * 2 * 1 : 2 * 2 * 2;
+        cr_assert_eq(got, valid_cfgs * per_cfg, "%s: %llu points", models[mi].name,
+                     (unsigned long long)got);
+        cr_assert_eq(it.done, got);
+        cr_assert_eq(got + it.skipped, ffn_sweep_count(&g));
+        cr_assert_gt(rejected, 0);
+    }
+}
