@@ -124,7 +124,7 @@ double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
     if (hw->eff.n_tiles <= 0 || hw->compute_units == 0 || m == 0 || n == 0) return 1.0;
     if (instances == 0) instances = 1;
     if (k == 0) k = 1;
-    const double units = (double)hw->compute_units;
+    const uint64_t units = hw->compute_units;
     double best = 0.0;
     for (int i = 0; i < hw->eff.n_tiles; i++) {
         uint64_t tm = hw->eff.tiles[i][0], tn = hw->eff.tiles[i][1];
@@ -138,31 +138,36 @@ double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
         }
         /* Tiles of all instances share the machine (grouped GEMM); a padded tile costs as much
          * as a full one, and the last wave runs partly empty. */
-        double tiles = (double)ceil_div(m, tm) * (double)ceil_div(n, tn) * (double)instances;
+        uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * instances;
         /* Too few tiles to fill the units: the library splits the reduction (split-K), each
          * split at least 256 deep. */
-        double splits = 1;
+        uint64_t splits = 1;
         if (tiles < units) {
-            double room = floor(units / tiles), depth = floor((double)k / 256.0);
+            uint64_t room = units / tiles, depth = k / 256;
             splits = room < depth ? room : depth;
             if (splits < 1) splits = 1;
         }
-        double waves = ceil(tiles * splits / units);
+        uint64_t waves = ceil_div(tiles * splits, units);
         double useful = (double)m * (double)n * (double)k * (double)instances;
-        double paid = waves * units * (double)tm * (double)tn * ceil((double)k / splits);
+        double paid = (double)waves * (double)units * (double)tm * (double)tn *
+                      (double)ceil_div(k, splits);
         double e = useful / paid;
         if (e > best) best = e;
     }
     return best > 0 ? (best < 1.0 ? best : 1.0) : 1.0;
 }
 
-/* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none). */
+/* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none).
+ * Computed as max * (1 + r^p)^(1/p) with r = min/max; when r^p is below double precision the
+ * answer is max, which skips the transcendental calls for most ops. */
 static double pnorm(double a, double b, double p)
 {
-    if (p <= 0) return a > b ? a : b;
-    double mx = a > b ? a : b;
-    if (mx <= 0) return 0;
-    return mx * pow(pow(a / mx, p) + pow(b / mx, p), 1.0 / p);
+    double mx = a > b ? a : b, mn = a > b ? b : a;
+    if (p <= 0 || mx <= 0) return mx > 0 ? mx : 0;
+    if (mn <= 0) return mx;
+    double lr = p * log(mn / mx);
+    if (lr < -37.0) return mx; /* r^p < 1e-16 */
+    return mx * exp(log1p(exp(lr)) / p);
 }
 
 static double ramp(double size, double half)
@@ -198,7 +203,10 @@ double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
 
 static void set_name(ffn_op *op, const char *name)
 {
-    snprintf(op->name, sizeof op->name, "%s", name);
+    size_t n = strlen(name);
+    if (n >= sizeof op->name) n = sizeof op->name - 1;
+    memcpy(op->name, name, n);
+    op->name[n] = '\0';
 }
 
 static void set_bound(ffn_op *op, const ffn_hw *hw)

@@ -50,6 +50,18 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
                                                                    : FFN_BOUND_MEMORY;
 }
 
+/* prefix + suffix into buf (truncated to fit); cheaper than snprintf in the hot path. */
+static const char *op_name(char *buf, size_t n, const char *prefix, const char *suffix)
+{
+    size_t a = strlen(prefix), b = strlen(suffix);
+    if (a > n - 1) a = n - 1;
+    if (b > n - 1 - a) b = n - 1 - a;
+    memcpy(buf, prefix, a);
+    memcpy(buf + a, suffix, b);
+    buf[a + b] = '\0';
+    return buf;
+}
+
 int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
                   bool bias, uint64_t T, uint64_t instances, const char *prefix,
                   ffn_layer_cost *out)
@@ -63,7 +75,7 @@ int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, 
     const double act_fl = ffn_act_flops(act);
     char name[24];
     ffn_op op;
-#define OPNAME(s) (snprintf(name, sizeof name, "%s%s", prefix, (s)), name)
+#define OPNAME(s) op_name(name, sizeof name, prefix, (s))
 
     if (run->fused) {
         /* gate+up as one GEMM [T,d] x [d, g*f]; bias, activation and gate multiply run in the
