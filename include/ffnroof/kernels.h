@@ -69,6 +69,12 @@ bool ffn_isa_available(ffn_isa isa);
 const char *ffn_isa_name(ffn_isa isa);
 int ffn_isa_parse(const char *s, ffn_isa *out);
 
+/* Every kernel built into this library that this CPU and OS can run, best first within each
+ * (isa, wdtype) (e.g. the AMX bf16 kernel before the AVX512-BF16 one). Writes the first
+ * min(n, count) into out (out may be NULL when n is 0) and returns the count; the kernels are
+ * static and never freed. Tests and benchmarks iterate over this list. */
+size_t ffn_kernel_list(const ffn_kernel **out, size_t n);
+
 /* The kernel for (isa, wdtype). FFN_EUNSUPPORTED when the ISA is absent on this CPU or has no
  * kernel for that dtype (diag says which). */
 int ffn_kernel_get(ffn_isa isa, ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *diag);

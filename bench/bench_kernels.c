@@ -1,0 +1,508 @@
+/* bench_kernels: ffnroof's dense FFN kernels side by side with the library peers (OpenBLAS and
+ * oneDNN, through ffn_peers when it was built) in one run, against this host's measured fp32
+ * FMA peak and read-only memory bandwidth.
+ *
+ *   bench_kernels [--threads N] [--reps N] [--case prefill|decode|all] [--act NAME]
+ *                 [--shape T,d,f] [--no-peers]
+ *
+ * Cases (issue 4): prefill T=512, d=2048, f=5632; decode T=1, d=4096, f=11008; SwiGLU unless
+ * --act. All implementations of a case are prepared first and then timed in interleaved
+ * rounds (one call of each per round, 150 ms apart so spinning runtime threads park); each
+ * figure is the median over --reps rounds after two warm-up rounds. Interleaving matters: this
+ * project's VM shows read bandwidth drifting between 6 and 26 GB/s from one run to the next.
+ * For decode the weights are rotated over enough packed copies that the working set is at
+ * least twice the last-level cache (sysconf), and a read-only probe over a buffer of
+ * max(1 GiB, 2 x LLC) runs in every round: decode bandwidth is reported as a fraction of the
+ * probe's median. Likewise prefill runs an fp32 FMA probe (an FMA-chain loop, 16 independent
+ * zmm accumulators per thread, on every thread) in every round and reports FLOP/s as a
+ * fraction of its median, so a busy host lowers both sides alike (the header's peak and
+ * bandwidth lines are best-of-5 figures taken before the rounds, for reference). FLOPs and
+ * bytes are ffn_kernel_flops/ffn_kernel_bytes (the simulator's count) for every
+ * implementation. */
+#define _DEFAULT_SOURCE 1
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "ffnroof/kernels.h"
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+#include "ffnroof/peers.h"
+#endif
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, n ? n : 64)) {
+        fprintf(stderr, "bench_kernels: out of memory (%zu bytes)\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+/* ---- host ceilings ------------------------------------------------------------------------ */
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,fma"))) static double fma_chain_avx512(long iters)
+{
+    __m512 acc[16];
+    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 16; i++)
+        acc[i] = _mm512_set1_ps((float)i);
+    for (long it = 0; it < iters; it++)
+        for (int i = 0; i < 16; i++)
+            acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    __m512 s = acc[0];
+    for (int i = 1; i < 16; i++)
+        s = _mm512_add_ps(s, acc[i]);
+    float out[16];
+    _mm512_storeu_ps(out, s);
+    return out[0] + (double)iters * 16 * 16 * 2 * 0; /* keep the result live */
+}
+#endif
+
+/* FLOP/s of fp32 FMAs on nt threads (16 zmm chains per thread), best of 5. */
+static double measure_fma_peak(int nt)
+{
+#if defined(__x86_64__)
+    if (!__builtin_cpu_supports("avx512f")) return NAN;
+    const long iters = 20 * 1000 * 1000;
+    double best = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        volatile double sink = 0;
+        const double t0 = now_s();
+#pragma omp parallel num_threads(nt)
+        {
+            const double v = fma_chain_avx512(iters);
+#pragma omp atomic
+            sink += v;
+        }
+        const double t = now_s() - t0;
+        const double flops = (double)nt * (double)iters * 16 * 16 * 2;
+        if (flops / t > best) best = flops / t;
+        (void)sink;
+    }
+    return best;
+#else
+    (void)nt;
+    return NAN;
+#endif
+}
+
+static uint64_t probe_read(const uint64_t *b, size_t n, int nt);
+
+/* The FMA-chain loop on nt threads for iters iterations (16 x 16 x 2 FLOP each per thread). */
+enum { FMA_PROBE_ITERS = 4 * 1000 * 1000 };
+static double fma_probe(int nt, long iters)
+{
+    double sink = 0;
+#if defined(__x86_64__)
+    if (!__builtin_cpu_supports("avx512f")) return 0;
+#pragma omp parallel num_threads(nt) reduction(+ : sink)
+    sink += fma_chain_avx512(iters);
+#else
+    (void)nt;
+    (void)iters;
+#endif
+    return sink;
+}
+
+static size_t llc_bytes(void)
+{
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? (size_t)l3 : (size_t)32 << 20;
+}
+
+/* Read-only bandwidth (bytes/s) on nt threads: an integer XOR reduction, which the compiler
+ * vectorises without reassociation concerns, over a buffer of max(1 GiB, 4 x LLC). */
+static double measure_read_bw(int nt, size_t *buf_bytes)
+{
+    size_t n = 4 * llc_bytes();
+    if (n < ((size_t)1 << 30)) n = (size_t)1 << 30;
+    n = n / 65536 * 65536;
+    *buf_bytes = n;
+    uint64_t *buf = xmalloc(n);
+    const size_t words = n / 8;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (size_t i = 0; i < words; i++)
+        buf[i] = i * 0x9e3779b97f4a7c15ull;
+    double best = 0;
+    uint64_t total = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        const double t0 = now_s();
+        total ^= probe_read(buf, n, nt);
+        const double t = now_s() - t0;
+        if ((double)n / t > best) best = (double)n / t;
+    }
+    if (total == 42) puts("");
+    free(buf);
+    return best;
+}
+
+/* ---- FFN timing -------------------------------------------------------------------------- */
+
+typedef struct weights {
+    ffn_kshape s;
+    float *wg, *wu, *wd, *bg, *bu, *bd;
+    ffn_kweights kw;
+} weights;
+
+static float *rand_array(size_t n, float scale, uint64_t *st)
+{
+    float *p = xmalloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++) {
+        *st ^= *st << 13;
+        *st ^= *st >> 7;
+        *st ^= *st << 17;
+        p[i] = scale * (float)((double)(*st >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    }
+    return p;
+}
+
+static bool is_gated(ffn_act a)
+{
+    return a == FFN_ACT_SWIGLU || a == FFN_ACT_GEGLU || a == FFN_ACT_REGLU;
+}
+
+static void weights_init(weights *w, size_t d, size_t f, ffn_act act)
+{
+    uint64_t st = 88172645463325252ull;
+    memset(w, 0, sizeof *w);
+    w->s = (ffn_kshape){d, f, act, false};
+    w->wg = rand_array(d * f, 1.0f / sqrtf((float)d), &st);
+    w->wu = is_gated(act) ? rand_array(d * f, 1.0f / sqrtf((float)d), &st) : NULL;
+    w->wd = rand_array(f * d, 1.0f / sqrtf((float)f), &st);
+    w->kw = (ffn_kweights){w->wg, w->wu, w->wd, NULL, NULL, NULL};
+}
+
+#if defined(__x86_64__)
+/* XOR of 4 x 64 bytes per iteration into 4 independent zmm accumulators: the loads, not the
+ * reduction, set the pace. n is a multiple of 256. */
+__attribute__((target("avx512f"))) static uint64_t xor_avx512(const uint64_t *b, size_t n)
+{
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i < n / 8; i += 32) {
+        a0 = _mm512_xor_si512(a0, _mm512_load_si512(b + i));
+        a1 = _mm512_xor_si512(a1, _mm512_load_si512(b + i + 8));
+        a2 = _mm512_xor_si512(a2, _mm512_load_si512(b + i + 16));
+        a3 = _mm512_xor_si512(a3, _mm512_load_si512(b + i + 24));
+    }
+    a0 = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
+    uint64_t o[8];
+    _mm512_storeu_si512(o, a0);
+    return o[0] ^ o[7];
+}
+#endif
+
+/* Read-only pass over n bytes (a multiple of 64 KiB) on nt threads, each a contiguous part. */
+static uint64_t probe_read(const uint64_t *b, size_t n, int nt)
+{
+    uint64_t total = 0;
+#pragma omp parallel num_threads(nt) reduction(^ : total)
+    {
+        int t = 0, T = 1;
+#if defined(_OPENMP)
+        t = omp_get_thread_num();
+        T = omp_get_num_threads();
+#endif
+        const size_t chunks = n / 65536, lo = chunks * (size_t)t / (size_t)T,
+                     hi = chunks * (size_t)(t + 1) / (size_t)T;
+        const uint64_t *p = b + lo * 8192;
+        const size_t bytes = (hi - lo) * 65536;
+#if defined(__x86_64__)
+        if (__builtin_cpu_supports("avx512f")) {
+            total ^= xor_avx512(p, bytes);
+        } else
+#endif
+        {
+            for (size_t i = 0; i < bytes / 8; i++)
+                total ^= p[i];
+        }
+    }
+    return total;
+}
+
+/* One implementation under test: ours (a kernel), a peer, or the read-bandwidth probe. */
+typedef struct impl {
+    char name[64];
+    int kind; /* 0 kernel, 1 peer, 2 read probe, 3 FMA probe */
+    const ffn_kernel *k, *count_k;
+    void **packed;
+    int copies;
+    void *ws;
+    size_t wb;
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+    ffn_peer **peers;
+#endif
+    uint64_t *probe;
+    size_t probe_bytes;
+    double *ts;
+} impl;
+
+static int call_once(impl *m, int i, const weights *w, size_t T, const float *x, float *y, int nt)
+{
+    const int c = (i + 2) % m->copies;
+    if (m->kind == 0) return m->k->forward(&w->s, m->packed[c], T, x, y, m->ws, m->wb, nt);
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+    if (m->kind == 1) return ffn_peer_forward(m->peers[c], T, x, y);
+#endif
+    if (m->kind == 2) return probe_read(m->probe, m->probe_bytes, nt) == 42 ? 1 : 0;
+    if (m->kind == 3) return fma_probe(nt, FMA_PROBE_ITERS) == 42.0 ? 1 : 0;
+    return -1;
+}
+
+static void print_impl(const impl *m, const ffn_kshape *s, size_t T, double t, double peak,
+                       double probe_bps, bool decode)
+{
+    const double gflops = ffn_kernel_flops(s, T) / t * 1e-9;
+    const double gbps = ffn_kernel_bytes(m->count_k, s, T) / t * 1e-9;
+    printf("  %-30s %9.3f ms %8.1f GFLOP/s %7.2f GB/s", m->name, t * 1e3, gflops, gbps);
+    if (decode && probe_bps > 0)
+        printf("  %5.1f%% of read BW", 100.0 * gbps * 1e9 / probe_bps);
+    else if (!decode && peak > 0)
+        printf("  %5.1f%% of fp32 FMA peak", 100.0 * gflops * 1e9 / peak);
+    printf("\n");
+}
+
+/* Every implementation is prepared first, then timed in interleaved rounds (one call of each
+ * per round, with a pause between calls so the previous runtime's spinning threads park):
+ * on a shared VM whose bandwidth drifts between runs, only interleaved figures compare. */
+static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act act, int nt, int reps,
+                     bool peers, double peak)
+{
+    const bool decode = T <= 4;
+    weights w;
+    weights_init(&w, d, f, act);
+    uint64_t st = 12345;
+    float *x = rand_array(T * d, 1.0f, &st), *y = xmalloc(T * d * sizeof *y);
+    const ffn_kernel *ref32 = NULL, *ref16 = NULL;
+    ffn_kernel_get(FFN_ISA_REF, FFN_DT_FP32, &ref32, NULL);
+    ffn_kernel_get(FFN_ISA_REF, FFN_DT_BF16, &ref16, NULL);
+    const size_t llc = llc_bytes();
+    printf("\n%s: T=%zu d=%zu f=%zu act=%s threads=%d, median of %d interleaved rounds\n", label, T,
+           d, f, ffn_act_name(act), nt, reps);
+
+    impl ms[16];
+    int n = 0;
+    memset(ms, 0, sizeof ms);
+    const ffn_kernel *ks[16];
+    const size_t nk = ffn_kernel_list(ks, 16);
+    for (size_t i = 0; i < nk && i < 16 && n < 12; i++) {
+        if (ks[i]->isa == FFN_ISA_REF) continue;
+        impl *m = &ms[n];
+        snprintf(m->name, sizeof m->name, "%s", ks[i]->name);
+        m->k = m->count_k = ks[i];
+        const double wbytes = ffn_kernel_bytes(ks[i], &w.s, 0);
+        m->copies = decode ? (int)ceil(2.0 * (double)llc / wbytes) : 1;
+        if (m->copies < 1) m->copies = 1;
+        const size_t pb = ks[i]->packed_bytes(&w.s);
+        m->packed = calloc((size_t)m->copies, sizeof *m->packed);
+        bool ok = true;
+        for (int c = 0; c < m->copies && ok; c++) {
+            m->packed[c] = xmalloc(pb);
+            ok = ks[i]->pack(&w.s, &w.kw, m->packed[c], pb) == 0;
+        }
+        if (!ok) {
+            fprintf(stderr, "%s: pack failed\n", ks[i]->name);
+            continue;
+        }
+        m->wb = ks[i]->workspace_bytes(&w.s, T, nt);
+        m->ws = xmalloc(m->wb);
+        n++;
+    }
+    const int first_peer = n;
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+    if (peers) {
+        const struct {
+            ffn_peer_lib lib;
+            ffn_dtype dt;
+        } pl[] = {{FFN_PEER_OPENBLAS, FFN_DT_FP32},
+                  {FFN_PEER_ONEDNN, FFN_DT_FP32},
+                  {FFN_PEER_ONEDNN, FFN_DT_BF16}};
+        for (size_t i = 0; i < sizeof pl / sizeof pl[0]; i++) {
+            if (!ffn_peer_available(pl[i].lib)) continue;
+            impl *m = &ms[n];
+            m->kind = 1;
+            m->count_k = pl[i].dt == FFN_DT_BF16 ? ref16 : ref32;
+            const double wbytes = ffn_kernel_bytes(m->count_k, &w.s, 0);
+            m->copies = decode ? (int)ceil(2.0 * (double)llc / wbytes) : 1;
+            if (m->copies < 1) m->copies = 1;
+            m->peers = calloc((size_t)m->copies, sizeof *m->peers);
+            ffn_diag dg;
+            int rc = 0;
+            for (int c = 0; c < m->copies && !rc; c++)
+                rc = ffn_peer_init(pl[i].lib, pl[i].dt, &w.s, &w.kw, T, nt, &m->peers[c], &dg);
+            if (rc) {
+                fprintf(stderr, "peer %s: %s\n", ffn_peer_lib_name(pl[i].lib), dg.msg);
+                continue;
+            }
+            snprintf(m->name, sizeof m->name, "peer %s %s (%.40s)", ffn_peer_lib_name(pl[i].lib),
+                     pl[i].dt == FFN_DT_BF16 ? "bf16" : "fp32", ffn_peer_describe(m->peers[0]));
+            n++;
+        }
+    }
+#else
+    (void)peers;
+#endif
+    int probe = -1;
+    if (!decode) {
+        impl *m = &ms[n];
+        m->kind = 3;
+        m->copies = 1;
+        snprintf(m->name, sizeof m->name, "fp32 FMA probe");
+        probe = n++;
+    } else {
+        impl *m = &ms[n];
+        m->kind = 2;
+        m->copies = 1;
+        m->probe_bytes = (2 * llc < ((size_t)1 << 30) ? (size_t)1 << 30 : 2 * llc) / 65536 * 65536;
+        m->probe = xmalloc(m->probe_bytes);
+        for (size_t j = 0; j < m->probe_bytes / 8; j++)
+            m->probe[j] = j;
+        snprintf(m->name, sizeof m->name, "read-only probe (%zu MiB)", m->probe_bytes >> 20);
+        probe = n++;
+    }
+    for (int i = 0; i < n; i++)
+        ms[i].ts = xmalloc((size_t)reps * sizeof(double));
+    for (int r = -2; r < reps; r++)
+        for (int i = 0; i < n; i++) {
+            usleep(150000); /* OpenBLAS threads spin ~2^28 cycles after a call */
+            const double t0 = now_s();
+            const int rc = call_once(&ms[i], r, &w, T, x, y, nt);
+            const double t = now_s() - t0;
+            if (rc < 0) fprintf(stderr, "%s: call failed (%d)\n", ms[i].name, rc);
+            if (r >= 0) ms[i].ts[r] = t;
+        }
+    double med[16];
+    for (int i = 0; i < n; i++)
+        med[i] = median(ms[i].ts, reps);
+    const double probe_bps = decode ? (double)ms[probe].probe_bytes / med[probe] : 0;
+    const double probe_flops =
+        decode ? 0 : (double)nt * FMA_PROBE_ITERS * 16.0 * 16.0 * 2.0 / med[probe];
+    if (decode)
+        printf("  %-30s %9.3f ms %28.2f GB/s\n", ms[probe].name, med[probe] * 1e3,
+               probe_bps * 1e-9);
+    else
+        printf("  %-30s %9.3f ms %8.1f GFLOP/s (peak measured in the same rounds)\n",
+               ms[probe].name, med[probe] * 1e3, probe_flops * 1e-9);
+    (void)peak;
+    for (int i = 0; i < n; i++)
+        if (i != probe) print_impl(&ms[i], &w.s, T, med[i], probe_flops, probe_bps, decode);
+    int f32 = -1;
+    for (int i = 0; i < first_peer; i++)
+        if (ms[i].k->wdtype == FFN_DT_FP32) f32 = i;
+    printf("  ratios (other time / our time; > 1: ours is faster):\n");
+    for (int i = 0; i < first_peer; i++) {
+        for (int j = first_peer; j < n; j++)
+            if (j != probe)
+                printf("    %-28s vs %-40.40s %6.2fx\n", ms[i].name, ms[j].name, med[j] / med[i]);
+        if (f32 >= 0 && i != f32)
+            printf("    %-28s vs %-40.40s %6.2fx\n", ms[i].name, ms[f32].name, med[f32] / med[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; ms[i].packed && c < ms[i].copies; c++)
+            free(ms[i].packed[c]);
+        free(ms[i].packed);
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+        for (int c = 0; ms[i].peers && c < ms[i].copies; c++)
+            ffn_peer_free(ms[i].peers[c]);
+        free(ms[i].peers);
+#endif
+        free(ms[i].ws);
+        free(ms[i].probe);
+        free(ms[i].ts);
+    }
+    free(x);
+    free(y);
+    free(w.wg);
+    free(w.wu);
+    free(w.wd);
+}
+
+int main(int argc, char **argv)
+{
+    int nt = 0, reps = 9;
+    const char *which = "all";
+    bool peers = true;
+    ffn_act act = FFN_ACT_SWIGLU;
+    size_t shape[3] = {0, 0, 0};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            nt = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+            which = argv[++i];
+        else if (!strcmp(argv[i], "--no-peers"))
+            peers = false;
+        else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
+            if (ffn_act_parse(argv[++i], &act)) {
+                fprintf(stderr, "bench_kernels: unknown activation '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%zu,%zu,%zu", &shape[0], &shape[1], &shape[2]) != 3) {
+                fprintf(stderr, "bench_kernels: --shape wants T,d,f\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr,
+                    "usage: bench_kernels [--threads N] [--reps N] [--case prefill|decode|all]\n"
+                    "                     [--act NAME] [--shape T,d,f] [--no-peers]\n");
+            return 2;
+        }
+    }
+    if (nt <= 0) nt = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (reps < 1) reps = 1;
+
+    const double peak = measure_fma_peak(nt);
+    size_t bw_buf = 0;
+    const double bw = measure_read_bw(nt, &bw_buf);
+    printf("host: %d threads, LLC %zu MiB (sysconf)\n", nt, llc_bytes() >> 20);
+    printf("  fp32 FMA peak      %9.1f GFLOP/s (16 zmm FMA chains per thread, best of 5)\n",
+           peak * 1e-9);
+    printf("  read bandwidth     %9.1f GB/s (read-only sum over %zu MiB, best of 5)\n", bw * 1e-9,
+           bw_buf >> 20);
+    const char *isa_env = getenv("FFNROOF_ISA");
+    printf("  FFNROOF_ISA=%s  OPENBLAS_CORETYPE=%s\n", isa_env ? isa_env : "(unset)",
+           getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
+
+    if (shape[0] || shape[1]) {
+        run_case("custom", shape[0], shape[1], shape[2], act, nt, reps, peers, peak);
+        return 0;
+    }
+    if (!strcmp(which, "all") || !strcmp(which, "prefill"))
+        run_case("prefill", 512, 2048, 5632, act, nt, reps, peers, peak);
+    if (!strcmp(which, "all") || !strcmp(which, "decode"))
+        run_case("decode", 1, 4096, 11008, act, nt, reps, peers, peak);
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* Helpers shared by the dense FFN kernels of every ISA (internal to ffn_kernels; ffn__ prefix):
+ * argument checks, the packed-weight header every kernel writes in front of its weights, the
+ * thread count, and portable scalar bf16/fp16 conversions. Nothing here allocates or prints. */
+#ifndef FFNROOF_KERNELS_KERN_INTERNAL_H
+#define FFNROOF_KERNELS_KERN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ffnroof/kernels.h"
+
+/* The reference kernels (always built). */
+extern const ffn_kernel ffn_kernel_f32_ref;
+extern const ffn_kernel ffn_kernel_bf16_ref;
+extern const ffn_kernel ffn_kernel_f16_ref;
+
+/* Every packed blob starts with this header (64 bytes, so weights that follow stay 64-byte
+ * aligned relative to the blob): forward refuses weights packed for another shape or kernel. */
+#define FFN__PACK_MAGIC 0x4b4e4646u /* "FFNK" */
+#define FFN__PACK_HDR 64u
+typedef struct ffn__pack_hdr {
+    uint32_t magic;
+    uint32_t kernel_id; /* a per-layout tag chosen by each kernel file */
+    uint64_t d, f;
+    uint32_t act, bias;
+} ffn__pack_hdr;
+
+static inline size_t ffn__round_up(size_t x, size_t m)
+{
+    return (x + m - 1) / m * m;
+}
+
+static inline bool ffn__gated(ffn_act a)
+{
+    return a == FFN_ACT_SWIGLU || a == FFN_ACT_GEGLU || a == FFN_ACT_REGLU;
+}
+
+/* 0 when s is a valid shape; FFN_EINVAL otherwise. */
+static inline int ffn__check_shape(const ffn_kshape *s)
+{
+    if (!s || s->d == 0 || s->f == 0 || (unsigned)s->act >= FFN_ACT_COUNT) return FFN_EINVAL;
+    /* Keep every element count (and its byte count) far from size_t overflow. */
+    if (s->d > ((size_t)1 << 24) || s->f > ((size_t)1 << 24)) return FFN_EINVAL;
+    if ((uint64_t)s->d * s->f > ((uint64_t)1 << 36)) return FFN_EINVAL;
+    return 0;
+}
+
+/* Checks shared by every pack(): shape, weight pointers (w_up iff gated, biases iff bias),
+ * destination size. */
+int ffn__check_pack(const ffn_kernel *k, const ffn_kshape *s, const ffn_kweights *w,
+                    const void *packed, size_t packed_bytes);
+/* Checks shared by every forward(): shape, packed header (kernel_id), T/x/y, workspace. */
+int ffn__check_forward(const ffn_kernel *k, uint32_t kernel_id, const ffn_kshape *s,
+                       const void *packed, size_t T, const float *x, const float *y, const void *ws,
+                       size_t ws_bytes, int threads);
+void ffn__write_hdr(void *packed, uint32_t kernel_id, const ffn_kshape *s);
+
+/* threads <= 0: every online CPU; otherwise threads, capped at 1024. */
+int ffn__threads(int threads);
+
+/* The pointer p rounded up to a 64-byte boundary (workspaces are not assumed aligned: every
+ * workspace_bytes() adds 64 bytes of slack for this). */
+static inline void *ffn__align64(void *p)
+{
+    return (void *)(((uintptr_t)p + 63u) & ~(uintptr_t)63u);
+}
+
+/* fp32 -> bf16, round to nearest even; NaN stays a (quiet) NaN. */
+static inline uint16_t ffn__f32_to_bf16(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline float ffn__bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+/* fp32 -> IEEE binary16, round to nearest even; overflow gives +-Inf, NaN stays NaN. */
+uint16_t ffn__f32_to_f16(float v);
+float ffn__f16_to_f32(uint16_t h);
+
+#endif

@@ -1,0 +1,37 @@
+/* Shared internals of the peer FFNs (ffn_peers library): the handle each backend fills, the
+ * backends' entry points and the activation pass of the OpenBLAS FFN. Internal: ffn__ prefix. */
+#ifndef FFNROOF_PEERS_INTERNAL_H
+#define FFNROOF_PEERS_INTERNAL_H
+
+#include <stddef.h>
+
+#include "ffnroof/peers.h"
+
+struct ffn_peer {
+    ffn_peer_lib lib;
+    ffn_kshape shape;
+    ffn_dtype wdtype;
+    size_t T;
+    int threads;
+    char desc[256];
+    void *impl; /* the backend's own state */
+};
+
+int ffn__peer_openblas_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag);
+int ffn__peer_openblas_forward(ffn_peer *p, const float *x, float *y);
+void ffn__peer_openblas_free(ffn_peer *p);
+const char *ffn__peer_openblas_version(void);
+
+int ffn__peer_onednn_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag);
+int ffn__peer_onednn_forward(ffn_peer *p, const float *x, float *y);
+void ffn__peer_onednn_free(ffn_peer *p);
+const char *ffn__peer_onednn_version(void);
+
+/* The activation pass over rows of an [T][ld] fp32 matrix holding the gate projection in
+ * columns 0..f-1 and, for gated forms, the up projection in columns f..2f-1:
+ * g[t][j] = act(g[t][j] + b_gate[j]) (* (g[t][f+j] + b_up[j])), written in place into columns
+ * 0..f-1. Biases may be NULL. */
+void ffn__peer_act_rows(ffn_act act, size_t T, size_t f, size_t ld, float *g, const float *b_gate,
+                        const float *b_up);
+
+#endif

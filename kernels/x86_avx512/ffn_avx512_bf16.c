@@ -1,0 +1,633 @@
+/* AVX-512 bf16-weight dense FFN kernels (see ffn_avx512.h): "bf16_ffn__amx_32x32" and
+ * "bf16_ffn__avx512bf16_14x32". Both use one packed layout and one forward; they differ in the
+ * prefill engine.
+ *
+ * Packed layout (after the 64-byte header): weights bf16 (round to nearest even) in VNNI pair
+ * order, the layout both VDPBF16PS and AMX TDPBF16PS read:
+ *   up panels   np1 x [Kp1/2][32 columns][2 consecutive k] (Kp1 = d rounded up to 32), with the
+ *               gate/up interleave of the fp32 kernel (gated: 16 gate + 16 up columns);
+ *   down panels pd x [Kp2/2][32][2] (Kp2 = f rounded up to 32);
+ *   biases      fp32 holding the bf16-rounded biases (the values the bf16 reference uses),
+ *               np1 x 32 and pd x 32.
+ * Padding (k past d or f, columns past f or d) is zero.
+ *
+ * Forward paths:
+ *  - T <= DECODE_T: weight streaming. The bf16 pairs are widened to fp32 with a shift (even k)
+ *    and a mask (odd k) and multiply fp32 x with fp32 accumulation; h stays fp32. Bandwidth
+ *    bound: each weight byte is read once.
+ *  - otherwise x is rounded to bf16 into the workspace, h is produced in bf16, and the GEMMs run
+ *    on AMX tiles (2x2 tiles of 16x16 fp32 = a 32x32 output block per pass over K) or, without
+ *    AMX, on VDPBF16PS with the 14x32 register tile of the fp32 kernel. */
+#include "avx512_common.h"
+#include "ffn_avx512.h"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+enum {
+    MR = 14,
+    NR = 32,
+    KCP = 256,
+    MC_MAX = 504,
+    DECODE_T = 4,
+    PF_P = 32,
+    KERNEL_ID = 0x41423136u
+};
+
+typedef struct layout {
+    size_t np1, pd, kp1, kp2, hcols, ldh;
+    size_t off_w1, off_w2, off_b1, off_b2, total;
+} layout;
+
+static void get_layout(const ffn_kshape *s, layout *l)
+{
+    const bool gated = ffn__gated(s->act);
+    l->np1 = gated ? (s->f + 15) / 16 : (s->f + 31) / 32;
+    l->pd = (s->d + 31) / 32;
+    l->kp1 = ffn__round_up(s->d, 32);
+    l->kp2 = ffn__round_up(s->f, 32);
+    l->hcols = gated ? l->np1 * 16 : l->np1 * 32; /* columns of h the up GEMM writes */
+    l->ldh = l->kp2;                              /* >= hcols */
+    l->off_w1 = FFN__PACK_HDR;
+    l->off_w2 = l->off_w1 + l->np1 * l->kp1 * NR * 2;
+    l->off_b1 = l->off_w2 + l->pd * l->kp2 * NR * 2;
+    l->off_b2 = l->off_b1 + (s->bias ? l->np1 * NR * 4 : 0);
+    l->total = l->off_b2 + (s->bias ? l->pd * NR * 4 : 0);
+}
+
+static size_t packed_bytes(const ffn_kshape *s)
+{
+    if (ffn__check_shape(s)) return 0;
+    layout l;
+    get_layout(s, &l);
+    return l.total;
+}
+
+static int pack_impl(const ffn_kernel *k, const ffn_kshape *s, const ffn_kweights *w, void *packed,
+                     size_t n)
+{
+    int rc = ffn__check_pack(k, s, w, packed, n);
+    if (rc) return rc;
+    layout l;
+    get_layout(s, &l);
+    const size_t d = s->d, f = s->f;
+    const bool gated = ffn__gated(s->act);
+    unsigned char *base = packed;
+    uint16_t *w1 = (uint16_t *)(void *)(base + l.off_w1);
+    uint16_t *w2 = (uint16_t *)(void *)(base + l.off_w2);
+    for (size_t j = 0; j < l.np1; j++)
+        for (size_t kk = 0; kk < l.kp1; kk++)
+            for (size_t c = 0; c < NR; c++) {
+                size_t col = gated ? j * 16 + (c & 15) : j * NR + c;
+                const float *src = gated && c >= 16 ? w->w_up : w->w_gate;
+                const float v = col < f && kk < d ? src[kk * f + col] : 0.0f;
+                w1[j * l.kp1 * NR + (kk / 2) * 2 * NR + c * 2 + (kk & 1)] = ffn__f32_to_bf16(v);
+            }
+    for (size_t j = 0; j < l.pd; j++)
+        for (size_t kk = 0; kk < l.kp2; kk++)
+            for (size_t c = 0; c < NR; c++) {
+                const size_t col = j * NR + c;
+                const float v = col < d && kk < f ? w->w_down[kk * d + col] : 0.0f;
+                w2[j * l.kp2 * NR + (kk / 2) * 2 * NR + c * 2 + (kk & 1)] = ffn__f32_to_bf16(v);
+            }
+    if (s->bias) {
+        float *b1 = (float *)(void *)(base + l.off_b1), *b2 = (float *)(void *)(base + l.off_b2);
+        for (size_t j = 0; j < l.np1; j++)
+            for (size_t c = 0; c < NR; c++) {
+                const size_t col = gated ? j * 16 + (c & 15) : j * NR + c;
+                const float *src = gated && c >= 16 ? w->b_up : w->b_gate;
+                b1[j * NR + c] = col < f ? ffn__bf16_to_f32(ffn__f32_to_bf16(src[col])) : 0.0f;
+            }
+        for (size_t j = 0; j < l.pd * NR; j++)
+            b2[j] = j < d ? ffn__bf16_to_f32(ffn__f32_to_bf16(w->b_down[j])) : 0.0f;
+    }
+    ffn__write_hdr(packed, KERNEL_ID, s);
+    return 0;
+}
+
+static int pack_amx(const ffn_kshape *s, const ffn_kweights *w, void *p, size_t n)
+{
+    return pack_impl(&ffn_kernel_bf16_avx512_amx, s, w, p, n);
+}
+static int pack_dp(const ffn_kshape *s, const ffn_kweights *w, void *p, size_t n)
+{
+    return pack_impl(&ffn_kernel_bf16_avx512, s, w, p, n);
+}
+
+static size_t mc_for(size_t T)
+{
+    return T < MC_MAX ? (T + MR - 1) / MR * MR : MC_MAX;
+}
+
+/* Workspace: x in bf16 [Tpad][kp1], h [Tpad][ldh] (fp32 size: covers both the fp32 h of the
+ * decode path and the bf16 h of prefill), and one accumulator buffer per thread. */
+static size_t ws_x_bytes(const layout *l, size_t Tpad)
+{
+    return ffn__round_up(Tpad * l->kp1 * 2, 64);
+}
+static size_t ws_h_bytes(const layout *l, size_t Tpad)
+{
+    return ffn__round_up(Tpad * l->ldh * 4, 64);
+}
+static size_t ws_cbuf_bytes(size_t T)
+{
+    const size_t dp = mc_for(T) * NR * 4;
+    return dp > 32 * 32 * 4 ? dp : 32 * 32 * 4;
+}
+
+static size_t workspace_bytes(const ffn_kshape *s, size_t T, int threads)
+{
+    if (ffn__check_shape(s) || T == 0) return 0;
+    layout l;
+    get_layout(s, &l);
+    const size_t nt = (size_t)ffn__threads(threads), Tpad = ffn__round_up(T, 32);
+    return 64 + ws_x_bytes(&l, Tpad) + ws_h_bytes(&l, Tpad) + nt * ws_cbuf_bytes(T);
+}
+
+static __mmask16 mask_n(size_t n)
+{
+    const unsigned m = n >= 16 ? 0xffffu : (1u << n) - 1u;
+    return (__mmask16)m;
+}
+
+/* ---- decode: fp32 x times bf16 weights widened in registers ---------------------------- */
+
+/* C[mr][32] = A[mr][kc] (fp32, row stride lda) * B (bf16 pairs, 64 values per pair row). Even
+ * and odd k accumulate separately (4 independent chains per row) and are added at the end. */
+FFN_AI void ukr_shift_body(const int mr, size_t kc, const float *A, size_t lda, const uint16_t *B,
+                           const epi *e)
+{
+    __m512 e0[DECODE_T], e1[DECODE_T], o0[DECODE_T], o1[DECODE_T];
+    for (int r = 0; r < mr; r++)
+        e0[r] = e1[r] = o0[r] = o1[r] = _mm512_setzero_ps();
+    const __m512i himask = _mm512_set1_epi32((int)0xffff0000u);
+    const size_t np = kc / 2;
+    for (size_t p = 0; p < np; p++) {
+        /* 128 bytes per pair row: prefetch 4 KiB ahead (prefetches past the panel are harmless). */
+        _mm_prefetch((const char *)(B + (p + PF_P) * 64), _MM_HINT_T0);
+        _mm_prefetch((const char *)(B + (p + PF_P) * 64) + 64, _MM_HINT_T0);
+        const __m512i v0 = _mm512_loadu_si512(B + p * 64), v1 = _mm512_loadu_si512(B + p * 64 + 32);
+        const __m512 lo0 = _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16));
+        const __m512 hi0 = _mm512_castsi512_ps(_mm512_and_si512(v0, himask));
+        const __m512 lo1 = _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16));
+        const __m512 hi1 = _mm512_castsi512_ps(_mm512_and_si512(v1, himask));
+        for (int r = 0; r < mr; r++) {
+            const __m512 ae = _mm512_set1_ps(A[(size_t)r * lda + 2 * p]);
+            const __m512 ao = _mm512_set1_ps(A[(size_t)r * lda + 2 * p + 1]);
+            e0[r] = _mm512_fmadd_ps(ae, lo0, e0[r]);
+            e1[r] = _mm512_fmadd_ps(ae, lo1, e1[r]);
+            o0[r] = _mm512_fmadd_ps(ao, hi0, o0[r]);
+            o1[r] = _mm512_fmadd_ps(ao, hi1, o1[r]);
+        }
+    }
+    if (kc & 1) { /* the last k has no partner in A (its partner weight is zero padding) */
+        const __m512i v0 = _mm512_loadu_si512(B + np * 64),
+                      v1 = _mm512_loadu_si512(B + np * 64 + 32);
+        const __m512 lo0 = _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16));
+        const __m512 lo1 = _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16));
+        for (int r = 0; r < mr; r++) {
+            const __m512 ae = _mm512_set1_ps(A[(size_t)r * lda + 2 * np]);
+            e0[r] = _mm512_fmadd_ps(ae, lo0, e0[r]);
+            e1[r] = _mm512_fmadd_ps(ae, lo1, e1[r]);
+        }
+    }
+    __m512 c0[DECODE_T], c1[DECODE_T];
+    for (int r = 0; r < mr; r++) {
+        c0[r] = _mm512_add_ps(e0[r], o0[r]);
+        c1[r] = _mm512_add_ps(e1[r], o1[r]);
+    }
+    epi_apply(mr, c0, c1, e);
+}
+
+/* One row: the pair rows are read as four concurrent streams (quarters), as in the fp32
+ * kernel's decode, each with its own even/odd accumulators; summed in a fixed order. */
+static void ukr_shift_m1(size_t kc, const float *A, const uint16_t *B, const epi *e)
+{
+    __m512 acc[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = _mm512_setzero_ps();
+    const __m512i himask = _mm512_set1_epi32((int)0xffff0000u);
+    const size_t np = kc / 2, q = np / 4;
+    for (size_t p = 0; p < q; p++)
+        for (int i = 0; i < 4; i++) {
+            const size_t pp = (size_t)i * q + p;
+            _mm_prefetch((const char *)(B + (pp + PF_P) * 64), _MM_HINT_T0);
+            _mm_prefetch((const char *)(B + (pp + PF_P) * 64) + 64, _MM_HINT_T0);
+            const __m512i v0 = _mm512_loadu_si512(B + pp * 64),
+                          v1 = _mm512_loadu_si512(B + pp * 64 + 32);
+            const __m512 ae = _mm512_set1_ps(A[2 * pp]), ao = _mm512_set1_ps(A[2 * pp + 1]);
+            acc[i][0] =
+                _mm512_fmadd_ps(ae, _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16)), acc[i][0]);
+            acc[i][1] =
+                _mm512_fmadd_ps(ae, _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16)), acc[i][1]);
+            acc[i][2] =
+                _mm512_fmadd_ps(ao, _mm512_castsi512_ps(_mm512_and_si512(v0, himask)), acc[i][2]);
+            acc[i][3] =
+                _mm512_fmadd_ps(ao, _mm512_castsi512_ps(_mm512_and_si512(v1, himask)), acc[i][3]);
+        }
+    for (size_t pp = 4 * q; pp < np; pp++) {
+        const __m512i v0 = _mm512_loadu_si512(B + pp * 64),
+                      v1 = _mm512_loadu_si512(B + pp * 64 + 32);
+        const __m512 ae = _mm512_set1_ps(A[2 * pp]), ao = _mm512_set1_ps(A[2 * pp + 1]);
+        acc[0][0] = _mm512_fmadd_ps(ae, _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16)), acc[0][0]);
+        acc[0][1] = _mm512_fmadd_ps(ae, _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16)), acc[0][1]);
+        acc[0][2] =
+            _mm512_fmadd_ps(ao, _mm512_castsi512_ps(_mm512_and_si512(v0, himask)), acc[0][2]);
+        acc[0][3] =
+            _mm512_fmadd_ps(ao, _mm512_castsi512_ps(_mm512_and_si512(v1, himask)), acc[0][3]);
+    }
+    if (kc & 1) { /* the last k has no partner in A */
+        const __m512i v0 = _mm512_loadu_si512(B + np * 64),
+                      v1 = _mm512_loadu_si512(B + np * 64 + 32);
+        const __m512 ae = _mm512_set1_ps(A[2 * np]);
+        acc[0][0] = _mm512_fmadd_ps(ae, _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16)), acc[0][0]);
+        acc[0][1] = _mm512_fmadd_ps(ae, _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16)), acc[0][1]);
+    }
+    __m512 c0[1], c1[1];
+    c0[0] = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(acc[0][0], acc[0][2]), _mm512_add_ps(acc[1][0], acc[1][2])),
+        _mm512_add_ps(_mm512_add_ps(acc[2][0], acc[2][2]), _mm512_add_ps(acc[3][0], acc[3][2])));
+    c1[0] = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(acc[0][1], acc[0][3]), _mm512_add_ps(acc[1][1], acc[1][3])),
+        _mm512_add_ps(_mm512_add_ps(acc[2][1], acc[2][3]), _mm512_add_ps(acc[3][1], acc[3][3])));
+    epi_apply(1, c0, c1, e);
+}
+
+static void ukr_shift(int mr, size_t kc, const float *A, size_t lda, const uint16_t *B,
+                      const epi *e)
+{
+    switch (mr) {
+    case 1:
+        ukr_shift_m1(kc, A, B, e);
+        (void)lda;
+        break;
+    case 2:
+        ukr_shift_body(2, kc, A, lda, B, e);
+        break;
+    case 3:
+        ukr_shift_body(3, kc, A, lda, B, e);
+        break;
+    case 4:
+        ukr_shift_body(4, kc, A, lda, B, e);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- VDPBF16PS prefill ------------------------------------------------------------------ */
+
+/* C[mr][32] (+)= A[mr][2 np] (bf16, row stride lda elements) * B (np pair rows). */
+FFN_AI void ukr_dp_body(const int mr, size_t np, const uint16_t *A, size_t lda, const uint16_t *B,
+                        float *C, size_t ldc, __mmask16 cm0, __mmask16 cm1, bool load_c,
+                        const epi *e)
+{
+    __m512 c0[MR], c1[MR];
+    for (int r = 0; r < mr; r++) {
+        if (load_c) {
+            c0[r] = _mm512_maskz_loadu_ps(cm0, C + (size_t)r * ldc);
+            c1[r] = _mm512_maskz_loadu_ps(cm1, C + (size_t)r * ldc + 16);
+        } else {
+            c0[r] = c1[r] = _mm512_setzero_ps();
+        }
+    }
+    for (size_t p = 0; p < np; p++) {
+        const __m512bh b0 = (__m512bh)_mm512_loadu_si512(B + p * 64);
+        const __m512bh b1 = (__m512bh)_mm512_loadu_si512(B + p * 64 + 32);
+        for (int r = 0; r < mr; r++) {
+            int32_t pair;
+            memcpy(&pair, A + (size_t)r * lda + 2 * p, 4);
+            const __m512bh a = (__m512bh)_mm512_set1_epi32(pair);
+            c0[r] = _mm512_dpbf16_ps(c0[r], a, b0);
+            c1[r] = _mm512_dpbf16_ps(c1[r], a, b1);
+        }
+    }
+    if (e) {
+        epi_apply(mr, c0, c1, e);
+        return;
+    }
+    for (int r = 0; r < mr; r++) {
+        _mm512_mask_storeu_ps(C + (size_t)r * ldc, cm0, c0[r]);
+        _mm512_mask_storeu_ps(C + (size_t)r * ldc + 16, cm1, c1[r]);
+    }
+}
+
+#define DP_CASE(m)                                                                                 \
+    case m:                                                                                        \
+        ukr_dp_body(m, np, A, lda, B, C, ldc, cm0, cm1, load_c, e);                                \
+        break;
+static void ukr_dp(int mr, size_t np, const uint16_t *A, size_t lda, const uint16_t *B, float *C,
+                   size_t ldc, __mmask16 cm0, __mmask16 cm1, bool load_c, const epi *e)
+{
+    switch (mr) {
+        DP_CASE(1)
+        DP_CASE(2) DP_CASE(3) DP_CASE(4) DP_CASE(5) DP_CASE(6) DP_CASE(7) DP_CASE(8) DP_CASE(9)
+            DP_CASE(10) DP_CASE(11) DP_CASE(12) DP_CASE(13) DP_CASE(14) default : break;
+    }
+}
+
+/* ---- AMX prefill ------------------------------------------------------------------------ */
+
+typedef struct tilecfg {
+    uint8_t palette, start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tilecfg;
+
+/* Tiles 0-3: C (2x2 blocks of 16x16 fp32); 4, 5: A (16 rows x 32 bf16); 6, 7: B (16 pair rows
+ * x 16 columns x 2). Every tile is 16 rows of 64 bytes. */
+static void amx_config(void)
+{
+    tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int i = 0; i < 8; i++) {
+        cfg.colsb[i] = 64;
+        cfg.rows[i] = 16;
+    }
+    _tile_loadconfig(&cfg);
+}
+
+/* C[32][32] (into cbuf, row stride 32 floats) = A[32 rows][kp] (bf16, stride lda elements) *
+ * B panel ([kp/2][32][2] bf16). */
+static void amx_block(size_t kp, const uint16_t *A, size_t lda, const uint16_t *B, float *cbuf)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    const size_t sa = lda * 2;
+    for (size_t kb = 0; kb < kp; kb += 32) {
+        _tile_loadd(4, A + kb, sa);
+        _tile_loadd(5, A + 16 * lda + kb, sa);
+        _tile_loadd(6, B + kb * NR, 128);
+        _tile_loadd(7, B + kb * NR + 32, 128);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, cbuf, 128);
+    _tile_stored(1, cbuf + 16, 128);
+    _tile_stored(2, cbuf + 16 * 32, 128);
+    _tile_stored(3, cbuf + 16 * 32 + 16, 128);
+}
+
+/* ---- forward ---------------------------------------------------------------------------- */
+
+typedef struct job {
+    const ffn_kshape *s;
+    const layout *l;
+    const unsigned char *packed;
+    size_t T, Tpad;
+    const float *x;
+    float *y;
+    uint16_t *xb;
+    void *h;
+    unsigned char *cbufs;
+    size_t cbuf_bytes;
+    bool amx;
+} job;
+
+static void decode_thread(const job *jb, int t, int nt)
+{
+    const ffn_kshape *s = jb->s;
+    const layout *l = jb->l;
+    const size_t d = s->d, f = s->f, T = jb->T;
+    const bool gated = ffn__gated(s->act);
+    const uint16_t *w1 = (const uint16_t *)(const void *)(jb->packed + l->off_w1);
+    const uint16_t *w2 = (const uint16_t *)(const void *)(jb->packed + l->off_w2);
+    const float *b1 = s->bias ? (const float *)(const void *)(jb->packed + l->off_b1) : NULL;
+    const float *b2 = s->bias ? (const float *)(const void *)(jb->packed + l->off_b2) : NULL;
+    float *h = jb->h;
+    size_t lo, hi;
+    ffn__split(l->np1, t, nt, &lo, &hi);
+    for (size_t j = lo; j < hi; j++) {
+        epi e = {EPI_ACT, s->act, gated, false, b1 ? b1 + j * NR : NULL, h + j * (gated ? 16 : 32),
+                 l->ldh,  0,      0,     1};
+        ukr_shift((int)T, d, jb->x, d, w1 + j * l->kp1 * NR, &e);
+    }
+#if defined(_OPENMP)
+#pragma omp barrier
+#endif
+    ffn__split(l->pd, t, nt, &lo, &hi);
+    for (size_t j = lo; j < hi; j++) {
+        const __mmask16 m0 = mask_n(d - j * NR), m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
+        epi e = {EPI_OUT,        s->act, false, false, b2 ? b2 + j * NR : NULL,
+                 jb->y + j * NR, d,      m0,    m1,    1};
+        ukr_shift((int)T, f, h, l->ldh, w2 + j * l->kp2 * NR, &e);
+    }
+}
+
+static void prefill_thread(const job *jb, int t, int nt)
+{
+    const ffn_kshape *s = jb->s;
+    const layout *l = jb->l;
+    const size_t d = s->d, T = jb->T, Tpad = jb->Tpad;
+    const bool gated = ffn__gated(s->act);
+    const uint16_t *w1 = (const uint16_t *)(const void *)(jb->packed + l->off_w1);
+    const uint16_t *w2 = (const uint16_t *)(const void *)(jb->packed + l->off_w2);
+    const float *b1 = s->bias ? (const float *)(const void *)(jb->packed + l->off_b1) : NULL;
+    const float *b2 = s->bias ? (const float *)(const void *)(jb->packed + l->off_b2) : NULL;
+    uint16_t *h = jb->h, *xb = jb->xb;
+    float *cbuf = (float *)(void *)(jb->cbufs + (size_t)t * jb->cbuf_bytes);
+    size_t lo, hi;
+
+    /* x -> bf16 (zero padding past d and past T), and the h columns past hcols to zero (the
+     * AMX down GEMM reads up to kp2). */
+    ffn__split(Tpad, t, nt, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        for (size_t c = 0; c < l->kp1; c += 16) {
+            const __mmask16 m = r < T ? mask_n(c < d ? d - c : 0) : 0;
+            const __m512 v = _mm512_maskz_loadu_ps(m, jb->x + r * d + c);
+            _mm256_storeu_si256((__m256i *)(xb + r * l->kp1 + c), (__m256i)_mm512_cvtneps_pbh(v));
+        }
+        for (size_t c = l->hcols; c < l->ldh; c++)
+            h[r * l->ldh + c] = 0;
+    }
+#if defined(_OPENMP)
+#pragma omp barrier
+#endif
+    if (jb->amx) amx_config();
+
+    /* Gate/up GEMM with the activation epilogue: h (bf16). */
+    ffn__split(l->np1, t, nt, &lo, &hi);
+    if (jb->amx) {
+        /* Rows of x per pass over the panels: about 1 MiB of bf16 x stays in L2. */
+        size_t mca = (1u << 20) / (l->kp1 * 2) / 32 * 32;
+        mca = mca < 32 ? 32 : mca;
+        for (size_t ic = 0; ic < Tpad; ic += mca) {
+            const size_t mc = Tpad - ic < mca ? Tpad - ic : mca;
+            for (size_t j = lo; j < hi; j++)
+                for (size_t i = ic; i < ic + mc; i += 32) {
+                    amx_block(l->kp1, xb + i * l->kp1, l->kp1, w1 + j * l->kp1 * NR, cbuf);
+                    for (size_t r = 0; r < 32; r++) {
+                        __m512 c0 = _mm512_loadu_ps(cbuf + r * 32),
+                               c1 = _mm512_loadu_ps(cbuf + r * 32 + 16);
+                        epi e = {EPI_ACT,
+                                 s->act,
+                                 gated,
+                                 true,
+                                 b1 ? b1 + j * NR : NULL,
+                                 h + (i + r) * l->ldh + j * (gated ? 16 : 32),
+                                 l->ldh,
+                                 0,
+                                 0,
+                                 1};
+                        epi_apply(1, &c0, &c1, &e);
+                    }
+                }
+        }
+    } else {
+        const size_t mc_max = mc_for(T), np = (d + 1) / 2;
+        for (size_t ic = 0; ic < T; ic += mc_max) {
+            const size_t mc = T - ic < mc_max ? T - ic : mc_max;
+            for (size_t j = lo; j < hi; j++) {
+                const uint16_t *bj = w1 + j * l->kp1 * NR;
+                for (size_t pc = 0; pc < np; pc += KCP) {
+                    const size_t kc = np - pc < KCP ? np - pc : KCP;
+                    const bool last = pc + kc == np;
+                    for (size_t i = 0; i < mc; i += MR) {
+                        const int mr = (int)(mc - i < MR ? mc - i : MR);
+                        epi e = {EPI_ACT,
+                                 s->act,
+                                 gated,
+                                 true,
+                                 b1 ? b1 + j * NR : NULL,
+                                 h + (ic + i) * l->ldh + j * (gated ? 16 : 32),
+                                 l->ldh,
+                                 0,
+                                 0,
+                                 1};
+                        ukr_dp(mr, kc, xb + (ic + i) * l->kp1 + 2 * pc, l->kp1, bj + pc * 64,
+                               cbuf + i * NR, NR, 0xffff, 0xffff, pc > 0, last ? &e : NULL);
+                    }
+                }
+            }
+        }
+    }
+#if defined(_OPENMP)
+#pragma omp barrier
+#endif
+    /* Down GEMM: y = h W_down (+ b_down). */
+    ffn__split(l->pd, t, nt, &lo, &hi);
+    if (jb->amx) {
+        size_t mca = (1u << 20) / (l->kp2 * 2) / 32 * 32;
+        mca = mca < 32 ? 32 : mca;
+        for (size_t ic = 0; ic < Tpad; ic += mca) {
+            const size_t mc = Tpad - ic < mca ? Tpad - ic : mca;
+            for (size_t j = lo; j < hi; j++) {
+                const __mmask16 m0 = mask_n(d - j * NR),
+                                m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
+                for (size_t i = ic; i < ic + mc; i += 32) {
+                    amx_block(l->kp2, h + i * l->ldh, l->ldh, w2 + j * l->kp2 * NR, cbuf);
+                    for (size_t r = 0; r < 32 && i + r < T; r++) {
+                        __m512 c0 = _mm512_loadu_ps(cbuf + r * 32),
+                               c1 = _mm512_loadu_ps(cbuf + r * 32 + 16);
+                        epi e = {EPI_OUT,
+                                 s->act,
+                                 false,
+                                 false,
+                                 b2 ? b2 + j * NR : NULL,
+                                 jb->y + (i + r) * d + j * NR,
+                                 d,
+                                 m0,
+                                 m1,
+                                 1};
+                        epi_apply(1, &c0, &c1, &e);
+                    }
+                }
+            }
+        }
+        _tile_release();
+    } else {
+        const size_t mc_max = mc_for(T), np = (s->f + 1) / 2;
+        for (size_t ic = 0; ic < T; ic += mc_max) {
+            const size_t mc = T - ic < mc_max ? T - ic : mc_max;
+            for (size_t j = lo; j < hi; j++) {
+                const uint16_t *bj = w2 + j * l->kp2 * NR;
+                const __mmask16 m0 = mask_n(d - j * NR),
+                                m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
+                for (size_t pc = 0; pc < np; pc += KCP) {
+                    const size_t kc = np - pc < KCP ? np - pc : KCP;
+                    const bool last = pc + kc == np;
+                    for (size_t i = 0; i < mc; i += MR) {
+                        const int mr = (int)(mc - i < MR ? mc - i : MR);
+                        float *yt = jb->y + (ic + i) * d + j * NR;
+                        epi e = {EPI_OUT, s->act, false, false, b2 ? b2 + j * NR : NULL,
+                                 yt,      d,      m0,    m1,    1};
+                        ukr_dp(mr, kc, h + (ic + i) * l->ldh + 2 * pc, l->ldh, bj + pc * 64, yt, d,
+                               m0, m1, pc > 0, last ? &e : NULL);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void run_thread(const job *jb, int t, int nt)
+{
+    if (jb->T <= DECODE_T)
+        decode_thread(jb, t, nt);
+    else
+        prefill_thread(jb, t, nt);
+}
+
+static int forward_impl(const ffn_kernel *k, bool amx, const ffn_kshape *s, const void *packed,
+                        size_t T, const float *x, float *y, void *ws, size_t ws_bytes, int threads)
+{
+    int rc = ffn__check_forward(k, KERNEL_ID, s, packed, T, x, y, ws, ws_bytes, threads);
+    if (rc || T == 0) return rc;
+    layout l;
+    get_layout(s, &l);
+    const int nt = ffn__threads(threads);
+    const size_t Tpad = amx ? ffn__round_up(T, 32) : T;
+    unsigned char *w = ffn__align64(ws);
+    const size_t Tws = ffn__round_up(T, 32);
+    job jb = {s,
+              &l,
+              packed,
+              T,
+              Tpad,
+              x,
+              y,
+              (uint16_t *)(void *)w,
+              w + ws_x_bytes(&l, Tws),
+              w + ws_x_bytes(&l, Tws) + ws_h_bytes(&l, Tws),
+              ws_cbuf_bytes(T),
+              amx};
+#if defined(_OPENMP)
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        run_thread(&jb, omp_get_thread_num(), omp_get_num_threads());
+        return 0;
+    }
+#endif
+    run_thread(&jb, 0, 1);
+    return 0;
+}
+
+static int forward_amx(const ffn_kshape *s, const void *p, size_t T, const float *x, float *y,
+                       void *ws, size_t n, int threads)
+{
+    return forward_impl(&ffn_kernel_bf16_avx512_amx, true, s, p, T, x, y, ws, n, threads);
+}
+static int forward_dp(const ffn_kshape *s, const void *p, size_t T, const float *x, float *y,
+                      void *ws, size_t n, int threads)
+{
+    return forward_impl(&ffn_kernel_bf16_avx512, false, s, p, T, x, y, ws, n, threads);
+}
+
+const ffn_kernel ffn_kernel_bf16_avx512_amx = {
+    "bf16_ffn__amx_32x32", FFN_ISA_AVX512, FFN_DT_BF16, packed_bytes, pack_amx,
+    workspace_bytes,       forward_amx};
+const ffn_kernel ffn_kernel_bf16_avx512 = {"bf16_ffn__avx512bf16_14x32",
+                                           FFN_ISA_AVX512,
+                                           FFN_DT_BF16,
+                                           packed_bytes,
+                                           pack_dp,
+                                           workspace_bytes,
+                                           forward_dp};

@@ -1,0 +1,504 @@
+/* Criterion tests of the dense FFN kernels (include/ffnroof/kernels.h): every kernel this CPU
+ * runs (ffn_kernel_list) against the scalar reference of the same weight dtype, every
+ * activation, with and without biases; NaN/Inf propagation; unaligned pointers; 1 vs 2
+ * threads; argument validation; the work count; dispatch and FFNROOF_ISA.
+ *
+ * Shapes. The issue asks for T in {0,1,3,17,64,255}, d in {1,15,17,64,1000}, f in
+ * {1,31,33,2730}. The full cross product (120 shapes x 7 activations x every kernel, each
+ * checked against a double-precision reference) takes minutes under ASan, so `shapes` below
+ * lists 13 (T, d, f) triples that use every value at least once, pair the large values with
+ * small ones, and add T = 600 (more rows than one cache block of the fp32 kernels: the
+ * row-block loop) and T = 4/5 (the last decode and first prefill shape of the bf16 kernels).
+ * Each triple runs for every activation; bias alternates with the triple and activation so
+ * every activation is checked with and without biases.
+ *
+ * Error bound (the oracle is the reference kernel, double accumulation, rounded once to fp32,
+ * on the same dtype-rounded weights). With u = 2^-24 (fp32 unit roundoff), gamma(n) = n u /
+ * (1 - n u) (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. 3.8: the
+ * worst-case error of an n-term fp32 dot product in any summation order is gamma(n) sum|terms|):
+ *   gate/up:  |dg| <= (ux + gamma(d)) (sum_k |x_k w_kj| + |b_j|)       (same for u)
+ *   act:      |da| <= L |dg| + e_act |act(g)| + 2^-22 |g|   (L = 1.2 bounds |act'| for all
+ *             activations; e_act = 1e-6 covers the vector exp/erfc approximations)
+ *   h:        |dh| <= |da| (|u| + |du|) + |act(g)| |du| + (u + uh) |h|
+ *   y:        |dy| <= sum_j |dh_j| |Wd_ji| + gamma(f) sum_j (|h_j| + |dh_j|) |Wd_ji| + u |y|
+ * where ux, uh are the unit roundoffs of the kernel's rounding of x and h before the products:
+ * 0 for fp32 (x and h stay fp32), 2^-8 for bf16 (VDPBF16PS/AMX round x and h to bf16), 2^-11
+ * for fp16. A kernel passes when |y - y_ref| <= 2 dy (the factor 2 absorbs the second-order
+ * terms and the reference's own final rounding). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/kernels.h"
+
+#define MAXK 16
+
+static uint64_t rng_state;
+static float frand(void) /* uniform in [-1, 1) */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+typedef struct wset {
+    ffn_kshape s;
+    float *wg, *wu, *wd, *bg, *bu, *bd;
+    ffn_kweights kw;
+} wset;
+
+static bool gated(ffn_act a)
+{
+    return a == FFN_ACT_SWIGLU || a == FFN_ACT_GEGLU || a == FFN_ACT_REGLU;
+}
+
+static float *frand_array(size_t n, float scale)
+{
+    float *p = malloc((n ? n : 1) * sizeof *p);
+    cr_assert_not_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = frand() * scale;
+    return p;
+}
+
+static void wset_init(wset *w, size_t d, size_t f, ffn_act act, bool bias, uint64_t seed)
+{
+    memset(w, 0, sizeof *w);
+    rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+    w->s = (ffn_kshape){d, f, act, bias};
+    /* Scaled so g and h are O(1): the activations are exercised on both sides of 0. */
+    const float s1 = 2.0f / sqrtf((float)d), s2 = 1.0f / sqrtf((float)f);
+    w->wg = frand_array(d * f, s1);
+    w->wu = gated(act) ? frand_array(d * f, s1) : NULL;
+    w->wd = frand_array(f * d, s2);
+    if (bias) {
+        w->bg = frand_array(f, 0.5f);
+        w->bu = gated(act) ? frand_array(f, 0.5f) : NULL;
+        w->bd = frand_array(d, 0.5f);
+    }
+    w->kw = (ffn_kweights){w->wg, w->wu, w->wd, w->bg, w->bu, w->bd};
+}
+
+static void wset_free(wset *w)
+{
+    free(w->wg);
+    free(w->wu);
+    free(w->wd);
+    free(w->bg);
+    free(w->bu);
+    free(w->bd);
+}
+
+/* Pack and run k; the packed blob, workspace, x and y are placed at the given byte offsets
+ * from malloc's alignment. Returns forward's code. */
+static int run_off(const ffn_kernel *k, const wset *w, size_t T, const float *x, float *y,
+                   int threads, size_t off)
+{
+    const size_t pb = k->packed_bytes(&w->s);
+    cr_assert_gt(pb, 0);
+    unsigned char *packed = malloc(pb + 64);
+    cr_assert_not_null(packed);
+    int rc = k->pack(&w->s, &w->kw, packed + off, pb);
+    cr_assert_eq(rc, 0, "%s: pack failed: %d", k->name, rc);
+    const size_t wb = k->workspace_bytes(&w->s, T, threads);
+    unsigned char *ws = malloc(wb + 64);
+    cr_assert_not_null(ws);
+    rc = k->forward(&w->s, packed + off, T, x, y, wb ? ws + (off ? 3 : 0) : NULL, wb, threads);
+    free(ws);
+    free(packed);
+    return rc;
+}
+
+static const ffn_kernel *ref_for(ffn_dtype dt)
+{
+    const ffn_kernel *r = NULL;
+    cr_assert_eq(ffn_kernel_get(FFN_ISA_REF, dt, &r, NULL), 0);
+    return r;
+}
+
+static double act_d(ffn_act a, double g)
+{
+    switch (a) {
+    case FFN_ACT_RELU:
+    case FFN_ACT_REGLU:
+        return g < 0 ? 0 : g;
+    case FFN_ACT_GELU:
+    case FFN_ACT_GEGLU:
+        return 0.5 * g * (1 + erf(g / sqrt(2.0)));
+    case FFN_ACT_GELU_TANH:
+        return 0.5 * g * (1 + tanh(0.79788456080286535588 * (g + 0.044715 * g * g * g)));
+    default:
+        return g / (1 + exp(-g));
+    }
+}
+
+static double gamma_n(size_t n)
+{
+    const double u = ldexp(1.0, -24);
+    return (double)n * u / (1 - (double)n * u);
+}
+
+/* The bound dy of the header comment for every y[t][i]. */
+static void error_bound(const wset *w, size_t T, const float *x, ffn_dtype dt, double *dy)
+{
+    const size_t d = w->s.d, f = w->s.f;
+    const double u = ldexp(1.0, -24);
+    const double ur = dt == FFN_DT_BF16 ? ldexp(1.0, -8) : dt == FFN_DT_FP16 ? ldexp(1.0, -11) : 0;
+    const double d1 = ur + gamma_n(d), g2 = gamma_n(f);
+    const bool gt = gated(w->s.act);
+    double *h = malloc(f * sizeof *h), *dh = malloc(f * sizeof *dh);
+    double *acc = malloc(d * sizeof *acc);
+    cr_assert(h && dh && acc);
+    for (size_t t = 0; t < T; t++) {
+        for (size_t j = 0; j < f; j++) {
+            double g = w->bg ? w->bg[j] : 0, sg = w->bg ? fabs(w->bg[j]) : 0;
+            double uu = 1, su = 0;
+            if (gt) {
+                uu = w->bu ? w->bu[j] : 0;
+                su = w->bu ? fabs(w->bu[j]) : 0;
+            }
+            for (size_t k = 0; k < d; k++) {
+                const double xv = x[t * d + k];
+                g += xv * w->wg[k * f + j];
+                sg += fabs(xv * w->wg[k * f + j]);
+                if (gt) {
+                    uu += xv * w->wu[k * f + j];
+                    su += fabs(xv * w->wu[k * f + j]);
+                }
+            }
+            /* 1.01: the dtype-rounded weights the kernels use differ from these by <= 2^-8. */
+            const double dg = 1.01 * d1 * sg, du = gt ? 1.01 * d1 * su : 0;
+            const double a = act_d(w->s.act, g);
+            const double da = 1.2 * dg + 1e-6 * fabs(a) + ldexp(1.0, -22) * fabs(g) + 1e-37;
+            h[j] = a * uu;
+            dh[j] = da * (fabs(uu) + du) + fabs(a) * du + (u + ur) * fabs(h[j]);
+        }
+        for (size_t i = 0; i < d; i++)
+            acc[i] = 0;
+        for (size_t j = 0; j < f; j++)
+            for (size_t i = 0; i < d; i++) {
+                const double wv = fabs(w->wd[j * d + i]) * 1.01;
+                acc[i] += dh[j] * wv + g2 * (fabs(h[j]) + dh[j]) * wv;
+            }
+        for (size_t i = 0; i < d; i++)
+            dy[t * d + i] = acc[i] + u * (w->bd ? fabs(w->bd[i]) : 0);
+    }
+    free(h);
+    free(dh);
+    free(acc);
+}
+
+/* Compare y with y_ref: NaN where the reference is NaN, the same Inf where it is Inf, else
+ * within 2 dy (dy NULL: only the special values are compared). */
+static void compare(const ffn_kernel *k, const wset *w, size_t T, const float *y, const float *yref,
+                    const double *dy, const char *what)
+{
+    const size_t n = T * w->s.d;
+    for (size_t i = 0; i < n; i++) {
+        const char *an = ffn_act_name(w->s.act);
+        if (isnan(yref[i])) {
+            cr_assert(isnan(y[i]), "%s %s %s T=%zu d=%zu f=%zu: y[%zu]=%g, reference NaN", k->name,
+                      what, an, T, w->s.d, w->s.f, i, (double)y[i]);
+        } else if (isinf(yref[i])) {
+            cr_assert(y[i] == yref[i], "%s %s %s: y[%zu]=%g, reference %g", k->name, what, an, i,
+                      (double)y[i], (double)yref[i]);
+        } else if (dy) {
+            const double err = fabs((double)y[i] - (double)yref[i]);
+            cr_assert(err <= 2 * dy[i] + 1e-30,
+                      "%s %s %s bias=%d T=%zu d=%zu f=%zu: y[%zu]=%.9g ref %.9g err %.3g > "
+                      "bound %.3g",
+                      k->name, what, an, (int)w->s.bias, T, w->s.d, w->s.f, i, (double)y[i],
+                      (double)yref[i], err, 2 * dy[i]);
+        }
+    }
+}
+
+static size_t fast_kernels(const ffn_kernel **ks)
+{
+    const ffn_kernel *all[MAXK];
+    const size_t n = ffn_kernel_list(all, MAXK);
+    size_t m = 0;
+    for (size_t i = 0; i < n && i < MAXK; i++)
+        if (all[i]->isa != FFN_ISA_REF) ks[m++] = all[i];
+    return m;
+}
+
+static void check_kernel_shape(const ffn_kernel *k, size_t T, size_t d, size_t f, ffn_act act,
+                               bool bias, int threads)
+{
+    wset w;
+    wset_init(&w, d, f, act, bias, T * 7919 + d * 31 + f + (size_t)act);
+    float *x = frand_array(T * d, 1.0f);
+    float *y = malloc((T * d + 1) * sizeof *y), *yref = malloc((T * d + 1) * sizeof *yref);
+    double *dy = malloc((T * d + 1) * sizeof *dy);
+    cr_assert(y && yref && dy);
+    for (size_t i = 0; i < T * d; i++)
+        y[i] = NAN; /* every output must be written */
+    cr_assert_eq(run_off(ref_for(k->wdtype), &w, T, x, yref, 1, 0), 0);
+    cr_assert_eq(run_off(k, &w, T, x, y, threads, 0), 0, "%s forward failed", k->name);
+    error_bound(&w, T, x, k->wdtype, dy);
+    compare(k, &w, T, y, yref, dy, "shape");
+    free(x);
+    free(y);
+    free(yref);
+    free(dy);
+    wset_free(&w);
+}
+
+Test(kernels, matches_reference_every_activation_and_shape, .timeout = 600)
+{
+    static const size_t shapes[][3] = {
+        {1, 1, 1},     {3, 15, 31},     {17, 17, 33},  {64, 64, 31},   {0, 64, 33},
+        {255, 17, 33}, {1, 1000, 2730}, {3, 1000, 33}, {17, 64, 2730}, {64, 1000, 31},
+        {255, 15, 1},  {600, 17, 33},   {4, 64, 31},   {5, 15, 33},
+    };
+    const ffn_kernel *ks[MAXK];
+    const size_t nk = fast_kernels(ks);
+    if (nk == 0) cr_skip_test("no ISA kernel on this CPU: only the reference is present");
+    for (size_t ki = 0; ki < nk; ki++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (int a = 0; a < FFN_ACT_COUNT; a++)
+                check_kernel_shape(ks[ki], shapes[si][0], shapes[si][1], shapes[si][2], (ffn_act)a,
+                                   (si + (size_t)a) % 2 == 1, 2);
+}
+
+Test(kernels, reference_dtypes_agree_with_fp32_reference)
+{
+    /* The bf16/fp16 references differ from the fp32 one only by the weight rounding. */
+    wset w;
+    wset_init(&w, 33, 47, FFN_ACT_SWIGLU, true, 5);
+    const size_t T = 5;
+    float *x = frand_array(T * 33, 1.0f), y32[5 * 33], y16[5 * 33];
+    cr_assert_eq(run_off(ref_for(FFN_DT_FP32), &w, T, x, y32, 1, 0), 0);
+    for (int which = 0; which < 2; which++) {
+        const ffn_dtype dt = which ? FFN_DT_FP16 : FFN_DT_BF16;
+        cr_assert_eq(run_off(ref_for(dt), &w, T, x, y16, 1, 0), 0);
+        double maxdiff = 0, maxabs = 0; /* max |difference| relative to max |y| */
+        for (size_t i = 0; i < T * 33; i++) {
+            maxdiff = fmax(maxdiff, fabs(y16[i] - y32[i]));
+            maxabs = fmax(maxabs, fabs(y32[i]));
+        }
+        const double maxrel = maxdiff / maxabs;
+        cr_assert_gt(maxrel, 0, "%s reference identical to fp32: weights not rounded?",
+                     ffn_dtype_name(dt));
+        cr_assert_lt(maxrel, which ? 0.004 : 0.03, "%s reference too far from fp32: %g",
+                     ffn_dtype_name(dt), maxrel);
+    }
+    free(x);
+    wset_free(&w);
+}
+
+Test(kernels, nan_and_inf_propagate_like_the_reference)
+{
+    const ffn_kernel *ks[MAXK];
+    const size_t nk = fast_kernels(ks);
+    if (nk == 0) cr_skip_test("no ISA kernel on this CPU: only the reference is present");
+    const size_t d = 40, f = 37;
+    for (size_t ki = 0; ki < nk; ki++)
+        for (size_t T = 2; T <= 20; T += 18) /* decode and prefill paths */
+            for (int a = 0; a < FFN_ACT_COUNT; a++) {
+                wset w;
+                wset_init(&w, d, f, (ffn_act)a, a % 2 == 0, 11 + (uint64_t)a);
+                float *x = frand_array(T * d, 1.0f);
+                x[0 * d + 3] = NAN;      /* row 0: a NaN input */
+                x[1 * d + 7] = INFINITY; /* row 1: +Inf */
+                if (T > 2) x[2 * d + 9] = -INFINITY;
+                w.wd[5 * d + 1] = NAN; /* a NaN weight: column 1 of every row */
+                float y[20 * 40], yref[20 * 40];
+                cr_assert_eq(run_off(ref_for(ks[ki]->wdtype), &w, T, x, yref, 1, 0), 0);
+                cr_assert_eq(run_off(ks[ki], &w, T, x, y, 2, 0), 0);
+                compare(ks[ki], &w, T, y, yref, NULL, "nan/inf");
+                /* The rows without special inputs stay finite except for column 1. */
+                for (size_t t = 3; t < T; t++)
+                    for (size_t i = 0; i < d; i++)
+                        cr_assert(isfinite(y[t * d + i]) == (i != 1), "%s row %zu col %zu: %g",
+                                  ks[ki]->name, t, i, (double)y[t * d + i]);
+                free(x);
+                wset_free(&w);
+            }
+}
+
+Test(kernels, unaligned_pointers_and_thread_counts)
+{
+    const ffn_kernel *ks[MAXK];
+    const size_t nk = fast_kernels(ks);
+    if (nk == 0) cr_skip_test("no ISA kernel on this CPU: only the reference is present");
+    const size_t shapes[][3] = {{3, 77, 45}, {37, 130, 70}};
+    for (size_t ki = 0; ki < nk; ki++)
+        for (size_t si = 0; si < 2; si++) {
+            const size_t T = shapes[si][0], d = shapes[si][1], f = shapes[si][2];
+            wset w;
+            wset_init(&w, d, f, FFN_ACT_GEGLU, true, 99 + si);
+            float *xbuf = frand_array(T * d + 1, 1.0f);
+            float *y1 = malloc((T * d + 1) * sizeof *y1), *y2 = malloc((T * d + 1) * sizeof *y2);
+            float *yr = malloc(T * d * sizeof *yr);
+            double *dy = malloc(T * d * sizeof *dy);
+            cr_assert(y1 && y2 && yr && dy);
+            /* x and y one float past malloc's alignment; packed +4 bytes, workspace +3. */
+            cr_assert_eq(run_off(ks[ki], &w, T, xbuf + 1, y1 + 1, 1, 4), 0);
+            cr_assert_eq(run_off(ks[ki], &w, T, xbuf + 1, y2 + 1, 2, 4), 0);
+            cr_assert_eq(run_off(ref_for(ks[ki]->wdtype), &w, T, xbuf + 1, yr, 1, 0), 0);
+            error_bound(&w, T, xbuf + 1, ks[ki]->wdtype, dy);
+            compare(ks[ki], &w, T, y1 + 1, yr, dy, "1 thread, unaligned");
+            compare(ks[ki], &w, T, y2 + 1, yr, dy, "2 threads, unaligned");
+            /* Stronger than the bound: our kernels fix the reduction order of every output
+             * whatever the thread count, so 1 and 2 threads agree bit for bit. */
+            cr_assert_eq(memcmp(y1 + 1, y2 + 1, T * d * sizeof *y1), 0,
+                         "%s: 1 and 2 threads differ", ks[ki]->name);
+            free(xbuf);
+            free(y1);
+            free(y2);
+            free(yr);
+            free(dy);
+            wset_free(&w);
+        }
+}
+
+Test(kernels, entry_points_validate_arguments)
+{
+    const ffn_kernel *all[MAXK];
+    const size_t n = ffn_kernel_list(all, MAXK);
+    cr_assert_geq(n, 3, "the three reference kernels are always listed");
+    for (size_t ki = 0; ki < n; ki++) {
+        const ffn_kernel *k = all[ki];
+        wset w;
+        wset_init(&w, 20, 24, FFN_ACT_SWIGLU, true, 3);
+        ffn_kshape bad = w.s;
+        bad.d = 0;
+        cr_assert_eq(k->packed_bytes(&bad), 0);
+        cr_assert_eq(k->packed_bytes(NULL), 0);
+        const size_t pb = k->packed_bytes(&w.s);
+        unsigned char *packed = malloc(pb);
+        cr_assert_not_null(packed);
+        cr_assert_eq(k->pack(&bad, &w.kw, packed, pb), FFN_EINVAL, "%s", k->name);
+        cr_assert_eq(k->pack(&w.s, NULL, packed, pb), FFN_EINVAL);
+        cr_assert_eq(k->pack(&w.s, &w.kw, NULL, pb), FFN_EINVAL);
+        cr_assert_eq(k->pack(&w.s, &w.kw, packed, pb - 1), FFN_ENOSPACE);
+        ffn_kweights nou = w.kw;
+        nou.w_up = NULL; /* gated needs w_up */
+        cr_assert_eq(k->pack(&w.s, &nou, packed, pb), FFN_EINVAL);
+        nou = w.kw;
+        nou.b_down = NULL; /* bias shape needs every bias */
+        cr_assert_eq(k->pack(&w.s, &nou, packed, pb), FFN_EINVAL);
+        cr_assert_eq(k->pack(&w.s, &w.kw, packed, pb), 0);
+
+        const size_t T = 6;
+        float x[6 * 20], y[6 * 20];
+        for (size_t i = 0; i < T * 20; i++)
+            x[i] = 0.5f;
+        const size_t wb = k->workspace_bytes(&w.s, T, 2);
+        cr_assert_gt(wb, 0);
+        void *ws = malloc(wb);
+        cr_assert_not_null(ws);
+        cr_assert_eq(k->forward(&w.s, packed, T, NULL, y, ws, wb, 2), FFN_EINVAL);
+        cr_assert_eq(k->forward(&w.s, packed, T, x, NULL, ws, wb, 2), FFN_EINVAL);
+        cr_assert_eq(k->forward(&w.s, NULL, T, x, y, ws, wb, 2), FFN_EINVAL);
+        cr_assert_eq(k->forward(&w.s, packed, T, x, y, NULL, wb, 2), FFN_EINVAL);
+        cr_assert_eq(k->forward(&w.s, packed, T, x, y, ws, wb - 1, 2), FFN_ENOSPACE, "%s", k->name);
+        cr_assert_eq(k->forward(&bad, packed, T, x, y, ws, wb, 2), FFN_EINVAL);
+        cr_assert_eq(k->forward(NULL, packed, T, x, y, ws, wb, 2), FFN_EINVAL);
+        ffn_kshape other = w.s;
+        other.f = 25; /* weights packed for another shape */
+        cr_assert_eq(k->forward(&other, packed, T, x, y, ws, k->workspace_bytes(&other, T, 2), 2),
+                     FFN_EINVAL, "%s accepted weights of another shape", k->name);
+        other = w.s;
+        other.act = FFN_ACT_GEGLU;
+        cr_assert_eq(k->forward(&other, packed, T, x, y, ws, wb, 2), FFN_EINVAL);
+        /* T = 0 needs no data at all. */
+        cr_assert_eq(k->forward(&w.s, packed, 0, NULL, NULL, NULL, 0, 2), 0);
+        cr_assert_eq(k->forward(&w.s, packed, T, x, y, ws, wb, 2), 0);
+        free(ws);
+        free(packed);
+        wset_free(&w);
+    }
+}
+
+Test(kernels, work_count_matches_hand_count)
+{
+    /* SwiGLU, T=3, d=4, f=5, biases: 2*3*4*5*2 + 3*5*5 + 2*3*5*4 + (3*5*2 + 3*4)
+     * = 240 + 75 + 120 + 42 = 477 FLOPs. Bytes fp32: weights (2*4*5 + 5*4)*4 = 240,
+     * biases (2*5 + 4)*4 = 56, x 3*4*4 = 48, h 2*3*5*4 = 120, y 48: 512. bf16: 120 + 28 + 216. */
+    const ffn_kshape s = {4, 5, FFN_ACT_SWIGLU, true};
+    cr_assert_float_eq(ffn_kernel_flops(&s, 3), 477.0, 1e-9);
+    cr_assert_float_eq(ffn_kernel_bytes(ref_for(FFN_DT_FP32), &s, 3), 512.0, 1e-9);
+    cr_assert_float_eq(ffn_kernel_bytes(ref_for(FFN_DT_BF16), &s, 3), 364.0, 1e-9);
+    /* ReLU, no bias, T=2, d=3, f=7: 2*2*3*7 + 2*7*1 + 2*2*7*3 = 84 + 14 + 84 = 182. */
+    const ffn_kshape r = {3, 7, FFN_ACT_RELU, false};
+    cr_assert_float_eq(ffn_kernel_flops(&r, 2), 182.0, 1e-9);
+    /* bytes: (21 + 21)*4 + 2*3*4 + 2*2*7*4 + 2*3*4 = 168 + 24 + 112 + 24 = 328. */
+    cr_assert_float_eq(ffn_kernel_bytes(ref_for(FFN_DT_FP32), &r, 2), 328.0, 1e-9);
+    /* Per-activation FLOPs per element of h: gelu 8, gelu_tanh 8, silu 4, geglu 9, reglu 2. */
+    const int per[FFN_ACT_COUNT] = {1, 8, 8, 4, 5, 9, 2};
+    for (int a = 0; a < FFN_ACT_COUNT; a++) {
+        const ffn_kshape q = {1, 1, (ffn_act)a, false};
+        const double g = gated((ffn_act)a) ? 2 : 1;
+        cr_assert_float_eq(ffn_kernel_flops(&q, 1), 2 * g + per[a] + 2, 1e-9, "%s",
+                           ffn_act_name((ffn_act)a));
+    }
+    cr_assert_float_eq(ffn_kernel_flops(&s, 0), 0.0, 1e-12);
+}
+
+Test(kernels, dispatch_names_and_availability)
+{
+    ffn_isa isa;
+    cr_assert_eq(ffn_isa_parse("AVX512", &isa), 0);
+    cr_assert_eq(isa, FFN_ISA_AVX512);
+    cr_assert_eq(ffn_isa_parse("sse2", &isa), FFN_EINVAL);
+    cr_assert_str_eq(ffn_isa_name(FFN_ISA_NEON), "neon");
+    cr_assert_null(ffn_isa_name(FFN_ISA_COUNT));
+    cr_assert(ffn_isa_available(FFN_ISA_REF));
+    const ffn_kernel *k = NULL;
+    ffn_diag dg;
+    cr_assert_eq(ffn_kernel_get(FFN_ISA_REF, FFN_DT_FP32, &k, &dg), 0);
+    cr_assert_eq(k->isa, FFN_ISA_REF);
+    for (int i = 0; i < FFN_ISA_COUNT; i++) {
+        if (ffn_isa_available((ffn_isa)i)) continue;
+        const int rc = ffn_kernel_get((ffn_isa)i, FFN_DT_FP32, &k, &dg);
+        cr_assert_eq(rc, FFN_EUNSUPPORTED);
+        cr_assert(strstr(dg.msg, ffn_isa_name((ffn_isa)i)) != NULL, "diag: %s", dg.msg);
+    }
+    cr_assert_eq(ffn_kernel_get(FFN_ISA_REF, FFN_DT_INT4, &k, &dg), FFN_EUNSUPPORTED);
+    cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), 0);
+    /* Without an override the best fp32 kernel is that of the best available ISA. */
+    if (getenv("FFNROOF_ISA") == NULL) {
+        if (ffn_isa_available(FFN_ISA_AVX512)) cr_assert_eq(k->isa, FFN_ISA_AVX512);
+        if (ffn_isa_available(FFN_ISA_NEON)) cr_assert_eq(k->isa, FFN_ISA_NEON);
+    }
+}
+
+/* Criterion runs every test in its own process, so the once-only choice sees this setenv. */
+Test(kernels, ffnroof_isa_override)
+{
+    setenv("FFNROOF_ISA", "ref", 1);
+    const ffn_kernel *k = NULL;
+    ffn_diag dg;
+    cr_assert_eq(ffn_kernel_best(FFN_DT_BF16, &k, &dg), 0);
+    cr_assert_eq(k->isa, FFN_ISA_REF);
+}
+
+Test(kernels, ffnroof_isa_override_absent_isa_is_an_error)
+{
+    ffn_isa absent = FFN_ISA_COUNT;
+    for (int i = 0; i < FFN_ISA_COUNT; i++)
+        if (!ffn_isa_available((ffn_isa)i)) absent = (ffn_isa)i;
+    if (absent == FFN_ISA_COUNT) cr_skip_test("every ISA is available here");
+    setenv("FFNROOF_ISA", ffn_isa_name(absent), 1);
+    const ffn_kernel *k = NULL;
+    ffn_diag dg;
+    cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), FFN_EUNSUPPORTED);
+    cr_assert_null(k);
+    cr_assert(strstr(dg.msg, "FFNROOF_ISA") != NULL, "diag: %s", dg.msg);
+}
+
+Test(kernels, ffnroof_isa_override_garbage_is_an_error)
+{
+    setenv("FFNROOF_ISA", "mmx", 1);
+    const ffn_kernel *k = NULL;
+    ffn_diag dg;
+    cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), FFN_EINVAL);
+    cr_assert(strstr(dg.msg, "mmx") != NULL, "diag: %s", dg.msg);
+}
