@@ -176,7 +176,7 @@ int main(int argc, char **argv)
     double *ph[7];
     for (int i = 0; i < 7; i++)
         ph[i] = calloc(reps, sizeof(double));
-    ffn_moe_stats st;
+    ffn_kmoe_stats st;
     size_t *tokens = calloc(s.n_experts, sizeof(size_t));
     for (size_t r = 0; r <= reps; r++) { /* run 0 warms up and is not counted */
         double a = now_s();

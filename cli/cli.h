@@ -28,6 +28,11 @@ int ffn_cmd_predict(int argc, char **argv);
 int ffn_cmd_fit(int argc, char **argv);
 int ffn_cmd_plan(int argc, char **argv);
 int ffn_cmd_sweep(int argc, char **argv);
+int ffn_cmd_calibrate(int argc, char **argv);
+int ffn_cmd_bench(int argc, char **argv);
+int ffn_cmd_plot(int argc, char **argv);
+int ffn_cmd_compare(int argc, char **argv);
+int ffn_cmd_report(int argc, char **argv);
 
 /* "ffnroof CMD: message" + a hint to --help on stderr; returns FFN_EXIT_USAGE. */
 int ffn_cli_usage(const char *cmd, const char *fmt, ...)

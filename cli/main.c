@@ -13,6 +13,13 @@ static const ffn_cli_cmd commands[] = {
     {"fit", "fit a device's efficiency model to measured GEMM or kernel times", ffn_cmd_fit},
     {"sweep", "predict over a grid of models, devices and sizes (CSV/JSON lines)", ffn_cmd_sweep},
     {"plan", "capacity planning: devices, batch and TP/EP layout under an SLO", ffn_cmd_plan},
+    {"calibrate", "this host's empirical roofline, written as a hw spec with a fitted efficiency",
+     ffn_cmd_calibrate},
+    {"bench", "real FFN kernels on this host: measured vs roofline vs predicted, with peers",
+     ffn_cmd_bench},
+    {"compare", "one model on several devices side by side: latency, tokens/s, fit", ffn_cmd_compare},
+    {"plot", "roofline, latency and MoE charts (gnuplot: PNG, SVG, data, script)", ffn_cmd_plot},
+    {"report", "a Markdown report with plots: a comparison, bench results or --quick", ffn_cmd_report},
 };
 
 static void usage(FILE *fp)

@@ -195,7 +195,7 @@ static size_t check_against_ref(const ffn_kernel *k, const moe_data *m, size_t T
     float *rwt = malloc((T * K + 1) * sizeof(float));
     size_t *roff = malloc((E + 1) * sizeof(size_t));
     int32_t *rperm = malloc((T * K + 1) * sizeof(int32_t));
-    ffn_moe_routing rr = {rex, rwt, roff, rperm};
+    ffn_kmoe_routing rr = {rex, rwt, roff, rperm};
     size_t rwsb = ffn_moe_ref_workspace_bytes(s);
     cr_assert_gt(rwsb, 0);
     void *rws = malloc(rwsb);
@@ -203,7 +203,7 @@ static size_t check_against_ref(const ffn_kernel *k, const moe_data *m, size_t T
 
     moe_run r;
     run_prepare(&r, k, m, T);
-    ffn_moe_stats st;
+    ffn_kmoe_stats st;
     memset(&st, 0, sizeof st);
     int rc = ffn_moe_forward(k, s, r.packed, T, x, y, r.ws, r.ws_bytes, 2, &st);
     cr_assert_eq(rc, 0, "%s: ffn_moe_forward -> %d", k->name, rc);
@@ -475,7 +475,7 @@ static void check_tie(ffn_moe_score score)
         float rwt[9], yr[24], y[24];
         size_t roff[9];
         int32_t rperm[9];
-        ffn_moe_routing rr = {rex, rwt, roff, rperm};
+        ffn_kmoe_routing rr = {rex, rwt, roff, rperm};
         size_t rb = ffn_moe_ref_workspace_bytes(&s);
         void *rws = malloc(rb);
         cr_assert_eq(ffn_moe_ref_forward(&s, &m.w, T, x, yr, &rr, rws, rb), 0);
@@ -487,7 +487,7 @@ static void check_tie(ffn_moe_score score)
         for (size_t i = 0; i < nk; i++) {
             moe_run r;
             run_prepare(&r, list[i], &m, T);
-            ffn_moe_stats st;
+            ffn_kmoe_stats st;
             cr_assert_eq(ffn_moe_forward(list[i], &s, r.packed, T, x, y, r.ws, r.ws_bytes, 1, &st),
                          0);
             for (size_t t = 0; t < T; t++)
@@ -533,7 +533,7 @@ Test(kernels_moe, routing_weights_follow_the_scoring_rule)
         float *x = rand_array(T * s.d, 1), *y = rand_array(T * s.d, 1);
         moe_run r;
         run_prepare(&r, k, &m, T);
-        ffn_moe_stats st;
+        ffn_kmoe_stats st;
         cr_assert_eq(ffn_moe_forward(k, &s, r.packed, T, x, y, r.ws, r.ws_bytes, 1, &st), 0);
         for (size_t t = 0; t < T; t++) {
             double l[5], mx = -1e30, all = 0;

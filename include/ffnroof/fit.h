@@ -17,6 +17,12 @@ typedef struct ffn_fit_point {
     ffn_act act;
     ffn_dtype wdtype, adtype;
     double time_s;
+    /* The compute dtype, when the kernel's arithmetic differs from the simulator's rule (the
+     * wider of weights and activations): a bf16-weight CPU kernel stores fp32 activations but
+     * multiplies in bf16 (AMX, VDPBF16PS), so its FLOPs run at the bf16 peak. false (the zero
+     * value) = the rule. */
+    bool cdtype_set;
+    ffn_dtype cdtype;
 } ffn_fit_point;
 
 typedef struct ffn_fit_summary {
@@ -32,7 +38,18 @@ enum {
     FFN_FIT_OVERLAP = 1u << 1,      /* fit overlap_p (else keep hw's) */
     FFN_FIT_COMPUTE_RAMP = 1u << 2, /* fit compute_half_flops */
     FFN_FIT_MEMORY_RAMP = 1u << 3,  /* fit memory_half_bytes */
+    /* fit compute_max_dt[] for every compute dtype among the points (one parameter each);
+     * compute_max is then set to the fp32 value when fp32 is among them, else left as hw's */
+    FFN_FIT_COMPUTE_BY_DTYPE = 1u << 5,
 };
+
+/* The compute dtype of a point: cdtype when cdtype_set, else the simulator's rule. */
+ffn_dtype ffn_fit_point_cdtype(const ffn_hw *hw, const ffn_fit_point *p);
+/* Cost the op of a point as the simulator does (f > 0: a fused dense FFN layer on m tokens
+ * with d = k, no bias; f == 0: one GEMM), with the point's compute dtype, into out (summed).
+ * Returns 0 or FFN_EINVAL. The time the harness measured is out->predicted_s plus harness_s
+ * per op. */
+int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost *out);
 
 /* The model's prediction for one point on hw, as the harness measured it: the device time
  * plus hw->eff.harness_s. */

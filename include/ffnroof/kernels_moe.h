@@ -61,13 +61,13 @@ typedef struct ffn_moe_weights {
 /* Routing decisions of one forward call. In the fast path these point into the caller's
  * workspace (valid until it is reused); for the reference the caller provides the arrays.
  * Slot t*k + j is token t's j-th choice. */
-typedef struct ffn_moe_routing {
+typedef struct ffn_kmoe_routing {
     int32_t *expert; /* [T*k] expert of each slot */
     float *weight;   /* [T*k] combine weight of each slot */
     size_t *offset;  /* [E+1] expert e's rows in the permuted order are offset[e]..offset[e+1]-1 */
     int32_t *perm;   /* [T*k] permuted row p holds slot perm[p]; a stable counting sort by
                         expert, so within an expert the rows are in increasing token order */
-} ffn_moe_routing;
+} ffn_kmoe_routing;
 
 /* Wall-clock seconds of each phase of one fast-path forward call (CLOCK_MONOTONIC). Routing
  * overhead is route_s + permute_s + combine_s. */
@@ -81,10 +81,10 @@ typedef struct ffn_moe_timing {
 } ffn_moe_timing;
 
 /* Optional outputs of ffn_moe_forward (pass NULL to skip). */
-typedef struct ffn_moe_stats {
-    ffn_moe_routing routing; /* points into the workspace */
+typedef struct ffn_kmoe_stats {
+    ffn_kmoe_routing routing; /* points into the workspace */
     ffn_moe_timing timing;
-} ffn_moe_stats;
+} ffn_kmoe_stats;
 
 /* The work of one MoE forward call, counted the simulator's way: router 2*T*d*E FLOPs reading
  * the fp32 router weights (d*E*4 bytes); each expert that receives n >= 1 tokens counts as the
@@ -116,14 +116,14 @@ size_t ffn_moe_workspace_bytes(const ffn_kernel *k, const ffn_moe_shape *s, size
 /* y = MoE(x). threads is passed to the dense kernel (<= 0: all cores). stats may be NULL. */
 int ffn_moe_forward(const ffn_kernel *k, const ffn_moe_shape *s, const void *packed, size_t T,
                     const float *x, float *y, void *ws, size_t ws_bytes, int threads,
-                    ffn_moe_stats *stats);
+                    ffn_kmoe_stats *stats);
 
 /* Scalar reference of the whole layer on the unpacked weights, accumulating in double: the
  * oracle of the tests. route may be NULL; else its arrays ([T*k], [T*k], [E+1], [T*k]) are
  * filled. ws: ffn_moe_ref_workspace_bytes(s) bytes, any alignment. */
 size_t ffn_moe_ref_workspace_bytes(const ffn_moe_shape *s);
 int ffn_moe_ref_forward(const ffn_moe_shape *s, const ffn_moe_weights *w, size_t T, const float *x,
-                        float *y, ffn_moe_routing *route, void *ws, size_t ws_bytes);
+                        float *y, ffn_kmoe_routing *route, void *ws, size_t ws_bytes);
 
 /* The work of one call given how many tokens each expert received (expert_tokens [E], e.g.
  * offset[e+1] - offset[e] of a routing). k gives the expert weight dtype. */

@@ -412,7 +412,7 @@ void ffn__moe_permute(size_t T, size_t K, size_t E, const int32_t *expert, size_
 
 int ffn_moe_forward(const ffn_kernel *k, const ffn_moe_shape *s, const void *packed, size_t T,
                     const float *x, float *y, void *ws, size_t ws_bytes, int threads,
-                    ffn_moe_stats *stats)
+                    ffn_kmoe_stats *stats)
 {
     moe_layout l;
     int rc = layout(k, s, &l);

@@ -132,7 +132,7 @@ static int weights_ok(const ffn_moe_shape *s, const ffn_kweights *w, size_t f)
 }
 
 int ffn_moe_ref_forward(const ffn_moe_shape *s, const ffn_moe_weights *w, size_t T, const float *x,
-                        float *y, ffn_moe_routing *route, void *ws, size_t ws_bytes)
+                        float *y, ffn_kmoe_routing *route, void *ws, size_t ws_bytes)
 {
     ref_ws l;
     int rc = ref_layout(s, &l);

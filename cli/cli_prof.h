@@ -1,0 +1,35 @@
+/* Helpers shared by `ffnroof calibrate` and `ffnroof bench` (implemented in cmd_calibrate.c):
+ * output folders, the load average, a progress bar on stderr (only when stderr is a terminal)
+ * and a SIGINT flag that asks the measuring libraries to stop. */
+#ifndef FFN_CLI_PROF_H
+#define FFN_CLI_PROF_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+/* Where the last calibration is remembered (relative to the current directory). */
+#define FFN_LAST_CAL_DIR "results/last-calibration"
+
+/* mkdir -p; then checks that a file can be created there. 0 or FFN_EXIT_USAGE (one line). */
+int ffn_prof_mkdirs(const char *cmd, const char *dir);
+/* /proc/loadavg (or getloadavg); leaves load untouched when unknown. */
+void ffn_prof_loadavg(double load[3]);
+
+typedef struct ffn_prof_progress {
+    bool show;
+    double lo, hi; /* the callback's fraction [0,1] maps to [lo,hi] of the bar */
+    char title[48];
+    int last_len;
+} ffn_prof_progress;
+void ffn_prof_progress_init(ffn_prof_progress *p, const char *title);
+/* Progress callbacks (ffn_progress_fn and ffn_bench_progress_fn have this signature): draw and
+ * return the SIGINT flag. */
+int ffn_prof_progress_stage(void *user, double fraction, const char *stage);
+int ffn_prof_progress_case(void *user, double fraction, const char *label);
+void ffn_prof_progress_end(ffn_prof_progress *p);
+
+void ffn_prof_sigint_install(void);
+void ffn_prof_sigint_restore(void);
+const volatile sig_atomic_t *ffn_prof_stop_flag(void);
+
+#endif

@@ -1,0 +1,549 @@
+/* `ffnroof bench`: ffnroof's FFN kernels (dense and MoE) on this host for a model's shapes or a
+ * given shape, side by side with the library peers, under PAPI counters, against the roofline
+ * and the simulator's prediction on a spec (default: the last calibration). The measuring is
+ * measure/bench.c; this file parses, picks the spec, prints and writes DIR/bench.json and
+ * DIR/bench.csv (docs/formats-bench.md). */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "cli_prof.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ffnroof/bench.h"
+#include "ffnroof/bench_io.h"
+#include "ffnroof/measure_papi.h"
+
+#define CMD "bench"
+#define MAX_BATCHES 32
+#define MAX_CASES 128
+#define MAX_EVENTS 16
+
+static void usage(FILE *fp)
+{
+    fputs(
+        "usage: ffnroof bench (--model M | --shape T,d,f[,act]) [options]\n"
+        "\n"
+        "Run ffnroof's FFN kernels on this host (weights flushed from the caches before every\n"
+        "call), with PAPI counters, beside the library peers, against the roofline and the\n"
+        "simulator's prediction on a spec.\n"
+        "\n"
+        "  --hw SPEC             spec for the roofline and the prediction (default: the last\n"
+        "                        calibration, " FFN_LAST_CAL_DIR "/hw.yaml; when there is\n"
+        "                        none, `ffnroof calibrate --quick` runs first)\n"
+        "  --model M             the model's FFN shapes (a MoE model benches its MoE layer)\n"
+        "  --shape T,d,f[,act]   one layer of T tokens (act default swiglu)\n"
+        "  --experts E,k         with --shape: a MoE layer of E experts, top-k (softmax)\n"
+        "  --phase P             prefill, decode or both (default: both with --model; with\n"
+        "                        --shape prefill when T > 1, else decode: a label only)\n"
+        "  --batch LIST          --model: sequences, e.g. 1,4 or 1-64:x2 (default: 1)\n"
+        "  --seq S               --model: prompt tokens per sequence (default: 512)\n"
+        "  --dtype D             weight dtype fp32, bf16 or fp16 (default: fp32;\n"
+        "                        activations are always fp32)\n"
+        "  --isa I               auto, ref, avx512 or neon (default: auto)\n"
+        "  --threads N           threads (default: every CPU allowed)\n"
+        "  --peers LIST          openblas,onednn (default: none; dense layers only)\n"
+        "  --events LIST         PAPI events to count (default: cycles, instructions, FP ops\n"
+        "                        and cache misses where the host has them, plus\n"
+        "                        sde:::ffnroof::{flops,weight_bytes,act_bytes,kernel_calls})\n"
+        "  --reps N              exactly N timed calls (default: until stable, <= 4 s a case)\n"
+        "  --verify              compare with the reference kernel (first 16 tokens)\n"
+        "  --format F            table, json or csv on stdout (default: table)\n"
+        "  --out DIR             write DIR/bench.json and DIR/bench.csv (default: a new\n"
+        "                        folder results/bench-<date>-<pid>)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "OpenBLAS with its AVX-512 kernels: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for\n"
+        "the command. Ctrl-C stops after the current call; the finished cases are written and\n"
+        "marked incomplete. Exit codes: 0 ok, 1 failed or interrupted, 2 bad usage or input.\n",
+        fp);
+}
+
+/* LeakSanitizer (FFNROOF_SANITIZE builds): PAPI 7.0 and libsde keep their event tables until
+ * the process exits (strdup'd names inside libpapi.so / libsde.so); those allocations are
+ * theirs, not ours (tests/test_measure_papi.c suppresses the same). Weak, so that a program
+ * with its own suppressions keeps them. */
+const char *__lsan_default_suppressions(void) __attribute__((weak));
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libpapi.so\nleak:libsde.so\n";
+}
+const char *__lsan_default_options(void) __attribute__((weak));
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+
+enum {
+    O_HW = 256, O_MODEL, O_SHAPE, O_EXPERTS, O_PHASE, O_BATCH, O_SEQ, O_DTYPE, O_ISA, O_THREADS,
+    O_PEERS, O_EVENTS, O_REPS, O_VERIFY, O_FORMAT, O_OUT
+};
+
+/* "T,d,f[,act]" */
+static int parse_shape(const char *s, uint64_t v[3], ffn_act *act)
+{
+    char buf[128];
+    if (strlen(s) >= sizeof buf) return ffn_cli_usage(CMD, "--shape: too long");
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL, *tok = strtok_r(buf, ",", &save);
+    static const char *const names[3] = {"T", "d", "f"};
+    for (int i = 0; i < 3; i++) {
+        if (!tok) return ffn_cli_usage(CMD, "--shape wants T,d,f[,act]; got '%s'", s);
+        char opt[32];
+        snprintf(opt, sizeof opt, "--shape %s", names[i]);
+        int rc = ffn_cli_u64(CMD, opt, tok, 1, i == 0 ? (1u << 20) : (1u << 20), &v[i]);
+        if (rc) return rc;
+        tok = strtok_r(NULL, ",", &save);
+    }
+    *act = FFN_ACT_SWIGLU;
+    if (tok) {
+        if (ffn_act_parse(tok, act))
+            return ffn_cli_usage(CMD, "--shape: unknown activation '%s' (relu, gelu, gelu_tanh, "
+                                      "silu, swiglu, geglu, reglu)",
+                                 tok);
+        if (strtok_r(NULL, ",", &save)) return ffn_cli_usage(CMD, "--shape wants T,d,f[,act]");
+    }
+    return 0;
+}
+
+static void host_date(char *buf, size_t n, bool compact)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
+                        const ffn_bench_result *r, size_t n, bool any_peer)
+{
+    if (hw)
+        fprintf(fp, "spec %s (%s): fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, memory %.2f GB/s\n",
+                hw->name, spec_file, hw->peak_flops[FFN_DT_FP32] / 1e9,
+                hw->peak_flops[FFN_DT_BF16] / 1e9, hw->mem_bandwidth_bps / 1e9);
+    fprintf(fp, "%-4s %-7s %5s %5s %6s %-5s %-22s %10s %9s %8s %7s %6s %5s %10s %7s %7s", "kind",
+            "phase", "T", "d", "f", "dtype", "kernel", "median_ms", "min_ms", "GFLOP/s", "GB/s",
+            "FLOP/B", "roof", "pred_ms", "err", "err_min");
+    if (any_peer) fprintf(fp, " %12s %12s", "openblas_ms", "onednn_ms");
+    fprintf(fp, " %9s\n", "max_rel");
+    for (size_t i = 0; i < n; i++) {
+        const ffn_bench_result *x = &r[i];
+        fprintf(fp, "%-4s %-7s %5zu %5zu %6zu %-5s %-22.22s %10.3f %9.3f %8.1f %7.2f %6.1f %4.0f%% %10.3f %+6.1f%% %+6.1f%%",
+                x->c.kind == FFN_BENCH_MOE ? "moe" : "ffn", ffn_phase_name(x->c.phase),
+                x->c.tokens, x->c.shape.d, x->c.shape.f, ffn_dtype_name(x->c.wdtype), x->kernel,
+                x->time.median * 1e3, x->time.min * 1e3, x->achieved_flops / 1e9,
+                x->achieved_bps / 1e9, x->intensity, 100 * x->efficiency, x->predicted_s * 1e3,
+                100 * x->prediction_error, 100 * x->prediction_error_min);
+        if (any_peer)
+            for (int p = 0; p < FFN_PEER_COUNT; p++) {
+                const ffn_bench_peer *bp = &x->peers[p];
+                if (bp->time.n)
+                    fprintf(fp, " %7.3f(%.2fx)", bp->time.median * 1e3, bp->speedup);
+                else
+                    fprintf(fp, " %12s", bp->ran ? "failed" : "-");
+            }
+        if (x->verified)
+            fprintf(fp, " %9.2e\n", x->max_rel_err);
+        else
+            fprintf(fp, " %9s\n", "-");
+        if (x->has_moe)
+            fprintf(fp, "     moe: route %.3f ms, permute %.3f ms, experts %.3f ms, combine %.3f ms, "
+                        "%zu experts active\n",
+                    x->route_s * 1e3, x->permute_s * 1e3, x->experts_s * 1e3, x->combine_s * 1e3,
+                    x->active_experts);
+    }
+    fprintf(fp, "(roof = roofline time / measured median; err = predicted / median - 1, err_min = "
+                "predicted / min - 1; peers: median (their time / ours))\n");
+}
+
+/* Run `ffnroof calibrate --quick` in this process, its table going to stderr. */
+static int calibrate_first(void)
+{
+    fprintf(stderr, "ffnroof bench: no calibration at %s/hw.yaml: running `ffnroof calibrate "
+                    "--quick` first\n",
+            FFN_LAST_CAL_DIR);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (saved < 0) return FFN_EXIT_FAIL;
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+    char a0[] = "calibrate", a1[] = "--quick";
+    char *av[] = {a0, a1, NULL};
+    int rc = ffn_cmd_calibrate(2, av);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    return rc;
+}
+
+int ffn_cmd_bench(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"hw", required_argument, 0, O_HW},         {"model", required_argument, 0, O_MODEL},
+        {"shape", required_argument, 0, O_SHAPE},   {"experts", required_argument, 0, O_EXPERTS},
+        {"phase", required_argument, 0, O_PHASE},   {"batch", required_argument, 0, O_BATCH},
+        {"seq", required_argument, 0, O_SEQ},       {"dtype", required_argument, 0, O_DTYPE},
+        {"isa", required_argument, 0, O_ISA},       {"threads", required_argument, 0, O_THREADS},
+        {"peers", required_argument, 0, O_PEERS},   {"events", required_argument, 0, O_EVENTS},
+        {"reps", required_argument, 0, O_REPS},     {"verify", no_argument, 0, O_VERIFY},
+        {"format", required_argument, 0, O_FORMAT}, {"out", required_argument, 0, O_OUT},
+        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
+    const char *events_s = NULL, *out_dir = NULL;
+    int phases = 0; /* bit 0 prefill, bit 1 decode; 0 = default */
+    uint64_t batches[MAX_BATCHES] = {1};
+    size_t n_batches = 1;
+    bool batch_set = false, seq_set = false;
+    uint64_t seq = 512, threads = 0, reps = 0;
+    ffn_bench_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.seed = 1;
+    ffn_dtype wdt = FFN_DT_FP32;
+    ffn_format fmt = FFN_FMT_TABLE;
+    int c, rc;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_HW:
+            hw_name = optarg;
+            break;
+        case O_MODEL:
+            model_name = optarg;
+            break;
+        case O_SHAPE:
+            shape_s = optarg;
+            break;
+        case O_EXPERTS:
+            experts_s = optarg;
+            break;
+        case O_PHASE:
+            if (!strcmp(optarg, "prefill")) phases = 1;
+            else if (!strcmp(optarg, "decode")) phases = 2;
+            else if (!strcmp(optarg, "both")) phases = 3;
+            else return ffn_cli_usage(CMD, "--phase must be prefill, decode or both; got '%s'", optarg);
+            break;
+        case O_BATCH:
+            if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 16, batches, MAX_BATCHES,
+                                       &n_batches)))
+                return rc;
+            batch_set = true;
+            break;
+        case O_SEQ:
+            if ((rc = ffn_cli_u64(CMD, "--seq", optarg, 1, 1u << 20, &seq))) return rc;
+            seq_set = true;
+            break;
+        case O_DTYPE:
+            if (ffn_dtype_parse(optarg, &wdt) ||
+                (wdt != FFN_DT_FP32 && wdt != FFN_DT_BF16 && wdt != FFN_DT_FP16))
+                return ffn_cli_usage(CMD, "--dtype must be fp32, bf16 or fp16; got '%s'", optarg);
+            break;
+        case O_ISA:
+            if (!strcmp(optarg, "auto")) {
+                bo.isa_set = false;
+            } else {
+                ffn_isa isa;
+                if (ffn_isa_parse(optarg, &isa))
+                    return ffn_cli_usage(CMD, "--isa must be auto, ref, avx512 or neon; got '%s'", optarg);
+                if (!ffn_isa_available(isa))
+                    return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--isa %s: this CPU (or this build) "
+                                                             "cannot run it", optarg);
+                bo.isa_set = true;
+                bo.isa = isa;
+            }
+            break;
+        case O_THREADS:
+            if ((rc = ffn_cli_u64(CMD, "--threads", optarg, 1, 1024, &threads))) return rc;
+            break;
+        case O_PEERS: {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            char *save = NULL;
+            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                int found = -1;
+                for (int p = 0; p < FFN_PEER_COUNT; p++)
+                    if (!strcmp(t, ffn_peer_lib_name((ffn_peer_lib)p))) found = p;
+                if (found < 0)
+                    return ffn_cli_usage(CMD, "--peers: unknown peer '%s' (openblas, onednn)", t);
+                if (!ffn_peer_available((ffn_peer_lib)found))
+                    return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--peers %s: not found when ffnroof "
+                                                             "was built", t);
+                bo.peers[found] = true;
+            }
+            break;
+        }
+        case O_EVENTS:
+            events_s = optarg;
+            break;
+        case O_REPS:
+            if ((rc = ffn_cli_u64(CMD, "--reps", optarg, 1, 400, &reps))) return rc;
+            break;
+        case O_VERIFY:
+            bo.verify = true;
+            break;
+        case O_FORMAT:
+            if ((rc = ffn_cli_format(CMD, optarg, &fmt, true))) return rc;
+            break;
+        case O_OUT:
+            out_dir = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return FFN_EXIT_OK;
+        case ':':
+            return ffn_cli_usage(CMD, "%s needs a value", argv[optind - 1]);
+        default:
+            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!model_name == !shape_s) return ffn_cli_usage(CMD, "give exactly one of --model and --shape");
+    if (shape_s && (batch_set || seq_set))
+        return ffn_cli_usage(CMD, "--batch and --seq go with --model; --shape gives T itself");
+    if (experts_s && !shape_s) return ffn_cli_usage(CMD, "--experts goes with --shape");
+    bo.threads = (int)threads;
+    bo.reps = reps;
+
+    /* the cases */
+    static ffn_bench_case cases[MAX_CASES];
+    size_t n = 0;
+    char notes[1024] = "";
+    if (shape_s) {
+        uint64_t s3[3];
+        ffn_act act;
+        if ((rc = parse_shape(shape_s, s3, &act))) return rc;
+        ffn_bench_case *k = &cases[n++];
+        memset(k, 0, sizeof *k);
+        k->kind = FFN_BENCH_DENSE;
+        k->tokens = s3[0];
+        k->shape.d = s3[1];
+        k->shape.f = s3[2];
+        k->shape.act = act;
+        k->wdtype = wdt;
+        k->phase = phases == 2 || (phases == 0 && s3[0] == 1) ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+        if (phases == 3) return ffn_cli_usage(CMD, "--phase both needs --model");
+        k->batch = k->phase == FFN_PHASE_DECODE ? s3[0] : 1;
+        k->seq = k->phase == FFN_PHASE_DECODE ? 0 : s3[0];
+        if (experts_s) {
+            uint64_t ek[2];
+            size_t ne = 0;
+            if ((rc = ffn_cli_u64_list(CMD, "--experts", experts_s, 1, 4096, ek, 2, &ne))) return rc;
+            if (ne != 2) return ffn_cli_usage(CMD, "--experts wants E,k");
+            if (ek[1] > ek[0]) return ffn_cli_usage(CMD, "--experts: k = %llu is larger than E = %llu",
+                                                    (unsigned long long)ek[1], (unsigned long long)ek[0]);
+            k->kind = FFN_BENCH_MOE;
+            k->n_experts = ek[0];
+            k->top_k = ek[1];
+        }
+    } else {
+        static ffn_model m;
+        if ((rc = ffn_cli_load_model(CMD, model_name, &m))) return rc;
+        const bool moe = m.moe.n_experts > 0 && ffn_model_moe_layers(&m) > 0;
+        if (moe && m.moe.n_shared)
+            snprintf(notes, sizeof notes, "%s has shared experts: the bench runs the routed "
+                                          "experts only", m.name);
+        if (moe && ffn_model_moe_layers(&m) < m.layers) {
+            size_t l = strlen(notes);
+            snprintf(notes + l, sizeof notes - l, "%s%s also has dense FFN layers: the bench runs "
+                                                   "its MoE layer", l ? "; " : "", m.name);
+        }
+        if (phases == 0) phases = 3;
+        for (int ph = 0; ph < 2; ph++) {
+            if (!(phases & (1 << ph))) continue;
+            for (size_t b = 0; b < n_batches && n < MAX_CASES; b++) {
+                ffn_bench_case *k = &cases[n++];
+                memset(k, 0, sizeof *k);
+                k->kind = moe ? FFN_BENCH_MOE : FFN_BENCH_DENSE;
+                k->phase = ph ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+                k->batch = batches[b];
+                k->seq = ph ? 0 : seq;
+                uint64_t T = ph ? batches[b] : batches[b] * seq;
+                if (T > (1u << 20)) return ffn_cli_usage(CMD, "batch x seq = %llu tokens is too many",
+                                                         (unsigned long long)T);
+                k->tokens = T;
+                k->shape.d = m.hidden;
+                k->shape.f = moe ? m.moe.expert_intermediate : m.intermediate;
+                k->shape.act = m.act;
+                k->shape.bias = m.mlp_bias;
+                k->n_experts = moe ? m.moe.n_experts : 0;
+                k->top_k = moe ? m.moe.top_k : 0;
+                k->wdtype = wdt;
+            }
+        }
+    }
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    for (size_t i = 0; i < n; i++)
+        if ((rc = ffn_bench_case_check(&cases[i], &bo, &d))) return ffn_cli_diag(&d);
+    /* a dtype with only the scalar reference while the CPU has a vector ISA: say so */
+    if (!bo.isa_set) {
+        const ffn_kernel *k;
+        if (ffn_kernel_best(wdt, &k, NULL) == 0 && k->isa == FFN_ISA_REF &&
+            (ffn_isa_available(FFN_ISA_AVX512) || ffn_isa_available(FFN_ISA_NEON)))
+            return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "no vector kernel for %s weights on this CPU "
+                                                     "(--isa ref runs the scalar reference)",
+                                ffn_dtype_name(wdt));
+    }
+
+    /* the output folder, before anything runs */
+    char out_buf[512];
+    if (!out_dir) {
+        char stamp[32];
+        host_date(stamp, sizeof stamp, true);
+        snprintf(out_buf, sizeof out_buf, "results/bench-%s-%ld", stamp, (long)getpid());
+        out_dir = out_buf;
+    }
+    if ((rc = ffn_prof_mkdirs(CMD, out_dir))) return rc;
+
+    /* counters */
+    ffn_papi_probe probe;
+    ffn_papi_probe_run(&probe);
+    const char *ev[MAX_EVENTS];
+    size_t n_ev = 0;
+    char ev_buf[1024];
+    ffn_counters *ctr = NULL;
+    if (events_s) {
+        if (!probe.built_in)
+            return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--events: ffnroof was built without PAPI");
+        snprintf(ev_buf, sizeof ev_buf, "%s", events_s);
+        char *save = NULL;
+        for (char *t = strtok_r(ev_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (n_ev >= MAX_EVENTS) return ffn_cli_usage(CMD, "--events: at most %d", MAX_EVENTS);
+            ev[n_ev++] = t;
+        }
+        if (!n_ev) return ffn_cli_usage(CMD, "--events: empty list");
+        ffn_sde_init();
+        if ((rc = ffn_counters_create(ev, n_ev, true, &ctr, &d))) {
+            /* one line: the diag names the event and lists what is available */
+            char line[600];
+            ffn_diag_format(&d, line, sizeof line);
+            for (char *p = line; *p; p++)
+                if (*p == '\n') *p = ' ';
+            return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--events: %s", line);
+        }
+    } else if (probe.built_in) {
+        for (int i = 0; i < FFN_PAPI_N_DEFAULT; i++) ev[n_ev++] = ffn_papi_default_events[i];
+        for (int i = 0; i < FFN_SDE_N; i++) ev[n_ev++] = ffn_sde_event_names[i];
+        ffn_sde_init();
+        if (ffn_counters_create(ev, n_ev, false, &ctr, &d)) {
+            ctr = NULL;
+            n_ev = 0;
+        }
+    }
+    {
+        size_t l = strlen(notes);
+        if (!probe.built_in)
+            snprintf(notes + l, sizeof notes - l, "%scounters: ffnroof was built without PAPI, "
+                                                   "timers only", l ? "; " : "");
+        else if (probe.n_events_available == 0 && !events_s)
+            snprintf(notes + l, sizeof notes - l, "%sno hardware counters here (%s); the SDE "
+                                                   "events are read through PAPI",
+                     l ? "; " : "",
+                     probe.cpu_disabled_reason[0] ? probe.cpu_disabled_reason
+                     : probe.cpu_pmu_exported    ? "every hardware event failed"
+                                                 : "the kernel exports no CPU PMU");
+        if (!probe.built_in || (probe.n_events_available == 0 && !events_s))
+            fprintf(stderr, "ffnroof bench: note: %s\n", notes + l + (l ? 2 : 0));
+    }
+    bo.counters = ctr;
+    bo.event_names = ev;
+    bo.n_events = n_ev;
+
+    /* the spec */
+    static ffn_hw hw;
+    char spec_file[1024];
+    if (hw_name) {
+        if ((rc = ffn_cli_resolve(CMD, "hw", hw_name, spec_file, sizeof spec_file))) goto out;
+        if ((rc = ffn_cli_load_hw(CMD, hw_name, &hw))) goto out;
+    } else {
+        snprintf(spec_file, sizeof spec_file, "%s/hw.yaml", FFN_LAST_CAL_DIR);
+        if (access(spec_file, R_OK) != 0) {
+            if ((rc = calibrate_first()) != FFN_EXIT_OK) {
+                rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the calibration failed");
+                goto out;
+            }
+        }
+        if ((rc = ffn_hw_load(spec_file, &hw, &d))) {
+            rc = ffn_cli_diag(&d);
+            goto out;
+        }
+    }
+
+    double load[3] = {-1, -1, -1};
+    ffn_prof_loadavg(load);
+    static ffn_bench_result res[MAX_CASES];
+    size_t done = 0;
+    ffn_prof_progress prog;
+    ffn_prof_progress_init(&prog, "bench");
+    ffn_prof_sigint_install();
+    bo.stop = ffn_prof_stop_flag();
+    int brc = ffn_bench_run(&hw, cases, n, &bo, ffn_prof_progress_case, &prog, res, &done, &d);
+    ffn_prof_progress_end(&prog);
+    ffn_prof_sigint_restore();
+    if (brc && brc != FFN_EINTERRUPTED) {
+        char line[600];
+        ffn_diag_format(&d, line, sizeof line);
+        ffn_cli_fail(FFN_EXIT_FAIL, CMD, "%s", line);
+    }
+
+    /* write the results (also what finished before an interruption or a failure) */
+    char date[32], command[2048] = "ffnroof";
+    host_date(date, sizeof date, false);
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(command);
+        snprintf(command + l, sizeof command - l, " %s", argv[i]);
+    }
+    if (load[0] > (double)(res[0].threads > 0 ? res[0].threads : 1) * 0.5) {
+        size_t l = strlen(notes);
+        snprintf(notes + l, sizeof notes - l, "%sload average %.2f at the start: other work was "
+                                               "running", l ? "; " : "", load[0]);
+    }
+    ffn_host_info host;
+    ffn_host_info_get(&host);
+    ffn_bench_meta m;
+    memset(&m, 0, sizeof m);
+    m.date = date;
+    m.command = command;
+    m.complete = brc == 0;
+    m.interrupted = brc == FFN_EINTERRUPTED;
+    m.host = &host;
+    memcpy(m.load_avg, load, sizeof load);
+    m.spec = &hw;
+    m.spec_file = spec_file;
+    m.probe = &probe;
+    m.sde_read = probe.sde_works && ctr;
+    m.events = ev;
+    m.n_events = n_ev;
+    m.notes = notes;
+    char path[1100];
+    ffn_cli_out o;
+    snprintf(path, sizeof path, "%s/bench.json", out_dir);
+    if ((rc = ffn_cli_out_open(CMD, &o, path))) goto out;
+    if ((rc = ffn_cli_out_close(CMD, &o, ffn_bench_write_json(o.fp, &m, res, done) == 0))) goto out;
+    snprintf(path, sizeof path, "%s/bench.csv", out_dir);
+    if ((rc = ffn_cli_out_open(CMD, &o, path))) goto out;
+    if ((rc = ffn_cli_out_close(CMD, &o, ffn_bench_write_csv(o.fp, &m, res, done) == 0))) goto out;
+
+    bool any_peer = false;
+    for (int p = 0; p < FFN_PEER_COUNT; p++) any_peer = any_peer || bo.peers[p];
+    if (fmt == FFN_FMT_JSON)
+        rc = ffn_bench_write_json(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
+    else if (fmt == FFN_FMT_CSV)
+        rc = ffn_bench_write_csv(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
+    else {
+        print_table(stdout, &hw, spec_file, res, done, any_peer);
+        if (notes[0]) printf("notes: %s\n", notes);
+        printf("wrote %s/bench.json and %s/bench.csv\n", out_dir, out_dir);
+    }
+    if (brc == FFN_EINTERRUPTED)
+        fprintf(stderr, "ffnroof bench: interrupted: %zu of %zu cases written to %s (marked "
+                        "incomplete)\n",
+                done, n, out_dir);
+    if (!rc && brc) rc = FFN_EXIT_FAIL;
+out:
+    ffn_counters_free(ctr);
+    return rc;
+}

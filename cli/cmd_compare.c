@@ -1,0 +1,656 @@
+/* `ffnroof compare`: one model on several devices side by side - prefill and decode FFN latency
+ * per layer and for the model, FFN tokens/s and tokens/s per watt, the ridge point, whether the
+ * weights fit and how many devices they need, the MoE breakdown - as a table, JSON or CSV, and
+ * as charts (latency, roofline, MoE) through the templates in plots/. `report --compare` reuses
+ * the same computation (cli/pictures.h). */
+#define _GNU_SOURCE
+#include "pictures.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/json.h"
+#include "ffnroof/scenario.h"
+#include "ffnroof/units.h"
+
+#define FFN_COMPARE_SCHEMA "ffnroof.compare/1"
+
+static void usage(FILE *fp, const char *cmd)
+{
+    fprintf(fp,
+            "usage: ffnroof %s --model M --hw A,B,... [options]\n"
+            "       ffnroof %s --scenario FILE [options]\n"
+            "\n"
+            "One model on several devices (GPUs, accelerators, CPUs, calibrated hosts) side by\n"
+            "side: FFN latency per layer and for the whole model in prefill and decode, FFN\n"
+            "tokens/s and tokens/s per watt of TDP, the ridge point, whether the weights fit\n"
+            "on one device (else how many they need) and, for MoE models, where a layer's\n"
+            "time goes.\n"
+            "\n"
+            "  --model M             model name or file (required unless the scenario names one)\n"
+            "  --hw LIST             devices: names or spec files, comma-separated\n"
+            "  --scenario FILE       take the model, devices, prompt, dtype and batch grid from a\n"
+            "                        scenario (flags given as well override it)\n"
+            "  --dtype D             weights and activations (default bf16)\n"
+            "  --batch LIST          decode batches (default 1,8,64)\n"
+            "  --seq S               prompt tokens per sequence for prefill (default 2048)\n"
+            "  --prefill-batch N     sequences per prefill step (default 1)\n"
+            "  --format F            table, json or csv (default table)\n"
+            "  --out FILE            write there instead of stdout (atomically)\n"
+            "  --plots DIR           also write latency, roofline (and moe) charts into DIR\n"
+            "  --no-render           with --plots: data and gnuplot scripts only\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "Times are per device with the whole model's FFN on it (no tensor or expert\n"
+            "parallelism); tokens/s count the FFN alone (attention excluded), so they are upper\n"
+            "bounds. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+            cmd, cmd);
+}
+
+enum {
+    O_MODEL = 256, O_HW, O_SCENARIO, O_DTYPE, O_BATCH, O_SEQ, O_PBATCH, O_FORMAT, O_OUT, O_PLOTS,
+    O_NORENDER, O_COMPARE, O_FORCE, O_QUICK, O_BENCH, O_CAL
+};
+
+static int load_devices(const char *cmd, ffn_compare *c, const char *list)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    c->n_dev = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!*tok) continue;
+        if (c->n_dev >= FFN_CMP_MAX_HW)
+            return ffn_cli_usage(cmd, "--hw: at most %d devices", FFN_CMP_MAX_HW);
+        ffn_cmp_device *d = &c->dev[c->n_dev];
+        int rc = ffn_cli_resolve(cmd, "hw", tok, d->hw_path, sizeof d->hw_path);
+        if (rc) return rc;
+        if ((rc = ffn_cli_load_hw(cmd, d->hw_path, &d->hw))) return rc;
+        c->n_dev++;
+    }
+    return 0;
+}
+
+static int from_scenario(const char *cmd, ffn_compare *c, const char *path, bool want_model,
+                         bool want_hw, bool want_batch, bool want_seq, bool want_dtype)
+{
+    static ffn_scenario sc;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (ffn_scenario_load(path, &sc, &d)) return ffn_cli_diag(&d);
+    snprintf(c->scenario, sizeof c->scenario, "%s", path);
+    int rc = 0;
+    char dir[PATH_MAX];
+    if (want_model) {
+        if (sc.n_models == 0) {
+            rc = ffn_cli_usage(cmd, "scenario '%s' names no model; give --model", path);
+            goto done;
+        }
+        if (ffn_scenario_resolve(&sc, &sc.models[0], ffn_cli_data_dir("models", dir, sizeof dir),
+                                 "model", c->model_path, sizeof c->model_path, &d)) {
+            rc = ffn_cli_diag(&d);
+            goto done;
+        }
+    }
+    if (want_hw) {
+        c->n_dev = 0;
+        const char *hw_dir = ffn_cli_data_dir("hw", dir, sizeof dir);
+        for (size_t i = 0; i < sc.n_hws && c->n_dev < FFN_CMP_MAX_HW; i++) {
+            ffn_cmp_device *dv = &c->dev[c->n_dev];
+            if (ffn_scenario_resolve(&sc, &sc.hws[i], hw_dir, "device", dv->hw_path,
+                                     sizeof dv->hw_path, &d)) {
+                rc = ffn_cli_diag(&d);
+                goto done;
+            }
+            if ((rc = ffn_cli_load_hw(cmd, dv->hw_path, &dv->hw))) goto done;
+            c->n_dev++;
+        }
+    }
+    if (want_seq && sc.plan.prompt) c->run.seq = sc.plan.prompt;
+    if (want_dtype) {
+        c->run.wdtype = sc.plan.wdtype;
+        c->run.adtype = sc.plan.adtype;
+        c->run.group_size = sc.plan.group_size;
+    }
+    if (want_batch && sc.n_batch) {
+        c->n_batch = 0;
+        for (size_t i = 0; i < sc.n_batch && c->n_batch < FFN_CMP_MAX_BATCH; i++)
+            c->batch[c->n_batch++] = sc.batch[i];
+    }
+done:
+    ffn_scenario_release(&sc);
+    return rc;
+}
+
+/* What `report` passes through: its own options are skipped here (it parsed them). */
+static bool is_report_opt(int c)
+{
+    return c == O_COMPARE || c == O_FORCE || c == O_QUICK || c == O_BENCH || c == O_CAL;
+}
+
+int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ffn_format *fmt,
+                      const char **out_path, const char **plots_dir)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, O_MODEL},   {"hw", required_argument, 0, O_HW},
+        {"scenario", required_argument, 0, O_SCENARIO},
+        {"dtype", required_argument, 0, O_DTYPE},   {"batch", required_argument, 0, O_BATCH},
+        {"seq", required_argument, 0, O_SEQ},       {"prefill-batch", required_argument, 0, O_PBATCH},
+        {"format", required_argument, 0, O_FORMAT}, {"out", required_argument, 0, O_OUT},
+        {"plots", required_argument, 0, O_PLOTS},   {"no-render", no_argument, 0, O_NORENDER},
+        {"compare", no_argument, 0, O_COMPARE},     {"force", no_argument, 0, O_FORCE},
+        {"quick", no_argument, 0, O_QUICK},         {"bench", required_argument, 0, O_BENCH},
+        {"calibration", required_argument, 0, O_CAL},
+        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    bool report = strcmp(cmd, "compare") != 0;
+    memset(c, 0, sizeof *c);
+    ffn_run_default(&c->run);
+    c->run.seq = 2048;
+    c->run.batch = 1;
+    c->batch[0] = 1, c->batch[1] = 8, c->batch[2] = 64;
+    c->n_batch = 3;
+    const char *model = NULL, *hw = NULL, *scenario = NULL;
+    bool batch_set = false, seq_set = false, dtype_set = false;
+    uint64_t tmp[FFN_CMP_MAX_BATCH];
+    size_t nt;
+    int ch, rc;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (report && is_report_opt(ch)) continue;
+        switch (ch) {
+        case O_MODEL:
+            model = optarg;
+            break;
+        case O_HW:
+            hw = optarg;
+            break;
+        case O_SCENARIO:
+            scenario = optarg;
+            break;
+        case O_DTYPE:
+            if (ffn_dtype_parse(optarg, &c->run.wdtype))
+                return ffn_cli_usage(cmd, "--dtype: unknown dtype '%s'", optarg);
+            c->run.adtype = c->run.wdtype;
+            dtype_set = true;
+            break;
+        case O_BATCH:
+            if ((rc = ffn_cli_u64_list(cmd, "--batch", optarg, 1, 1u << 24, tmp, FFN_CMP_MAX_BATCH,
+                                       &nt)))
+                return rc;
+            memcpy(c->batch, tmp, nt * sizeof tmp[0]);
+            c->n_batch = nt;
+            batch_set = true;
+            break;
+        case O_SEQ:
+            if ((rc = ffn_cli_u64(cmd, "--seq", optarg, 1, 1u << 24, &c->run.seq))) return rc;
+            seq_set = true;
+            break;
+        case O_PBATCH:
+            if ((rc = ffn_cli_u64(cmd, "--prefill-batch", optarg, 1, 1u << 20, &c->run.batch)))
+                return rc;
+            break;
+        case O_FORMAT:
+            if (!fmt) return ffn_cli_usage(cmd, "--format does not apply here");
+            if ((rc = ffn_cli_format(cmd, optarg, fmt, true))) return rc;
+            break;
+        case O_OUT:
+            if (out_path) *out_path = optarg;
+            break;
+        case O_PLOTS:
+            if (!plots_dir) return ffn_cli_usage(cmd, "--plots does not apply here");
+            *plots_dir = optarg;
+            break;
+        case O_NORENDER:
+            break; /* read by the caller */
+        case 'h':
+            usage(stdout, cmd);
+            return -1;
+        case ':':
+            return ffn_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return ffn_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (scenario && (rc = from_scenario(cmd, c, scenario, !model, !hw, !batch_set, !seq_set,
+                                        !dtype_set)))
+        return rc;
+    if (model) {
+        if ((rc = ffn_cli_resolve(cmd, "models", model, c->model_path, sizeof c->model_path)))
+            return rc;
+    } else if (!c->model_path[0]) {
+        return ffn_cli_usage(cmd, "--model is required (e.g. --model llama2-7b)");
+    }
+    if (hw && (rc = load_devices(cmd, c, hw))) return rc;
+    if (c->n_dev == 0)
+        return ffn_cli_usage(cmd, "empty comparison: give the devices with --hw A,B,...%s",
+                             scenario ? " (the scenario names none)" : "");
+    if ((rc = ffn_cli_load_model(cmd, c->model_path, &c->model))) return rc;
+    if (ffn_model_params(&c->model, &c->params))
+        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "parameter count of '%s' overflows", c->model.name);
+
+    double wbytes = (double)c->params.total * ffn_dtype_bytes(c->run.wdtype, c->run.group_size);
+    for (size_t i = 0; i < c->n_dev; i++) {
+        ffn_cmp_device *d = &c->dev[i];
+        ffn_diag dg;
+        ffn_run r = c->run;
+        r.phase = FFN_PHASE_PREFILL;
+        ffn_diag_clear(&dg);
+        if (ffn_predict(&c->model, &d->hw, &r, &d->prefill[0], &dg))
+            return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "%s on %s: %s", c->model.name, d->hw.name,
+                                dg.msg);
+        for (size_t b = 0; b < c->n_batch; b++) {
+            r.phase = FFN_PHASE_DECODE;
+            r.batch = c->batch[b];
+            ffn_diag_clear(&dg);
+            if (ffn_predict(&c->model, &d->hw, &r, &d->decode[b], &dg))
+                return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "%s on %s: %s", c->model.name,
+                                    d->hw.name, dg.msg);
+        }
+        d->weight_bytes = wbytes;
+        d->devices_for_weights =
+            d->hw.mem_capacity_bytes > 0 ? (uint64_t)ceil(wbytes / d->hw.mem_capacity_bytes) : 0;
+        d->fits = d->devices_for_weights == 1;
+    }
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+static double tokens_of(const ffn_result *r)
+{
+    return r->run.phase == FFN_PHASE_PREFILL ? (double)r->run.batch * (double)r->run.seq
+                                             : (double)r->run.batch;
+}
+
+static double tok_s(const ffn_result *r)
+{
+    return r->predicted_s > 0 ? tokens_of(r) / r->predicted_s : NAN;
+}
+
+static double tok_s_w(const ffn_hw *hw, const ffn_result *r)
+{
+    return hw->tdp_w > 0 ? tok_s(r) / hw->tdp_w : NAN;
+}
+
+static const char *u(char *buf, size_t n, double v, ffn_unit unit)
+{
+    if (!isfinite(v)) snprintf(buf, n, "-");
+    else ffn_units_format(v, unit, buf, n);
+    return buf;
+}
+
+static const char *g(char *buf, size_t n, double v)
+{
+    if (!isfinite(v)) snprintf(buf, n, "-");
+    else if (v >= 100) snprintf(buf, n, "%.0f", v);
+    else snprintf(buf, n, "%.3g", v);
+    return buf;
+}
+
+static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *d,
+                       const ffn_result *r)
+{
+    ffn_json_obj_begin(j, NULL);
+    ffn_json_u64(j, "batch", r->run.batch);
+    if (r->run.phase == FFN_PHASE_PREFILL) ffn_json_u64(j, "seq", r->run.seq);
+    else ffn_json_null(j, "seq");
+    ffn_json_u64(j, "tokens", r->tokens);
+    ffn_json_num(j, "layer_s", ffn_plot_layer_latency_s(&c->model, r));
+    ffn_json_num(j, "model_s", r->predicted_s);
+    ffn_json_num(j, "roofline_s", r->roofline_s);
+    ffn_json_num(j, "tokens_per_s", tok_s(r));
+    ffn_json_num(j, "tokens_per_s_per_w", tok_s_w(&d->hw, r));
+    ffn_json_num(j, "intensity", r->intensity);
+    ffn_json_str(j, "bound", ffn_bound_name(r->bound));
+    if (r->moe_layers) {
+        const ffn_moe_detail *m = &r->moe_detail;
+        ffn_json_obj_begin(j, "moe");
+        ffn_json_num(j, "router_s", m->router_s);
+        ffn_json_num(j, "dispatch_s", m->dispatch_s);
+        ffn_json_num(j, "expert_s", m->expert_s);
+        ffn_json_num(j, "shared_s", m->shared_s);
+        ffn_json_num(j, "combine_s", m->combine_s);
+        ffn_json_num(j, "alltoall_s", m->alltoall_s);
+        ffn_json_num(j, "experts_touched", m->stats.experts_touched);
+        ffn_json_num(j, "share_of_ffn", m->share_of_ffn);
+        ffn_json_obj_end(j);
+    }
+    ffn_json_obj_end(j);
+}
+
+static int write_json(FILE *fp, const ffn_compare *c)
+{
+    ffn_json j;
+    ffn_json_init(&j, fp, true);
+    ffn_json_obj_begin(&j, NULL);
+    ffn_json_str(&j, "schema", FFN_COMPARE_SCHEMA);
+    ffn_json_obj_begin(&j, "model");
+    ffn_json_str(&j, "name", c->model.name);
+    ffn_json_str(&j, "file", c->model_path);
+    ffn_json_u64(&j, "layers", c->model.layers);
+    ffn_json_u64(&j, "params", c->params.total);
+    ffn_json_u64(&j, "active_params", c->params.active);
+    if (c->model.moe.n_experts) {
+        ffn_json_u64(&j, "experts", c->model.moe.n_experts);
+        ffn_json_u64(&j, "top_k", c->model.moe.top_k);
+    }
+    ffn_json_obj_end(&j);
+    ffn_json_obj_begin(&j, "settings");
+    ffn_json_str(&j, "wdtype", ffn_dtype_name(c->run.wdtype));
+    ffn_json_str(&j, "adtype", ffn_dtype_name(c->run.adtype));
+    ffn_json_u64(&j, "seq", c->run.seq);
+    ffn_json_u64(&j, "prefill_batch", c->run.batch);
+    ffn_json_arr_begin(&j, "decode_batches");
+    for (size_t b = 0; b < c->n_batch; b++) ffn_json_u64(&j, NULL, c->batch[b]);
+    ffn_json_arr_end(&j);
+    if (c->scenario[0]) ffn_json_str(&j, "scenario", c->scenario);
+    else ffn_json_null(&j, "scenario");
+    ffn_json_obj_end(&j);
+    ffn_json_arr_begin(&j, "devices");
+    for (size_t i = 0; i < c->n_dev; i++) {
+        const ffn_cmp_device *d = &c->dev[i];
+        ffn_json_obj_begin(&j, NULL);
+        ffn_json_str(&j, "name", d->hw.name);
+        ffn_json_str(&j, "kind", ffn_hw_kind_name(d->hw.kind));
+        ffn_json_str(&j, "file", d->hw_path);
+        ffn_json_str(&j, "source", d->hw.source);
+        ffn_json_num(&j, "peak_flops", d->decode[0].peak_flops);
+        ffn_json_str(&j, "compute_dtype", ffn_dtype_name(d->decode[0].compute_dtype));
+        ffn_json_num(&j, "mem_bandwidth_bps", d->hw.mem_bandwidth_bps);
+        ffn_json_num(&j, "mem_capacity_bytes", d->hw.mem_capacity_bytes);
+        if (d->hw.tdp_w > 0) ffn_json_num(&j, "tdp_w", d->hw.tdp_w);
+        else ffn_json_null(&j, "tdp_w");
+        ffn_json_num(&j, "ridge_tokens", d->decode[0].ridge_tokens);
+        ffn_json_num(&j, "weight_bytes", d->weight_bytes);
+        ffn_json_bool(&j, "fits", d->fits);
+        if (d->devices_for_weights) ffn_json_u64(&j, "devices_for_weights", d->devices_for_weights);
+        else ffn_json_null(&j, "devices_for_weights");
+        ffn_json_arr_begin(&j, "prefill");
+        json_point(&j, c, d, &d->prefill[0]);
+        ffn_json_arr_end(&j);
+        ffn_json_arr_begin(&j, "decode");
+        for (size_t b = 0; b < c->n_batch; b++) json_point(&j, c, d, &d->decode[b]);
+        ffn_json_arr_end(&j);
+        ffn_json_obj_end(&j);
+    }
+    ffn_json_arr_end(&j);
+    ffn_json_obj_end(&j);
+    return ffn_json_finish(&j);
+}
+
+static void csv_num(FILE *fp, double v)
+{
+    if (isfinite(v)) fprintf(fp, ",%.6g", v);
+    else fputc(',', fp);
+}
+
+static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, const ffn_result *r)
+{
+    bool pre = r->run.phase == FFN_PHASE_PREFILL;
+    fprintf(fp, "%s,%s,%s,%s,%llu,", c->model.name, d->hw.name, ffn_hw_kind_name(d->hw.kind),
+            ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch);
+    if (pre) fprintf(fp, "%llu", (unsigned long long)r->run.seq);
+    fprintf(fp, ",%llu,%s", (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype));
+    csv_num(fp, ffn_plot_layer_latency_s(&c->model, r));
+    csv_num(fp, r->predicted_s);
+    csv_num(fp, tok_s(r));
+    csv_num(fp, tok_s_w(&d->hw, r));
+    fprintf(fp, ",%s", ffn_bound_name(r->bound));
+    csv_num(fp, r->ridge_tokens);
+    csv_num(fp, d->weight_bytes);
+    fprintf(fp, ",%d,", d->fits ? 1 : 0);
+    if (d->devices_for_weights) fprintf(fp, "%llu", (unsigned long long)d->devices_for_weights);
+    const ffn_moe_detail *m = &r->moe_detail;
+    double v[6] = {m->router_s, m->dispatch_s, m->expert_s, m->shared_s, m->combine_s, m->alltoall_s};
+    for (int k = 0; k < 6; k++) csv_num(fp, r->moe_layers ? v[k] : NAN);
+    fputc('\n', fp);
+}
+
+static int write_csv(FILE *fp, const ffn_compare *c)
+{
+    fputs("model,hw,kind,phase,batch,seq,tokens,wdtype,layer_s,model_s,tokens_per_s,"
+          "tokens_per_s_per_w,bound,ridge_tokens,weight_bytes,fits,devices_for_weights,router_s,"
+          "dispatch_s,expert_s,shared_s,combine_s,alltoall_s\n",
+          fp);
+    for (size_t i = 0; i < c->n_dev; i++) {
+        csv_row(fp, c, &c->dev[i], &c->dev[i].prefill[0]);
+        for (size_t b = 0; b < c->n_batch; b++) csv_row(fp, c, &c->dev[i], &c->dev[i].decode[b]);
+    }
+    return ferror(fp) ? FFN_EIO : 0;
+}
+
+static const char *fit_text(char *buf, size_t n, const ffn_cmp_device *d)
+{
+    if (!d->devices_for_weights) snprintf(buf, n, "unknown");
+    else if (d->fits) snprintf(buf, n, "yes");
+    else snprintf(buf, n, "no, %llu", (unsigned long long)d->devices_for_weights);
+    return buf;
+}
+
+static int write_table(FILE *fp, const ffn_compare *c)
+{
+    char a[32], b[32], e[32], f[32], h[32], k[32];
+    fprintf(fp, "model   %s: %s G params (%s weights in %s)\n", c->model.name,
+            g(a, sizeof a, (double)c->params.total / 1e9), u(b, sizeof b, c->dev[0].weight_bytes,
+                                                             FFN_UNIT_BYTES),
+            ffn_dtype_name(c->run.wdtype));
+    fprintf(fp, "        prefill %llu x %llu tokens; decode batches", (unsigned long long)c->run.batch,
+            (unsigned long long)c->run.seq);
+    for (size_t i = 0; i < c->n_batch; i++)
+        fprintf(fp, "%s%llu", i ? "," : " ", (unsigned long long)c->batch[i]);
+    fprintf(fp, "\n        FFN only, per device, no TP/EP; tokens/s are FFN upper bounds\n\n");
+    fprintf(fp, "%-16s %-4s %11s %11s %6s %8s %9s\n", "device", "kind", "peak", "memory BW", "TDP",
+            "ridge", "fits (n)");
+    for (size_t i = 0; i < c->n_dev; i++) {
+        const ffn_cmp_device *d = &c->dev[i];
+        fprintf(fp, "%-16.16s %-4.4s %11s %11s %6s %8s %9s\n", d->hw.name,
+                ffn_hw_kind_name(d->hw.kind), u(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
+                u(b, sizeof b, d->hw.mem_bandwidth_bps, FFN_UNIT_BPS),
+                d->hw.tdp_w > 0 ? u(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
+                g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
+    }
+    fprintf(fp, "\n%-16s %-7s %6s %10s %10s %10s %9s %-7s\n", "device", "phase", "batch",
+            "per layer", "model", "tokens/s", "tok/s/W", "bound");
+    for (size_t i = 0; i < c->n_dev; i++) {
+        const ffn_cmp_device *d = &c->dev[i];
+        for (size_t p = 0; p <= c->n_batch; p++) {
+            const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
+            fprintf(fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s\n", p ? "" : d->hw.name,
+                    ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
+                    u(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
+                    u(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
+                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
+        }
+    }
+    if (c->model.moe.n_experts) {
+        fprintf(fp, "\none MoE layer, busiest device (decode):\n%-16s %6s %9s %9s %9s %9s %9s %9s\n",
+                "device", "batch", "router", "dispatch", "experts", "shared", "combine", "all2all");
+        for (size_t i = 0; i < c->n_dev; i++)
+            for (size_t p = 0; p < c->n_batch; p++) {
+                const ffn_moe_detail *m = &c->dev[i].decode[p].moe_detail;
+                char s1[32], s2[32];
+                fprintf(fp, "%-16.16s %6llu %9s %9s %9s %9s %9s %9s\n", p ? "" : c->dev[i].hw.name,
+                        (unsigned long long)c->batch[p], u(a, sizeof a, m->router_s, FFN_UNIT_TIME),
+                        u(b, sizeof b, m->dispatch_s, FFN_UNIT_TIME),
+                        u(e, sizeof e, m->expert_s, FFN_UNIT_TIME),
+                        u(s1, sizeof s1, m->shared_s, FFN_UNIT_TIME),
+                        u(s2, sizeof s2, m->combine_s, FFN_UNIT_TIME),
+                        u(k, sizeof k, m->alltoall_s, FFN_UNIT_TIME));
+            }
+    }
+    return ferror(fp) ? FFN_EIO : 0;
+}
+
+int ffn_compare_write(FILE *fp, const ffn_compare *c, ffn_format fmt)
+{
+    if (fmt == FFN_FMT_JSON) return write_json(fp, c);
+    if (fmt == FFN_FMT_CSV) return write_csv(fp, c);
+    return write_table(fp, c);
+}
+
+int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c)
+{
+    char a[32], b[32], e[32], f[32], h[32];
+    fprintf(fp, "| device | kind | %s peak | memory bandwidth | memory | TDP | ridge (tokens/step) | "
+                "weights fit (devices needed) |\n|---|---|---:|---:|---:|---:|---:|---|\n",
+            ffn_dtype_name(c->dev[0].decode[0].compute_dtype));
+    for (size_t i = 0; i < c->n_dev; i++) {
+        const ffn_cmp_device *d = &c->dev[i];
+        char cap[32];
+        fprintf(fp, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", d->hw.name,
+                ffn_hw_kind_name(d->hw.kind), u(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
+                u(b, sizeof b, d->hw.mem_bandwidth_bps, FFN_UNIT_BPS),
+                u(cap, sizeof cap, d->hw.mem_capacity_bytes, FFN_UNIT_BYTES),
+                d->hw.tdp_w > 0 ? u(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
+                g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
+    }
+    fprintf(fp, "\n| device | phase | batch | tokens/step | FFN per layer | FFN, whole model | "
+                "FFN tokens/s | tokens/s per W | bound |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    for (size_t i = 0; i < c->n_dev; i++) {
+        const ffn_cmp_device *d = &c->dev[i];
+        for (size_t p = 0; p <= c->n_batch; p++) {
+            const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
+            fprintf(fp, "| %s | %s | %llu | %llu | %s | %s | %s | %s | %s |\n", d->hw.name,
+                    ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
+                    (unsigned long long)r->tokens,
+                    u(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
+                    u(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
+                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
+        }
+    }
+    if (c->model.moe.n_experts) {
+        fprintf(fp, "\nOne MoE layer on the busiest device, decode:\n\n| device | batch | router | "
+                    "dispatch | routed experts | shared experts | combine | all-to-all |\n"
+                    "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (size_t i = 0; i < c->n_dev; i++)
+            for (size_t p = 0; p < c->n_batch; p++) {
+                const ffn_moe_detail *m = &c->dev[i].decode[p].moe_detail;
+                char s1[32], s2[32], s3[32];
+                fprintf(fp, "| %s | %llu | %s | %s | %s | %s | %s | %s |\n", c->dev[i].hw.name,
+                        (unsigned long long)c->batch[p], u(a, sizeof a, m->router_s, FFN_UNIT_TIME),
+                        u(b, sizeof b, m->dispatch_s, FFN_UNIT_TIME),
+                        u(e, sizeof e, m->expert_s, FFN_UNIT_TIME),
+                        u(s1, sizeof s1, m->shared_s, FFN_UNIT_TIME),
+                        u(s2, sizeof s2, m->combine_s, FFN_UNIT_TIME),
+                        u(s3, sizeof s3, m->alltoall_s, FFN_UNIT_TIME));
+            }
+    }
+    return ferror(fp) ? FFN_EIO : 0;
+}
+
+int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, const char *prefix,
+                      int width, int height, bool render, char names[][64], int *n_names)
+{
+    static ffn_latency_chart lc;
+    static ffn_roofline_chart rc_chart;
+    static ffn_moe_chart mc;
+    *n_names = 0;
+    char today[16], devices[512] = "";
+    ffn_cli_today(today, sizeof today);
+    for (size_t i = 0; i < c->n_dev; i++) {
+        size_t l = strlen(devices);
+        snprintf(devices + l, sizeof devices - l, "%s%s", i ? ", " : "", c->dev[i].hw.name);
+    }
+    const char *dt = ffn_dtype_name(c->run.wdtype);
+    ffn_chart_out co = {.dir = dir, .width = width, .height = height, .render = render};
+    char base[64];
+    int rc;
+
+    /* latency: prefill over a prompt-length sweep, decode over the batches (and a sweep) */
+    memset(&lc, 0, sizeof lc);
+    snprintf(lc.title, sizeof lc.title, "FFN latency per layer: %s on %s, %s (%s)", c->model.name,
+             devices, dt, today);
+    for (size_t i = 0; i < c->n_dev && (int)i < FFN_PLOT_MAX_DEVICES; i++) {
+        const ffn_cmp_device *d = &c->dev[i];
+        snprintf(lc.device[lc.n_dev], sizeof lc.device[0], "%s", d->hw.name);
+        lc.ridge_tokens[lc.n_dev] = d->decode[0].ridge_tokens;
+        int dev = lc.n_dev++;
+        for (int ph = 0; ph < 2 && lc.n_series < FFN_PLOT_MAX_SERIES; ph++) {
+            ffn_latency_series *s = &lc.s[lc.n_series++];
+            s->device = dev;
+            s->phase = ph ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+            snprintf(s->label, sizeof s->label, "%s %s", d->hw.name, ph ? "decode" : "prefill");
+            for (uint64_t t = ph ? 1 : 128; t <= (ph ? 1024u : 32768u) && s->n < 16; t *= 2) {
+                ffn_run r = c->run;
+                r.phase = s->phase;
+                if (ph) r.batch = t;
+                else r.batch = 1, r.seq = t;
+                ffn_result res;
+                ffn_diag dg;
+                ffn_diag_clear(&dg);
+                if (ffn_predict(&c->model, &d->hw, &r, &res, &dg)) continue;
+                s->tokens[s->n] = (double)res.tokens;
+                s->seconds[s->n] = ffn_plot_layer_latency_s(&c->model, &res);
+                s->n++;
+            }
+        }
+    }
+    snprintf(base, sizeof base, "%slatency", prefix);
+    co.base = base;
+    if ((rc = ffn_chart_emit(cmd, FFN_CHART_LATENCY, &lc, &co))) return rc;
+    snprintf(names[(*n_names)++], 64, "%s", base);
+
+    /* roofline: every device, the model's whole-FFN points on each */
+    memset(&rc_chart, 0, sizeof rc_chart);
+    snprintf(rc_chart.title, sizeof rc_chart.title, "Roofline: %s on %s, %s (%s)", c->model.name,
+             devices, dt, today);
+    for (size_t i = 0; i < c->n_dev && (int)i < FFN_PLOT_MAX_DEVICES; i++) {
+        const ffn_cmp_device *d = &c->dev[i];
+        ffn_plot_device_from_hw(&d->hw, &rc_chart.dev[rc_chart.n_dev]);
+        int dev = rc_chart.n_dev++;
+        ffn_plot_point_from_result(&d->prefill[0], dev, &rc_chart.pts[rc_chart.n_pts++]);
+        for (size_t b = 0; b < c->n_batch && rc_chart.n_pts < FFN_PLOT_MAX_POINTS; b++)
+            ffn_plot_point_from_result(&d->decode[b], dev, &rc_chart.pts[rc_chart.n_pts++]);
+    }
+    snprintf(base, sizeof base, "%sroofline", prefix);
+    co.base = base;
+    if ((rc = ffn_chart_emit(cmd, FFN_CHART_ROOFLINE, &rc_chart, &co))) return rc;
+    snprintf(names[(*n_names)++], 64, "%s", base);
+
+    if (c->model.moe.n_experts) {
+        memset(&mc, 0, sizeof mc);
+        snprintf(mc.title, sizeof mc.title, "MoE layer time: %s on %s, %s (%s)", c->model.name,
+                 devices, dt, today);
+        snprintf(mc.xlabel, sizeof mc.xlabel, "device and decode batch");
+        for (size_t i = 0; i < c->n_dev; i++)
+            for (size_t b = 0; b < c->n_batch && mc.n_bars < FFN_PLOT_MAX_BARS; b++) {
+                char lab[48];
+                snprintf(lab, sizeof lab, "%s b=%llu", c->dev[i].hw.name,
+                         (unsigned long long)c->batch[b]);
+                ffn_plot_moe_bar_from_result(&c->dev[i].decode[b], lab, &mc.bars[mc.n_bars++]);
+            }
+        snprintf(base, sizeof base, "%smoe", prefix);
+    co.base = base;
+        if ((rc = ffn_chart_emit(cmd, FFN_CHART_MOE, &mc, &co))) return rc;
+        snprintf(names[(*n_names)++], 64, "%s", base);
+    }
+    return 0;
+}
+
+int ffn_cmd_compare(int argc, char **argv)
+{
+    static ffn_compare c;
+    ffn_format fmt = FFN_FMT_TABLE;
+    const char *out = NULL, *plots = NULL;
+    int rc = ffn_compare_setup("compare", argc, argv, &c, &fmt, &out, &plots);
+    if (rc == -1) return FFN_EXIT_OK; /* --help */
+    if (rc) return rc;
+    bool render = true;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--no-render")) render = false;
+    if (plots) {
+        if ((rc = ffn_cli_prepare_dir("compare", plots))) return rc;
+        char names[3][64];
+        int n;
+        if ((rc = ffn_compare_plots("compare", &c, plots, "", 0, 0, render, names, &n))) return rc;
+    }
+    ffn_cli_out o;
+    if ((rc = ffn_cli_out_open("compare", &o, out))) return rc;
+    int wr = ffn_compare_write(o.fp, &c, fmt);
+    return ffn_cli_out_close("compare", &o, wr == 0);
+}

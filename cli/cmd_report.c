@@ -1,0 +1,787 @@
+/* `ffnroof report`: a self-contained Markdown report (DIR/report.md + the images, data files and
+ * gnuplot scripts beside it) of a device comparison (--compare), of bench results (--bench) or
+ * of this host measured from scratch (--quick: calibrate, bench scaled llama2-7b and Mixtral
+ * layers, compare the full models with datacenter devices). It states the question, the inputs
+ * with their sources, the tables, the charts, the model's assumptions and, for measurements,
+ * the validation (measured vs roofline vs predicted). report.md is written last, to a temporary
+ * name renamed into place; an existing one is kept unless --force. */
+#define _GNU_SOURCE
+#include "pictures.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_prof.h"
+#include "ffnroof/bench.h"
+#include "ffnroof/bench_io.h"
+#include "ffnroof/kernels.h"
+#include "ffnroof/measure.h"
+#include "ffnroof/units.h"
+
+#define CMD "report"
+
+static void usage(FILE *fp)
+{
+    fputs("usage: ffnroof report [--out DIR] [--force] --compare --model M --hw A,B,... [...]\n"
+          "       ffnroof report [--out DIR] [--force] --bench bench.json [--calibration FILE]\n"
+          "       ffnroof report [--out DIR] [--force] --quick\n"
+          "\n"
+          "A self-contained Markdown report: DIR/report.md with its images (PNG; SVG, data and\n"
+          "gnuplot scripts beside them), the question, the inputs and their sources, the\n"
+          "tables, the charts and the model's assumptions.\n"
+          "\n"
+          "  --compare             a device comparison; takes the options of `ffnroof compare`\n"
+          "                        (--model, --hw, --scenario, --dtype, --batch, --seq, ...)\n"
+          "  --bench FILE          validation of a bench run (bench.json of `ffnroof bench`):\n"
+          "                        measured vs roofline vs predicted, with errors\n"
+          "  --calibration FILE    with --bench: draw the roofline of this calibration.json\n"
+          "  --quick               this host from scratch, in about a minute: calibrate quickly,\n"
+          "                        bench llama2-7b-shaped and Mixtral-shaped layers scaled down\n"
+          "                        to run in seconds, compare the full models with datacenter\n"
+          "                        devices; progress on stderr\n"
+          "  --out DIR             the report's folder (default: report)\n"
+          "  --force               overwrite an existing DIR/report.md\n"
+          "  --no-render           write the chart data and scripts but do not run gnuplot\n"
+          "  -h, --help            this help\n"
+          "\n"
+          "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+          fp);
+}
+
+enum {
+    O_COMPARE = 256, O_BENCH, O_CAL, O_QUICK, O_OUT, O_FORCE, O_NORENDER,
+    /* compare's options, passed through */
+    O_MODEL, O_HW, O_SCENARIO, O_DTYPE, O_BATCH, O_SEQ, O_PBATCH
+};
+
+typedef struct rep_opts {
+    const char *dir, *bench, *cal;
+    bool compare, quick, force, render;
+    char command[1024];
+} rep_opts;
+
+/* ---- pieces of Markdown ------------------------------------------------------------------- */
+
+static const char *fu(char *buf, size_t n, double v, ffn_unit u)
+{
+    if (!isfinite(v)) snprintf(buf, n, "-");
+    else ffn_units_format(v, u, buf, n);
+    return buf;
+}
+
+/* The first line of a source text (specs cite several; the first says where the figures are
+ * from), with Markdown's table/emphasis characters left harmless. */
+static void source_line(char *dst, size_t n, const char *src)
+{
+    size_t j = 0;
+    for (size_t i = 0; src[i] && src[i] != '\n' && j + 1 < n; i++)
+        dst[j++] = src[i] == '|' ? '/' : src[i];
+    dst[j] = '\0';
+}
+
+static void md_header(FILE *fp, const char *title, const rep_opts *o)
+{
+    char today[16];
+    ffn_cli_today(today, sizeof today);
+    fprintf(fp, "# %s\n\n*Written by ffnroof on %s with `%s`. Every chart has its data file "
+                "(`.dat`) and gnuplot script (`.gp`) beside it: restyle the script and run "
+                "`gnuplot NAME.gp` in this folder (docs/reports.md).*\n\n",
+            title, today, o->command);
+}
+
+static void md_chart(FILE *fp, const char *name, const char *alt, const char *caption)
+{
+    fprintf(fp, "![%s](%s.png)\n\n*%s* ([SVG](%s.svg), [data](%s.dat), [script](%s.gp))\n\n", alt,
+            name, caption, name, name, name);
+}
+
+static void md_assumptions(FILE *fp, bool moe, bool measured)
+{
+    fputs("## How the numbers are made (model assumptions)\n\n"
+          "- **Roofline.** An operation's ideal time is max(FLOPs / peak, bytes / bandwidth) "
+          "with the peak of its compute dtype and the main-memory bandwidth; FLOPs of a GEMM "
+          "are 2·M·N·K, bytes are the compulsory traffic (weights read once per step, "
+          "activations in and out). The ridge point is the tokens per step at which the FFN's "
+          "compute time reaches its memory time (docs/model.md).\n"
+          "- **Predicted time.** The efficiency model of each spec scales the roofline by the "
+          "fraction of peak large GEMMs and transfers reach, a size ramp for small operations, "
+          "tile/wave quantisation, a fixed launch cost and a p-norm overlap of compute and "
+          "memory time; its parameters are cited or fitted per device "
+          "(docs/model-efficiency.md).\n"
+          "- **Scope.** Only the FFN (MLP or MoE) layers are costed, per device, without tensor "
+          "or expert parallelism unless stated; FFN tokens/s and tokens/s per watt (of TDP) are "
+          "upper bounds for a whole model, since attention is left out. \"Weights fit\" "
+          "compares all weights of the model in the weight dtype with one device's memory "
+          "capacity (no KV cache, no activations).\n",
+          fp);
+    if (moe)
+        fputs("- **MoE.** Routing is uniform top-k unless stated: the experts a batch touches and "
+              "the load of the busiest expert and device come from closed forms (Blom's "
+              "approximation for the expected maximum); router, dispatch and combine are "
+              "memory-bound permutations; the all-to-all of expert parallelism moves "
+              "T·k·d elements over the scale-up link (docs/model.md).\n",
+              fp);
+    if (measured)
+        fputs("- **Measurements.** Kernel times are medians of repetitions run until stable, with "
+              "the weights flushed from the caches before each call as in a real model; "
+              "`prediction error` = predicted / measured - 1 and `fraction of roof` = "
+              "roofline time / measured time (docs/formats-bench.md).\n",
+              fp);
+    fputc('\n', fp);
+}
+
+/* ---- validation of bench results ---------------------------------------------------------- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void md_validation(FILE *fp, const ffn_plot_bench *b)
+{
+    char t1[32], t2[32], t3[32];
+    fprintf(fp, "| # | kind | phase | tokens | d | f | experts (top-k) | dtype | threads | measured "
+                "(median) | roofline | predicted | prediction error | fraction of roof |\n"
+                "|---:|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
+    static double errs[FFN_PLOT_MAX_CASES];
+    size_t ne = 0, within10 = 0, within25 = 0;
+    for (size_t i = 0; i < b->n_cases; i++) {
+        const ffn_plot_case *c = &b->cases[i];
+        char ex[32] = "-", err[32] = "-", frac[32] = "-";
+        if (!strcmp(c->kind, "moe"))
+            snprintf(ex, sizeof ex, "%llu (%llu)", (unsigned long long)c->experts,
+                     (unsigned long long)c->top_k);
+        if (isfinite(c->prediction_error)) {
+            snprintf(err, sizeof err, "%+.1f%%", 100 * c->prediction_error);
+            double a = fabs(c->prediction_error);
+            errs[ne++] = a;
+            within10 += a <= 0.10;
+            within25 += a <= 0.25;
+        }
+        if (isfinite(c->efficiency)) snprintf(frac, sizeof frac, "%.0f%%", 100 * c->efficiency);
+        fprintf(fp, "| %d | %s | %s | %llu | %llu | %llu | %s | %s | %d | %s | %s | %s | %s | %s |\n",
+                c->id, c->kind, ffn_phase_name(c->phase), (unsigned long long)c->tokens,
+                (unsigned long long)c->d, (unsigned long long)c->f, ex, c->dtype, c->threads,
+                fu(t1, sizeof t1, c->median_s, FFN_UNIT_TIME),
+                fu(t2, sizeof t2, c->roofline_s, FFN_UNIT_TIME),
+                fu(t3, sizeof t3, c->predicted_s, FFN_UNIT_TIME), err, frac);
+    }
+    if (ne) {
+        qsort(errs, ne, sizeof errs[0], cmp_dbl);
+        double med = ne % 2 ? errs[ne / 2] : 0.5 * (errs[ne / 2 - 1] + errs[ne / 2]);
+        fprintf(fp, "\nPrediction error over %zu cases: median |error| %.1f%%, worst %.1f%%; "
+                    "%zu within 10%%, %zu within 25%%.\n",
+                ne, 100 * med, 100 * errs[ne - 1], within10, within25);
+    }
+    if (!b->complete) fputs("\n**The bench run was incomplete** (interrupted): only the cases "
+                            "that finished are shown.\n", fp);
+    fputc('\n', fp);
+}
+
+/* Roofline (calibration roofs when given, else the bench's spec) with measured and predicted
+ * points, and measured vs predicted latency per shape. */
+static int bench_charts(const rep_opts *o, const ffn_plot_bench *b, const ffn_plot_device *cal,
+                        FILE *md)
+{
+    static ffn_roofline_chart rc;
+    static ffn_latency_chart lc;
+    memset(&rc, 0, sizeof rc);
+    memset(&lc, 0, sizeof lc);
+    char today[16];
+    ffn_cli_today(today, sizeof today);
+    rc.dev[0] = cal ? *cal : b->spec;
+    rc.n_dev = 1;
+    snprintf(rc.title, sizeof rc.title, "Roofline of %s: ffnroof kernels measured and predicted (%s)",
+             rc.dev[0].name, b->date[0] ? b->date : today);
+    for (size_t i = 0; i < b->n_cases && rc.n_pts < FFN_PLOT_MAX_POINTS; i++) {
+        const ffn_plot_case *c = &b->cases[i];
+        ffn_plot_point *p = &rc.pts[rc.n_pts++];
+        ffn_plot_case_label(c, p->label, sizeof p->label);
+        p->intensity = c->intensity;
+        p->measured_flops = c->achieved_flops;
+        p->predicted_flops = c->predicted_s > 0 ? c->flops / c->predicted_s : NAN;
+    }
+    ffn_chart_out co = {.dir = o->dir, .base = "roofline", .render = o->render, .quiet = true};
+    int r = ffn_chart_emit(CMD, FFN_CHART_ROOFLINE, &rc, &co);
+    if (r) return r;
+    md_chart(md, "roofline", "Roofline with measured and predicted kernel points",
+             cal ? "The calibrated roofline of this host (compute ceilings per peak kind, "
+                   "read-only and read-write bandwidth per memory level); filled dots are the "
+                   "measured kernels, open circles the simulator's predictions, joined by a thin "
+                   "line."
+                 : "The roofline of the spec the bench ran against; filled dots are the measured "
+                   "kernels, open circles the simulator's predictions, joined by a thin line.");
+
+    snprintf(lc.device[0], sizeof lc.device[0], "%s", b->spec.name);
+    lc.ridge_tokens[0] = NAN;
+    lc.n_dev = 1;
+    snprintf(lc.title, sizeof lc.title, "FFN layer time on %s: measured vs predicted (%s)",
+             b->spec.name, b->date[0] ? b->date : today);
+    for (size_t i = 0; i < b->n_cases; i++) {
+        const ffn_plot_case *c = &b->cases[i];
+        for (int pred = 0; pred < 2; pred++) {
+            double y = pred ? c->predicted_s : c->median_s;
+            if (!(y > 0)) continue;
+            char lab[80];
+            snprintf(lab, sizeof lab, "%s%s d%llu f%llu %s %s", strcmp(c->kind, "moe") ? "" : "moe ",
+                     ffn_phase_name(c->phase), (unsigned long long)c->d, (unsigned long long)c->f,
+                     c->dtype, pred ? "predicted" : "measured");
+            ffn_latency_series *s = NULL;
+            for (int k = 0; k < lc.n_series; k++)
+                if (!strcmp(lc.s[k].label, lab)) s = &lc.s[k];
+            if (!s && lc.n_series < FFN_PLOT_MAX_SERIES) {
+                s = &lc.s[lc.n_series++];
+                snprintf(s->label, sizeof s->label, "%s", lab);
+                s->phase = c->phase;
+                s->measured = !pred;
+            }
+            if (s && s->n < FFN_PLOT_MAX_SERIES_POINTS) {
+                s->tokens[s->n] = (double)c->tokens;
+                s->seconds[s->n++] = y;
+            }
+        }
+    }
+    /* one colour per shape: series i and its partner share a device slot */
+    for (int k = 0; k < lc.n_series; k++) {
+        char shape[80];
+        snprintf(shape, sizeof shape, "%s", lc.s[k].label);
+        char *sp = strrchr(shape, ' ');
+        if (sp) *sp = '\0';
+        int slot = 0;
+        for (int m = 0; m < k; m++) {
+            char other[80];
+            snprintf(other, sizeof other, "%s", lc.s[m].label);
+            char *sq = strrchr(other, ' ');
+            if (sq) *sq = '\0';
+            if (!strcmp(other, shape)) {
+                slot = lc.s[m].device;
+                goto found;
+            }
+            if (lc.s[m].device >= slot) slot = lc.s[m].device + 1;
+        }
+    found:
+        lc.s[k].device = slot;
+    }
+    co.base = "latency";
+    if ((r = ffn_chart_emit(CMD, FFN_CHART_LATENCY, &lc, &co))) return r;
+    md_chart(md, "latency", "Measured and predicted FFN layer time",
+             "Time of one FFN layer vs tokens per call: measured (filled) and predicted (open, "
+             "joined), one colour per layer shape and dtype.");
+    return 0;
+}
+
+static void md_bench_inputs(FILE *fp, const ffn_plot_bench *b, const char *bench_path,
+                            const char *cal_path)
+{
+    char src[600];
+    source_line(src, sizeof src, b->spec_source);
+    fprintf(fp, "## Inputs\n\n- Bench results: `%s` (%s%s), measured on **%s**%s%s%s.\n", bench_path,
+            b->date[0] ? b->date : "date not recorded", b->complete ? "" : ", incomplete",
+            b->host[0] ? b->host : "an unnamed host", b->cpu_model[0] ? " (" : "", b->cpu_model,
+            b->cpu_model[0] ? ")" : "");
+    fprintf(fp, "- Roofline and predictions on the spec **%s**: %s\n", b->spec.name,
+            src[0] ? src : "(no source recorded)");
+    fprintf(fp, "- Counters: %s.\n",
+            !strcmp(b->counters_source, "papi_hw") ? "PAPI hardware counters"
+            : !strcmp(b->counters_source, "papi_sde")
+                ? "PAPI software-defined events only (no hardware counters on this host)"
+                : "none (timers only)");
+    if (cal_path) fprintf(fp, "- Calibration (roofline chart): `%s`.\n", cal_path);
+    fputc('\n', fp);
+}
+
+/* ---- the three kinds of report ------------------------------------------------------------ */
+
+static int finish_report(const rep_opts *o, char *text, size_t len)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/report.md", o->dir);
+    ffn_cli_out out;
+    int rc = ffn_cli_out_open(CMD, &out, path);
+    if (rc) return rc;
+    bool ok = fwrite(text, 1, len, out.fp) == len;
+    if ((rc = ffn_cli_out_close(CMD, &out, ok))) return rc;
+    fprintf(stderr, "wrote %s\n", path);
+    return FFN_EXIT_OK;
+}
+
+static void md_compare_inputs(FILE *fp, const ffn_compare *c)
+{
+    const ffn_model *m = &c->model;
+    fprintf(fp, "- Model **%s** (`%s`): %llu layers, hidden %llu, %s", m->name, c->model_path,
+            (unsigned long long)m->layers, (unsigned long long)m->hidden, ffn_act_name(m->act));
+    if (m->moe.n_experts)
+        fprintf(fp, ", %llu experts of intermediate %llu, top-%llu", (unsigned long long)m->moe.n_experts,
+                (unsigned long long)m->moe.expert_intermediate, (unsigned long long)m->moe.top_k);
+    else
+        fprintf(fp, ", FFN intermediate %llu", (unsigned long long)m->intermediate);
+    fprintf(fp, "; %.2f G parameters (FFN %.0f%%)%s.\n", (double)c->params.total / 1e9,
+            100 * c->params.ffn_share,
+            c->params.active != c->params.total ? ", fewer active per token" : "");
+    fprintf(fp, "- Weights and activations in %s/%s; prefill %llu x %llu tokens; decode batches",
+            ffn_dtype_name(c->run.wdtype), ffn_dtype_name(c->run.adtype),
+            (unsigned long long)c->run.batch, (unsigned long long)c->run.seq);
+    for (size_t i = 0; i < c->n_batch; i++)
+        fprintf(fp, "%s%llu", i ? ", " : " ", (unsigned long long)c->batch[i]);
+    fprintf(fp, "%s%s%s.\n- Devices, with the source of each spec:\n",
+            c->scenario[0] ? "; scenario `" : "", c->scenario, c->scenario[0] ? "`" : "");
+    for (size_t i = 0; i < c->n_dev; i++) {
+        char src[600];
+        source_line(src, sizeof src, c->dev[i].hw.source);
+        fprintf(fp, "  - **%s** (`%s`): %s\n", c->dev[i].hw.name, c->dev[i].hw_path, src);
+    }
+    fputc('\n', fp);
+}
+
+static int md_compare_section(FILE *fp, const rep_opts *o, const ffn_compare *c, const char *prefix)
+{
+    fputs("### Tables\n\n", fp);
+    ffn_compare_write_markdown(fp, c);
+    fputs("\n### Charts\n\n", fp);
+    char names[3][64];
+    int n = 0;
+    int rc = ffn_compare_plots(CMD, c, o->dir, prefix, 0, 0, o->render, names, &n);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) {
+        const char *nm = names[i];
+        if (strstr(nm, "latency"))
+            md_chart(fp, nm, "FFN latency per layer",
+                     "FFN time per layer vs tokens per step: prefill (solid) over prompt lengths, "
+                     "decode (dashed) over batch sizes; the dash-dotted line is each device's "
+                     "ridge point.");
+        else if (strstr(nm, "roofline"))
+            md_chart(fp, nm, "Rooflines",
+                     "Each device's roofline (compute ceilings per dtype, memory bandwidth) with "
+                     "the model's whole FFN as a point per phase and batch (predicted).");
+        else
+            md_chart(fp, nm, "MoE breakdown",
+                     "Where the time of one MoE layer goes on the busiest device, per device and "
+                     "decode batch.");
+    }
+    return 0;
+}
+
+static int report_compare(const rep_opts *o, int argc, char **argv)
+{
+    static ffn_compare c;
+    int rc = ffn_compare_setup(CMD, argc, argv, &c, NULL, NULL, NULL);
+    if (rc == -1) return FFN_EXIT_OK;
+    if (rc) return rc;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *md = open_memstream(&text, &len);
+    if (!md) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+    char title[512] = "", devs[400] = "";
+    for (size_t i = 0; i < c.n_dev; i++) {
+        size_t l = strlen(devs);
+        snprintf(devs + l, sizeof devs - l, "%s%s", i ? ", " : "", c.dev[i].hw.name);
+    }
+    snprintf(title, sizeof title, "FFN comparison: %s on %s", c.model.name, devs);
+    md_header(md, title, o);
+    fprintf(md, "## The question\n\nHow long do the feed-forward layers of **%s** take on %s, in "
+                "prefill and in decode; how many FFN tokens per second, and per watt, does each "
+                "device give; where does each turn compute-bound; and do the weights fit on one "
+                "device?\n\n## Inputs\n\n",
+            c.model.name, devs);
+    md_compare_inputs(md, &c);
+    fputs("## Results\n\n", md);
+    rc = md_compare_section(md, o, &c, "");
+    md_assumptions(md, c.model.moe.n_experts > 0, false);
+    fclose(md);
+    if (!rc) rc = finish_report(o, text, len);
+    free(text);
+    return rc;
+}
+
+static int report_bench(const rep_opts *o)
+{
+    static ffn_plot_bench b;
+    static ffn_plot_device cal;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (ffn_plot_load_bench(o->bench, &b, &d)) return ffn_cli_diag(&d);
+    if (o->cal && ffn_plot_load_calibration(o->cal, &cal, NULL, 0, &d)) return ffn_cli_diag(&d);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *md = open_memstream(&text, &len);
+    if (!md) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+    char title[300];
+    snprintf(title, sizeof title, "Validation: ffnroof's FFN kernels on %s",
+             b.host[0] ? b.host : b.spec.name);
+    md_header(md, title, o);
+    fputs("## The question\n\nHow close do ffnroof's FFN kernels come to this host's roofline, and "
+          "how well does the simulator predict their time?\n\n",
+          md);
+    md_bench_inputs(md, &b, o->bench, o->cal);
+    fputs("## Validation: measured vs roofline vs predicted\n\n", md);
+    md_validation(md, &b);
+    fputs("## Charts\n\n", md);
+    int rc = bench_charts(o, &b, o->cal ? &cal : NULL, md);
+    md_assumptions(md, false, true);
+    fclose(md);
+    if (!rc) rc = finish_report(o, text, len);
+    free(text);
+    return rc;
+}
+
+/* --quick ------------------------------------------------------------------------------------ */
+
+/* Layers shaped like llama2-7b's (d 4096, f 11008, SwiGLU) and Mixtral-8x7B's (d 4096, f 14336,
+ * 8 experts, top-2), scaled down by 4 and 8 in d and f so that their fp32 weights (34 MB and
+ * 88 MB) still exceed the last-level cache - decode stays memory-bound as in the real model -
+ * while every case runs in about a second on 2 cores. */
+#define QUICK_DENSE_D 1024
+#define QUICK_DENSE_F 2752
+#define QUICK_MOE_D 512
+#define QUICK_MOE_F 1792
+
+static size_t quick_cases(ffn_bench_case *cs, size_t cap)
+{
+    static const struct {
+        ffn_bench_kind kind;
+        ffn_phase phase;
+        size_t tokens;
+        ffn_dtype dt;
+    } plan[] = {
+        {FFN_BENCH_DENSE, FFN_PHASE_DECODE, 1, FFN_DT_FP32},
+        {FFN_BENCH_DENSE, FFN_PHASE_DECODE, 16, FFN_DT_FP32},
+        {FFN_BENCH_DENSE, FFN_PHASE_PREFILL, 256, FFN_DT_FP32},
+        {FFN_BENCH_DENSE, FFN_PHASE_DECODE, 1, FFN_DT_BF16},
+        {FFN_BENCH_DENSE, FFN_PHASE_PREFILL, 256, FFN_DT_BF16},
+        {FFN_BENCH_MOE, FFN_PHASE_DECODE, 1, FFN_DT_FP32},
+        {FFN_BENCH_MOE, FFN_PHASE_DECODE, 16, FFN_DT_FP32},
+        {FFN_BENCH_MOE, FFN_PHASE_PREFILL, 256, FFN_DT_FP32},
+    };
+    const ffn_kernel *kb = NULL;
+    bool have_bf16 = ffn_kernel_best(FFN_DT_BF16, &kb, NULL) == 0;
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0] && n < cap; i++) {
+        if (plan[i].dt == FFN_DT_BF16 && !have_bf16) continue;
+        ffn_bench_case *c = &cs[n++];
+        memset(c, 0, sizeof *c);
+        c->kind = plan[i].kind;
+        c->phase = plan[i].phase;
+        c->tokens = plan[i].tokens;
+        c->batch = plan[i].phase == FFN_PHASE_DECODE ? plan[i].tokens : 1;
+        c->seq = plan[i].phase == FFN_PHASE_PREFILL ? plan[i].tokens : 0;
+        bool moe = plan[i].kind == FFN_BENCH_MOE;
+        c->shape.d = moe ? QUICK_MOE_D : QUICK_DENSE_D;
+        c->shape.f = moe ? QUICK_MOE_F : QUICK_DENSE_F;
+        c->shape.act = FFN_ACT_SWIGLU;
+        c->n_experts = moe ? 8 : 0;
+        c->top_k = moe ? 2 : 0;
+        c->wdtype = plan[i].dt;
+    }
+    return n;
+}
+
+static int write_file(const char *path, int (*fn)(FILE *, const void *), const void *arg)
+{
+    ffn_cli_out out;
+    int rc = ffn_cli_out_open(CMD, &out, path);
+    if (rc) return rc;
+    return ffn_cli_out_close(CMD, &out, fn(out.fp, arg) == 0);
+}
+
+typedef struct calib_args {
+    const ffn_calibration *c;
+    const ffn_kcal_result *k;
+    const ffn_calib_meta *m;
+} calib_args;
+static int calib_writer(FILE *fp, const void *a)
+{
+    const calib_args *x = a;
+    return ffn_calib_write_json(fp, x->c, x->k, x->m);
+}
+typedef struct bench_args {
+    const ffn_bench_meta *m;
+    const ffn_bench_result *r;
+    size_t n;
+} bench_args;
+static int bench_writer(FILE *fp, const void *a)
+{
+    const bench_args *x = a;
+    return ffn_bench_write_json(fp, x->m, x->r, x->n);
+}
+
+static int report_quick(const rep_opts *o)
+{
+    char cal_dir[PATH_MAX], bench_dir[PATH_MAX], hw_path[PATH_MAX + 16], cal_path[PATH_MAX + 32],
+        bench_path[PATH_MAX + 16];
+    snprintf(cal_dir, sizeof cal_dir, "%s/calibration", o->dir);
+    snprintf(bench_dir, sizeof bench_dir, "%s/bench", o->dir);
+    int rc;
+    if ((rc = ffn_cli_prepare_dir(CMD, cal_dir)) || (rc = ffn_cli_prepare_dir(CMD, bench_dir)))
+        return rc;
+    snprintf(hw_path, sizeof hw_path, "%s/hw.yaml", cal_dir);
+    snprintf(cal_path, sizeof cal_path, "%s/calibration.json", cal_dir);
+    snprintf(bench_path, sizeof bench_path, "%s/bench.json", bench_dir);
+
+    double load[3] = {-1, -1, -1};
+    ffn_prof_loadavg(load);
+    ffn_prof_sigint_install();
+    ffn_prof_progress prog;
+
+    /* 1. calibrate quickly (as `ffnroof calibrate --quick` does) */
+    fprintf(stderr, "[1/4] calibrating this host (peaks, bandwidth sweep, kernel fit)\n");
+    ffn_prof_progress_init(&prog, "calibrate --quick");
+    static ffn_calibration cal;
+    ffn_calibrate_opts copt;
+    memset(&copt, 0, sizeof copt);
+    copt.quick = true;
+    copt.progress = ffn_prof_progress_stage;
+    copt.user = &prog;
+    prog.lo = 0.0;
+    prog.hi = 0.6;
+    rc = ffn_calibrate_run(&copt, &cal);
+    if (rc) {
+        ffn_prof_progress_end(&prog);
+        ffn_prof_sigint_restore();
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "calibration %s",
+                            rc == FFN_EINTERRUPTED ? "interrupted" : ffn_strerror(rc));
+    }
+    const ffn_kernel *kb = NULL;
+    bool use_amx = ffn_kernel_best(FFN_DT_BF16, &kb, NULL) == 0 && strstr(kb->name, "amx") != NULL;
+    static ffn_hw hw;
+    if (ffn_calibration_to_hw(&cal, use_amx, &hw)) {
+        ffn_prof_progress_end(&prog);
+        ffn_prof_sigint_restore();
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "no fp32 peak or no memory bandwidth was measured");
+    }
+    static ffn_kcal_result kres;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    prog.lo = 0.6;
+    prog.hi = 1.0;
+    int krc = ffn_bench_fit_eff(&hw, FFN_KCAL_QUICK, cal.threads, ffn_prof_stop_flag(),
+                                ffn_prof_progress_case, &prog, &kres, &d);
+    ffn_prof_progress_end(&prog);
+    if (krc == FFN_EINTERRUPTED) {
+        ffn_prof_sigint_restore();
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted during the kernel fit");
+    }
+    char notes[600] = "";
+    if (krc) {
+        snprintf(notes, sizeof notes, "the kernel fit failed (%.300s): efficiency left neutral",
+                 d.msg[0] ? d.msg : ffn_strerror(krc));
+        memset(&hw.eff, 0, sizeof hw.eff);
+        hw.eff.compute_max = hw.eff.memory_max = 1.0;
+    }
+    if ((rc = ffn_hw_write(&hw, hw_path, &d))) {
+        ffn_prof_sigint_restore();
+        return ffn_cli_diag(&d);
+    }
+    const char *peak_kind[FFN_DT_COUNT] = {0};
+    ffn_calib_meta cm;
+    memset(&cm, 0, sizeof cm);
+    cm.complete = krc == 0;
+    memcpy(cm.load_avg, load, sizeof load);
+    cm.spec_file = hw_path;
+    cm.spec = &hw;
+    memcpy(cm.peak_kind, peak_kind, sizeof peak_kind);
+    cm.notes = notes;
+    calib_args ca = {&cal, krc == 0 || kres.n_runs ? &kres : NULL, &cm};
+    if ((rc = write_file(cal_path, calib_writer, &ca))) {
+        ffn_prof_sigint_restore();
+        return rc;
+    }
+
+    /* 2. bench the scaled layers on the calibrated spec */
+    fprintf(stderr, "[2/4] benchmarking llama2-7b-shaped and Mixtral-shaped layers (scaled)\n");
+    static ffn_bench_case cases[16];
+    static ffn_bench_result res[16];
+    size_t n = quick_cases(cases, 16), n_done = 0;
+    ffn_bench_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.case_time_s = 1.5;
+    bo.stop = ffn_prof_stop_flag();
+    ffn_prof_progress_init(&prog, "bench");
+    prog.lo = 0.0;
+    prog.hi = 1.0;
+    ffn_diag_clear(&d);
+    int brc = ffn_bench_run(&hw, cases, n, &bo, ffn_prof_progress_case, &prog, res, &n_done, &d);
+    ffn_prof_progress_end(&prog);
+    ffn_prof_sigint_restore();
+    if (brc && brc != FFN_EINTERRUPTED)
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "bench failed: %s", d.msg[0] ? d.msg : ffn_strerror(brc));
+    if (n_done == 0) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted before any case finished");
+    static ffn_host_info host;
+    ffn_host_info_get(&host);
+    char date[32];
+    snprintf(date, sizeof date, "%s", cal.date);
+    ffn_bench_meta bm;
+    memset(&bm, 0, sizeof bm);
+    bm.date = date;
+    bm.command = o->command;
+    bm.complete = brc == 0;
+    bm.interrupted = brc == FFN_EINTERRUPTED;
+    bm.host = &host;
+    memcpy(bm.load_avg, load, sizeof load);
+    bm.spec = &hw;
+    bm.spec_file = hw_path;
+    bm.notes = "ffnroof report --quick: scaled layers (llama2-7b d/4, f/4; Mixtral d/8, f/8), "
+               "timers only (no PAPI counters)";
+    bench_args ba = {&bm, res, n_done};
+    if ((rc = write_file(bench_path, bench_writer, &ba))) return rc;
+
+    /* 3. read both back as any user's files would be, and compare the full models */
+    fprintf(stderr, "[3/4] predicting llama2-7b and mixtral-8x7b on this host and datacenter "
+                    "devices\n");
+    static ffn_plot_bench b;
+    static ffn_plot_device cdev;
+    ffn_diag_clear(&d);
+    if (ffn_plot_load_bench(bench_path, &b, &d)) return ffn_cli_diag(&d);
+    if (ffn_plot_load_calibration(cal_path, &cdev, NULL, 0, &d)) return ffn_cli_diag(&d);
+    static ffn_compare cmp[2];
+    static const char *const models[] = {"llama2-7b", "mixtral-8x7b"};
+    char hwlist[PATH_MAX + 64];
+    snprintf(hwlist, sizeof hwlist, "%s,xeon-8480,h100-sxm,mi300x", hw_path);
+    for (int i = 0; i < 2; i++) {
+        char *av[] = {(char *)CMD, (char *)"--model", (char *)models[i], (char *)"--hw", hwlist,
+                      (char *)"--batch", (char *)"1,16,128", NULL};
+        if ((rc = ffn_compare_setup(CMD, 7, av, &cmp[i], NULL, NULL, NULL))) return rc;
+    }
+
+    /* 4. the report */
+    fprintf(stderr, "[4/4] writing the report and its charts\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *md = open_memstream(&text, &len);
+    if (!md) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+    char title[300];
+    snprintf(title, sizeof title, "ffnroof quick report: %s", host.host);
+    md_header(md, title, o);
+    fprintf(md, "## The question\n\nWhat can this host (%s, %d CPUs usable) do for the "
+                "feed-forward layers of a Transformer: its empirical roofline, how close "
+                "ffnroof's FFN kernels come to it, how well the simulator predicts them once "
+                "calibrated, and how the host compares with datacenter devices for llama2-7b and "
+                "Mixtral-8x7B?\n\n",
+            host.cpu_model, host.allowed_cpus);
+    char t1[32], t2[32], t3[32];
+    fprintf(md, "## This host's roofline (measured %s)\n\n", cal.date);
+    fprintf(md, "| roof | kind | value |\n|---|---|---:|\n");
+    for (int i = 0; i < cdev.n_ceil; i++)
+        fprintf(md, "| %s | %s | %s |\n", cdev.ceil[i].name, ffn_roof_kind_name(cdev.ceil[i].kind),
+                fu(t1, sizeof t1, cdev.ceil[i].value,
+                   cdev.ceil[i].kind == FFN_ROOF_COMPUTE ? FFN_UNIT_FLOPS : FFN_UNIT_BPS));
+    fprintf(md, "\nCore clock %s (%s). The spec written from it, `calibration/hw.yaml`, has "
+                "main-memory bandwidth %s and fp32 peak %s; its efficiency parameters were "
+                "fitted to %zu kernel runs (median |error| %.1f%%, held-out median %.1f%% over "
+                "%zu runs)%s. Raw points: `calibration/calibration.json`.%s%s\n\n",
+            fu(t2, sizeof t2, cal.clock.hz, FFN_UNIT_FREQ), cal.clock.method,
+            fu(t1, sizeof t1, hw.mem_bandwidth_bps, FFN_UNIT_BPS),
+            fu(t3, sizeof t3, hw.peak_flops[FFN_DT_FP32], FFN_UNIT_FLOPS), kres.n_fit,
+            100 * kres.fit_median_abs, 100 * kres.check_median_abs, kres.n_check,
+            krc ? " - the fit failed, efficiency left neutral" : "", cal.notes[0] ? " Notes: " : "",
+            cal.notes);
+    fputs("## Validation: ffnroof's kernels on this host\n\n", md);
+    fprintf(md, "Layers shaped like llama2-7b's (d 4096, f 11008, SwiGLU) scaled to d %d, f %d, "
+                "and like Mixtral-8x7B's (d 4096, f 14336, 8 experts, top-2) scaled to d %d, "
+                "f %d, so that each case runs in about a second; weights are still larger than "
+                "the caches, so decode stays memory-bound as in the full model. Timers only (run "
+                "`ffnroof bench` for PAPI counters and peer libraries). Results: "
+                "`bench/bench.json`.\n\n",
+            QUICK_DENSE_D, QUICK_DENSE_F, QUICK_MOE_D, QUICK_MOE_F);
+    md_validation(md, &b);
+    fputs("### Charts\n\n", md);
+    rep_opts oq = *o;
+    if ((rc = bench_charts(&oq, &b, &cdev, md))) goto out;
+    for (int i = 0; i < 2; i++) {
+        fprintf(md, "## %s on this host and datacenter devices\n\n", cmp[i].model.name);
+        md_compare_inputs(md, &cmp[i]);
+        char prefix[80];
+        snprintf(prefix, sizeof prefix, "%.60s-", cmp[i].model.name);
+        if ((rc = md_compare_section(md, o, &cmp[i], prefix))) goto out;
+    }
+    md_assumptions(md, true, true);
+out:
+    fclose(md);
+    if (!rc) rc = finish_report(o, text, len);
+    free(text);
+    return rc;
+}
+
+int ffn_cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"compare", no_argument, 0, O_COMPARE},     {"bench", required_argument, 0, O_BENCH},
+        {"calibration", required_argument, 0, O_CAL}, {"quick", no_argument, 0, O_QUICK},
+        {"out", required_argument, 0, O_OUT},       {"force", no_argument, 0, O_FORCE},
+        {"no-render", no_argument, 0, O_NORENDER},  {"model", required_argument, 0, O_MODEL},
+        {"hw", required_argument, 0, O_HW},         {"scenario", required_argument, 0, O_SCENARIO},
+        {"dtype", required_argument, 0, O_DTYPE},   {"batch", required_argument, 0, O_BATCH},
+        {"seq", required_argument, 0, O_SEQ},       {"prefill-batch", required_argument, 0, O_PBATCH},
+        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    static rep_opts o;
+    memset(&o, 0, sizeof o);
+    o.dir = "report";
+    o.render = true;
+    /* the command line, for the report's header */
+    size_t cl = 0;
+    cl += (size_t)snprintf(o.command, sizeof o.command, "ffnroof");
+    for (int i = 0; i < argc && cl < sizeof o.command; i++)
+        cl += (size_t)snprintf(o.command + cl, sizeof o.command - cl, " %s", argv[i]);
+    bool compare_opts = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_COMPARE:
+            o.compare = true;
+            break;
+        case O_BENCH:
+            o.bench = optarg;
+            break;
+        case O_CAL:
+            o.cal = optarg;
+            break;
+        case O_QUICK:
+            o.quick = true;
+            break;
+        case O_OUT:
+            o.dir = optarg;
+            break;
+        case O_FORCE:
+            o.force = true;
+            break;
+        case O_NORENDER:
+            o.render = false;
+            break;
+        case 'h':
+            usage(stdout);
+            return FFN_EXIT_OK;
+        case ':':
+            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
+        case '?':
+            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        default:
+            compare_opts = true; /* parsed again by ffn_compare_setup */
+            break;
+        }
+    }
+    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    int modes = o.compare + (o.bench != NULL) + o.quick;
+    if (modes != 1)
+        return ffn_cli_usage(CMD, "say what to report on: exactly one of --compare, --bench FILE "
+                                  "or --quick");
+    if (compare_opts && !o.compare)
+        return ffn_cli_usage(CMD, "--model, --hw and the other comparison options need --compare");
+    if (o.cal && !o.bench) return ffn_cli_usage(CMD, "--calibration goes with --bench");
+    int rc = ffn_cli_prepare_dir(CMD, o.dir);
+    if (rc) return rc;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/report.md", o.dir);
+    struct stat st;
+    if (!o.force && stat(path, &st) == 0)
+        return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "'%s' exists; use --force to overwrite it", path);
+    if (o.compare) return report_compare(&o, argc, argv);
+    if (o.bench) return report_bench(&o);
+    return report_quick(&o);
+}

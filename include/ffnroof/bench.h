@@ -1,0 +1,169 @@
+/* The bench runner behind `ffnroof bench` and the kernel half of `ffnroof calibrate`: runs
+ * ffnroof's FFN kernels (dense and MoE) on a shape, side by side with the library peers, with
+ * warm-up, repetition until the timing is stable and robust statistics, weights flushed from
+ * the caches before every call (as in a real model, where the other layers evict them), PAPI
+ * counters around every timed call (hardware events where the host has them, ffnroof's SDE
+ * events always), an optional check against the reference kernel, and the simulator's roofline
+ * and predicted time for the same op on a given spec. It also fits the efficiency model of a
+ * calibrated spec to kernel runs (ffn_bench_fit_eff).
+ *
+ * Like every library here it never prints and never exits; errors are negative FFN_E* codes
+ * with a diag. Interruption: set *opts->stop (e.g. from a SIGINT handler); the run stops after
+ * the current timed call and returns FFN_EINTERRUPTED with the cases finished so far. */
+#ifndef FFNROOF_BENCH_H
+#define FFNROOF_BENCH_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/kernels.h"
+#include "ffnroof/measure.h"
+#include "ffnroof/measure_papi.h"
+#include "ffnroof/peers.h"
+#include "ffnroof/sim.h"
+
+typedef enum ffn_bench_kind { FFN_BENCH_DENSE = 0, FFN_BENCH_MOE } ffn_bench_kind;
+
+/* One case: a layer shape, a weight dtype and a token count. */
+typedef struct ffn_bench_case {
+    ffn_bench_kind kind;
+    ffn_phase phase;
+    uint64_t batch, seq; /* what the tokens stand for (seq 0 for decode) */
+    size_t tokens;       /* T of the kernel call, >= 1 */
+    ffn_kshape shape;    /* d, f (per expert for MoE), act, bias */
+    size_t n_experts, top_k; /* MoE: E >= 1, 1 <= k <= E (softmax scoring, Mixtral) */
+    ffn_dtype wdtype;        /* weight dtype; activations are fp32 */
+} ffn_bench_case;
+
+#define FFN_BENCH_MAX_EVENTS 24
+
+typedef struct ffn_bench_opts {
+    bool isa_set; /* else the best kernel (ffn_kernel_best, FFNROOF_ISA honoured) */
+    ffn_isa isa;
+    int threads;                   /* <= 0: all cores */
+    bool peers[FFN_PEER_COUNT];    /* peers to run beside ours (dense cases only) */
+    size_t reps;                   /* exactly this many timed rounds; 0 = until stable */
+    double case_time_s;            /* cap per case (all implementations), default 4 s */
+    bool verify;                   /* compare with the reference kernel */
+    bool warm;                     /* do not flush the weights before each call */
+    ffn_counters *counters;        /* counted around every timed call of ours; NULL = none */
+    const char *const *event_names; /* names of counters' events, in order */
+    size_t n_events;
+    const volatile sig_atomic_t *stop;
+    uint64_t seed; /* weights and inputs (0 = 1) */
+} ffn_bench_opts;
+
+typedef struct ffn_bench_peer {
+    bool ran;
+    ffn_peer_lib lib;
+    char describe[96];
+    ffn_dtype dtype;
+    ffn_stats time;
+    double speedup; /* peer median / our median */
+    char error[192];
+} ffn_bench_peer;
+
+typedef struct ffn_bench_result {
+    ffn_bench_case c;
+    char kernel[64];
+    ffn_isa isa;
+    int threads; /* the thread count passed to the kernel, resolved (>= 1) */
+    bool cold;
+    ffn_stats time; /* seconds per call */
+    bool stable;
+    double flops, bytes, weight_bytes; /* one call, the kernels' (= the simulator's) count */
+    double achieved_flops, achieved_bps, intensity;
+    ffn_bound bound;
+    double roofline_s, predicted_s, prediction_error, efficiency;
+    /* predicted / min - 1: other processes can only slow a sample down, so on a shared host
+     * the fastest sample is the best estimate of the machine's own speed */
+    double prediction_error_min;
+    ffn_dtype cdtype; /* the compute dtype the prediction used */
+    /* counters: totals over `calls` timed calls */
+    ffn_counter_value counters[FFN_BENCH_MAX_EVENTS];
+    size_t n_counters;
+    long long calls;
+    /* MoE: medians of the kernel's own phase timers */
+    bool has_moe;
+    double route_s, permute_s, experts_s, combine_s;
+    size_t active_experts;
+    ffn_bench_peer peers[FFN_PEER_COUNT];
+    bool verified;
+    double max_rel_err; /* max |ours - ref| / max |ref| over the tokens checked */
+    double verify_bound;
+    size_t verify_tokens;
+} ffn_bench_result;
+
+/* Called before each case with the fraction done and a label; non-zero stops the run. */
+typedef int (*ffn_bench_progress_fn)(void *user, double fraction, const char *label);
+
+/* Check a case (shape, dtype, kernel availability for opts). 0 or FFN_EINVAL /
+ * FFN_EUNSUPPORTED with diag. */
+int ffn_bench_case_check(const ffn_bench_case *c, const ffn_bench_opts *o, ffn_diag *diag);
+
+/* The compute dtype a kernel of weight dtype wdt uses: bf16/fp16 weights multiply in their own
+ * dtype (AMX, VDPBF16PS, FMLA.8h) on fp32-stored activations. */
+ffn_dtype ffn_bench_cdtype(ffn_dtype wdt);
+
+/* The simulator's view of a case on hw: roofline, predicted time and bound of the same op
+ * (fused dense layer, or an MoE layer with uniform routing), activations fp32, compute dtype
+ * ffn_bench_cdtype. flops/bytes (may be NULL) receive the simulator's counts. */
+int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *roofline_s,
+                      double *predicted_s, ffn_bound *bound, double *flops, double *bytes);
+
+/* Run n cases (cases sharing a layer, i.e. the same kind, shape and dtype one after another,
+ * share the packed weights) into res[0..n); *n_done counts the finished ones. hw may be NULL
+ * (no roofline or prediction: those fields are NAN). Returns 0, FFN_EINTERRUPTED (stop flag
+ * or progress callback), or the first error (with diag). */
+int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n,
+                  const ffn_bench_opts *o, ffn_bench_progress_fn progress, void *user,
+                  ffn_bench_result *res, size_t *n_done, ffn_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Fitting a calibrated spec's efficiency model to kernel runs (`ffnroof calibrate`). */
+
+#define FFN_KCAL_MAX 48
+
+typedef struct ffn_kcal_run {
+    ffn_bench_result r;
+    bool fit; /* used by the fit (else held out: only predicted) */
+} ffn_kcal_run;
+
+typedef struct ffn_kcal_result {
+    ffn_kcal_run runs[FFN_KCAL_MAX];
+    size_t n_runs;
+    ffn_eff eff;                  /* fitted */
+    double fit_median_abs, fit_max_abs;
+    size_t n_fit;
+    double check_median_abs, check_max_abs;
+    size_t n_check;
+    char fp32_kernel[64], bf16_kernel[64];
+    /* A roof must bound what was measured: when a memory-bound kernel run streamed faster than
+     * the bandwidth sweep's tail (a noisy shared host), the spec's bandwidth is raised to it;
+     * likewise a peak. The values before, 0 when unchanged. */
+    double bw_raised_from, peak_raised_from[FFN_DT_COUNT];
+    char notes[512];
+} ffn_kcal_result;
+
+/* How many calibration shapes: the default set (about 40 s on 2 cores), --quick (a few
+ * seconds), or tiny shapes for tests (well under a second; the fit means nothing). */
+typedef enum ffn_kcal_mode { FFN_KCAL_FULL = 0, FFN_KCAL_QUICK, FFN_KCAL_TINY } ffn_kcal_mode;
+
+/* The calibration shapes as cases, with fit[i] saying which are fit points (the others are held
+ * out); returns the count (<= cap). bf16 cases only when a bf16 kernel exists. */
+size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t cap);
+
+/* Set hw's tiles and compute units to the kernels' parallel blocking for `threads` threads,
+ * run the calibration cases on hw, fit compute_max per dtype, memory_max, launch_s and
+ * overlap_p (sim/fit.c, FFN_FIT_COMPUTE_BY_DTYPE) to the fit cases' fastest times (a shared
+ * host only ever slows a sample down), store the result in hw->eff and predict every case
+ * with it. */
+int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads, const volatile sig_atomic_t *stop,
+                      ffn_bench_progress_fn progress, void *user, ffn_kcal_result *out,
+                      ffn_diag *diag);
+
+#endif

@@ -1,0 +1,209 @@
+/* Pictures: the data behind ffnroof's charts and the gnuplot scripts that draw them (io/plot_data.c).
+ *
+ * Three charts: a roofline (log-log FLOP/byte vs FLOP/s: compute ceilings per dtype, bandwidth
+ * ceilings per memory level, ridge points, measured kernel points with the simulator's predicted
+ * points beside them), FFN latency per layer vs tokens (prefill, decode, predicted and measured,
+ * ridge marked) and MoE time as stacked bars (router, dispatch, experts, shared, combine,
+ * all-to-all). Each is filled in a plain struct (by hand, from ffn_hw specs and ffn_predict()
+ * results, or from the calibration and bench JSON files of docs/formats-bench.md), then written
+ * as a gnuplot data file plus a script made from a template in plots/ (docs/reports.md).
+ *
+ * Pure data preparation and writers: the caller owns the streams and decides where they go;
+ * nothing here runs gnuplot (cli/gnuplot.c does). Units are SI base units (FLOP/s, B/s, s). */
+#ifndef FFNROOF_PLOT_H
+#define FFNROOF_PLOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ffnroof/sim.h"
+
+#define FFN_PLOT_MAX_DEVICES 12
+#define FFN_PLOT_MAX_CEILINGS 16
+#define FFN_PLOT_MAX_POINTS 512
+#define FFN_PLOT_MAX_SERIES 64
+#define FFN_PLOT_MAX_SERIES_POINTS 64
+#define FFN_PLOT_MAX_BARS 64
+
+#define FFN_PLOT_CALIBRATION_SCHEMA "ffnroof.calibration/1"
+#define FFN_PLOT_BENCH_SCHEMA "ffnroof.bench/1"
+
+/* How a bandwidth ceiling was obtained: a read-only or read-write (copy/triad) measurement, or a
+ * datasheet peak (read+write, hw.h). Compute ceilings use FFN_ROOF_COMPUTE. */
+typedef enum ffn_roof_kind {
+    FFN_ROOF_COMPUTE = 0,
+    FFN_ROOF_READ_ONLY,
+    FFN_ROOF_READ_WRITE,
+    FFN_ROOF_DATASHEET
+} ffn_roof_kind;
+
+typedef struct ffn_plot_ceiling {
+    char name[32]; /* "fp32", "bf16 (AMX)", "DRAM", "L2", "HBM" */
+    ffn_roof_kind kind;
+    double value; /* FLOP/s (compute) or B/s (bandwidth), > 0 */
+} ffn_plot_ceiling;
+
+/* One roofline: a device or host with its ceilings. */
+typedef struct ffn_plot_device {
+    char name[64];
+    char origin[32]; /* "datasheet", "calibrated", "calibration.json", "bench spec" */
+    ffn_plot_ceiling ceil[FFN_PLOT_MAX_CEILINGS];
+    int n_ceil;
+} ffn_plot_device;
+
+/* A kernel (or whole-FFN) point on a roofline: measured and/or predicted FLOP/s at the same
+ * arithmetic intensity. NAN marks what is missing. */
+typedef struct ffn_plot_point {
+    int device;      /* index into the chart's devices */
+    char label[48];  /* "decode T=8 fp32" */
+    double intensity; /* FLOP/B */
+    double measured_flops;
+    double predicted_flops;
+} ffn_plot_point;
+
+typedef struct ffn_roofline_chart {
+    char title[256];
+    ffn_plot_device dev[FFN_PLOT_MAX_DEVICES];
+    int n_dev;
+    ffn_plot_point pts[FFN_PLOT_MAX_POINTS];
+    size_t n_pts;
+} ffn_roofline_chart;
+
+/* A latency curve or a set of measured points, one per (device, phase, predicted|measured). */
+typedef struct ffn_latency_series {
+    char label[80];
+    int device;
+    ffn_phase phase;
+    bool measured;
+    double tokens[FFN_PLOT_MAX_SERIES_POINTS]; /* tokens per step */
+    double seconds[FFN_PLOT_MAX_SERIES_POINTS]; /* per layer */
+    int n;
+} ffn_latency_series;
+
+typedef struct ffn_latency_chart {
+    char title[256];
+    char device[FFN_PLOT_MAX_DEVICES][64];
+    double ridge_tokens[FFN_PLOT_MAX_DEVICES]; /* INFINITY or NAN: not marked */
+    int n_dev;
+    ffn_latency_series s[FFN_PLOT_MAX_SERIES];
+    int n_series;
+} ffn_latency_chart;
+
+/* One stacked bar: where the time of one MoE layer goes (seconds, busiest device). */
+typedef struct ffn_moe_bar {
+    char label[48]; /* "b=64", "EP 8", "h100-sxm b=8" */
+    double router_s, dispatch_s, expert_s, shared_s, combine_s, alltoall_s;
+} ffn_moe_bar;
+
+typedef struct ffn_moe_chart {
+    char title[256];
+    char xlabel[64]; /* "decode batch (sequences)", "expert-parallel degree" */
+    ffn_moe_bar bars[FFN_PLOT_MAX_BARS];
+    int n_bars;
+} ffn_moe_chart;
+
+/* Where the script finds its data and writes its images (names relative to the folder the
+ * script is run in), and how big the images are. */
+typedef struct ffn_plot_files {
+    const char *data;     /* "roofline.dat" */
+    const char *png;      /* "roofline.png" */
+    const char *svg;      /* "roofline.svg" */
+    const char *png_term; /* "pngcairo" (default when NULL) or "png" (libgd) */
+    int width, height;    /* pixels, both images; 0 = 1200 x 800 */
+} ffn_plot_files;
+
+/* ---- filling ---------------------------------------------------------------------------- */
+
+/* A device's ceilings from a hardware spec: one compute ceiling per dtype with a peak (tf32
+ * left out when it equals another), main memory and every on-chip level with a bandwidth. A
+ * spec written by `ffnroof calibrate` (source "measured by ffnroof calibrate ...") has
+ * read-only bandwidths; a datasheet's are read+write peaks. */
+void ffn_plot_device_from_hw(const ffn_hw *hw, ffn_plot_device *out);
+
+/* Add a ceiling; FFN_ENOSPACE when full, FFN_EINVAL for a value that is not positive/finite. */
+int ffn_plot_device_add(ffn_plot_device *d, const char *name, ffn_roof_kind kind, double value);
+
+/* The slowest read-only or datasheet bandwidth ceiling (read-write only when there is no other):
+ * the one ridge points refer to; 0 when none. */
+double ffn_plot_device_main_bw(const ffn_plot_device *d);
+
+/* A point for the whole FFN of a prediction: its intensity and predicted FLOP/s. */
+void ffn_plot_point_from_result(const ffn_result *r, int device, ffn_plot_point *out);
+
+/* Latency per layer of a prediction: predicted_s / (layers x steps) (seconds). */
+double ffn_plot_layer_latency_s(const ffn_model *m, const ffn_result *r);
+
+/* An MoE bar from a prediction's MoE breakdown. */
+void ffn_plot_moe_bar_from_result(const ffn_result *r, const char *label, ffn_moe_bar *out);
+
+/* ---- reading the profiler's files (docs/formats-bench.md) --------------------------------- */
+
+/* A calibration.json as a roofline: the best all-threads peak per dtype (one-thread fp32 as a
+ * second ceiling), the plateaus of the all-threads read-only ("read") and read-write ("triad",
+ * else "copy") curves, and the read-only tail rate (the spec's main memory) when no plateau was
+ * detected or it differs from the last read-only plateau by more than 5%. Refuses a
+ * file of another kind or a newer major version (FFN_ESCHEMA with diag). */
+int ffn_plot_load_calibration(const char *path, ffn_plot_device *out, char *date, size_t date_n,
+                              ffn_diag *diag);
+
+/* One case of a bench.json, as far as the pictures and the validation table need it. */
+typedef struct ffn_plot_case {
+    int id;
+    char kind[8];  /* "dense" | "moe" */
+    ffn_phase phase;
+    uint64_t batch, tokens, d, f, experts, top_k;
+    char act[16];
+    char dtype[8];
+    char isa[16];
+    int threads;
+    double median_s, min_s, p90_s;
+    double flops, bytes, intensity, achieved_flops;
+    double roofline_s, predicted_s, prediction_error, efficiency; /* NAN when null */
+} ffn_plot_case;
+
+#define FFN_PLOT_MAX_CASES 256
+
+typedef struct ffn_plot_bench {
+    char date[32];
+    char host[128];
+    char cpu_model[128];
+    bool complete;
+    char counters_source[16];
+    ffn_plot_device spec; /* the spec the bench ran against, as a roofline */
+    char spec_source[512];
+    ffn_plot_case cases[FFN_PLOT_MAX_CASES];
+    size_t n_cases;
+} ffn_plot_bench;
+
+/* Read a bench.json (schema ffnroof.bench/1). FFN_ESCHEMA for another kind/version, a file
+ * without cases or a case without its time; more than FFN_PLOT_MAX_CASES cases is
+ * FFN_ENOSPACE. */
+int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag);
+
+/* "decode T=8 fp32" for a case (MoE cases say "moe"). */
+void ffn_plot_case_label(const ffn_plot_case *c, char *buf, size_t n);
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+/* Write the chart's data file (gnuplot index blocks, each preceded by a comment saying what it
+ * holds) and its script: template_text (a template from plots/) with @TITLE@, @DATA@, @PNG@, @SVG@,
+ * @PNGTERM@, @WIDTH@, @HEIGHT@, @XRANGE@, @YRANGE@, @SETUP@ and @PLOT@ replaced. Returns 0,
+ * FFN_EINVAL (nothing to draw: no ceilings, no series, no bars) or FFN_EIO with diag filled. */
+int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_text,
+                            const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag);
+int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text,
+                           const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag);
+int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const ffn_plot_files *f,
+                       FILE *data, FILE *script, ffn_diag *diag);
+
+/* Axis range of a log axis: decades that hold [lo, hi] (lo, hi > 0). */
+void ffn_plot_log_range(double lo, double hi, double *min_out, double *max_out);
+
+const char *ffn_roof_kind_name(ffn_roof_kind k);
+
+#endif

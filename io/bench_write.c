@@ -1,0 +1,279 @@
+/* `ffnroof bench` results as JSON (schema ffnroof.bench/1) and CSV, every key and unit in
+ * docs/formats-bench.md. Quantities that were not measured are null (JSON) or empty (CSV). */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "ffnroof/bench_io.h"
+#include "ffnroof/json.h"
+
+void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b);
+void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra);
+
+static void spec(ffn_json *j, const ffn_bench_meta *m)
+{
+    if (!m->spec) {
+        ffn_json_null(j, "spec");
+        return;
+    }
+    const ffn_hw *h = m->spec;
+    ffn_json_obj_begin(j, "spec");
+    ffn_json_str(j, "file", m->spec_file ? m->spec_file : "");
+    ffn_json_str(j, "name", h->name);
+    ffn_json_str(j, "source", h->source);
+    ffn_json_str(j, "kind", ffn_hw_kind_name(h->kind));
+    ffn_json_obj_begin(j, "peak_flops");
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        if (h->peak_flops[d] > 0) ffn_json_num(j, ffn_dtype_name((ffn_dtype)d), h->peak_flops[d]);
+    ffn_json_obj_end(j);
+    ffn_json_num(j, "mem_bandwidth_bps", h->mem_bandwidth_bps);
+    ffn_json_u64(j, "compute_units", h->compute_units);
+    if (h->clock_hz > 0)
+        ffn_json_num(j, "clock_hz", h->clock_hz);
+    else
+        ffn_json_null(j, "clock_hz");
+    ffn_json_obj_end(j);
+}
+
+static void counters_available(ffn_json *j, const ffn_bench_meta *m)
+{
+    const ffn_papi_probe *p = m->probe;
+    ffn_json_obj_begin(j, "counters_available");
+    ffn_json_bool(j, "papi_built_in", p && p->built_in);
+    if (p && p->initialised)
+        ffn_json_str(j, "papi_version", p->version);
+    else
+        ffn_json_null(j, "papi_version");
+    ffn_json_str(j, "source", p ? p->counter_source : "none");
+    bool hw = p && p->n_events_available > 0;
+    ffn_json_bool(j, "hardware", hw);
+    if (hw) {
+        ffn_json_null(j, "hardware_reason");
+    } else if (!p || !p->built_in) {
+        ffn_json_str(j, "hardware_reason", "ffnroof was built without PAPI");
+    } else if (!p->initialised) {
+        ffn_json_str(j, "hardware_reason", p->error);
+    } else if (p->cpu_component_disabled && p->cpu_disabled_reason[0]) {
+        ffn_json_str(j, "hardware_reason", p->cpu_disabled_reason);
+    } else {
+        char buf[400];
+        snprintf(buf, sizeof buf, "%s%s",
+                 p->cpu_pmu_exported ? "" : "the kernel exports no CPU PMU; ",
+                 p->events[0].reason[0] ? p->events[0].reason : "no hardware event could be counted");
+        ffn_json_str(j, "hardware_reason", buf);
+    }
+    ffn_json_bool(j, "sde", m->sde_read);
+    ffn_json_arr_begin(j, "events");
+    for (size_t i = 0; i < m->n_events; i++) ffn_json_str(j, NULL, m->events[i]);
+    ffn_json_arr_end(j);
+    ffn_json_obj_end(j);
+}
+
+static void num_or_null(ffn_json *j, const char *key, double v)
+{
+    if (isfinite(v))
+        ffn_json_num(j, key, v);
+    else
+        ffn_json_null(j, key);
+}
+
+static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
+{
+    const ffn_bench_case *c = &r->c;
+    const bool moe = c->kind == FFN_BENCH_MOE;
+    ffn_json_obj_begin(j, NULL);
+    ffn_json_u64(j, "id", id);
+    ffn_json_str(j, "kind", moe ? "moe" : "dense");
+    ffn_json_str(j, "phase", ffn_phase_name(c->phase));
+    ffn_json_u64(j, "batch", c->batch);
+    if (c->phase == FFN_PHASE_PREFILL)
+        ffn_json_u64(j, "seq", c->seq);
+    else
+        ffn_json_null(j, "seq");
+    ffn_json_u64(j, "tokens", c->tokens);
+    ffn_json_u64(j, "d", c->shape.d);
+    ffn_json_u64(j, "f", c->shape.f);
+    ffn_json_str(j, "act", ffn_act_name(c->shape.act));
+    if (moe) {
+        ffn_json_u64(j, "experts", c->n_experts);
+        ffn_json_u64(j, "top_k", c->top_k);
+    } else {
+        ffn_json_null(j, "experts");
+        ffn_json_null(j, "top_k");
+    }
+    ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
+    ffn_json_str(j, "adtype", "fp32");
+    ffn_json_str(j, "isa", ffn__isa_names[r->isa]);
+    ffn_json_str(j, "kernel", r->kernel);
+    ffn_json_u64(j, "threads", (uint64_t)r->threads);
+    ffn_json_bool(j, "cold_weights", r->cold);
+    ffn__json_time(j, "time_s", &r->time, true);
+    ffn_json_u64(j, "samples", r->time.n);
+    ffn_json_bool(j, "stable", r->stable);
+    ffn_json_num(j, "flops", r->flops);
+    ffn_json_num(j, "bytes", r->bytes);
+    ffn_json_num(j, "weight_bytes", r->weight_bytes);
+    num_or_null(j, "achieved_flops", r->achieved_flops);
+    num_or_null(j, "achieved_bps", r->achieved_bps);
+    num_or_null(j, "intensity", r->intensity);
+    if (isfinite(r->roofline_s))
+        ffn_json_str(j, "bound", ffn_bound_name(r->bound));
+    else
+        ffn_json_null(j, "bound");
+    ffn_json_str(j, "compute_dtype", ffn_dtype_name(r->cdtype));
+    num_or_null(j, "roofline_s", r->roofline_s);
+    num_or_null(j, "predicted_s", r->predicted_s);
+    num_or_null(j, "prediction_error", r->prediction_error);
+    num_or_null(j, "prediction_error_min", r->prediction_error_min);
+    num_or_null(j, "efficiency", r->efficiency);
+    ffn_json_arr_begin(j, "counters");
+    for (size_t i = 0; i < r->n_counters; i++) {
+        const ffn_counter_value *v = &r->counters[i];
+        ffn_json_obj_begin(j, NULL);
+        ffn_json_str(j, "name", v->name);
+        if (v->available && r->calls > 0) {
+            ffn_json_num(j, "value", (double)v->value);
+            ffn_json_num(j, "per_call", (double)v->value / (double)r->calls);
+            ffn_json_null(j, "reason");
+        } else {
+            ffn_json_null(j, "value");
+            ffn_json_null(j, "per_call");
+            ffn_json_str(j, "reason", v->reason[0] ? v->reason : "not counted");
+        }
+        ffn_json_obj_end(j);
+    }
+    ffn_json_arr_end(j);
+    ffn_json_u64(j, "calls", (uint64_t)(r->calls > 0 ? r->calls : 0));
+    if (r->has_moe) {
+        ffn_json_obj_begin(j, "moe");
+        num_or_null(j, "route_s", r->route_s);
+        num_or_null(j, "permute_s", r->permute_s);
+        num_or_null(j, "experts_s", r->experts_s);
+        num_or_null(j, "combine_s", r->combine_s);
+        double over = r->route_s + r->permute_s + r->combine_s;
+        double tot = over + r->experts_s;
+        num_or_null(j, "routing_share", tot > 0 ? over / tot : NAN);
+        ffn_json_u64(j, "active_experts", r->active_experts);
+        ffn_json_obj_end(j);
+    } else {
+        ffn_json_null(j, "moe");
+    }
+    ffn_json_arr_begin(j, "peers");
+    for (int p = 0; p < FFN_PEER_COUNT; p++) {
+        const ffn_bench_peer *bp = &r->peers[p];
+        if (!bp->ran) continue;
+        ffn_json_obj_begin(j, NULL);
+        ffn_json_str(j, "lib", ffn__peer_names[bp->lib]);
+        ffn_json_str(j, "describe", bp->describe);
+        ffn_json_str(j, "dtype", ffn_dtype_name(bp->dtype));
+        if (bp->time.n) {
+            ffn__json_time(j, "time_s", &bp->time, false);
+            num_or_null(j, "speedup", bp->speedup);
+        } else {
+            ffn_json_null(j, "time_s");
+            ffn_json_null(j, "speedup");
+        }
+        if (bp->error[0])
+            ffn_json_str(j, "error", bp->error);
+        else
+            ffn_json_null(j, "error");
+        ffn_json_obj_end(j);
+    }
+    ffn_json_arr_end(j);
+    if (r->verified) {
+        num_or_null(j, "max_rel_err", r->max_rel_err);
+        ffn_json_u64(j, "verify_tokens", r->verify_tokens);
+    } else {
+        ffn_json_null(j, "max_rel_err");
+        ffn_json_null(j, "verify_tokens");
+    }
+    ffn_json_obj_end(j);
+}
+
+int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n)
+{
+    if (!fp || !m || (n && !r)) return FFN_EINVAL;
+    ffn_json j;
+    ffn_json_init(&j, fp, true);
+    ffn_json_obj_begin(&j, NULL);
+    ffn_json_str(&j, "schema", FFN_BENCH_SCHEMA);
+    ffn_json_str(&j, "date", m->date ? m->date : "");
+    ffn_json_str(&j, "command", m->command ? m->command : "");
+    ffn_json_bool(&j, "complete", m->complete);
+    ffn_json_bool(&j, "interrupted", m->interrupted);
+    ffn_json_obj_begin(&j, "host");
+    if (m->host) {
+        ffn_json_str(&j, "name", m->host->host);
+        ffn_json_str(&j, "cpu_model", m->host->cpu_model);
+        ffn_json_str(&j, "cpu_vendor", m->host->cpu_vendor);
+        ffn_json_u64(&j, "online_cpus", (uint64_t)(m->host->online_cpus > 0 ? m->host->online_cpus : 0));
+        ffn_json_u64(&j, "allowed_cpus", (uint64_t)(m->host->allowed_cpus > 0 ? m->host->allowed_cpus : 0));
+    }
+    if (m->load_avg[0] >= 0) {
+        ffn_json_arr_begin(&j, "load_avg");
+        for (int i = 0; i < 3; i++) ffn_json_num(&j, NULL, m->load_avg[i]);
+        ffn_json_arr_end(&j);
+    } else {
+        ffn_json_null(&j, "load_avg");
+    }
+    ffn_json_obj_end(&j);
+    spec(&j, m);
+    counters_available(&j, m);
+    ffn_json_arr_begin(&j, "cases");
+    for (size_t i = 0; i < n; i++) one_case(&j, &r[i], i + 1);
+    ffn_json_arr_end(&j);
+    ffn__json_notes(&j, "notes", m->notes, NULL);
+    ffn_json_obj_end(&j);
+    return ffn_json_finish(&j);
+}
+
+static void csv_num(FILE *fp, double v)
+{
+    if (isfinite(v))
+        fprintf(fp, ",%.9g", v);
+    else
+        fputc(',', fp);
+}
+
+int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n)
+{
+    if (!fp || !m || (n && !r)) return FFN_EINVAL;
+    fputs("id,kind,phase,batch,seq,tokens,d,f,act,experts,top_k,dtype,isa,kernel,threads,"
+          "cold_weights,time_median_s,time_min_s,time_p90_s,samples,flops,bytes,achieved_flops,"
+          "achieved_bps,intensity,bound,roofline_s,predicted_s,prediction_error,efficiency,"
+          "openblas_median_s,onednn_median_s,max_rel_err,complete\n",
+          fp);
+    for (size_t i = 0; i < n; i++) {
+        const ffn_bench_result *x = &r[i];
+        const ffn_bench_case *c = &x->c;
+        const bool moe = c->kind == FFN_BENCH_MOE;
+        fprintf(fp, "%zu,%s,%s,%" PRIu64 ",", i + 1, moe ? "moe" : "dense", ffn_phase_name(c->phase),
+                c->batch);
+        if (c->phase == FFN_PHASE_PREFILL) fprintf(fp, "%" PRIu64, c->seq);
+        fprintf(fp, ",%zu,%zu,%zu,%s,", c->tokens, c->shape.d, c->shape.f, ffn_act_name(c->shape.act));
+        if (moe) fprintf(fp, "%zu", c->n_experts);
+        fputc(',', fp);
+        if (moe) fprintf(fp, "%zu", c->top_k);
+        fprintf(fp, ",%s,%s,%s,%d,%s", ffn_dtype_name(c->wdtype), ffn__isa_names[x->isa], x->kernel,
+                x->threads, x->cold ? "true" : "false");
+        csv_num(fp, x->time.median);
+        csv_num(fp, x->time.min);
+        csv_num(fp, x->time.p90);
+        fprintf(fp, ",%zu", x->time.n);
+        csv_num(fp, x->flops);
+        csv_num(fp, x->bytes);
+        csv_num(fp, x->achieved_flops);
+        csv_num(fp, x->achieved_bps);
+        csv_num(fp, x->intensity);
+        fprintf(fp, ",%s", isfinite(x->roofline_s) ? ffn_bound_name(x->bound) : "");
+        csv_num(fp, x->roofline_s);
+        csv_num(fp, x->predicted_s);
+        csv_num(fp, x->prediction_error);
+        csv_num(fp, x->efficiency);
+        for (int p = 0; p < FFN_PEER_COUNT; p++)
+            csv_num(fp, x->peers[p].time.n ? x->peers[p].time.median : NAN);
+        csv_num(fp, x->verified ? x->max_rel_err : NAN);
+        fprintf(fp, ",%s\n", m->complete ? "true" : "false");
+    }
+    return ferror(fp) ? FFN_EIO : 0;
+}

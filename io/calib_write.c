@@ -1,0 +1,320 @@
+/* calibration.json (schema ffnroof.calibration/1, docs/formats-bench.md): every raw point of
+ * `ffnroof calibrate` - peaks, bandwidth sweeps and plateaus, timer and clock, the FFN kernel
+ * runs the efficiency model was fitted to, and the fit. */
+#include <math.h>
+#include <string.h>
+
+#include "ffnroof/bench_io.h"
+#include "ffnroof/json.h"
+
+/* The file format's names for the enums of measure/, kernels/ and peers/ (tests/test_calibrate.c
+ * checks that they agree with ffn_peak_name(), ffn_bw_kernel_name(), ffn_isa_name() and
+ * ffn_peer_lib_name()): io/ is linked before those libraries and must not call them. */
+const char *const ffn__peak_names[FFN_PEAK_COUNT] = {
+    [FFN_PEAK_FP32_PORTABLE] = "fp32_portable", [FFN_PEAK_FP32_AVX2] = "fp32_avx2_fma",
+    [FFN_PEAK_FP32_AVX512] = "fp32_avx512_fma", [FFN_PEAK_BF16_AVX512] = "bf16_avx512_dpbf16",
+    [FFN_PEAK_FP16_AVX512] = "fp16_avx512_fma", [FFN_PEAK_INT8_VNNI] = "int8_avx512_vnni",
+    [FFN_PEAK_BF16_AMX] = "bf16_amx",           [FFN_PEAK_INT8_AMX] = "int8_amx",
+    [FFN_PEAK_FP32_NEON] = "fp32_neon_fmla",    [FFN_PEAK_FP16_NEON] = "fp16_neon_fmla",
+};
+const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT] = {
+    [FFN_PEAK_FP32_PORTABLE] = FFN_DT_FP32, [FFN_PEAK_FP32_AVX2] = FFN_DT_FP32,
+    [FFN_PEAK_FP32_AVX512] = FFN_DT_FP32,   [FFN_PEAK_BF16_AVX512] = FFN_DT_BF16,
+    [FFN_PEAK_FP16_AVX512] = FFN_DT_FP16,   [FFN_PEAK_INT8_VNNI] = FFN_DT_INT8,
+    [FFN_PEAK_BF16_AMX] = FFN_DT_BF16,      [FFN_PEAK_INT8_AMX] = FFN_DT_INT8,
+    [FFN_PEAK_FP32_NEON] = FFN_DT_FP32,     [FFN_PEAK_FP16_NEON] = FFN_DT_FP16,
+};
+const char *const ffn__bw_names[FFN_BW_COUNT] = {"read", "copy", "triad", "copy_nt", "triad_nt"};
+const char *const ffn__bw_kinds[FFN_BW_COUNT] = {"read-only", "read-write", "read-write", "nt",
+                                                 "nt"};
+const char *const ffn__isa_names[FFN_ISA_COUNT] = {"ref", "avx512", "neon"};
+const char *const ffn__peer_names[FFN_PEER_COUNT] = {"openblas", "onednn"};
+
+/* A "; "-separated list as a JSON array of strings. */
+void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b);
+void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b)
+{
+    ffn_json_arr_begin(j, key);
+    const char *srcs[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        const char *p = srcs[s];
+        while (p && *p) {
+            const char *e = strstr(p, "; ");
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            if (len) {
+                char buf[1024];
+                if (len >= sizeof buf) len = sizeof buf - 1;
+                memcpy(buf, p, len);
+                buf[len] = 0;
+                ffn_json_str(j, NULL, buf);
+            }
+            p = e ? e + 2 : NULL;
+        }
+    }
+    ffn_json_arr_end(j);
+}
+
+/* A number, or null when it was not measured (0 or not finite). */
+static void num_or_null(ffn_json *j, const char *key, double v)
+{
+    if (v > 0 && isfinite(v))
+        ffn_json_num(j, key, v);
+    else
+        ffn_json_null(j, key);
+}
+
+static void host(ffn_json *j, const ffn_host_info *h, const double load[3])
+{
+    ffn_json_obj_begin(j, "host");
+    ffn_json_str(j, "name", h->host);
+    ffn_json_str(j, "cpu_model", h->cpu_model);
+    ffn_json_str(j, "cpu_vendor", h->cpu_vendor);
+    ffn_json_u64(j, "online_cpus", (uint64_t)(h->online_cpus > 0 ? h->online_cpus : 0));
+    ffn_json_u64(j, "allowed_cpus", (uint64_t)(h->allowed_cpus > 0 ? h->allowed_cpus : 0));
+    num_or_null(j, "phys_mem_bytes", h->phys_mem_bytes);
+    if (load && load[0] >= 0) {
+        ffn_json_arr_begin(j, "load_avg");
+        for (int i = 0; i < 3; i++) ffn_json_num(j, NULL, load[i]);
+        ffn_json_arr_end(j);
+    } else {
+        ffn_json_null(j, "load_avg");
+    }
+    ffn_json_obj_end(j);
+}
+
+void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra);
+void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra)
+{
+    if (!s->n) {
+        ffn_json_null(j, key);
+        return;
+    }
+    ffn_json_obj_begin(j, key);
+    ffn_json_num(j, "median", s->median);
+    ffn_json_num(j, "min", s->min);
+    ffn_json_num(j, "p90", s->p90);
+    if (extra) {
+        ffn_json_num(j, "mean", s->mean);
+        ffn_json_num(j, "stdev", s->stdev);
+    }
+    ffn_json_obj_end(j);
+}
+
+static void kernel_run(ffn_json *j, const ffn_kcal_run *kr)
+{
+    const ffn_bench_result *r = &kr->r;
+    const ffn_bench_case *c = &r->c;
+    ffn_json_obj_begin(j, NULL);
+    ffn_json_str(j, "kind", c->kind == FFN_BENCH_MOE ? "moe" : "dense");
+    ffn_json_str(j, "phase", ffn_phase_name(c->phase));
+    ffn_json_u64(j, "tokens", c->tokens);
+    ffn_json_u64(j, "d", c->shape.d);
+    ffn_json_u64(j, "f", c->shape.f);
+    ffn_json_str(j, "act", ffn_act_name(c->shape.act));
+    if (c->kind == FFN_BENCH_MOE) {
+        ffn_json_u64(j, "experts", c->n_experts);
+        ffn_json_u64(j, "top_k", c->top_k);
+    } else {
+        ffn_json_null(j, "experts");
+        ffn_json_null(j, "top_k");
+    }
+    ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
+    ffn_json_str(j, "adtype", "fp32");
+    ffn_json_str(j, "kernel", r->kernel);
+    ffn_json_str(j, "isa", ffn__isa_names[r->isa]);
+    ffn_json_u64(j, "threads", (uint64_t)r->threads);
+    ffn__json_time(j, "time_s", &r->time, false);
+    ffn_json_u64(j, "samples", r->time.n);
+    ffn_json_bool(j, "stable", r->stable);
+    ffn_json_num(j, "flops", r->flops);
+    ffn_json_num(j, "bytes", r->bytes);
+    ffn_json_str(j, "role", kr->fit ? "fit" : "check");
+    ffn_json_num(j, "predicted_s", r->predicted_s);
+    ffn_json_num(j, "prediction_error", r->prediction_error);
+    ffn_json_num(j, "prediction_error_min", r->prediction_error_min);
+    ffn_json_obj_end(j);
+}
+
+int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_result *k,
+                         const ffn_calib_meta *m)
+{
+    if (!fp || !c || !m) return FFN_EINVAL;
+    ffn_json j;
+    ffn_json_init(&j, fp, true);
+    ffn_json_obj_begin(&j, NULL);
+    ffn_json_str(&j, "schema", FFN_CALIB_SCHEMA);
+    ffn_json_str(&j, "date", c->date);
+    ffn_json_bool(&j, "quick", c->quick);
+    ffn_json_u64(&j, "threads", (uint64_t)(c->threads > 0 ? c->threads : 0));
+    ffn_json_num(&j, "elapsed_s", c->elapsed_s);
+    ffn_json_bool(&j, "complete", m->complete);
+    host(&j, &c->host, m->load_avg);
+
+    ffn_json_arr_begin(&j, "sysfs_caches");
+    for (int i = 0; i < c->host.n_caches; i++) {
+        const ffn_sysfs_cache *s = &c->host.caches[i];
+        ffn_json_obj_begin(&j, NULL);
+        ffn_json_u64(&j, "level", (uint64_t)(s->level > 0 ? s->level : 0));
+        ffn_json_str(&j, "type", s->type);
+        ffn_json_num(&j, "size_bytes", s->size_bytes);
+        ffn_json_u64(&j, "shared_cpus", (uint64_t)(s->shared_cpus > 0 ? s->shared_cpus : 0));
+        ffn_json_obj_end(&j);
+    }
+    ffn_json_arr_end(&j);
+
+    const ffn_cpu_caps *cp = &c->caps;
+    ffn_json_obj_begin(&j, "caps");
+    ffn_json_bool(&j, "x86_64", cp->x86_64);
+    ffn_json_bool(&j, "aarch64", cp->aarch64);
+    ffn_json_bool(&j, "fma", cp->fma);
+    ffn_json_bool(&j, "avx512f", cp->avx512f);
+    ffn_json_bool(&j, "avx512_bf16", cp->avx512_bf16);
+    ffn_json_bool(&j, "avx512_vnni", cp->avx512_vnni);
+    ffn_json_bool(&j, "avx512_fp16", cp->avx512_fp16);
+    ffn_json_bool(&j, "amx_bf16", cp->amx_bf16);
+    ffn_json_bool(&j, "amx_int8", cp->amx_int8);
+    ffn_json_bool(&j, "neon", cp->neon);
+    ffn_json_bool(&j, "neon_fp16", cp->neon_fp16);
+    ffn_json_obj_end(&j);
+
+    ffn_json_obj_begin(&j, "timer");
+    ffn_json_str(&j, "source", c->timer.source);
+    ffn_json_num(&j, "res_reported_s", c->timer.res_reported_s);
+    ffn_json_num(&j, "res_measured_s", c->timer.res_measured_s);
+    ffn_json_num(&j, "overhead_s", c->timer.overhead_s);
+    ffn_json_obj_end(&j);
+
+    ffn_json_obj_begin(&j, "clock");
+    num_or_null(&j, "hz", c->clock.hz);
+    num_or_null(&j, "median_hz", c->clock.median_hz);
+    ffn_json_num(&j, "spread_rel", c->clock.spread_rel);
+    ffn_json_u64(&j, "reps", (uint64_t)(c->clock.reps > 0 ? c->clock.reps : 0));
+    ffn_json_str(&j, "method", c->clock.method);
+    ffn_json_obj_end(&j);
+
+    ffn_json_arr_begin(&j, "peaks");
+    for (int kk = 0; kk < FFN_PEAK_COUNT; kk++)
+        for (int t = 0; t < 2; t++) {
+            const ffn_peak_result *p = &c->peaks[kk][t];
+            if (!(p->flops_per_s > 0)) continue;
+            ffn_json_obj_begin(&j, NULL);
+            ffn_json_str(&j, "kind", ffn__peak_names[kk]);
+            ffn_json_str(&j, "dtype", ffn_dtype_name(ffn__peak_dtypes[kk]));
+            ffn_json_u64(&j, "threads", (uint64_t)p->threads);
+            ffn_json_num(&j, "flops_per_s", p->flops_per_s);
+            ffn_json_num(&j, "median_flops_per_s", p->median_flops_per_s);
+            ffn_json_u64(&j, "samples", p->samples);
+            ffn_json_bool(&j, "stable", p->stable);
+            ffn_json_obj_end(&j);
+        }
+    ffn_json_arr_end(&j);
+
+    ffn_json_obj_begin(&j, "bandwidth");
+    num_or_null(&j, "max_bytes", c->max_bytes);
+    ffn_json_obj_begin(&j, "tail_read_bps");
+    num_or_null(&j, "one_thread", c->tail_read_bps[0]);
+    num_or_null(&j, "all_threads", c->tail_read_bps[1]);
+    ffn_json_obj_end(&j);
+    ffn_json_arr_begin(&j, "points");
+    for (size_t i = 0; i < c->n_points; i++) {
+        const ffn_bw_point *p = &c->points[i];
+        ffn_json_obj_begin(&j, NULL);
+        ffn_json_str(&j, "kernel", ffn__bw_names[p->kernel]);
+        ffn_json_str(&j, "kind", ffn__bw_kinds[p->kernel]);
+        ffn_json_u64(&j, "threads", (uint64_t)p->threads);
+        ffn_json_num(&j, "size_bytes", p->size_bytes);
+        ffn_json_num(&j, "bytes_per_s", p->bytes_per_s);
+        ffn_json_num(&j, "median_bytes_per_s", p->median_bytes_per_s);
+        ffn_json_u64(&j, "samples", p->samples);
+        ffn_json_obj_end(&j);
+    }
+    ffn_json_arr_end(&j);
+    ffn_json_arr_begin(&j, "levels");
+    for (int kk = 0; kk < FFN_BW_COUNT; kk++)
+        for (int t = 0; t < 2; t++)
+            for (int l = 0; l < c->n_levels[kk][t]; l++) {
+                const ffn_level *v = &c->levels[kk][t][l];
+                ffn_json_obj_begin(&j, NULL);
+                ffn_json_str(&j, "kernel", ffn__bw_names[kk]);
+                ffn_json_u64(&j, "threads", (uint64_t)(t ? c->threads : 1));
+                ffn_json_str(&j, "name", v->name);
+                ffn_json_num(&j, "bandwidth_bps", v->bandwidth_bps);
+                ffn_json_num(&j, "first_bytes", v->first_bytes);
+                ffn_json_num(&j, "last_bytes", v->last_bytes);
+                num_or_null(&j, "capacity_bytes", v->capacity_bytes);
+                ffn_json_u64(&j, "n_points", (uint64_t)(v->n_points > 0 ? v->n_points : 0));
+                ffn_json_obj_end(&j);
+            }
+    ffn_json_arr_end(&j);
+    ffn_json_obj_end(&j);
+
+    ffn_json_arr_begin(&j, "kernel_runs");
+    for (size_t i = 0; k && i < k->n_runs; i++) kernel_run(&j, &k->runs[i]);
+    ffn_json_arr_end(&j);
+
+    if (k && m->spec) {
+        const ffn_eff *e = &m->spec->eff;
+        ffn_json_obj_begin(&j, "fit");
+        ffn_json_num(&j, "compute_max", e->compute_max);
+        ffn_json_obj_begin(&j, "compute_max_by_dtype");
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            if (e->compute_max_dt[d] > 0) ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->compute_max_dt[d]);
+        ffn_json_obj_end(&j);
+        ffn_json_num(&j, "memory_max", e->memory_max);
+        ffn_json_num(&j, "launch_s", e->launch_s);
+        ffn_json_num(&j, "overlap_p", e->overlap_p);
+        ffn_json_num(&j, "compute_half_flops", e->compute_half_flops);
+        ffn_json_num(&j, "memory_half_bytes", e->memory_half_bytes);
+        ffn_json_arr_begin(&j, "tiles");
+        for (int t = 0; t < e->n_tiles; t++) {
+            ffn_json_arr_begin(&j, NULL);
+            ffn_json_u64(&j, NULL, e->tiles[t][0]);
+            ffn_json_u64(&j, NULL, e->tiles[t][1]);
+            ffn_json_arr_end(&j);
+        }
+        ffn_json_arr_end(&j);
+        ffn_json_u64(&j, "compute_units", m->spec->compute_units);
+        ffn_json_str(&j, "fp32_kernel", k->fp32_kernel);
+        if (k->bf16_kernel[0])
+            ffn_json_str(&j, "bf16_kernel", k->bf16_kernel);
+        else
+            ffn_json_null(&j, "bf16_kernel");
+        ffn_json_obj_begin(&j, "error_fit");
+        ffn_json_u64(&j, "n", k->n_fit);
+        ffn_json_num(&j, "median_abs", k->n_fit ? k->fit_median_abs : NAN);
+        ffn_json_num(&j, "max_abs", k->n_fit ? k->fit_max_abs : NAN);
+        ffn_json_obj_end(&j);
+        ffn_json_obj_begin(&j, "error_check");
+        ffn_json_u64(&j, "n", k->n_check);
+        ffn_json_num(&j, "median_abs", k->n_check ? k->check_median_abs : NAN);
+        ffn_json_num(&j, "max_abs", k->n_check ? k->check_max_abs : NAN);
+        ffn_json_obj_end(&j);
+        ffn_json_obj_end(&j);
+    } else {
+        ffn_json_null(&j, "fit");
+    }
+
+    if (m->spec) {
+        const ffn_hw *h = m->spec;
+        ffn_json_obj_begin(&j, "spec");
+        ffn_json_str(&j, "file", m->spec_file ? m->spec_file : "");
+        ffn_json_str(&j, "name", h->name);
+        ffn_json_obj_begin(&j, "peak_flops");
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            if (h->peak_flops[d] > 0) ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), h->peak_flops[d]);
+        ffn_json_obj_end(&j);
+        ffn_json_obj_begin(&j, "peak_kinds");
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            if (m->peak_kind[d]) ffn_json_str(&j, ffn_dtype_name((ffn_dtype)d), m->peak_kind[d]);
+        ffn_json_obj_end(&j);
+        ffn_json_num(&j, "mem_bandwidth_bps", h->mem_bandwidth_bps);
+        num_or_null(&j, "clock_hz", h->clock_hz);
+        ffn_json_u64(&j, "compute_units", h->compute_units);
+        ffn_json_obj_end(&j);
+    } else {
+        ffn_json_null(&j, "spec");
+    }
+    ffn__json_notes(&j, "notes", c->notes, m->notes);
+    ffn_json_obj_end(&j);
+    return ffn_json_finish(&j);
+}

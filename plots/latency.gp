@@ -1,0 +1,42 @@
+# ffnroof FFN latency chart: time per FFN layer vs tokens per step, log-log, prefill and
+# decode, predicted (lines) and measured (points), each device's ridge point marked.
+# Template plots/latency.gp; ffnroof fills the @...@ fields and writes the result beside its
+# data file. Restyle freely, then re-run `gnuplot latency.gp` in that folder (docs/reports.md).
+if (!exists("png_file")) png_file = "@PNG@"
+if (!exists("svg_file")) svg_file = "@SVG@"
+datafile = "@DATA@"
+
+set encoding utf8
+set title "@TITLE@" font ",13"
+set logscale xy 10
+set xrange @XRANGE@
+set yrange @YRANGE@
+set xlabel "Tokens per step (decode: batch; prefill: batch x prompt)"
+set ylabel "FFN time per layer (s)"
+set format x "%g"
+set format y "%.0s %cs"
+set mxtics 10
+set mytics 10
+set grid xtics ytics lc rgb "#d0d0d0" lw 1 dt 1
+set border 3 lw 1.2
+set tics nomirror out
+set key outside right top vertical Left reverse samplen 3 spacing 1.2 font ",10"
+
+# One colour per device (Okabe-Ito, differing in lightness: survives greyscale printing).
+# Prefill is solid, decode dashed; measured points are filled, predicted ones open.
+set linetype 1 lc rgb "#000000" lw 2 pt 7 ps 1.3
+set linetype 2 lc rgb "#0072B2" lw 2 pt 5 ps 1.3
+set linetype 3 lc rgb "#D55E00" lw 2 pt 9 ps 1.5
+set linetype 4 lc rgb "#009E73" lw 2 pt 11 ps 1.5
+set linetype 5 lc rgb "#CC79A7" lw 2 pt 13 ps 1.5
+set linetype 6 lc rgb "#E69F00" lw 2 pt 15 ps 1.5
+set linetype cycle 6
+@SETUP@
+
+set terminal @PNGTERM@ noenhanced size @WIDTH@,@HEIGHT@ font ",11"
+set output png_file
+@PLOT@
+set terminal svg noenhanced size @WIDTH@,@HEIGHT@ font ",11" dynamic background rgb "white"
+set output svg_file
+replot
+unset output

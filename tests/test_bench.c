@@ -1,0 +1,291 @@
+/* The bench runner (measure/bench.c) on tiny shapes: the work it reports through ffnroof's SDE
+ * counters equals the kernel descriptor's count and the simulator's count for the same op; the
+ * statistics, the reference check, the MoE path, the simulator's view of a case, interruption
+ * and bad cases. Runs in well under a second (tiny shapes, --reps-style fixed repetitions). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ffnroof/bench.h"
+#include "ffnroof/bench_io.h"
+#include "ffnroof/fit.h"
+#include "ffnroof/measure_papi.h"
+#include "ffnroof/sim.h"
+
+#include "../io/ydoc.h"
+
+/* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libpapi.so\nleak:libsde.so\n";
+}
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+
+static ffn_bench_case dense_case(size_t T, size_t d, size_t f, ffn_act act, ffn_dtype dt)
+{
+    ffn_bench_case c;
+    memset(&c, 0, sizeof c);
+    c.kind = FFN_BENCH_DENSE;
+    c.phase = T == 1 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+    c.batch = 1;
+    c.seq = T;
+    c.tokens = T;
+    c.shape.d = d;
+    c.shape.f = f;
+    c.shape.act = act;
+    c.wdtype = dt;
+    return c;
+}
+
+/* A spec with round numbers: 100 GFLOP/s fp32, 400 GFLOP/s bf16, 10 GB/s. */
+static ffn_hw spec(void)
+{
+    ffn_hw hw;
+    memset(&hw, 0, sizeof hw);
+    snprintf(hw.name, sizeof hw.name, "test-cpu");
+    hw.kind = FFN_HW_CPU;
+    hw.peak_flops[FFN_DT_FP32] = 100e9;
+    hw.peak_flops[FFN_DT_BF16] = 400e9;
+    hw.mem_bandwidth_bps = 10e9;
+    hw.compute_units = 2;
+    hw.eff.compute_max = hw.eff.memory_max = 1.0;
+    return hw;
+}
+
+static ffn_bench_opts fixed_opts(size_t reps)
+{
+    ffn_bench_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 2;
+    o.reps = reps;
+    o.seed = 7;
+    return o;
+}
+
+static const char *sde_flops_name(void)
+{
+    return ffn_sde_event_names[0];
+}
+
+Test(bench, sde_flops_equal_the_descriptor_and_the_simulator)
+{
+    ffn_hw hw = spec();
+    const ffn_act acts[] = {FFN_ACT_SWIGLU, FFN_ACT_GELU};
+    for (size_t a = 0; a < 2; a++) {
+        ffn_bench_case c = dense_case(5, 40, 72, acts[a], FFN_DT_FP32);
+        ffn_bench_opts o = fixed_opts(4);
+        ffn_counters *ctr = NULL;
+        ffn_diag d;
+        ffn_diag_clear(&d);
+        bool papi = ffn_sde_init() != FFN_EUNSUPPORTED;
+        if (papi) {
+            cr_assert_eq(ffn_counters_create(ffn_sde_event_names, FFN_SDE_N, false, &ctr, &d), 0,
+                         "%s", d.msg);
+            o.counters = ctr;
+        }
+        ffn_sde_values before, after;
+        ffn_sde_snapshot(&before);
+        ffn_bench_result r;
+        size_t done = 0;
+        cr_assert_eq(ffn_bench_run(&hw, &c, 1, &o, NULL, NULL, &r, &done, &d), 0, "%s", d.msg);
+        ffn_sde_snapshot(&after);
+        cr_assert_eq(done, 1);
+
+        /* the three counts of one call */
+        double kflops = ffn_kernel_flops(&c.shape, c.tokens);
+        double sflops = NAN, sbytes = NAN;
+        cr_assert_eq(ffn_bench_predict(&hw, &c, NULL, NULL, NULL, &sflops, &sbytes), 0);
+        const ffn_kernel *k;
+        cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, NULL), 0);
+        cr_assert_float_eq(kflops, sflops, 1e-9 * kflops);
+        cr_assert_float_eq(ffn_kernel_bytes(k, &c.shape, c.tokens), sbytes, 1e-9 * sbytes);
+        cr_assert_float_eq(r.flops, kflops, 1e-9 * kflops);
+        /* a hand count for swiglu: 2*T*d*f*2 + T*f*5 + 2*T*f*d */
+        if (acts[a] == FFN_ACT_SWIGLU)
+            cr_assert_float_eq(kflops, 4.0 * 5 * 40 * 72 + 5.0 * 72 * 5 + 2.0 * 5 * 72 * 40, 0.5);
+
+        /* the process-wide SDE totals: warm-up + 4 timed calls, each adding one call's work */
+        long long calls = after.kernel_calls - before.kernel_calls;
+        cr_assert_eq(calls, 5);
+        cr_assert_eq(after.flops - before.flops, 5 * llround(kflops));
+        if (papi) {
+            /* read back through PAPI over the timed calls only */
+            cr_assert_eq(r.calls, 4);
+            cr_assert_eq(r.n_counters, FFN_SDE_N);
+            cr_assert_str_eq(r.counters[0].name, sde_flops_name());
+            cr_assert(r.counters[0].available, "%s", r.counters[0].reason);
+            cr_assert_eq(r.counters[0].value / r.calls, llround(sflops));
+            cr_assert_eq(r.counters[3].value, r.calls); /* kernel_calls */
+            cr_assert_eq(r.counters[1].value / r.calls, llround(r.weight_bytes));
+            cr_assert_eq(r.counters[2].value / r.calls, llround(r.bytes - r.weight_bytes));
+            ffn_counters_free(ctr);
+        }
+    }
+}
+
+Test(bench, statistics_prediction_and_verification)
+{
+    ffn_hw hw = spec();
+    ffn_bench_case c[2] = {dense_case(17, 33, 65, FFN_ACT_SWIGLU, FFN_DT_FP32),
+                           dense_case(1, 33, 65, FFN_ACT_SWIGLU, FFN_DT_FP32)};
+    c[1].phase = FFN_PHASE_DECODE;
+    ffn_bench_opts o = fixed_opts(5);
+    o.verify = true;
+    ffn_bench_result r[2];
+    size_t done;
+    ffn_diag d;
+    cr_assert_eq(ffn_bench_run(&hw, c, 2, &o, NULL, NULL, r, &done, &d), 0, "%s", d.msg);
+    cr_assert_eq(done, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(r[i].time.n, 5);
+        cr_assert(r[i].time.min <= r[i].time.median && r[i].time.median <= r[i].time.p90);
+        cr_assert(r[i].time.min > 0);
+        cr_assert(r[i].cold);
+        /* the roofline of the same op on the spec, by hand: max(F/peak, B/bw) per op */
+        double roof, pred;
+        ffn_bound b;
+        cr_assert_eq(ffn_bench_predict(&hw, &c[i], &roof, &pred, &b, NULL, NULL), 0);
+        cr_assert_float_eq(r[i].roofline_s, roof, 1e-15);
+        cr_assert_float_eq(r[i].efficiency, roof / r[i].time.median, 1e-12);
+        cr_assert_float_eq(r[i].prediction_error, pred / r[i].time.median - 1, 1e-12);
+        cr_assert_float_eq(r[i].achieved_flops, r[i].flops / r[i].time.median, 1e-6 * r[i].achieved_flops);
+        /* neutral efficiency, no launch: the prediction is the roofline */
+        cr_assert_float_eq(pred, roof, 1e-12 * roof);
+        /* fp32 against the double-accumulating reference */
+        cr_assert(r[i].verified);
+        cr_assert(r[i].max_rel_err < 1e-5, "max_rel_err %g", r[i].max_rel_err);
+        cr_assert_eq(r[i].verify_tokens, c[i].tokens < 16 ? c[i].tokens : 16);
+    }
+}
+
+Test(bench, bf16_cases_are_costed_at_the_bf16_peak_on_fp32_activations)
+{
+    ffn_hw hw = spec();
+    ffn_bench_case c = dense_case(4096, 1024, 4096, FFN_ACT_SWIGLU, FFN_DT_BF16);
+    double roof, flops, bytes;
+    ffn_bound b;
+    cr_assert_eq(ffn_bench_predict(&hw, &c, &roof, NULL, &b, &flops, &bytes), 0);
+    cr_assert_eq(b, FFN_BOUND_COMPUTE);
+    /* compute-bound: the two GEMMs at 400 GFLOP/s, the epilogue flops included in them */
+    cr_assert_float_eq(roof, flops / 400e9, 1e-9 * roof);
+    /* bytes: bf16 weights + fp32 x, h (twice) and y */
+    double T = 4096, d = 1024, f = 4096;
+    cr_assert_float_eq(bytes, 3 * d * f * 2 + 4 * T * d + 8 * T * f + 4 * T * d, 1.0);
+    cr_assert_eq(ffn_bench_cdtype(FFN_DT_BF16), FFN_DT_BF16);
+    cr_assert_eq(ffn_bench_cdtype(FFN_DT_FP32), FFN_DT_FP32);
+}
+
+Test(bench, moe_case_runs_and_is_predicted)
+{
+    ffn_hw hw = spec();
+    ffn_bench_case c = dense_case(12, 32, 48, FFN_ACT_SWIGLU, FFN_DT_FP32);
+    c.kind = FFN_BENCH_MOE;
+    c.n_experts = 4;
+    c.top_k = 2;
+    ffn_bench_opts o = fixed_opts(3);
+    o.verify = true;
+    ffn_bench_result r;
+    size_t done;
+    ffn_diag d;
+    cr_assert_eq(ffn_bench_run(&hw, &c, 1, &o, NULL, NULL, &r, &done, &d), 0, "%s", d.msg);
+    cr_assert(r.has_moe);
+    cr_assert(r.active_experts >= 1 && r.active_experts <= 4);
+    /* router 2*T*d*E plus every token copy through one expert's dense FFN */
+    double expert_per_token = ffn_kernel_flops(&c.shape, 1);
+    cr_assert_float_eq(r.flops, 2.0 * 12 * 32 * 4 + 12 * 2 * expert_per_token, 1e-6 * r.flops);
+    cr_assert(r.predicted_s > 0 && isfinite(r.predicted_s));
+    cr_assert(r.max_rel_err < 1e-5, "max_rel_err %g", r.max_rel_err);
+    cr_assert(r.experts_s > 0);
+}
+
+Test(bench, stop_flag_interrupts)
+{
+    ffn_hw hw = spec();
+    ffn_bench_case c = dense_case(3, 16, 32, FFN_ACT_RELU, FFN_DT_FP32);
+    ffn_bench_opts o = fixed_opts(3);
+    volatile sig_atomic_t stop = 1;
+    o.stop = &stop;
+    ffn_bench_result r;
+    size_t done = 99;
+    ffn_diag d;
+    cr_assert_eq(ffn_bench_run(&hw, &c, 1, &o, NULL, NULL, &r, &done, &d), FFN_EINTERRUPTED);
+    cr_assert_eq(done, 0);
+}
+
+Test(bench, bad_cases_are_refused)
+{
+    ffn_bench_opts o = fixed_opts(1);
+    ffn_diag d;
+    ffn_bench_case c = dense_case(0, 16, 32, FFN_ACT_RELU, FFN_DT_FP32);
+    cr_assert_eq(ffn_bench_case_check(&c, &o, &d), FFN_EINVAL);
+    c = dense_case(2, 16, 32, FFN_ACT_RELU, FFN_DT_FP32);
+    c.kind = FFN_BENCH_MOE;
+    c.n_experts = 2;
+    c.top_k = 3;
+    cr_assert_eq(ffn_bench_case_check(&c, &o, &d), FFN_EINVAL);
+    cr_assert(strstr(d.msg, "top-k") != NULL);
+    c = dense_case(2, (size_t)1 << 20, (size_t)1 << 20, FFN_ACT_RELU, FFN_DT_FP32);
+    cr_assert_eq(ffn_bench_case_check(&c, &o, &d), FFN_EINVAL);
+#if defined(__x86_64__)
+    c = dense_case(2, 16, 32, FFN_ACT_RELU, FFN_DT_FP32);
+    o.isa_set = true;
+    o.isa = FFN_ISA_NEON;
+    cr_assert_eq(ffn_bench_case_check(&c, &o, &d), FFN_EUNSUPPORTED);
+#endif
+}
+
+Test(bench, json_writer_round_trips_through_the_reader)
+{
+    ffn_hw hw = spec();
+    ffn_bench_case c = dense_case(6, 24, 40, FFN_ACT_SWIGLU, FFN_DT_FP32);
+    ffn_bench_opts o = fixed_opts(3);
+    ffn_bench_result r;
+    size_t done;
+    ffn_diag d;
+    cr_assert_eq(ffn_bench_run(&hw, &c, 1, &o, NULL, NULL, &r, &done, &d), 0, "%s", d.msg);
+    ffn_host_info host;
+    ffn_host_info_get(&host);
+    ffn_papi_probe probe;
+    ffn_papi_probe_run(&probe);
+    ffn_bench_meta m;
+    memset(&m, 0, sizeof m);
+    m.date = "2025-01-01T00:00:00Z";
+    m.command = "ffnroof bench test";
+    m.complete = true;
+    m.host = &host;
+    m.load_avg[0] = -1;
+    m.spec = &hw;
+    m.spec_file = "test.yaml";
+    m.probe = &probe;
+    m.notes = "one; two";
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ffnroof-test-bench-%d.json", (int)getpid());
+    FILE *fp = fopen(path, "w");
+    cr_assert_not_null(fp);
+    cr_assert_eq(ffn_bench_write_json(fp, &m, &r, 1), 0);
+    fclose(fp);
+    ffn_ydoc y;
+    cr_assert_eq(ffn_ydoc_load(&y, path, &d), 0, "%s", d.msg);
+    yaml_node_t *root = ffn_ydoc_root(&y);
+    cr_assert_str_eq(ffn_y_text(ffn_y_get(&y, root, "schema", NULL)), FFN_BENCH_SCHEMA);
+    yaml_node_t *cases = ffn_y_get(&y, root, "cases", NULL);
+    cr_assert_eq(cases->type, YAML_SEQUENCE_NODE);
+    yaml_node_t *c0 = yaml_document_get_node(&y.doc, *cases->data.sequence.items.start);
+    double med = atof(ffn_y_text(ffn_y_get(&y, ffn_y_get(&y, c0, "time_s", NULL), "median", NULL)));
+    cr_assert_float_eq(med, r.time.median, 1e-9 * med);
+    cr_assert_str_eq(ffn_y_text(ffn_y_get(&y, c0, "act", NULL)), "swiglu");
+    cr_assert_null(ffn_y_get(&y, c0, "max_rel_err", NULL)); /* null reads as absent */
+    yaml_node_t *notes = ffn_y_get(&y, root, "notes", NULL);
+    cr_assert_eq(notes->data.sequence.items.top - notes->data.sequence.items.start, 2);
+    ffn_ydoc_release(&y);
+    unlink(path);
+}

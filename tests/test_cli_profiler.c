@@ -1,0 +1,287 @@
+/* `ffnroof calibrate` and `ffnroof bench` end to end (the built binary): a tiny calibration
+ * writes a hw.yaml that loads back through ffn_hw_load and predicts; bench on tiny dense and
+ * MoE shapes writes the documented JSON (docs/formats-bench.md) and CSV, and uses the
+ * remembered calibration when --hw is not given; bad input exits 2 with one line. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ffnroof/bench.h"
+#include "ffnroof/measure_papi.h"
+
+#include "../io/ydoc.h"
+
+#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+
+/* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libpapi.so\nleak:libsde.so\n";
+}
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+
+static char dir[128], out_path[192], err_path[192];
+
+/* One folder for the whole suite: the tiny calibration is made once (by the first test that
+ * needs it) and shared. */
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/ffnroof-test-prof-%d", (int)getppid());
+    mkdir(dir, 0777);
+    snprintf(out_path, sizeof out_path, "%s/out-%d.txt", dir, (int)getpid());
+    snprintf(err_path, sizeof err_path, "%s/err-%d.txt", dir, (int)getpid());
+}
+
+static void teardown(void)
+{
+    unlink(out_path);
+    unlink(err_path);
+}
+
+static int run_in(const char *cwd, const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && FFNROOF_DATA_DIR=%s OPENBLAS_NUM_THREADS=1 '%s' %s >%s 2>%s", cwd,
+             FFNROOF_SOURCE_DIR, BIN, args, out_path, err_path);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run(const char *args)
+{
+    return run_in(dir, args);
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[1 << 20];
+    FILE *fp = fopen(path, "r");
+    if (!fp) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+
+/* The tiny calibration, made once per suite run. */
+static const char *tiny_spec(void)
+{
+    static char spec[256];
+    snprintf(spec, sizeof spec, "%s/cal/hw.yaml", dir);
+    if (access(spec, R_OK) != 0) {
+        char args[256];
+        snprintf(args, sizeof args, "calibrate --test-tiny --threads 2 --out cal --format json");
+        int rc = run(args);
+        cr_assert_eq(rc, 0, "calibrate exited %d: %s", rc, slurp(err_path));
+    }
+    return spec;
+}
+
+static yaml_node_t *need(ffn_ydoc *y, yaml_node_t *map, const char *key)
+{
+    yaml_node_t *v = ffn_y_get(y, map, key, NULL);
+    cr_assert_not_null(v, "missing key '%s'", key);
+    return v;
+}
+
+static yaml_node_t *item(ffn_ydoc *y, yaml_node_t *seq, size_t i)
+{
+    cr_assert_eq(seq->type, YAML_SEQUENCE_NODE);
+    cr_assert(i < (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start));
+    return yaml_document_get_node(&y->doc, seq->data.sequence.items.start[i]);
+}
+
+static double num(ffn_ydoc *y, yaml_node_t *map, const char *key)
+{
+    return atof(ffn_y_text(need(y, map, key)));
+}
+
+TestSuite(cli_profiler, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(cli_profiler, calibrate_writes_a_spec_that_loads_and_predicts)
+{
+    const char *spec = tiny_spec();
+    ffn_hw hw;
+    ffn_diag d;
+    cr_assert_eq(ffn_hw_load(spec, &hw, &d), 0, "%s", d.msg);
+    cr_assert(strstr(hw.source, "measured by ffnroof calibrate on ") != NULL, "%s", hw.source);
+    cr_assert_eq(hw.kind, FFN_HW_CPU);
+    cr_assert(hw.peak_flops[FFN_DT_FP32] > 0 && hw.mem_bandwidth_bps > 0);
+    cr_assert_eq(hw.compute_units, 2);
+    cr_assert_eq(hw.eff.n_tiles, 1);
+    ffn_bench_case c;
+    memset(&c, 0, sizeof c);
+    c.kind = FFN_BENCH_DENSE;
+    c.tokens = 512;
+    c.shape.d = 2048;
+    c.shape.f = 5632;
+    c.shape.act = FFN_ACT_SWIGLU;
+    double roof, pred;
+    cr_assert_eq(ffn_bench_predict(&hw, &c, &roof, &pred, NULL, NULL, NULL), 0);
+    cr_assert(pred > 0 && isfinite(pred) && roof > 0);
+    /* the raw points beside it */
+    char path[256];
+    snprintf(path, sizeof path, "%s/cal/calibration.json", dir);
+    ffn_ydoc y;
+    cr_assert_eq(ffn_ydoc_load(&y, path, &d), 0, "%s", d.msg);
+    yaml_node_t *root = ffn_ydoc_root(&y);
+    cr_assert_str_eq(ffn_y_text(need(&y, root, "schema")), "ffnroof.calibration/1");
+    need(&y, root, "peaks");
+    yaml_node_t *runs = need(&y, root, "kernel_runs");
+    yaml_node_t *r0 = item(&y, runs, 0);
+    cr_assert(num(&y, need(&y, r0, "time_s"), "median") > 0);
+    need(&y, need(&y, root, "bandwidth"), "points");
+    need(&y, need(&y, root, "fit"), "memory_max");
+    ffn_ydoc_release(&y);
+    /* also remembered for bench */
+    snprintf(path, sizeof path, "%s/results/last-calibration/hw.yaml", dir);
+    cr_assert_eq(ffn_hw_load(path, &hw, &d), 0, "%s", d.msg);
+}
+
+Test(cli_profiler, bench_json_schema_on_a_tiny_shape)
+{
+    char args[512];
+    snprintf(args, sizeof args,
+             "bench --hw '%s' --shape 9,32,48 --reps 3 --verify --threads 2 --format json --out b1",
+             tiny_spec());
+    int rc = run(args);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
+    ffn_ydoc y;
+    ffn_diag d;
+    cr_assert_eq(ffn_ydoc_load(&y, out_path, &d), 0, "%s", d.msg);
+    yaml_node_t *root = ffn_ydoc_root(&y);
+    cr_assert_str_eq(ffn_y_text(need(&y, root, "schema")), "ffnroof.bench/1");
+    need(&y, need(&y, root, "host"), "name");
+    cr_assert(num(&y, need(&y, need(&y, root, "spec"), "peak_flops"), "fp32") > 0);
+    yaml_node_t *ca = need(&y, root, "counters_available");
+    need(&y, ca, "source");
+    need(&y, ca, "papi_built_in");
+    yaml_node_t *c0 = item(&y, need(&y, root, "cases"), 0);
+    cr_assert_str_eq(ffn_y_text(need(&y, c0, "phase")), "prefill");
+    cr_assert_eq(num(&y, c0, "tokens"), 9);
+    cr_assert_eq(num(&y, c0, "d"), 32);
+    cr_assert_eq(num(&y, c0, "f"), 48);
+    cr_assert_str_eq(ffn_y_text(need(&y, c0, "act")), "swiglu");
+    cr_assert_str_eq(ffn_y_text(need(&y, c0, "dtype")), "fp32");
+    need(&y, c0, "isa");
+    cr_assert_eq(num(&y, c0, "threads"), 2);
+    yaml_node_t *t = need(&y, c0, "time_s");
+    double med = num(&y, t, "median"), mn = num(&y, t, "min"), p90 = num(&y, t, "p90");
+    cr_assert(mn > 0 && mn <= med && med <= p90);
+    double flops = num(&y, c0, "flops"), bytes = num(&y, c0, "bytes");
+    /* 2*T*d*f*2 + T*f*5 + 2*T*f*d for swiglu */
+    cr_assert_float_eq(flops, 4.0 * 9 * 32 * 48 + 9.0 * 48 * 5 + 2.0 * 9 * 48 * 32, 0.5);
+    cr_assert_float_eq(num(&y, c0, "achieved_flops"), flops / med, 1e-6 * flops / med);
+    cr_assert_float_eq(num(&y, c0, "achieved_bps"), bytes / med, 1e-6 * bytes / med);
+    cr_assert_float_eq(num(&y, c0, "intensity"), flops / bytes, 1e-9);
+    double roof = num(&y, c0, "roofline_s"), pred = num(&y, c0, "predicted_s");
+    cr_assert(roof > 0 && pred > 0);
+    cr_assert_float_eq(num(&y, c0, "prediction_error"), pred / med - 1, 1e-9 * fabs(pred / med));
+    cr_assert_float_eq(num(&y, c0, "efficiency"), roof / med, 1e-9 * roof / med);
+    need(&y, c0, "counters");
+    need(&y, c0, "peers");
+    cr_assert(num(&y, c0, "max_rel_err") < 1e-5);
+    ffn_ydoc_release(&y);
+    /* with PAPI, the SDE flops read back per call equal the case's flops */
+    const char *out = slurp(out_path);
+    if (ffn_sde_init() != FFN_EUNSUPPORTED)
+        cr_assert(strstr(out, "\"sde:::ffnroof::flops\"") != NULL);
+    /* the files under --out */
+    char path[256];
+    snprintf(path, sizeof path, "%s/b1/bench.json", dir);
+    cr_assert_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/b1/bench.csv", dir);
+    const char *csv = slurp(path);
+    cr_assert_not_null(csv);
+    cr_assert_eq(count_lines(csv), 2);
+    cr_assert(strncmp(csv, "id,kind,phase,batch,seq,tokens,d,f,act,", 39) == 0);
+}
+
+Test(cli_profiler, bench_moe_uses_the_remembered_calibration)
+{
+    tiny_spec(); /* leaves results/last-calibration/hw.yaml in dir */
+    int rc = run("bench --shape 6,32,48 --experts 4,2 --reps 2 --threads 2 --format csv --out b2");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
+    const char *out = slurp(out_path);
+    cr_assert_eq(count_lines(out), 2);
+    cr_assert(strstr(out, "\n1,moe,prefill,1,6,6,32,48,swiglu,4,2,fp32,") != NULL, "%s", out);
+    char path[256];
+    snprintf(path, sizeof path, "%s/b2/bench.json", dir);
+    const char *js = slurp(path);
+    cr_assert(strstr(js, "results/last-calibration/hw.yaml") != NULL);
+    cr_assert(strstr(js, "\"routing_share\"") != NULL);
+}
+
+Test(cli_profiler, bad_input_exits_2_with_one_line)
+{
+    const char *spec = tiny_spec();
+    char args[600];
+    const char *bad[] = {
+        "--shape 0,32,48",
+        "--shape 4,32",
+        "--shape 4,32,48,nope",
+        "--shape 4,32,48 --experts 2,3",
+        "--shape 4,32,48 --dtype int8",
+        "--shape 4,32,48 --isa sparc",
+        "--shape 4,32,48 --model llama2-7b",
+        "--shape 4,32,48 --batch 4",
+        "--model no-such-model",
+        "--shape 4,32,48 --peers blas",
+        "--shape 4,32,48 --out /proc/ffnroof-cannot-write",
+        "--shape 4,32,48 --reps 0",
+#if defined(__x86_64__)
+        "--shape 4,32,48 --isa neon",
+#endif
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "bench --hw '%s' %s", spec, bad[i]);
+        int rc = run(args);
+        const char *err = slurp(err_path);
+        cr_expect_eq(rc, 2, "'%s' exited %d: %s", bad[i], rc, err);
+        /* one line naming the problem (usage errors add the --help hint) */
+        cr_expect(count_lines(err) == 1 || (count_lines(err) == 2 && strstr(err, "--help'")),
+                  "'%s': %s", bad[i], err);
+        cr_expect(strncmp(err, "ffnroof bench: ", 15) == 0, "'%s': %s", bad[i], err);
+    }
+    /* unknown PAPI events: one line that lists what is available */
+    if (ffn_sde_init() != FFN_EUNSUPPORTED) {
+        snprintf(args, sizeof args, "bench --hw '%s' --shape 4,32,48 --events PAPI_NOPE_NOPE", spec);
+        cr_expect_eq(run(args), 2);
+        const char *err = slurp(err_path);
+        cr_expect(count_lines(err) == 1 || (count_lines(err) == 2 && strstr(err, "--help'")), "%s", err);
+        cr_expect(strstr(err, "PAPI_NOPE_NOPE") != NULL, "%s", err);
+        cr_expect(strstr(err, "sde:::ffnroof::flops") != NULL, "%s", err);
+    }
+    cr_expect_eq(run("calibrate --threads 0"), 2);
+    cr_expect_eq(run("calibrate --out /proc/ffnroof-cannot-write"), 2);
+    cr_expect_eq(run("calibrate --format csv"), 2);
+}
+
+/* The shared folder goes when the whole suite is done (this hook runs in the runner process,
+ * whose pid the tests saw as their parent's). */
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf /tmp/ffnroof-test-prof-%d", (int)getpid());
+    if (system(cmd) != 0) fprintf(stderr, "could not remove the test folder\n");
+}

@@ -1,0 +1,273 @@
+/* `ffnroof plot`, `compare` and `report` end to end (the built binary): without gnuplot on the
+ * PATH the data and script are written with a message saying how to render them; with gnuplot
+ * the PNG is a valid PNG of the requested size (IHDR) and the SVG says the same size; bad input
+ * exits 2 with one line; an existing report is kept without --force; the comparison's JSON and
+ * CSV hold one entry per device and point; a bench report validates the fixture's cases. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+#define DATA FFNROOF_TEST_DATA "/plot/"
+
+static char dir[256], err_path[300], out_path[300];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/ffnroof-report-test-%d", (int)getpid());
+    snprintf(err_path, sizeof err_path, "%s.err", dir);
+    snprintf(out_path, sizeof out_path, "%s.out", dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void teardown(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", dir, err_path, out_path);
+    (void)!system(cmd);
+}
+
+/* Run `env ffnroof ARGS` with stdout/stderr to files; returns the exit code. */
+static int run_env(const char *env, const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && env FFNROOF_DATA_DIR=%s %s '%s' %s >'%s' 2>'%s'", dir,
+             FFNROOF_SOURCE_DIR, env, BIN, args, out_path, err_path);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run(const char *args)
+{
+    return run_env("", args);
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[1 << 20];
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static bool exists(const char *name)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static bool have_gnuplot(void)
+{
+    return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+/* Width and height from a PNG's IHDR chunk; false when the file is not a PNG. */
+static bool png_size(const char *path, uint32_t *w, uint32_t *h)
+{
+    unsigned char b[24];
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return false;
+    size_t n = fread(b, 1, sizeof b, fp);
+    fclose(fp);
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (n < 24 || memcmp(b, sig, 8) || memcmp(b + 12, "IHDR", 4)) return false;
+    *w = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
+    *h = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+    return true;
+}
+
+TestSuite(cli_report, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(cli_report, no_gnuplot_writes_data_and_script_and_says_how_to_render)
+{
+    /* an empty PATH: gnuplot cannot be found (the binary is called by its full path) */
+    int rc = run_env("PATH=", "plot roofline --hw h100-sxm --model llama2-7b --out charts");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    cr_expect(exists("charts/roofline.dat"));
+    cr_expect(exists("charts/roofline.gp"));
+    cr_expect(!exists("charts/roofline.png"));
+    const char *e = slurp(err_path);
+    cr_expect(strstr(e, "gnuplot not found"), "%s", e);
+    cr_expect(strstr(e, "gnuplot roofline.gp"), "says how to render: %s", e);
+    cr_expect_eq(lines(e), 1, "one line: %s", e);
+    char p[600];
+    snprintf(p, sizeof p, "%s/charts/roofline.gp", dir);
+    const char *gp = slurp(p);
+    cr_expect(strstr(gp, "datafile = \"roofline.dat\""));
+    cr_expect(strstr(gp, "h100-sxm compute"));
+}
+
+Test(cli_report, gnuplot_renders_a_png_of_the_requested_size)
+{
+    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed here");
+    int rc = run("plot roofline --hw h100-sxm,xeon-8480 --model llama2-7b --size 640x480 "
+                 "--out charts --name r");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    char p[600];
+    snprintf(p, sizeof p, "%s/charts/r.png", dir);
+    uint32_t w = 0, h = 0;
+    cr_assert(png_size(p, &w, &h), "r.png is not a PNG");
+    cr_expect_eq(w, 640);
+    cr_expect_eq(h, 480);
+    snprintf(p, sizeof p, "%s/charts/r.svg", dir);
+    const char *svg = slurp(p);
+    cr_assert_not_null(svg);
+    cr_expect(strstr(svg, "<svg") && strstr(svg, "width=\"640\""), "SVG of the same size");
+    /* no temporary image left behind */
+    snprintf(p, sizeof p, "ls '%s/charts' | grep -q tmp", dir);
+    cr_expect_neq(system(p), 0, "temporary files left");
+}
+
+Test(cli_report, latency_and_moe_charts_render)
+{
+    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed here");
+    cr_assert_eq(run("plot latency --model mixtral-8x7b --hw h100-sxm --batch 1-64:x4 --seq "
+                     "128,1024 --bench " DATA "bench.json --out c --size 400x300"),
+                 0, "%s", slurp(err_path));
+    char p[600];
+    uint32_t w, h;
+    snprintf(p, sizeof p, "%s/c/latency.png", dir);
+    cr_expect(png_size(p, &w, &h) && w == 400 && h == 300);
+    snprintf(p, sizeof p, "%s/c/latency.dat", dir);
+    const char *dat = slurp(p);
+    cr_expect(strstr(dat, "fixture-host"), "the bench's measured series");
+    cr_expect(strstr(dat, "h100-sxm: ridge point"), "the ridge is marked");
+    cr_assert_eq(run("plot moe --model mixtral-8x7b --hw h100-sxm --by ep --ep 1,2,4 --out c "
+                     "--size 400x300"),
+                 0, "%s", slurp(err_path));
+    snprintf(p, sizeof p, "%s/c/moe.png", dir);
+    cr_expect(png_size(p, &w, &h) && w == 400);
+    snprintf(p, sizeof p, "%s/c/moe.dat", dir);
+    cr_expect_eq(lines(strstr(slurp(p), "# [0]")), 4, "one row per EP degree");
+}
+
+Test(cli_report, bad_input_exits_2_with_one_line)
+{
+    static const char *const cases[][2] = {
+        {"plot sunburst", "unknown chart 'sunburst'"},
+        {"plot roofline --bench " DATA "calibration.json --no-render", "is not a bench result"},
+        {"plot roofline --calibration " DATA "bench.json --no-render", "is not a calibration"},
+        {"plot roofline --bench " DATA "bench-newer.json --no-render", "newer ffnroof"},
+        {"plot roofline --bench " DATA "bench-empty.json --no-render", "no cases"},
+        {"plot moe --model llama2-7b --hw h100-sxm --no-render", "has no experts"},
+        {"plot roofline --hw h100-sxm --out /proc/ffnroof-no", "cannot create folder"},
+        {"compare --model llama2-7b --hw ,", "empty comparison"},
+        {"compare --model llama2-7b", "empty comparison"},
+        {"compare --model llama2-7b --hw h100-sxm --plots /proc/ffnroof-no", "cannot create"},
+        {"report --out r --bench " DATA "calibration.json", "is not a bench result"},
+        {"report --out r", "exactly one of"},
+        {"report --out r --quick --compare", "exactly one of"},
+        {"report --out r --model llama2-7b --bench " DATA "bench.json", "need --compare"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run(cases[i][0]);
+        const char *e = slurp(err_path);
+        cr_expect_eq(rc, 2, "'%s' exited %d", cases[i][0], rc);
+        cr_expect(strstr(e, cases[i][1]), "'%s': %s", cases[i][0], e);
+        cr_expect_leq(lines(e), 2, "'%s': one line (+ the --help hint): %s", cases[i][0], e);
+    }
+    /* an output "folder" that is a file */
+    char p[600];
+    snprintf(p, sizeof p, "%s/afile", dir);
+    FILE *fp = fopen(p, "w");
+    fclose(fp);
+    cr_expect_eq(run("plot roofline --hw h100-sxm --out afile"), 2);
+}
+
+Test(cli_report, compare_json_and_csv)
+{
+    cr_assert_eq(run("compare --model mixtral-8x7b --hw h100-sxm,mi300x,xeon-8480 --batch 1,8 "
+                     "--format json"),
+                 0, "%s", slurp(err_path));
+    const char *j = slurp(out_path);
+    cr_expect(strstr(j, "\"schema\": \"ffnroof.compare/1\""));
+    int devs = 0;
+    for (const char *p = j; (p = strstr(p, "\"devices_for_weights\"")); p++) devs++;
+    cr_expect_eq(devs, 3);
+    /* Mixtral in bf16 (93 GB) does not fit an 80 GB H100 but fits a 192 GB MI300X */
+    const char *h = strstr(j, "\"name\": \"h100-sxm\"");
+    cr_assert_not_null(h);
+    cr_expect(strstr(h, "\"fits\": false") < strstr(h, "\"name\": \"mi300x\""));
+    cr_expect(strstr(j, "\"alltoall_s\""), "the MoE breakdown");
+    cr_assert_eq(run("compare --model llama2-7b --hw h100-sxm,xeon-8480 --batch 1,8,64 --format "
+                     "csv"),
+                 0);
+    cr_expect_eq(lines(slurp(out_path)), 1 + 2 * (1 + 3), "header + per device prefill + 3 "
+                                                          "decode rows");
+    cr_assert_eq(run("compare --model llama2-7b --hw h100-sxm"), 0);
+    cr_expect(strstr(slurp(out_path), "ridge"));
+}
+
+Test(cli_report, report_compare_is_kept_without_force)
+{
+    cr_assert_eq(run("report --out r --no-render --compare --model mixtral-8x7b --hw "
+                     "h100-sxm,xeon-8480 --batch 1,64"),
+                 0, "%s", slurp(err_path));
+    char p[600];
+    snprintf(p, sizeof p, "%s/r/report.md", dir);
+    const char *md = slurp(p);
+    cr_assert_not_null(md);
+    cr_expect(strstr(md, "## The question"));
+    cr_expect(strstr(md, "## Inputs"));
+    cr_expect(strstr(md, "NVIDIA H100"), "the spec's source");
+    cr_expect(strstr(md, "| h100-sxm | gpu |"));
+    cr_expect(strstr(md, "![FFN latency per layer](latency.png)"));
+    cr_expect(strstr(md, "## How the numbers are made"));
+    cr_expect(exists("r/latency.gp") && exists("r/roofline.gp") && exists("r/moe.gp"));
+    /* a second run keeps it, --force replaces it */
+    struct stat a, b;
+    stat(p, &a);
+    cr_expect_eq(run("report --out r --compare --model llama2-7b --hw h100-sxm"), 2);
+    cr_expect(strstr(slurp(err_path), "--force"));
+    cr_expect(strstr(slurp(p), "mixtral-8x7b"), "untouched");
+    cr_assert_eq(run("report --out r --force --no-render --compare --model llama2-7b --hw h100-sxm"),
+                 0, "%s", slurp(err_path));
+    stat(p, &b);
+    cr_expect(strstr(slurp(p), "llama2-7b on h100-sxm"));
+    (void)a, (void)b;
+}
+
+Test(cli_report, report_bench_validates_the_cases)
+{
+    cr_assert_eq(run("report --out v --no-render --bench " DATA "bench.json --calibration " DATA
+                     "calibration.json"),
+                 0, "%s", slurp(err_path));
+    char p[600];
+    snprintf(p, sizeof p, "%s/v/report.md", dir);
+    const char *md = slurp(p);
+    cr_assert_not_null(md);
+    cr_expect(strstr(md, "| 1 | dense | decode | 1 | 64 | 128 | - | fp32 | 2 | 10.0 us | 5.00 us | "
+                         "11.0 us | +10.0% | 50% |"),
+              "%s", md);
+    cr_expect(strstr(md, "| 2 | dense | prefill | 64 |"));
+    cr_expect(strstr(md, "-25.0%"));
+    cr_expect(strstr(md, "8 (2)"), "MoE experts (top-k)");
+    /* |errors| 0.10, 0.25, 0.10: median 10%, worst 25% */
+    cr_expect(strstr(md, "median |error| 10.0%, worst 25.0%; 2 within 10%, 3 within 25%"), "%s",
+              strstr(md, "Prediction error"));
+    cr_expect(strstr(md, "software-defined events only"));
+    snprintf(p, sizeof p, "%s/v/roofline.dat", dir);
+    const char *dat = slurp(p);
+    cr_expect(strstr(dat, "fp32 avx512"), "the calibration's roofs");
+    cr_expect(strstr(dat, "\"moe decode T=1 fp32\""), "the bench's points");
+}

@@ -1,0 +1,479 @@
+/* Chart data and gnuplot scripts (include/ffnroof/plot.h): for known charts the data file and
+ * the script are compared with golden files in tests/data/plot/ AND their numbers are checked
+ * against the geometry computed here (ceiling ends, ridge points, axis ranges, stacked bars);
+ * the readers of calibration.json and bench.json (docs/formats-bench.md) on fixtures, including
+ * files of another kind or version. FFNROOF_UPDATE_GOLDEN=1 rewrites the golden files. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/plot.h"
+
+#define DATA FFNROOF_TEST_DATA "/plot/"
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t r = fread(buf, 1, (size_t)n, fp);
+    buf[r] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static char *template_of(const char *kind)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/plots/%s.gp", FFNROOF_SOURCE_DIR, kind);
+    char *t = slurp(path);
+    cr_assert_not_null(t, "template %s", path);
+    return t;
+}
+
+/* Compare text with a golden file (or rewrite it when FFNROOF_UPDATE_GOLDEN is set). */
+static void golden(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, DATA "%s", name);
+    if (getenv("FFNROOF_UPDATE_GOLDEN")) {
+        FILE *fp = fopen(path, "wb");
+        cr_assert_not_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+    }
+    char *want = slurp(path);
+    cr_assert_not_null(want, "golden file %s missing (FFNROOF_UPDATE_GOLDEN=1 writes it)", path);
+    cr_expect_str_eq(text, want, "%s differs from the golden file", name);
+    free(want);
+}
+
+typedef struct outputs {
+    char *data, *script;
+    size_t dlen, slen;
+    FILE *d, *s;
+} outputs;
+
+static void out_open(outputs *o)
+{
+    memset(o, 0, sizeof *o);
+    o->d = open_memstream(&o->data, &o->dlen);
+    o->s = open_memstream(&o->script, &o->slen);
+    cr_assert(o->d && o->s);
+}
+
+static void out_close(outputs *o)
+{
+    fclose(o->d);
+    fclose(o->s);
+}
+
+static void out_free(outputs *o)
+{
+    free(o->data);
+    free(o->script);
+}
+
+/* The rows (numbers) of block [idx] of a data file: up to cap rows of ncol numbers. */
+static int block_rows(const char *data, int idx, double rows[][2], int cap)
+{
+    char tag[32];
+    snprintf(tag, sizeof tag, "# [%d] ", idx);
+    const char *p = strstr(data, tag);
+    cr_assert_not_null(p, "block %d missing", idx);
+    p = strchr(p, '\n') + 1;
+    int n = 0;
+    while (*p && *p != '#' && n < cap) {
+        if (*p == '\n') {
+            if (p[1] == '\n') break; /* two blank lines: next block */
+            p++;
+            continue;
+        }
+        double x, y;
+        if (sscanf(p, "%lf %lf", &x, &y) == 2) {
+            rows[n][0] = x;
+            rows[n][1] = y;
+            n++;
+        }
+        p = strchr(p, '\n');
+        if (!p) break;
+        p++;
+    }
+    return n;
+}
+
+static void close_to(double got, double want, const char *what)
+{
+    cr_expect(fabs(got - want) <= 1e-5 * fabs(want), "%s: got %.9g, want %.9g", what, got, want);
+}
+
+static const ffn_plot_files files = {.data = "t.dat", .png = "t.png", .svg = "t.svg",
+                                     .png_term = "pngcairo", .width = 800, .height = 600};
+
+/* A device with known ceilings: fp32 1 TFLOP/s, bf16 4 TFLOP/s; read-only L2 400 GB/s and DRAM
+ * 100 GB/s; read-write DRAM 80 GB/s. Two kernel points. */
+static void fixture_roofline(ffn_roofline_chart *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->title, sizeof c->title, "Roofline: test device (2025-01-31)");
+    ffn_plot_device *d = &c->dev[0];
+    snprintf(d->name, sizeof d->name, "testdev");
+    snprintf(d->origin, sizeof d->origin, "test");
+    cr_assert_eq(ffn_plot_device_add(d, "fp32", FFN_ROOF_COMPUTE, 1e12), 0);
+    cr_assert_eq(ffn_plot_device_add(d, "bf16", FFN_ROOF_COMPUTE, 4e12), 0);
+    cr_assert_eq(ffn_plot_device_add(d, "L2", FFN_ROOF_READ_ONLY, 4e11), 0);
+    cr_assert_eq(ffn_plot_device_add(d, "DRAM", FFN_ROOF_READ_ONLY, 1e11), 0);
+    cr_assert_eq(ffn_plot_device_add(d, "DRAM", FFN_ROOF_READ_WRITE, 8e10), 0);
+    cr_assert_eq(ffn_plot_device_add(d, "bad", FFN_ROOF_COMPUTE, NAN), FFN_EINVAL);
+    c->n_dev = 1;
+    c->pts[0] = (ffn_plot_point){0, "decode T=1 fp32", 0.5, 4e10, 5e10};
+    c->pts[1] = (ffn_plot_point){0, "prefill T=512 fp32", 100, 8e11, 9e11};
+    c->n_pts = 2;
+}
+
+Test(plot, roofline_golden_and_geometry)
+{
+    static ffn_roofline_chart c;
+    fixture_roofline(&c);
+    cr_expect_eq(ffn_plot_device_main_bw(&c.dev[0]), 1e11, "the slowest read-only roof");
+    char *t = template_of("roofline");
+    outputs o;
+    out_open(&o);
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    cr_assert_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, &d), 0, "%s", d.msg);
+    out_close(&o);
+    golden("roofline.dat", o.data);
+    golden("roofline.gp", o.script);
+
+    /* axes: x from the lowest ridge on the fastest roof / 30 (1e12/4e11/30 = 0.083) down to its
+     * decade, up to 4 x the highest ridge (4e12/1e11 x 4 = 160) -> [0.01:1000] */
+    cr_expect(strstr(o.data, "# axes: x [0.01:1000]"), "x axis decades");
+    cr_expect(strstr(o.script, "set xrange [0.01:1000]"));
+    /* block 0: compute ceilings from where the fastest roof (L2) meets them to xmax */
+    double r[16][2];
+    int n = block_rows(o.data, 0, r, 16);
+    cr_assert_eq(n, 4);
+    close_to(r[0][0], 1e12 / 4e11, "fp32 ceiling start");
+    close_to(r[0][1], 1e12, "fp32 ceiling");
+    close_to(r[1][0], 1000, "fp32 ceiling end");
+    close_to(r[2][0], 4e12 / 4e11, "bf16 ceiling start");
+    close_to(r[3][1], 4e12, "bf16 ceiling");
+    /* block 1: read-only roofs from xmin up to the highest compute ceiling */
+    n = block_rows(o.data, 1, r, 16);
+    cr_assert_eq(n, 4);
+    close_to(r[0][1], 4e11 * 0.01, "L2 at xmin");
+    close_to(r[1][0], 4e12 / 4e11, "L2 meets bf16");
+    close_to(r[1][1], 4e12, "L2 meets bf16 (y)");
+    close_to(r[3][0], 4e12 / 1e11, "DRAM meets bf16");
+    /* block 2: the read-write roof, dashed */
+    n = block_rows(o.data, 2, r, 16);
+    cr_assert_eq(n, 2);
+    close_to(r[1][0], 4e12 / 8e10, "read-write DRAM meets bf16");
+    cr_expect(strstr(o.script, "index 2 with lines lt 1 lw 2 dt 2 title \"testdev bandwidth, "
+                               "read-write\""));
+    /* labels say the values, the kind of roof and the ridge */
+    cr_expect(strstr(o.data, "\"fp32 1.00 TFLOP/s, ridge 10 FLOP/B\""));
+    cr_expect(strstr(o.data, "\"bf16 4.00 TFLOP/s, ridge 40 FLOP/B\""));
+    cr_expect(strstr(o.data, "\"L2 400 GB/s, read-only\""));
+    cr_expect(strstr(o.data, "\"DRAM 80.0 GB/s, read-write\""));
+    /* block 5: ridge points against DRAM read-only (100 GB/s) */
+    n = block_rows(o.data, 5, r, 16);
+    cr_assert_eq(n, 2);
+    close_to(r[0][0], 10, "fp32 ridge x");
+    close_to(r[1][0], 40, "bf16 ridge x");
+    close_to(r[1][1], 4e12, "bf16 ridge y");
+    /* measured, predicted, and the pairs joining them */
+    n = block_rows(o.data, 6, r, 16);
+    cr_assert_eq(n, 2);
+    close_to(r[1][1], 8e11, "measured prefill");
+    n = block_rows(o.data, 7, r, 16);
+    close_to(r[0][1], 5e10, "predicted decode");
+    n = block_rows(o.data, 8, r, 16);
+    cr_assert_eq(n, 4);
+    close_to(r[2][0], 100, "pair x");
+    close_to(r[3][1], 9e11, "pair ends at the prediction");
+    /* the script: template filled, both images, title */
+    cr_expect(strstr(o.script, "set terminal pngcairo noenhanced size 800,600"));
+    cr_expect(strstr(o.script, "png_file = \"t.png\""));
+    cr_expect(strstr(o.script, "svg_file = \"t.svg\""));
+    cr_expect(strstr(o.script, "datafile = \"t.dat\""));
+    cr_expect(strstr(o.script, "set title \"Roofline: test device (2025-01-31)\""));
+    cr_expect(!strstr(o.script, "@PLOT@") && !strstr(o.script, "@TITLE@"), "placeholders left");
+    out_free(&o);
+    free(t);
+}
+
+Test(plot, roofline_quotes_in_titles_and_labels_are_neutralised)
+{
+    static ffn_roofline_chart c;
+    fixture_roofline(&c);
+    snprintf(c.title, sizeof c.title, "a \"quoted\" \\ title");
+    snprintf(c.pts[0].label, sizeof c.pts[0].label, "x\"y");
+    char *t = template_of("roofline");
+    outputs o;
+    out_open(&o);
+    cr_assert_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, NULL), 0);
+    out_close(&o);
+    cr_expect(strstr(o.script, "set title \"a 'quoted' / title\""));
+    cr_expect(strstr(o.data, "\"x'y\""));
+    out_free(&o);
+    free(t);
+}
+
+Test(plot, several_devices_get_their_own_colour_and_prefix)
+{
+    static ffn_roofline_chart c;
+    fixture_roofline(&c);
+    ffn_plot_device *d = &c.dev[1];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "other");
+    ffn_plot_device_add(d, "fp16", FFN_ROOF_COMPUTE, 1e15);
+    ffn_plot_device_add(d, "HBM", FFN_ROOF_DATASHEET, 3e12);
+    c.n_dev = 2;
+    char *t = template_of("roofline");
+    outputs o;
+    out_open(&o);
+    cr_assert_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, NULL), 0);
+    out_close(&o);
+    cr_expect(strstr(o.script, "lt 2 lw 2.5 dt 1 title \"other compute\""));
+    cr_expect(strstr(o.script, "title \"other bandwidth, datasheet peak\""));
+    cr_expect(strstr(o.data, "\"other: HBM 3.00 TB/s, datasheet peak\""));
+    cr_expect(strstr(o.data, "\"testdev: L2 400 GB/s, read-only\""));
+    /* the y axis reaches above the fastest device's peak */
+    cr_expect(strstr(o.script, "set yrange [1e+09:1e+16]"), "%s", strstr(o.script, "set yrange"));
+    out_free(&o);
+    free(t);
+}
+
+Test(plot, latency_golden_and_values)
+{
+    static ffn_latency_chart c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.title, sizeof c.title, "FFN latency per layer: test (2025-01-31)");
+    snprintf(c.device[0], sizeof c.device[0], "testdev");
+    c.ridge_tokens[0] = 300;
+    c.n_dev = 1;
+    ffn_latency_series *p = &c.s[0], *dd = &c.s[1], *m = &c.s[2];
+    snprintf(p->label, sizeof p->label, "testdev prefill, predicted");
+    p->phase = FFN_PHASE_PREFILL;
+    snprintf(dd->label, sizeof dd->label, "testdev decode, predicted");
+    dd->phase = FFN_PHASE_DECODE;
+    snprintf(m->label, sizeof m->label, "testdev decode, measured");
+    m->phase = FFN_PHASE_DECODE;
+    m->measured = true;
+    for (int i = 0; i < 4; i++) {
+        double T = pow(4, i);
+        dd->tokens[i] = T;
+        dd->seconds[i] = 1e-4 * fmax(1, T / 300);
+        p->tokens[i] = 256 * T;
+        p->seconds[i] = 1e-4 * fmax(1, 256 * T / 300);
+    }
+    dd->n = p->n = 4;
+    m->tokens[0] = 1, m->seconds[0] = 1.3e-4, m->n = 1;
+    c.n_series = 3;
+    char *t = template_of("latency");
+    outputs o;
+    out_open(&o);
+    cr_assert_eq(ffn_plot_latency_write(&c, t, &files, o.d, o.s, NULL), 0);
+    out_close(&o);
+    golden("latency.dat", o.data);
+    golden("latency.gp", o.script);
+    /* x: 1 / 1.5 .. 16384 x 1.5 -> decades [0.1:100000]; y: 1e-4/1.5 .. 0.0054 x 1.5 */
+    cr_expect(strstr(o.script, "set xrange [0.1:100000]"));
+    cr_expect(strstr(o.script, "set yrange [1e-05:0.01]"));
+    double r[8][2];
+    cr_assert_eq(block_rows(o.data, 0, r, 8), 4);
+    close_to(r[3][0], 256 * 64, "prefill tokens");
+    close_to(r[3][1], 1e-4 * 256 * 64 / 300, "prefill time");
+    /* the ridge: a vertical line at 300 tokens across the whole y range */
+    cr_assert_eq(block_rows(o.data, 3, r, 8), 2);
+    close_to(r[0][0], 300, "ridge x");
+    close_to(r[0][1], 1e-5, "ridge from ymin");
+    close_to(r[1][1], 0.01, "ridge to ymax");
+    cr_expect(strstr(o.script, "title \"testdev ridge (300 tokens)\""));
+    /* decode dashed with open points, measured as filled points */
+    cr_expect(strstr(o.script, "index 1 with linespoints lt 1 dt 2 pt 8"));
+    cr_expect(strstr(o.script, "index 2 with points lt 1 pt 9"));
+    out_free(&o);
+    free(t);
+}
+
+Test(plot, moe_golden_stacks_and_skips_empty_parts)
+{
+    static ffn_moe_chart c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.title, sizeof c.title, "MoE layer time: test (2025-01-31)");
+    snprintf(c.xlabel, sizeof c.xlabel, "expert-parallel degree");
+    for (int i = 0; i < 3; i++) {
+        ffn_moe_bar *b = &c.bars[i];
+        snprintf(b->label, sizeof b->label, "EP %d", 1 << i);
+        b->router_s = 1e-6;
+        b->dispatch_s = 2e-6;
+        b->expert_s = 8e-5 / (1 << i);
+        b->combine_s = 2e-6;
+        b->alltoall_s = i ? 1e-5 * i : 0;
+    }
+    c.n_bars = 3;
+    char *t = template_of("moe");
+    outputs o;
+    out_open(&o);
+    cr_assert_eq(ffn_plot_moe_write(&c, t, &files, o.d, o.s, NULL), 0);
+    out_close(&o);
+    golden("moe.dat", o.data);
+    golden("moe.gp", o.script);
+    cr_expect(strstr(o.data, "\"EP 4\" 1e-06 2e-06 2e-05 0 2e-06 2e-05"));
+    /* y reaches 15% above the tallest stack (EP 1: 85 us) */
+    cr_expect(strstr(o.script, "set yrange [0:9.775e-05]"), "%s", strstr(o.script, "set yrange"));
+    cr_expect(strstr(o.script, "using 2:xtic(1) @router_style title \"router\""));
+    cr_expect(strstr(o.script, "using 7 @alltoall_style"));
+    cr_expect(!strstr(o.script, "title \"shared experts\""), "an all-zero part is left out of the legend");
+    cr_expect(strstr(o.script, "set xlabel \"expert-parallel degree\""));
+    out_free(&o);
+    free(t);
+}
+
+Test(plot, empty_charts_are_refused)
+{
+    static ffn_roofline_chart r;
+    static ffn_latency_chart l;
+    static ffn_moe_chart m;
+    memset(&r, 0, sizeof r);
+    memset(&l, 0, sizeof l);
+    memset(&m, 0, sizeof m);
+    outputs o;
+    out_open(&o);
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    cr_expect_eq(ffn_plot_roofline_write(&r, "@PLOT@", &files, o.d, o.s, &d), FFN_EINVAL);
+    cr_expect(strstr(d.msg, "nothing to draw"));
+    cr_expect_eq(ffn_plot_latency_write(&l, "@PLOT@", &files, o.d, o.s, &d), FFN_EINVAL);
+    cr_expect_eq(ffn_plot_moe_write(&m, "@PLOT@", &files, o.d, o.s, &d), FFN_EINVAL);
+    m.n_bars = 1; /* a bar of zeros */
+    cr_expect_eq(ffn_plot_moe_write(&m, "@PLOT@", &files, o.d, o.s, &d), FFN_EINVAL);
+    out_close(&o);
+    out_free(&o);
+}
+
+Test(plot, device_from_hw_spec)
+{
+    ffn_hw hw;
+    memset(&hw, 0, sizeof hw);
+    snprintf(hw.name, sizeof hw.name, "gpu-x");
+    hw.kind = FFN_HW_GPU;
+    snprintf(hw.source, sizeof hw.source, "datasheet");
+    hw.peak_flops[FFN_DT_FP32] = 6e13;
+    hw.peak_flops[FFN_DT_BF16] = 1e15;
+    hw.peak_flops[FFN_DT_FP16] = 1e15;
+    hw.mem_bandwidth_bps = 3e12;
+    hw.n_levels = 1;
+    snprintf(hw.levels[0].name, sizeof hw.levels[0].name, "L2");
+    hw.levels[0].bandwidth_bps = 1e13;
+    ffn_plot_device d;
+    ffn_plot_device_from_hw(&hw, &d);
+    cr_assert_eq(d.n_ceil, 4, "fp32, bf16/fp16 merged, L2, HBM");
+    cr_expect_str_eq(d.ceil[1].name, "bf16/fp16");
+    cr_expect_eq(d.ceil[3].kind, FFN_ROOF_DATASHEET);
+    cr_expect_str_eq(d.ceil[3].name, "HBM");
+    cr_expect_eq(ffn_plot_device_main_bw(&d), 3e12);
+    /* a calibrated spec's bandwidth is a read-only measurement */
+    snprintf(hw.source, sizeof hw.source, "measured by ffnroof calibrate on h, 2025-01-01");
+    hw.kind = FFN_HW_CPU;
+    ffn_plot_device_from_hw(&hw, &d);
+    cr_expect_eq(d.ceil[3].kind, FFN_ROOF_READ_ONLY);
+    cr_expect_str_eq(d.origin, "calibrated");
+}
+
+Test(plot, reads_calibration_json)
+{
+    ffn_plot_device d;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    char date[32];
+    cr_assert_eq(ffn_plot_load_calibration(DATA "calibration.json", &d, date, sizeof date, &dg), 0,
+                 "%s", dg.msg);
+    cr_expect_str_eq(d.name, "fixture-host");
+    cr_expect_str_eq(date, "2025-01-31T11:00:00Z");
+    /* all-threads peaks only (the one-thread fp32 and the unmeasured int8 are left out) */
+    cr_assert_eq(d.n_ceil, 2 + 3 + 1);
+    cr_expect_str_eq(d.ceil[0].name, "fp32 avx512");
+    cr_expect_eq(d.ceil[0].value, 1e11);
+    cr_expect_str_eq(d.ceil[1].name, "bf16 amx");
+    cr_expect_eq(d.ceil[2].kind, FFN_ROOF_READ_ONLY);
+    cr_expect_eq(d.ceil[2].value, 2e11, "the all-threads L1, not the one-thread one");
+    cr_expect_eq(d.ceil[5].kind, FFN_ROOF_READ_WRITE);
+    cr_expect_eq(d.ceil[5].value, 7e9);
+    cr_expect_eq(ffn_plot_device_main_bw(&d), 1e10, "ridges against read-only DRAM");
+}
+
+Test(plot, reads_bench_json)
+{
+    static ffn_plot_bench b;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    cr_assert_eq(ffn_plot_load_bench(DATA "bench.json", &b, &dg), 0, "%s", dg.msg);
+    cr_expect_str_eq(b.host, "fixture-host");
+    cr_expect_str_eq(b.counters_source, "papi_sde");
+    cr_assert_eq(b.n_cases, 3);
+    cr_expect_eq(b.cases[1].phase, FFN_PHASE_PREFILL);
+    cr_expect_eq(b.cases[1].tokens, 64);
+    cr_expect_eq(b.cases[1].median_s, 2e-4);
+    cr_expect_eq(b.cases[1].prediction_error, -0.25);
+    cr_expect_str_eq(b.cases[2].kind, "moe");
+    cr_expect_eq(b.cases[2].experts, 8);
+    /* nulls that the definitions fix are derived: intensity = flops/bytes, achieved = flops/t */
+    close_to(b.cases[2].intensity, 98304.0 / 800000.0, "derived intensity");
+    close_to(b.cases[2].achieved_flops, 98304.0 / 4e-5, "derived achieved FLOP/s");
+    /* the spec as a roofline: a calibrated spec -> read-only memory */
+    cr_assert_eq(b.spec.n_ceil, 3);
+    cr_expect_eq(b.spec.ceil[2].kind, FFN_ROOF_READ_ONLY);
+    cr_expect_eq(b.spec.ceil[2].value, 1e10);
+    char lab[48];
+    ffn_plot_case_label(&b.cases[2], lab, sizeof lab);
+    cr_expect_str_eq(lab, "moe decode T=1 fp32");
+}
+
+Test(plot, refuses_other_kinds_and_versions)
+{
+    static ffn_plot_bench b;
+    ffn_plot_device d;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    cr_expect_eq(ffn_plot_load_bench(DATA "calibration.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect(strstr(dg.msg, "is not a bench result"), "%s", dg.msg);
+    cr_expect_eq(dg.line, 2, "points at the schema value");
+    ffn_diag_clear(&dg);
+    cr_expect_eq(ffn_plot_load_calibration(DATA "bench.json", &d, NULL, 0, &dg), FFN_ESCHEMA);
+    cr_expect(strstr(dg.msg, "is not a calibration"), "%s", dg.msg);
+    ffn_diag_clear(&dg);
+    cr_expect_eq(ffn_plot_load_bench(DATA "bench-newer.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect(strstr(dg.msg, "newer ffnroof"), "%s", dg.msg);
+    ffn_diag_clear(&dg);
+    cr_expect_eq(ffn_plot_load_bench(DATA "bench-empty.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect(strstr(dg.msg, "no cases"), "%s", dg.msg);
+    ffn_diag_clear(&dg);
+    cr_expect_eq(ffn_plot_load_bench(DATA "bench-no-time.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect(strstr(dg.msg, "time_s.median"), "%s", dg.msg);
+    ffn_diag_clear(&dg);
+    cr_expect_eq(ffn_plot_load_bench(FFNROOF_TEST_DATA "/hw/valid.yaml", &b, &dg), FFN_ESCHEMA);
+    cr_expect(strstr(dg.msg, "no 'schema'"), "%s", dg.msg);
+}
+
+Test(plot, log_range_is_whole_decades)
+{
+    double a, b;
+    ffn_plot_log_range(0.083, 160, &a, &b);
+    cr_expect_eq(a, 0.01);
+    cr_expect_eq(b, 1000);
+    ffn_plot_log_range(1, 10, &a, &b);
+    cr_expect_eq(a, 1);
+    cr_expect_eq(b, 10);
+    ffn_plot_log_range(5, 5, &a, &b); /* degenerate: still a decade */
+    cr_expect(b > a);
+}
