@@ -3,12 +3,14 @@
  * FMA peak and read-only memory bandwidth.
  *
  *   bench_kernels [--threads N] [--reps N] [--case prefill|decode|all] [--act NAME]
- *                 [--shape T,d,f] [--no-peers]
+ *                 [--shape T,d,f] [--no-peers] [--verbose]
  *
  * Cases (issue 4): prefill T=512, d=2048, f=5632; decode T=1, d=4096, f=11008; SwiGLU unless
  * --act. All implementations of a case are prepared first and then timed in interleaved
- * rounds (one call of each per round, 150 ms apart so spinning runtime threads park); each
- * figure is the median over --reps rounds after two warm-up rounds. Interleaving matters: this
+ * rounds (one call of each per round, in a fresh random order each round, 150 ms apart so
+ * spinning runtime threads park); each figure is the median over --reps rounds after two
+ * warm-up rounds, and ratios and fractions are also given "paired": the median over rounds of
+ * the ratio within a round. --verbose prints every round's times. Interleaving matters: this
  * project's VM shows read bandwidth drifting between 6 and 26 GB/s from one run to the next.
  * For decode the weights are rotated over enough packed copies that the working set is at
  * least twice the last-level cache (sysconf), and a read-only probe over a buffer of
@@ -53,10 +55,25 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+/* Median of v[0..n) (n <= 256; v is left as it was, so rounds stay paired). */
+static double median(const double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    double tmp[256];
+    if (n > 256) n = 256;
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_d);
+    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
+/* Median over rounds of num[r] / den[r]: the two calls of a round ran a second or two apart,
+ * so the ratio of a pair shares the host's load and bandwidth of that moment. */
+static double paired_ratio(const double *num, const double *den, int n)
+{
+    double q[256];
+    if (n > 256) n = 256;
+    for (int r = 0; r < n; r++)
+        q[r] = num[r] / den[r];
+    return median(q, n);
 }
 
 static void *xmalloc(size_t n)
@@ -121,7 +138,10 @@ static double measure_fma_peak(int nt)
 static uint64_t probe_read(const uint64_t *b, size_t n, int nt);
 
 /* The FMA-chain loop on nt threads for iters iterations (16 x 16 x 2 FLOP each per thread). */
-enum { FMA_PROBE_ITERS = 4 * 1000 * 1000 };
+/* 20 M iterations, as many as the header's peak: about 0.1 s per call, the order of the prefill
+ * kernels' own time, so the probe sees the clock the host sustains rather than a short burst
+ * (with 4 M iterations, ~10 ms, its rate varied 155-220 GFLOP/s per core between rounds). */
+enum { FMA_PROBE_ITERS = 20 * 1000 * 1000 };
 static double fma_probe(int nt, long iters)
 {
     double sink = 0;
@@ -280,16 +300,20 @@ static int call_once(impl *m, int i, const weights *w, size_t T, const float *x,
     return -1;
 }
 
+/* pr: the median over rounds of (probe time / this time), for the paired fraction. */
 static void print_impl(const impl *m, const ffn_kshape *s, size_t T, double t, double peak,
-                       double probe_bps, bool decode)
+                       double probe_bps, double probe_t, double pr, bool decode)
 {
     const double gflops = ffn_kernel_flops(s, T) / t * 1e-9;
     const double gbps = ffn_kernel_bytes(m->count_k, s, T) / t * 1e-9;
     printf("  %-30s %9.3f ms %8.1f GFLOP/s %7.2f GB/s", m->name, t * 1e3, gflops, gbps);
+    /* paired: this call's rate over the probe's rate in the same round, median over rounds */
     if (decode && probe_bps > 0)
-        printf("  %5.1f%% of read BW", 100.0 * gbps * 1e9 / probe_bps);
+        printf("  %5.1f%% of read BW (paired %5.1f%%)", 100.0 * gbps * 1e9 / probe_bps,
+               100.0 * gbps * 1e9 * t / (probe_bps * probe_t) * pr);
     else if (!decode && peak > 0)
-        printf("  %5.1f%% of fp32 FMA peak", 100.0 * gflops * 1e9 / peak);
+        printf("  %5.1f%% of fp32 FMA peak (paired %5.1f%%)", 100.0 * gflops * 1e9 / peak,
+               100.0 * gflops * 1e9 * t / (peak * probe_t) * pr);
     printf("\n");
 }
 
@@ -297,7 +321,7 @@ static void print_impl(const impl *m, const ffn_kshape *s, size_t T, double t, d
  * per round, with a pause between calls so the previous runtime's spinning threads park):
  * on a shared VM whose bandwidth drifts between runs, only interleaved figures compare. */
 static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act act, int nt, int reps,
-                     bool peers, double peak)
+                     bool peers, double peak, bool verbose)
 {
     const bool decode = T <= 4;
     weights w;
@@ -311,6 +335,14 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     printf("\n%s: T=%zu d=%zu f=%zu act=%s threads=%d, median of %d interleaved rounds\n", label, T,
            d, f, ffn_act_name(act), nt, reps);
 
+    /* Decode: every implementation rotates over at least DECODE_COPIES copies of its weights
+     * (and enough for twice the LLC), and the copies are allocated round-robin across the
+     * implementations (copy 0 of each, then copy 1 of each, ...): on this VM the read bandwidth
+     * of a buffer depends on where it landed (in a standalone test the first-allocated of 12
+     * 512 MiB buffers read ~1.6x slower than the rest in two of three runs, and the two bf16
+     * kernels, identical decode code on identical bytes, measured 1.35x apart), so no
+     * implementation should own all the early, or all the late, allocations. */
+    enum { DECODE_COPIES = 3 };
     impl ms[16];
     int n = 0;
     memset(ms, 0, sizeof ms);
@@ -318,61 +350,98 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     const size_t nk = ffn_kernel_list(ks, 16);
     for (size_t i = 0; i < nk && i < 16 && n < 12; i++) {
         if (ks[i]->isa == FFN_ISA_REF) continue;
-        impl *m = &ms[n];
+        impl *m = &ms[n++];
         snprintf(m->name, sizeof m->name, "%s", ks[i]->name);
         m->k = m->count_k = ks[i];
-        const double wbytes = ffn_kernel_bytes(ks[i], &w.s, 0);
-        m->copies = decode ? (int)ceil(2.0 * (double)llc / wbytes) : 1;
-        if (m->copies < 1) m->copies = 1;
-        const size_t pb = ks[i]->packed_bytes(&w.s);
-        m->packed = calloc((size_t)m->copies, sizeof *m->packed);
-        bool ok = true;
-        for (int c = 0; c < m->copies && ok; c++) {
-            m->packed[c] = xmalloc(pb);
-            ok = ks[i]->pack(&w.s, &w.kw, m->packed[c], pb) == 0;
-        }
-        if (!ok) {
-            fprintf(stderr, "%s: pack failed\n", ks[i]->name);
-            continue;
-        }
-        m->wb = ks[i]->workspace_bytes(&w.s, T, nt);
-        m->ws = xmalloc(m->wb);
-        n++;
     }
     const int first_peer = n;
 #if defined(FFN_BENCH_HAVE_FFN_PEERS)
+    const struct {
+        ffn_peer_lib lib;
+        ffn_dtype dt;
+    } pl[] = {{FFN_PEER_OPENBLAS, FFN_DT_FP32},
+              {FFN_PEER_ONEDNN, FFN_DT_FP32},
+              {FFN_PEER_ONEDNN, FFN_DT_BF16}};
+    ffn_peer_lib peer_lib[16];
+    ffn_dtype peer_dt[16];
     if (peers) {
-        const struct {
-            ffn_peer_lib lib;
-            ffn_dtype dt;
-        } pl[] = {{FFN_PEER_OPENBLAS, FFN_DT_FP32},
-                  {FFN_PEER_ONEDNN, FFN_DT_FP32},
-                  {FFN_PEER_ONEDNN, FFN_DT_BF16}};
         for (size_t i = 0; i < sizeof pl / sizeof pl[0]; i++) {
             if (!ffn_peer_available(pl[i].lib)) continue;
             impl *m = &ms[n];
             m->kind = 1;
             m->count_k = pl[i].dt == FFN_DT_BF16 ? ref16 : ref32;
-            const double wbytes = ffn_kernel_bytes(m->count_k, &w.s, 0);
-            m->copies = decode ? (int)ceil(2.0 * (double)llc / wbytes) : 1;
-            if (m->copies < 1) m->copies = 1;
-            m->peers = calloc((size_t)m->copies, sizeof *m->peers);
-            ffn_diag dg;
-            int rc = 0;
-            for (int c = 0; c < m->copies && !rc; c++)
-                rc = ffn_peer_init(pl[i].lib, pl[i].dt, &w.s, &w.kw, T, nt, &m->peers[c], &dg);
-            if (rc) {
-                fprintf(stderr, "peer %s: %s\n", ffn_peer_lib_name(pl[i].lib), dg.msg);
-                continue;
-            }
-            snprintf(m->name, sizeof m->name, "peer %s %s (%.40s)", ffn_peer_lib_name(pl[i].lib),
-                     pl[i].dt == FFN_DT_BF16 ? "bf16" : "fp32", ffn_peer_describe(m->peers[0]));
+            peer_lib[n] = pl[i].lib;
+            peer_dt[n] = pl[i].dt;
             n++;
         }
     }
 #else
     (void)peers;
 #endif
+    int max_copies = 1;
+    bool failed[16] = {false};
+    for (int i = 0; i < n; i++) {
+        impl *m = &ms[i];
+        const double wbytes = ffn_kernel_bytes(m->count_k, &w.s, 0);
+        m->copies = decode ? (int)ceil(2.0 * (double)llc / wbytes) : 1;
+        if (decode && m->copies < DECODE_COPIES) m->copies = DECODE_COPIES;
+        if (m->copies > max_copies) max_copies = m->copies;
+        if (m->kind == 0) {
+            m->packed = calloc((size_t)m->copies, sizeof *m->packed);
+            m->wb = m->k->workspace_bytes(&w.s, T, nt);
+            m->ws = xmalloc(m->wb);
+        }
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+        else
+            m->peers = calloc((size_t)m->copies, sizeof *m->peers);
+#endif
+    }
+    for (int c = 0; c < max_copies; c++)
+        for (int i = 0; i < n; i++) {
+            impl *m = &ms[i];
+            if (failed[i] || c >= m->copies) continue;
+            if (m->kind == 0) {
+                const size_t pb = m->k->packed_bytes(&w.s);
+                m->packed[c] = xmalloc(pb);
+                if (m->k->pack(&w.s, &w.kw, m->packed[c], pb)) {
+                    fprintf(stderr, "%s: pack failed\n", m->name);
+                    failed[i] = true;
+                }
+                continue;
+            }
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+            ffn_diag dg;
+            if (ffn_peer_init(peer_lib[i], peer_dt[i], &w.s, &w.kw, T, nt, &m->peers[c], &dg)) {
+                fprintf(stderr, "peer %s: %s\n", ffn_peer_lib_name(peer_lib[i]), dg.msg);
+                failed[i] = true;
+                continue;
+            }
+            if (c == 0)
+                snprintf(m->name, sizeof m->name, "peer %s %s (%.40s)",
+                         ffn_peer_lib_name(peer_lib[i]), peer_dt[i] == FFN_DT_BF16 ? "bf16" : "fp32",
+                         ffn_peer_describe(m->peers[0]));
+#endif
+        }
+    /* Drop what failed to prepare (freeing what it got). */
+    int kept = 0, first_peer_kept = first_peer;
+    for (int i = 0; i < n; i++) {
+        if (!failed[i]) {
+            ms[kept++] = ms[i];
+            continue;
+        }
+        if (i < first_peer) first_peer_kept--;
+        for (int c = 0; ms[i].packed && c < ms[i].copies; c++)
+            free(ms[i].packed[c]);
+        free(ms[i].packed);
+#if defined(FFN_BENCH_HAVE_FFN_PEERS)
+        for (int c = 0; ms[i].peers && c < ms[i].copies; c++)
+            if (ms[i].peers[c]) ffn_peer_free(ms[i].peers[c]);
+        free(ms[i].peers);
+#endif
+        free(ms[i].ws);
+    }
+    n = kept;
+    memset(&ms[n], 0, sizeof ms[0]);
     int probe = -1;
     if (!decode) {
         impl *m = &ms[n];
@@ -393,14 +462,38 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     }
     for (int i = 0; i < n; i++)
         ms[i].ts = xmalloc((size_t)reps * sizeof(double));
-    for (int r = -2; r < reps; r++)
-        for (int i = 0; i < n; i++) {
+    /* Each round calls the implementations in a fresh random order (fixed seed): on this VM a
+     * fixed order (even rotated, which keeps each one's predecessor) measured the same decode
+     * code 1.45x apart in two neighbouring slots. */
+    uint64_t ord_st = 0x2545f4914f6cdd1dull;
+    int order[16];
+    for (int r = -2; r < reps; r++) {
+        for (int k = 0; k < n; k++)
+            order[k] = k;
+        for (int k = n - 1; k > 0; k--) {
+            ord_st ^= ord_st << 13;
+            ord_st ^= ord_st >> 7;
+            ord_st ^= ord_st << 17;
+            const int j = (int)(ord_st % (uint64_t)(k + 1)), tmp = order[k];
+            order[k] = order[j];
+            order[j] = tmp;
+        }
+        for (int k = 0; k < n; k++) {
+            const int i = order[k];
             usleep(150000); /* OpenBLAS threads spin ~2^28 cycles after a call */
             const double t0 = now_s();
             const int rc = call_once(&ms[i], r, &w, T, x, y, nt);
             const double t = now_s() - t0;
             if (rc < 0) fprintf(stderr, "%s: call failed (%d)\n", ms[i].name, rc);
             if (r >= 0) ms[i].ts[r] = t;
+        }
+    }
+    if (verbose)
+        for (int i = 0; i < n; i++) {
+            printf("  rounds (ms) %-30.30s", ms[i].name);
+            for (int r = 0; r < reps; r++)
+                printf(" %.1f", ms[i].ts[r] * 1e3);
+            printf("\n");
         }
     double med[16];
     for (int i = 0; i < n; i++)
@@ -416,17 +509,22 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
                ms[probe].name, med[probe] * 1e3, probe_flops * 1e-9);
     (void)peak;
     for (int i = 0; i < n; i++)
-        if (i != probe) print_impl(&ms[i], &w.s, T, med[i], probe_flops, probe_bps, decode);
+        if (i != probe)
+            print_impl(&ms[i], &w.s, T, med[i], probe_flops, probe_bps, med[probe],
+                       paired_ratio(ms[probe].ts, ms[i].ts, reps), decode);
     int f32 = -1;
-    for (int i = 0; i < first_peer; i++)
+    for (int i = 0; i < first_peer_kept; i++)
         if (ms[i].k->wdtype == FFN_DT_FP32) f32 = i;
-    printf("  ratios (other time / our time; > 1: ours is faster):\n");
-    for (int i = 0; i < first_peer; i++) {
-        for (int j = first_peer; j < n; j++)
+    printf("  ratios (other time / our time; > 1: ours is faster): of the medians, and the median "
+           "of the per-round ratios\n");
+    for (int i = 0; i < first_peer_kept; i++) {
+        for (int j = first_peer_kept; j < n; j++)
             if (j != probe)
-                printf("    %-28s vs %-40.40s %6.2fx\n", ms[i].name, ms[j].name, med[j] / med[i]);
+                printf("    %-28s vs %-40.40s %6.2fx %6.2fx\n", ms[i].name, ms[j].name,
+                       med[j] / med[i], paired_ratio(ms[j].ts, ms[i].ts, reps));
         if (f32 >= 0 && i != f32)
-            printf("    %-28s vs %-40.40s %6.2fx\n", ms[i].name, ms[f32].name, med[f32] / med[i]);
+            printf("    %-28s vs %-40.40s %6.2fx %6.2fx\n", ms[i].name, ms[f32].name,
+                   med[f32] / med[i], paired_ratio(ms[f32].ts, ms[i].ts, reps));
     }
     for (int i = 0; i < n; i++) {
         for (int c = 0; ms[i].packed && c < ms[i].copies; c++)
@@ -452,7 +550,7 @@ int main(int argc, char **argv)
 {
     int nt = 0, reps = 9;
     const char *which = "all";
-    bool peers = true;
+    bool peers = true, verbose = false;
     ffn_act act = FFN_ACT_SWIGLU;
     size_t shape[3] = {0, 0, 0};
     for (int i = 1; i < argc; i++) {
@@ -462,6 +560,8 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--case") && i + 1 < argc)
             which = argv[++i];
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose = true;
         else if (!strcmp(argv[i], "--no-peers"))
             peers = false;
         else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
@@ -483,6 +583,7 @@ int main(int argc, char **argv)
     }
     if (nt <= 0) nt = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (reps < 1) reps = 1;
+    if (reps > 256) reps = 256;
 
     const double peak = measure_fma_peak(nt);
     size_t bw_buf = 0;
@@ -497,12 +598,12 @@ int main(int argc, char **argv)
            getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
 
     if (shape[0] || shape[1]) {
-        run_case("custom", shape[0], shape[1], shape[2], act, nt, reps, peers, peak);
+        run_case("custom", shape[0], shape[1], shape[2], act, nt, reps, peers, peak, verbose);
         return 0;
     }
     if (!strcmp(which, "all") || !strcmp(which, "prefill"))
-        run_case("prefill", 512, 2048, 5632, act, nt, reps, peers, peak);
+        run_case("prefill", 512, 2048, 5632, act, nt, reps, peers, peak, verbose);
     if (!strcmp(which, "all") || !strcmp(which, "decode"))
-        run_case("decode", 1, 4096, 11008, act, nt, reps, peers, peak);
+        run_case("decode", 1, 4096, 11008, act, nt, reps, peers, peak, verbose);
     return 0;
 }

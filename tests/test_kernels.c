@@ -255,6 +255,8 @@ Test(kernels, matches_reference_every_activation_and_shape, .timeout = 600)
         {1, 1, 1},     {3, 15, 31},     {17, 17, 33},  {64, 64, 31},   {0, 64, 33},
         {255, 17, 33}, {1, 1000, 2730}, {3, 1000, 33}, {17, 64, 2730}, {64, 1000, 31},
         {255, 15, 1},  {600, 17, 33},   {4, 64, 31},   {5, 15, 33},
+        /* more than two row blocks: the work-sharing counter splits rows and panels */
+        {1100, 33, 65},
     };
     const ffn_kernel *ks[MAXK];
     const size_t nk = fast_kernels(ks);

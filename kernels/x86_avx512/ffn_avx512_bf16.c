@@ -390,6 +390,7 @@ typedef struct job {
     unsigned char *cbufs;
     size_t cbuf_bytes;
     bool amx;
+    size_t *next; /* decode: the shared panel counters of the two GEMMs (see ffn__grab), zeroed */
 } job;
 
 static void decode_thread(const job *jb, int t, int nt)
@@ -404,21 +405,28 @@ static void decode_thread(const job *jb, int t, int nt)
     const float *b2 = s->bias ? (const float *)(const void *)(jb->packed + l->off_b2) : NULL;
     float *h = jb->h;
     size_t lo, hi;
-    ffn__split(l->np1, t, nt, &lo, &hi);
-    for (size_t j = lo; j < hi; j++) {
-        epi e = {EPI_ACT, s->act, gated, false, b1 ? b1 + j * NR : NULL, h + j * (gated ? 16 : 32),
-                 l->ldh,  0,      0,     1};
-        ukr_shift((int)T, d, jb->x, d, w1 + j * l->kp1 * NR, &e);
+    (void)t;
+    (void)nt;
+    /* Panels come from a shared counter (ffn__grab), each computed whole by one thread. */
+    while (ffn__grab(&jb->next[0], l->np1, ffn__grab_chunk(l->kp1 * NR * 2), &lo, &hi)) {
+        for (size_t j = lo; j < hi; j++) {
+            epi e = {
+                EPI_ACT, s->act, gated, false, b1 ? b1 + j * NR : NULL, h + j * (gated ? 16 : 32),
+                l->ldh,  0,      0,     1};
+            ukr_shift((int)T, d, jb->x, d, w1 + j * l->kp1 * NR, &e);
+        }
     }
 #if defined(_OPENMP)
 #pragma omp barrier
 #endif
-    ffn__split(l->pd, t, nt, &lo, &hi);
-    for (size_t j = lo; j < hi; j++) {
-        const __mmask16 m0 = mask_n(d - j * NR), m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
-        epi e = {EPI_OUT,        s->act, false, false, b2 ? b2 + j * NR : NULL,
-                 jb->y + j * NR, d,      m0,    m1,    1};
-        ukr_shift((int)T, f, h, l->ldh, w2 + j * l->kp2 * NR, &e);
+    while (ffn__grab(&jb->next[1], l->pd, ffn__grab_chunk(l->kp2 * NR * 2), &lo, &hi)) {
+        for (size_t j = lo; j < hi; j++) {
+            const __mmask16 m0 = mask_n(d - j * NR),
+                            m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
+            epi e = {EPI_OUT,        s->act, false, false, b2 ? b2 + j * NR : NULL,
+                     jb->y + j * NR, d,      m0,    m1,    1};
+            ukr_shift((int)T, f, h, l->ldh, w2 + j * l->kp2 * NR, &e);
+        }
     }
 }
 
@@ -587,6 +595,7 @@ static int forward_impl(const ffn_kernel *k, bool amx, const ffn_kshape *s, cons
     const size_t Tpad = amx ? ffn__round_up(T, 32) : T;
     unsigned char *w = ffn__align64(ws);
     const size_t Tws = ffn__round_up(T, 32);
+    size_t next[2] = {0, 0};
     job jb = {s,
               &l,
               packed,
@@ -598,7 +607,8 @@ static int forward_impl(const ffn_kernel *k, bool amx, const ffn_kshape *s, cons
               w + ws_x_bytes(&l, Tws),
               w + ws_x_bytes(&l, Tws) + ws_h_bytes(&l, Tws),
               ws_cbuf_bytes(T),
-              amx};
+              amx,
+              next};
 #if defined(_OPENMP)
     if (nt > 1) {
 #pragma omp parallel num_threads(nt)

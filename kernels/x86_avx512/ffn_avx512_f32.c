@@ -10,8 +10,10 @@
  * a k step broadcasts share one cache line, where 14 rows of x d floats apart would all map to
  * one L1 set for d a multiple of 1024); h = act(x W_gate [+b]) [* (x W_up [+b])] is written by the
  * epilogue straight into the same panel layout (hp[panel][ldh][14], a scatter per tile row);
- * then y = h W_down [+b]; both GEMMs use the 14x32 microkernel below. Threads split the panels of
- * each GEMM; the K order of every output is fixed, so the thread count never changes y. */
+ * then y = h W_down [+b]; both GEMMs use the 14x32 microkernel below. Threads take work items
+ * (a row block and a few panels) from a shared counter rather than fixed halves, so a thread
+ * slowed by another process on its core does not leave the other idle at the barrier; every
+ * item is computed whole by one thread in a fixed K order, so the thread count never changes y. */
 #include "avx512_common.h"
 #include "ffn_avx512.h"
 
@@ -19,7 +21,7 @@
 #include <omp.h>
 #endif
 
-enum { MR = 14, NR = 32, KC = 256, MC_MAX = 518, PF_K = 32, KERNEL_ID = 0x41463332u };
+enum { MR = 14, NR = 32, KC = 256, MC_MAX = 518, PF_K = 32, DG = 4, KERNEL_ID = 0x41463332u };
 
 typedef struct layout {
     size_t np1, pd, ldh;
@@ -256,7 +258,8 @@ typedef struct job {
     float *y, *xp, *hp; /* x and h in k-major panels of MR rows */
     unsigned char *cbufs;
     size_t mc, kc1, kc2;
-    size_t ps; /* rows per panel of xp/hp: MR, or T when T < MR (decode reads x, h densely) */
+    size_t ps;    /* rows per panel of xp/hp: MR, or T when T < MR (decode reads x, h densely) */
+    size_t *next; /* the shared work-item counters of the two GEMMs (ffn__grab), zeroed */
 } job;
 
 static void run_thread(const job *jb, int t, int nt)
@@ -294,11 +297,14 @@ static void run_thread(const job *jb, int t, int nt)
      * (a buffer for all 2f columns would not fit near L1/L2). The row block is large (up to
      * MC_MAX rows): smaller blocks that keep x in L2 measured slower, since every weight chunk
      * then comes from memory more often. */
-    ffn__split(l->np1, t, nt, &lo, &hi);
-    const size_t mc1 = jb->mc;
-    for (size_t ic = 0; ic < T; ic += mc1) {
-        const size_t mc = T - ic < mc1 ? T - ic : mc1;
-        for (size_t j = lo; j < hi; j++) {
+    const size_t mc1 = jb->mc, nic1 = (T + mc1 - 1) / mc1;
+    /* Work items (row block, panel) in groups of 4 consecutive panels per grab: the prefetch of
+     * the next chunk at the end of a panel is then mostly for this thread's own next panel. */
+    const size_t grab1 = T <= MR ? ffn__grab_chunk(d * NR * 4) : 4;
+    while (ffn__grab(&jb->next[0], nic1 * l->np1, grab1, &lo, &hi)) {
+        for (size_t it = lo; it < hi; it++) {
+            const size_t ic = it / l->np1 * mc1, j = it % l->np1;
+            const size_t mc = T - ic < mc1 ? T - ic : mc1;
             const float *bj = w1 + j * d * NR;
             for (size_t pc = 0; pc < d; pc += jb->kc1) {
                 const size_t kc = d - pc < jb->kc1 ? d - pc : jb->kc1;
@@ -327,25 +333,31 @@ static void run_thread(const job *jb, int t, int nt)
 #if defined(_OPENMP)
 #pragma omp barrier
 #endif
-    /* Down projection: y[T][d] = h W_down (+ b_down). BLIS order pc, ic, j, i: the block of
-     * h (mc x KC) stays in L2 for all panels, each KC x 32 weight chunk in L1 for all row
-     * panels, and the partial sums live in y (each y tile is reduced chunk by chunk in the same
-     * order whatever the thread count). */
-    ffn__split(l->pd, t, nt, &lo, &hi);
-    for (size_t pc = 0; pc < f; pc += jb->kc2) {
-        const size_t kc = f - pc < jb->kc2 ? f - pc : jb->kc2;
-        const bool last = pc + kc == f;
-        for (size_t ic = 0; ic < T; ic += mc_max) {
-            const size_t mc = T - ic < mc_max ? T - ic : mc_max;
-            for (size_t j = lo; j < hi; j++) {
+    /* Down projection: y[T][d] = h W_down (+ b_down). A work item is a row block and a group
+     * of DG panels; inside it the order is pc, j, i: the block of h (mc x KC) stays in L2 for
+     * the group's panels, each KC x 32 weight chunk in L1 for all row panels, and the partial
+     * sums live in y (the item's y tiles, reduced chunk by chunk in a fixed order). */
+    const size_t dg = T <= MR ? 1 : DG, ngrp = (l->pd + dg - 1) / dg;
+    while (ffn__grab(&jb->next[1], (T + mc_max - 1) / mc_max * ngrp, 1, &lo, &hi)) {
+        const size_t ic = lo / ngrp * mc_max, j0 = lo % ngrp * dg;
+        const size_t j1 = l->pd - j0 < dg ? l->pd : j0 + dg;
+        const size_t mc = T - ic < mc_max ? T - ic : mc_max;
+        for (size_t pc = 0; pc < f; pc += jb->kc2) {
+            const size_t kc = f - pc < jb->kc2 ? f - pc : jb->kc2;
+            const bool last = pc + kc == f;
+            for (size_t j = j0; j < j1; j++) {
                 const float *bj = w2 + j * f * NR;
                 const __mmask16 m0 = mask_n(d - j * NR),
                                 m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
+                /* the chunk this item needs next: panel j+1 at pc, else panel j0 at pc + kc */
+                const float *next = j + 1 < j1 ? bj + (f + pc) * NR
+                                    : last     ? w2 + j1 * f * NR
+                                               : w2 + (j0 * f + pc + kc) * NR;
                 for (size_t i = 0; i < mc; i += MR) {
                     const int mr = (int)(mc - i < MR ? mc - i : MR);
                     float *yt = jb->y + (ic + i) * d + j * NR;
-                    size_t pfr; /* next: panel j+1's chunk at the same pc */
-                    const float *pf = pf_slice(bj + (f + pc) * NR, jb->kc2, i, mc, &pfr);
+                    size_t pfr;
+                    const float *pf = pf_slice(next, jb->kc2, i, mc, &pfr);
                     epi e = {EPI_OUT, s->act, false, false, b2 ? b2 + j * NR : NULL,
                              yt,      d,      m0,    m1,    1};
                     ukr(mr, (int)ps, kc, jb->hp + ((ic + i) / MR * l->ldh + pc) * ps, bj + pc * NR,
@@ -367,6 +379,7 @@ static int forward(const ffn_kshape *s, const void *packed, size_t T, const floa
     const int nt = ffn__threads(threads);
     unsigned char *w = ffn__align64(ws);
     const size_t rows = (T + MR - 1) / MR * MR, xbytes = ffn__round_up(rows * s->d * 4, 64);
+    size_t next[2] = {0, 0};
     job jb = {s,
               &l,
               packed,
@@ -379,7 +392,8 @@ static int forward(const ffn_kshape *s, const void *packed, size_t T, const floa
               mc_for(T),
               KC,
               KC,
-              T < MR ? T : MR};
+              T < MR ? T : MR,
+              next};
     /* One row block: no reuse of a weight chunk from L1, so stream whole panels. */
     if (T <= MR) jb.kc1 = jb.kc2 = (size_t)-1 / 2;
 #if defined(_OPENMP)
