@@ -563,7 +563,7 @@ int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, co
 
     /* latency: prefill over a prompt-length sweep, decode over the batches (and a sweep) */
     memset(&lc, 0, sizeof lc);
-    snprintf(lc.title, sizeof lc.title, "FFN latency per layer: %s on %s, %s (%s)", c->model.name,
+    snprintf(lc.title, sizeof lc.title, "FFN latency per layer: %.60s on %.100s, %s (%s)", c->model.name,
              devices, dt, today);
     for (size_t i = 0; i < c->n_dev && (int)i < FFN_PLOT_MAX_DEVICES; i++) {
         const ffn_cmp_device *d = &c->dev[i];
@@ -597,7 +597,7 @@ int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, co
 
     /* roofline: every device, the model's whole-FFN points on each */
     memset(&rc_chart, 0, sizeof rc_chart);
-    snprintf(rc_chart.title, sizeof rc_chart.title, "Roofline: %s on %s, %s (%s)", c->model.name,
+    snprintf(rc_chart.title, sizeof rc_chart.title, "Roofline: %.60s on %.100s, %s (%s)", c->model.name,
              devices, dt, today);
     for (size_t i = 0; i < c->n_dev && (int)i < FFN_PLOT_MAX_DEVICES; i++) {
         const ffn_cmp_device *d = &c->dev[i];
@@ -614,18 +614,18 @@ int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, co
 
     if (c->model.moe.n_experts) {
         memset(&mc, 0, sizeof mc);
-        snprintf(mc.title, sizeof mc.title, "MoE layer time: %s on %s, %s (%s)", c->model.name,
+        snprintf(mc.title, sizeof mc.title, "MoE layer time: %.60s on %.100s, %s (%s)", c->model.name,
                  devices, dt, today);
         snprintf(mc.xlabel, sizeof mc.xlabel, "device and decode batch");
         for (size_t i = 0; i < c->n_dev; i++)
             for (size_t b = 0; b < c->n_batch && mc.n_bars < FFN_PLOT_MAX_BARS; b++) {
                 char lab[48];
-                snprintf(lab, sizeof lab, "%s b=%llu", c->dev[i].hw.name,
+                snprintf(lab, sizeof lab, "%.24s b=%llu", c->dev[i].hw.name,
                          (unsigned long long)c->batch[b]);
                 ffn_plot_moe_bar_from_result(&c->dev[i].decode[b], lab, &mc.bars[mc.n_bars++]);
             }
         snprintf(base, sizeof base, "%smoe", prefix);
-    co.base = base;
+        co.base = base;
         if ((rc = ffn_chart_emit(cmd, FFN_CHART_MOE, &mc, &co))) return rc;
         snprintf(names[(*n_names)++], 64, "%s", base);
     }
