@@ -127,11 +127,15 @@ static void default_title(char *buf, size_t n, const char *what, const plot_opts
         snprintf(buf, n, "%s: %s (%s)", what, devices, today);
 }
 
+/* Append ", name" to the list in buf (n bytes), truncating quietly: it is a title. */
 static void append_name(char *buf, size_t n, const char *name)
 {
     size_t l = strlen(buf);
-    if (strstr(buf, name)) return;
-    snprintf(buf + l, n - l, "%s%s", l ? ", " : "", name);
+    if (strstr(buf, name) || l + 1 >= n) return;
+    const char *parts[2] = {l ? ", " : "", name};
+    for (int i = 0; i < 2; i++)
+        for (const char *p = parts[i]; *p && l + 1 < n; p++) buf[l++] = *p;
+    buf[l] = '\0';
 }
 
 static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
@@ -241,7 +245,7 @@ static int lat_device(ffn_latency_chart *c, const char *name)
     for (int i = 0; i < c->n_dev; i++)
         if (!strcmp(c->device[i], name)) return i;
     if (c->n_dev >= FFN_PLOT_MAX_DEVICES) return -1;
-    snprintf(c->device[c->n_dev], sizeof c->device[0], "%s", name);
+    snprintf(c->device[c->n_dev], sizeof c->device[0], "%.63s", name);
     c->ridge_tokens[c->n_dev] = NAN;
     return c->n_dev++;
 }
