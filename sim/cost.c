@@ -209,16 +209,22 @@ static void set_name(ffn_op *op, const char *name)
     op->name[n] = '\0';
 }
 
-static void set_bound(ffn_op *op, const ffn_hw *hw)
+void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
 {
-    double tc = op->flops / peak_of(hw, op->compute_dtype);
-    double tm = op->bytes / hw->mem_bandwidth_bps;
-    op->bound = tc >= tm ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
+    op->roofline_s = ffn_roofline_s(hw, op->flops, op->bytes, op->compute_dtype);
+    if (op->kind == FFN_OP_GEMM)
+        op->predicted_s = ffn_predict_gemm_s(hw, op->m, op->n, op->k, op->instances, op->flops,
+                                             op->bytes, op->compute_dtype);
+    else
+        op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
+    op->bound = op->flops / peak_of(hw, op->compute_dtype) >= op->bytes / hw->mem_bandwidth_bps
+                    ? FFN_BOUND_COMPUTE
+                    : FFN_BOUND_MEMORY;
 }
 
-void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,
-                 uint64_t k, uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
-                 double epilogue_flops_per_out)
+void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, uint64_t k,
+                        uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
+                        double epilogue_flops_per_out)
 {
     memset(op, 0, sizeof *op);
     set_name(op, name);
@@ -233,13 +239,19 @@ void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uin
     op->flops = I * (2.0 * M * N * K + epilogue_flops_per_out * M * N);
     op->weight_bytes = I * N * K * wbytes;
     op->bytes = op->weight_bytes + I * (M * K + M * N) * abytes;
-    op->roofline_s = ffn_roofline_s(hw, op->flops, op->bytes, cdt);
-    op->predicted_s = ffn_predict_gemm_s(hw, m, n, k, op->instances, op->flops, op->bytes, cdt);
-    set_bound(op, hw);
 }
 
-void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kind, double elems,
-                 double flops, double bytes)
+void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,
+                 uint64_t k, uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
+                 double epilogue_flops_per_out)
+{
+    ffn_op_gemm_counts(op, name, m, n, k, instances, wbytes, abytes, cdt,
+                       epilogue_flops_per_out);
+    ffn_op_recost(op, hw);
+}
+
+void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double elems,
+                        double flops, double bytes)
 {
     memset(op, 0, sizeof *op);
     set_name(op, name);
@@ -249,9 +261,13 @@ void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kin
     op->instances = 1;
     op->flops = flops;
     op->bytes = bytes;
-    op->roofline_s = ffn_roofline_s(hw, flops, bytes, FFN_DT_FP32);
-    op->predicted_s = ffn_predict_elem_s(hw, flops, bytes);
-    set_bound(op, hw);
+}
+
+void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kind, double elems,
+                 double flops, double bytes)
+{
+    ffn_op_elem_counts(op, name, kind, elems, flops, bytes);
+    ffn_op_recost(op, hw);
 }
 
 void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes,

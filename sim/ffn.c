@@ -35,21 +35,6 @@ void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
     }
 }
 
-/* Re-derive an op's times after its byte or FLOP counts were adjusted. */
-void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
-{
-    op->roofline_s = ffn_roofline_s(hw, op->flops, op->bytes, op->compute_dtype);
-    if (op->kind == FFN_OP_GEMM)
-        op->predicted_s = ffn_predict_gemm_s(hw, op->m, op->n, op->k, op->instances, op->flops,
-                                             op->bytes, op->compute_dtype);
-    else
-        op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
-    double p = hw->peak_flops[op->compute_dtype] > 0 ? hw->peak_flops[op->compute_dtype]
-                                                      : hw->peak_flops[FFN_DT_FP32];
-    op->bound = op->flops / p >= op->bytes / hw->mem_bandwidth_bps ? FFN_BOUND_COMPUTE
-                                                                   : FFN_BOUND_MEMORY;
-}
-
 /* prefix + suffix into buf (truncated to fit); cheaper than snprintf in the hot path. */
 static const char *op_name(char *buf, size_t n, const char *prefix, const char *suffix)
 {
@@ -62,9 +47,10 @@ static const char *op_name(char *buf, size_t n, const char *prefix, const char *
     return buf;
 }
 
-int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
-                  bool bias, uint64_t T, uint64_t instances, const char *prefix,
-                  ffn_layer_cost *out)
+int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f,
+                         ffn_act act, bool bias, uint64_t T, uint64_t instances,
+                         const char *prefix, double tok_scale, double w_scale,
+                         ffn_layer_cost *out)
 {
     const double wb = ffn_dtype_bytes(run->wdtype, run->group_size);
     const double ab = ffn_dtype_bytes(run->adtype, 0);
@@ -74,61 +60,73 @@ int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, 
     const double M = (double)T, F = (double)f, D = (double)d, I = instances ? (double)instances : 1;
     const double act_fl = ffn_act_flops(act);
     char name[24];
-    ffn_op op;
+    ffn_op ops[6];
+    int n = 0;
 #define OPNAME(s) op_name(name, sizeof name, prefix, (s))
 
     if (run->fused) {
         /* gate+up as one GEMM [T,d] x [d, g*f]; bias, activation and gate multiply run in the
          * epilogue, so only h [T,f] is written. */
-        ffn_op_gemm(&op, hw, OPNAME(gated ? "gate_up" : "up"), T, (uint64_t)(g * F), d,
-                    instances, wb, ab, cdt, 0);
-        op.flops += I * M * F * (act_fl + (bias ? g : 0));
-        op.bytes = op.weight_bytes + I * (M * D + M * F) * ab;
+        ffn_op *op = &ops[n++];
+        ffn_op_gemm_counts(op, OPNAME(gated ? "gate_up" : "up"), T, (uint64_t)(g * F), d,
+                           instances, wb, ab, cdt, 0);
+        op->flops += I * M * F * (act_fl + (bias ? g : 0));
+        op->bytes = op->weight_bytes + I * (M * D + M * F) * ab;
         if (bias) {
-            op.weight_bytes += I * g * F * wb;
-            op.bytes += I * g * F * wb;
+            op->weight_bytes += I * g * F * wb;
+            op->bytes += I * g * F * wb;
         }
-        ffn_op_recost(&op, hw);
-        add_op(out, &op);
-        ffn_op_gemm(&op, hw, OPNAME("down"), T, d, f, instances, wb, ab, cdt, bias ? 1.0 : 0.0);
+        op = &ops[n++];
+        ffn_op_gemm_counts(op, OPNAME("down"), T, d, f, instances, wb, ab, cdt, bias ? 1.0 : 0.0);
         if (bias) {
-            op.weight_bytes += I * D * wb;
-            op.bytes += I * D * wb;
-            ffn_op_recost(&op, hw);
+            op->weight_bytes += I * D * wb;
+            op->bytes += I * D * wb;
         }
-        add_op(out, &op);
-        return 0;
-    }
-    /* Unfused: each projection is its own GEMM writing its output; the activation (and gate
-     * multiply) is a separate pass reading g*[T,f] and writing h; biases are separate passes. */
-    if (gated) {
-        ffn_op_gemm(&op, hw, OPNAME("gate"), T, f, d, instances, wb, ab, cdt, 0);
-        add_op(out, &op);
-    }
-    ffn_op_gemm(&op, hw, OPNAME("up"), T, f, d, instances, wb, ab, cdt, 0);
-    add_op(out, &op);
-    if (bias) {
-        double n = I * g * M * F;
-        ffn_op_elem(&op, hw, OPNAME("bias_up"), FFN_OP_ELEMWISE, n, n,
-                    2.0 * n * ab + I * g * F * wb);
-        op.weight_bytes = I * g * F * wb;
-        add_op(out, &op);
-    }
-    {
-        double n = I * M * F;
-        ffn_op_elem(&op, hw, OPNAME("act"), FFN_OP_ELEMWISE, n, n * act_fl, (g + 1.0) * n * ab);
-        add_op(out, &op);
-    }
-    ffn_op_gemm(&op, hw, OPNAME("down"), T, d, f, instances, wb, ab, cdt, 0);
-    add_op(out, &op);
-    if (bias) {
-        double n = I * M * D;
-        ffn_op_elem(&op, hw, OPNAME("bias_down"), FFN_OP_ELEMWISE, n, n, 2.0 * n * ab + I * D * wb);
-        op.weight_bytes = I * D * wb;
-        add_op(out, &op);
+    } else {
+        /* Unfused: each projection is its own GEMM writing its output; the activation (and
+         * gate multiply) is a separate pass reading g*[T,f] and writing h; biases are separate
+         * passes. */
+        if (gated) ffn_op_gemm_counts(&ops[n++], OPNAME("gate"), T, f, d, instances, wb, ab, cdt, 0);
+        ffn_op_gemm_counts(&ops[n++], OPNAME("up"), T, f, d, instances, wb, ab, cdt, 0);
+        if (bias) {
+            double e = I * g * M * F;
+            ffn_op_elem_counts(&ops[n], OPNAME("bias_up"), FFN_OP_ELEMWISE, e, e,
+                               2.0 * e * ab + I * g * F * wb);
+            ops[n++].weight_bytes = I * g * F * wb;
+        }
+        double e = I * M * F;
+        ffn_op_elem_counts(&ops[n++], OPNAME("act"), FFN_OP_ELEMWISE, e, e * act_fl,
+                           (g + 1.0) * e * ab);
+        ffn_op_gemm_counts(&ops[n++], OPNAME("down"), T, d, f, instances, wb, ab, cdt, 0);
+        if (bias) {
+            double o = I * M * D;
+            ffn_op_elem_counts(&ops[n], OPNAME("bias_down"), FFN_OP_ELEMWISE, o, o,
+                               2.0 * o * ab + I * D * wb);
+            ops[n++].weight_bytes = I * D * wb;
+        }
     }
 #undef OPNAME
+    /* Scale from the costed grid to expected counts (MoE: fractional tokens and experts),
+     * then cost each op once. */
+    for (int i = 0; i < n; i++) {
+        ffn_op *op = &ops[i];
+        if (tok_scale != 1.0 || w_scale != 1.0) {
+            double act_bytes = op->bytes - op->weight_bytes;
+            op->flops *= tok_scale;
+            op->weight_bytes *= w_scale;
+            op->bytes = op->weight_bytes + act_bytes * tok_scale;
+        }
+        ffn_op_recost(op, hw);
+        add_op(out, op);
+    }
     return 0;
+}
+
+int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
+                  bool bias, uint64_t T, uint64_t instances, const char *prefix,
+                  ffn_layer_cost *out)
+{
+    return ffn_dense_ops_scaled(hw, run, d, f, act, bias, T, instances, prefix, 1.0, 1.0, out);
 }
 
 int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,

@@ -403,7 +403,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
 
     ffn_op op;
     /* Router: [T_dev, d] x [d, E] logits in fp32, scoring and top-k over E per token. */
-    ffn_op_gemm(&op, hw, "router", T_dev, E, m->hidden, 1, rb, ab, rcdt, 0);
+    ffn_op_gemm_counts(&op, "router", T_dev, E, m->hidden, 1, rb, ab, rcdt, 0);
     op.bytes = op.weight_bytes + Td * D * ab + Td * Ed * 4.0;
     if (c->shared_gate) { /* Qwen2-MoE: sigmoid gate of the shared expert, a d x 1 GEMV */
         op.flops += 2.0 * Td * D;
@@ -452,21 +452,16 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
          * GEMM by the mean, and let the imbalance show through the device load above. */
         uint64_t m_exp = (uint64_t)ceil(per_expert);
         uint64_t inst = (uint64_t)ceil(touched);
-        ffn_layer_cost ex;
-        memset(&ex, 0, sizeof ex);
-        ffn_dense_ops(hw, run, m->hidden, fe, m->act, m->mlp_bias, m_exp, inst, "experts_", &ex);
-        /* Rescale from the rounded grid to the expected counts. */
+        /* Costed on the rounded grid, scaled to the expected token copies and experts. */
         double tok_scale = copies_dev / ((double)m_exp * (double)inst);
         double w_scale = touched / (double)inst;
+        ffn_layer_cost ex;
+        memset(&ex, 0, sizeof ex);
+        ffn_dense_ops_scaled(hw, run, m->hidden, fe, m->act, m->mlp_bias, m_exp, inst,
+                             "experts_", tok_scale, w_scale, &ex);
         for (int i = 0; i < ex.n_ops; i++) {
-            ffn_op *e = &ex.ops[i];
-            double act_bytes = e->bytes - e->weight_bytes;
-            e->flops *= tok_scale;
-            e->weight_bytes *= w_scale;
-            e->bytes = e->weight_bytes + act_bytes * tok_scale;
-            ffn_op_recost(e, hw);
-            det->expert_s += e->predicted_s;
-            push(out, e);
+            det->expert_s += ex.ops[i].predicted_s;
+            push(out, &ex.ops[i]);
         }
     }
     if (c->n_shared && c->shared_intermediate) {

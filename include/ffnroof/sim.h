@@ -209,8 +209,21 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
 int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
                   bool bias, uint64_t T, uint64_t instances, const char *prefix,
                   ffn_layer_cost *out);
+/* The same with FLOPs and activation bytes scaled by tok_scale and weight bytes by w_scale
+ * before costing (MoE: expected, fractional tokens and experts on a rounded grid). */
+int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f,
+                         ffn_act act, bool bias, uint64_t T, uint64_t instances,
+                         const char *prefix, double tok_scale, double w_scale,
+                         ffn_layer_cost *out);
 void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw);
+/* (Re)derive an op's times and bound from its counts. */
 void ffn_op_recost(ffn_op *op, const ffn_hw *hw);
+/* Fill an op's counts without costing it (call ffn_op_recost after adjusting them). */
+void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, uint64_t k,
+                        uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
+                        double epilogue_flops_per_out);
+void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double elems,
+                        double flops, double bytes);
 
 const char *ffn_phase_name(ffn_phase p);
 const char *ffn_bound_name(ffn_bound b);
