@@ -5,13 +5,13 @@
  *    (each 256 x 32 weight chunk stays in L1 for all row panels of a block, the next chunk is
  *    prefetched into L2 meanwhile); gate and up columns are interleaved 16+16 in each packed
  *    panel so one microkernel computes both and its epilogue writes h = act(g) u. Decode
- *    (T < 14) uses the same panels as a weight stream (no K blocking; T = 1 reads each panel as
- *    four concurrent streams).
+ *    (T <= 14) uses the same panels as a weight stream (no K blocking, a software prefetch
+ *    ahead; T = 1 reads each panel as four concurrent streams).
  *  - ffn_kernel_bf16_avx512_amx "bf16_ffn__amx_32x32": bf16 weights (needs AMX-BF16); prefill
- *    with AMX tiles (x and h rounded to bf16), decode (T <= 4) streams the bf16 weights,
+ *    with AMX tiles (x and h rounded to bf16), decode (T <= 2) streams the bf16 weights,
  *    widened to fp32 with shifts, with fp32 x and fp32 accumulation.
- *  - ffn_kernel_bf16_avx512 "bf16_ffn__avx512bf16_14x32": the same without AMX; prefill with
- *    VDPBF16PS on the same packed layout.
+ *  - ffn_kernel_bf16_avx512 "bf16_ffn__avx512bf16_14x32": the same without AMX, streaming up
+ *    to T = 64 (6 rows per pass over a panel); prefill with VDPBF16PS on the same layout.
  * Every output element is reduced in an order that does not depend on the thread count, so 1
  * and N threads give bit-identical y. */
 #ifndef FFNROOF_KERNELS_FFN_AVX512_H

@@ -12,9 +12,10 @@
  * Padding (k past d or f, columns past f or d) is zero.
  *
  * Forward paths:
- *  - T <= DECODE_T: weight streaming. The bf16 pairs are widened to fp32 with a shift (even k)
- *    and a mask (odd k) and multiply fp32 x with fp32 accumulation; h stays fp32. Bandwidth
- *    bound: each weight byte is read once.
+ *  - T <= DECODE_T_AMX / DECODE_T_DP: weight streaming, DECODE_G rows per pass over a panel
+ *    (the first pass from memory, the others from L2). The bf16 pairs are widened to fp32 with
+ *    a shift (even k) and a mask (odd k) and multiply fp32 x with fp32 accumulation; h stays
+ *    fp32. Bandwidth bound: each weight byte is read from memory once.
  *  - otherwise x is rounded to bf16 into the workspace, h is produced in bf16, and the GEMMs run
  *    on AMX tiles (2x2 tiles of 16x16 fp32 = a 32x32 output block per pass over K) or, without
  *    AMX, on VDPBF16PS with the 14x32 register tile of the fp32 kernel. */
@@ -30,7 +31,15 @@ enum {
     NR = 32,
     KCP = 256,
     MC_MAX = 504,
-    DECODE_T = 4,
+    DECODE_G = 6, /* rows per pass of the streaming microkernel: 4 accumulators a row, 24 zmm;
+                     6 measured 2-14% faster than 4 at T = 8..64 (T/G passes per panel) */
+    /* T up to which the weights are streamed, per kernel, from one- and two-thread timings on
+     * the SPR-class dev VM (d=2048 f=5632 and d=4096 f=11008 SwiGLU, weights flushed): the AMX
+     * GEMM on 32-row tiles matches streaming at T = 2 and beats it at T = 4 (6-17%), while
+     * streaming (T/6 passes over each panel, the later ones from L2) beat the VDPBF16PS GEMM
+     * at every T measured up to 64 (by 10-31% at T = 8..64). */
+    DECODE_T_AMX = 2,
+    DECODE_T_DP = 64,
     PF_P = 32,
     KERNEL_ID = 0x41423136u
 };
@@ -158,7 +167,7 @@ static __mmask16 mask_n(size_t n)
 FFN_AI void ukr_shift_body(const int mr, size_t kc, const float *A, size_t lda, const uint16_t *B,
                            const epi *e)
 {
-    __m512 e0[DECODE_T], e1[DECODE_T], o0[DECODE_T], o1[DECODE_T];
+    __m512 e0[DECODE_G], e1[DECODE_G], o0[DECODE_G], o1[DECODE_G];
     for (int r = 0; r < mr; r++)
         e0[r] = e1[r] = o0[r] = o1[r] = _mm512_setzero_ps();
     const __m512i himask = _mm512_set1_epi32((int)0xffff0000u);
@@ -192,7 +201,7 @@ FFN_AI void ukr_shift_body(const int mr, size_t kc, const float *A, size_t lda, 
             e1[r] = _mm512_fmadd_ps(ae, lo1, e1[r]);
         }
     }
-    __m512 c0[DECODE_T], c1[DECODE_T];
+    __m512 c0[DECODE_G], c1[DECODE_G];
     for (int r = 0; r < mr; r++) {
         c0[r] = _mm512_add_ps(e0[r], o0[r]);
         c1[r] = _mm512_add_ps(e1[r], o1[r]);
@@ -271,6 +280,12 @@ static void ukr_shift(int mr, size_t kc, const float *A, size_t lda, const uint1
         break;
     case 4:
         ukr_shift_body(4, kc, A, lda, B, e);
+        break;
+    case 5:
+        ukr_shift_body(5, kc, A, lda, B, e);
+        break;
+    case 6:
+        ukr_shift_body(6, kc, A, lda, B, e);
         break;
     default:
         break;
@@ -390,6 +405,7 @@ typedef struct job {
     unsigned char *cbufs;
     size_t cbuf_bytes;
     bool amx;
+    size_t decode_t; /* T up to which the weights are streamed (per kernel, measured) */
     size_t *next; /* decode: the shared panel counters of the two GEMMs (see ffn__grab), zeroed */
 } job;
 
@@ -413,7 +429,11 @@ static void decode_thread(const job *jb, int t, int nt)
             epi e = {
                 EPI_ACT, s->act, gated, false, b1 ? b1 + j * NR : NULL, h + j * (gated ? 16 : 32),
                 l->ldh,  0,      0,     1};
-            ukr_shift((int)T, d, jb->x, d, w1 + j * l->kp1 * NR, &e);
+            for (size_t r0 = 0; r0 < T; r0 += DECODE_G) {
+                e.out = h + r0 * l->ldh + j * (gated ? 16 : 32);
+                ukr_shift((int)(T - r0 < DECODE_G ? T - r0 : DECODE_G), d, jb->x + r0 * d, d,
+                          w1 + j * l->kp1 * NR, &e);
+            }
         }
     }
 #if defined(_OPENMP)
@@ -425,7 +445,11 @@ static void decode_thread(const job *jb, int t, int nt)
                             m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
             epi e = {EPI_OUT,        s->act, false, false, b2 ? b2 + j * NR : NULL,
                      jb->y + j * NR, d,      m0,    m1,    1};
-            ukr_shift((int)T, f, h, l->ldh, w2 + j * l->kp2 * NR, &e);
+            for (size_t r0 = 0; r0 < T; r0 += DECODE_G) {
+                e.out = jb->y + r0 * d + j * NR;
+                ukr_shift((int)(T - r0 < DECODE_G ? T - r0 : DECODE_G), f, h + r0 * l->ldh,
+                          l->ldh, w2 + j * l->kp2 * NR, &e);
+            }
         }
     }
 }
@@ -578,7 +602,7 @@ static void prefill_thread(const job *jb, int t, int nt)
 
 static void run_thread(const job *jb, int t, int nt)
 {
-    if (jb->T <= DECODE_T)
+    if (jb->T <= jb->decode_t)
         decode_thread(jb, t, nt);
     else
         prefill_thread(jb, t, nt);
@@ -608,6 +632,7 @@ static int forward_impl(const ffn_kernel *k, bool amx, const ffn_kshape *s, cons
               w + ws_x_bytes(&l, Tws) + ws_h_bytes(&l, Tws),
               ws_cbuf_bytes(T),
               amx,
+              amx ? DECODE_T_AMX : DECODE_T_DP,
               next};
 #if defined(_OPENMP)
     if (nt > 1) {
