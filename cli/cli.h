@@ -60,6 +60,12 @@ int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_c
 int ffn_cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
                      uint64_t *out, size_t cap, size_t *n);
 
+/* "a,b,c" -> scenario references without positions (--model / --hw lists of plan and
+ * sweep). Returns 0 or prints the problem and returns FFN_EXIT_USAGE. */
+struct ffn_sc_ref;
+int ffn_cli_refs(const char *cmd, const char *opt, const char *list, struct ffn_sc_ref *refs,
+                 size_t *n);
+
 /* Data lookup: NAME -> <dir>/<kind>/NAME.yaml, searched in $FFNROOF_DATA_DIR, the source tree
  * this binary was built from, the installed data folder and <exe>/../share/ffnroof. A value with
  * a '/' or ending in .yaml/.yml/.json is a path and is used as is. Returns 0, or prints what is

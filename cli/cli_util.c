@@ -2,8 +2,9 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include "ffnroof/scenario.h"
+
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -209,23 +210,9 @@ int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *p
         /* list what there is */
         fprintf(stderr, "ffnroof %s: unknown %s '%s'; known:", cmd,
                 strcmp(kind, "hw") ? kind : "device", name);
-        DIR *d = opendir(dir);
-        if (d) {
-            char names[256][64];
-            size_t cnt = 0;
-            struct dirent *e;
-            while ((e = readdir(d)) && cnt < 256) {
-                size_t l = strlen(e->d_name);
-                if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && l - 5 < 64) {
-                    memcpy(names[cnt], e->d_name, l - 5);
-                    names[cnt][l - 5] = '\0';
-                    cnt++;
-                }
-            }
-            closedir(d);
-            qsort(names, cnt, sizeof names[0], (int (*)(const void *, const void *))strcmp);
-            for (size_t i = 0; i < cnt; i++) fprintf(stderr, " %s", names[i]);
-        }
+        char names[256][64];
+        size_t cnt = ffn_data_names(dir, names, 256);
+        for (size_t i = 0; i < cnt; i++) fprintf(stderr, " %s", names[i]);
         fprintf(stderr, "\n");
         return FFN_EXIT_USAGE;
     }
@@ -290,4 +277,26 @@ int ffn_cli_out_close(const char *cmd, ffn_cli_out *o, bool ok)
         return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot create '%s': %s", o->path, strerror(e));
     }
     return FFN_EXIT_OK;
+}
+
+int ffn_cli_refs(const char *cmd, const char *opt, const char *list, ffn_sc_ref *refs, size_t *n)
+{
+    *n = 0;
+    const char *p = list;
+    while (*p) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (l == 0 || l >= sizeof refs[0].name)
+            return ffn_cli_usage(cmd, "%s: bad list '%s'", opt, list);
+        if (*n >= FFN_SC_MAX_REFS)
+            return ffn_cli_usage(cmd, "%s: more than %d entries", opt, FFN_SC_MAX_REFS);
+        memcpy(refs[*n].name, p, l);
+        refs[*n].name[l] = '\0';
+        refs[*n].line = refs[*n].col = 0;
+        (*n)++;
+        if (!c) break;
+        p = c + 1;
+    }
+    if (*n == 0) return ffn_cli_usage(cmd, "%s: empty list", opt);
+    return 0;
 }

@@ -108,29 +108,6 @@ enum {
     O_END
 };
 
-/* "a,b,c" -> refs without positions. */
-static int set_refs(const char *opt, const char *list, ffn_sc_ref *refs, size_t *n)
-{
-    *n = 0;
-    const char *p = list;
-    while (*p) {
-        const char *c = strchr(p, ',');
-        size_t l = c ? (size_t)(c - p) : strlen(p);
-        if (l == 0 || l >= sizeof refs[0].name)
-            return ffn_cli_usage(CMD, "%s: bad list '%s'", opt, list);
-        if (*n >= FFN_SC_MAX_REFS)
-            return ffn_cli_usage(CMD, "%s: more than %d entries", opt, FFN_SC_MAX_REFS);
-        memcpy(refs[*n].name, p, l);
-        refs[*n].name[l] = '\0';
-        refs[*n].line = refs[*n].col = 0;
-        (*n)++;
-        if (!c) break;
-        p = c + 1;
-    }
-    if (*n == 0) return ffn_cli_usage(CMD, "%s: empty list", opt);
-    return 0;
-}
-
 static int dtype_opt(const char *opt, const char *s, ffn_dtype *out)
 {
     if (ffn_dtype_parse(s, out))
@@ -624,9 +601,9 @@ int ffn_cmd_plan(int argc, char **argv)
     ffn_plan_opts *o = &sc.plan;
     ffn_format fmt = FFN_FMT_TABLE;
     uint64_t v;
-    if (V(O_MODEL) && (rc = set_refs("--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
+    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
     if (V(O_HW)) {
-        if ((rc = set_refs("--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
+        if ((rc = ffn_cli_refs(CMD, "--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
         memset(sc.price_per_hour, 0, sizeof sc.price_per_hour);
     }
     if (V(O_PHASE) && ffn_plan_phase_parse(V(O_PHASE), &o->phase)) {

@@ -103,28 +103,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int set_refs(const char *opt, const char *list, ffn_sc_ref *refs, size_t *n)
-{
-    *n = 0;
-    const char *p = list;
-    while (*p) {
-        const char *c = strchr(p, ',');
-        size_t l = c ? (size_t)(c - p) : strlen(p);
-        if (l == 0 || l >= sizeof refs[0].name)
-            return ffn_cli_usage(CMD, "%s: bad list '%s'", opt, list);
-        if (*n >= FFN_SC_MAX_REFS)
-            return ffn_cli_usage(CMD, "%s: more than %d entries", opt, FFN_SC_MAX_REFS);
-        memcpy(refs[*n].name, p, l);
-        refs[*n].name[l] = '\0';
-        refs[*n].line = refs[*n].col = 0;
-        (*n)++;
-        if (!c) break;
-        p = c + 1;
-    }
-    if (*n == 0) return ffn_cli_usage(CMD, "%s: empty list", opt);
-    return 0;
-}
-
 /* A grid flag into a fresh array (replaces *out). */
 static int grid_opt(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t **out,
                     size_t *n)
@@ -223,8 +201,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     }
     ffn_plan_opts *o = &sc.plan;
     bool json = false;
-    if (V(O_MODEL) && (rc = set_refs("--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
-    if (V(O_HW) && (rc = set_refs("--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
+    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
+    if (V(O_HW) && (rc = ffn_cli_refs(CMD, "--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
     if (V(O_PHASE)) {
         const char *p = V(O_PHASE);
         if (!strcmp(p, "prefill"))

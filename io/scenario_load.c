@@ -544,6 +544,25 @@ static int by_name(const void *a, const void *b)
     return strcmp((const char *)a, (const char *)b);
 }
 
+size_t ffn_data_names(const char *dir, char (*names)[64], size_t cap)
+{
+    size_t cnt = 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && cnt < cap) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && l - 5 < 64) {
+            memcpy(names[cnt], e->d_name, l - 5);
+            names[cnt][l - 5] = '\0';
+            cnt++;
+        }
+    }
+    closedir(d);
+    qsort(names, cnt, sizeof names[0], by_name);
+    return cnt;
+}
+
 int ffn_scenario_resolve(const ffn_scenario *sc, const ffn_sc_ref *ref, const char *data_dir,
                          const char *kind, char *path, size_t n, ffn_diag *diag)
 {
@@ -577,29 +596,15 @@ int ffn_scenario_resolve(const ffn_scenario *sc, const ffn_sc_ref *ref, const ch
     snprintf(path, n, "%s/%s.yaml", data_dir, ref->name);
     if (is_file(path)) return 0;
     char list[400] = "";
-    DIR *d = opendir(data_dir);
-    if (d) {
-        char names[256][64];
-        size_t cnt = 0;
-        struct dirent *e;
-        while ((e = readdir(d)) && cnt < 256) {
-            size_t l = strlen(e->d_name);
-            if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && l - 5 < 64) {
-                memcpy(names[cnt], e->d_name, l - 5);
-                names[cnt][l - 5] = '\0';
-                cnt++;
-            }
+    char names[256][64];
+    size_t cnt = ffn_data_names(data_dir, names, 256);
+    for (size_t i = 0; i < cnt; i++) {
+        size_t l = strlen(list);
+        if (l + strlen(names[i]) + 6 >= sizeof list) {
+            snprintf(list + l, sizeof list - l, ", ...");
+            break;
         }
-        closedir(d);
-        qsort(names, cnt, sizeof names[0], by_name);
-        for (size_t i = 0; i < cnt; i++) {
-            size_t l = strlen(list);
-            if (l + strlen(names[i]) + 6 >= sizeof list) {
-                snprintf(list + l, sizeof list - l, ", ...");
-                break;
-            }
-            snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
-        }
+        snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
     }
     return ffn_diag_set(diag, FFN_ENOTFOUND, file, line, col, "unknown %s '%.100s'; known: %s",
                         kind, ref->name, list);

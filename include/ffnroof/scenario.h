@@ -75,6 +75,10 @@ int ffn_dtype_pair_parse(const char *s, ffn_dtype *w, ffn_dtype *a);
  * name is looked up as data_dir/NAME.yaml; an unknown name is an error listing the names
  * data_dir holds. kind is "device" or "model" for messages. Errors carry the reference's
  * position in the scenario. Returns 0 or FFN_ENOTFOUND. */
+/* The NAMEs of the NAME.yaml files in a data folder (hw/, models/, scenarios/), sorted, at
+ * most cap; returns how many (0 when the folder cannot be read). */
+size_t ffn_data_names(const char *dir, char (*names)[64], size_t cap);
+
 int ffn_scenario_resolve(const ffn_scenario *sc, const ffn_sc_ref *ref, const char *data_dir,
                          const char *kind, char *path, size_t n, ffn_diag *diag);
 
