@@ -66,6 +66,11 @@ struct ffn_sc_ref;
 int ffn_cli_refs(const char *cmd, const char *opt, const char *list, struct ffn_sc_ref *refs,
                  size_t *n);
 
+/* Load a scenario's models and devices from the data folders (unknown names list the known
+ * ones). Returns 0 or prints the diagnostic and returns FFN_EXIT_USAGE. */
+struct ffn_scenario;
+int ffn_cli_load_scenario_inputs(const struct ffn_scenario *sc, ffn_hw *hws, ffn_model *models);
+
 /* Data lookup: NAME -> <dir>/<kind>/NAME.yaml, searched in $FFNROOF_DATA_DIR, the source tree
  * this binary was built from, the installed data folder and <exe>/../share/ffnroof. A value with
  * a '/' or ending in .yaml/.yml/.json is a path and is used as is. Returns 0, or prints what is

@@ -300,3 +300,14 @@ int ffn_cli_refs(const char *cmd, const char *opt, const char *list, ffn_sc_ref 
     if (*n == 0) return ffn_cli_usage(cmd, "%s: empty list", opt);
     return 0;
 }
+
+int ffn_cli_load_scenario_inputs(const ffn_scenario *sc, ffn_hw *hws, ffn_model *models)
+{
+    char hwd[PATH_MAX], md[PATH_MAX];
+    const char *hw_dir = ffn_cli_data_dir("hw", hwd, sizeof hwd);
+    const char *m_dir = ffn_cli_data_dir("models", md, sizeof md);
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (ffn_scenario_load_inputs(sc, hw_dir, m_dir, hws, models, &d)) return ffn_cli_diag(&d);
+    return 0;
+}

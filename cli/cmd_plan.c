@@ -694,17 +694,7 @@ int ffn_cmd_plan(int argc, char **argv)
     /* Load the models and devices (unknown names list the known ones). */
     static ffn_model models[FFN_SC_MAX_REFS];
     static ffn_hw hws[FFN_SC_MAX_REFS];
-    {
-        char hwd[PATH_MAX], md[PATH_MAX];
-        const char *hw_dir = ffn_cli_data_dir("hw", hwd, sizeof hwd);
-        const char *m_dir = ffn_cli_data_dir("models", md, sizeof md);
-        ffn_diag d;
-        ffn_diag_clear(&d);
-        if (ffn_scenario_load_inputs(&sc, hw_dir, m_dir, hws, models, &d)) {
-            rc = ffn_cli_diag(&d);
-            goto out;
-        }
-    }
+    if ((rc = ffn_cli_load_scenario_inputs(&sc, hws, models))) goto out;
     g_obj = o->objective < FFN_OBJ_COUNT ? o->objective
             : o->target_tokens_per_s > 0 ? FFN_OBJ_DEVICES
                                          : FFN_OBJ_TOKENS_PER_DEVICE;

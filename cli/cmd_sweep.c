@@ -280,17 +280,7 @@ int ffn_cmd_sweep(int argc, char **argv)
 
     static ffn_model models[FFN_SC_MAX_REFS];
     static ffn_hw hws[FFN_SC_MAX_REFS];
-    {
-        char hwd[PATH_MAX], md[PATH_MAX];
-        const char *hw_dir = ffn_cli_data_dir("hw", hwd, sizeof hwd);
-        const char *m_dir = ffn_cli_data_dir("models", md, sizeof md);
-        ffn_diag d;
-        ffn_diag_clear(&d);
-        if (ffn_scenario_load_inputs(&sc, hw_dir, m_dir, hws, models, &d)) {
-            rc = ffn_cli_diag(&d);
-            goto out;
-        }
-    }
+    if ((rc = ffn_cli_load_scenario_inputs(&sc, hws, models))) goto out;
     ffn_sweep_grid g;
     memset(&g, 0, sizeof g);
     ffn_run_default(&g.base);
