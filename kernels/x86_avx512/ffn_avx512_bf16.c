@@ -17,8 +17,9 @@
  *    a shift (even k) and a mask (odd k) and multiply fp32 x with fp32 accumulation; h stays
  *    fp32. Bandwidth bound: each weight byte is read from memory once.
  *  - otherwise x is rounded to bf16 into the workspace, h is produced in bf16, and the GEMMs run
- *    on AMX tiles (2x2 tiles of 16x16 fp32 = a 32x32 output block per pass over K) or, without
- *    AMX, on VDPBF16PS with the 14x32 register tile of the fp32 kernel. */
+ *    on AMX tiles (2x2 tiles of 16x16 fp32 = a 32x32 output block; K in chunks shared by up to
+ *    AMX_MC rows and AMX_G panels, see amx_panels) or, without AMX, on VDPBF16PS with the 14x32
+ *    register tile of the fp32 kernel. */
 #include "avx512_common.h"
 #include "ffn_avx512.h"
 
@@ -41,6 +42,9 @@ enum {
     DECODE_T_AMX = 2,
     DECODE_T_DP = 64,
     PF_P = 32,
+    AMX_KC = 256, /* k per AMX chunk: 16 KiB of a weight panel */
+    AMX_G = 8,    /* weight panels per AMX pass: G chunks (128 KiB) in L2 */
+    AMX_MC = 512, /* rows per AMX pass: the accumulators (G * MC * 128 B = 512 KiB) in L2 */
     KERNEL_ID = 0x41423136u
 };
 
@@ -141,8 +145,10 @@ static size_t ws_h_bytes(const layout *l, size_t Tpad)
 }
 static size_t ws_cbuf_bytes(size_t T)
 {
-    const size_t dp = mc_for(T) * NR * 4;
-    return dp > 32 * 32 * 4 ? dp : 32 * 32 * 4;
+    /* VDPBF16PS: one row block; AMX: 32 output columns of AMX_G panels for AMX_MC rows. */
+    const size_t Tp = ffn__round_up(T, 32);
+    const size_t dp = mc_for(T) * NR * 4, amx = AMX_G * (Tp < AMX_MC ? Tp : AMX_MC) * NR * 4;
+    return dp > amx ? dp : amx;
 }
 
 static size_t workspace_bytes(const ffn_kshape *s, size_t T, int threads)
@@ -366,29 +372,72 @@ static void amx_config(void)
     _tile_loadconfig(&cfg);
 }
 
-/* C[32][32] (into cbuf, row stride 32 floats) = A[32 rows][kp] (bf16, stride lda elements) *
- * B panel ([kp/2][32][2] bf16). */
-static void amx_block(size_t kp, const uint16_t *A, size_t lda, const uint16_t *B, float *cbuf)
+/* C for nrt row tiles of 32 rows and np consecutive weight panels: cbuf [np][nrt * 32][32]
+ * (fp32) = A [nrt * 32 rows][kp] (bf16, stride lda elements) * B ([kp/2][32][2] bf16 each,
+ * panel stride kp * NR). K is split into AMX_KC chunks; for each, every row tile's A chunk
+ * (16 KiB) is loaded once into L1 and used by all np panels, whose chunks (np * 16 KiB) stay in
+ * L2 for all row tiles: each weight byte comes from memory once per call (for T up to AMX_MC)
+ * and only one operand per step is read from L2. The accumulator tiles go to cbuf and back
+ * between chunks (fp32 stored and reloaded: the same sums as one pass over K, so y is bit for
+ * bit what a single pass gives). Meanwhile the next chunk of the panels (after the last: the
+ * first chunk of the nnext panels at Bnext) is prefetched into L2, spread evenly over the
+ * steps, so the weight stream overlaps the tiles. With one row tile (T <= 32) there is nothing
+ * to share: one pass over K, no software prefetch (the panels then form one sequential stream
+ * that the hardware prefetcher follows; chunking and prefetching were 0-20% slower there).
+ * The previous schedule (one pass over K per 32x32 block, rows in chunks of 1 MiB of x, so the
+ * weights were re-read from memory for every chunk: 16 times for W_down at f = 11008, T = 512)
+ * took, one thread, weights flushed, SwiGLU, on the SPR-class dev VM (2026-11-30): d=4096
+ * f=11008 T=128 63-67 ms, T=512 239 ms; this one 44 and 155 ms. */
+static void amx_panels(size_t kp, const uint16_t *A, size_t lda, size_t nrt, const uint16_t *B,
+                       size_t np, const uint16_t *Bnext, size_t nnext, float *cbuf)
 {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    const size_t sa = lda * 2;
-    for (size_t kb = 0; kb < kp; kb += 32) {
-        _tile_loadd(4, A + kb, sa);
-        _tile_loadd(5, A + 16 * lda + kb, sa);
-        _tile_loadd(6, B + kb * NR, 128);
-        _tile_loadd(7, B + kb * NR + 32, 128);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+    const size_t sa = lda * 2, pstride = kp * NR, mrows = nrt * 32;
+    const size_t kc = nrt == 1 ? kp : AMX_KC; /* one row tile: nothing to share */
+    for (size_t k0 = 0; k0 < kp; k0 += kc) {
+        const size_t k1 = kp - k0 < kc ? kp : k0 + kc;
+        const uint16_t *pb = k1 < kp ? B + k1 * NR : Bnext;
+        const size_t pn = nrt == 1 ? 0 : k1 < kp ? np : (Bnext ? nnext : 0);
+        const size_t pk = k1 < kp ? kp - k1 : kp;
+        const size_t cb = (pk < AMX_KC ? pk : AMX_KC) * NR * 2; /* bytes per panel chunk */
+        const size_t steps = nrt * np * ((k1 - k0) / 32);
+        const size_t pf_step = ffn__round_up((pn * cb + steps - 1) / steps, 64);
+        size_t pq = 0;
+        for (size_t ri = 0; ri < nrt; ri++) {
+            const uint16_t *a = A + ri * 32 * lda;
+            for (size_t g = 0; g < np; g++) {
+                const uint16_t *b = B + g * pstride;
+                float *c = cbuf + (g * mrows + ri * 32) * 32;
+                if (k0 == 0) {
+                    _tile_zero(0);
+                    _tile_zero(1);
+                    _tile_zero(2);
+                    _tile_zero(3);
+                } else {
+                    _tile_loadd(0, c, 128);
+                    _tile_loadd(1, c + 16, 128);
+                    _tile_loadd(2, c + 16 * 32, 128);
+                    _tile_loadd(3, c + 16 * 32 + 16, 128);
+                }
+                for (size_t kb = k0; kb < k1; kb += 32) {
+                    for (size_t o = 0; o < pf_step && pq < pn * cb; o += 64, pq += 64)
+                        _mm_prefetch((const char *)(pb + (pq / cb) * pstride) + pq % cb,
+                                     _MM_HINT_T1);
+                    _tile_loadd(4, a + kb, sa);
+                    _tile_loadd(5, a + 16 * lda + kb, sa);
+                    _tile_loadd(6, b + kb * NR, 128);
+                    _tile_loadd(7, b + kb * NR + 32, 128);
+                    _tile_dpbf16ps(0, 4, 6);
+                    _tile_dpbf16ps(1, 4, 7);
+                    _tile_dpbf16ps(2, 5, 6);
+                    _tile_dpbf16ps(3, 5, 7);
+                }
+                _tile_stored(0, c, 128);
+                _tile_stored(1, c + 16, 128);
+                _tile_stored(2, c + 16 * 32, 128);
+                _tile_stored(3, c + 16 * 32 + 16, 128);
+            }
+        }
     }
-    _tile_stored(0, cbuf, 128);
-    _tile_stored(1, cbuf + 16, 128);
-    _tile_stored(2, cbuf + 16 * 32, 128);
-    _tile_stored(3, cbuf + 16 * 32 + 16, 128);
 }
 
 /* ---- forward ---------------------------------------------------------------------------- */
@@ -488,30 +537,33 @@ static void prefill_thread(const job *jb, int t, int nt)
     /* Gate/up GEMM with the activation epilogue: h (bf16). */
     ffn__split(l->np1, t, nt, &lo, &hi);
     if (jb->amx) {
-        /* Rows of x per pass over the panels: about 1 MiB of bf16 x stays in L2. */
-        size_t mca = (1u << 20) / (l->kp1 * 2) / 32 * 32;
-        mca = mca < 32 ? 32 : mca;
-        for (size_t ic = 0; ic < Tpad; ic += mca) {
-            const size_t mc = Tpad - ic < mca ? Tpad - ic : mca;
-            for (size_t j = lo; j < hi; j++)
-                for (size_t i = ic; i < ic + mc; i += 32) {
-                    amx_block(l->kp1, xb + i * l->kp1, l->kp1, w1 + j * l->kp1 * NR, cbuf);
-                    for (size_t r = 0; r < 32; r++) {
-                        __m512 c0 = _mm512_loadu_ps(cbuf + r * 32),
-                               c1 = _mm512_loadu_ps(cbuf + r * 32 + 16);
+        for (size_t ic = 0; ic < Tpad; ic += AMX_MC) {
+            const size_t mc = Tpad - ic < AMX_MC ? Tpad - ic : AMX_MC;
+            /* One row tile: panel by panel, so the weights are read as one sequential
+             * stream (no A to share across panels). */
+            const size_t ge = mc > 32 ? AMX_G : 1;
+            for (size_t j = lo; j < hi; j += ge) {
+                const size_t np = hi - j < ge ? hi - j : ge, jn = j + np;
+                amx_panels(l->kp1, xb + ic * l->kp1, l->kp1, mc / 32, w1 + j * l->kp1 * NR, np,
+                           jn < hi ? w1 + jn * l->kp1 * NR : NULL, hi - jn < ge ? hi - jn : ge,
+                           cbuf);
+                for (size_t g = 0; g < np; g++)
+                    for (size_t r = 0; r < mc; r++) {
+                        const float *cr = cbuf + (g * mc + r) * 32;
+                        __m512 c0 = _mm512_loadu_ps(cr), c1 = _mm512_loadu_ps(cr + 16);
                         epi e = {EPI_ACT,
                                  s->act,
                                  gated,
                                  true,
-                                 b1 ? b1 + j * NR : NULL,
-                                 h + (i + r) * l->ldh + j * (gated ? 16 : 32),
+                                 b1 ? b1 + (j + g) * NR : NULL,
+                                 h + (ic + r) * l->ldh + (j + g) * (gated ? 16 : 32),
                                  l->ldh,
                                  0,
                                  0,
                                  1};
                         epi_apply(1, &c0, &c1, &e);
                     }
-                }
+            }
         }
     } else {
         const size_t mc_max = mc_for(T), np = (d + 1) / 2;
@@ -547,24 +599,29 @@ static void prefill_thread(const job *jb, int t, int nt)
     /* Down GEMM: y = h W_down (+ b_down). */
     ffn__split(l->pd, t, nt, &lo, &hi);
     if (jb->amx) {
-        size_t mca = (1u << 20) / (l->kp2 * 2) / 32 * 32;
-        mca = mca < 32 ? 32 : mca;
-        for (size_t ic = 0; ic < Tpad; ic += mca) {
-            const size_t mc = Tpad - ic < mca ? Tpad - ic : mca;
-            for (size_t j = lo; j < hi; j++) {
-                const __mmask16 m0 = mask_n(d - j * NR),
-                                m1 = mask_n(d > j * NR + 16 ? d - j * NR - 16 : 0);
-                for (size_t i = ic; i < ic + mc; i += 32) {
-                    amx_block(l->kp2, h + i * l->ldh, l->ldh, w2 + j * l->kp2 * NR, cbuf);
-                    for (size_t r = 0; r < 32 && i + r < T; r++) {
-                        __m512 c0 = _mm512_loadu_ps(cbuf + r * 32),
-                               c1 = _mm512_loadu_ps(cbuf + r * 32 + 16);
+        for (size_t ic = 0; ic < Tpad; ic += AMX_MC) {
+            const size_t mc = Tpad - ic < AMX_MC ? Tpad - ic : AMX_MC;
+            /* One row tile: panel by panel, so the weights are read as one sequential
+             * stream (no A to share across panels). */
+            const size_t ge = mc > 32 ? AMX_G : 1;
+            for (size_t j = lo; j < hi; j += ge) {
+                const size_t np = hi - j < ge ? hi - j : ge, jn = j + np;
+                amx_panels(l->kp2, h + ic * l->ldh, l->ldh, mc / 32, w2 + j * l->kp2 * NR, np,
+                           jn < hi ? w2 + jn * l->kp2 * NR : NULL, hi - jn < ge ? hi - jn : ge,
+                           cbuf);
+                for (size_t g = 0; g < np; g++) {
+                    const size_t jg = j + g;
+                    const __mmask16 m0 = mask_n(d - jg * NR),
+                                    m1 = mask_n(d > jg * NR + 16 ? d - jg * NR - 16 : 0);
+                    for (size_t r = 0; r < mc && ic + r < T; r++) {
+                        const float *cr = cbuf + (g * mc + r) * 32;
+                        __m512 c0 = _mm512_loadu_ps(cr), c1 = _mm512_loadu_ps(cr + 16);
                         epi e = {EPI_OUT,
                                  s->act,
                                  false,
                                  false,
-                                 b2 ? b2 + j * NR : NULL,
-                                 jb->y + (i + r) * d + j * NR,
+                                 b2 ? b2 + jg * NR : NULL,
+                                 jb->y + (ic + r) * d + jg * NR,
                                  d,
                                  m0,
                                  m1,
