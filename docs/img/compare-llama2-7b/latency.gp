@@ -43,7 +43,7 @@ plot datafile index 0 with linespoints lt 1 dt 1 pt 6 ps 0.9 title "calibrated-v
      datafile index 5 with linespoints lt 3 dt 2 pt 8 ps 0.9 title "h100-sxm decode", \
      datafile index 6 with linespoints lt 4 dt 1 pt 6 ps 0.9 title "mi300x prefill", \
      datafile index 7 with linespoints lt 4 dt 2 pt 8 ps 0.9 title "mi300x decode", \
-     datafile index 8 with lines lt 1 lw 1.2 dt 4 title "calibrated-vm ridge (231 tokens)", \
+     datafile index 8 with lines lt 1 lw 1.2 dt 4 title "calibrated-vm ridge (247 tokens)", \
      datafile index 9 with lines lt 2 lw 1.2 dt 4 title "xeon-8480 ridge (408 tokens)", \
      datafile index 10 with lines lt 3 lw 1.2 dt 4 title "h100-sxm ridge (317 tokens)", \
      datafile index 11 with lines lt 4 lw 1.2 dt 4 title "mi300x ridge (262 tokens)"
