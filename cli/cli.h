@@ -55,6 +55,8 @@ int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, ui
 int ffn_cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
                    double *out);
 int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_csv);
+/* --phase prefill|decode|both as a mask: bit 0 prefill, bit 1 decode (= FFN_SWEEP_*). */
+int ffn_cli_phases(const char *cmd, const char *s, unsigned *mask);
 /* Integer lists: "1,8,64", ranges "1-1000" (step 1), "16-256:16" (step 16) and geometric
  * "1-4096:x2". At most cap values; returns 0 or FFN_EXIT_USAGE. */
 int ffn_cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
@@ -69,6 +71,11 @@ int ffn_cli_refs(const char *cmd, const char *opt, const char *list, struct ffn_
 /* Load a scenario's models and devices from the data folders (unknown names list the known
  * ones). Returns 0 or prints the diagnostic and returns FFN_EXIT_USAGE. */
 struct ffn_scenario;
+/* plan/sweep: load --scenario FILE, or start an empty scenario that the flags fill (then
+ * --model and --hw are required). Returns 0 or prints the problem and returns
+ * FFN_EXIT_USAGE. */
+int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model,
+                           const char *hw, struct ffn_scenario *sc);
 int ffn_cli_load_scenario_inputs(const struct ffn_scenario *sc, ffn_hw *hws, ffn_model *models);
 
 /* Data lookup: NAME -> <dir>/<kind>/NAME.yaml, searched in $FFNROOF_DATA_DIR, the source tree

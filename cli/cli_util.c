@@ -311,3 +311,27 @@ int ffn_cli_load_scenario_inputs(const ffn_scenario *sc, ffn_hw *hws, ffn_model 
     if (ffn_scenario_load_inputs(sc, hw_dir, m_dir, hws, models, &d)) return ffn_cli_diag(&d);
     return 0;
 }
+
+int ffn_cli_phases(const char *cmd, const char *s, unsigned *mask)
+{
+    if (!strcmp(s, "prefill")) *mask = 1u;
+    else if (!strcmp(s, "decode")) *mask = 2u;
+    else if (!strcmp(s, "both")) *mask = 3u;
+    else return ffn_cli_usage(cmd, "--phase must be prefill, decode or both; got '%s'", s);
+    return 0;
+}
+
+int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model,
+                           const char *hw, ffn_scenario *sc)
+{
+    if (scenario) {
+        ffn_diag d;
+        ffn_diag_clear(&d);
+        if (ffn_scenario_load(scenario, sc, &d)) return ffn_cli_diag(&d);
+        return 0;
+    }
+    ffn_scenario_init(sc);
+    if (!model) return ffn_cli_usage(cmd, "give --scenario FILE, or --model and --hw");
+    if (!hw) return ffn_cli_usage(cmd, "--hw is required without --scenario (e.g. --hw h100-sxm)");
+    return 0;
+}

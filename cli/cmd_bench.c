@@ -193,7 +193,7 @@ int ffn_cmd_bench(int argc, char **argv)
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
     const char *events_s = NULL, *out_dir = NULL;
-    int phases = 0; /* bit 0 prefill, bit 1 decode; 0 = default */
+    unsigned phases = 0; /* bit 0 prefill, bit 1 decode; 0 = default */
     uint64_t batches[MAX_BATCHES] = {1};
     size_t n_batches = 1;
     bool batch_set = false, seq_set = false;
@@ -221,10 +221,7 @@ int ffn_cmd_bench(int argc, char **argv)
             experts_s = optarg;
             break;
         case O_PHASE:
-            if (!strcmp(optarg, "prefill")) phases = 1;
-            else if (!strcmp(optarg, "decode")) phases = 2;
-            else if (!strcmp(optarg, "both")) phases = 3;
-            else return ffn_cli_usage(CMD, "--phase must be prefill, decode or both; got '%s'", optarg);
+            if ((rc = ffn_cli_phases(CMD, optarg, &phases))) return rc;
             break;
         case O_BATCH:
             if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 16, batches, MAX_BATCHES,

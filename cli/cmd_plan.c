@@ -588,15 +588,9 @@ int ffn_cmd_plan(int argc, char **argv)
 
     static ffn_scenario sc;
     int rc;
-    if (V(O_SCEN)) {
-        ffn_diag d;
-        ffn_diag_clear(&d);
-        if (ffn_scenario_load(V(O_SCEN), &sc, &d)) return ffn_cli_diag(&d);
-    } else {
-        ffn_scenario_init(&sc);
-        if (!V(O_MODEL)) return ffn_cli_usage(CMD, "give --scenario FILE, or --model and --hw");
-        if (!V(O_HW))
-            return ffn_cli_usage(CMD, "--hw is required without --scenario (e.g. --hw h100-sxm)");
+    {
+        int r = ffn_cli_scenario_start(CMD, V(O_SCEN), V(O_MODEL), V(O_HW), &sc);
+        if (r) return r;
     }
     ffn_plan_opts *o = &sc.plan;
     ffn_format fmt = FFN_FMT_TABLE;

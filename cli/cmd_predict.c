@@ -92,7 +92,7 @@ int ffn_cmd_predict(int argc, char **argv)
         {"out", required_argument, 0, O_OUT},       {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *out_path = NULL, *hist_path = NULL;
-    int phases = 3; /* bit 0 prefill, bit 1 decode */
+    unsigned phases = 3; /* bit 0 prefill, bit 1 decode */
     uint64_t batches[MAX_BATCHES] = {1};
     size_t n_batches = 1;
     ffn_run run;
@@ -113,10 +113,7 @@ int ffn_cmd_predict(int argc, char **argv)
             model_name = optarg;
             break;
         case O_PHASE:
-            if (!strcmp(optarg, "prefill")) phases = 1;
-            else if (!strcmp(optarg, "decode")) phases = 2;
-            else if (!strcmp(optarg, "both")) phases = 3;
-            else return ffn_cli_usage(CMD, "--phase must be prefill, decode or both; got '%s'", optarg);
+            if ((rc = ffn_cli_phases(CMD, optarg, &phases))) return rc;
             break;
         case O_BATCH:
             if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 24, batches, MAX_BATCHES,

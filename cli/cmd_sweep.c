@@ -189,33 +189,15 @@ int ffn_cmd_sweep(int argc, char **argv)
 
     static ffn_scenario sc;
     int rc = 0;
-    if (V(O_SCEN)) {
-        ffn_diag d;
-        ffn_diag_clear(&d);
-        if (ffn_scenario_load(V(O_SCEN), &sc, &d)) return ffn_cli_diag(&d);
-    } else {
-        ffn_scenario_init(&sc);
-        if (!V(O_MODEL)) return ffn_cli_usage(CMD, "give --scenario FILE, or --model and --hw");
-        if (!V(O_HW))
-            return ffn_cli_usage(CMD, "--hw is required without --scenario (e.g. --hw h100-sxm)");
+    {
+        int r = ffn_cli_scenario_start(CMD, V(O_SCEN), V(O_MODEL), V(O_HW), &sc);
+        if (r) return r;
     }
     ffn_plan_opts *o = &sc.plan;
     bool json = false;
     if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
     if (V(O_HW) && (rc = ffn_cli_refs(CMD, "--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
-    if (V(O_PHASE)) {
-        const char *p = V(O_PHASE);
-        if (!strcmp(p, "prefill"))
-            sc.sweep_phases = FFN_SWEEP_PREFILL;
-        else if (!strcmp(p, "decode"))
-            sc.sweep_phases = FFN_SWEEP_DECODE;
-        else if (!strcmp(p, "both"))
-            sc.sweep_phases = FFN_SWEEP_PREFILL | FFN_SWEEP_DECODE;
-        else {
-            rc = ffn_cli_usage(CMD, "--phase must be prefill, decode or both; got '%s'", p);
-            goto out;
-        }
-    }
+    if (V(O_PHASE) && (rc = ffn_cli_phases(CMD, V(O_PHASE), &sc.sweep_phases))) goto out;
     if ((V(O_BATCH) &&
          (rc = grid_opt("--batch", V(O_BATCH), 1, 1u << 24, &sc.batch, &sc.n_batch))) ||
         (V(O_SEQ) && (rc = grid_opt("--seq", V(O_SEQ), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
