@@ -57,6 +57,11 @@ typedef struct ffn_kernel {
     /* y = FFN(x). threads <= 0 means all cores. */
     int (*forward)(const ffn_kshape *s, const void *packed, size_t T, const float *x, float *y,
                    void *ws, size_t ws_bytes, int threads);
+    /* Row padding, for the efficiency model (ffnroof calibrate writes it into the spec's
+     * tiles_by_dtype): calls on more than stream_rows tokens run on row tiles of row_tile
+     * rows, T padded up to a multiple of it (0 = no padding: T is processed as it is); calls
+     * on up to stream_rows tokens stream the weights with no padding. */
+    unsigned row_tile, stream_rows;
 } ffn_kernel;
 
 /* The work of one forward call, counted the simulator's way (fused variant: the intermediate

@@ -49,7 +49,7 @@ enum {
 };
 
 typedef struct layout {
-    size_t np1, pd, kp1, kp2, hcols, ldh;
+    size_t np1, pd, kp1, kp2, hcols, ldx, ldh;
     size_t off_w1, off_w2, off_b1, off_b2, total;
 } layout;
 
@@ -61,7 +61,13 @@ static void get_layout(const ffn_kshape *s, layout *l)
     l->kp1 = ffn__round_up(s->d, 32);
     l->kp2 = ffn__round_up(s->f, 32);
     l->hcols = gated ? l->np1 * 16 : l->np1 * 32; /* columns of h the up GEMM writes */
-    l->ldh = l->kp2;                              /* >= hcols */
+    /* Row strides of x (bf16) and h: an odd number of cache lines, so the 16 rows of an AMX
+     * tile load fall into 16 different L1 sets. With a stride of a multiple of 4 KiB (d or f
+     * a multiple of 2048, e.g. d = 2048 and 4096 of the LLaMA shapes) all 16 rows hit one
+     * 12-way set and every A tile load missed L1: T = 512, d = 2048, f = 5632, one thread,
+     * ran at 900-920 GFLOP/s against 1030-1090 at d = 1024 or 2560 before this padding. */
+    l->ldx = (l->kp1 / 32) % 2 ? l->kp1 : l->kp1 + 32;
+    l->ldh = (l->kp2 / 32) % 2 ? l->kp2 : l->kp2 + 32; /* >= hcols */
     l->off_w1 = FFN__PACK_HDR;
     l->off_w2 = l->off_w1 + l->np1 * l->kp1 * NR * 2;
     l->off_b1 = l->off_w2 + l->pd * l->kp2 * NR * 2;
@@ -133,11 +139,11 @@ static size_t mc_for(size_t T)
     return T < MC_MAX ? (T + MR - 1) / MR * MR : MC_MAX;
 }
 
-/* Workspace: x in bf16 [Tpad][kp1], h [Tpad][ldh] (fp32 size: covers both the fp32 h of the
+/* Workspace: x in bf16 [Tpad][ldx], h [Tpad][ldh] (fp32 size: covers both the fp32 h of the
  * decode path and the bf16 h of prefill), and one accumulator buffer per thread. */
 static size_t ws_x_bytes(const layout *l, size_t Tpad)
 {
-    return ffn__round_up(Tpad * l->kp1 * 2, 64);
+    return ffn__round_up(Tpad * l->ldx * 2, 64);
 }
 static size_t ws_h_bytes(const layout *l, size_t Tpad)
 {
@@ -524,7 +530,7 @@ static void prefill_thread(const job *jb, int t, int nt)
         for (size_t c = 0; c < l->kp1; c += 16) {
             const __mmask16 m = r < T ? mask_n(c < d ? d - c : 0) : 0;
             const __m512 v = _mm512_maskz_loadu_ps(m, jb->x + r * d + c);
-            _mm256_storeu_si256((__m256i *)(xb + r * l->kp1 + c), (__m256i)_mm512_cvtneps_pbh(v));
+            _mm256_storeu_si256((__m256i *)(xb + r * l->ldx + c), (__m256i)_mm512_cvtneps_pbh(v));
         }
         for (size_t c = l->hcols; c < l->ldh; c++)
             h[r * l->ldh + c] = 0;
@@ -544,7 +550,7 @@ static void prefill_thread(const job *jb, int t, int nt)
             const size_t ge = mc > 32 ? AMX_G : 1;
             for (size_t j = lo; j < hi; j += ge) {
                 const size_t np = hi - j < ge ? hi - j : ge, jn = j + np;
-                amx_panels(l->kp1, xb + ic * l->kp1, l->kp1, mc / 32, w1 + j * l->kp1 * NR, np,
+                amx_panels(l->kp1, xb + ic * l->ldx, l->ldx, mc / 32, w1 + j * l->kp1 * NR, np,
                            jn < hi ? w1 + jn * l->kp1 * NR : NULL, hi - jn < ge ? hi - jn : ge,
                            cbuf);
                 for (size_t g = 0; g < np; g++)
@@ -586,7 +592,7 @@ static void prefill_thread(const job *jb, int t, int nt)
                                  0,
                                  0,
                                  1};
-                        ukr_dp(mr, kc, xb + (ic + i) * l->kp1 + 2 * pc, l->kp1, bj + pc * 64,
+                        ukr_dp(mr, kc, xb + (ic + i) * l->ldx + 2 * pc, l->ldx, bj + pc * 64,
                                cbuf + i * NR, NR, 0xffff, 0xffff, pc > 0, last ? &e : NULL);
                     }
                 }
@@ -715,11 +721,13 @@ static int forward_dp(const ffn_kshape *s, const void *p, size_t T, const float 
 
 const ffn_kernel ffn_kernel_bf16_avx512_amx = {
     "bf16_ffn__amx_32x32", FFN_ISA_AVX512, FFN_DT_BF16, packed_bytes, pack_amx,
-    workspace_bytes,       forward_amx};
+    workspace_bytes,       forward_amx,    32,          DECODE_T_AMX};
 const ffn_kernel ffn_kernel_bf16_avx512 = {"bf16_ffn__avx512bf16_14x32",
                                            FFN_ISA_AVX512,
                                            FFN_DT_BF16,
                                            packed_bytes,
                                            pack_dp,
                                            workspace_bytes,
-                                           forward_dp};
+                                           forward_dp,
+                                           0,
+                                           0};

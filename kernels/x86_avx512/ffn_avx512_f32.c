@@ -435,4 +435,4 @@ static int forward(const ffn_kshape *s, const void *packed, size_t T, const floa
 
 const ffn_kernel ffn_kernel_f32_avx512 = {
     "f32_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP32, packed_bytes, pack,
-    workspace_bytes,         forward};
+    workspace_bytes,         forward,        0,           0};
