@@ -273,6 +273,24 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
             ffn_json_arr_end(&j);
         }
         ffn_json_arr_end(&j);
+        ffn_json_obj_begin(&j, "tiles_by_dtype");
+        for (int d = 0; d < FFN_DT_COUNT; d++) {
+            const ffn_tileset *ts = &e->tiles_dt[d];
+            if (ts->n_tiles <= 0) continue;
+            ffn_json_obj_begin(&j, ffn_dtype_name((ffn_dtype)d));
+            ffn_json_arr_begin(&j, "tiles");
+            for (int t = 0; t < ts->n_tiles; t++) {
+                ffn_json_arr_begin(&j, NULL);
+                ffn_json_u64(&j, NULL, ts->tiles[t][0]);
+                ffn_json_u64(&j, NULL, ts->tiles[t][1]);
+                ffn_json_arr_end(&j);
+            }
+            ffn_json_arr_end(&j);
+            ffn_json_u64(&j, "min_rows", ts->min_rows ? ts->min_rows : 16);
+            ffn_json_u64(&j, "gemv_rows", ts->gemv_rows);
+            ffn_json_obj_end(&j);
+        }
+        ffn_json_obj_end(&j);
         ffn_json_u64(&j, "compute_units", m->spec->compute_units);
         ffn_json_str(&j, "fp32_kernel", k->fp32_kernel);
         if (k->bf16_kernel[0])

@@ -159,7 +159,7 @@ static int load_link(ffn_ydoc *y, yaml_node_t *root, const char *key, ffn_link *
     return rc;
 }
 
-static int load_tiles(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
+static int load_tiles(ffn_ydoc *y, yaml_node_t *eff, uint32_t (*tiles)[2], int *n_tiles)
 {
     yaml_node_t *s = ffn_y_get(y, eff, "tiles", NULL);
     if (!s) return 0;
@@ -181,19 +181,47 @@ static int load_tiles(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
             uint64_t x = 0;
             rc = ffn_y_node_u64(y, v, k ? "tiles cols" : "tiles rows", 1, TILE_HI, &x);
             if (rc) return rc;
-            e->tiles[n][k] = (uint32_t)x;
+            tiles[n][k] = (uint32_t)x;
         }
     }
-    e->n_tiles = n;
+    *n_tiles = n;
     return 0;
+}
+
+/* tiles_by_dtype: {bf16: {tiles: [[32, 32]], min_rows: 32, gemv_rows: 2}, ...} */
+static int load_tiles_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
+{
+    static const char *const dts[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4",
+                                      NULL};
+    static const char *const keys[] = {"tiles", "min_rows", "gemv_rows", NULL};
+    yaml_node_t *bd = NULL;
+    int rc = sub_map(y, eff, "tiles_by_dtype", dts, &bd);
+    for (int d = 0; !rc && bd && d < FFN_DT_COUNT; d++) {
+        yaml_node_t *m = NULL;
+        rc = sub_map(y, bd, dts[d], keys, &m);
+        if (rc || !m) continue;
+        ffn_tileset *t = &e->tiles_dt[d];
+        rc = load_tiles(y, m, t->tiles, &t->n_tiles);
+        if (!rc && t->n_tiles == 0)
+            rc = ffn_y_error(y, m, FFN_ESCHEMA,
+                             "'tiles_by_dtype: %s' needs 'tiles', e.g. {tiles: [[32, 32]]}",
+                             dts[d]);
+        uint64_t v = 0;
+        if (!rc) rc = ffn_y_u64(y, m, "min_rows", false, 1, TILE_HI, &v);
+        t->min_rows = (uint32_t)v;
+        v = 0;
+        if (!rc) rc = ffn_y_u64(y, m, "gemv_rows", false, 0, TILE_HI, &v);
+        t->gemv_rows = (uint32_t)v;
+    }
+    return rc;
 }
 
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
     static const char *const allowed[] = {"compute_max", "compute_max_by_dtype", "compute_half",
                                           "memory_max",  "memory_half",  "tiles",
-                                          "launch",      "harness",      "overlap",
-                                          "source",      NULL};
+                                          "tiles_by_dtype", "launch",    "harness",
+                                          "overlap",     "source",       NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -218,7 +246,8 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
     if (!rc)
         rc =
             ffn_y_num(y, m, "memory_half", false, FFN_UNIT_BYTES, 0.0, 1e15, &e->memory_half_bytes);
-    if (!rc) rc = load_tiles(y, m, e);
+    if (!rc) rc = load_tiles(y, m, e->tiles, &e->n_tiles);
+    if (!rc) rc = load_tiles_by_dtype(y, m, e);
     if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
     if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
     if (!rc) {

@@ -181,7 +181,7 @@ static void put_link(FILE *f, const char *key, const ffn_link *l, uint32_t devic
 static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
-        if (e->compute_max_dt[d] > 0) return false;
+        if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
            e->memory_half_bytes == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 && e->harness_s == 0.0 &&
            e->overlap_p == 0.0;
@@ -244,6 +244,22 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         for (int i = 0; i < e->n_tiles && i < FFN_HW_MAX_TILES; i++)
             fprintf(f, "%s[%u, %u]", i ? ", " : "", e->tiles[i][0], e->tiles[i][1]);
         fputs("]\n", f);
+        bool by_dt = false;
+        for (int d = 0; d < FFN_DT_COUNT; d++) by_dt = by_dt || e->tiles_dt[d].n_tiles > 0;
+        if (by_dt) {
+            fputs("  tiles_by_dtype:\n", f);
+            for (int d = 0; d < FFN_DT_COUNT; d++) {
+                const ffn_tileset *t = &e->tiles_dt[d];
+                if (t->n_tiles <= 0) continue;
+                fprintf(f, "    %s: {tiles: [", dt[d]);
+                for (int i = 0; i < t->n_tiles && i < FFN_HW_MAX_TILES; i++)
+                    fprintf(f, "%s[%u, %u]", i ? ", " : "", t->tiles[i][0], t->tiles[i][1]);
+                fputs("]", f);
+                if (t->min_rows) fprintf(f, ", min_rows: %u", t->min_rows);
+                if (t->gemv_rows) fprintf(f, ", gemv_rows: %u", t->gemv_rows);
+                fputs("}\n", f);
+            }
+        }
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);

@@ -698,21 +698,26 @@ typedef struct kshape_def {
 } kshape_def;
 
 /* Shapes chosen apart from the ones the kernels issue benches (d = 2048 / 4096) so that the
- * bench checks the model on shapes it was not fitted to. Prefill from T = 16 (near the ridge,
- * where overlap matters) to T = 384 and d from 1024 to 3072 (the AMX kernel's throughput falls
- * as d and f grow, so the fit needs both ends); decode at T = 1 and 4 with weights far beyond
- * the caches even without flushing. Held-out ("check") cases are predicted only. */
+ * bench checks the model on shapes it was not fitted to. They span the regimes the kernels
+ * go through: decode (T = 1, weights far beyond the caches even without flushing), small
+ * batches where the weight stream dominates (T = 4..64), the ridge (T = 128..256) and
+ * compute-bound prefill (T = 512, 768), each at small and large d, because the bf16 (AMX)
+ * kernel's throughput at a given T changes with d and f and a fit on one end of either axis
+ * mispredicts the other. Held-out ("check") cases are predicted only. */
 static const kshape_def cal_full[] = {
-    {FFN_PHASE_PREFILL, 384, 1024, 2816, true, false},
-    {FFN_PHASE_PREFILL, 256, 1536, 4096, true, false},
-    {FFN_PHASE_PREFILL, 64, 1536, 4096, true, false},
-    {FFN_PHASE_PREFILL, 16, 1536, 4096, true, false},
-    {FFN_PHASE_PREFILL, 32, 3072, 8192, true, false},
     {FFN_PHASE_DECODE, 1, 3072, 8192, true, false},
-    {FFN_PHASE_DECODE, 4, 1536, 4096, true, false},
+    {FFN_PHASE_PREFILL, 4, 1536, 4096, true, false},
+    {FFN_PHASE_PREFILL, 16, 2560, 6912, true, false},
+    {FFN_PHASE_PREFILL, 32, 1024, 2816, true, false},
+    {FFN_PHASE_PREFILL, 64, 1536, 4096, true, false},
+    {FFN_PHASE_PREFILL, 128, 3072, 8192, true, false},
     {FFN_PHASE_PREFILL, 192, 2560, 6912, true, false},
+    {FFN_PHASE_PREFILL, 256, 1536, 4096, true, false},
+    {FFN_PHASE_PREFILL, 512, 1024, 2816, true, false},
+    {FFN_PHASE_PREFILL, 768, 1024, 2816, true, false},
     {FFN_PHASE_PREFILL, 96, 3584, 9728, false, false},
     {FFN_PHASE_DECODE, 1, 2560, 6912, false, false},
+    {FFN_PHASE_PREFILL, 8, 3584, 9728, false, false},
     {FFN_PHASE_PREFILL, 32, 1024, 2816, false, true},
 };
 static const kshape_def cal_tiny[] = {
@@ -781,12 +786,25 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads, const volatil
     hw->eff.n_tiles = 1;
     hw->eff.tiles[0][0] = 1;
     hw->eff.tiles[0][1] = 32;
+    /* A kernel whose prefill engine pads rows (AMX: T up to a multiple of 32, except the few
+     * tokens whose weights it streams) pays for the padded rows: its dtype gets its own tile. */
+    memset(hw->eff.tiles_dt, 0, sizeof hw->eff.tiles_dt);
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++) {
+        const ffn_kernel *kk;
+        if (ffn_kernel_best((ffn_dtype)dt, &kk, NULL) || kk->row_tile <= 1) continue;
+        ffn_tileset *ts = &hw->eff.tiles_dt[ffn_bench_cdtype((ffn_dtype)dt)];
+        ts->n_tiles = 1;
+        ts->tiles[0][0] = kk->row_tile;
+        ts->tiles[0][1] = 32;
+        ts->min_rows = kk->row_tile;
+        ts->gemv_rows = kk->stream_rows;
+    }
 
     ffn_bench_opts o;
     memset(&o, 0, sizeof o);
     o.threads = nt;
     o.stop = stop;
-    o.case_time_s = mode == FFN_KCAL_FULL ? 2.5 : mode == FFN_KCAL_QUICK ? 1.0 : 0.2;
+    o.case_time_s = mode == FFN_KCAL_FULL ? 1.5 : mode == FFN_KCAL_QUICK ? 1.0 : 0.2;
     o.seed = 1;
     ffn_bench_result *res = calloc(n, sizeof *res);
     if (!res) return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");

@@ -119,20 +119,32 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
 }
 
 double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                           uint64_t instances)
+                           uint64_t instances, ffn_dtype cdt)
 {
-    if (hw->eff.n_tiles <= 0 || hw->compute_units == 0 || m == 0 || n == 0) return 1.0;
+    /* The tiles of the kernels for this dtype, else the device's (min 16 rows, no GEMV). */
+    const ffn_tileset *ts =
+        (unsigned)cdt < FFN_DT_COUNT && hw->eff.tiles_dt[cdt].n_tiles > 0 ? &hw->eff.tiles_dt[cdt]
+                                                                           : NULL;
+    const int n_tiles = ts ? ts->n_tiles : hw->eff.n_tiles;
+    const uint32_t(*tl)[2] = ts ? ts->tiles : hw->eff.tiles;
+    const uint64_t min_rows = ts && ts->min_rows ? ts->min_rows : 16;
+    const uint64_t gemv_rows = ts ? ts->gemv_rows : 0;
+    if (n_tiles <= 0 || hw->compute_units == 0 || m == 0 || n == 0) return 1.0;
     if (instances == 0) instances = 1;
     if (k == 0) k = 1;
     const uint64_t units = hw->compute_units;
     double best = 0.0;
-    for (int i = 0; i < hw->eff.n_tiles; i++) {
-        uint64_t tm = hw->eff.tiles[i][0], tn = hw->eff.tiles[i][1];
+    for (int i = 0; i < n_tiles; i++) {
+        uint64_t tm = tl[i][0], tn = tl[i][1];
         if (!tm || !tn) continue;
         /* Skinny GEMMs (decode) get kernels whose row tile shrinks to the rows there are,
-         * down to the 16 rows of a matrix instruction, rather than padding to tm. */
-        if (m < tm) {
-            uint64_t r = 16;
+         * down to the smallest matrix-instruction shape (16 rows unless the dtype's tiles say
+         * otherwise), rather than padding to tm; up to gemv_rows rows, a streaming GEMV that
+         * pads nothing. */
+        if (m <= gemv_rows) {
+            tm = m;
+        } else if (m < tm) {
+            uint64_t r = min_rows;
             while (r < m) r *= 2;
             if (r < tm) tm = r;
         }
@@ -184,7 +196,7 @@ double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
                   : e->compute_max > 0       ? e->compute_max
                                              : 1.0;
     double mmax = e->memory_max > 0 ? e->memory_max : 1.0;
-    double wave = ffn_wave_efficiency(hw, m, n, k, instances);
+    double wave = ffn_wave_efficiency(hw, m, n, k, instances, cdt);
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * ramp(flops, e->compute_half_flops));
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
     return e->launch_s + pnorm(tc, tm, e->overlap_p);

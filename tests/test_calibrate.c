@@ -173,6 +173,11 @@ Test(calibrate, spec_writes_loads_back_and_predicts_the_same)
     hw.eff.memory_max = 0.61234;
     hw.eff.launch_s = 7.654321e-6;
     hw.eff.overlap_p = 3.21;
+    hw.eff.tiles_dt[FFN_DT_BF16].n_tiles = 1;
+    hw.eff.tiles_dt[FFN_DT_BF16].tiles[0][0] = 32;
+    hw.eff.tiles_dt[FFN_DT_BF16].tiles[0][1] = 32;
+    hw.eff.tiles_dt[FFN_DT_BF16].min_rows = 32;
+    hw.eff.tiles_dt[FFN_DT_BF16].gemv_rows = 2;
     char path[80];
     snprintf(path, sizeof path, "/tmp/ffnroof-test-cal-%d.yaml", (int)getpid());
     ffn_diag d;
@@ -183,6 +188,8 @@ Test(calibrate, spec_writes_loads_back_and_predicts_the_same)
     unlink(path);
     cr_assert_eq(back.eff.compute_max_dt[FFN_DT_BF16], hw.eff.compute_max_dt[FFN_DT_BF16]);
     cr_assert_eq(back.eff.launch_s, hw.eff.launch_s);
+    cr_assert_eq(back.eff.tiles_dt[FFN_DT_BF16].tiles[0][0], 32u);
+    cr_assert_eq(back.eff.tiles_dt[FFN_DT_BF16].gemv_rows, 2u);
     cr_assert_eq(back.compute_units, 2);
     /* the same op predicts identically on the spec and on what was read back */
     ffn_bench_case cs[3];

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ffnroof/bench.h"
+#include "ffnroof/kernels.h"
 #include "ffnroof/measure_papi.h"
 
 #include "../io/ydoc.h"
@@ -128,6 +129,19 @@ Test(cli_profiler, calibrate_writes_a_spec_that_loads_and_predicts)
     cr_assert(hw.peak_flops[FFN_DT_FP32] > 0 && hw.mem_bandwidth_bps > 0);
     cr_assert_eq(hw.compute_units, 2);
     cr_assert_eq(hw.eff.n_tiles, 1);
+    /* the best bf16 kernel's row padding (AMX: 32 rows above 2 streamed tokens) is in the spec
+     * as its dtype's tiles; a kernel that pads nothing leaves the device's tiles */
+    const ffn_kernel *kb;
+    if (ffn_kernel_best(FFN_DT_BF16, &kb, NULL) == 0 && kb->row_tile > 1) {
+        const ffn_tileset *ts = &hw.eff.tiles_dt[FFN_DT_BF16];
+        cr_assert_eq(ts->n_tiles, 1);
+        cr_assert_eq(ts->tiles[0][0], kb->row_tile);
+        cr_assert_eq(ts->min_rows, kb->row_tile);
+        cr_assert_eq(ts->gemv_rows, kb->stream_rows);
+    } else {
+        cr_assert_eq(hw.eff.tiles_dt[FFN_DT_BF16].n_tiles, 0);
+    }
+    cr_assert_eq(hw.eff.tiles_dt[FFN_DT_FP32].n_tiles, 0);
     ffn_bench_case c;
     memset(&c, 0, sizeof c);
     c.kind = FFN_BENCH_DENSE;

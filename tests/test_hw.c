@@ -62,6 +62,15 @@ static void expect_same_hw(const ffn_hw *a, const ffn_hw *b, const char *what)
         cr_expect(a->eff.tiles[i][0] == b->eff.tiles[i][0] &&
                       a->eff.tiles[i][1] == b->eff.tiles[i][1],
                   "%s: tile %d", what, i);
+    for (int d = 0; d < FFN_DT_COUNT; d++) {
+        const ffn_tileset *ta = &a->eff.tiles_dt[d], *tb = &b->eff.tiles_dt[d];
+        cr_expect_eq(ta->n_tiles, tb->n_tiles, "%s: dtype %d n_tiles", what, d);
+        for (int i = 0; i < ta->n_tiles && i < FFN_HW_MAX_TILES; i++)
+            cr_expect(ta->tiles[i][0] == tb->tiles[i][0] && ta->tiles[i][1] == tb->tiles[i][1],
+                      "%s: dtype %d tile %d", what, d, i);
+        cr_expect_eq(ta->min_rows, tb->min_rows, "%s: dtype %d min_rows", what, d);
+        cr_expect_eq(ta->gemv_rows, tb->gemv_rows, "%s: dtype %d gemv_rows", what, d);
+    }
     cr_expect_eq(a->eff.launch_s, b->eff.launch_s, "%s: launch", what);
     cr_expect_eq(a->eff.overlap_p, b->eff.overlap_p, "%s: overlap", what);
     cr_expect_eq(a->tdp_w, b->tdp_w, "%s: tdp", what);
@@ -251,6 +260,10 @@ static const bad_case bad_cases[] = {
     {"bad_tdp.yaml", FFN_ERANGE, 14, 8, "'tdp' = 700 kW is out of range"},
     {"derived_map.yaml", FFN_ESCHEMA, 15, 5, "each 'derived' entry must be text"},
     {"bad_compute_max_dtype.yaml", FFN_ESCHEMA, 15, 37, "unknown key 'fp64'"},
+    {"bad_tiles_min_rows.yaml", FFN_ERANGE, 15, 56, "'min_rows' = 0 is out of range"},
+    {"tiles_by_dtype_no_tiles.yaml", FFN_ESCHEMA, 15, 26, "needs 'tiles'"},
+    {"tiles_by_dtype_typo.yaml", FFN_ESCHEMA, 15, 46,
+     "unknown key 'gemv_row' (did you mean 'gemv_rows'?)"},
 };
 
 Test(hw, bad_input_points_at_the_culprit)
@@ -357,6 +370,13 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.tiles[0][0] = 256, hw->eff.tiles[0][1] = 128;
     hw->eff.tiles[1][0] = 128, hw->eff.tiles[1][1] = 128;
     hw->eff.tiles[2][0] = 64, hw->eff.tiles[2][1] = 4096;
+    hw->eff.tiles_dt[FFN_DT_BF16].n_tiles = 2;
+    hw->eff.tiles_dt[FFN_DT_BF16].tiles[0][0] = 32, hw->eff.tiles_dt[FFN_DT_BF16].tiles[0][1] = 32;
+    hw->eff.tiles_dt[FFN_DT_BF16].tiles[1][0] = 16, hw->eff.tiles_dt[FFN_DT_BF16].tiles[1][1] = 64;
+    hw->eff.tiles_dt[FFN_DT_BF16].min_rows = 32;
+    hw->eff.tiles_dt[FFN_DT_BF16].gemv_rows = 2;
+    hw->eff.tiles_dt[FFN_DT_INT8].n_tiles = 1;
+    hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][0] = 16, hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][1] = 16;
     hw->eff.launch_s = 4.7e-6;
     hw->eff.overlap_p = 2.5;
     hw->tdp_w = 350;

@@ -252,19 +252,51 @@ Test(sim, wave_quantization)
     hw.eff.tiles[0][0] = 128;
     hw.eff.tiles[0][1] = 128;
     /* 512 x 12288: 4 x 96 = 384 tiles on 108 units -> 4 waves of 108: 384/432 */
-    close_rel(ffn_wave_efficiency(&hw, 512, 12288, 4096, 1), 384.0 / 432.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 512, 12288, 4096, 1, FFN_DT_FP16), 384.0 / 432.0, 1e-12);
     /* a padded tile costs a full one: 200 rows in two 128-row tiles on one unit = 200/256 */
     hw.compute_units = 1;
-    close_rel(ffn_wave_efficiency(&hw, 200, 128, 4096, 1), 200.0 / 256.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 200, 128, 4096, 1, FFN_DT_FP16), 200.0 / 256.0, 1e-12);
     /* skinny: 1 row runs in a 16-row tile, not a 128-row one */
-    close_rel(ffn_wave_efficiency(&hw, 1, 128, 4096, 1), 1.0 / 16.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 1, 128, 4096, 1, FFN_DT_FP16), 1.0 / 16.0, 1e-12);
     /* too few tiles: split-K fills the units. 1 x 128 x 4096 on 8 units: 1 tile, split 8 ways
      * (4096/256 = 16 >= 8), one wave, each split 512 deep: useful 1*128*4096 over
      * 8 * 16*128*512 paid = 1/16 */
     hw.compute_units = 8;
-    close_rel(ffn_wave_efficiency(&hw, 1, 128, 4096, 1), 1.0 / 16.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 1, 128, 4096, 1, FFN_DT_FP16), 1.0 / 16.0, 1e-12);
     /* without split-K the same GEMM would use 1 of 8 units: 1/128 */
-    close_rel(ffn_wave_efficiency(&hw, 1, 128, 128, 1), 1.0 / 128.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 1, 128, 128, 1, FFN_DT_FP16), 1.0 / 128.0, 1e-12);
+}
+
+Test(sim, wave_quantization_by_dtype)
+{
+    /* A CPU thread: fp32 kernels pad no rows (1 x 32 tiles), the bf16 ones run on AMX tiles of
+     * 32 rows from 3 rows up and stream the weights (no padding) at 1 and 2 rows. */
+    ffn_hw hw = ideal_hw();
+    hw.compute_units = 1;
+    hw.eff.n_tiles = 1;
+    hw.eff.tiles[0][0] = 1;
+    hw.eff.tiles[0][1] = 32;
+    ffn_tileset *b = &hw.eff.tiles_dt[FFN_DT_BF16];
+    b->n_tiles = 1;
+    b->tiles[0][0] = 32;
+    b->tiles[0][1] = 32;
+    b->min_rows = 32;
+    b->gemv_rows = 2;
+    close_rel(ffn_wave_efficiency(&hw, 5, 64, 4096, 1, FFN_DT_FP32), 1.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 5, 64, 4096, 1, FFN_DT_BF16), 5.0 / 32.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 2, 64, 4096, 1, FFN_DT_BF16), 1.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 3, 64, 4096, 1, FFN_DT_BF16), 3.0 / 32.0, 1e-12);
+    close_rel(ffn_wave_efficiency(&hw, 80, 64, 4096, 1, FFN_DT_BF16), 80.0 / 96.0, 1e-12);
+    /* a dtype without its own tiles falls back to the device's */
+    close_rel(ffn_wave_efficiency(&hw, 5, 64, 4096, 1, FFN_DT_FP16), 1.0, 1e-12);
+    /* min_rows 0 means 16: 5 rows in a 16-row tile */
+    b->min_rows = 0;
+    close_rel(ffn_wave_efficiency(&hw, 5, 64, 4096, 1, FFN_DT_BF16), 5.0 / 16.0, 1e-12);
+    /* and the prediction pays for it: 5 rows cost as much compute as 32 */
+    b->min_rows = 32;
+    const double f5 = 2.0 * 5 * 64 * 4096, f32 = 2.0 * 32 * 64 * 4096;
+    close_rel(ffn_predict_gemm_s(&hw, 5, 64, 4096, 1, f5, 0, FFN_DT_BF16),
+              ffn_predict_gemm_s(&hw, 32, 64, 4096, 1, f32, 0, FFN_DT_BF16), 1e-12);
 }
 
 Test(sim, efficiency_model_terms)

@@ -28,6 +28,18 @@ typedef struct ffn_link {
     double latency_s;     /* per message */
 } ffn_link;
 
+/* The GEMM tiles of the kernels that compute in one dtype, where they differ from the device's
+ * (a CPU whose bf16 GEMMs run on AMX tiles of 32 rows while its fp32 ones have no row padding).
+ * A GEMM of m < tile rows gets a row tile shrunk to the rows there are, in powers of two from
+ * min_rows (matrix instructions have a smallest shape); one of m <= gemv_rows runs as a
+ * streaming GEMV with no row padding at all. */
+typedef struct ffn_tileset {
+    uint32_t tiles[FFN_HW_MAX_TILES][2]; /* rows x cols */
+    int n_tiles;                         /* 0 = not set: the device's tiles apply */
+    uint32_t min_rows;                   /* 0 = 16 */
+    uint32_t gemv_rows;                  /* 0 = none */
+} ffn_tileset;
+
 /* Realistic-efficiency model (docs/model.md, "Efficiency"): a GEMM of FLOPs F and compulsory
  * bytes B on a tile grid of `tiles` tiles takes
  *   t = launch_s + pnorm_p( F / (peak * compute_max * wave_eff * F/(F+compute_half_flops)),
@@ -43,6 +55,8 @@ typedef struct ffn_eff {
     double memory_half_bytes;  /* transfer size at which the ramp halves bandwidth; 0 = off */
     uint32_t tiles[FFN_HW_MAX_TILES][2]; /* GEMM output tiles (rows x cols) the library picks */
     int n_tiles;                         /* 0 = no wave quantization */
+    ffn_tileset tiles_dt[FFN_DT_COUNT];  /* per compute dtype where it differs; n_tiles 0 = the
+                                            device's tiles (min 16 rows, no GEMV rows) */
     double launch_s;                     /* fixed device-side cost per kernel */
     /* Per-call overhead of the harness that measured the data the parameters were fitted to
      * (host-side timing, framework dispatch). Not device time: predictions leave it out, the

@@ -164,9 +164,9 @@ double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
 /* Predicted time of an elementwise / memory op. */
 double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes);
 /* Tile/wave-quantization efficiency of an [m,k] x [k,n] GEMM (instances of it in one grouped
- * launch) on hw's best tile, in (0, 1]. */
+ * launch) computing in cdt, on the best of hw's tiles for cdt, in (0, 1]. */
 double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                           uint64_t instances);
+                           uint64_t instances, ffn_dtype cdt);
 
 /* Fill op as a GEMM / elementwise op and cost it. */
 void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,
