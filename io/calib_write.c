@@ -261,6 +261,7 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
             if (e->compute_max_dt[d] > 0) ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->compute_max_dt[d]);
         ffn_json_obj_end(&j);
         ffn_json_num(&j, "memory_max", e->memory_max);
+        ffn_json_num(&j, "memory_max_gemv", e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max);
         ffn_json_num(&j, "launch_s", e->launch_s);
         ffn_json_num(&j, "overlap_p", e->overlap_p);
         ffn_json_num(&j, "compute_half_flops", e->compute_half_flops);

@@ -219,7 +219,8 @@ static int load_tiles_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
     static const char *const allowed[] = {"compute_max", "compute_max_by_dtype", "compute_half",
-                                          "memory_max",  "memory_half",  "tiles",
+                                          "memory_max",  "memory_half",  "memory_max_gemv",
+                                          "tiles",
                                           "tiles_by_dtype", "launch",    "harness",
                                           "overlap",     "source",       NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
@@ -243,6 +244,7 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
         rc = ffn_y_num(y, m, "compute_half", false, FFN_UNIT_FLOP, 0.0, 1e18,
                        &e->compute_half_flops);
     if (!rc) rc = fraction(y, m, "memory_max", &e->memory_max);
+    if (!rc) rc = fraction(y, m, "memory_max_gemv", &e->memory_max_gemv);
     if (!rc)
         rc =
             ffn_y_num(y, m, "memory_half", false, FFN_UNIT_BYTES, 0.0, 1e15, &e->memory_half_bytes);

@@ -183,7 +183,7 @@ static bool eff_is_default(const ffn_eff *e)
     for (int d = 0; d < FFN_DT_COUNT; d++)
         if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
-           e->memory_half_bytes == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 && e->harness_s == 0.0 &&
+           e->memory_half_bytes == 0.0 && e->memory_max_gemv == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 && e->harness_s == 0.0 &&
            e->overlap_p == 0.0;
 }
 
@@ -240,6 +240,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         put_num(f, "  ", "compute_half", e->compute_half_flops, FFN_UNIT_FLOP);
         put_num(f, "  ", "memory_max", e->memory_max, FFN_UNIT_NONE);
         put_num(f, "  ", "memory_half", e->memory_half_bytes, FFN_UNIT_BYTES);
+        if (e->memory_max_gemv > 0)
+            put_num(f, "  ", "memory_max_gemv", e->memory_max_gemv, FFN_UNIT_NONE);
         fputs("  tiles: [", f);
         for (int i = 0; i < e->n_tiles && i < FFN_HW_MAX_TILES; i++)
             fprintf(f, "%s[%u, %u]", i ? ", " : "", e->tiles[i][0], e->tiles[i][1]);

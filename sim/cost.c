@@ -195,7 +195,9 @@ double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
     double cmax = e->compute_max_dt[cdt] > 0 ? e->compute_max_dt[cdt]
                   : e->compute_max > 0       ? e->compute_max
                                              : 1.0;
-    double mmax = e->memory_max > 0 ? e->memory_max : 1.0;
+    double mmax = m == 1 && e->memory_max_gemv > 0 ? e->memory_max_gemv
+                  : e->memory_max > 0                ? e->memory_max
+                                                     : 1.0;
     double wave = ffn_wave_efficiency(hw, m, n, k, instances, cdt);
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * ramp(flops, e->compute_half_flops));
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));

@@ -80,16 +80,19 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
 
 /* Parameter vector <-> efficiency: x[0] logit(compute_max), x[1] logit(memory_max),
  * x[2] log(launch_s or harness_s), x[3] log(overlap_p - 1), x[4] log(compute_half),
- * x[5] log(memory_half). */
+ * x[5] log(memory_half); then one logit(compute_max) per further compute dtype
+ * (FFN_FIT_COMPUTE_BY_DTYPE) and last logit(memory_max_gemv) (FFN_FIT_MEMORY_GEMV). */
 #define NP 6
-#define NP_MAX (NP + FFN_DT_COUNT)
+#define NP_MAX (NP + FFN_DT_COUNT + 1)
 
 typedef struct fit_ctx {
     ffn_hw hw;
     const ffn_fit_point *pts;
     size_t n;
     unsigned flags;
-    int dim; /* NP, plus one per extra compute dtype with FFN_FIT_COMPUTE_BY_DTYPE */
+    int dim; /* NP, plus one per extra compute dtype with FFN_FIT_COMPUTE_BY_DTYPE, plus one
+                with FFN_FIT_MEMORY_GEMV */
+    int gemv_ix; /* x index of memory_max_gemv, -1 when not fitted */
     /* FFN_FIT_COMPUTE_BY_DTYPE: the compute dtypes among the points (fp32 first when present);
      * dts[0] is fitted through x[0], dts[j] (j >= 1) through x[NP + j - 1] */
     ffn_dtype dts[FFN_DT_COUNT];
@@ -117,6 +120,7 @@ static void apply(fit_ctx *c, const double *x)
     if (c->flags & FFN_FIT_OVERLAP) e->overlap_p = 1.0 + exp(x[3]);
     if (c->flags & FFN_FIT_COMPUTE_RAMP) e->compute_half_flops = exp(x[4]);
     if (c->flags & FFN_FIT_MEMORY_RAMP) e->memory_half_bytes = exp(x[5]);
+    if (c->gemv_ix >= 0) e->memory_max_gemv = 0.05 + 0.95 * sigmoid(x[c->gemv_ix]);
 }
 
 static double objective(fit_ctx *c, const double *x)
@@ -209,7 +213,7 @@ int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned f
         if (!(pts[i].time_s > 0) || !isfinite(pts[i].time_s) || pts[i].m == 0 || pts[i].k == 0 ||
             (pts[i].n == 0 && pts[i].f == 0))
             return FFN_EINVAL;
-    fit_ctx c = {.hw = *hw, .pts = pts, .n = n, .flags = flags, .dim = NP};
+    fit_ctx c = {.hw = *hw, .pts = pts, .n = n, .flags = flags, .dim = NP, .gemv_ix = -1};
     if (flags & FFN_FIT_COMPUTE_BY_DTYPE) {
         bool seen[FFN_DT_COUNT] = {false};
         for (size_t i = 0; i < n; i++) seen[ffn_fit_point_cdtype(hw, &pts[i])] = true;
@@ -217,9 +221,20 @@ int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned f
             if (seen[d]) c.dts[c.n_dts++] = (ffn_dtype)d; /* FFN_DT_FP32 is 0: first */
         c.dim = NP + c.n_dts - 1;
     }
+    if (flags & FFN_FIT_MEMORY_GEMV) {
+        bool one = false, more = false;
+        for (size_t i = 0; i < n; i++) {
+            one = one || pts[i].m == 1;
+            more = more || pts[i].m > 1;
+        }
+        /* both kinds of point, or the two fractions cannot be told apart */
+        if (!one || !more) return FFN_EINVAL;
+        c.gemv_ix = c.dim++;
+    }
     /* Start: 90% of peak, 85% of bandwidth, 5 us launch, p = 4, ramps at 1 GFLOP / 1 MB. */
     double x[NP_MAX] = {log(0.85 / 0.10), log(0.80 / 0.15), log(5e-6), log(3.0), log(1e9), log(1e6)};
     for (int j = NP; j < NP_MAX; j++) x[j] = x[0];
+    if (c.gemv_ix >= 0) x[c.gemv_ix] = x[1];
     if (!(flags & FFN_FIT_LAUNCH)) c.hw.eff.launch_s = hw->eff.launch_s;
     /* Restarts shake the simplex out of shallow minima. */
     for (int r = 0; r < 6; r++) nelder_mead(&c, x, 4000);

@@ -121,6 +121,58 @@ Test(calibrate, per_dtype_fit_recovers_what_it_generated)
     cr_assert_float_eq(e1.memory_max, e2.memory_max, 1e-9);
 }
 
+Test(calibrate, fit_recovers_the_gemv_bandwidth_and_padded_bf16_rows)
+{
+    /* the spec calibrate builds for an AMX host: bf16 rows padded to 32 above 2 tokens, and
+     * one-token GEMMs streaming at a larger share of the bandwidth than the rest */
+    ffn_hw truth = cpu();
+    ffn_tileset *ts = &truth.eff.tiles_dt[FFN_DT_BF16];
+    ts->n_tiles = 1;
+    ts->tiles[0][0] = ts->tiles[0][1] = 32;
+    ts->min_rows = 32;
+    ts->gemv_rows = 2;
+    truth.eff.compute_max_dt[FFN_DT_FP32] = truth.eff.compute_max = 0.7;
+    truth.eff.compute_max_dt[FFN_DT_BF16] = 0.3;
+    truth.eff.memory_max = 0.7;
+    truth.eff.memory_max_gemv = 0.95;
+    truth.eff.overlap_p = 1.5;
+    ffn_fit_point p[32];
+    size_t n = kernel_points(p, &truth);
+    ffn_hw start = cpu();
+    start.eff.tiles_dt[FFN_DT_BF16] = *ts;
+    ffn_eff e;
+    const unsigned fl = FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_OVERLAP | FFN_FIT_MEMORY_GEMV;
+    cr_assert_eq(ffn_eff_fit(&start, p, n, fl, &e), 0);
+    cr_assert_float_eq(e.memory_max_gemv, 0.95, 0.01);
+    cr_assert_float_eq(e.memory_max, 0.7, 0.01);
+    cr_assert_float_eq(e.compute_max_dt[FFN_DT_BF16], 0.3, 0.01);
+    /* the gemv fraction changes one-token predictions only */
+    ffn_hw a = truth, b = truth;
+    b.eff.memory_max_gemv = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double ta = ffn_fit_point_predict(&a, &p[i]), tb = ffn_fit_point_predict(&b, &p[i]);
+        if (p[i].m == 1)
+            cr_assert(ta < 0.9 * tb, "T=1 point %zu: %g vs %g", i, ta, tb);
+        else
+            cr_assert_eq(ta, tb, "T=%llu point %zu", (unsigned long long)p[i].m, i);
+    }
+    /* without padded bf16 rows the fit cannot reproduce the data */
+    ffn_hw nopad = cpu();
+    ffn_eff e2;
+    cr_assert_eq(ffn_eff_fit(&nopad, p, n, fl, &e2), 0);
+    nopad.eff = e2;
+    double err[32];
+    ffn_fit_summary s2;
+    ffn_fit_errors(&nopad, p, n, err, &s2);
+    start.eff = e;
+    ffn_fit_summary s1;
+    ffn_fit_errors(&start, p, n, err, &s1);
+    cr_assert(s1.max_abs < 0.01 && s2.max_abs > 0.03, "padded %g, not padded %g", s1.max_abs,
+              s2.max_abs);
+    /* both kinds of point are needed to tell the two bandwidth fractions apart */
+    cr_assert_eq(ffn_eff_fit(&start, p + 3, 12, fl, &e2), FFN_EINVAL); /* T = 4 .. 256 */
+}
+
 /* A calibration as ffn_calibrate_run would leave it, filled by hand. */
 static void synthetic_calibration(ffn_calibration *c)
 {

@@ -57,6 +57,7 @@ static void expect_same_hw(const ffn_hw *a, const ffn_hw *b, const char *what)
     cr_expect_eq(a->eff.compute_half_flops, b->eff.compute_half_flops, "%s: compute_half", what);
     cr_expect_eq(a->eff.memory_max, b->eff.memory_max, "%s: memory_max", what);
     cr_expect_eq(a->eff.memory_half_bytes, b->eff.memory_half_bytes, "%s: memory_half", what);
+    cr_expect_eq(a->eff.memory_max_gemv, b->eff.memory_max_gemv, "%s: memory_max_gemv", what);
     cr_expect_eq(a->eff.n_tiles, b->eff.n_tiles, "%s: n_tiles", what);
     for (int i = 0; i < a->eff.n_tiles && i < FFN_HW_MAX_TILES; i++)
         cr_expect(a->eff.tiles[i][0] == b->eff.tiles[i][0] &&
@@ -260,6 +261,7 @@ static const bad_case bad_cases[] = {
     {"bad_tdp.yaml", FFN_ERANGE, 14, 8, "'tdp' = 700 kW is out of range"},
     {"derived_map.yaml", FFN_ESCHEMA, 15, 5, "each 'derived' entry must be text"},
     {"bad_compute_max_dtype.yaml", FFN_ESCHEMA, 15, 37, "unknown key 'fp64'"},
+    {"big_memory_max_gemv.yaml", FFN_ERANGE, 15, 20, "'memory_max_gemv' = 1.5 is out of range"},
     {"bad_tiles_min_rows.yaml", FFN_ERANGE, 15, 56, "'min_rows' = 0 is out of range"},
     {"tiles_by_dtype_no_tiles.yaml", FFN_ESCHEMA, 15, 26, "needs 'tiles'"},
     {"tiles_by_dtype_typo.yaml", FFN_ESCHEMA, 15, 46,
@@ -366,6 +368,7 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.compute_half_flops = 3.3e9;
     hw->eff.memory_max = 0.9;
     hw->eff.memory_half_bytes = 1.5 * 1048576.0;
+    hw->eff.memory_max_gemv = 0.97654321;
     hw->eff.n_tiles = 3;
     hw->eff.tiles[0][0] = 256, hw->eff.tiles[0][1] = 128;
     hw->eff.tiles[1][0] = 128, hw->eff.tiles[1][1] = 128;

@@ -41,6 +41,9 @@ enum {
     /* fit compute_max_dt[] for every compute dtype among the points (one parameter each);
      * compute_max is then set to the fp32 value when fp32 is among them, else left as hw's */
     FFN_FIT_COMPUTE_BY_DTYPE = 1u << 5,
+    /* fit memory_max_gemv (the bandwidth fraction of one-row GEMMs) apart from memory_max;
+     * needs points with one token among the others */
+    FFN_FIT_MEMORY_GEMV = 1u << 6,
 };
 
 /* The compute dtype of a point: cdtype when cdtype_set, else the simulator's rule. */
@@ -58,7 +61,8 @@ double ffn_fit_point_predict(const ffn_hw *hw, const ffn_fit_point *p);
 void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double *err,
                     ffn_fit_summary *s);
 /* Fit compute_max and memory_max (always) and the parameters named in flags, keeping hw's
- * tiles and the rest. Returns 0 or FFN_EINVAL (no points, non-positive times). */
+ * tiles and the rest. Returns 0 or FFN_EINVAL (no points, non-positive times;
+ * FFN_FIT_MEMORY_GEMV without both one-row and larger points). */
 int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
                 ffn_eff *out);
 

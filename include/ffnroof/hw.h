@@ -44,6 +44,7 @@ typedef struct ffn_tileset {
  * bytes B on a tile grid of `tiles` tiles takes
  *   t = launch_s + pnorm_p( F / (peak * compute_max * wave_eff * F/(F+compute_half_flops)),
  *                           B / (bw * memory_max * B/(B+memory_half_bytes)) )
+ * (memory_max_gemv in place of memory_max for a GEMM of one row when it is set)
  * where wave_eff is the useful share of the work paid for on the best tile shape in tiles[]
  * (padding to whole tiles, a partly empty last wave, split-K when there are fewer tiles than
  * units; docs/model.md), and pnorm_p(a,b) = (a^p + b^p)^(1/p) (p = 0 means max(a,b)). */
@@ -53,6 +54,10 @@ typedef struct ffn_eff {
     double compute_half_flops; /* op size at which the size ramp halves efficiency; 0 = off */
     double memory_max;         /* fraction of peak bandwidth reached by large transfers, (0,1] */
     double memory_half_bytes;  /* transfer size at which the ramp halves bandwidth; 0 = off */
+    /* Fraction of peak bandwidth reached by matrix-vector products (GEMMs of one row: batch-1
+     * decode), whose kernels stream the weights with nothing else to do, where it differs
+     * from memory_max; 0 = memory_max. */
+    double memory_max_gemv;
     uint32_t tiles[FFN_HW_MAX_TILES][2]; /* GEMM output tiles (rows x cols) the library picks */
     int n_tiles;                         /* 0 = no wave quantization */
     ffn_tileset tiles_dt[FFN_DT_COUNT];  /* per compute dtype where it differs; n_tiles 0 = the
