@@ -77,10 +77,15 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
     if (k) {
         const ffn_eff *e = &hw->eff;
         fprintf(fp,
-                "efficiency fit: compute_max fp32 %.3f bf16 %.3f, memory_max %.3f, launch %.3g "
-                "us, overlap p %.3g\n",
+                "efficiency fit: compute_max fp32 %.3f bf16 %.3f, memory_max %.3f (one-token "
+                "decode %.3f), launch %.3g us, overlap p %.3g\n",
                 e->compute_max_dt[FFN_DT_FP32], e->compute_max_dt[FFN_DT_BF16], e->memory_max,
-                e->launch_s * 1e6, e->overlap_p);
+                e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max, e->launch_s * 1e6,
+                e->overlap_p);
+        const ffn_tileset *tb = &e->tiles_dt[FFN_DT_BF16];
+        if (tb->n_tiles > 0)
+            fprintf(fp, "bf16 rows padded to %u above %u tokens (the bf16 kernel's row tile)\n",
+                    tb->tiles[0][0], tb->gemv_rows);
         fprintf(fp, "kernels: fp32 %s, bf16 %s\n", k->fp32_kernel,
                 k->bf16_kernel[0] ? k->bf16_kernel : "(none)");
         fprintf(fp, "\n%-6s %-8s %5s %5s %6s %5s %10s %10s %12s %8s %8s %6s\n", "kind", "phase",
