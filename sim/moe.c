@@ -450,8 +450,12 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         double per_expert = copies_dev / touched;
         /* The busiest expert sets the pace of a grouped GEMM's last wave; size the per-expert
          * GEMM by the mean, and let the imbalance show through the device load above. */
-        uint64_t m_exp = (uint64_t)ceil(per_expert);
-        uint64_t inst = (uint64_t)ceil(touched);
+        /* (less a rounding error: the closed-form coverage of T = 1, k = 2 comes out as
+         * 1.9999999999999998 experts, which must size two GEMMs of one row, not of two) */
+        uint64_t m_exp = (uint64_t)ceil(per_expert * (1.0 - 1e-12));
+        uint64_t inst = (uint64_t)ceil(touched * (1.0 - 1e-12));
+        if (m_exp < 1) m_exp = 1;
+        if (inst < 1) inst = 1;
         /* Costed on the rounded grid, scaled to the expected token copies and experts. */
         double tok_scale = copies_dev / ((double)m_exp * (double)inst);
         double w_scale = touched / (double)inst;

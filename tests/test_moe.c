@@ -208,6 +208,34 @@ Test(moe, decode_weights_grow_with_batch)
     cr_assert_gt(prev, 7.99);
 }
 
+Test(moe, one_token_decode_runs_one_row_gemms)
+{
+    /* batch-1 decode with top-2: two experts, one token each. The closed-form coverage is
+     * 2 - 2e-16; the expert GEMMs must still be two instances of one row (a GEMV, which a spec
+     * can give its own bandwidth fraction), not of two rows. */
+    ffn_hw hw = test_hw();
+    hw.eff.memory_max = 0.5;
+    hw.eff.memory_max_gemv = 0.9;
+    ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    run.phase = FFN_PHASE_DECODE;
+    run.batch = 1;
+    ffn_result r;
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+    int seen = 0;
+    for (int o = 0; o < r.moe.n_ops; o++) {
+        const ffn_op *op = &r.moe.ops[o];
+        if (strncmp(op->name, "experts_", 8)) continue;
+        seen++;
+        cr_assert_eq(op->m, 1u, "%s: m = %llu", op->name, (unsigned long long)op->m);
+        cr_assert_eq(op->instances, 2u, "%s", op->name);
+        /* memory-bound at the GEMV fraction of the bandwidth */
+        cr_assert_float_eq(op->predicted_s, op->bytes / (3e12 * 0.9), 0.02 * op->predicted_s);
+    }
+    cr_assert_eq(seen, 2);
+}
+
 Test(moe, ep_must_divide_unless_uneven)
 {
     ffn_hw hw = test_hw();
