@@ -1,0 +1,76 @@
+#!/bin/sh
+# The profiler's prediction accuracy over a grid of shapes (issue 5): `ffnroof bench` on every
+# case of the grid against one calibrated spec, then |predicted / measured median - 1| per
+# dtype and kind, median and worst. The grid is LLaMA-shaped (d = 2048 f = 5632 and d = 4096
+# f = 11008, neither a calibration shape), T = 1 .. 1024 dense and a MoE layer of 8 experts
+# top-2 at T = 1 .. 256, fp32 and bf16 weights.
+#
+#   bench/profiler_grid.sh [--ffnroof PATH] [--hw SPEC] [--threads N] [--out FILE.csv] [--quick]
+#
+# --ffnroof defaults to build/cli/ffnroof (scripts/main.sh builds it); --hw to bench's own
+# default (the last calibration); --quick runs a third of the grid. Writes every case's CSV
+# row (docs/formats-bench.md) to --out (default results/profiler-grid.csv) and prints the
+# summary. Takes about 4 minutes on 2 cores.
+set -eu
+
+FFNROOF=./build/cli/ffnroof # what scripts/main.sh builds (Release)
+HW=
+THREADS=
+OUT=results/profiler-grid.csv
+QUICK=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --ffnroof) FFNROOF=$2; shift 2 ;;
+    --hw) HW=$2; shift 2 ;;
+    --threads) THREADS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "profiler_grid.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ -x "$FFNROOF" ] || { echo "profiler_grid.sh: '$FFNROOF' is not an executable (build it, or --ffnroof PATH)" >&2; exit 2; }
+mkdir -p "$(dirname "$OUT")"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+opts=""
+[ -n "$HW" ] && opts="$opts --hw $HW"
+[ -n "$THREADS" ] && opts="$opts --threads $THREADS"
+if [ "$QUICK" = 1 ]; then Ts="1 16 128 512"; Tm="1 64"; else Ts="1 4 16 32 64 128 256 512 1024"; Tm="1 16 64 256"; fi
+
+n=0
+: > "$tmp/rows.csv"
+one() { # args: bench options
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    "$FFNROOF" bench $opts "$@" --format csv --out "$tmp/o$n" > "$tmp/c$n.csv" 2> "$tmp/e$n" || {
+        echo "profiler_grid.sh: ffnroof bench $* failed:" >&2; cat "$tmp/e$n" >&2; exit 1; }
+    [ -s "$tmp/hdr" ] || head -1 "$tmp/c$n.csv" > "$tmp/hdr"
+    tail -n +2 "$tmp/c$n.csv" >> "$tmp/rows.csv"
+    printf '.' >&2
+}
+for dt in fp32 bf16; do
+    for df in 2048,5632 4096,11008; do
+        for T in $Ts; do
+            [ "$dt" = fp32 ] && [ "$T" = 1024 ] && continue
+            one --shape "$T,$df" --dtype "$dt"
+        done
+    done
+    for T in $Tm; do one --shape "$T,2048,5632" --experts 8,2 --dtype "$dt"; done
+done
+echo >&2
+cat "$tmp/hdr" "$tmp/rows.csv" > "$OUT"
+
+# |error| by group: kind/dtype, then all
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+         { e = $(col["prediction_error"]); if (e == "") next; if (e < 0) e = -e;
+           print $(col["kind"]) "/" $(col["dtype"]), e; print "all", e }' "$OUT" |
+    sort -k1,1 -k2,2g > "$tmp/errs"
+echo "prediction error |predicted / measured median - 1| on $(tail -n +2 "$OUT" | wc -l) cases ($OUT):"
+for g in $(cut -d' ' -f1 "$tmp/errs" | uniq); do
+    grep "^$g " "$tmp/errs" | cut -d' ' -f2 > "$tmp/g"
+    c=$(wc -l < "$tmp/g")
+    med=$(awk -v c="$c" '{ v[NR] = $1 } END { if (c % 2) m = v[(c + 1) / 2]; else m = (v[c / 2] + v[c / 2 + 1]) / 2; printf "%.1f", 100 * m }' "$tmp/g")
+    max=$(tail -1 "$tmp/g" | awk '{ printf "%.1f", 100 * $1 }')
+    printf '  %-12s n=%-3s median %5s%%   worst %5s%%\n' "$g" "$c" "$med" "$max"
+done
