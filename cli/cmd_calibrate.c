@@ -80,7 +80,8 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
                 "efficiency fit: compute_max fp32 %.3f bf16 %.3f, memory_max %.3f (one-token "
                 "decode %.3f), launch %.3g us, overlap p %.3g\n",
                 e->compute_max_dt[FFN_DT_FP32], e->compute_max_dt[FFN_DT_BF16], e->memory_max,
-                e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max, e->launch_s * 1e6,
+                e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max,
+                e->launch_s < 1e-9 ? 0.0 : e->launch_s * 1e6, /* a fit that went to 0 */
                 e->overlap_p);
         const ffn_tileset *tb = &e->tiles_dt[FFN_DT_BF16];
         if (tb->n_tiles > 0)
