@@ -158,6 +158,22 @@ static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
     }
     fprintf(fp, "(roof = roofline time / measured median; err = predicted / median - 1, err_min = "
                 "predicted / min - 1; peers: median (their time / ours))\n");
+    /* Several cases: how well the spec predicted them, in one line. */
+    double e[256];
+    size_t ne = 0, worst = 0;
+    for (size_t i = 0; i < n && ne < sizeof e / sizeof e[0]; i++)
+        if (isfinite(r[i].prediction_error)) {
+            e[ne++] = fabs(r[i].prediction_error);
+            if (fabs(r[i].prediction_error) > fabs(r[worst].prediction_error) ||
+                !isfinite(r[worst].prediction_error))
+                worst = i;
+        }
+    ffn_stats st;
+    if (ne > 1 && ffn_stats_compute(e, ne, &st) == 0)
+        fprintf(fp,
+                "prediction |err| over %zu cases: median %.1f%%, worst %.1f%% (%s %s T=%zu)\n",
+                ne, 100 * st.median, 100 * st.max, r[worst].c.kind == FFN_BENCH_MOE ? "moe" : "ffn",
+                ffn_phase_name(r[worst].c.phase), r[worst].c.tokens);
 }
 
 /* Run `ffnroof calibrate --quick` in this process, its table going to stderr. */

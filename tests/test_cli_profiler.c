@@ -245,6 +245,30 @@ Test(cli_profiler, bench_moe_uses_the_remembered_calibration)
     cr_assert(strstr(js, "\"routing_share\"") != NULL);
 }
 
+Test(cli_profiler, bench_table_sums_up_its_prediction_errors)
+{
+    const char *spec = tiny_spec();
+    char args[700];
+    /* a model over two batches and both phases: four cases, one summary line */
+    snprintf(args, sizeof args,
+             "bench --hw '%s' --model '%s/models/tiny.yaml' --batch 1,2 --seq 8 --reps 2 "
+             "--threads 2 --out b3",
+             spec, FFNROOF_TEST_DATA);
+    int rc = run(args);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
+    const char *out = slurp(out_path);
+    const char *l = strstr(out, "prediction |err| over 4 cases: median ");
+    cr_assert_not_null(l, "%s", out);
+    double med = -1, worst = -1;
+    cr_assert_eq(sscanf(l, "prediction |err| over 4 cases: median %lf%%, worst %lf%%", &med, &worst),
+                 2, "%s", l);
+    cr_assert(med >= 0 && worst >= med, "%s", l);
+    /* one case: no summary */
+    snprintf(args, sizeof args, "bench --hw '%s' --shape 4,32,48 --reps 2 --out b4", spec);
+    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
+    cr_assert_null(strstr(slurp(out_path), "prediction |err| over"));
+}
+
 Test(cli_profiler, bad_input_exits_2_with_one_line)
 {
     const char *spec = tiny_spec();
