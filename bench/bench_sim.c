@@ -2,15 +2,15 @@
  * `ffn_predict` calls per second, on one core, over a grid of token counts so that nothing is
  * constant-folded. Prints a table; BENCHMARKS.md records the figures.
  *
- *   bench_sim [--seconds S]   (default 1 s per case) */
+ *   bench_sim [--seconds S] [--data REPO_DIR]   (default 1 s per case) */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
 #include "ffnroof/sim.h"
+
+#include "bench_models.h"
 
 /* Thread CPU time: the rate per CPU-second is what one core does, even on a loaded machine
  * (the wall-clock rate is printed beside it). */
@@ -74,45 +74,12 @@ static double rate(void (*fn)(bench_ctx *, uint64_t), bench_ctx *c, double secon
     return (double)n / t;
 }
 
-static int load(const char *dir, const char *hw_name, const char *model_name, ffn_hw *hw,
-                ffn_model *m)
-{
-    char p[1024];
-    ffn_diag d;
-    snprintf(p, sizeof p, "%s/hw/%s.yaml", dir, hw_name);
-    if (ffn_hw_load(p, hw, &d)) {
-        fprintf(stderr, "bench_sim: %s:%d:%d: %s\n", d.file, d.line, d.col, d.msg);
-        return 2;
-    }
-    snprintf(p, sizeof p, "%s/models/%s.yaml", dir, model_name);
-    if (ffn_model_load(p, m, &d)) {
-        fprintf(stderr, "bench_sim: %s:%d:%d: %s\n", d.file, d.line, d.col, d.msg);
-        return 2;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    double seconds = 1.0;
-    const char *dir = FFNROOF_BENCH_SOURCE_DIR;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-            seconds = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--data") && i + 1 < argc)
-            dir = argv[++i];
-        else {
-            fprintf(stderr, "usage: bench_sim [--seconds S] [--data REPO_DIR]\n");
-            return 2;
-        }
-    }
-    static ffn_hw hw;
-    static ffn_model llama, mixtral, dsv3;
-    if (load(dir, "h100-sxm", "llama2-7b", &hw, &llama) ||
-        load(dir, "h100-sxm", "mixtral-8x7b", &hw, &mixtral) ||
-        load(dir, "h100-sxm", "deepseek-v3", &hw, &dsv3))
-        return 2;
-    bench_ctx c = {.hw = &hw};
+    static bench_models b;
+    if (bench_models_setup("bench_sim", argc, argv, &b)) return 2;
+    const double seconds = b.seconds;
+    bench_ctx c = {.hw = &b.hw};
     ffn_run_default(&c.run);
     c.run.phase = FFN_PHASE_DECODE;
     printf("%-44s %12s %9s %12s\n", "case (one core)", "evals/cpu-s", "us/eval", "evals/wall-s");
@@ -122,11 +89,11 @@ int main(int argc, char **argv)
         const ffn_model *m;
         uint64_t ep;
     } cases[] = {
-        {"dense FFN layer (llama2-7b, T 1..4096)", dense, &llama, 1},
-        {"MoE layer (mixtral-8x7b, T 1..4096)", moe, &mixtral, 1},
-        {"MoE layer (deepseek-v3, EP 8, T 1..4096)", moe, &dsv3, 8},
-        {"ffn_predict (llama2-7b decode, with ridge)", predict, &llama, 1},
-        {"ffn_predict (mixtral-8x7b decode, w/ ridge)", predict, &mixtral, 1},
+        {"dense FFN layer (llama2-7b, T 1..4096)", dense, &b.llama, 1},
+        {"MoE layer (mixtral-8x7b, T 1..4096)", moe, &b.mixtral, 1},
+        {"MoE layer (deepseek-v3, EP 8, T 1..4096)", moe, &b.dsv3, 8},
+        {"ffn_predict (llama2-7b decode, with ridge)", predict, &b.llama, 1},
+        {"ffn_predict (mixtral-8x7b decode, w/ ridge)", predict, &b.mixtral, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         c.m = cases[i].m;

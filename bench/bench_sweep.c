@@ -7,8 +7,6 @@
  *
  *   bench_sweep [--seconds S] [--data REPO_DIR]   (default 1 s per case) */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "ffnroof/hw.h"
@@ -16,6 +14,8 @@
 #include "ffnroof/plan.h"
 #include "ffnroof/report.h"
 #include "ffnroof/sim.h"
+
+#include "bench_models.h"
 
 static double clock_s(clockid_t id)
 {
@@ -25,24 +25,6 @@ static double clock_s(clockid_t id)
 }
 
 static volatile double sink;
-
-static int load(const char *dir, const char *hw_name, const char *model_name, ffn_hw *hw,
-                ffn_model *m)
-{
-    char p[1024];
-    ffn_diag d;
-    snprintf(p, sizeof p, "%s/hw/%s.yaml", dir, hw_name);
-    if (ffn_hw_load(p, hw, &d)) {
-        fprintf(stderr, "bench_sweep: %s:%d:%d: %s\n", d.file, d.line, d.col, d.msg);
-        return 2;
-    }
-    snprintf(p, sizeof p, "%s/models/%s.yaml", dir, model_name);
-    if (ffn_model_load(p, m, &d)) {
-        fprintf(stderr, "bench_sweep: %s:%d:%d: %s\n", d.file, d.line, d.col, d.msg);
-        return 2;
-    }
-    return 0;
-}
 
 /* Sweep the grid repeatedly for about `seconds` of CPU time; returns points per CPU second
  * (the figure on one core even when the machine is shared) and sets *wall to points per
@@ -71,24 +53,9 @@ static double run(const ffn_model *m, const ffn_hw *hw, const ffn_sweep_grid *g,
 
 int main(int argc, char **argv)
 {
-    double seconds = 1.0;
-    const char *dir = FFNROOF_BENCH_SOURCE_DIR;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-            seconds = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--data") && i + 1 < argc)
-            dir = argv[++i];
-        else {
-            fprintf(stderr, "usage: bench_sweep [--seconds S] [--data REPO_DIR]\n");
-            return 2;
-        }
-    }
-    static ffn_hw hw;
-    static ffn_model llama, mixtral, dsv3;
-    if (load(dir, "h100-sxm", "llama2-7b", &hw, &llama) ||
-        load(dir, "h100-sxm", "mixtral-8x7b", &hw, &mixtral) ||
-        load(dir, "h100-sxm", "deepseek-v3", &hw, &dsv3))
-        return 2;
+    static bench_models b;
+    if (bench_models_setup("bench_sweep", argc, argv, &b)) return 2;
+    const double seconds = b.seconds;
     FILE *null = fopen("/dev/null", "w");
     if (!null) return 1;
     /* 4096 batches x 2 TP degrees, decode and prefill at 2 sequence lengths: 24,576 points. */
@@ -119,17 +86,17 @@ int main(int argc, char **argv)
         const uint64_t *ep;
         int csv;
     } cases[] = {
-        {"llama2-7b, dense", &llama, ep1, 0},
-        {"llama2-7b, dense, CSV to /dev/null", &llama, ep1, 1},
-        {"mixtral-8x7b, MoE", &mixtral, ep1, 0},
-        {"mixtral-8x7b, MoE, CSV to /dev/null", &mixtral, ep1, 1},
-        {"deepseek-v3, dense + MoE, EP 8", &dsv3, ep8, 0},
+        {"llama2-7b, dense", &b.llama, ep1, 0},
+        {"llama2-7b, dense, CSV to /dev/null", &b.llama, ep1, 1},
+        {"mixtral-8x7b, MoE", &b.mixtral, ep1, 0},
+        {"mixtral-8x7b, MoE, CSV to /dev/null", &b.mixtral, ep1, 1},
+        {"deepseek-v3, dense + MoE, EP 8", &b.dsv3, ep8, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         g.ep = cases[i].ep;
-        if (cases[i].m == &dsv3) g.n_tp = 1; /* TP 2 does not change the picture */
+        if (cases[i].m == &b.dsv3) g.n_tp = 1; /* TP 2 does not change the picture */
         double wall;
-        double r = run(cases[i].m, &hw, &g, cases[i].csv ? null : NULL, seconds, &wall);
+        double r = run(cases[i].m, &b.hw, &g, cases[i].csv ? null : NULL, seconds, &wall);
         uint64_t moe = ffn_model_moe_layers(cases[i].m);
         double per_point = (moe ? 1.0 : 0.0) + (cases[i].m->layers > moe ? 1.0 : 0.0);
         printf("%-42s %11.0f %13.0f %9.3f %11.0f\n", cases[i].name, r, r * per_point, 1e6 / r,

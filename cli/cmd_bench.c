@@ -161,13 +161,11 @@ static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
     /* Several cases: how well the spec predicted them, in one line. */
     double e[256];
     size_t ne = 0, worst = 0;
-    for (size_t i = 0; i < n && ne < sizeof e / sizeof e[0]; i++)
-        if (isfinite(r[i].prediction_error)) {
-            e[ne++] = fabs(r[i].prediction_error);
-            if (fabs(r[i].prediction_error) > fabs(r[worst].prediction_error) ||
-                !isfinite(r[worst].prediction_error))
-                worst = i;
-        }
+    for (size_t i = 0; i < n && ne < sizeof e / sizeof e[0]; i++) {
+        if (!isfinite(r[i].prediction_error)) continue;
+        if (!ne || fabs(r[i].prediction_error) > fabs(r[worst].prediction_error)) worst = i;
+        e[ne++] = fabs(r[i].prediction_error);
+    }
     ffn_stats st;
     if (ne > 1 && ffn_stats_compute(e, ne, &st) == 0)
         fprintf(fp,

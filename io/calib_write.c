@@ -100,6 +100,19 @@ void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra
     ffn_json_obj_end(j);
 }
 
+/* "tiles": [[rows, cols], ...] */
+static void json_tiles(ffn_json *j, const uint32_t (*tiles)[2], int n)
+{
+    ffn_json_arr_begin(j, "tiles");
+    for (int t = 0; t < n; t++) {
+        ffn_json_arr_begin(j, NULL);
+        ffn_json_u64(j, NULL, tiles[t][0]);
+        ffn_json_u64(j, NULL, tiles[t][1]);
+        ffn_json_arr_end(j);
+    }
+    ffn_json_arr_end(j);
+}
+
 static void kernel_run(ffn_json *j, const ffn_kcal_run *kr)
 {
     const ffn_bench_result *r = &kr->r;
@@ -266,27 +279,13 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
         ffn_json_num(&j, "overlap_p", e->overlap_p);
         ffn_json_num(&j, "compute_half_flops", e->compute_half_flops);
         ffn_json_num(&j, "memory_half_bytes", e->memory_half_bytes);
-        ffn_json_arr_begin(&j, "tiles");
-        for (int t = 0; t < e->n_tiles; t++) {
-            ffn_json_arr_begin(&j, NULL);
-            ffn_json_u64(&j, NULL, e->tiles[t][0]);
-            ffn_json_u64(&j, NULL, e->tiles[t][1]);
-            ffn_json_arr_end(&j);
-        }
-        ffn_json_arr_end(&j);
+        json_tiles(&j, e->tiles, e->n_tiles);
         ffn_json_obj_begin(&j, "tiles_by_dtype");
         for (int d = 0; d < FFN_DT_COUNT; d++) {
             const ffn_tileset *ts = &e->tiles_dt[d];
             if (ts->n_tiles <= 0) continue;
             ffn_json_obj_begin(&j, ffn_dtype_name((ffn_dtype)d));
-            ffn_json_arr_begin(&j, "tiles");
-            for (int t = 0; t < ts->n_tiles; t++) {
-                ffn_json_arr_begin(&j, NULL);
-                ffn_json_u64(&j, NULL, ts->tiles[t][0]);
-                ffn_json_u64(&j, NULL, ts->tiles[t][1]);
-                ffn_json_arr_end(&j);
-            }
-            ffn_json_arr_end(&j);
+            json_tiles(&j, ts->tiles, ts->n_tiles);
             ffn_json_u64(&j, "min_rows", ts->min_rows ? ts->min_rows : 16);
             ffn_json_u64(&j, "gemv_rows", ts->gemv_rows);
             ffn_json_obj_end(&j);

@@ -13,6 +13,10 @@
 _Static_assert(FFN_DT_COUNT == 7, "the keys of peak: in load_peak() follow enum ffn_dtype");
 
 static const char *const kind_names[] = {"gpu", "cpu", "accelerator", NULL};
+/* The dtype keys of `peak`, `compute_max_by_dtype` and `tiles_by_dtype`, in enum ffn_dtype
+ * order. */
+static const char *const dtype_keys[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4",
+                                         NULL};
 
 /* Sane ranges. They are wide enough for any real device and tight enough to catch unit slips
  * (a bandwidth typed in bits, a capacity typed in GB where TB was meant, ...). */
@@ -69,17 +73,14 @@ static int sub_map(ffn_ydoc *y, yaml_node_t *map, const char *key, const char *c
 
 static int load_peak(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 {
-    /* In enum ffn_dtype order. */
-    static const char *const allowed[] = {"fp32", "tf32", "bf16", "fp16",
-                                          "fp8",  "int8", "int4", NULL};
     yaml_node_t *key = NULL;
     yaml_node_t *m = ffn_y_get(y, root, "peak", &key);
     if (!m) return ffn_y_error(y, key ? key : root, FFN_ESCHEMA, "missing key 'peak'");
     int rc = ffn_y_expect_map(y, m, "peak");
-    if (!rc) rc = ffn_y_check_keys(y, m, allowed);
+    if (!rc) rc = ffn_y_check_keys(y, m, dtype_keys);
     int n = 0;
     for (int d = 0; !rc && d < FFN_DT_COUNT; d++) {
-        rc = ffn_y_num(y, m, allowed[d], false, FFN_UNIT_FLOPS, PEAK_LO, PEAK_HI,
+        rc = ffn_y_num(y, m, dtype_keys[d], false, FFN_UNIT_FLOPS, PEAK_LO, PEAK_HI,
                        &hw->peak_flops[d]);
         if (hw->peak_flops[d] > 0) n++;
     }
@@ -191,21 +192,19 @@ static int load_tiles(ffn_ydoc *y, yaml_node_t *eff, uint32_t (*tiles)[2], int *
 /* tiles_by_dtype: {bf16: {tiles: [[32, 32]], min_rows: 32, gemv_rows: 2}, ...} */
 static int load_tiles_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
 {
-    static const char *const dts[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4",
-                                      NULL};
     static const char *const keys[] = {"tiles", "min_rows", "gemv_rows", NULL};
     yaml_node_t *bd = NULL;
-    int rc = sub_map(y, eff, "tiles_by_dtype", dts, &bd);
+    int rc = sub_map(y, eff, "tiles_by_dtype", dtype_keys, &bd);
     for (int d = 0; !rc && bd && d < FFN_DT_COUNT; d++) {
         yaml_node_t *m = NULL;
-        rc = sub_map(y, bd, dts[d], keys, &m);
+        rc = sub_map(y, bd, dtype_keys[d], keys, &m);
         if (rc || !m) continue;
         ffn_tileset *t = &e->tiles_dt[d];
         rc = load_tiles(y, m, t->tiles, &t->n_tiles);
         if (!rc && t->n_tiles == 0)
             rc = ffn_y_error(y, m, FFN_ESCHEMA,
                              "'tiles_by_dtype: %s' needs 'tiles', e.g. {tiles: [[32, 32]]}",
-                             dts[d]);
+                             dtype_keys[d]);
         uint64_t v = 0;
         if (!rc) rc = ffn_y_u64(y, m, "min_rows", false, 1, TILE_HI, &v);
         t->min_rows = (uint32_t)v;
@@ -233,12 +232,10 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
     if (!rc) {
         /* Devices whose dtypes run on different units (AVX-512 fp32 vs AMX bf16) reach
          * different fractions of their peaks. */
-        static const char *const dts[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4",
-                                          NULL};
         yaml_node_t *bd = NULL;
-        rc = sub_map(y, m, "compute_max_by_dtype", dts, &bd);
+        rc = sub_map(y, m, "compute_max_by_dtype", dtype_keys, &bd);
         for (int d = 0; !rc && bd && d < FFN_DT_COUNT; d++)
-            rc = fraction(y, bd, dts[d], &e->compute_max_dt[d]);
+            rc = fraction(y, bd, dtype_keys[d], &e->compute_max_dt[d]);
     }
     if (!rc)
         rc = ffn_y_num(y, m, "compute_half", false, FFN_UNIT_FLOP, 0.0, 1e18,

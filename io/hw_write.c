@@ -178,6 +178,15 @@ static void put_link(FILE *f, const char *key, const ffn_link *l, uint32_t devic
     if (devices_per_node) fprintf(f, "  devices_per_node: %u\n", devices_per_node);
 }
 
+/* A tile list as a flow sequence: [[256, 128], [128, 128]]. */
+static void put_tiles(FILE *f, const uint32_t (*tiles)[2], int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n && i < FFN_HW_MAX_TILES; i++)
+        fprintf(f, "%s[%u, %u]", i ? ", " : "", tiles[i][0], tiles[i][1]);
+    fputc(']', f);
+}
+
 static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
@@ -242,10 +251,9 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         put_num(f, "  ", "memory_half", e->memory_half_bytes, FFN_UNIT_BYTES);
         if (e->memory_max_gemv > 0)
             put_num(f, "  ", "memory_max_gemv", e->memory_max_gemv, FFN_UNIT_NONE);
-        fputs("  tiles: [", f);
-        for (int i = 0; i < e->n_tiles && i < FFN_HW_MAX_TILES; i++)
-            fprintf(f, "%s[%u, %u]", i ? ", " : "", e->tiles[i][0], e->tiles[i][1]);
-        fputs("]\n", f);
+        fputs("  tiles: ", f);
+        put_tiles(f, e->tiles, e->n_tiles);
+        fputc('\n', f);
         bool by_dt = false;
         for (int d = 0; d < FFN_DT_COUNT; d++) by_dt = by_dt || e->tiles_dt[d].n_tiles > 0;
         if (by_dt) {
@@ -253,10 +261,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
             for (int d = 0; d < FFN_DT_COUNT; d++) {
                 const ffn_tileset *t = &e->tiles_dt[d];
                 if (t->n_tiles <= 0) continue;
-                fprintf(f, "    %s: {tiles: [", dt[d]);
-                for (int i = 0; i < t->n_tiles && i < FFN_HW_MAX_TILES; i++)
-                    fprintf(f, "%s[%u, %u]", i ? ", " : "", t->tiles[i][0], t->tiles[i][1]);
-                fputs("]", f);
+                fprintf(f, "    %s: {tiles: ", dt[d]);
+                put_tiles(f, t->tiles, t->n_tiles);
                 if (t->min_rows) fprintf(f, ", min_rows: %u", t->min_rows);
                 if (t->gemv_rows) fprintf(f, ", gemv_rows: %u", t->gemv_rows);
                 fputs("}\n", f);

@@ -871,12 +871,7 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads, const volatil
      * share of the bandwidth than the weight-bound batches: its own fraction when the fit
      * has both kinds of point (not the tiny test set). */
     unsigned flags = FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
-    bool one = false, more = false;
-    for (size_t i = 0; i < np; i++) {
-        one = one || pts[i].m == 1;
-        more = more || pts[i].m > 1;
-    }
-    if (one && more) flags |= FFN_FIT_MEMORY_GEMV;
+    if (ffn_fit_points_split_gemv(pts, np)) flags |= FFN_FIT_MEMORY_GEMV;
     hw->eff.memory_max_gemv = 0;
     rc = ffn_eff_fit(hw, pts, np, flags, &out->eff);
     if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");

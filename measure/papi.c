@@ -7,7 +7,8 @@
  * as available only after it was added to an event set, started and stopped; otherwise it carries
  * the reason PAPI gave. PAPI event sets are per component, so a counter set holds one PAPI event
  * set per component (the CPU one multiplexed when the events do not fit at once).
- * Without FFNROOF_HAVE_PAPI the same API compiles to stubs that say so. */
+ * Without FFNROOF_HAVE_PAPI the same API is built with no counters: every call reports that
+ * PAPI was not built in, and bench runs on timers alone. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>

@@ -7,6 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool ffn_fit_points_split_gemv(const ffn_fit_point *pts, size_t n)
+{
+    bool one = false, more = false;
+    for (size_t i = 0; i < n; i++) {
+        one = one || pts[i].m == 1;
+        more = more || pts[i].m > 1;
+    }
+    return one && more;
+}
+
 ffn_dtype ffn_fit_point_cdtype(const ffn_hw *hw, const ffn_fit_point *p)
 {
     return p->cdtype_set ? p->cdtype : ffn_compute_dtype(hw, p->wdtype, p->adtype);
@@ -222,13 +232,8 @@ int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned f
         c.dim = NP + c.n_dts - 1;
     }
     if (flags & FFN_FIT_MEMORY_GEMV) {
-        bool one = false, more = false;
-        for (size_t i = 0; i < n; i++) {
-            one = one || pts[i].m == 1;
-            more = more || pts[i].m > 1;
-        }
         /* both kinds of point, or the two fractions cannot be told apart */
-        if (!one || !more) return FFN_EINVAL;
+        if (!ffn_fit_points_split_gemv(pts, n)) return FFN_EINVAL;
         c.gemv_ix = c.dim++;
     }
     /* Start: 90% of peak, 85% of bandwidth, 5 us launch, p = 4, ramps at 1 GFLOP / 1 MB. */

@@ -4,6 +4,7 @@
 #ifndef FFNROOF_FIT_H
 #define FFNROOF_FIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,9 @@ enum {
     FFN_FIT_MEMORY_GEMV = 1u << 6,
 };
 
+/* Whether the points can tell memory_max_gemv from memory_max: some have one row (m == 1)
+ * and some more (what FFN_FIT_MEMORY_GEMV needs). */
+bool ffn_fit_points_split_gemv(const ffn_fit_point *pts, size_t n);
 /* The compute dtype of a point: cdtype when cdtype_set, else the simulator's rule. */
 ffn_dtype ffn_fit_point_cdtype(const ffn_hw *hw, const ffn_fit_point *p);
 /* Cost the op of a point as the simulator does (f > 0: a fused dense FFN layer on m tokens

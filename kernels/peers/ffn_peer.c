@@ -1,6 +1,7 @@
 /* Front of the peer FFNs (peers.h): argument checks, the handle's life cycle and the choice of
- * backend. The backends (ffn_peer_openblas.c, ffn_peer_onednn.c) are compiled in or stubbed out
- * by FFNROOF_HAVE_OPENBLAS / FFNROOF_HAVE_ONEDNN. */
+ * backend. The backends (ffn_peer_openblas.c, ffn_peer_onednn.c) are compiled in when
+ * FFNROOF_HAVE_OPENBLAS / FFNROOF_HAVE_ONEDNN say the library is there; otherwise their entry
+ * points return FFN_EUNSUPPORTED with a message naming the missing library. */
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -44,6 +44,8 @@ enum {
     PF_P = 32,
     AMX_KC = 256, /* k per AMX chunk: 16 KiB of a weight panel */
     AMX_G = 8,    /* weight panels per AMX pass: G chunks (128 KiB) in L2 */
+    AMX_ROWS = 32, /* rows of an AMX output block (2 tiles of 16): prefill pads T to a multiple
+                      (what ffn_kernel.row_tile tells the efficiency model) */
     AMX_MC = 512, /* rows per AMX pass: the accumulators (G * MC * 128 B = 512 KiB) in L2 */
     KERNEL_ID = 0x41423136u
 };
@@ -375,6 +377,10 @@ static void amx_config(void)
         cfg.colsb[i] = 64;
         cfg.rows[i] = 16;
     }
+    /* GCC 12's ldtilecfg builtin does not tell the optimiser that it reads the 64 bytes, so
+     * once this is inlined the rows/colsb stores can be dropped as dead (seen: only the palette
+     * byte written, then a #GP on the first tile load). Let cfg escape into memory first. */
+    __asm__ volatile("" : : "r"(&cfg) : "memory");
     _tile_loadconfig(&cfg);
 }
 
@@ -679,7 +685,7 @@ static int forward_impl(const ffn_kernel *k, bool amx, const ffn_kshape *s, cons
     layout l;
     get_layout(s, &l);
     const int nt = ffn__threads(threads);
-    const size_t Tpad = amx ? ffn__round_up(T, 32) : T;
+    const size_t Tpad = amx ? ffn__round_up(T, AMX_ROWS) : T;
     unsigned char *w = ffn__align64(ws);
     const size_t Tws = ffn__round_up(T, 32);
     size_t next[2] = {0, 0};
@@ -721,7 +727,7 @@ static int forward_dp(const ffn_kshape *s, const void *p, size_t T, const float 
 
 const ffn_kernel ffn_kernel_bf16_avx512_amx = {
     "bf16_ffn__amx_32x32", FFN_ISA_AVX512, FFN_DT_BF16, packed_bytes, pack_amx,
-    workspace_bytes,       forward_amx,    32,          DECODE_T_AMX};
+    workspace_bytes,       forward_amx,    AMX_ROWS,    DECODE_T_AMX};
 const ffn_kernel ffn_kernel_bf16_avx512 = {"bf16_ffn__avx512bf16_14x32",
                                            FFN_ISA_AVX512,
                                            FFN_DT_BF16,

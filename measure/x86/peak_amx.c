@@ -58,15 +58,17 @@ static void config_tiles(void)
         cfg.rows[t] = 16;
         cfg.colsb[t] = 64;
     }
+    /* GCC 12's ldtilecfg builtin does not tell the optimiser that it reads the 64 bytes, so
+     * once this is inlined the rows/colsb stores can be dropped as dead (seen: only the palette
+     * byte written, then a #GP on the first tile load). Let cfg escape into memory first. */
+    __asm__ volatile("" : : "r"(&cfg) : "memory");
     _tile_loadconfig(&cfg);
 }
 
-double ffn__peak_bf16_amx(uint64_t iters)
+/* Configure the tiles, load the same operand block into A (4, 5) and B (6, 7) and zero the
+ * accumulators C (0-3): the 2x2 block the probes below repeat. */
+static void start_tiles(const void *ab)
 {
-    _Alignas(64) unsigned short ab[16 * 32];
-    _Alignas(64) float out[16 * 16];
-    for (int i = 0; i < 16 * 32; i++)
-        ab[i] = 0x3C23; /* bf16 0.01 */
     config_tiles();
     _tile_loadd(4, ab, 64);
     _tile_loadd(5, ab, 64);
@@ -76,6 +78,15 @@ double ffn__peak_bf16_amx(uint64_t iters)
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
+}
+
+double ffn__peak_bf16_amx(uint64_t iters)
+{
+    _Alignas(64) unsigned short ab[16 * 32];
+    _Alignas(64) float out[16 * 16];
+    for (int i = 0; i < 16 * 32; i++)
+        ab[i] = 0x3C23; /* bf16 0.01 */
+    start_tiles(ab);
     for (uint64_t i = 0; i < iters; i++) {
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
@@ -96,15 +107,7 @@ double ffn__peak_int8_amx(uint64_t iters)
     _Alignas(64) signed char ab[16 * 64];
     _Alignas(64) int out[16 * 16];
     memset(ab, 1, sizeof ab);
-    config_tiles();
-    _tile_loadd(4, ab, 64);
-    _tile_loadd(5, ab, 64);
-    _tile_loadd(6, ab, 64);
-    _tile_loadd(7, ab, 64);
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
+    start_tiles(ab);
     for (uint64_t i = 0; i < iters; i++) {
         _tile_dpbssd(0, 4, 6);
         _tile_dpbssd(1, 4, 7);
