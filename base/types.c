@@ -8,6 +8,12 @@
 
 static const char *const dtype_names[FFN_DT_COUNT] = {"fp32", "tf32", "bf16", "fp16",
                                                       "fp8",  "int8", "int4"};
+static const char *const isa_names[FFN_ISA_COUNT] = {
+    [FFN_ISA_REF] = "ref",         [FFN_ISA_PORTABLE] = "portable",
+    [FFN_ISA_AVX2] = "avx2",       [FFN_ISA_AVX512] = "avx512",
+    [FFN_ISA_AVX512_BF16] = "avx512_bf16", [FFN_ISA_AMX] = "amx",
+    [FFN_ISA_NEON] = "neon",       [FFN_ISA_SVE] = "sve",
+};
 static const char *const act_names[FFN_ACT_COUNT] = {"relu", "gelu",   "gelu_tanh", "silu",
                                                      "swiglu", "geglu", "reglu"};
 
@@ -101,4 +107,20 @@ int ffn_act_parse(const char *s, ffn_act *out)
 bool ffn_act_gated(ffn_act a)
 {
     return a == FFN_ACT_SWIGLU || a == FFN_ACT_GEGLU || a == FFN_ACT_REGLU;
+}
+
+const char *ffn_isa_name(ffn_isa isa)
+{
+    return (unsigned)isa < FFN_ISA_COUNT ? isa_names[isa] : NULL;
+}
+
+int ffn_isa_parse(const char *s, ffn_isa *out)
+{
+    if (!s || !out) return FFN_EINVAL;
+    for (int i = 0; i < FFN_ISA_COUNT; i++)
+        if (ieq(s, isa_names[i])) {
+            *out = (ffn_isa)i;
+            return 0;
+        }
+    return FFN_EINVAL;
 }

@@ -103,7 +103,7 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
     }
     ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
     ffn_json_str(j, "adtype", "fp32");
-    ffn_json_str(j, "isa", ffn__isa_names[r->isa]);
+    ffn_json_str(j, "isa", ffn_isa_name(r->isa));
     ffn_json_str(j, "kernel", r->kernel);
     ffn_json_u64(j, "threads", (uint64_t)r->threads);
     ffn_json_bool(j, "cold_weights", r->cold);
@@ -254,7 +254,7 @@ int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resul
         if (moe) fprintf(fp, "%zu", c->n_experts);
         fputc(',', fp);
         if (moe) fprintf(fp, "%zu", c->top_k);
-        fprintf(fp, ",%s,%s,%s,%d,%s", ffn_dtype_name(c->wdtype), ffn__isa_names[x->isa], x->kernel,
+        fprintf(fp, ",%s,%s,%s,%d,%s", ffn_dtype_name(c->wdtype), ffn_isa_name(x->isa), x->kernel,
                 x->threads, x->cold ? "true" : "false");
         csv_num(fp, x->time.median);
         csv_num(fp, x->time.min);

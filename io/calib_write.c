@@ -8,7 +8,7 @@
 #include "ffnroof/json.h"
 
 /* The file format's names for the enums of measure/, kernels/ and peers/ (tests/test_calibrate.c
- * checks that they agree with ffn_peak_name(), ffn_bw_kernel_name(), ffn_isa_name() and
+ * checks that they agree with ffn_peak_name(), ffn_bw_kernel_name() and
  * ffn_peer_lib_name()): io/ is linked before those libraries and must not call them. */
 const char *const ffn__peak_names[FFN_PEAK_COUNT] = {
     [FFN_PEAK_FP32_PORTABLE] = "fp32_portable", [FFN_PEAK_FP32_AVX2] = "fp32_avx2_fma",
@@ -27,7 +27,6 @@ const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT] = {
 const char *const ffn__bw_names[FFN_BW_COUNT] = {"read", "copy", "triad", "copy_nt", "triad_nt"};
 const char *const ffn__bw_kinds[FFN_BW_COUNT] = {"read-only", "read-write", "read-write", "nt",
                                                  "nt"};
-const char *const ffn__isa_names[FFN_ISA_COUNT] = {"ref", "avx512", "neon"};
 const char *const ffn__peer_names[FFN_PEER_COUNT] = {"openblas", "onednn"};
 
 /* A "; "-separated list as a JSON array of strings. */
@@ -134,7 +133,7 @@ static void kernel_run(ffn_json *j, const ffn_kcal_run *kr)
     ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
     ffn_json_str(j, "adtype", "fp32");
     ffn_json_str(j, "kernel", r->kernel);
-    ffn_json_str(j, "isa", ffn__isa_names[r->isa]);
+    ffn_json_str(j, "isa", ffn_isa_name(r->isa));
     ffn_json_u64(j, "threads", (uint64_t)r->threads);
     ffn__json_time(j, "time_s", &r->time, false);
     ffn_json_u64(j, "samples", r->time.n);

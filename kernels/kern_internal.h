@@ -85,6 +85,34 @@ static inline float ffn__bf16_to_f32(uint16_t h)
     return v;
 }
 
+/* The next chunk [*lo, *hi) of n items from a counter shared by the threads (zero before the
+ * loop); false once all are taken. Work is split this way rather than in fixed shares: on a
+ * shared host one vCPU is often slowed for a while, and with a fixed split the other one then
+ * idles at the barrier. Each item is still computed whole by one thread, so y does not depend
+ * on who took what. */
+static inline bool ffn__grab(size_t *next, size_t n, size_t chunk, size_t *lo, size_t *hi)
+{
+    const size_t s = __atomic_fetch_add(next, chunk, __ATOMIC_RELAXED);
+    if (s >= n) return false;
+    *lo = s;
+    *hi = n - s < chunk ? n : s + chunk;
+    return true;
+}
+
+/* Items per grab: about 256 KiB of weights (item_bytes each), at least one. */
+static inline size_t ffn__grab_chunk(size_t item_bytes)
+{
+    const size_t c = ((size_t)256 << 10) / (item_bytes ? item_bytes : 1);
+    return c ? c : 1;
+}
+
+/* Contiguous share [*lo, *hi) of n items for thread t of nt. */
+static inline void ffn__split(size_t n, int t, int nt, size_t *lo, size_t *hi)
+{
+    *lo = n * (size_t)t / (size_t)nt;
+    *hi = n * (size_t)(t + 1) / (size_t)nt;
+}
+
 /* fp32 -> IEEE binary16, round to nearest even; overflow gives +-Inf, NaN stays NaN. */
 uint16_t ffn__f32_to_f16(float v);
 float ffn__f16_to_f32(uint16_t h);

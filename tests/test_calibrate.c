@@ -29,7 +29,6 @@ Test(calibrate, writer_names_agree_with_the_libraries)
         cr_assert_str_eq(ffn__bw_names[k], ffn_bw_kernel_name((ffn_bw_kernel)k));
         cr_assert_str_eq(ffn__bw_kinds[k], ffn_bw_kernel_kind((ffn_bw_kernel)k));
     }
-    for (int k = 0; k < FFN_ISA_COUNT; k++) cr_assert_str_eq(ffn__isa_names[k], ffn_isa_name((ffn_isa)k));
     for (int k = 0; k < FFN_PEER_COUNT; k++)
         cr_assert_str_eq(ffn__peer_names[k], ffn_peer_lib_name((ffn_peer_lib)k));
 }

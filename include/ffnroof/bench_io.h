@@ -51,7 +51,6 @@ extern const char *const ffn__peak_names[FFN_PEAK_COUNT];
 extern const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT];
 extern const char *const ffn__bw_names[FFN_BW_COUNT];
 extern const char *const ffn__bw_kinds[FFN_BW_COUNT];
-extern const char *const ffn__isa_names[FFN_ISA_COUNT];
 extern const char *const ffn__peer_names[FFN_PEER_COUNT];
 
 int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n);

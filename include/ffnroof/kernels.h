@@ -1,7 +1,9 @@
-/* Real FFN kernels: y = act(x W_gate [, x W_up]) W_down for one layer, in a scalar reference
- * (the test oracle, always built) and ISA-specific variants (AVX-512, NEON), chosen once at run
- * time. Kernels never allocate and never print: the caller provides the packed weights and the
- * workspace, sized by the kernel's own size functions.
+/* Real FFN kernels: y = act(x W_gate [, x W_up]) W_down for one layer: one portable driver
+ * (kernels/driver) over per-ISA microkernels (portable C, AVX2, AVX-512, AVX512-BF16, AMX, NEON,
+ * SVE), chosen once at run time per weight dtype from a table whose rows carry the CPU features
+ * they need, plus a scalar reference that is the test oracle only. Kernels never allocate and
+ * never print: the caller provides the packed weights and the workspace, sized by the kernel's
+ * own size functions.
  *
  * Conventions (all variants):
  *  - activations x [T][d] and y [T][d] are fp32, row-major, any alignment, T >= 0;
@@ -16,11 +18,45 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ffnroof/error.h"
 #include "ffnroof/types.h"
 
-typedef enum ffn_isa { FFN_ISA_REF = 0, FFN_ISA_AVX512, FFN_ISA_NEON, FFN_ISA_COUNT } ffn_isa;
+/* CPU features, one bit each (id, bit, name): a feature is set only when the CPU has it and the
+ * OS saves its state (and, for AMX, Linux granted the tile permission). */
+#define FFN_CPU_FEATURE_MAP(X)                                                                     \
+    X(AVX2, 0, "avx2")               /* AVX2 + FMA + F16C, OS ymm state */                         \
+    X(AVX_VNNI, 1, "avx_vnni")                                                                     \
+    X(AVX512, 2, "avx512")           /* F, BW, VL, DQ, OS zmm + opmask state */                    \
+    X(AVX512_VNNI, 3, "avx512_vnni")                                                               \
+    X(AVX512_BF16, 4, "avx512_bf16")                                                               \
+    X(AVX512_FP16, 5, "avx512_fp16")                                                               \
+    X(AMX_BF16, 6, "amx_bf16")       /* AMX-TILE + AMX-BF16, OS tile state, Linux permission */     \
+    X(AMX_INT8, 7, "amx_int8")                                                                     \
+    X(NEON, 16, "neon")              /* AArch64 Advanced SIMD (HWCAP_ASIMD) */                     \
+    X(ARM_FP16, 17, "asimdhp")       /* fp16 arithmetic (FEAT_FP16) */                             \
+    X(ARM_DOTPROD, 18, "asimddp")    /* SDOT/UDOT (FEAT_DotProd) */                                \
+    X(ARM_BF16, 19, "bf16")          /* BFDOT/BFMMLA (FEAT_BF16) */                                \
+    X(ARM_I8MM, 20, "i8mm")          /* SMMLA (FEAT_I8MM) */                                       \
+    X(SVE, 21, "sve")                                                                              \
+    X(SVE2, 22, "sve2")
+
+enum {
+#define FFN_CPU_ENUM(id, bit, name) FFN_CPU_##id = 1ull << (bit),
+    FFN_CPU_FEATURE_MAP(FFN_CPU_ENUM)
+#undef FFN_CPU_ENUM
+};
+
+/* This CPU's features (detected once: CPUID + XCR0 on x86, HWCAP/HWCAP2 on AArch64). */
+uint64_t ffn_cpu_features(void);
+/* The SVE vector length in bytes, 0 without SVE. */
+size_t ffn_cpu_sve_vl_bytes(void);
+/* "avx512" for FFN_CPU_AVX512, NULL for anything but a single known bit. */
+const char *ffn_cpu_feature_name(uint64_t bit);
+/* The names of the bits of mask, space-separated, into buf (snprintf-like: returns the length
+ * the full list needs). */
+size_t ffn_cpu_feature_list(uint64_t mask, char *buf, size_t n);
 
 /* Shape of one dense FFN layer. */
 typedef struct ffn_kshape {
@@ -45,8 +81,8 @@ typedef struct ffn_kweights {
  * 0 or a negative FFN_E* code (FFN_EINVAL for NULL pointers or zero dimensions, FFN_ENOSPACE for
  * a buffer that is too small). */
 typedef struct ffn_kernel {
-    const char *name; /* e.g. "f32_ffn__avx512_32x12" */
-    ffn_isa isa;
+    const char *name; /* e.g. "f32_ffn__avx512_14x32": dtype, op, ISA, tile */
+    ffn_isa isa;      /* the level its microkernels are written for */
     ffn_dtype wdtype; /* FFN_DT_FP32, FFN_DT_BF16 or FFN_DT_FP16 */
     /* Bytes of the packed weights for this shape (0 for an invalid shape). */
     size_t (*packed_bytes)(const ffn_kshape *s);
@@ -69,22 +105,43 @@ typedef struct ffn_kernel {
 double ffn_kernel_flops(const ffn_kshape *s, size_t T);
 double ffn_kernel_bytes(const ffn_kernel *k, const ffn_kshape *s, size_t T);
 
-/* Which ISAs this CPU and OS can run (CPUID + xgetbv on x86, HWCAP on Arm). */
+/* The features a level needs (its defining ones: avx512_bf16 needs avx2 avx512 avx512_bf16) and
+ * the features it lets dispatch use (its cap: avx512 allows avx2, avx_vnni, avx512, avx512_vnni,
+ * avx512_fp16 but not avx512_bf16 or AMX). */
+uint64_t ffn_isa_requires(ffn_isa isa);
+uint64_t ffn_isa_allows(ffn_isa isa);
+/* Whether this binary holds kernels of that level (its compiler had the ISA's flags). */
+bool ffn_isa_built(ffn_isa isa);
+/* Whether this CPU and OS run that level and the binary holds it. */
 bool ffn_isa_available(ffn_isa isa);
-const char *ffn_isa_name(ffn_isa isa);
-int ffn_isa_parse(const char *s, ffn_isa *out);
+/* The usable level names (available on this CPU and built), space-separated, into buf
+ * (snprintf-like). */
+size_t ffn_isa_usable_list(char *buf, size_t n);
+/* The highest level this CPU runs, or the one FFNROOF_ISA names. FFN_EINVAL (unknown name) or
+ * FFN_EUNSUPPORTED (a level this CPU or build cannot run) with a diag that lists the usable
+ * names. */
+int ffn_isa_selected(ffn_isa *out, ffn_diag *diag);
 
-/* Every kernel built into this library that this CPU and OS can run, best first within each
- * (isa, wdtype) (e.g. the AMX bf16 kernel before the AVX512-BF16 one). Writes the first
- * min(n, count) into out (out may be NULL when n is 0) and returns the count; the kernels are
- * static and never freed. Tests and benchmarks iterate over this list. */
+/* Every kernel in this binary, in dispatch order (newest ISA first; within a level and dtype
+ * the better engine first), whether or not this CPU runs it, with the CPU features each
+ * requires. Writes the first min(n, count) into out/requires (either may be NULL) and returns
+ * the count. */
+size_t ffn_kernel_table(const ffn_kernel **out, uint64_t *requires, size_t n);
+/* The features k requires (0 for a kernel not in the table). */
+uint64_t ffn_kernel_requires(const ffn_kernel *k);
+
+/* Every kernel built into this library that this CPU and OS can run, in dispatch order, the
+ * reference kernels last. Writes the first min(n, count) into out (out may be NULL when n is 0)
+ * and returns the count; the kernels are static and never freed. Tests and benchmarks iterate
+ * over this list. */
 size_t ffn_kernel_list(const ffn_kernel **out, size_t n);
 
-/* The kernel for (isa, wdtype). FFN_EUNSUPPORTED when the ISA is absent on this CPU or has no
- * kernel for that dtype (diag says which). */
+/* The best kernel for wdtype with dispatch capped at level isa (isa = ref: the reference
+ * kernel). FFN_EUNSUPPORTED when the CPU cannot run that level or no kernel of the level or
+ * below stores that dtype (diag says which). */
 int ffn_kernel_get(ffn_isa isa, ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *diag);
-/* The best kernel for wdtype on this CPU, chosen once; FFNROOF_ISA=ref|avx512|neon overrides
- * (asking for an absent ISA is FFN_EUNSUPPORTED with a diag). */
+/* The best kernel for wdtype on this CPU (ffn_isa_selected: FFNROOF_ISA honoured), chosen once.
+ * Errors as ffn_isa_selected and ffn_kernel_get. */
 int ffn_kernel_best(ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *diag);
 
 #endif

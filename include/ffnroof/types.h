@@ -1,5 +1,5 @@
-/* The small vocabulary shared by the simulator, the loaders and the kernels: data types and FFN
- * activations. Only enums and pure helpers; no state. */
+/* The small vocabulary shared by the simulator, the loaders and the kernels: data types, FFN
+ * activations and kernel ISA levels. Only enums and pure helpers; no state. */
 #ifndef FFNROOF_TYPES_H
 #define FFNROOF_TYPES_H
 
@@ -40,6 +40,27 @@ unsigned ffn_dtype_bits(ffn_dtype dt);
 /* Storage bytes per element including the per-group scale overhead of int4 (one 16-bit scale
  * per group of group_size elements; group_size 0 means the default of 128). */
 double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size);
+
+/* ISA levels, lowest first. A kernel's level is the ISA its microkernels are written for;
+ * FFNROOF_ISA=<level> caps what dispatch may use to that level's features (so FFNROOF_ISA=avx2 on
+ * an AVX-512 host runs what an AVX2 host would run). ref is the scalar oracle: never chosen
+ * unless asked for. */
+typedef enum ffn_isa {
+    FFN_ISA_REF = 0,
+    FFN_ISA_PORTABLE,    /* plain C vectorised by the compiler at the baseline ISA */
+    FFN_ISA_AVX2,        /* x86-64-v3: AVX2 + FMA + F16C */
+    FFN_ISA_AVX512,      /* AVX-512 F/BW/VL/DQ (Skylake-SP .. Ice Lake) */
+    FFN_ISA_AVX512_BF16, /* + AVX512-BF16 (Cooper Lake, Zen 4/5) */
+    FFN_ISA_AMX,         /* + AMX-BF16 (Sapphire Rapids and later) */
+    FFN_ISA_NEON,        /* AArch64 Advanced SIMD */
+    FFN_ISA_SVE,         /* AArch64 SVE/SVE2, vector-length agnostic */
+    FFN_ISA_COUNT
+} ffn_isa;
+
+/* "avx512", ...; NULL for an out-of-range value. */
+const char *ffn_isa_name(ffn_isa isa);
+/* Parse an ISA level name (case-insensitive). Returns 0 and sets *out, or FFN_EINVAL. */
+int ffn_isa_parse(const char *s, ffn_isa *out);
 
 const char *ffn_act_name(ffn_act a);
 int ffn_act_parse(const char *s, ffn_act *out);

@@ -1,4 +1,4 @@
-/* Vector activations and the microkernel epilogue shared by the AVX-512 kernels (header-only,
+/* Vector activations shared by the AVX-512, AVX512-BF16 and AMX microkernels (header-only,
  * included by files compiled with the AVX-512 flags). The activations follow ref/ffn_ref.c's
  * definitions, including where they give NaN (relu(NaN) = NaN, silu(-Inf) = NaN, ...):
  *  - exp: range reduction by n = round(x log2 e), degree-7 Taylor polynomial on
@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "../kern_internal.h"
+#include "../driver/ukernel.h"
 
 #define FFN_AI static inline __attribute__((always_inline))
 
@@ -102,91 +103,9 @@ FFN_AI __m512 v_act(ffn_act a, __m512 g)
     }
 }
 
-/* What a microkernel does with its accumulators once the K loop of a chunk is done. */
-enum { EPI_PARTIAL = 0, EPI_ACT, EPI_OUT };
-typedef struct epi {
-    int kind;          /* EPI_PARTIAL: store raw to C; EPI_ACT: h = act(...) to out; EPI_OUT:
-                          + bias, masked store to out (the y tile) */
-    ffn_act act;       /* EPI_ACT */
-    bool gated;        /* EPI_ACT: columns 0-15 are gate, 16-31 up, and h gets 16 columns */
-    bool out_bf16;     /* EPI_ACT: h is stored as bf16 (for the bf16 down projection) */
-    const float *bias; /* 32 fp32 biases of this panel (padded with zeros), or NULL */
-    void *out;         /* first element of the tile in h or y */
-    size_t ldo;        /* row stride of out in elements */
-    __mmask16 m0, m1;  /* EPI_OUT: valid columns of the two halves */
-    size_t cs;         /* EPI_ACT: column stride of out; 1 = row-major, else h is written into
-                          the k-major row panels of the fp32 kernel (column c, row r at
-                          c * cs + r) with a scatter */
-} epi;
-
-/* Apply e to the accumulators c0[r] (columns 0-15) and c1[r] (columns 16-31), rows r < mr. */
-FFN_AI void epi_apply(const int mr, __m512 *c0, __m512 *c1, const epi *e)
-{
-    const __m512 b0 = e->bias ? _mm512_loadu_ps(e->bias) : _mm512_setzero_ps();
-    const __m512 b1 = e->bias ? _mm512_loadu_ps(e->bias + 16) : _mm512_setzero_ps();
-    if (e->kind == EPI_OUT) {
-        float *o = (float *)e->out;
-        for (int r = 0; r < mr; r++) {
-            _mm512_mask_storeu_ps(o + (size_t)r * e->ldo, e->m0, _mm512_add_ps(c0[r], b0));
-            _mm512_mask_storeu_ps(o + (size_t)r * e->ldo + 16, e->m1, _mm512_add_ps(c1[r], b1));
-        }
-        return;
-    }
-    for (int r = 0; r < mr; r++) {
-        __m512 h0, h1 = _mm512_setzero_ps();
-        if (e->gated) {
-            h0 = _mm512_mul_ps(v_act(e->act, _mm512_add_ps(c0[r], b0)), _mm512_add_ps(c1[r], b1));
-        } else {
-            h0 = v_act(e->act, _mm512_add_ps(c0[r], b0));
-            h1 = v_act(e->act, _mm512_add_ps(c1[r], b1));
-        }
-        if (e->out_bf16) {
-            uint16_t *o = (uint16_t *)e->out + (size_t)r * e->ldo;
-            if (e->gated)
-                _mm256_storeu_si256((__m256i *)o, (__m256i)_mm512_cvtneps_pbh(h0));
-            else
-                _mm512_storeu_si512(o, (__m512i)_mm512_cvtne2ps_pbh(h1, h0));
-        } else if (e->cs > 1) {
-            float *o = (float *)e->out + (size_t)r * e->ldo;
-            const __m512i idx = _mm512_mullo_epi32(
-                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                _mm512_set1_epi32((int)e->cs));
-            _mm512_i32scatter_ps(o, idx, h0, 4);
-            if (!e->gated) _mm512_i32scatter_ps(o + 16 * e->cs, idx, h1, 4);
-        } else {
-            float *o = (float *)e->out + (size_t)r * e->ldo;
-            _mm512_storeu_ps(o, h0);
-            if (!e->gated) _mm512_storeu_ps(o + 16, h1);
-        }
-    }
-}
-
-/* The next chunk [*lo, *hi) of n items from a counter shared by the threads (zero before the
- * loop); false once all are taken. Decode splits the weight panels this way rather than in
- * fixed halves: on a shared host one vCPU is often slowed for a while, and with a fixed split
- * the other one then idles at the barrier. Each item is still computed whole by one thread, so
- * y does not depend on who took what. */
-static inline bool ffn__grab(size_t *next, size_t n, size_t chunk, size_t *lo, size_t *hi)
-{
-    const size_t s = __atomic_fetch_add(next, chunk, __ATOMIC_RELAXED);
-    if (s >= n) return false;
-    *lo = s;
-    *hi = n - s < chunk ? n : s + chunk;
-    return true;
-}
-
-/* Items per grab: about 256 KiB of weights (item_bytes each), at least one. */
-static inline size_t ffn__grab_chunk(size_t item_bytes)
-{
-    const size_t c = ((size_t)256 << 10) / (item_bytes ? item_bytes : 1);
-    return c ? c : 1;
-}
-
-/* Contiguous share [*lo, *hi) of n items for thread t of nt. */
-static inline void ffn__split(size_t n, int t, int nt, size_t *lo, size_t *hi)
-{
-    *lo = n * (size_t)t / (size_t)nt;
-    *hi = n * (size_t)(t + 1) / (size_t)nt;
-}
+/* The AVX-512 activation epilogue (ffn_ukr_act_fn), shared by the AVX-512 microkernel tables
+ * (ukr_avx512.c defines it). */
+void ffn__avx512_act(ffn_act act, size_t rows, size_t n, const float *g, const float *u,
+                     size_t ldc, const float *bg, const float *bu, float *h, size_t ldh);
 
 #endif

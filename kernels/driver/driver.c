@@ -1,0 +1,584 @@
+/* The portable FFN driver (see driver.h): packing, blocking, threads and epilogues for every
+ * ISA, calling microkernels only through the tables of ukernel.h.
+ *
+ * Threads. One OpenMP team per forward call; work items (a row block and a few weight panels)
+ * come from a shared counter (ffn__grab) rather than fixed shares, so a thread slowed by another
+ * process on its core does not leave the others idle at the barrier. Every output element is
+ * computed whole by one thread in a fixed K order, so the thread count never changes y.
+ *
+ * The fp32 schedule (the one the AVX-512 fp32 kernel was tuned with on the SPR-class dev VM):
+ *  - x is copied into k-major row panels of mr rows (xp[panel][k][mr]: the mr values one k step
+ *    broadcasts share a cache line, where mr rows of x d floats apart would all map to one L1
+ *    set for d a multiple of 1024);
+ *  - gate/up: items (row block of <= mc rows, panel); K in chunks of kc; the accumulators of the
+ *    item stay in the thread's buffer across chunks; each row panel prefetches its slice of the
+ *    next weight chunk into L2 while it computes; the epilogue (bias, activation, gate x up)
+ *    writes h into the same k-major panel layout (hp[panel][ldh][mr]);
+ *  - down: items (row block, group of DG panels), order chunk, panel, row panel: the block of h
+ *    (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
+ *  - T <= stream_rows: no blocking, whole panels streamed through the table's gemv, x and h in
+ *    k-major panels T rows wide. */
+#include "driver.h"
+
+#include <math.h>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+enum { DG = 4, GRAB_PANELS = 4 };
+
+static size_t wsize(int wdt)
+{
+    return wdt == FFN_UKR_F32 ? 4u : 2u;
+}
+
+/* The GEMM tile width of the fp32 schedule (SVE: from the vector length). */
+static size_t nr_of(const ffn_ukernels *u)
+{
+    if (!u->vl_bytes) return u->nr;
+    size_t nr = u->vl_bytes() / 4 * u->nr;
+    if (nr < 2) nr = 2;
+    return nr > FFN_UKR_MAX_NR ? FFN_UKR_MAX_NR : nr;
+}
+
+/* ---- layouts ------------------------------------------------------------------------------ */
+
+typedef struct layout {
+    size_t nr, nh;      /* panel width; h columns per up panel (nr/2 gated, nr otherwise) */
+    size_t np1, pd;     /* up panels, down panels */
+    size_t kp1, kp2;    /* K of the up and down panels as stored (bf16 tiles: padded to 32) */
+    size_t ldh;         /* h row length (columns np1 * nh; bf16 tiles: padded, see below) */
+    size_t ldx;         /* bf16 tiles: x row length in the workspace */
+    size_t off_w1, off_w2, off_b1, off_b2, total;
+} layout;
+
+static void get_layout(const ffn__drv *dv, const ffn_kshape *s, layout *l)
+{
+    const bool gated = ffn__gated(s->act);
+    const size_t es = wsize(dv->wdt);
+    l->nr = dv->t ? 32 : nr_of(dv->u);
+    l->nh = gated ? l->nr / 2 : l->nr;
+    l->np1 = (s->f + l->nh - 1) / l->nh;
+    l->pd = (s->d + l->nr - 1) / l->nr;
+    if (dv->t) {
+        l->kp1 = ffn__round_up(s->d, 32);
+        l->kp2 = ffn__round_up(s->f, 32);
+        /* Row strides of x (bf16) and h: an odd number of cache lines, so the 16 rows of an AMX
+         * tile load fall into 16 different L1 sets. With a stride of a multiple of 4 KiB (d or f
+         * a multiple of 2048, e.g. d = 2048 and 4096 of the LLaMA shapes) all 16 rows hit one
+         * 12-way set and every A tile load missed L1: T = 512, d = 2048, f = 5632, one thread,
+         * ran at 900-920 GFLOP/s against 1030-1090 at d = 1024 or 2560 before this padding. */
+        l->ldx = (l->kp1 / 32) % 2 ? l->kp1 : l->kp1 + 32;
+        const size_t hc = ffn__round_up(l->np1 * l->nh, 32);
+        l->ldh = (hc > l->kp2 ? hc : l->kp2);
+        l->ldh = (l->ldh / 32) % 2 ? l->ldh : l->ldh + 32;
+    } else {
+        l->kp1 = s->d;
+        l->kp2 = s->f;
+        l->ldx = s->d;
+        l->ldh = l->np1 * l->nh;
+    }
+    l->off_w1 = FFN__PACK_HDR;
+    l->off_w2 = l->off_w1 + ffn__round_up(l->np1 * l->kp1 * l->nr * es, 64);
+    l->off_b1 = l->off_w2 + ffn__round_up(l->pd * l->kp2 * l->nr * es, 64);
+    l->off_b2 = l->off_b1 + (s->bias ? l->np1 * l->nr * 4 : 0);
+    l->total = l->off_b2 + (s->bias ? l->pd * l->nr * 4 : 0);
+}
+
+size_t ffn__drv_packed_bytes(const ffn__drv *dv, const ffn_kshape *s)
+{
+    if (!dv || ffn__check_shape(s)) return 0;
+    layout l;
+    get_layout(dv, s, &l);
+    return l.total;
+}
+
+/* The value stored for weight v, as the weight dtype's bits (fp32: the float's bits). */
+static void put_w(int wdt, unsigned char *dst, size_t i, float v)
+{
+    if (wdt == FFN_UKR_F32) {
+        memcpy(dst + 4 * i, &v, 4);
+        return;
+    }
+    const uint16_t h = wdt == FFN_UKR_BF16 ? ffn__f32_to_bf16(v) : ffn__f32_to_f16(v);
+    memcpy(dst + 2 * i, &h, 2);
+}
+
+/* fp32 of v rounded to the weight dtype (the biases the references use). */
+static float round_w(int wdt, float v)
+{
+    if (wdt == FFN_UKR_BF16) return ffn__bf16_to_f32(ffn__f32_to_bf16(v));
+    if (wdt == FFN_UKR_F16) return ffn__f16_to_f32(ffn__f32_to_f16(v));
+    return v;
+}
+
+/* Index of element (k, c) in a panel of nr columns: KN (k-major) or VNNI pairs. */
+static size_t pidx(bool vnni, size_t nr, size_t k, size_t c)
+{
+    return vnni ? (k / 2) * 2 * nr + c * 2 + (k & 1) : k * nr + c;
+}
+
+int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
+                  const ffn_kweights *w, void *packed, size_t n)
+{
+    int rc = ffn__check_pack(k, s, w, packed, n);
+    if (rc) return rc;
+    layout l;
+    get_layout(dv, s, &l);
+    const size_t d = s->d, f = s->f, nr = l.nr, nh = l.nh, es = wsize(dv->wdt);
+    const bool gated = ffn__gated(s->act), vnni = dv->t != NULL;
+    unsigned char *base = packed;
+    unsigned char *w1 = base + l.off_w1, *w2 = base + l.off_w2;
+    memset(w1, 0, l.off_b1 - l.off_w1); /* padding between and after the panels */
+    for (size_t j = 0; j < l.np1; j++) {
+        unsigned char *pj = w1 + j * l.kp1 * nr * es;
+        for (size_t kk = 0; kk < l.kp1; kk++)
+            for (size_t c = 0; c < nr; c++) {
+                const size_t col = gated ? j * nh + (c % nh) : j * nr + c;
+                const float *src = gated && c >= nh ? w->w_up : w->w_gate;
+                const float v = col < f && kk < d ? src[kk * f + col] : 0.0f;
+                put_w(dv->wdt, pj, pidx(vnni, nr, kk, c), v);
+            }
+    }
+    for (size_t j = 0; j < l.pd; j++) {
+        unsigned char *pj = w2 + j * l.kp2 * nr * es;
+        for (size_t kk = 0; kk < l.kp2; kk++)
+            for (size_t c = 0; c < nr; c++) {
+                const size_t col = j * nr + c;
+                const float v = col < d && kk < f ? w->w_down[kk * d + col] : 0.0f;
+                put_w(dv->wdt, pj, pidx(vnni, nr, kk, c), v);
+            }
+    }
+    if (s->bias) {
+        float *b1 = (float *)(void *)(base + l.off_b1), *b2 = (float *)(void *)(base + l.off_b2);
+        for (size_t j = 0; j < l.np1; j++)
+            for (size_t c = 0; c < nr; c++) {
+                const size_t col = gated ? j * nh + (c % nh) : j * nr + c;
+                const float *src = gated && c >= nh ? w->b_up : w->b_gate;
+                b1[j * nr + c] = col < f ? round_w(dv->wdt, src[col]) : 0.0f;
+            }
+        for (size_t j = 0; j < l.pd * nr; j++)
+            b2[j] = j < d ? round_w(dv->wdt, w->b_down[j]) : 0.0f;
+    }
+    ffn__write_hdr(packed, dv->id, s);
+    return 0;
+}
+
+/* ---- workspace ---------------------------------------------------------------------------- */
+
+typedef struct wsplan {
+    bool stream;
+    size_t rows;               /* rows of x and h held (padded to mr / row_tile) */
+    size_t mc;                 /* row block */
+    size_t x_bytes, h_bytes;   /* shared */
+    size_t per_thread;         /* accumulators + widening scratch + epilogue rows */
+    size_t acc_floats, wbuf_floats, hbuf_floats;
+} wsplan;
+
+/* Rows per block: at most mc_max and equal blocks (T = 512 is one block of 512 rows, not 504 +
+ * 8, which would stream every weight twice for 8 rows), a multiple of mr. */
+static size_t block_rows(size_t T, size_t mc_max, size_t mr)
+{
+    const size_t blocks = (T + mc_max - 1) / mc_max;
+    return ((T + blocks - 1) / blocks + mr - 1) / mr * mr;
+}
+
+static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, size_t T,
+                    wsplan *p)
+{
+    memset(p, 0, sizeof *p);
+    const size_t nr = l->nr;
+    if (dv->t) {
+        const ffn_ukernels_bf16t *t = dv->t;
+        p->stream = T <= t->stream_rows;
+        const size_t Tpad = ffn__round_up(T, t->row_tile > 1 ? t->row_tile : 1);
+        p->rows = Tpad;
+        p->mc = t->mc;
+        /* stream: x and h k-major fp32 [K][T]; prefill: bf16 rows [Tpad][ldx], [Tpad][ldh] */
+        p->x_bytes = ffn__round_up(p->stream ? s->d * T * 4 : Tpad * l->ldx * 2, 64);
+        p->h_bytes = ffn__round_up(p->stream ? l->ldh * T * 4 : Tpad * l->ldh * 2, 64);
+        const size_t mc = Tpad < t->mc ? Tpad : t->mc;
+        p->acc_floats = p->stream ? t->stream_g * nr : t->panels * mc * nr;
+        p->hbuf_floats = (p->stream ? t->stream_g : mc) * nr;
+        p->per_thread = ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->hbuf_floats * 4, 64);
+        return;
+    }
+    const ffn_ukernels *u = dv->u;
+    p->stream = T <= u->stream_rows[dv->wdt] && u->gemv[dv->wdt];
+    if (p->stream) {
+        p->rows = T;
+        p->x_bytes = ffn__round_up(s->d * T * 4, 64);
+        p->h_bytes = ffn__round_up(l->ldh * T * 4, 64);
+        p->acc_floats = u->stream_g * nr;
+        p->hbuf_floats = u->stream_g * nr;
+    } else {
+        p->rows = ffn__round_up(T, u->mr);
+        p->mc = block_rows(T, u->mc, u->mr);
+        p->x_bytes = ffn__round_up(p->rows * s->d * 4, 64);
+        p->h_bytes = ffn__round_up(p->rows * l->ldh * 4, 64);
+        p->acc_floats = DG * p->mc * nr;
+        p->wbuf_floats = dv->wdt == FFN_UKR_F32 ? 0 : (size_t)u->kc * nr;
+        p->hbuf_floats = p->mc * nr;
+    }
+    p->per_thread = ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->wbuf_floats * 4, 64) +
+                    ffn__round_up(p->hbuf_floats * 4, 64);
+}
+
+size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads)
+{
+    if (!dv || ffn__check_shape(s) || T == 0) return 0;
+    layout l;
+    get_layout(dv, s, &l);
+    wsplan p;
+    plan_ws(dv, &l, s, T, &p);
+    return 64 + p.x_bytes + p.h_bytes + (size_t)ffn__threads(threads) * p.per_thread;
+}
+
+/* ---- forward ------------------------------------------------------------------------------ */
+
+typedef struct job {
+    const ffn__drv *dv;
+    const ffn_kshape *s;
+    const layout *l;
+    const wsplan *p;
+    const unsigned char *w1, *w2;
+    const float *b1, *b2;
+    size_t T;
+    const float *x;
+    float *y;
+    unsigned char *xs, *hs; /* x and h in the schedule's layout */
+    unsigned char *thr;     /* per-thread areas */
+    size_t *next;           /* the shared work counters (zeroed) */
+} job;
+
+typedef struct tscratch {
+    float *acc, *wbuf, *hbuf;
+} tscratch;
+
+static tscratch scratch_of(const job *jb, int t)
+{
+    unsigned char *b = jb->thr + (size_t)t * jb->p->per_thread;
+    tscratch ts;
+    ts.acc = (float *)(void *)b;
+    b += ffn__round_up(jb->p->acc_floats * 4, 64);
+    ts.wbuf = (float *)(void *)b;
+    b += ffn__round_up(jb->p->wbuf_floats * 4, 64);
+    ts.hbuf = (float *)(void *)b;
+    return ts;
+}
+
+static void barrier(void)
+{
+#if defined(_OPENMP)
+#pragma omp barrier
+#endif
+}
+
+/* h (rows x nh, row stride nh, into out) of `rows` accumulator rows c (row stride nr) of up
+ * panel j: bias, activation, gate x up, in one microkernel call. */
+static void epi_act(const job *jb, size_t j, size_t rows, const float *c, float *out)
+{
+    const ffn_kshape *s = jb->s;
+    const size_t nr = jb->l->nr, nh = jb->l->nh;
+    const float *b = jb->b1 ? jb->b1 + j * nr : NULL;
+    const ffn_ukr_act_fn act = jb->dv->t ? jb->dv->t->act : jb->dv->u->act;
+    if (ffn__gated(s->act))
+        act(s->act, rows, nh, c, c + nh, nr, b, b ? b + nh : NULL, out, nh);
+    else
+        act(s->act, rows, nh, c, NULL, nr, b, NULL, out, nh);
+}
+
+/* y columns [j*nr, j*nr + nr) of row r (the valid ones) = c + bias. */
+static void epi_out(const job *jb, size_t r, size_t j, const float *c)
+{
+    const size_t d = jb->s->d, nr = jb->l->nr, c0 = j * nr;
+    const size_t n = d - c0 < nr ? d - c0 : nr;
+    float *yr = jb->y + r * d + c0;
+    const float *b = jb->b2 ? jb->b2 + c0 : NULL;
+    if (b)
+        for (size_t i = 0; i < n; i++)
+            yr[i] = c[i] + b[i];
+    else
+        memcpy(yr, c, n * sizeof *yr);
+}
+
+/* Decode (both schedules): x and h k-major, T rows wide; whole panels through gemv. */
+static void stream_thread(const job *jb, int t, int nt)
+{
+    const ffn_kshape *s = jb->s;
+    const layout *l = jb->l;
+    const size_t d = s->d, f = s->f, T = jb->T, nr = l->nr, nh = l->nh, es = wsize(jb->dv->wdt);
+    const size_t g = jb->dv->t ? jb->dv->t->stream_g : jb->dv->u->stream_g;
+    const ffn_ukr_gemv_fn gemv = jb->dv->t ? jb->dv->t->gemv : jb->dv->u->gemv[jb->dv->wdt];
+    float *xt = (float *)(void *)jb->xs, *ht = (float *)(void *)jb->hs;
+    const tscratch ts = scratch_of(jb, t);
+    size_t lo, hi;
+    ffn__split(d, t, nt, &lo, &hi);
+    for (size_t k = lo; k < hi; k++)
+        for (size_t r = 0; r < T; r++)
+            xt[k * T + r] = jb->x[r * d + k];
+    barrier();
+    const size_t pb1 = l->kp1 * nr * es, pb2 = l->kp2 * nr * es;
+    while (ffn__grab(&jb->next[0], l->np1, ffn__grab_chunk(pb1), &lo, &hi))
+        for (size_t j = lo; j < hi; j++) {
+            const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
+            for (size_t r0 = 0; r0 < T; r0 += g) {
+                const size_t m = T - r0 < g ? T - r0 : g;
+                gemv(m, d, xt + r0, T, jb->w1 + j * pb1, ts.acc, nr);
+                epi_act(jb, j, m, ts.acc, ts.hbuf);
+                for (size_t r = 0; r < m; r++)
+                    for (size_t c = 0; c < n_out; c++)
+                        ht[(j * nh + c) * T + r0 + r] = ts.hbuf[r * nh + c];
+            }
+        }
+    barrier();
+    while (ffn__grab(&jb->next[1], l->pd, ffn__grab_chunk(pb2), &lo, &hi))
+        for (size_t j = lo; j < hi; j++)
+            for (size_t r0 = 0; r0 < T; r0 += g) {
+                const size_t m = T - r0 < g ? T - r0 : g;
+                gemv(m, f, ht + r0, T, jb->w2 + j * pb2, ts.acc, nr);
+                for (size_t r = 0; r < m; r++)
+                    epi_out(jb, r0 + r, j, ts.acc + r * nr);
+            }
+}
+
+/* Row panel i's slice of the next weight chunk (next_bytes at next) when the row block has mc
+ * rows: every row panel of a block pulls its share into L2 while it computes, so the next chunk
+ * does not start with a stall on memory (one cold chunk per row block was the largest loss
+ * measured on the SPR-class host). NULL for a one-panel block (nothing to overlap with). */
+static const void *pf_slice(const unsigned char *next, size_t next_bytes, size_t i, size_t mc,
+                            size_t mr, size_t *bytes)
+{
+    *bytes = 0;
+    if (mc <= mr || !next) return NULL;
+    const size_t np = (mc + mr - 1) / mr, p = i / mr;
+    const size_t lo = next_bytes * p / np, hi = next_bytes * (p + 1) / np;
+    *bytes = hi - lo;
+    return next + lo;
+}
+
+/* The B operand for chunk rows [pc, pc + kc) of a panel: the packed fp32 rows themselves, or
+ * the chunk widened into the thread's scratch. */
+static const float *chunk_b(const job *jb, const unsigned char *panel, size_t pc, size_t kc,
+                            float *wbuf)
+{
+    const size_t nr = jb->l->nr;
+    if (jb->dv->wdt == FFN_UKR_F32) return (const float *)(const void *)panel + pc * nr;
+    const uint16_t *src = (const uint16_t *)(const void *)panel + pc * nr;
+    jb->dv->u->widen[jb->dv->wdt](kc * nr, src, wbuf);
+    return wbuf;
+}
+
+static void f32_thread(const job *jb, int t, int nt)
+{
+    const ffn_ukernels *u = jb->dv->u;
+    const ffn_kshape *s = jb->s;
+    const layout *l = jb->l;
+    const size_t d = s->d, f = s->f, T = jb->T, nr = l->nr, nh = l->nh, mr = u->mr;
+    const size_t mcb = jb->p->mc, KC = u->kc, es = wsize(jb->dv->wdt);
+    const size_t ldh = l->ldh, pb1 = d * nr * es, pb2 = f * nr * es;
+    float *xp = (float *)(void *)jb->xs, *hp = (float *)(void *)jb->hs;
+    const tscratch ts = scratch_of(jb, t);
+    size_t lo, hi;
+
+    /* x -> xp[panel][k][mr], rows past T zero. */
+    const size_t npanels = (T + mr - 1) / mr;
+    ffn__split(npanels, t, nt, &lo, &hi);
+    for (size_t p = lo; p < hi; p++)
+        for (size_t r = 0; r < mr; r++) {
+            float *dst = xp + p * d * mr + r;
+            if (p * mr + r < T) {
+                const float *src = jb->x + (p * mr + r) * d;
+                for (size_t k = 0; k < d; k++)
+                    dst[k * mr] = src[k];
+            } else {
+                for (size_t k = 0; k < d; k++)
+                    dst[k * mr] = 0.0f;
+            }
+        }
+    barrier();
+
+    /* Gate/up GEMM and the activation epilogue into hp[panel][ldh][mr]. */
+    const size_t nic = (T + mcb - 1) / mcb;
+    while (ffn__grab(&jb->next[0], nic * l->np1, GRAB_PANELS, &lo, &hi))
+        for (size_t it = lo; it < hi; it++) {
+            const size_t ic = it / l->np1 * mcb, j = it % l->np1;
+            const size_t mc = T - ic < mcb ? T - ic : mcb;
+            const unsigned char *bj = jb->w1 + j * pb1;
+            for (size_t pc = 0; pc < d; pc += KC) {
+                const size_t kc = d - pc < KC ? d - pc : KC;
+                const float *B = chunk_b(jb, bj, pc, kc, ts.wbuf);
+                const size_t kn = (d - pc - kc) < KC ? d - pc - kc : KC;
+                const size_t next_bytes = (pc + kc < d ? kn : (d < KC ? d : KC)) * nr * es;
+                for (size_t i = 0; i < mc; i += mr) {
+                    const size_t m = mc - i < mr ? mc - i : mr;
+                    size_t pfb;
+                    const void *pf =
+                        pf_slice(bj + (pc + kc) * nr * es, next_bytes, i, mc, mr, &pfb);
+                    u->gemm(m, kc, xp + ((ic + i) / mr * d + pc) * mr, mr, B, ts.acc + i * nr,
+                            nr, pc > 0, pf, pfb);
+                }
+            }
+            const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
+            epi_act(jb, j, mc, ts.acc, ts.hbuf);
+            for (size_t r = 0; r < mc; r++) {
+                float *dst = hp + ((ic + r) / mr * ldh + j * nh) * mr + (ic + r) % mr;
+                const float *src = ts.hbuf + r * nh;
+                for (size_t c = 0; c < n_out; c++)
+                    dst[c * mr] = src[c];
+            }
+        }
+    barrier();
+
+    /* Down GEMM: partial sums of the group's panels in the thread's buffer, y at the end. */
+    const size_t ngrp = (l->pd + DG - 1) / DG;
+    while (ffn__grab(&jb->next[1], nic * ngrp, 1, &lo, &hi)) {
+        const size_t ic = lo / ngrp * mcb, j0 = lo % ngrp * DG;
+        const size_t j1 = l->pd - j0 < DG ? l->pd : j0 + DG;
+        const size_t mc = T - ic < mcb ? T - ic : mcb;
+        for (size_t pc = 0; pc < f; pc += KC) {
+            const size_t kc = f - pc < KC ? f - pc : KC;
+            const bool last = pc + kc == f;
+            for (size_t j = j0; j < j1; j++) {
+                const unsigned char *bj = jb->w2 + j * pb2;
+                const float *B = chunk_b(jb, bj, pc, kc, ts.wbuf);
+                /* the chunk this item needs next: panel j+1 at pc, else panel j0 at pc + kc */
+                const unsigned char *next = j + 1 < j1 ? bj + pb2 + pc * nr * es
+                                            : last     ? (j1 < l->pd ? jb->w2 + j1 * pb2 : NULL)
+                                                       : jb->w2 + j0 * pb2 + (pc + kc) * nr * es;
+                const size_t next_bytes = (size_t)KC * nr * es;
+                float *acc = ts.acc + (j - j0) * mcb * nr;
+                for (size_t i = 0; i < mc; i += mr) {
+                    const size_t m = mc - i < mr ? mc - i : mr;
+                    size_t pfb;
+                    const void *pf = pf_slice(next, next_bytes, i, mc, mr, &pfb);
+                    u->gemm(m, kc, hp + ((ic + i) / mr * ldh + pc) * mr, mr, B, acc + i * nr, nr,
+                            pc > 0, pf, pfb);
+                }
+            }
+        }
+        for (size_t j = j0; j < j1; j++)
+            for (size_t r = 0; r < mc; r++)
+                epi_out(jb, ic + r, j, ts.acc + ((j - j0) * mcb + r) * nr);
+    }
+}
+
+static void bf16t_thread(const job *jb, int t, int nt)
+{
+    const ffn_ukernels_bf16t *tk = jb->dv->t;
+    const ffn_kshape *s = jb->s;
+    const layout *l = jb->l;
+    const size_t d = s->d, f = s->f, T = jb->T, Tpad = jb->p->rows, nh = l->nh;
+    const size_t pb1 = l->kp1 * 32, pb2 = l->kp2 * 32; /* elements per panel */
+    const uint16_t *w1 = (const uint16_t *)(const void *)jb->w1;
+    const uint16_t *w2 = (const uint16_t *)(const void *)jb->w2;
+    uint16_t *xb = (uint16_t *)(void *)jb->xs, *hb = (uint16_t *)(void *)jb->hs;
+    const tscratch ts = scratch_of(jb, t);
+    size_t lo, hi;
+
+    /* x -> bf16 rows (zero past d and past T); h columns past f to zero (read up to kp2). */
+    const size_t hcols = l->np1 * nh;
+    ffn__split(Tpad, t, nt, &lo, &hi);
+    for (size_t r = lo; r < hi; r++) {
+        if (r < T) {
+            tk->narrow(1, d, jb->x + r * d, d, xb + r * l->ldx, l->ldx);
+            memset(xb + r * l->ldx + d, 0, (l->ldx - d) * 2);
+        } else {
+            memset(xb + r * l->ldx, 0, l->ldx * 2);
+        }
+        memset(hb + r * l->ldh + hcols, 0, (l->ldh - hcols) * 2);
+    }
+    barrier();
+    if (tk->begin) tk->begin();
+
+    /* Gate/up: row blocks x groups of panels (contiguous shares of the panels per thread). */
+    ffn__split(l->np1, t, nt, &lo, &hi);
+    for (size_t ic = 0; ic < Tpad; ic += tk->mc) {
+        const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
+        /* One row tile: panel by panel, so the weights are read as one sequential stream. */
+        const size_t ge = mc > tk->row_tile ? tk->panels : 1;
+        for (size_t j = lo; j < hi; j += ge) {
+            const size_t np = hi - j < ge ? hi - j : ge, jn = j + np;
+            tk->gemm(l->kp1, xb + ic * l->ldx, l->ldx, mc, w1 + j * pb1, np,
+                     jn < hi ? w1 + jn * pb1 : NULL, hi - jn < ge ? hi - jn : ge, ts.acc);
+            for (size_t g = 0; g < np; g++) {
+                const size_t n_out = f - (j + g) * nh < nh ? f - (j + g) * nh : nh;
+                epi_act(jb, j + g, mc, ts.acc + g * mc * 32, ts.hbuf);
+                if (n_out < nh) /* the last panel: zero the h columns past f */
+                    for (size_t r = 0; r < mc; r++)
+                        memset(ts.hbuf + r * nh + n_out, 0, (nh - n_out) * 4);
+                tk->narrow(mc, nh, ts.hbuf, nh, hb + ic * l->ldh + (j + g) * nh, l->ldh);
+            }
+        }
+    }
+    barrier();
+
+    /* Down: y = h W_down (+ b_down). */
+    ffn__split(l->pd, t, nt, &lo, &hi);
+    for (size_t ic = 0; ic < Tpad; ic += tk->mc) {
+        const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
+        const size_t ge = mc > tk->row_tile ? tk->panels : 1;
+        for (size_t j = lo; j < hi; j += ge) {
+            const size_t np = hi - j < ge ? hi - j : ge, jn = j + np;
+            tk->gemm(l->kp2, hb + ic * l->ldh, l->ldh, mc, w2 + j * pb2, np,
+                     jn < hi ? w2 + jn * pb2 : NULL, hi - jn < ge ? hi - jn : ge, ts.acc);
+            for (size_t g = 0; g < np; g++)
+                for (size_t r = 0; r < mc && ic + r < T; r++)
+                    epi_out(jb, ic + r, j + g, ts.acc + (g * mc + r) * 32);
+        }
+    }
+    if (tk->end) tk->end();
+}
+
+static void run_thread(const job *jb, int t, int nt)
+{
+    if (jb->p->stream)
+        stream_thread(jb, t, nt);
+    else if (jb->dv->t)
+        bf16t_thread(jb, t, nt);
+    else
+        f32_thread(jb, t, nt);
+}
+
+int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
+                     const void *packed, size_t T, const float *x, float *y, void *ws,
+                     size_t ws_bytes, int threads)
+{
+    int rc = ffn__check_forward(k, dv->id, s, packed, T, x, y, ws, ws_bytes, threads);
+    if (rc || T == 0) return rc;
+    layout l;
+    get_layout(dv, s, &l);
+    wsplan p;
+    plan_ws(dv, &l, s, T, &p);
+    const int nt = ffn__threads(threads);
+    unsigned char *w = ffn__align64(ws);
+    const unsigned char *base = packed;
+    size_t next[2] = {0, 0};
+    const job jb = {
+        .dv = dv,
+        .s = s,
+        .l = &l,
+        .p = &p,
+        .w1 = base + l.off_w1,
+        .w2 = base + l.off_w2,
+        .b1 = s->bias ? (const float *)(const void *)(base + l.off_b1) : NULL,
+        .b2 = s->bias ? (const float *)(const void *)(base + l.off_b2) : NULL,
+        .T = T,
+        .x = x,
+        .y = y,
+        .xs = w,
+        .hs = w + p.x_bytes,
+        .thr = w + p.x_bytes + p.h_bytes,
+        .next = next,
+    };
+#if defined(_OPENMP)
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        run_thread(&jb, omp_get_thread_num(), omp_get_num_threads());
+        return 0;
+    }
+#endif
+    run_thread(&jb, 0, 1);
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* The microkernel tables of every ISA folder built into this binary (internal to ffn_kernels;
+ * kernels/CMakeLists.txt defines FFN_HAVE_<ISA> for each folder whose compile probe passed).
+ * registry.c turns each table into kernel rows. */
+#ifndef FFNROOF_KERNELS_KERN_UKERNELS_H
+#define FFNROOF_KERNELS_KERN_UKERNELS_H
+
+#include "driver/ukernel.h"
+
+extern const ffn_ukernels ffn_ukernels_portable;
+#if defined(FFN_HAVE_AVX2)
+extern const ffn_ukernels ffn_ukernels_avx2;
+#endif
+#if defined(FFN_HAVE_AVX512)
+extern const ffn_ukernels ffn_ukernels_avx512;
+#endif
+#if defined(FFN_HAVE_AVX512_BF16)
+extern const ffn_ukernels_bf16t ffn_ukernels_avx512bf16;
+#endif
+#if defined(FFN_HAVE_AMX)
+extern const ffn_ukernels_bf16t ffn_ukernels_amx;
+#endif
+#if defined(FFN_HAVE_NEON)
+extern const ffn_ukernels ffn_ukernels_neon;
+#define FFN_NEON_NAME(dt) dt "_ffn__neon_8x12"
+#define FFN_NEON_EXTRA_ROWS
+#endif
+#if defined(FFN_HAVE_SVE)
+extern const ffn_ukernels ffn_ukernels_sve;
+#define FFN_SVE_NAME(dt) dt "_ffn__sve_8x3vl"
+#define FFN_SVE_EXTRA_ROWS
+#endif
+
+#endif

@@ -1,0 +1,372 @@
+/* The kernel table and dispatch. Each row is one dense kernel: the ISA level its microkernels
+ * belong to, the CPU features it requires (a mask, checked against kernels/cpu.c's detection),
+ * and its ffn_kernel face, which for every vector kernel is the portable driver over that ISA's
+ * microkernel table (kernels/driver). Rows are in dispatch order, newest ISA first; the best
+ * kernel for a dtype is the first row whose requirements the CPU meets within the level cap
+ * (FFNROOF_ISA), chosen once under pthread_once. Like BLIS's context, the reference kernels are
+ * always present, but they are the oracle: dispatch picks them only when asked (ref), since the
+ * portable kernel fits every CPU. Adding an ISA: its microkernel folder, its table extern
+ * below, and its rows. */
+#include "driver/driver.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "kern_ukernels.h"
+
+/* ---- ISA levels --------------------------------------------------------------------------- */
+
+#define X86_AVX2_CAP (FFN_CPU_AVX2 | FFN_CPU_AVX_VNNI)
+#define X86_AVX512_CAP (X86_AVX2_CAP | FFN_CPU_AVX512 | FFN_CPU_AVX512_VNNI | FFN_CPU_AVX512_FP16)
+#define ARM_NEON_CAP                                                                               \
+    (FFN_CPU_NEON | FFN_CPU_ARM_FP16 | FFN_CPU_ARM_DOTPROD | FFN_CPU_ARM_BF16 | FFN_CPU_ARM_I8MM)
+
+static const struct {
+    uint64_t requires, allows;
+} levels[FFN_ISA_COUNT] = {
+    [FFN_ISA_REF] = {0, 0},
+    [FFN_ISA_PORTABLE] = {0, 0},
+    [FFN_ISA_AVX2] = {FFN_CPU_AVX2, X86_AVX2_CAP},
+    [FFN_ISA_AVX512] = {FFN_CPU_AVX2 | FFN_CPU_AVX512, X86_AVX512_CAP},
+    [FFN_ISA_AVX512_BF16] = {FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16,
+                             X86_AVX512_CAP | FFN_CPU_AVX512_BF16},
+    [FFN_ISA_AMX] = {FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16 | FFN_CPU_AMX_BF16,
+                     X86_AVX512_CAP | FFN_CPU_AVX512_BF16 | FFN_CPU_AMX_BF16 | FFN_CPU_AMX_INT8},
+    [FFN_ISA_NEON] = {FFN_CPU_NEON, ARM_NEON_CAP},
+    [FFN_ISA_SVE] = {FFN_CPU_NEON | FFN_CPU_SVE, ARM_NEON_CAP | FFN_CPU_SVE | FFN_CPU_SVE2},
+};
+
+/* ---- the kernels -------------------------------------------------------------------------- */
+
+/* Driver descriptors: one per (microkernel table, weight dtype). The id tags packed weights so
+ * forward refuses a blob packed by another kernel (layouts differ in nr and dtype). */
+#define DRV(tbl, w, tag) {.u = &(tbl), .t = NULL, .wdt = (w), .id = (tag)}
+#define DRVT(tbl, tag) {.u = NULL, .t = &(tbl), .wdt = FFN_UKR_BF16, .id = (tag)}
+
+static const ffn__drv drv_portable_f32 = DRV(ffn_ukernels_portable, FFN_UKR_F32, 0x50463332u);
+static const ffn__drv drv_portable_bf16 = DRV(ffn_ukernels_portable, FFN_UKR_BF16, 0x50423136u);
+static const ffn__drv drv_portable_f16 = DRV(ffn_ukernels_portable, FFN_UKR_F16, 0x50463136u);
+FFN__DRIVER_KERNEL(ffn_kernel_f32_portable, "f32_ffn__portable_6x8", FFN_ISA_PORTABLE,
+                   FFN_DT_FP32, drv_portable_f32, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_portable, "bf16_ffn__portable_6x8", FFN_ISA_PORTABLE,
+                   FFN_DT_BF16, drv_portable_bf16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f16_portable, "f16_ffn__portable_6x8", FFN_ISA_PORTABLE,
+                   FFN_DT_FP16, drv_portable_f16, 0, 0);
+
+#if defined(FFN_HAVE_AVX2)
+static const ffn__drv drv_avx2_f32 = DRV(ffn_ukernels_avx2, FFN_UKR_F32, 0x32463332u);
+static const ffn__drv drv_avx2_bf16 = DRV(ffn_ukernels_avx2, FFN_UKR_BF16, 0x32423136u);
+static const ffn__drv drv_avx2_f16 = DRV(ffn_ukernels_avx2, FFN_UKR_F16, 0x32463136u);
+FFN__DRIVER_KERNEL(ffn_kernel_f32_avx2, "f32_ffn__avx2_6x16", FFN_ISA_AVX2, FFN_DT_FP32,
+                   drv_avx2_f32, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx2, "bf16_ffn__avx2_6x16", FFN_ISA_AVX2, FFN_DT_BF16,
+                   drv_avx2_bf16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f16_avx2, "f16_ffn__avx2_6x16", FFN_ISA_AVX2, FFN_DT_FP16,
+                   drv_avx2_f16, 0, 0);
+#endif
+
+#if defined(FFN_HAVE_AVX512)
+static const ffn__drv drv_avx512_f32 = DRV(ffn_ukernels_avx512, FFN_UKR_F32, 0x41463332u);
+static const ffn__drv drv_avx512_bf16 = DRV(ffn_ukernels_avx512, FFN_UKR_BF16, 0x41423136u);
+static const ffn__drv drv_avx512_f16 = DRV(ffn_ukernels_avx512, FFN_UKR_F16, 0x41463136u);
+FFN__DRIVER_KERNEL(ffn_kernel_f32_avx512, "f32_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP32,
+                   drv_avx512_f32, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512, "bf16_ffn__avx512_14x32", FFN_ISA_AVX512,
+                   FFN_DT_BF16, drv_avx512_bf16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f16_avx512, "f16_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP16,
+                   drv_avx512_f16, 0, 0);
+#endif
+
+#if defined(FFN_HAVE_AVX512_BF16)
+static const ffn__drv drv_avx512bf16 = DRVT(ffn_ukernels_avx512bf16, 0x44423136u);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512bf16, "bf16_ffn__avx512bf16_14x32",
+                   FFN_ISA_AVX512_BF16, FFN_DT_BF16, drv_avx512bf16, 0, 0);
+#endif
+
+#if defined(FFN_HAVE_AMX)
+static const ffn__drv drv_amx = DRVT(ffn_ukernels_amx, 0x58423136u);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_amx, "bf16_ffn__amx_32x32", FFN_ISA_AMX, FFN_DT_BF16, drv_amx,
+                   32, 2);
+#endif
+
+#if defined(FFN_HAVE_NEON)
+static const ffn__drv drv_neon_f32 = DRV(ffn_ukernels_neon, FFN_UKR_F32, 0x4e463332u);
+static const ffn__drv drv_neon_bf16 = DRV(ffn_ukernels_neon, FFN_UKR_BF16, 0x4e423136u);
+static const ffn__drv drv_neon_f16 = DRV(ffn_ukernels_neon, FFN_UKR_F16, 0x4e463136u);
+FFN__DRIVER_KERNEL(ffn_kernel_f32_neon, FFN_NEON_NAME("f32"), FFN_ISA_NEON, FFN_DT_FP32,
+                   drv_neon_f32, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_neon, FFN_NEON_NAME("bf16"), FFN_ISA_NEON, FFN_DT_BF16,
+                   drv_neon_bf16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f16_neon, FFN_NEON_NAME("f16"), FFN_ISA_NEON, FFN_DT_FP16,
+                   drv_neon_f16, 0, 0);
+#endif
+
+#if defined(FFN_HAVE_SVE)
+static const ffn__drv drv_sve_f32 = DRV(ffn_ukernels_sve, FFN_UKR_F32, 0x53463332u);
+static const ffn__drv drv_sve_bf16 = DRV(ffn_ukernels_sve, FFN_UKR_BF16, 0x53423136u);
+static const ffn__drv drv_sve_f16 = DRV(ffn_ukernels_sve, FFN_UKR_F16, 0x53463136u);
+FFN__DRIVER_KERNEL(ffn_kernel_f32_sve, FFN_SVE_NAME("f32"), FFN_ISA_SVE, FFN_DT_FP32,
+                   drv_sve_f32, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_sve, FFN_SVE_NAME("bf16"), FFN_ISA_SVE, FFN_DT_BF16,
+                   drv_sve_bf16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f16_sve, FFN_SVE_NAME("f16"), FFN_ISA_SVE, FFN_DT_FP16,
+                   drv_sve_f16, 0, 0);
+#endif
+
+typedef struct row {
+    const ffn_kernel *k;
+    uint64_t requires;
+} row;
+
+/* Dispatch order: newest first. */
+static const row table[] = {
+#if defined(FFN_HAVE_AMX)
+    {&ffn_kernel_bf16_amx, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16 | FFN_CPU_AMX_BF16},
+#endif
+#if defined(FFN_HAVE_AVX512_BF16)
+    {&ffn_kernel_bf16_avx512bf16, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16},
+#endif
+#if defined(FFN_HAVE_AVX512)
+    {&ffn_kernel_f32_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},
+    {&ffn_kernel_bf16_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},
+    {&ffn_kernel_f16_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},
+#endif
+#if defined(FFN_HAVE_AVX2)
+    {&ffn_kernel_f32_avx2, FFN_CPU_AVX2},
+    {&ffn_kernel_bf16_avx2, FFN_CPU_AVX2},
+    {&ffn_kernel_f16_avx2, FFN_CPU_AVX2},
+#endif
+#if defined(FFN_HAVE_SVE)
+    FFN_SVE_EXTRA_ROWS
+    {&ffn_kernel_f32_sve, FFN_CPU_NEON | FFN_CPU_SVE},
+    {&ffn_kernel_bf16_sve, FFN_CPU_NEON | FFN_CPU_SVE},
+    {&ffn_kernel_f16_sve, FFN_CPU_NEON | FFN_CPU_SVE},
+#endif
+#if defined(FFN_HAVE_NEON)
+    FFN_NEON_EXTRA_ROWS
+    {&ffn_kernel_f32_neon, FFN_CPU_NEON},
+    {&ffn_kernel_bf16_neon, FFN_CPU_NEON},
+    {&ffn_kernel_f16_neon, FFN_CPU_NEON},
+#endif
+    {&ffn_kernel_f32_portable, 0},
+    {&ffn_kernel_bf16_portable, 0},
+    {&ffn_kernel_f16_portable, 0},
+    {&ffn_kernel_f32_ref, 0},
+    {&ffn_kernel_bf16_ref, 0},
+    {&ffn_kernel_f16_ref, 0},
+};
+enum { N_ROWS = sizeof table / sizeof table[0] };
+
+/* ---- queries ------------------------------------------------------------------------------ */
+
+static int diag(ffn_diag *dg, int err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int diag(ffn_diag *dg, int err, const char *fmt, ...)
+{
+    if (!dg) return err;
+    memset(dg, 0, sizeof *dg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dg->msg, sizeof dg->msg, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+uint64_t ffn_isa_requires(ffn_isa isa)
+{
+    return (unsigned)isa < FFN_ISA_COUNT ? levels[isa].requires : 0;
+}
+
+uint64_t ffn_isa_allows(ffn_isa isa)
+{
+    return (unsigned)isa < FFN_ISA_COUNT ? levels[isa].allows : 0;
+}
+
+bool ffn_isa_built(ffn_isa isa)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (table[i].k->isa == isa) return true;
+    return false;
+}
+
+bool ffn_isa_available(ffn_isa isa)
+{
+    if ((unsigned)isa >= FFN_ISA_COUNT || !ffn_isa_built(isa)) return false;
+    return (levels[isa].requires & ~ffn_cpu_features()) == 0;
+}
+
+size_t ffn_isa_usable_list(char *buf, size_t n)
+{
+    size_t len = 0;
+    if (buf && n) buf[0] = '\0';
+    for (int i = 0; i < FFN_ISA_COUNT; i++) {
+        if (!ffn_isa_available((ffn_isa)i)) continue;
+        const size_t l = strlen(ffn_isa_name((ffn_isa)i));
+        if (buf && len + l + 2 <= n) {
+            if (len) buf[len++] = ' ';
+            memcpy(buf + len, ffn_isa_name((ffn_isa)i), l + 1);
+            len += l;
+        } else {
+            len += l + 1;
+        }
+    }
+    return len;
+}
+
+/* The highest available level: the one whose requirements are the largest set this CPU meets. */
+static ffn_isa highest_level(void)
+{
+    ffn_isa best = FFN_ISA_PORTABLE;
+    int best_bits = -1;
+    for (int i = FFN_ISA_PORTABLE; i < FFN_ISA_COUNT; i++) {
+        if (!ffn_isa_available((ffn_isa)i)) continue;
+        const int bits = __builtin_popcountll(levels[i].requires);
+        if (bits > best_bits) {
+            best = (ffn_isa)i;
+            best_bits = bits;
+        }
+    }
+    return best;
+}
+
+static struct {
+    ffn_isa level;
+    int rc;
+    ffn_diag dg;
+} sel;
+static pthread_once_t sel_once = PTHREAD_ONCE_INIT;
+
+static void select_level(void)
+{
+    const char *env = getenv("FFNROOF_ISA");
+    char usable[160];
+    ffn_isa_usable_list(usable, sizeof usable);
+    sel.level = highest_level();
+    if (!env || !*env || !strcasecmp(env, "auto")) return;
+    ffn_isa lv;
+    if (ffn_isa_parse(env, &lv)) {
+        sel.rc = diag(&sel.dg, FFN_EINVAL, "FFNROOF_ISA='%.64s' is not an ISA name; this CPU runs: %s",
+                      env, usable);
+        return;
+    }
+    if (!ffn_isa_available(lv)) {
+        char miss[128];
+        ffn_cpu_feature_list(levels[lv].requires & ~ffn_cpu_features(), miss, sizeof miss);
+        if (!ffn_isa_built(lv))
+            sel.rc = diag(&sel.dg, FFN_EUNSUPPORTED,
+                          "FFNROOF_ISA=%s: not built into this binary; this CPU runs: %s",
+                          ffn_isa_name(lv), usable);
+        else
+            sel.rc = diag(&sel.dg, FFN_EUNSUPPORTED,
+                          "FFNROOF_ISA=%s: this CPU lacks %s; it runs: %s", ffn_isa_name(lv), miss,
+                          usable);
+        return;
+    }
+    sel.level = lv;
+}
+
+int ffn_isa_selected(ffn_isa *out, ffn_diag *dg)
+{
+    pthread_once(&sel_once, select_level);
+    if (out) *out = sel.level;
+    if (sel.rc && dg) *dg = sel.dg;
+    return sel.rc;
+}
+
+size_t ffn_kernel_table(const ffn_kernel **out, uint64_t *requires, size_t n)
+{
+    for (size_t i = 0; i < N_ROWS && i < n; i++) {
+        if (out) out[i] = table[i].k;
+        if (requires) requires[i] = table[i].requires;
+    }
+    return N_ROWS;
+}
+
+uint64_t ffn_kernel_requires(const ffn_kernel *k)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (table[i].k == k) return table[i].requires;
+    return 0;
+}
+
+static bool runs(const row *r)
+{
+    return (r->requires & ~ffn_cpu_features()) == 0;
+}
+
+size_t ffn_kernel_list(const ffn_kernel **out, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        if (!runs(&table[i])) continue;
+        if (out && count < n) out[count] = table[i].k;
+        count++;
+    }
+    return count;
+}
+
+int ffn_kernel_get(ffn_isa isa, ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *dg)
+{
+    if (!out || (unsigned)isa >= FFN_ISA_COUNT || (unsigned)wdtype >= FFN_DT_COUNT)
+        return diag(dg, FFN_EINVAL, "invalid isa or dtype");
+    *out = NULL;
+    if (!ffn_isa_available(isa)) {
+        char miss[128], usable[160];
+        ffn_cpu_feature_list(levels[isa].requires & ~ffn_cpu_features(), miss, sizeof miss);
+        ffn_isa_usable_list(usable, sizeof usable);
+        if (!ffn_isa_built(isa))
+            return diag(dg, FFN_EUNSUPPORTED, "isa '%s' is not built into this binary; usable: %s",
+                        ffn_isa_name(isa), usable);
+        return diag(dg, FFN_EUNSUPPORTED, "isa '%s' is not available on this CPU/OS (lacks %s); usable: %s",
+                    ffn_isa_name(isa), miss, usable);
+    }
+    const uint64_t cap = ffn_cpu_features() & levels[isa].allows;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const row *r = &table[i];
+        if (r->k->wdtype != wdtype) continue;
+        if (isa == FFN_ISA_REF ? r->k->isa != FFN_ISA_REF : r->k->isa == FFN_ISA_REF) continue;
+        if ((r->requires & ~cap) != 0) continue;
+        *out = r->k;
+        return 0;
+    }
+    return diag(dg, FFN_EUNSUPPORTED, "no kernel for %s weights at isa '%s' or below",
+                ffn_dtype_name(wdtype) ? ffn_dtype_name(wdtype) : "?", ffn_isa_name(isa));
+}
+
+/* The choice per dtype, made once. */
+static struct {
+    const ffn_kernel *k;
+    int rc;
+    ffn_diag dg;
+} best[FFN_DT_COUNT];
+static pthread_once_t best_once = PTHREAD_ONCE_INIT;
+
+static void choose_best(void)
+{
+    ffn_isa lv;
+    ffn_diag dg;
+    const int rc = ffn_isa_selected(&lv, &dg);
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++) {
+        if (rc) {
+            best[dt].rc = rc;
+            best[dt].dg = dg;
+            continue;
+        }
+        best[dt].rc = ffn_kernel_get(lv, (ffn_dtype)dt, &best[dt].k, &best[dt].dg);
+    }
+}
+
+int ffn_kernel_best(ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *dg)
+{
+    if (!out || (unsigned)wdtype >= FFN_DT_COUNT) return diag(dg, FFN_EINVAL, "invalid dtype");
+    pthread_once(&best_once, choose_best);
+    *out = best[wdtype].k;
+    if (best[wdtype].rc && dg) *dg = best[wdtype].dg;
+    return best[wdtype].rc;
+}
