@@ -3,7 +3,12 @@
  * FMA peak and read-only memory bandwidth.
  *
  *   bench_kernels [--threads N] [--reps N] [--case prefill|decode|all] [--act NAME]
- *                 [--shape T,d,f] [--no-peers] [--verbose]
+ *                 [--shape T,d,f] [--no-peers] [--verbose] [--kernels NAME,...]
+ *
+ * Kernels: those of the ISA level dispatch selects (FFNROOF_ISA honoured: FFNROOF_ISA=avx2 on
+ * an AVX-512 host runs the AVX2 kernels), or those whose names contain a word of --kernels
+ * (e.g. --kernels portable,ref: the portable kernel beside the scalar reference). The FMA probe
+ * is that level's: zmm chains at avx512 and above, ymm chains at avx2.
  *
  * Cases (issue 4): prefill T=512, d=2048, f=5632; decode T=1, d=4096, f=11008; SwiGLU unless
  * --act. All implementations of a case are prepared first and then timed in interleaved
@@ -103,15 +108,59 @@ __attribute__((target("avx512f,fma"))) static double fma_chain_avx512(long iters
         s = _mm512_add_ps(s, acc[i]);
     float out[16];
     _mm512_storeu_ps(out, s);
-    return out[0] + (double)iters * 16 * 16 * 2 * 0; /* keep the result live */
+    return out[0]; /* keep the result live */
+}
+
+/* 12 ymm chains (of 16 registers: 2 hold the constants): enough to cover an FMA latency of 4-5
+ * cycles on 2 ports (Haswell .. Zen 4). */
+__attribute__((target("avx2,fma"))) static double fma_chain_avx2(long iters)
+{
+    __m256 acc[12];
+    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++)
+        acc[i] = _mm256_set1_ps((float)i);
+    for (long it = 0; it < iters; it++)
+        for (int i = 0; i < 12; i++)
+            acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    __m256 s = acc[0];
+    for (int i = 1; i < 12; i++)
+        s = _mm256_add_ps(s, acc[i]);
+    float out[8];
+    _mm256_storeu_ps(out, s);
+    return out[0];
 }
 #endif
 
-/* FLOP/s of fp32 FMAs on nt threads (16 zmm chains per thread), best of 5. */
+/* The FMA probe of the ISA the kernels run (FFNROOF_ISA honoured): zmm chains at avx512 and
+ * above, ymm chains at avx2, none below (NULL: the fraction-of-peak columns are then absent). */
+static double (*fma_chain)(long iters);
+static double fma_flops_per_iter;
+static const char *fma_probe_name = "none";
+
+static void choose_fma_probe(void)
+{
+    ffn_isa lv = FFN_ISA_PORTABLE;
+    ffn_isa_selected(&lv, NULL);
+    const uint64_t cpu = ffn_cpu_features() & (ffn_isa_allows(lv) | ffn_isa_requires(lv));
+#if defined(__x86_64__)
+    if (cpu & FFN_CPU_AVX512) {
+        fma_chain = fma_chain_avx512;
+        fma_flops_per_iter = 16.0 * 16 * 2;
+        fma_probe_name = "16 zmm FMA chains per thread";
+    } else if (cpu & FFN_CPU_AVX2) {
+        fma_chain = fma_chain_avx2;
+        fma_flops_per_iter = 12.0 * 8 * 2;
+        fma_probe_name = "12 ymm FMA chains per thread";
+    }
+#else
+    (void)cpu;
+#endif
+}
+
+/* FLOP/s of fp32 FMAs on nt threads, best of 5. */
 static double measure_fma_peak(int nt)
 {
-#if defined(__x86_64__)
-    if (!__builtin_cpu_supports("avx512f")) return NAN;
+    if (!fma_chain) return NAN;
     const long iters = 20 * 1000 * 1000;
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
@@ -119,40 +168,32 @@ static double measure_fma_peak(int nt)
         const double t0 = now_s();
 #pragma omp parallel num_threads(nt)
         {
-            const double v = fma_chain_avx512(iters);
+            const double v = fma_chain(iters);
 #pragma omp atomic
             sink += v;
         }
         const double t = now_s() - t0;
-        const double flops = (double)nt * (double)iters * 16 * 16 * 2;
+        const double flops = (double)nt * (double)iters * fma_flops_per_iter;
         if (flops / t > best) best = flops / t;
         (void)sink;
     }
     return best;
-#else
-    (void)nt;
-    return NAN;
-#endif
 }
 
 static uint64_t probe_read(const uint64_t *b, size_t n, int nt);
 
-/* The FMA-chain loop on nt threads for iters iterations (16 x 16 x 2 FLOP each per thread). */
-/* 20 M iterations, as many as the header's peak: about 0.1 s per call, the order of the prefill
- * kernels' own time, so the probe sees the clock the host sustains rather than a short burst
- * (with 4 M iterations, ~10 ms, its rate varied 155-220 GFLOP/s per core between rounds). */
+/* The FMA-chain loop on nt threads for iters iterations (fma_flops_per_iter FLOP each per
+ * thread). 20 M iterations, as many as the header's peak: about 0.1 s per call, the order of
+ * the prefill kernels' own time, so the probe sees the clock the host sustains rather than a
+ * short burst (with 4 M iterations, ~10 ms, its rate varied 155-220 GFLOP/s per core between
+ * rounds). */
 enum { FMA_PROBE_ITERS = 20 * 1000 * 1000 };
 static double fma_probe(int nt, long iters)
 {
     double sink = 0;
-#if defined(__x86_64__)
-    if (!__builtin_cpu_supports("avx512f")) return 0;
+    if (!fma_chain) return 0;
 #pragma omp parallel num_threads(nt) reduction(+ : sink)
-    sink += fma_chain_avx512(iters);
-#else
-    (void)nt;
-    (void)iters;
-#endif
+    sink += fma_chain(iters);
     return sink;
 }
 
@@ -320,6 +361,29 @@ static void print_impl(const impl *m, const ffn_kshape *s, size_t T, double t, d
 /* Every implementation is prepared first, then timed in interleaved rounds (one call of each
  * per round, with a pause between calls so the previous runtime's spinning threads park):
  * on a shared VM whose bandwidth drifts between runs, only interleaved figures compare. */
+/* --kernels a,b,...: the kernels whose names contain one of the words (default: every kernel
+ * this CPU runs at the selected ISA level, i.e. ffn_kernel_best's choice per dtype plus the
+ * other engines of the same level, but not the scalar reference). */
+static const char *kernel_filter;
+
+static bool kernel_wanted(const ffn_kernel *k)
+{
+    if (!kernel_filter) {
+        if (k->isa == FFN_ISA_REF) return false;
+        ffn_isa lv = FFN_ISA_PORTABLE;
+        ffn_isa_selected(&lv, NULL);
+        const ffn_kernel *b = NULL;
+        if (ffn_kernel_best(k->wdtype, &b, NULL) == 0 && b == k) return true;
+        return k->isa == lv && (ffn_kernel_requires(k) & ~ffn_cpu_features()) == 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", kernel_filter);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (strstr(k->name, t)) return true;
+    return false;
+}
+
 static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act act, int nt, int reps,
                      bool peers, double peak, bool verbose)
 {
@@ -346,10 +410,10 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     impl ms[16];
     int n = 0;
     memset(ms, 0, sizeof ms);
-    const ffn_kernel *ks[16];
-    const size_t nk = ffn_kernel_list(ks, 16);
-    for (size_t i = 0; i < nk && i < 16 && n < 12; i++) {
-        if (ks[i]->isa == FFN_ISA_REF) continue;
+    const ffn_kernel *ks[32];
+    const size_t nk = ffn_kernel_list(ks, 32);
+    for (size_t i = 0; i < nk && i < 32 && n < 12; i++) {
+        if (!kernel_wanted(ks[i])) continue;
         impl *m = &ms[n++];
         snprintf(m->name, sizeof m->name, "%s", ks[i]->name);
         m->k = m->count_k = ks[i];
@@ -500,7 +564,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         med[i] = median(ms[i].ts, reps);
     const double probe_bps = decode ? (double)ms[probe].probe_bytes / med[probe] : 0;
     const double probe_flops =
-        decode ? 0 : (double)nt * FMA_PROBE_ITERS * 16.0 * 16.0 * 2.0 / med[probe];
+        decode ? 0 : (double)nt * FMA_PROBE_ITERS * fma_flops_per_iter / med[probe];
     if (decode)
         printf("  %-30s %9.3f ms %28.2f GB/s\n", ms[probe].name, med[probe] * 1e3,
                probe_bps * 1e-9);
@@ -564,6 +628,8 @@ int main(int argc, char **argv)
             verbose = true;
         else if (!strcmp(argv[i], "--no-peers"))
             peers = false;
+        else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
+            kernel_filter = argv[++i];
         else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
             if (ffn_act_parse(argv[++i], &act)) {
                 fprintf(stderr, "bench_kernels: unknown activation '%s'\n", argv[i]);
@@ -577,7 +643,8 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "usage: bench_kernels [--threads N] [--reps N] [--case prefill|decode|all]\n"
-                    "                     [--act NAME] [--shape T,d,f] [--no-peers]\n");
+                    "                     [--act NAME] [--shape T,d,f] [--no-peers]\n"
+                    "                     [--kernels NAME,...]\n");
             return 2;
         }
     }
@@ -585,12 +652,13 @@ int main(int argc, char **argv)
     if (reps < 1) reps = 1;
     if (reps > 256) reps = 256;
 
+    choose_fma_probe();
     const double peak = measure_fma_peak(nt);
     size_t bw_buf = 0;
     const double bw = measure_read_bw(nt, &bw_buf);
     printf("host: %d threads, LLC %zu MiB (sysconf)\n", nt, llc_bytes() >> 20);
-    printf("  fp32 FMA peak      %9.1f GFLOP/s (16 zmm FMA chains per thread, best of 5)\n",
-           peak * 1e-9);
+    printf("  fp32 FMA peak      %9.1f GFLOP/s (%s, best of 5)\n", peak * 1e-9,
+           fma_probe_name);
     printf("  read bandwidth     %9.1f GB/s (read-only sum over %zu MiB, best of 5)\n", bw * 1e-9,
            bw_buf >> 20);
     const char *isa_env = getenv("FFNROOF_ISA");

@@ -33,6 +33,11 @@ int ffn_cmd_bench(int argc, char **argv);
 int ffn_cmd_plot(int argc, char **argv);
 int ffn_cmd_compare(int argc, char **argv);
 int ffn_cmd_report(int argc, char **argv);
+int ffn_cmd_cpu(int argc, char **argv);
+/* `ffnroof cpu`'s report (also `bench --isa list`); exit code. */
+int ffn_cli_cpu_report(ffn_format fmt);
+/* One line: the ISA level and the kernel per weight dtype (for --version). */
+int ffn_cli_kernel_summary(char *buf, size_t n);
 
 /* "ffnroof CMD: message" + a hint to --help on stderr; returns FFN_EXIT_USAGE. */
 int ffn_cli_usage(const char *cmd, const char *fmt, ...)

@@ -44,7 +44,10 @@ static void usage(FILE *fp)
         "  --seq S               --model: prompt tokens per sequence (default: 512)\n"
         "  --dtype D             weight dtype fp32, bf16 or fp16 (default: fp32;\n"
         "                        activations are always fp32)\n"
-        "  --isa I               auto, ref, avx512 or neon (default: auto)\n"
+        "  --isa I               auto, list, or the ISA level to cap dispatch at: ref,\n"
+        "                        portable, avx2, avx512, avx512_bf16, amx, neon, sve\n"
+        "                        (default: auto = FFNROOF_ISA, else the highest this CPU\n"
+        "                        runs; list prints `ffnroof cpu` and exits)\n"
         "  --threads N           threads (default: every CPU allowed)\n"
         "  --peers LIST          openblas,onednn (default: none; dense layers only)\n"
         "  --events LIST         PAPI events to count (default: cycles, instructions, FP ops\n"
@@ -255,13 +258,25 @@ int ffn_cmd_bench(int argc, char **argv)
         case O_ISA:
             if (!strcmp(optarg, "auto")) {
                 bo.isa_set = false;
+            } else if (!strcmp(optarg, "list")) {
+                return ffn_cli_cpu_report(FFN_FMT_TABLE);
             } else {
                 ffn_isa isa;
+                char usable[160];
+                ffn_isa_usable_list(usable, sizeof usable);
                 if (ffn_isa_parse(optarg, &isa))
-                    return ffn_cli_usage(CMD, "--isa must be auto, ref, avx512 or neon; got '%s'", optarg);
-                if (!ffn_isa_available(isa))
-                    return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--isa %s: this CPU (or this build) "
-                                                             "cannot run it", optarg);
+                    return ffn_cli_usage(CMD, "--isa '%s' is not an ISA name; this CPU runs: %s",
+                                         optarg, usable);
+                if (!ffn_isa_available(isa)) {
+                    char miss[160];
+                    ffn_cpu_feature_list(ffn_isa_requires(isa) & ~ffn_cpu_features(), miss,
+                                         sizeof miss);
+                    return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--isa %s: %s%s; this CPU runs: %s",
+                                        optarg,
+                                        ffn_isa_built(isa) ? "this CPU lacks "
+                                                           : "not built into this binary",
+                                        ffn_isa_built(isa) ? miss : "", usable);
+                }
                 bo.isa_set = true;
                 bo.isa = isa;
             }
@@ -389,16 +404,6 @@ int ffn_cmd_bench(int argc, char **argv)
     ffn_diag_clear(&d);
     for (size_t i = 0; i < n; i++)
         if ((rc = ffn_bench_case_check(&cases[i], &bo, &d))) return ffn_cli_diag(&d);
-    /* a dtype with only the scalar reference while the CPU has a vector ISA: say so */
-    if (!bo.isa_set) {
-        const ffn_kernel *k;
-        if (ffn_kernel_best(wdt, &k, NULL) == 0 && k->isa == FFN_ISA_REF &&
-            (ffn_isa_available(FFN_ISA_AVX512) || ffn_isa_available(FFN_ISA_NEON)))
-            return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "no vector kernel for %s weights on this CPU "
-                                                     "(--isa ref runs the scalar reference)",
-                                ffn_dtype_name(wdt));
-    }
-
     /* the output folder, before anything runs */
     char out_buf[512];
     if (!out_dir) {

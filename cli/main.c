@@ -20,6 +20,8 @@ static const ffn_cli_cmd commands[] = {
     {"compare", "one model on several devices side by side: latency, tokens/s, fit", ffn_cmd_compare},
     {"plot", "roofline, latency and MoE charts (gnuplot: PNG, SVG, data, script)", ffn_cmd_plot},
     {"report", "a Markdown report with plots: a comparison, bench results or --quick", ffn_cmd_report},
+    {"cpu", "this CPU's features, the kernels this binary holds and which one each dtype gets",
+     ffn_cmd_cpu},
 };
 
 static void usage(FILE *fp)
@@ -46,7 +48,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version")) {
         char dir[4096];
         const char *d = ffn_cli_data_dir("hw", dir, sizeof dir);
-        printf("ffnroof %s\ndata: %s\n", FFNROOF_VERSION, d ? d : "(no hw/ folder found)");
+        char kern[256];
+        ffn_cli_kernel_summary(kern, sizeof kern);
+        printf("ffnroof %s\n%s\ndata: %s\n", FFNROOF_VERSION, kern, d ? d : "(no hw/ folder found)");
         return FFN_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
