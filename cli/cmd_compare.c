@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ffnroof/json.h"
+#include "ffnroof/report.h"
 #include "ffnroof/scenario.h"
 #include "ffnroof/units.h"
 
@@ -302,6 +303,9 @@ static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *
     ffn_json_u64(j, "tokens", r->tokens);
     ffn_json_num(j, "layer_s", ffn_plot_layer_latency_s(&c->model, r));
     ffn_json_num(j, "model_s", r->predicted_s);
+    ffn_json_num(j, "model_p10_s", r->predicted_p10_s); /* the range: docs/model.md */
+    ffn_json_num(j, "model_p90_s", r->predicted_p90_s);
+    ffn_json_bool(j, "range_default", r->unc_default);
     ffn_json_num(j, "roofline_s", r->roofline_s);
     ffn_json_num(j, "tokens_per_s", tok_s(r));
     ffn_json_num(j, "tokens_per_s_per_w", tok_s_w(&d->hw, r));
@@ -454,19 +458,24 @@ static int write_table(FILE *fp, const ffn_compare *c)
                 d->hw.tdp_w > 0 ? u(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
                 g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
     }
-    fprintf(fp, "\n%-16s %-7s %6s %10s %10s %10s %9s %-7s\n", "device", "phase", "batch",
-            "per layer", "model", "tokens/s", "tok/s/W", "bound");
+    fprintf(fp, "\n%-16s %-7s %6s %10s %10s %10s %9s %-7s %s\n", "device", "phase", "batch",
+            "per layer", "model", "tokens/s", "tok/s/W", "bound", "model p10-p90");
     for (size_t i = 0; i < c->n_dev; i++) {
         const ffn_cmp_device *d = &c->dev[i];
         for (size_t p = 0; p <= c->n_batch; p++) {
             const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
-            fprintf(fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s\n", p ? "" : d->hw.name,
+            char rg[80];
+            fprintf(fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s %s\n", p ? "" : d->hw.name,
                     ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
                     u(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
                     u(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
-                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
+                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound),
+                    ffn_range_text(rg, sizeof rg, r->predicted_s, r->predicted_p10_s,
+                                   r->predicted_p90_s, r->unc_default, true));
         }
     }
+    fprintf(fp, "model p10-p90: the range of the model time (docs/model.md, \"Uncertainty\"); "
+                "* = default\n");
     if (c->model.moe.n_experts) {
         fprintf(fp, "\none MoE layer, busiest device (decode):\n%-16s %6s %9s %9s %9s %9s %9s %9s\n",
                 "device", "batch", "router", "dispatch", "experts", "shared", "combine", "all2all");

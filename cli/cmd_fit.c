@@ -10,6 +10,7 @@
 
 #include "ffnroof/fit.h"
 #include "ffnroof/fitdata.h"
+#include "ffnroof/hw.h"
 #include "ffnroof/json.h"
 
 #define CMD "fit"
@@ -23,14 +24,21 @@ static void usage(FILE *fp)
           "'efficiency:' block with the error of every point.\n"
           "\n"
           "  --hw NAME|PATH   device whose peaks, bandwidth, units and tiles are used (required)\n"
-          "  --data FILE      CSV 'm,n,k,time_ms' (GEMMs) or 'm,d,f,act,time_ms' (FFN layers)\n"
-          "  --dtype D        dtype of the measured runs (default: fp16)\n"
+          "  --data FILE      CSV 'm,n,k,time_ms' (GEMMs), 'm,d,f,act,time_ms' (FFN layers) or\n"
+          "                   the GPU kit's 'kind,dtype,m,n,k,time_<unit>' (bench/gpu/)\n"
+          "  --dtype D        dtype of the measured runs of the first two formats (default: fp16)\n"
           "  --fit LIST       parameters beyond compute_max and memory_max: launch, harness,\n"
-          "                   overlap, compute-ramp, memory-ramp (default: launch,overlap).\n"
+          "                   overlap, compute-ramp, memory-ramp, by-dtype (compute_max per\n"
+          "                   dtype), util (wave utilisation gamma - alpha/waves per dtype),\n"
+          "                   gemv (one-row GEMM bandwidth), elem (elementwise bandwidth);\n"
+          "                   hold-max keeps the spec's compute_max and memory_max\n"
+          "                   (default: launch,overlap).\n"
           "                   'harness' fits the per-call overhead of the harness that measured\n"
           "                   the data (kept out of predictions) instead of the device launch\n"
           "                   cost, which then stays as the spec gives it; not both\n"
           "  --check          do not fit: report the errors of the spec's own parameters\n"
+          "  --out PATH       write the calibrated spec (the device with the fitted efficiency\n"
+          "                   block and its residuals as 'uncertainty:') to PATH\n"
           "  --format F       table or json (default: table)\n"
           "  -h, --help       this help\n",
           fp);
@@ -44,9 +52,10 @@ int ffn_cmd_fit(int argc, char **argv)
                                          {"fit", required_argument, 0, 'f'},
                                          {"check", no_argument, 0, 'c'},
                                          {"format", required_argument, 0, 'F'},
+                                         {"out", required_argument, 0, 'o'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *hw_name = NULL, *data = NULL;
+    const char *hw_name = NULL, *data = NULL, *out_path = NULL;
     ffn_dtype dt = FFN_DT_FP16;
     unsigned flags = FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
     bool check = false;
@@ -76,6 +85,11 @@ int ffn_cmd_fit(int argc, char **argv)
                 else if (!strcmp(t, "overlap")) flags |= FFN_FIT_OVERLAP;
                 else if (!strcmp(t, "compute-ramp")) flags |= FFN_FIT_COMPUTE_RAMP;
                 else if (!strcmp(t, "memory-ramp")) flags |= FFN_FIT_MEMORY_RAMP;
+                else if (!strcmp(t, "by-dtype")) flags |= FFN_FIT_COMPUTE_BY_DTYPE;
+                else if (!strcmp(t, "util")) flags |= FFN_FIT_WAVE_UTIL;
+                else if (!strcmp(t, "gemv")) flags |= FFN_FIT_MEMORY_GEMV;
+                else if (!strcmp(t, "elem")) flags |= FFN_FIT_MEMORY_ELEM;
+                else if (!strcmp(t, "hold-max")) flags |= FFN_FIT_HOLD_MAX;
                 else if (strcmp(t, "none"))
                     return ffn_cli_usage(CMD, "--fit: unknown parameter '%s'", t);
             }
@@ -83,6 +97,9 @@ int ffn_cmd_fit(int argc, char **argv)
         }
         case 'c':
             check = true;
+            break;
+        case 'o':
+            out_path = optarg;
             break;
         case 'F':
             if ((rc = ffn_cli_format(CMD, optarg, &fmt, false))) return rc;
@@ -108,12 +125,20 @@ int ffn_cmd_fit(int argc, char **argv)
     size_t n;
     ffn_diag d;
     ffn_diag_clear(&d);
-    if (ffn_fit_csv_load(data, dt, dt, pts, MAX_POINTS, &n, &d)) return ffn_cli_diag(&d);
+    if (ffn_fit_data_load(data, dt, dt, pts, MAX_POINTS, &n, &d)) return ffn_cli_diag(&d);
     if (!check) {
         ffn_eff e;
         if (ffn_eff_fit(&hw, pts, n, flags, &e))
-            return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the fit failed");
+            return ffn_cli_fail(FFN_EXIT_FAIL, CMD,
+                                "the fit failed (gemv needs one-row and larger GEMMs, elem "
+                                "needs elementwise points, util needs GEMMs)");
         hw.eff = e;
+        if (ffn_fit_uncertainty(&hw, pts, n, &hw.unc))
+            return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot compute the fit's residuals");
+    }
+    if (out_path) {
+        if (check) return ffn_cli_usage(CMD, "--out writes a fitted spec; not with --check");
+        if ((rc = ffn_hw_write(&hw, out_path, &d))) return ffn_cli_diag(&d);
     }
     static double err[MAX_POINTS];
     ffn_fit_summary s;
@@ -133,6 +158,22 @@ int ffn_cmd_fit(int argc, char **argv)
         ffn_json_num(&j, "launch_s", e->launch_s);
         ffn_json_num(&j, "harness_s", e->harness_s);
         ffn_json_num(&j, "overlap_p", e->overlap_p);
+        ffn_json_num(&j, "memory_max_gemv", e->memory_max_gemv);
+        ffn_json_num(&j, "memory_max_elem", e->memory_max_elem);
+        ffn_json_obj_begin(&j, "util_by_dtype");
+        for (int k = 0; k < FFN_DT_COUNT; k++) {
+            if (!(e->util_gamma[k] > 0)) continue;
+            ffn_json_obj_begin(&j, ffn_dtype_name((ffn_dtype)k));
+            ffn_json_num(&j, "gamma", e->util_gamma[k]);
+            ffn_json_num(&j, "alpha", e->util_alpha[k]);
+            ffn_json_obj_end(&j);
+        }
+        ffn_json_obj_end(&j);
+        ffn_json_obj_end(&j);
+        ffn_json_obj_begin(&j, "uncertainty");
+        ffn_json_num(&j, "p10", hw.unc.p10);
+        ffn_json_num(&j, "p90", hw.unc.p90);
+        ffn_json_bool(&j, "default", hw.unc.is_default);
         ffn_json_obj_end(&j);
         ffn_json_arr_begin(&j, "points");
         for (size_t i = 0; i < n; i++) {
@@ -158,15 +199,33 @@ int ffn_cmd_fit(int argc, char **argv)
            e->compute_max, e->compute_half_flops, e->memory_max, e->memory_half_bytes,
            e->launch_s * 1e6, e->harness_s * 1e6,
            isfinite(e->overlap_p) && e->overlap_p < 1e6 ? e->overlap_p : 0.0);
+    if (e->memory_max_gemv > 0) printf("  memory_max_gemv: %.4f\n", e->memory_max_gemv);
+    if (e->memory_max_elem > 0) printf("  memory_max_elem: %.4f\n", e->memory_max_elem);
+    for (int k = 0; k < FFN_DT_COUNT; k++)
+        if (e->util_gamma[k] > 0)
+            printf("  util %s: gamma %.4f, alpha %.4f\n", ffn_dtype_name((ffn_dtype)k),
+                   e->util_gamma[k], e->util_alpha[k]);
+    if (!check)
+        printf("uncertainty:\n  p10: %.4f\n  p90: %.4f\n  points: %zu\n", hw.unc.p10,
+               hw.unc.p90, n);
     printf("\n%10s %8s %8s %8s %12s %12s %8s\n", "m", pts[0].f ? "d" : "n", pts[0].f ? "f" : "k",
            "", "measured", "predicted", "error");
     for (size_t i = 0; i < n; i++)
         printf("%10llu %8llu %8llu %8s %9.4f ms %9.4f ms %+7.1f%%\n", (unsigned long long)pts[i].m,
                (unsigned long long)(pts[i].f ? pts[i].k : pts[i].n),
                (unsigned long long)(pts[i].f ? pts[i].f : pts[i].k),
-               pts[i].f ? ffn_act_name(pts[i].act) : "", pts[i].time_s * 1e3,
+               pts[i].f                  ? ffn_act_name(pts[i].act)
+               : pts[i].elem_bytes > 0 ? "elem"
+                                         : (pts[i].wdtype != dt ? ffn_dtype_name(pts[i].wdtype) : ""),
+               pts[i].time_s * 1e3,
                pts[i].time_s * (1 + err[i]) * 1e3, 100 * err[i]);
     printf("median |error| %.1f%%, mean %.1f%%, max %.1f%%\n", 100 * s.median_abs,
            100 * s.mean_abs, 100 * s.max_abs);
+    if (s.median_abs > 0.10 || s.max_abs > 0.35)
+        fprintf(stderr,
+                "ffnroof fit: warning: a poor fit (median |error| %.1f%%, max %.1f%%; the model "
+                "does not explain these data well)\n",
+                100 * s.median_abs, 100 * s.max_abs);
+    if (out_path) printf("wrote %s\n", out_path);
     return FFN_EXIT_OK;
 }

@@ -58,6 +58,9 @@ static void usage(FILE *fp)
           "  --objective O         devices, tokens_per_device, tokens_per_watt or\n"
           "                        tokens_per_dollar (default: devices with a target, else\n"
           "                        tokens_per_device)\n"
+          "  --margin M            median or p90: size against the predicted step time or the\n"
+          "                        pessimistic end of its range (x the device's p90 ratio of\n"
+          "                        measured/predicted; default: median)\n"
           "  --zipf S --trials N --seed N --capacity-factor C --devices-per-node N\n"
           "                        MoE routing, as for predict\n"
           "Output:\n"
@@ -96,6 +99,7 @@ enum {
     O_EPU,
     O_PRICE,
     O_OBJ,
+    O_MARGIN,
     O_ZIPF,
     O_TRIALS,
     O_SEED,
@@ -205,6 +209,12 @@ static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layou
             (unsigned long long)L->devices, (unsigned long long)L->max_batch, step,
             L->tokens_per_s_device, watt, 100.0 * L->step.ffn_share,
             ffn_bottleneck_name(L->bottleneck), L->feasible ? "" : " (infeasible)");
+    char rg[80];
+    fprintf(fp, "%20s step %s %s%s\n", "",
+            fmt_u(step, sizeof step, L->step.step_s / L->step.margin_scale, FFN_UNIT_TIME),
+            ffn_range_text(rg, sizeof rg, L->step.step_s / L->step.margin_scale,
+                           L->step.step_p10_s, L->step.step_p90_s, L->step.range_default, false),
+            L->step.margin_scale != 1.0 ? ", sized at p90" : "");
     if (!L->feasible) fprintf(fp, "%20s %s\n", "", L->why);
 }
 
@@ -225,10 +235,11 @@ static void describe(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o)
     if (o->tpot_s <= 0 && o->ttft_s <= 0) fprintf(fp, " none");
     fprintf(fp, "\n         ");
     if (o->target_tokens_per_s > 0) fprintf(fp, "target %.6g tokens/s; ", o->target_tokens_per_s);
-    fprintf(fp, "<= %llu devices; objective %s\n", (unsigned long long)o->max_devices,
+    fprintf(fp, "<= %llu devices; objective %s; margin %s\n", (unsigned long long)o->max_devices,
             ffn_objective_name(o->objective < FFN_OBJ_COUNT ? o->objective
                                : o->target_tokens_per_s > 0 ? FFN_OBJ_DEVICES
-                                                            : FFN_OBJ_TOKENS_PER_DEVICE));
+                                                            : FFN_OBJ_TOKENS_PER_DEVICE),
+            o->margin == FFN_MARGIN_P90 ? "p90" : "median");
 }
 
 static void write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o, pair *pairs,
@@ -305,6 +316,9 @@ static void explain(FILE *fp, const pair *p)
     const ffn_plan_step *s = &L->step;
     fprintf(fp, "  step     %s, batch %llu (%llu seq/device):\n", ffn_phase_name(s->phase),
             (unsigned long long)s->batch, (unsigned long long)s->seqs_device);
+    if (s->margin_scale != 1.0)
+        fprintf(fp, "           every time below x %.4g: the p90 end of the device's range\n",
+                s->margin_scale);
     fprintf(fp, "           FFN %s (%s-bound, comm %s) [FFN]\n",
             fmt_u(a, sizeof a, s->ffn_s, FFN_UNIT_TIME), ffn_bound_name(s->ffn_bound),
             fmt_u(b, sizeof b, s->ffn_comm_s, FFN_UNIT_TIME));
@@ -402,6 +416,11 @@ static void json_layout(ffn_json *j, const pair *p, const ffn_plan_layout *L, in
         ffn_json_u64(j, "seqs_per_device", s->seqs_device);
         ffn_json_u64(j, "context", s->context);
         ffn_json_num(j, "step_s", s->step_s);
+        /* the predicted (median) step's range; step_s is its p90 end with --margin p90 */
+        ffn_json_num(j, "step_p10_s", s->step_p10_s);
+        ffn_json_num(j, "step_p90_s", s->step_p90_s);
+        ffn_json_num(j, "margin_scale", s->margin_scale);
+        ffn_json_bool(j, "range_default", s->range_default);
         ffn_json_num(j, "ffn_share", s->ffn_share);
         ffn_json_str(j, "ffn_bound", ffn_bound_name(s->ffn_bound));
         ffn_json_arr_begin(j, "parts");
@@ -453,6 +472,7 @@ static int write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o, 
                  o->target_tokens_per_s > 0 ? o->target_tokens_per_s : NAN);
     ffn_json_u64(&j, "max_devices", o->max_devices);
     ffn_json_str(&j, "objective", ffn_objective_name(g_obj));
+    ffn_json_str(&j, "margin", o->margin == FFN_MARGIN_P90 ? "p90" : "median");
     ffn_json_obj_end(&j);
     bool any = false;
     ffn_json_arr_begin(&j, "plans");
@@ -550,6 +570,7 @@ int ffn_cmd_plan(int argc, char **argv)
                                          {"ep-uneven", no_argument, 0, O_EPU},
                                          {"price", required_argument, 0, O_PRICE},
                                          {"objective", required_argument, 0, O_OBJ},
+                                         {"margin", required_argument, 0, O_MARGIN},
                                          {"zipf", required_argument, 0, O_ZIPF},
                                          {"trials", required_argument, 0, O_TRIALS},
                                          {"seed", required_argument, 0, O_SEED},
@@ -645,6 +666,14 @@ int ffn_cmd_plan(int argc, char **argv)
         (V(O_EP) && (rc = degree_list("--ep", V(O_EP), o->ep, &o->n_ep))))
         goto out;
     if (V(O_EPU)) o->moe.ep_uneven = true;
+    if (V(O_MARGIN)) {
+        if (!strcmp(V(O_MARGIN), "median")) o->margin = FFN_MARGIN_MEDIAN;
+        else if (!strcmp(V(O_MARGIN), "p90")) o->margin = FFN_MARGIN_P90;
+        else {
+            rc = ffn_cli_usage(CMD, "--margin must be median or p90; got '%s'", V(O_MARGIN));
+            goto out;
+        }
+    }
     if (V(O_OBJ) && ffn_objective_parse(V(O_OBJ), &o->objective)) {
         rc = ffn_cli_usage(CMD,
                            "--objective must be devices, tokens_per_device, tokens_per_watt "

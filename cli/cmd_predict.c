@@ -35,6 +35,8 @@ static void usage(FILE *fp)
         "  --tp N                tensor-parallel degree (default: 1)\n"
         "  --fused | --unfused   gate+up as one GEMM with the activation in its epilogue\n"
         "                        (default: --fused)\n"
+        "  --gate-up             gate+up as one GEMM, the activation a kernel of its own\n"
+        "                        (three kernels per layer, as vLLM-style GPU stacks run it)\n"
         "  --moc K               training memory with Mixture-of-Channels: keep top-K gate\n"
         "                        channels (default: off)\n"
         "MoE models:\n"
@@ -55,13 +57,15 @@ static void usage(FILE *fp)
         "  -h, --help            this help\n"
         "\n"
         "Times are per device for the whole model (all layers); per-op figures are for one\n"
-        "layer. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+        "layer. The predicted time comes with its range: the device's p10-p90 of\n"
+        "measured/predicted from its fit (or the stated default, marked so; docs/model.md).\n"
+        "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
         fp);
 }
 
 enum {
     O_HW = 256, O_MODEL, O_PHASE, O_BATCH, O_SEQ, O_CHUNK, O_DTYPE, O_WDTYPE, O_ADTYPE, O_GROUP,
-    O_TP, O_FUSED, O_UNFUSED, O_MOC, O_EP, O_EPU, O_DPN, O_ZIPF, O_HIST, O_TRIALS, O_SEED, O_CAP,
+    O_TP, O_FUSED, O_UNFUSED, O_GATEUP, O_MOC, O_EP, O_EPU, O_DPN, O_ZIPF, O_HIST, O_TRIALS, O_SEED, O_CAP,
     O_FORMAT, O_OPS, O_OUT
 };
 
@@ -83,6 +87,7 @@ int ffn_cmd_predict(int argc, char **argv)
         {"adtype", required_argument, 0, O_ADTYPE}, {"group-size", required_argument, 0, O_GROUP},
         {"tp", required_argument, 0, O_TP},         {"fused", no_argument, 0, O_FUSED},
         {"unfused", no_argument, 0, O_UNFUSED},     {"moc", required_argument, 0, O_MOC},
+        {"gate-up", no_argument, 0, O_GATEUP},
         {"ep", required_argument, 0, O_EP},         {"ep-uneven", no_argument, 0, O_EPU},
         {"devices-per-node", required_argument, 0, O_DPN},
         {"zipf", required_argument, 0, O_ZIPF},     {"histogram", required_argument, 0, O_HIST},
@@ -148,9 +153,15 @@ int ffn_cmd_predict(int argc, char **argv)
             break;
         case O_FUSED:
             run.fused = true;
+            run.act_separate = false;
             break;
         case O_UNFUSED:
             run.fused = false;
+            run.act_separate = false;
+            break;
+        case O_GATEUP:
+            run.fused = true;
+            run.act_separate = true;
             break;
         case O_MOC:
             if ((rc = ffn_cli_u64(CMD, "--moc", optarg, 1, 1u << 24, &run.moc_k))) return rc;

@@ -215,13 +215,71 @@ static int load_tiles_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
     return rc;
 }
 
+/* util_by_dtype: {fp16: {gamma: 0.85, alpha: 0.12}, ...}: util = gamma - alpha / waves. */
+static int load_util_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
+{
+    static const char *const keys[] = {"gamma", "alpha", NULL};
+    yaml_node_t *bd = NULL;
+    int rc = sub_map(y, eff, "util_by_dtype", dtype_keys, &bd);
+    for (int d = 0; !rc && bd && d < FFN_DT_COUNT; d++) {
+        yaml_node_t *m = NULL;
+        rc = sub_map(y, bd, dtype_keys[d], keys, &m);
+        if (rc || !m) continue;
+        yaml_node_t *key = NULL;
+        if (!ffn_y_get(y, m, "gamma", &key))
+            return ffn_y_error(y, m, FFN_ESCHEMA, "'util_by_dtype: %s' needs 'gamma'",
+                               dtype_keys[d]);
+        rc = fraction(y, m, "gamma", &e->util_gamma[d]);
+        if (!rc)
+            rc = ffn_y_num(y, m, "alpha", false, FFN_UNIT_NONE, 0.0, 1.0, &e->util_alpha[d]);
+        if (!rc && e->util_alpha[d] >= e->util_gamma[d])
+            rc = ffn_y_error(y, ffn_y_get(y, m, "alpha", NULL), FFN_ERANGE,
+                             "'alpha' must be less than 'gamma' (one wave would reach nothing)");
+    }
+    return rc;
+}
+
+/* uncertainty: {p10: 0.93, p90: 1.08, points: 1040, median_error: 0.031, max_error: 0.12,
+ * source: ...}. Absent: the stated default, marked as such. */
+static int load_uncertainty(ffn_ydoc *y, yaml_node_t *root, ffn_unc *u)
+{
+    static const char *const keys[] = {"p10",       "p90",    "points", "median_error",
+                                       "max_error", "source", NULL};
+    u->p10 = FFN_UNC_DEFAULT_P10;
+    u->p90 = FFN_UNC_DEFAULT_P90;
+    u->is_default = true;
+    yaml_node_t *m = NULL;
+    int rc = sub_map(y, root, "uncertainty", keys, &m);
+    if (rc || !m) return rc;
+    yaml_node_t *k10 = NULL, *k90 = NULL;
+    if (!ffn_y_get(y, m, "p10", &k10) || !ffn_y_get(y, m, "p90", &k90))
+        return ffn_y_error(y, m, FFN_ESCHEMA, "'uncertainty' needs both 'p10' and 'p90'");
+    rc = ffn_y_num(y, m, "p10", true, FFN_UNIT_NONE, 1e-3, 1e3, &u->p10);
+    if (!rc) rc = ffn_y_num(y, m, "p90", true, FFN_UNIT_NONE, 1e-3, 1e3, &u->p90);
+    if (!rc && u->p90 < u->p10)
+        rc = ffn_y_error(y, ffn_y_get(y, m, "p90", NULL), FFN_ERANGE,
+                         "'p90' must be at least 'p10'");
+    uint64_t pts = 0;
+    if (!rc) rc = ffn_y_u64(y, m, "points", false, 0, 100000000, &pts);
+    u->points = (uint32_t)pts;
+    if (!rc) rc = ffn_y_num(y, m, "median_error", false, FFN_UNIT_NONE, 0.0, 100.0, &u->median_abs);
+    if (!rc) rc = ffn_y_num(y, m, "max_error", false, FFN_UNIT_NONE, 0.0, 100.0, &u->max_abs);
+    if (!rc) {
+        yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
+        if (src && !ffn_y_text(src)) rc = ffn_y_error(y, src, FFN_ESCHEMA, "'source' must be text");
+    }
+    if (!rc) u->is_default = false;
+    return rc;
+}
+
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
     static const char *const allowed[] = {"compute_max", "compute_max_by_dtype", "compute_half",
                                           "memory_max",  "memory_half",  "memory_max_gemv",
                                           "tiles",
                                           "tiles_by_dtype", "launch",    "harness",
-                                          "overlap",     "source",       NULL};
+                                          "overlap",     "source",       "util_by_dtype",
+                                          "memory_max_elem", NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -245,8 +303,10 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
     if (!rc)
         rc =
             ffn_y_num(y, m, "memory_half", false, FFN_UNIT_BYTES, 0.0, 1e15, &e->memory_half_bytes);
+    if (!rc) rc = fraction(y, m, "memory_max_elem", &e->memory_max_elem);
     if (!rc) rc = load_tiles(y, m, e->tiles, &e->n_tiles);
     if (!rc) rc = load_tiles_by_dtype(y, m, e);
+    if (!rc) rc = load_util_by_dtype(y, m, e);
     if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
     if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
     if (!rc) {
@@ -289,7 +349,7 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     static const char *const allowed[] = {
         "name",         "vendor",        "kind",       "source", "derived",
         "peak",         "compute_units", "clock",      "memory", "onchip",
-        "interconnect", "network",       "efficiency", "power",  NULL};
+        "interconnect", "network",       "efficiency", "power",  "uncertainty", NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "a hardware spec");
     if (!rc) rc = ffn_y_check_keys(y, root, allowed);
@@ -316,6 +376,7 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     if (!rc) rc = load_link(y, root, "interconnect", &hw->scaleup, &hw->devices_per_node);
     if (!rc) rc = load_link(y, root, "network", &hw->scaleout, NULL);
     if (!rc) rc = load_efficiency(y, root, &hw->eff);
+    if (!rc) rc = load_uncertainty(y, root, &hw->unc);
     if (!rc) {
         static const char *const power_keys[] = {"tdp", NULL};
         yaml_node_t *p = NULL;

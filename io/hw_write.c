@@ -190,7 +190,9 @@ static void put_tiles(FILE *f, const uint32_t (*tiles)[2], int n)
 static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
-        if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0) return false;
+        if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0 || e->util_gamma[d] > 0)
+            return false;
+    if (e->memory_max_elem > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
            e->memory_half_bytes == 0.0 && e->memory_max_gemv == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 && e->harness_s == 0.0 &&
            e->overlap_p == 0.0;
@@ -268,9 +270,32 @@ static void write_spec(FILE *f, const ffn_hw *hw)
                 fputs("}\n", f);
             }
         }
+        bool util = false;
+        for (int d = 0; d < FFN_DT_COUNT; d++) util = util || e->util_gamma[d] > 0;
+        if (util) {
+            fputs("  util_by_dtype:\n", f);
+            for (int d = 0; d < FFN_DT_COUNT; d++) {
+                if (!(e->util_gamma[d] > 0)) continue;
+                char g[64], a[64];
+                exact_quantity(e->util_gamma[d], FFN_UNIT_NONE, g, sizeof g);
+                exact_quantity(e->util_alpha[d], FFN_UNIT_NONE, a, sizeof a);
+                fprintf(f, "    %s: {gamma: %s, alpha: %s}\n", dt[d], g, a);
+            }
+        }
+        if (e->memory_max_elem > 0)
+            put_num(f, "  ", "memory_max_elem", e->memory_max_elem, FFN_UNIT_NONE);
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);
+    }
+    if (!hw->unc.is_default && hw->unc.p10 > 0 && hw->unc.p90 >= hw->unc.p10) {
+        fputs("uncertainty:\n", f);
+        put_num(f, "  ", "p10", hw->unc.p10, FFN_UNIT_NONE);
+        put_num(f, "  ", "p90", hw->unc.p90, FFN_UNIT_NONE);
+        if (hw->unc.points) fprintf(f, "  points: %u\n", hw->unc.points);
+        if (hw->unc.median_abs > 0)
+            put_num(f, "  ", "median_error", hw->unc.median_abs, FFN_UNIT_NONE);
+        if (hw->unc.max_abs > 0) put_num(f, "  ", "max_error", hw->unc.max_abs, FFN_UNIT_NONE);
     }
     if (hw->tdp_w > 0) {
         fputs("power:\n", f);

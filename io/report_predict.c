@@ -86,6 +86,10 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
     ffn_json_str(j, "bound", ffn_bound_name(r->bound));
     ffn_json_num(j, "roofline_s", r->roofline_s);
     ffn_json_num(j, "predicted_s", r->predicted_s);
+    /* the range of predicted_s: the device's p10-p90 of measured/predicted (docs/model.md) */
+    ffn_json_num(j, "predicted_p10_s", r->predicted_p10_s);
+    ffn_json_num(j, "predicted_p90_s", r->predicted_p90_s);
+    ffn_json_bool(j, "range_default", r->unc_default);
     ffn_json_num(j, "comm_s", r->comm_s);
     ffn_json_num(j, "ridge_tokens", r->ridge_tokens); /* null when never compute-bound */
     /* ops of one layer: the dense layer's, else the MoE layer's */
@@ -235,6 +239,21 @@ int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, co
     return ferror(fp) ? FFN_EIO : 0;
 }
 
+const char *ffn_range_text(char *buf, size_t n, double t, double lo, double hi, bool dflt,
+                           bool brief)
+{
+    /* both ends in the unit the time itself prints in: s, ms, us or ns */
+    double a = t > 0 ? t : hi;
+    double scale = a >= 1 ? 1 : a >= 1e-3 ? 1e3 : a >= 1e-6 ? 1e6 : 1e9;
+    const char *u = scale == 1 ? "s" : scale == 1e3 ? "ms" : scale == 1e6 ? "us" : "ns";
+    if (brief)
+        snprintf(buf, n, "%.3g-%.3g %s%s", lo * scale, hi * scale, u, dflt ? "*" : "");
+    else
+        snprintf(buf, n, "(%.3g-%.3g %s, p10-p90%s)", lo * scale, hi * scale, u,
+                 dflt ? ", default" : "");
+    return buf;
+}
+
 static const char *fmt(char *buf, size_t n, double v, ffn_unit u)
 {
     ffn_units_format(v, u, buf, n);
@@ -299,8 +318,15 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
         fprintf(fp, "  %-10s roofline %s, predicted %s", "time",
                 fmt(a, sizeof a, x->roofline_s, FFN_UNIT_TIME),
                 fmt(b, sizeof b, x->predicted_s, FFN_UNIT_TIME));
+
         if (x->comm_s > 0) fprintf(fp, " (comm %s)", fmt(c, sizeof c, x->comm_s, FFN_UNIT_TIME));
         fprintf(fp, ": %s-bound\n", ffn_bound_name(x->bound));
+        char rg[80];
+        fprintf(fp, "  %-10s %s at p10-p90, %s\n", "range",
+                ffn_range_text(rg, sizeof rg, x->predicted_s, x->predicted_p10_s,
+                               x->predicted_p90_s, false, true),
+                x->unc_default ? "the default of a spec without a fit"
+                                 : "from the spec's fit residuals");
         if (isfinite(x->ridge_tokens))
             fprintf(fp, "  %-10s compute-bound from %.0f tokens/step\n", "ridge", x->ridge_tokens);
         else

@@ -118,9 +118,12 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return b ? (a + b - 1) / b : 0;
 }
 
-double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                           uint64_t instances, ffn_dtype cdt)
+/* The wave model: the useful share of the work paid for on the best tile, and the waves that
+ * tile runs in (*waves_out, 1 when there are no tiles). */
+static double wave_model(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                         ffn_dtype cdt, uint64_t *waves_out)
 {
+    *waves_out = 1;
     /* The tiles of the kernels for this dtype, else the device's (min 16 rows, no GEMV). */
     const ffn_tileset *ts =
         (unsigned)cdt < FFN_DT_COUNT && hw->eff.tiles_dt[cdt].n_tiles > 0 ? &hw->eff.tiles_dt[cdt]
@@ -164,9 +167,45 @@ double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
         double paid = (double)waves * (double)units * (double)tm * (double)tn *
                       (double)ceil_div(k, splits);
         double e = useful / paid;
-        if (e > best) best = e;
+        if (e > best) {
+            best = e;
+            *waves_out = waves ? waves : 1;
+        }
     }
     return best > 0 ? (best < 1.0 ? best : 1.0) : 1.0;
+}
+
+double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                           uint64_t instances, ffn_dtype cdt)
+{
+    uint64_t w;
+    return wave_model(hw, m, n, k, instances, cdt, &w);
+}
+
+uint64_t ffn_wave_count(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                        ffn_dtype cdt)
+{
+    uint64_t w;
+    wave_model(hw, m, n, k, instances, cdt, &w);
+    return w;
+}
+
+double ffn_wave_util(const ffn_eff *e, ffn_dtype cdt, double waves)
+{
+    if ((unsigned)cdt >= FFN_DT_COUNT || !(e->util_gamma[cdt] > 0)) return NAN;
+    double w = waves >= 1 ? waves : 1;
+    double u = e->util_gamma[cdt] - e->util_alpha[cdt] / w;
+    /* a utilisation is a fraction: floor it where a fitted alpha would drive it to zero */
+    if (u < 0.02) u = 0.02;
+    return u < 1.0 ? u : 1.0;
+}
+
+bool ffn_hw_unc_range(const ffn_hw *hw, double *p10, double *p90)
+{
+    bool def = !hw || hw->unc.is_default || !(hw->unc.p10 > 0) || !(hw->unc.p90 >= hw->unc.p10);
+    *p10 = def ? FFN_UNC_DEFAULT_P10 : hw->unc.p10;
+    *p90 = def ? FFN_UNC_DEFAULT_P90 : hw->unc.p90;
+    return def;
 }
 
 /* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none).
@@ -198,7 +237,11 @@ double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
     double mmax = m == 1 && e->memory_max_gemv > 0 ? e->memory_max_gemv
                   : e->memory_max > 0                ? e->memory_max
                                                      : 1.0;
-    double wave = ffn_wave_efficiency(hw, m, n, k, instances, cdt);
+    uint64_t waves = 1;
+    double wave = wave_model(hw, m, n, k, instances, cdt, &waves);
+    /* NeuSight-style utilisation that grows with the number of waves, where the spec has it */
+    double util = ffn_wave_util(e, cdt, (double)waves);
+    if (isfinite(util)) cmax = util;
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * ramp(flops, e->compute_half_flops));
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
@@ -209,7 +252,9 @@ double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
     if (flops <= 0 && bytes <= 0) return 0;
     const ffn_eff *e = &hw->eff;
     double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
-    double mmax = e->memory_max > 0 ? e->memory_max : 1.0;
+    double mmax = e->memory_max_elem > 0 ? e->memory_max_elem
+                  : e->memory_max > 0    ? e->memory_max
+                                         : 1.0;
     double tc = flops / (peak_of(hw, FFN_DT_FP32) * cmax);
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
     return e->launch_s + pnorm(tc, tm, e->overlap_p);

@@ -64,7 +64,27 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
     int n = 0;
 #define OPNAME(s) op_name(name, sizeof name, prefix, (s))
 
-    if (run->fused) {
+    if (run->fused && run->act_separate) {
+        /* gate+up as one GEMM [T,d] x [d, g*f] writing g*[T,f] (bias in its epilogue), the
+         * activation and gate multiply as one elementwise kernel reading g*[T,f] and writing
+         * h [T,f], then the down projection: three kernels. */
+        ffn_op *op = &ops[n++];
+        ffn_op_gemm_counts(op, OPNAME(gated ? "gate_up" : "up"), T, (uint64_t)(g * F), d,
+                           instances, wb, ab, cdt, bias ? 1.0 : 0.0);
+        if (bias) {
+            op->weight_bytes += I * g * F * wb;
+            op->bytes += I * g * F * wb;
+        }
+        double e = I * M * F;
+        ffn_op_elem_counts(&ops[n++], OPNAME("act"), FFN_OP_ELEMWISE, e, e * act_fl,
+                           (g + 1.0) * e * ab);
+        op = &ops[n++];
+        ffn_op_gemm_counts(op, OPNAME("down"), T, d, f, instances, wb, ab, cdt, bias ? 1.0 : 0.0);
+        if (bias) {
+            op->weight_bytes += I * D * wb;
+            op->bytes += I * D * wb;
+        }
+    } else if (run->fused) {
         /* gate+up as one GEMM [T,d] x [d, g*f]; bias, activation and gate multiply run in the
          * epilogue, so only h [T,f] is written. */
         ffn_op *op = &ops[n++];
@@ -327,6 +347,10 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
         moe_s += Lm * last->moe.predicted_s;
     }
     out->intensity = out->bytes > 0 ? out->flops / out->bytes : 0;
+    double p10, p90;
+    out->unc_default = ffn_hw_unc_range(hw, &p10, &p90);
+    out->predicted_p10_s = out->predicted_s * p10;
+    out->predicted_p90_s = out->predicted_s * p90;
     out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
     if (out->comm_s > (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
     out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, run);

@@ -24,8 +24,17 @@ ffn_dtype ffn_fit_point_cdtype(const ffn_hw *hw, const ffn_fit_point *p)
 
 int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost *c)
 {
-    if (!hw || !p || !c || p->m == 0 || p->k == 0 || (p->f == 0 && p->n == 0)) return FFN_EINVAL;
+    if (!hw || !p || !c) return FFN_EINVAL;
     memset(c, 0, sizeof *c);
+    if (p->elem_bytes > 0) {
+        /* one elementwise kernel */
+        ffn_op_elem(&c->ops[0], hw, "elem", FFN_OP_ELEMWISE, (double)p->m * (double)(p->n ? p->n : 1),
+                    p->elem_flops, p->elem_bytes);
+        c->n_ops = 1;
+        ffn_layer_sum(c, hw);
+        return 0;
+    }
+    if (p->m == 0 || p->k == 0 || (p->f == 0 && p->n == 0)) return FFN_EINVAL;
     ffn_run run;
     ffn_run_default(&run);
     run.wdtype = p->wdtype;
@@ -54,7 +63,21 @@ double ffn_fit_point_predict(const ffn_hw *hw, const ffn_fit_point *p)
 {
     ffn_layer_cost c;
     if (ffn_fit_point_layer(hw, p, &c)) return NAN;
-    return c.predicted_s + hw->eff.harness_s * c.n_ops;
+    return c.predicted_s + (p->no_harness ? 0.0 : hw->eff.harness_s * c.n_ops);
+}
+
+int ffn_fit_dtype_class(ffn_dtype d)
+{
+    switch (d) {
+    case FFN_DT_FP16:
+    case FFN_DT_BF16:
+        return FFN_DT_BF16;
+    case FFN_DT_FP8:
+    case FFN_DT_INT8:
+        return FFN_DT_FP8;
+    default:
+        return (int)d;
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -77,12 +100,16 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
         sum += fabs(e);
         if (fabs(e) > mx) mx = fabs(e);
     }
-    /* median of |e| without disturbing the caller's order */
-    double sorted[256];
-    size_t m = n < 256 ? n : 256;
+    /* median of |e| without disturbing the caller's order (all points; the first 256 when
+     * no memory can be had) */
+    double local[256];
+    double *sorted = n > 256 ? malloc(n * sizeof *sorted) : NULL;
+    size_t m = sorted ? n : (n < 256 ? n : 256);
+    if (!sorted) sorted = local;
     for (size_t i = 0; i < m; i++) sorted[i] = fabs(tmp[i]);
     qsort(sorted, m, sizeof sorted[0], cmp_double);
     s->median_abs = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+    if (sorted != local) free(sorted);
     s->mean_abs = sum / (double)n;
     s->max_abs = mx;
     s->n = n;
@@ -93,7 +120,10 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
  * x[5] log(memory_half); then one logit(compute_max) per further compute dtype
  * (FFN_FIT_COMPUTE_BY_DTYPE) and last logit(memory_max_gemv) (FFN_FIT_MEMORY_GEMV). */
 #define NP 6
-#define NP_MAX (NP + FFN_DT_COUNT + 1)
+#define UTIL_MIN_POINTS 8
+#define UNC_FLOOR_LO 0.94
+#define UNC_FLOOR_HI 1.06
+#define NP_MAX (NP + 2 * FFN_DT_COUNT + 2)
 
 typedef struct fit_ctx {
     ffn_hw hw;
@@ -103,6 +133,15 @@ typedef struct fit_ctx {
     int dim; /* NP, plus one per extra compute dtype with FFN_FIT_COMPUTE_BY_DTYPE, plus one
                 with FFN_FIT_MEMORY_GEMV */
     int gemv_ix; /* x index of memory_max_gemv, -1 when not fitted */
+    int elem_ix; /* x index of memory_max_elem, -1 when not fitted */
+    /* FFN_FIT_WAVE_UTIL: one (gamma, alpha/gamma) pair per dtype class among the GEMM
+     * points, at x[util_ix + 2j] and x[util_ix + 2j + 1]; a class with fewer than
+     * UTIL_MIN_POINTS GEMMs takes the alpha/gamma ratio of the class with the most
+     * (ratio_of[j]); -1 when not fitted */
+    int util_ix;
+    int ucls[FFN_DT_COUNT];
+    int ratio_of[FFN_DT_COUNT];
+    int n_ucls;
     /* FFN_FIT_COMPUTE_BY_DTYPE: the compute dtypes among the points (fp32 first when present);
      * dts[0] is fitted through x[0], dts[j] (j >= 1) through x[NP + j - 1] */
     ffn_dtype dts[FFN_DT_COUNT];
@@ -117,20 +156,33 @@ static double sigmoid(double x)
 static void apply(fit_ctx *c, const double *x)
 {
     ffn_eff *e = &c->hw.eff;
+    if (c->util_ix >= 0) {
+        /* every dtype of a class gets the class's pair */
+        for (int j = 0; j < c->n_ucls; j++) {
+            double g = 0.05 + 0.95 * sigmoid(x[c->util_ix + 2 * j]);
+            double a = g * 0.98 * sigmoid(x[c->util_ix + 2 * c->ratio_of[j] + 1]);
+            for (int d = 0; d < FFN_DT_COUNT; d++)
+                if (ffn_fit_dtype_class((ffn_dtype)d) == c->ucls[j]) {
+                    e->util_gamma[d] = g;
+                    e->util_alpha[d] = a;
+                }
+        }
+    }
     if (c->n_dts > 0) {
         for (int j = 0; j < c->n_dts; j++)
             e->compute_max_dt[c->dts[j]] = 0.05 + 0.95 * sigmoid(j ? x[NP + j - 1] : x[0]);
         if (c->dts[0] == FFN_DT_FP32) e->compute_max = e->compute_max_dt[FFN_DT_FP32];
-    } else {
+    } else if (!(c->flags & FFN_FIT_HOLD_MAX)) {
         e->compute_max = 0.05 + 0.95 * sigmoid(x[0]);
     }
-    e->memory_max = 0.05 + 0.95 * sigmoid(x[1]);
+    if (!(c->flags & FFN_FIT_HOLD_MAX)) e->memory_max = 0.05 + 0.95 * sigmoid(x[1]);
     if (c->flags & FFN_FIT_LAUNCH) e->launch_s = exp(x[2]);
     else if (c->flags & FFN_FIT_HARNESS) e->harness_s = exp(x[2]);
     if (c->flags & FFN_FIT_OVERLAP) e->overlap_p = 1.0 + exp(x[3]);
     if (c->flags & FFN_FIT_COMPUTE_RAMP) e->compute_half_flops = exp(x[4]);
     if (c->flags & FFN_FIT_MEMORY_RAMP) e->memory_half_bytes = exp(x[5]);
     if (c->gemv_ix >= 0) e->memory_max_gemv = 0.05 + 0.95 * sigmoid(x[c->gemv_ix]);
+    if (c->elem_ix >= 0) e->memory_max_elem = 0.05 + 0.95 * sigmoid(x[c->elem_ix]);
 }
 
 static double objective(fit_ctx *c, const double *x)
@@ -213,37 +265,196 @@ static void nelder_mead(fit_ctx *c, double *x0, int iters)
     memcpy(x0, simplex[best], sizeof simplex[best]);
 }
 
-int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
-                ffn_eff *out)
+static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
+                    ffn_eff *out)
 {
     if (!hw || !pts || !out || n == 0) return FFN_EINVAL;
     /* launch and harness are one constant to the data: fit one of them */
     if ((flags & FFN_FIT_LAUNCH) && (flags & FFN_FIT_HARNESS)) return FFN_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!(pts[i].time_s > 0) || !isfinite(pts[i].time_s) || pts[i].m == 0 || pts[i].k == 0 ||
-            (pts[i].n == 0 && pts[i].f == 0))
-            return FFN_EINVAL;
-    fit_ctx c = {.hw = *hw, .pts = pts, .n = n, .flags = flags, .dim = NP, .gemv_ix = -1};
+    size_t n_elem = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(pts[i].time_s > 0) || !isfinite(pts[i].time_s)) return FFN_EINVAL;
+        if (pts[i].elem_bytes > 0) {
+            n_elem++;
+            continue;
+        }
+        if (pts[i].m == 0 || pts[i].k == 0 || (pts[i].n == 0 && pts[i].f == 0)) return FFN_EINVAL;
+    }
+    if ((flags & FFN_FIT_MEMORY_ELEM) && n_elem == 0) return FFN_EINVAL;
+    if ((flags & FFN_FIT_WAVE_UTIL) && n_elem == n) return FFN_EINVAL;
+    fit_ctx c = {.hw = *hw, .pts = pts, .n = n, .flags = flags, .dim = NP, .gemv_ix = -1,
+                 .elem_ix = -1, .util_ix = -1};
     if (flags & FFN_FIT_COMPUTE_BY_DTYPE) {
         bool seen[FFN_DT_COUNT] = {false};
-        for (size_t i = 0; i < n; i++) seen[ffn_fit_point_cdtype(hw, &pts[i])] = true;
+        for (size_t i = 0; i < n; i++)
+            if (!(pts[i].elem_bytes > 0)) seen[ffn_fit_point_cdtype(hw, &pts[i])] = true;
         for (int d = 0; d < FFN_DT_COUNT; d++)
             if (seen[d]) c.dts[c.n_dts++] = (ffn_dtype)d; /* FFN_DT_FP32 is 0: first */
-        c.dim = NP + c.n_dts - 1;
+        c.dim = NP + (c.n_dts > 0 ? c.n_dts - 1 : 0);
+    }
+    if (flags & FFN_FIT_WAVE_UTIL) {
+        size_t count[FFN_DT_COUNT] = {0};
+        for (size_t i = 0; i < n; i++)
+            if (!(pts[i].elem_bytes > 0))
+                count[ffn_fit_dtype_class(ffn_fit_point_cdtype(hw, &pts[i]))]++;
+        int most = -1;
+        for (int k = 0; k < FFN_DT_COUNT; k++) {
+            if (!count[k]) continue;
+            c.ucls[c.n_ucls++] = k;
+            if (most < 0 || count[k] > count[c.ucls[most]]) most = c.n_ucls - 1;
+        }
+        for (int j = 0; j < c.n_ucls; j++)
+            c.ratio_of[j] = count[c.ucls[j]] >= UTIL_MIN_POINTS ? j : most;
+        c.util_ix = c.dim;
+        c.dim += 2 * c.n_ucls;
     }
     if (flags & FFN_FIT_MEMORY_GEMV) {
         /* both kinds of point, or the two fractions cannot be told apart */
         if (!ffn_fit_points_split_gemv(pts, n)) return FFN_EINVAL;
         c.gemv_ix = c.dim++;
     }
+    if (flags & FFN_FIT_MEMORY_ELEM) c.elem_ix = c.dim++;
     /* Start: 90% of peak, 85% of bandwidth, 5 us launch, p = 4, ramps at 1 GFLOP / 1 MB. */
     double x[NP_MAX] = {log(0.85 / 0.10), log(0.80 / 0.15), log(5e-6), log(3.0), log(1e9), log(1e6)};
     for (int j = NP; j < NP_MAX; j++) x[j] = x[0];
     if (c.gemv_ix >= 0) x[c.gemv_ix] = x[1];
+    if (c.elem_ix >= 0) x[c.elem_ix] = x[1];
+    if (c.util_ix >= 0)
+        for (int j = 0; j < c.n_ucls; j++) {
+            x[c.util_ix + 2 * j] = x[0];
+            x[c.util_ix + 2 * j + 1] = -2.0; /* alpha ~ 12% of gamma */
+        }
     if (!(flags & FFN_FIT_LAUNCH)) c.hw.eff.launch_s = hw->eff.launch_s;
     /* Restarts shake the simplex out of shallow minima. */
     for (int r = 0; r < 6; r++) nelder_mead(&c, x, 4000);
     apply(&c, x);
     *out = c.hw.eff;
+    return 0;
+}
+
+/* Achieved fraction of the compute peak of a GEMM point, as measured (a best-of-sweep figure
+ * is a measured rate too: nothing is taken off either). */
+static double achieved(const ffn_hw *hw, const ffn_fit_point *p)
+{
+    ffn_dtype cdt = ffn_fit_point_cdtype(hw, p);
+    double peak = hw->peak_flops[cdt] > 0 ? hw->peak_flops[cdt] : hw->peak_flops[FFN_DT_FP32];
+    double t = p->time_s;
+    if (!(t > 0) || !(peak > 0)) return 0;
+    return 2.0 * (double)p->m * (double)p->n * (double)p->k / (t * peak);
+}
+
+int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
+                ffn_eff *out)
+{
+    if (!hw || !pts || !out || n == 0) return FFN_EINVAL;
+    size_t n_best = 0;
+    for (size_t i = 0; i < n; i++) n_best += pts[i].best_of_sweep;
+    if (n_best == 0) return fit_core(hw, pts, n, flags, out);
+    /* Best-of-sweep points (a published maximum over many shapes) are not fitted to: they
+     * set the wave utilisation of a dtype class the other points do not cover, by the ratio
+     * of best-of-sweep fractions (docs/model.md, "Calibration data"). */
+    if (!(flags & FFN_FIT_WAVE_UTIL) || n_best == n) return FFN_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].best_of_sweep && (pts[i].elem_bytes > 0 || pts[i].f > 0)) return FFN_EINVAL;
+    ffn_fit_point *rest = malloc((n - n_best) * sizeof *rest);
+    if (!rest) return FFN_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!pts[i].best_of_sweep) rest[m++] = pts[i];
+    int rc = fit_core(hw, rest, m, flags, out);
+    if (rc) {
+        free(rest);
+        return rc;
+    }
+    /* the reference class: the one with the most GEMM points, and its best achieved fraction */
+    size_t count[FFN_DT_COUNT] = {0};
+    for (size_t i = 0; i < m; i++)
+        if (!(rest[i].elem_bytes > 0) && rest[i].f == 0)
+            count[ffn_fit_dtype_class(ffn_fit_point_cdtype(hw, &rest[i]))]++;
+    int ref = -1;
+    for (int k = 0; k < FFN_DT_COUNT; k++)
+        if (count[k] && (ref < 0 || count[k] > count[ref])) ref = k;
+    double best_ref = 0;
+    for (size_t i = 0; ref >= 0 && i < m; i++)
+        if (!(rest[i].elem_bytes > 0) && rest[i].f == 0 &&
+            ffn_fit_dtype_class(ffn_fit_point_cdtype(hw, &rest[i])) == ref) {
+            double a = achieved(hw, &rest[i]);
+            if (a > best_ref) best_ref = a;
+        }
+    free(rest);
+    if (ref < 0 || !(best_ref > 0) || !(out->util_gamma[ref] > 0)) return FFN_EINVAL;
+    double best[FFN_DT_COUNT] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!pts[i].best_of_sweep) continue;
+        int k = ffn_fit_dtype_class(ffn_fit_point_cdtype(hw, &pts[i]));
+        if (count[k]) continue; /* the class has data of its own */
+        double a = achieved(hw, &pts[i]);
+        if (a > best[k]) best[k] = a;
+    }
+    const double g_ref = out->util_gamma[ref], ratio = out->util_alpha[ref] / g_ref;
+    for (int k = 0; k < FFN_DT_COUNT; k++) {
+        if (!(best[k] > 0)) continue;
+        double g = g_ref * best[k] / best_ref;
+        if (g > 1.0) g = 1.0;
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            if (ffn_fit_dtype_class((ffn_dtype)d) == k) {
+                out->util_gamma[d] = g;
+                out->util_alpha[d] = g * ratio;
+            }
+    }
+    return 0;
+}
+
+int ffn_fit_uncertainty(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, ffn_unc *out)
+{
+    if (!hw || !pts || !out || n == 0) return FFN_EINVAL;
+    memset(out, 0, sizeof *out);
+    double *r = malloc(n * sizeof *r);
+    if (!r) return FFN_ENOMEM;
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].best_of_sweep) continue; /* a maximum, not a typical measurement */
+        double pred = ffn_fit_point_predict(hw, &pts[i]);
+        r[nr++] = pts[i].time_s / pred; /* measured / predicted */
+    }
+    if (nr == 0) {
+        free(r);
+        return FFN_EINVAL;
+    }
+    const size_t n_all = n;
+    n = nr;
+    qsort(r, n, sizeof r[0], cmp_double);
+    /* linear interpolation between order statistics (type 7 of Hyndman & Fan 1996) */
+    double q[2], at[2] = {0.10, 0.90};
+    for (int j = 0; j < 2; j++) {
+        double h = (double)(n - 1) * at[j];
+        size_t lo = (size_t)floor(h);
+        size_t hi = lo + 1 < n ? lo + 1 : lo;
+        q[j] = r[lo] + (h - (double)lo) * (r[hi] - r[lo]);
+    }
+    free(r);
+    /* A fit's residuals understate the error on other data: no range narrower than 6% on
+     * either side, the gap between two public harnesses on one device (A100 SXM large GEMMs:
+     * MAMF 0.869 of peak, issue 2's table 0.92; docs/model.md, "Uncertainty"). */
+    out->p10 = q[0] < UNC_FLOOR_LO ? q[0] : UNC_FLOOR_LO;
+    out->p90 = q[1] > UNC_FLOOR_HI ? q[1] : UNC_FLOOR_HI;
+    double *err = malloc(n_all * sizeof *err);
+    ffn_fit_point *typ = malloc(n * sizeof *typ);
+    if (!err || !typ) {
+        free(err);
+        free(typ);
+        return FFN_ENOMEM;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n_all; i++)
+        if (!pts[i].best_of_sweep) typ[j++] = pts[i];
+    ffn_fit_summary s;
+    ffn_fit_errors(hw, typ, n, err, &s);
+    free(err);
+    free(typ);
+    out->median_abs = s.median_abs;
+    out->max_abs = s.max_abs;
+    out->points = (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
+    out->is_default = false;
     return 0;
 }

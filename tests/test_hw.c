@@ -382,6 +382,15 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][0] = 16, hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][1] = 16;
     hw->eff.launch_s = 4.7e-6;
     hw->eff.overlap_p = 2.5;
+    hw->eff.util_gamma[FFN_DT_BF16] = hw->eff.util_gamma[FFN_DT_FP16] = 0.8123456789;
+    hw->eff.util_alpha[FFN_DT_BF16] = hw->eff.util_alpha[FFN_DT_FP16] = 0.0987654321;
+    hw->eff.memory_max_elem = 0.8311;
+    hw->unc.p10 = 0.9123456789;
+    hw->unc.p90 = 1.1034567;
+    hw->unc.points = 1058;
+    hw->unc.median_abs = 0.0312;
+    hw->unc.max_abs = 0.187;
+    hw->unc.is_default = false;
     hw->tdp_w = 350;
 }
 

@@ -24,6 +24,17 @@ typedef struct ffn_fit_point {
      * value) = the rule. */
     bool cdtype_set;
     ffn_dtype cdtype;
+    /* An elementwise kernel instead of a GEMM (elem_bytes > 0): elem_bytes moved and
+     * elem_flops computed by one kernel (SiLU-and-multiply, a copy, a read); m, n, k, f are
+     * then the shape it was measured at and are not used for the cost. */
+    double elem_bytes, elem_flops;
+    /* The time was measured without the per-call harness overhead (a mean over a timed loop,
+     * a published rate): harness_s is not added to its prediction. */
+    bool no_harness;
+    /* A published maximum over a sweep of shapes (MAMF's best shape), not a typical
+     * measurement: ffn_eff_fit does not fit to it, but sets the wave utilisation of a dtype
+     * class that no other point covers from it (FFN_FIT_WAVE_UTIL; docs/model.md). */
+    bool best_of_sweep;
 } ffn_fit_point;
 
 typedef struct ffn_fit_summary {
@@ -45,7 +56,30 @@ enum {
     /* fit memory_max_gemv (the bandwidth fraction of one-row GEMMs) apart from memory_max;
      * needs points with one token among the others */
     FFN_FIT_MEMORY_GEMV = 1u << 6,
+    /* fit the wave utilisation util = gamma - alpha / waves (util_gamma[], util_alpha[]) for
+     * every dtype class (ffn_fit_dtype_class) among the GEMM points, in place of their
+     * compute_max; a class with fewer than 8 GEMM points takes the alpha/gamma ratio of the
+     * class with the most */
+    FFN_FIT_WAVE_UTIL = 1u << 7,
+    /* fit memory_max_elem, the bandwidth fraction of elementwise kernels; needs elementwise
+     * points */
+    FFN_FIT_MEMORY_ELEM = 1u << 8,
+    /* keep compute_max and memory_max as hw gives them (data that cannot tell them: only
+     * compute-bound GEMMs under FFN_FIT_WAVE_UTIL, and elementwise kernels) */
+    FFN_FIT_HOLD_MAX = 1u << 9,
 };
+
+/* The dtype class a dtype's wave utilisation is fitted in: fp16 and bf16 share one (the same
+ * tensor-core pipes), fp8 and int8 one, every other dtype its own. Returns the class's
+ * representative dtype (bf16, fp8, or d). */
+int ffn_fit_dtype_class(ffn_dtype d);
+
+/* The residual spread of hw's model over the points, as the spec records it: p10 and p90 of
+ * measured/predicted (each end at least 6% from 1, the floor docs/model.md gives; best-of-sweep
+ * points left out), the median
+ * and worst |predicted/measured - 1|, the number of points; is_default false. Returns 0 or
+ * FFN_EINVAL (no points). */
+int ffn_fit_uncertainty(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, ffn_unc *out);
 
 /* Whether the points can tell memory_max_gemv from memory_max: some have one row (m == 1)
  * and some more (what FFN_FIT_MEMORY_GEMV needs). */
@@ -64,8 +98,12 @@ double ffn_fit_point_predict(const ffn_hw *hw, const ffn_fit_point *p);
 /* Signed relative error of each point (err[n], caller memory) and their summary. */
 void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double *err,
                     ffn_fit_summary *s);
-/* Fit compute_max and memory_max (always) and the parameters named in flags, keeping hw's
- * tiles and the rest. Returns 0 or FFN_EINVAL (no points, non-positive times;
+/* Fit compute_max and memory_max (unless FFN_FIT_HOLD_MAX) and the parameters named in flags,
+ * keeping hw's tiles and the rest. With best-of-sweep points (FFN_FIT_WAVE_UTIL only): the
+ * others are fitted, then each dtype class only best-of-sweep points have gets
+ * gamma = gamma_ref * (its best fraction of peak) / (the best fraction among the reference
+ * class's points), alpha in the reference class's proportion to gamma; the reference class is
+ * the one with the most GEMM points. Returns 0 or FFN_EINVAL (no points, non-positive times;
  * FFN_FIT_MEMORY_GEMV without both one-row and larger points). */
 int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
                 ffn_eff *out);

@@ -4,6 +4,7 @@
 #ifndef FFNROOF_HW_H
 #define FFNROOF_HW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ffnroof/error.h"
@@ -68,7 +69,34 @@ typedef struct ffn_eff {
      * fit adds it back to compare with its measurements. */
     double harness_s;
     double overlap_p;                    /* p of the p-norm; 0 = max (perfect overlap) */
+    /* Wave utilisation (NeuSight's form, docs/model.md "Waves"): a GEMM computing in dtype d
+     * whose best tile grid runs in W waves over the compute units reaches
+     *   util = util_gamma[d] - util_alpha[d] / W
+     * of peak in place of compute_max_dt[d] / compute_max. util_gamma[d] 0 = off (the
+     * dtype's compute_max applies, as before). */
+    double util_gamma[FFN_DT_COUNT];
+    double util_alpha[FFN_DT_COUNT];
+    /* Fraction of peak bandwidth reached by elementwise kernels (activation, gate multiply,
+     * bias): a different kernel kind from a GEMM's operand streams; 0 = memory_max. */
+    double memory_max_elem;
 } ffn_eff;
+
+/* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of
+ * measured/predicted over the points the efficiency model was fitted to (or a stated default
+ * for a spec without a fit). A prediction t is printed as t (t*p10 - t*p90, p10-p90). */
+typedef struct ffn_unc {
+    double p10;        /* 10th percentile of measured/predicted, (0, 1] typically */
+    double p90;        /* 90th percentile, >= p10 */
+    double median_abs; /* the fit's median |predicted/measured - 1|; 0 = not recorded */
+    double max_abs;    /* the fit's worst |predicted/measured - 1|; 0 = not recorded */
+    uint32_t points;   /* points the fit used; 0 = not recorded */
+    bool is_default;   /* true: no fit residuals in the spec; p10/p90 are the default */
+} ffn_unc;
+
+/* Default range of a spec without fit residuals: measured/predicted in [0.80, 1.25] at
+ * p10-p90, a stated convention (docs/model.md, "Uncertainty"), not a measurement. */
+#define FFN_UNC_DEFAULT_P10 0.80
+#define FFN_UNC_DEFAULT_P90 1.25
 
 typedef struct ffn_hw {
     char name[64];
@@ -86,8 +114,13 @@ typedef struct ffn_hw {
     ffn_link scaleout;
     uint32_t devices_per_node; /* devices sharing one scale-up domain; 1 when none */
     ffn_eff eff;
+    ffn_unc unc;  /* from `uncertainty:`; the default (is_default) when absent */
     double tdp_w; /* 0 when not published */
 } ffn_hw;
+
+/* The p10 and p90 ratios measured/predicted of hw: its recorded ones, else the default (also
+ * for an ffn_hw filled in code with unc left zero). Returns true when they are the default. */
+bool ffn_hw_unc_range(const ffn_hw *hw, double *p10, double *p90);
 
 /* Load and validate a hardware spec. On error returns a negative code, fills diag with
  * "file:line:col: message" and leaves *hw zeroed. */

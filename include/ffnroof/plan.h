@@ -44,6 +44,12 @@ typedef enum ffn_bottleneck {
     FFN_BN_COUNT
 } ffn_bottleneck;
 
+/* Which end of a prediction's range a plan sizes against (docs/plan.md, "Margin"). */
+typedef enum ffn_plan_margin {
+    FFN_MARGIN_MEDIAN = 0, /* the predicted (median) step time */
+    FFN_MARGIN_P90         /* the pessimistic end: step time x the device's p90 ratio */
+} ffn_plan_margin;
+
 typedef enum ffn_objective {
     FFN_OBJ_DEVICES = 0,       /* fewest devices for the target (then tokens/s per device) */
     FFN_OBJ_TOKENS_PER_DEVICE, /* most tokens/s per device */
@@ -76,6 +82,7 @@ typedef struct ffn_plan_opts {
     uint64_t ep[FFN_PLAN_MAX_DEGREES]; /* ignored (1) for dense models */
     size_t n_ep;
     ffn_objective objective;
+    ffn_plan_margin margin; /* default: median */
 } ffn_plan_opts;
 
 /* Defaults: decode, prompt 1024, output 256, bf16, fused, no SLO, no target, 64 devices,
@@ -107,7 +114,11 @@ typedef struct ffn_plan_step {
     double attn_core_s;   /* other: KV-cache read and scores (decode) / attention FLOPs */
     double attn_comm_s;   /* other: the attention output's TP all-reduce */
     double lm_head_s;     /* other: the LM head (logits of one token per sequence) */
-    double step_s;
+    double step_s;        /* the time the plan sizes against (x p90 with FFN_MARGIN_P90) */
+    double step_p10_s;    /* the range of the predicted (median) step time: x the device's */
+    double step_p90_s;    /* p10 and p90 ratios measured/predicted (ffn_hw_unc_range) */
+    double margin_scale;  /* 1, or the p90 ratio every time above was multiplied by */
+    bool range_default;   /* the ratios are the stated default, not a fit's */
     double ffn_share;     /* ffn_s / step_s */
     double kv_read_bytes; /* decode: KV bytes read per step per device */
     double attn_core_flops;

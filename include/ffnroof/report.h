@@ -29,6 +29,11 @@ int ffn_write_predict_csv_header(FILE *fp);
 int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw,
                               const ffn_result *run);
 int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r);
+/* A predicted time's range as the tables print it: "(19.8-23.9 ms, p10-p90)", both ends in the
+ * unit t prints in, ", default" added when the range is the stated default; brief:
+ * "19.8-23.9 ms" with a "*" for the default. */
+const char *ffn_range_text(char *buf, size_t n, double t, double lo, double hi, bool dflt,
+                           bool brief);
 /* One JSON object for a run (as in runs[] of the predict JSON); `key` as in ffn_json. */
 struct ffn_json;
 void ffn_json_run(struct ffn_json *j, const char *key, const ffn_result *run);

@@ -47,6 +47,10 @@ typedef struct ffn_run {
     uint64_t tp;         /* tensor-parallel degree: intermediate dim split across tp devices */
     uint64_t ep;         /* expert-parallel degree (MoE layers) */
     bool fused;          /* gate+up as one GEMM with the activation in its epilogue */
+    /* With fused: gate+up still one GEMM, but the activation (and gate multiply) is a kernel
+     * of its own reading the GEMM's g*[T,f] output: three kernels per layer, as vLLM-style
+     * GPU stacks run it (docs/model.md, "Kernels of the FFN"). Ignored when !fused. */
+    bool act_separate;
     /* MoC (Mixture-of-Channels): keep only the top moc_k channels of the gate for backward;
      * 0 = off. */
     uint64_t moc_k;
@@ -141,6 +145,10 @@ typedef struct ffn_result {
     /* whole model, all layers, all steps, per device */
     double flops, bytes, weight_bytes, intensity;
     double roofline_s, predicted_s, comm_s;
+    /* The range of predicted_s: predicted_s times the device's p10 and p90 ratios
+     * measured/predicted (ffn_hw_unc_range); unc_default when they are the stated default. */
+    double predicted_p10_s, predicted_p90_s;
+    bool unc_default;
     ffn_bound bound;
     double ridge_tokens; /* T at which the FFN turns compute-bound; INFINITY if never */
     ffn_act_mem mem;
@@ -167,6 +175,13 @@ double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes);
  * launch) computing in cdt, on the best of hw's tiles for cdt, in (0, 1]. */
 double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
                            uint64_t instances, ffn_dtype cdt);
+
+/* Waves the best tile of that GEMM runs in over hw's compute units (1 without tiles). */
+uint64_t ffn_wave_count(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                        ffn_dtype cdt);
+/* Wave utilisation gamma - alpha / waves of dtype cdt (floored at 0.02, capped at 1), or NAN
+ * when e has none for cdt. */
+double ffn_wave_util(const ffn_eff *e, ffn_dtype cdt, double waves);
 
 /* Fill op as a GEMM / elementwise op and cost it. */
 void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,

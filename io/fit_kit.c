@@ -1,0 +1,247 @@
+/* Measurement files of the GPU calibration kit (bench/gpu/, docs/formats.md "Fit data"): CSV
+ * with the header kind,dtype,m,n,k,time_<unit> and one kernel per line:
+ *   gemm      [m,k] x [k,n] in dtype
+ *   silu_mul  SiLU(gate) * up over m tokens x n features: reads 2mn, writes mn elements
+ *   copy      m x n elements read and written
+ *   read      m x n elements read (a reduction)
+ *   binary    z = x op y over m x n elements: reads 2mn, writes mn, one FLOP each
+ *   unary     y = op(x) over m x n elements: reads mn, writes mn, one FLOP each
+ * The time column's name carries its unit: time_s, time_ms, time_us or time_ns. '#' lines are
+ * comments, except the directives '#@ harness off' and '#@ harness on': the rows after
+ * 'off' were timed without a per-call harness overhead (a timed loop's mean, a published
+ * rate), so `ffnroof fit` adds no harness_s to their predictions; the GEMM rows after
+ * '#@ best-of-sweep on' are published maxima over shape sweeps (MAMF), which the fit does not
+ * fit to but uses to set a dtype class's utilisation (include/ffnroof/fit.h), until
+ * '#@ best-of-sweep off'. ffn_fit_data_load() reads this format and hands the two older ones to
+ * ffn_fit_csv_load(). */
+#include "ffnroof/fitdata.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KIT_LINE 4096
+
+static const char *const kind_names[] = {"gemm", "silu_mul", "copy", "read", "binary", "unary",
+                                         NULL};
+enum { K_GEMM = 0, K_SILU_MUL, K_COPY, K_READ, K_BINARY, K_UNARY };
+
+static int parse_dim(const char *s, uint64_t *v)
+{
+    if (!isdigit((unsigned char)*s)) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (*end || errno || x == 0 || x > (1ull << 40)) return -1;
+    *v = x;
+    return 0;
+}
+
+/* The first line that is not a comment or blank (0 when none), copied into buf. */
+static int first_line(const char *path, char *buf, size_t n, ffn_diag *diag, int *lineno)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) return ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    buf[0] = '\0';
+    *lineno = 0;
+    while (fgets(buf, (int)n, fp)) {
+        (*lineno)++;
+        buf[strcspn(buf, "\r\n")] = '\0';
+        if (buf[0] != '#' && buf[0] != '\0') break;
+        buf[0] = '\0';
+    }
+    fclose(fp);
+    return 0;
+}
+
+bool ffn_fit_kit_header(const char *line)
+{
+    return !strncmp(line, "kind,", 5);
+}
+
+/* time_<unit> -> seconds per unit, 0 when the unit is unknown */
+static double time_unit(const char *col)
+{
+    if (strncmp(col, "time_", 5)) return 0;
+    const char *u = col + 5;
+    if (!strcmp(u, "s")) return 1.0;
+    if (!strcmp(u, "ms")) return 1e-3;
+    if (!strcmp(u, "us")) return 1e-6;
+    if (!strcmp(u, "ns")) return 1e-9;
+    return 0;
+}
+
+int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n,
+                     ffn_diag *diag)
+{
+    *n = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp) return ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    static const char *const want[] = {"kind", "dtype", "m", "n", "k"};
+    char line[KIT_LINE];
+    int lineno = 0, rc = 0;
+    bool header = false, no_harness = false, best_of_sweep = false;
+    double unit = 0;
+    while (!rc && fgets(line, sizeof line, fp)) {
+        lineno++;
+        size_t len = strcspn(line, "\r\n");
+        if (line[len] == '\0' && !feof(fp)) {
+            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, KIT_LINE - 1,
+                              "line longer than %d characters", KIT_LINE - 2);
+            break;
+        }
+        line[len] = '\0';
+        if (!strncmp(line, "#@", 2)) {
+            if (!strcmp(line, "#@ harness off")) no_harness = true;
+            else if (!strcmp(line, "#@ harness on")) no_harness = false;
+            else if (!strcmp(line, "#@ best-of-sweep on")) best_of_sweep = true;
+            else if (!strcmp(line, "#@ best-of-sweep off")) best_of_sweep = false;
+            else {
+                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1,
+                                  "unknown directive '%s' ('#@ harness on|off', "
+                                  "'#@ best-of-sweep on|off')",
+                                  line);
+                break;
+            }
+            continue;
+        }
+        if (line[0] == '#' || line[0] == '\0') continue;
+        /* split at every comma; an empty field is an error */
+        char *f[8];
+        int nf = 0;
+        for (char *t = line;; nf++) {
+            char *comma = strchr(t, ',');
+            if (comma) *comma = '\0';
+            if (nf < 8) f[nf] = t;
+            if (!*t) {
+                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(t - line) + 1,
+                                  "empty field (column %d)", nf + 1);
+                break;
+            }
+            if (!comma) {
+                nf++;
+                break;
+            }
+            t = comma + 1;
+        }
+        if (rc) break;
+        if (!header) {
+            header = true;
+            for (int i = 0; i < 5 && !rc; i++)
+                if (i >= nf || strcmp(f[i], want[i]))
+                    rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno,
+                                      i < nf ? (int)(f[i] - line) + 1 : 1,
+                                      "header must be 'kind,dtype,m,n,k,time_<unit>': column "
+                                      "%d must be '%s'",
+                                      i + 1, want[i]);
+            if (rc) break;
+            if (nf != 6) {
+                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1,
+                                  "header must have 6 columns 'kind,dtype,m,n,k,time_<unit>', "
+                                  "got %d",
+                                  nf);
+                break;
+            }
+            unit = time_unit(f[5]);
+            if (unit == 0)
+                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(f[5] - line) + 1,
+                                  "unknown time column '%s': use time_s, time_ms, time_us or "
+                                  "time_ns",
+                                  f[5]);
+            continue;
+        }
+        if (nf != 6) {
+            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1, "expected 6 columns, got %d",
+                              nf);
+            break;
+        }
+        if (*n >= cap) {
+            rc = ffn_diag_set(diag, FFN_ERANGE, path, lineno, 1, "more than %zu points", cap);
+            break;
+        }
+        int kind = -1;
+        for (int i = 0; kind_names[i]; i++)
+            if (!strcmp(f[0], kind_names[i])) kind = i;
+        if (kind < 0) {
+            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1,
+                              "unknown kind '%s' (gemm, silu_mul, copy, read, binary, unary)", f[0]);
+            break;
+        }
+        ffn_dtype dt;
+        if (ffn_dtype_parse(f[1], &dt)) {
+            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(f[1] - line) + 1,
+                              "unknown dtype '%s'", f[1]);
+            break;
+        }
+        uint64_t d[3];
+        for (int i = 0; i < 3 && !rc; i++)
+            if (parse_dim(f[2 + i], &d[i]))
+                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(f[2 + i] - line) + 1,
+                                  "'%s' must be a whole number in [1, 2^40], got '%s'",
+                                  want[2 + i], f[2 + i]);
+        if (rc) break;
+        char *end;
+        errno = 0;
+        double t = strtod(f[5], &end);
+        if (end == f[5] || *end || !isfinite(t) || t <= 0) {
+            rc = ffn_diag_set(diag, FFN_ERANGE, path, lineno, (int)(f[5] - line) + 1,
+                              "the time must be a positive number, got '%s'", f[5]);
+            break;
+        }
+        ffn_fit_point *p = &pts[*n];
+        memset(p, 0, sizeof *p);
+        p->wdtype = p->adtype = dt;
+        p->m = d[0];
+        p->n = d[1];
+        p->k = d[2];
+        p->time_s = t * unit;
+        p->no_harness = no_harness;
+        p->best_of_sweep = best_of_sweep && kind == K_GEMM;
+        const double el = (double)d[0] * (double)d[1], b = ffn_dtype_bytes(dt, 0);
+        switch (kind) {
+        case K_SILU_MUL:
+            p->act = FFN_ACT_SWIGLU;
+            p->elem_bytes = 3.0 * el * b;
+            p->elem_flops = ffn_act_flops(FFN_ACT_SWIGLU) * el;
+            break;
+        case K_COPY:
+            p->elem_bytes = 2.0 * el * b;
+            break;
+        case K_READ:
+            p->elem_bytes = el * b;
+            p->elem_flops = el;
+            break;
+        case K_BINARY:
+            p->elem_bytes = 3.0 * el * b;
+            p->elem_flops = el;
+            break;
+        case K_UNARY:
+            p->elem_bytes = 2.0 * el * b;
+            p->elem_flops = el;
+            break;
+        default:
+            break;
+        }
+        (*n)++;
+    }
+    fclose(fp);
+    if (!rc && !header) rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 0, 0, "the file is empty");
+    if (!rc && *n == 0) rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 0, 0, "no data points");
+    if (rc) *n = 0;
+    return rc;
+}
+
+int ffn_fit_data_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point *pts,
+                      size_t cap, size_t *n, ffn_diag *diag)
+{
+    char line[256];
+    int lineno = 0;
+    *n = 0;
+    int rc = first_line(path, line, sizeof line, diag, &lineno);
+    if (rc) return rc;
+    if (ffn_fit_kit_header(line)) return ffn_fit_kit_load(path, pts, cap, n, diag);
+    return ffn_fit_csv_load(path, wdt, adt, pts, cap, n, diag);
+}
