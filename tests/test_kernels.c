@@ -504,3 +504,147 @@ Test(kernels, ffnroof_isa_override_garbage_is_an_error)
     cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), FFN_EINVAL);
     cr_assert(strstr(dg.msg, "mmx") != NULL, "diag: %s", dg.msg);
 }
+
+/* ---- the dispatch table (kernels/registry.c) ------------------------------------------- */
+
+static const ffn_dtype kdtypes[] = {FFN_DT_FP32, FFN_DT_BF16, FFN_DT_FP16};
+
+/* The first row (dispatch order) for dt whose features lie within mask, ref rows excluded. */
+static const ffn_kernel *first_row_within(ffn_dtype dt, uint64_t mask)
+{
+    const ffn_kernel *ks[64];
+    uint64_t req[64];
+    const size_t n = ffn_kernel_table(ks, req, 64);
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (ks[i]->wdtype == dt && ks[i]->isa != FFN_ISA_REF && (req[i] & ~mask) == 0)
+            return ks[i];
+    return NULL;
+}
+
+Test(kernels, every_row_needs_at_least_what_its_level_needs)
+{
+    const ffn_kernel *ks[64];
+    uint64_t req[64];
+    const size_t n = ffn_kernel_table(ks, req, 64);
+    cr_assert_gt(n, 0);
+    bool portable[FFN_DT_COUNT] = {false};
+    for (size_t i = 0; i < n && i < 64; i++) {
+        const uint64_t need = ffn_isa_requires(ks[i]->isa);
+        cr_assert_eq(req[i] & need, need, "%s needs less than level %s", ks[i]->name,
+                     ffn_isa_name(ks[i]->isa));
+        cr_assert_eq(ffn_kernel_requires(ks[i]), req[i]);
+        /* the name says the ISA (f32_ffn__avx2_6x16 is an avx2 kernel) */
+        const char *isa = ffn_isa_name(ks[i]->isa);
+        char tag[32];
+        snprintf(tag, sizeof tag, "__%s", isa);
+        if (ks[i]->isa != FFN_ISA_AVX512_BF16)
+            cr_assert(strstr(ks[i]->name, tag) != NULL, "%s is not named for %s", ks[i]->name, isa);
+        if (ks[i]->isa == FFN_ISA_PORTABLE) portable[ks[i]->wdtype] = true;
+    }
+    /* every CPU gets a real kernel for every weight dtype: the portable one needs nothing */
+    for (size_t d = 0; d < 3; d++)
+        cr_assert(portable[kdtypes[d]], "no portable kernel for %s", ffn_dtype_name(kdtypes[d]));
+}
+
+Test(kernels, dispatch_picks_the_newest_row_this_cpu_runs)
+{
+    if (getenv("FFNROOF_ISA")) cr_skip_test("FFNROOF_ISA is set: the uncapped choice is not tested");
+    const uint64_t cpu = ffn_cpu_features();
+    char feats[256];
+    ffn_cpu_feature_list(cpu, feats, sizeof feats);
+    for (size_t d = 0; d < 3; d++) {
+        const ffn_kernel *k = NULL;
+        ffn_diag dg;
+        cr_assert_eq(ffn_kernel_best(kdtypes[d], &k, &dg), 0, "%s", dg.msg);
+        cr_assert_eq(k, first_row_within(kdtypes[d], cpu), "cpu [%s]: %s got %s", feats,
+                     ffn_dtype_name(kdtypes[d]), k->name);
+        cr_assert_neq(k->isa, FFN_ISA_REF, "the oracle is never dispatched by default");
+    }
+    /* what the kernels issue asks of each CPU class */
+    const ffn_kernel *k32, *k16;
+    cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k32, NULL), 0);
+    cr_assert_eq(ffn_kernel_best(FFN_DT_BF16, &k16, NULL), 0);
+    const bool built512 = ffn_isa_built(FFN_ISA_AVX512), built2 = ffn_isa_built(FFN_ISA_AVX2);
+    if ((cpu & FFN_CPU_AVX512) && built512) {
+        cr_assert_eq(k32->isa, FFN_ISA_AVX512);
+        if ((cpu & FFN_CPU_AMX_BF16) && ffn_isa_built(FFN_ISA_AMX))
+            cr_assert_eq(k16->isa, FFN_ISA_AMX);
+        else if ((cpu & FFN_CPU_AVX512_BF16) && ffn_isa_built(FFN_ISA_AVX512_BF16))
+            cr_assert_eq(k16->isa, FFN_ISA_AVX512_BF16, "Zen 4/5 class gets VDPBF16PS");
+        else
+            cr_assert_eq(k16->isa, FFN_ISA_AVX512, "AVX-512F without BF16 widens by shift");
+    } else if ((cpu & FFN_CPU_AVX2) && built2) {
+        cr_assert_eq(k32->isa, FFN_ISA_AVX2);
+        cr_assert_eq(k16->isa, FFN_ISA_AVX2);
+    } else if (!(cpu & (FFN_CPU_NEON | FFN_CPU_SVE))) {
+        cr_assert_eq(k32->isa, FFN_ISA_PORTABLE, "a CPU no ISA folder fits runs the portable one");
+        cr_assert_eq(k16->isa, FFN_ISA_PORTABLE);
+    }
+}
+
+Test(kernels, a_level_caps_dispatch_at_its_features)
+{
+    const uint64_t cpu = ffn_cpu_features();
+    for (int l = 0; l < FFN_ISA_COUNT; l++) {
+        const ffn_isa lv = (ffn_isa)l;
+        if (!ffn_isa_available(lv)) continue;
+        for (size_t d = 0; d < 3; d++) {
+            const ffn_kernel *k = NULL;
+            ffn_diag dg;
+            cr_assert_eq(ffn_kernel_get(lv, kdtypes[d], &k, &dg), 0, "%s: %s", ffn_isa_name(lv),
+                         dg.msg);
+            if (lv == FFN_ISA_REF) {
+                cr_assert_eq(k->isa, FFN_ISA_REF);
+                continue;
+            }
+            cr_assert_eq(k, first_row_within(kdtypes[d], cpu & ffn_isa_allows(lv)), "%s %s: %s",
+                         ffn_isa_name(lv), ffn_dtype_name(kdtypes[d]), k->name);
+        }
+    }
+    if (ffn_isa_available(FFN_ISA_AVX2)) {
+        const ffn_kernel *k;
+        cr_assert_eq(ffn_kernel_get(FFN_ISA_AVX2, FFN_DT_FP32, &k, NULL), 0);
+        cr_assert_eq(k->isa, FFN_ISA_AVX2, "avx2 level: %s", k->name);
+    }
+    const ffn_kernel *k;
+    cr_assert_eq(ffn_kernel_get(FFN_ISA_PORTABLE, FFN_DT_FP16, &k, NULL), 0);
+    cr_assert_eq(k->isa, FFN_ISA_PORTABLE);
+}
+
+Test(kernels, ffnroof_isa_avx2_runs_what_an_avx2_host_runs)
+{
+    if (!ffn_isa_available(FFN_ISA_AVX2)) cr_skip_test("this CPU or build has no AVX2 level");
+    setenv("FFNROOF_ISA", "avx2", 1);
+    for (size_t d = 0; d < 3; d++) {
+        const ffn_kernel *k = NULL;
+        ffn_diag dg;
+        cr_assert_eq(ffn_kernel_best(kdtypes[d], &k, &dg), 0, "%s", dg.msg);
+        cr_assert_eq(k->isa, FFN_ISA_AVX2, "%s", k->name);
+    }
+    ffn_isa lv;
+    cr_assert_eq(ffn_isa_selected(&lv, NULL), 0);
+    cr_assert_eq(lv, FFN_ISA_AVX2);
+}
+
+Test(kernels, ffnroof_isa_portable_runs_the_portable_kernels)
+{
+    setenv("FFNROOF_ISA", "portable", 1);
+    for (size_t d = 0; d < 3; d++) {
+        const ffn_kernel *k = NULL;
+        cr_assert_eq(ffn_kernel_best(kdtypes[d], &k, NULL), 0);
+        cr_assert_eq(k->isa, FFN_ISA_PORTABLE, "%s", k->name);
+    }
+}
+
+Test(kernels, an_unusable_level_names_the_usable_ones)
+{
+    setenv("FFNROOF_ISA", "mmx", 1);
+    const ffn_kernel *k = NULL;
+    ffn_diag dg;
+    cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), FFN_EINVAL);
+    cr_assert(strstr(dg.msg, "portable") != NULL, "diag lists the usable names: %s", dg.msg);
+    char usable[256];
+    ffn_isa_usable_list(usable, sizeof usable);
+    cr_assert(strstr(usable, "ref") && strstr(usable, "portable"), "%s", usable);
+    cr_assert_eq(ffn_isa_parse("AVX512_BF16", &(ffn_isa){0}), 0);
+}
