@@ -326,7 +326,16 @@ int ffn_kernel_get(ffn_isa isa, ffn_dtype wdtype, const ffn_kernel **out, ffn_di
         return diag(dg, FFN_EUNSUPPORTED, "isa '%s' is not available on this CPU/OS (lacks %s); usable: %s",
                     ffn_isa_name(isa), miss, usable);
     }
-    const uint64_t cap = ffn_cpu_features() & levels[isa].allows;
+    return ffn_kernel_for_features(ffn_cpu_features(), isa, wdtype, out, dg);
+}
+
+int ffn_kernel_for_features(uint64_t features, ffn_isa isa, ffn_dtype wdtype,
+                            const ffn_kernel **out, ffn_diag *dg)
+{
+    if (!out || (unsigned)isa >= FFN_ISA_COUNT || (unsigned)wdtype >= FFN_DT_COUNT)
+        return diag(dg, FFN_EINVAL, "invalid isa or dtype");
+    *out = NULL;
+    const uint64_t cap = features & levels[isa].allows;
     for (size_t i = 0; i < N_ROWS; i++) {
         const row *r = &table[i];
         if (r->k->wdtype != wdtype) continue;

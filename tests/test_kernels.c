@@ -648,3 +648,48 @@ Test(kernels, an_unusable_level_names_the_usable_ones)
     cr_assert(strstr(usable, "ref") && strstr(usable, "portable"), "%s", usable);
     cr_assert_eq(ffn_isa_parse("AVX512_BF16", &(ffn_isa){0}), 0);
 }
+
+/* Dispatch for CPU classes this host may not be (feature masks as kernels/cpu.c would detect
+ * them; ../shared/reference/cpus.md lists each class's ISA features). */
+static const char *pick_at(uint64_t features, ffn_isa lv, ffn_dtype dt)
+{
+    const ffn_kernel *k = NULL;
+    if (ffn_kernel_for_features(features, lv, dt, &k, NULL)) return "none";
+    return k->name;
+}
+
+Test(kernels, dispatch_for_cpu_classes_we_do_not_have)
+{
+    const uint64_t haswell = FFN_CPU_AVX2;
+    const uint64_t skx = haswell | FFN_CPU_AVX512 | FFN_CPU_AVX512_VNNI; /* Skylake-SP..Ice Lake */
+    const uint64_t zen4 = skx | FFN_CPU_AVX512_BF16;                       /* Zen 4/5, Cooper Lake */
+    const uint64_t spr = zen4 | FFN_CPU_AVX512_FP16 | FFN_CPU_AMX_BF16 | FFN_CPU_AMX_INT8;
+    /* Each level's own best: the levels are nested on x86, so the highest level allows all. */
+    if (ffn_isa_built(FFN_ISA_AVX2)) {
+        cr_assert_str_eq(pick_at(haswell, FFN_ISA_AMX, FFN_DT_FP32), "f32_ffn__avx2_6x16");
+        cr_assert_str_eq(pick_at(haswell, FFN_ISA_AMX, FFN_DT_BF16), "bf16_ffn__avx2_6x16");
+        cr_assert_str_eq(pick_at(haswell, FFN_ISA_AMX, FFN_DT_FP16), "f16_ffn__avx2_6x16");
+    }
+    if (ffn_isa_built(FFN_ISA_AVX512)) {
+        cr_assert_str_eq(pick_at(skx, FFN_ISA_AMX, FFN_DT_FP32), "f32_ffn__avx512_14x32");
+        cr_assert_str_eq(pick_at(skx, FFN_ISA_AMX, FFN_DT_BF16), "bf16_ffn__avx512_14x32",
+                         "AVX-512F without BF16 widens bf16 by shift");
+        cr_assert_str_eq(pick_at(skx, FFN_ISA_AMX, FFN_DT_FP16), "f16_ffn__avx512_14x32");
+    }
+    if (ffn_isa_built(FFN_ISA_AVX512_BF16))
+        cr_assert_str_eq(pick_at(zen4, FFN_ISA_AMX, FFN_DT_BF16), "bf16_ffn__avx512bf16_14x32",
+                         "Zen 4/5 (AVX512-BF16, no AMX) get the VDPBF16PS path");
+    if (ffn_isa_built(FFN_ISA_AMX)) {
+        cr_assert_str_eq(pick_at(spr, FFN_ISA_AMX, FFN_DT_BF16), "bf16_ffn__amx_32x32");
+        cr_assert_str_eq(pick_at(spr, FFN_ISA_AVX512_BF16, FFN_DT_BF16),
+                         "bf16_ffn__avx512bf16_14x32");
+        cr_assert_str_eq(pick_at(spr, FFN_ISA_AVX2, FFN_DT_BF16),
+                         ffn_isa_built(FFN_ISA_AVX2) ? "bf16_ffn__avx2_6x16"
+                                                     : "bf16_ffn__portable_6x8");
+    }
+    /* the x86-64 baseline, and a CPU whose OS does not save the AVX state: portable */
+    cr_assert_str_eq(pick_at(0, FFN_ISA_AMX, FFN_DT_FP32), "f32_ffn__portable_6x8");
+    cr_assert_str_eq(pick_at(0, FFN_ISA_SVE, FFN_DT_BF16), "bf16_ffn__portable_6x8");
+    cr_assert_str_eq(pick_at(spr, FFN_ISA_PORTABLE, FFN_DT_FP16), "f16_ffn__portable_6x8");
+    cr_assert_str_eq(pick_at(spr, FFN_ISA_REF, FFN_DT_FP32), "f32_ffn__ref");
+}

@@ -140,6 +140,11 @@ size_t ffn_kernel_list(const ffn_kernel **out, size_t n);
  * kernel). FFN_EUNSUPPORTED when the CPU cannot run that level or no kernel of the level or
  * below stores that dtype (diag says which). */
 int ffn_kernel_get(ffn_isa isa, ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *diag);
+/* The kernel dispatch would pick for wdtype on a CPU with these features, capped at level isa
+ * (the pure function behind ffn_kernel_get: what a Zen 4 or a Graviton 3 gets can be asked on
+ * any host). FFN_EUNSUPPORTED when no row fits. */
+int ffn_kernel_for_features(uint64_t features, ffn_isa isa, ffn_dtype wdtype,
+                            const ffn_kernel **out, ffn_diag *diag);
 /* The best kernel for wdtype on this CPU (ffn_isa_selected: FFNROOF_ISA honoured), chosen once.
  * Errors as ffn_isa_selected and ffn_kernel_get. */
 int ffn_kernel_best(ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *diag);
