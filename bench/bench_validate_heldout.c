@@ -439,6 +439,35 @@ int main(int argc, char **argv)
                     print_stats_line(o < 0 ? "all ops" : heldout_op_names[o], regimes[g].label, &s);
                 }
             }
+            /* The whole FFN of each row (the three ops summed), and how often the measured
+             * time falls inside the prediction's p10-p90 range (docs/model.md, "Uncertainty") */
+            double p10, p90;
+            bool dflt = ffn_hw_unc_range(&hw, &p10, &p90);
+            for (size_t g = 0; g < sizeof regimes / sizeof regimes[0]; g++) {
+                size_t k = 0, inside = 0, inside_ops = 0, n_ops = 0;
+                for (size_t i = 0; i < nrows; i++) {
+                    if (rows[i].tokens < regimes[g].lo || rows[i].tokens > regimes[g].hi) continue;
+                    double pm = 0, ms = 0;
+                    for (int o = 0; o < HELDOUT_NOPS; o++) {
+                        const result *r = &res[i * HELDOUT_NOPS + (size_t)o];
+                        pm += r->predicted_s;
+                        ms += r->measured_s;
+                        inside_ops += r->measured_s >= r->predicted_s * p10 &&
+                                      r->measured_s <= r->predicted_s * p90;
+                        n_ops++;
+                    }
+                    buf[k++] = heldout_rel_err(pm, ms);
+                    inside += ms >= pm * p10 && ms <= pm * p90;
+                }
+                heldout_stats st;
+                heldout_summarise(buf, k, work, &st);
+                print_stats_line("ffn (3 ops)", regimes[g].label, &st);
+                if (g == 0)
+                    printf("  measured inside the predicted p10-p90 range (x%.3g-x%.3g%s): "
+                           "%.0f%% of FFNs, %.0f%% of ops\n",
+                           p10, p90, dflt ? ", default" : "", k ? 100.0 * (double)inside / (double)k : 0.0,
+                           n_ops ? 100.0 * (double)inside_ops / (double)n_ops : 0.0);
+            }
             qsort(res, nres, sizeof *res, cmp_result_abs_desc);
             printf("  worst 10 (err = predicted/measured - 1):\n");
             printf("    %-28s %3s %5s %-14s %11s %11s %8s\n", "model", "tp", "T", "op", "measured",

@@ -181,6 +181,9 @@ int ffn_cmd_fit(int argc, char **argv)
             ffn_json_u64(&j, "m", pts[i].m);
             ffn_json_u64(&j, pts[i].f ? "d" : "n", pts[i].f ? pts[i].k : pts[i].n);
             ffn_json_u64(&j, pts[i].f ? "f" : "k", pts[i].f ? pts[i].f : pts[i].k);
+            ffn_json_str(&j, "kind", pts[i].f ? "layer" : pts[i].elem_bytes > 0 ? "elem" : "gemm");
+            ffn_json_str(&j, "dtype", ffn_dtype_name(pts[i].wdtype));
+            ffn_json_bool(&j, "best_of_sweep", pts[i].best_of_sweep);
             ffn_json_num(&j, "measured_s", pts[i].time_s);
             ffn_json_num(&j, "predicted_s", pts[i].time_s * (1 + err[i]));
             ffn_json_num(&j, "error", err[i]);

@@ -97,7 +97,7 @@ static void scratch_done(void)
 /* ---- every shipped spec ---------------------------------------------------------------- */
 
 static const char *const required_devices[] = {
-    "a100-sxm-80gb", "a100-pcie-40gb", "h100-sxm",  "h100-pcie", "h200",
+    "a100-sxm-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h200",
     "b200",          "mi300x",         "gaudi3",    "tpu-v5e",   "tpu-v5p",
     "epyc-9654",     "epyc-9755",      "xeon-8480", "graviton4", NULL};
 

@@ -1,0 +1,510 @@
+/* Issue 14: the GPU efficiency model (wave utilisation, elementwise bandwidth, three-kernel FFN),
+ * the GPU calibration kit's fit format and the `ffnroof fit` path on its committed synthetic
+ * sample, the a100-pcie-80gb spec, the p10-p90 range of every prediction (spec fields, JSON of
+ * predict and compare) and `plan --margin p90`. No GPU is needed. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ffnroof/fit.h"
+#include "ffnroof/fitdata.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ffnroof/plan.h"
+#include "ffnroof/sim.h"
+
+#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+#define SAMPLE FFNROOF_TEST_DATA "/fit/gpu-kit-sample.csv"
+
+static char out_path[256], err_path[256], tmp_path[256];
+
+static void setup(void)
+{
+    snprintf(out_path, sizeof out_path, "/tmp/ffnroof-gpucal-%d.out", (int)getpid());
+    snprintf(err_path, sizeof err_path, "/tmp/ffnroof-gpucal-%d.err", (int)getpid());
+    snprintf(tmp_path, sizeof tmp_path, "/tmp/ffnroof-gpucal-%d.tmp", (int)getpid());
+}
+
+static void teardown(void)
+{
+    unlink(out_path);
+    unlink(err_path);
+    unlink(tmp_path);
+}
+
+static int run(const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "FFNROOF_DATA_DIR=%s '%s' %s >%s 2>%s", FFNROOF_SOURCE_DIR, BIN, args,
+             out_path, err_path);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[1 << 20];
+    FILE *fp = fopen(path, "r");
+    if (!fp) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void load_hw(const char *name, ffn_hw *hw)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/hw/%s.yaml", FFNROOF_SOURCE_DIR, name);
+    ffn_diag d;
+    cr_assert_eq(ffn_hw_load(path, hw, &d), 0, "%s: %s", name, d.msg);
+}
+
+/* The JSON number after "key": at or after s; NAN when absent. */
+static double json_num(const char *s, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(s, pat);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* A GPU-like device with tiles and wave utilisation for fp16 (no other efficiency terms). */
+static void synthetic_gpu(ffn_hw *hw)
+{
+    memset(hw, 0, sizeof *hw);
+    snprintf(hw->name, sizeof hw->name, "synthetic-gpu");
+    hw->kind = FFN_HW_GPU;
+    hw->peak_flops[FFN_DT_FP32] = 60e12;
+    hw->peak_flops[FFN_DT_FP16] = hw->peak_flops[FFN_DT_BF16] = 900e12;
+    hw->compute_units = 132;
+    hw->mem_bandwidth_bps = 3e12;
+    hw->eff.compute_max = 1.0;
+    hw->eff.memory_max = 0.9;
+    hw->eff.n_tiles = 2;
+    hw->eff.tiles[0][0] = 128, hw->eff.tiles[0][1] = 256;
+    hw->eff.tiles[1][0] = 128, hw->eff.tiles[1][1] = 128;
+}
+
+/* ---- the wave-utilisation form ------------------------------------------------------------ */
+
+Test(gpucal, wave_util_is_gamma_minus_alpha_over_waves)
+{
+    ffn_eff e;
+    memset(&e, 0, sizeof e);
+    cr_expect(isnan(ffn_wave_util(&e, FFN_DT_FP16, 3)), "off without gamma");
+    e.util_gamma[FFN_DT_FP16] = 0.8;
+    e.util_alpha[FFN_DT_FP16] = 0.2;
+    cr_expect_float_eq(ffn_wave_util(&e, FFN_DT_FP16, 1), 0.6, 1e-12);
+    cr_expect_float_eq(ffn_wave_util(&e, FFN_DT_FP16, 4), 0.75, 1e-12);
+    cr_expect_float_eq(ffn_wave_util(&e, FFN_DT_FP16, 1e9), 0.8, 1e-8);
+    cr_expect(isnan(ffn_wave_util(&e, FFN_DT_BF16, 4)), "per dtype");
+    e.util_alpha[FFN_DT_FP16] = 0.79;
+    cr_expect_float_eq(ffn_wave_util(&e, FFN_DT_FP16, 1), 0.02, 1e-12); /* the floor */
+
+    /* in a prediction: a compute-bound GEMM of 1 wave vs one of many waves */
+    ffn_hw hw;
+    synthetic_gpu(&hw);
+    /* 12 x 11 = 132 tiles of 128x256: exactly one wave, compute-bound */
+    const uint64_t m = 1536, n = 2816, k = 8192;
+    cr_assert_eq(ffn_wave_count(&hw, m, n, k, 1, FFN_DT_FP16), 1);
+    cr_assert_eq(ffn_wave_count(&hw, 128 * 8, 256 * 132, k, 1, FFN_DT_FP16), 8);
+    const double M = (double)m, N = (double)n, K = (double)k;
+    double F = 2.0 * M * N * K, B = 2.0 * (N * K + M * K + M * N);
+    double base = ffn_predict_gemm_s(&hw, m, n, k, 1, F, B, FFN_DT_FP16);
+    hw.eff.util_gamma[FFN_DT_FP16] = 0.8;
+    hw.eff.util_alpha[FFN_DT_FP16] = 0.2;
+    double with = ffn_predict_gemm_s(&hw, m, n, k, 1, F, B, FFN_DT_FP16);
+    cr_expect_float_eq(with / base, 1.0 / 0.6, 1e-3, "one wave: util 0.6 (%g)", with / base);
+}
+
+Test(gpucal, wave_util_fit_recovers_synthetic_constants)
+{
+    ffn_hw truth;
+    synthetic_gpu(&truth);
+    truth.eff.util_gamma[FFN_DT_FP16] = truth.eff.util_gamma[FFN_DT_BF16] = 0.82;
+    truth.eff.util_alpha[FFN_DT_FP16] = truth.eff.util_alpha[FFN_DT_BF16] = 0.15;
+    /* FFN-shaped GEMMs over T = 64..16384 (1 to ~150 waves), exact model times */
+    static const uint64_t T[] = {64, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192, 16384};
+    ffn_fit_point p[64];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+        for (int g = 0; g < 2; g++) {
+            memset(&p[n], 0, sizeof p[n]);
+            p[n].m = T[i];
+            p[n].n = g ? 4096 : 22016;
+            p[n].k = g ? 11008 : 4096;
+            p[n].wdtype = p[n].adtype = FFN_DT_FP16;
+            p[n].time_s = ffn_fit_point_predict(&truth, &p[n]);
+            n++;
+        }
+    ffn_hw start = truth;
+    memset(start.eff.util_gamma, 0, sizeof start.eff.util_gamma);
+    memset(start.eff.util_alpha, 0, sizeof start.eff.util_alpha);
+    ffn_eff e;
+    cr_assert_eq(ffn_eff_fit(&start, p, n, FFN_FIT_WAVE_UTIL | FFN_FIT_HOLD_MAX, &e), 0);
+    cr_expect_float_eq(e.util_gamma[FFN_DT_FP16], 0.82, 0.005, "gamma %g", e.util_gamma[FFN_DT_FP16]);
+    cr_expect_float_eq(e.util_alpha[FFN_DT_FP16], 0.15, 0.005, "alpha %g", e.util_alpha[FFN_DT_FP16]);
+    /* fp16 and bf16 are one class: bf16 gets the same pair */
+    cr_expect_float_eq(e.util_gamma[FFN_DT_BF16], e.util_gamma[FFN_DT_FP16], 1e-15);
+    cr_expect_eq(e.memory_max, truth.eff.memory_max, "hold-max keeps memory_max");
+    /* without the wave term the same data fit worse: the form is what explains them */
+    ffn_eff flat;
+    cr_assert_eq(ffn_eff_fit(&start, p, n, FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_HOLD_MAX, &flat), 0);
+    ffn_hw a = start, b = start;
+    a.eff = e;
+    b.eff = flat;
+    double err[64];
+    ffn_fit_summary sa, sb;
+    ffn_fit_errors(&a, p, n, err, &sa);
+    ffn_fit_errors(&b, p, n, err, &sb);
+    cr_expect_lt(sa.max_abs, 0.005, "util fit max %g", sa.max_abs);
+    cr_expect_gt(sb.max_abs, 5 * sa.max_abs, "flat %g vs util %g", sb.max_abs, sa.max_abs);
+}
+
+Test(gpucal, best_of_sweep_sets_an_uncovered_class_by_the_ratio)
+{
+    ffn_hw truth;
+    synthetic_gpu(&truth);
+    truth.eff.tiles_dt[FFN_DT_FP32].n_tiles = 1;
+    truth.eff.tiles_dt[FFN_DT_FP32].tiles[0][0] = 128;
+    truth.eff.tiles_dt[FFN_DT_FP32].tiles[0][1] = 128;
+    truth.eff.util_gamma[FFN_DT_FP32] = 0.75;
+    truth.eff.util_alpha[FFN_DT_FP32] = 0.05;
+    ffn_fit_point p[40];
+    size_t n = 0;
+    double best32 = 0;
+    for (uint64_t m = 256; m <= 32768; m *= 2) {
+        memset(&p[n], 0, sizeof p[n]);
+        p[n].m = m, p[n].n = 4096, p[n].k = 4096;
+        p[n].wdtype = p[n].adtype = FFN_DT_FP32;
+        p[n].time_s = ffn_fit_point_predict(&truth, &p[n]);
+        double a = 2.0 * (double)m * 4096 * 4096 / (p[n].time_s * 60e12);
+        if (a > best32) best32 = a;
+        n++;
+    }
+    /* a published bf16 maximum of 80% of peak at some shape */
+    memset(&p[n], 0, sizeof p[n]);
+    p[n].m = 2048, p[n].n = 2048, p[n].k = 13312;
+    p[n].wdtype = p[n].adtype = FFN_DT_BF16;
+    p[n].time_s = 2.0 * 2048 * 2048 * 13312 / (0.80 * 900e12);
+    p[n].best_of_sweep = p[n].no_harness = true;
+    n++;
+    ffn_eff e;
+    cr_assert_eq(ffn_eff_fit(&truth, p, n, FFN_FIT_WAVE_UTIL | FFN_FIT_HOLD_MAX, &e), 0);
+    cr_expect_float_eq(e.util_gamma[FFN_DT_FP32], 0.75, 0.005);
+    double want = e.util_gamma[FFN_DT_FP32] * 0.80 / best32;
+    cr_expect_float_eq(e.util_gamma[FFN_DT_BF16], want, 1e-9, "%g vs %g", e.util_gamma[FFN_DT_BF16],
+                       want);
+    cr_expect_float_eq(e.util_alpha[FFN_DT_BF16] / e.util_gamma[FFN_DT_BF16],
+                       e.util_alpha[FFN_DT_FP32] / e.util_gamma[FFN_DT_FP32], 1e-9);
+    cr_expect_eq(e.util_gamma[FFN_DT_FP16], e.util_gamma[FFN_DT_BF16]);
+    /* a best-of-sweep point needs the wave-utilisation fit */
+    cr_expect_eq(ffn_eff_fit(&truth, p, n, FFN_FIT_HOLD_MAX, &e), FFN_EINVAL);
+}
+
+Test(gpucal, models_without_the_new_terms_predict_as_before)
+{
+    /* every CPU spec: no util, no elementwise fraction; the GEMM and elementwise costs are the
+     * formulas of docs/model.md with compute_max / memory_max */
+    static const char *const cpus[] = {"epyc-9654", "xeon-8480", "graviton4", NULL};
+    for (int i = 0; cpus[i]; i++) {
+        ffn_hw hw;
+        load_hw(cpus[i], &hw);
+        for (int d = 0; d < FFN_DT_COUNT; d++) cr_expect_eq(hw.eff.util_gamma[d], 0.0);
+        cr_expect_eq(hw.eff.memory_max_elem, 0.0);
+        ffn_hw ref = hw;
+        ref.eff.memory_max_elem = hw.eff.memory_max;
+        double a = ffn_predict_elem_s(&hw, 1e6, 1e8), b = ffn_predict_elem_s(&ref, 1e6, 1e8);
+        cr_expect_eq(a, b, "%s: elementwise", cpus[i]);
+        cr_expect(hw.unc.is_default, "%s: no uncertainty block, the default", cpus[i]);
+    }
+}
+
+Test(gpucal, gate_up_runs_three_kernels)
+{
+    ffn_hw hw;
+    load_hw("h100-sxm", &hw);
+    ffn_run r;
+    ffn_run_default(&r);
+    r.wdtype = r.adtype = FFN_DT_FP16;
+    ffn_layer_cost two, three;
+    cr_assert_eq(ffn_dense_layer(&hw, &r, 4096, 11008, FFN_ACT_SWIGLU, false, 512, &two), 0);
+    r.act_separate = true;
+    cr_assert_eq(ffn_dense_layer(&hw, &r, 4096, 11008, FFN_ACT_SWIGLU, false, 512, &three), 0);
+    cr_assert_eq(two.n_ops, 2);
+    cr_assert_eq(three.n_ops, 3);
+    cr_expect_str_eq(three.ops[1].name, "act");
+    cr_expect_eq(three.ops[1].kind, FFN_OP_ELEMWISE);
+    /* the activation reads 2 x [T, f] and writes [T, f]; the GEMM now writes 2 x [T, f] */
+    cr_expect_float_eq(three.ops[1].bytes, 3.0 * 512 * 11008 * 2, 1e-6);
+    cr_expect_float_eq(three.ops[0].bytes - two.ops[0].bytes, 512.0 * 11008 * 2, 1e-6);
+    cr_expect_gt(three.predicted_s, two.predicted_s);
+    cr_expect_float_eq(three.weight_bytes, two.weight_bytes, 1e-6);
+}
+
+/* ---- the kit's fit format ----------------------------------------------------------------- */
+
+Test(gpucal, sample_file_loads_with_kinds_units_and_directives)
+{
+    static ffn_fit_point p[512];
+    size_t n = 0;
+    ffn_diag d;
+    cr_assert_eq(ffn_fit_data_load(SAMPLE, FFN_DT_FP16, FFN_DT_FP16, p, 512, &n, &d), 0, "%s",
+                 d.msg);
+    cr_assert_eq(n, 204);
+    size_t gemm = 0, elem = 0, bf16 = 0, fp16 = 0;
+    for (size_t i = 0; i < n; i++) {
+        gemm += p[i].elem_bytes == 0;
+        elem += p[i].elem_bytes > 0;
+        bf16 += p[i].wdtype == FFN_DT_BF16;
+        fp16 += p[i].wdtype == FFN_DT_FP16;
+        cr_expect(p[i].no_harness, "the file says '#@ harness off'");
+    }
+    cr_expect_eq(gemm, 128);
+    cr_expect_eq(elem, 76);
+    cr_expect_eq(bf16 + fp16, n);
+    /* first row: gemm,bf16,1,22016,4096,70.1634 (us) */
+    cr_expect_eq(p[0].m, 1);
+    cr_expect_eq(p[0].n, 22016);
+    cr_expect_eq(p[0].k, 4096);
+    cr_expect_float_eq(p[0].time_s, 70.1634e-6, 1e-12);
+    /* third row: silu_mul over 1 x 11008: 3 x 11008 x 2 bytes */
+    cr_expect_float_eq(p[2].elem_bytes, 3.0 * 11008 * 2, 1e-9);
+    /* the older formats still load through the same entry point */
+    cr_assert_eq(ffn_fit_data_load(FFNROOF_TEST_DATA "/fit/a100-sxm-80gb-gemm-fp16.csv",
+                                   FFN_DT_FP16, FFN_DT_FP16, p, 512, &n, &d),
+                 0, "%s", d.msg);
+    cr_expect_eq(n, 18);
+}
+
+Test(gpucal, kit_format_bad_input, .init = setup, .fini = teardown)
+{
+    static const struct {
+        const char *text;
+        int err, line, col;
+        const char *needle;
+    } cases[] = {
+        {"kind,dtype,m,n,time_us\n", FFN_ESCHEMA, 1, 16, "column 5 must be 'k'"},
+        {"kind,dtype,m,n,k\n", FFN_ESCHEMA, 1, 1, "6 columns"},
+        {"kind,dtype,m,n,k,time_min\n", FFN_ESCHEMA, 1, 18, "unknown time column 'time_min'"},
+        {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,2,3\n", FFN_ESCHEMA, 2, 1, "expected 6 columns"},
+        {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,2,3,0\n", FFN_ERANGE, 2, 17, "positive"},
+        {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,2,3,-4\n", FFN_ERANGE, 2, 17, "positive"},
+        {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,2,3,4 us\n", FFN_ERANGE, 2, 17, "positive"},
+        {"kind,dtype,m,n,k,time_us\nconv,bf16,1,2,3,4\n", FFN_ESCHEMA, 2, 1, "unknown kind"},
+        {"kind,dtype,m,n,k,time_us\ngemm,fp12,1,2,3,4\n", FFN_ESCHEMA, 2, 6, "unknown dtype"},
+        {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,x,3,4\n", FFN_ESCHEMA, 2, 13, "'n' must be"},
+        {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,,3,4\n", FFN_ESCHEMA, 2, 13, "empty field"},
+        {"kind,dtype,m,n,k,time_us\n#@ harness maybe\n", FFN_ESCHEMA, 2, 1, "unknown directive"},
+        {"kind,dtype,m,n,k,time_us\n# only a comment\n", FFN_ESCHEMA, 0, 0, "no data points"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(tmp_path, cases[i].text);
+        ffn_fit_point p[4];
+        size_t n = 99;
+        ffn_diag d;
+        ffn_diag_clear(&d);
+        int rc = ffn_fit_data_load(tmp_path, FFN_DT_FP16, FFN_DT_FP16, p, 4, &n, &d);
+        cr_expect_eq(rc, cases[i].err, "case %zu: rc %d", i, rc);
+        cr_expect_eq(n, 0, "case %zu", i);
+        cr_expect_eq(d.line, cases[i].line, "case %zu: line %d", i, d.line);
+        cr_expect_eq(d.col, cases[i].col, "case %zu: col %d (%s)", i, d.col, d.msg);
+        cr_expect(strstr(d.msg, cases[i].needle), "case %zu: '%s'", i, d.msg);
+    }
+}
+
+Test(gpucal, cli_fit_bad_input_is_file_line_col_and_exit_2, .init = setup, .fini = teardown)
+{
+    write_file(tmp_path, "kind,dtype,m,n,k,time_us\ngemm,bf16,64,4096,4096,-1\n");
+    char args[512];
+    snprintf(args, sizeof args, "fit --hw h100-sxm --data %s", tmp_path);
+    cr_expect_eq(run(args), 2);
+    char want[300];
+    snprintf(want, sizeof want, "%s:2:24:", tmp_path);
+    cr_expect(strstr(slurp(err_path), want), "stderr: %s", slurp(err_path));
+    write_file(tmp_path, "kind,dtype,m,n,k,time_fortnights\ngemm,bf16,64,4096,4096,1\n");
+    cr_expect_eq(run(args), 2);
+    snprintf(want, sizeof want, "%s:1:18:", tmp_path);
+    cr_expect(strstr(slurp(err_path), want), "stderr: %s", slurp(err_path));
+}
+
+Test(gpucal, cli_fit_turns_the_sample_into_a_calibrated_spec, .init = setup, .fini = teardown)
+{
+    char args[768];
+    snprintf(args, sizeof args, "fit --hw h100-sxm --data %s --fit util,elem,gemv --out %s", SAMPLE,
+             tmp_path);
+    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
+    ffn_hw hw;
+    ffn_diag d;
+    cr_assert_eq(ffn_hw_load(tmp_path, &hw, &d), 0, "%s", d.msg);
+    /* the sample's generating constants (tests/data/fit/gpu-kit-sample.csv header) */
+    cr_expect_float_eq(hw.eff.util_gamma[FFN_DT_BF16], 0.78, 0.01, "%g", hw.eff.util_gamma[FFN_DT_BF16]);
+    cr_expect_float_eq(hw.eff.util_alpha[FFN_DT_BF16], 0.12, 0.01, "%g", hw.eff.util_alpha[FFN_DT_BF16]);
+    cr_expect_float_eq(hw.eff.memory_max, 0.88, 0.01, "%g", hw.eff.memory_max);
+    cr_expect_float_eq(hw.eff.memory_max_gemv, 0.80, 0.01, "%g", hw.eff.memory_max_gemv);
+    cr_expect_float_eq(hw.eff.memory_max_elem, 0.85, 0.01, "%g", hw.eff.memory_max_elem);
+    /* the residuals are recorded in the spec */
+    cr_expect(!hw.unc.is_default);
+    cr_expect_eq(hw.unc.points, 204);
+    cr_expect_leq(hw.unc.p10, 0.94);
+    cr_expect_geq(hw.unc.p90, 1.06);
+    cr_expect_gt(hw.unc.max_abs, 0.0);
+    cr_expect_lt(hw.unc.median_abs, 0.05);
+}
+
+/* ---- specs and ranges --------------------------------------------------------------------- */
+
+Test(gpucal, a100_pcie_80gb_spec)
+{
+    ffn_hw hw;
+    load_hw("a100-pcie-80gb", &hw);
+    cr_expect_float_eq(hw.mem_bandwidth_bps, 1.935e12, 1);
+    cr_expect_float_eq(hw.tdp_w, 300, 1e-9);
+    cr_expect_float_eq(hw.mem_capacity_bytes, 80e9, 1);
+    cr_expect_float_eq(hw.peak_flops[FFN_DT_FP16], 312e12, 1);
+    cr_expect_eq(hw.compute_units, 108);
+    cr_expect_gt(hw.eff.util_gamma[FFN_DT_FP16], 0);
+    cr_expect(!hw.unc.is_default, "fitted: carries its residual spread");
+    cr_expect_lt(hw.unc.p10, 1.0);
+    cr_expect_gt(hw.unc.p90, 1.0);
+    /* slower than the SXM card on a weight stream: less bandwidth */
+    ffn_hw sxm;
+    load_hw("a100-sxm-80gb", &sxm);
+    cr_expect_lt(hw.mem_bandwidth_bps, sxm.mem_bandwidth_bps);
+}
+
+Test(gpucal, uncertainty_absent_loads_as_the_marked_default)
+{
+    ffn_hw hw;
+    load_hw("h200", &hw); /* no uncertainty block */
+    cr_expect(hw.unc.is_default);
+    cr_expect_eq(hw.unc.p10, FFN_UNC_DEFAULT_P10);
+    cr_expect_eq(hw.unc.p90, FFN_UNC_DEFAULT_P90);
+    double lo, hi;
+    cr_expect(ffn_hw_unc_range(&hw, &lo, &hi));
+    /* a zeroed struct (a spec built in code) gets the default too */
+    ffn_hw z;
+    memset(&z, 0, sizeof z);
+    cr_expect(ffn_hw_unc_range(&z, &lo, &hi));
+    cr_expect_eq(lo, FFN_UNC_DEFAULT_P10);
+    cr_expect_eq(hi, FFN_UNC_DEFAULT_P90);
+}
+
+Test(gpucal, uncertainty_block_errors, .init = setup, .fini = teardown)
+{
+    static const char *const base =
+        "name: x\nvendor: v\nkind: gpu\nsource: s\npeak: {fp16: 100 TFLOPS}\n"
+        "compute_units: 10\nmemory: {capacity: 10 GB, bandwidth: 1 TB/s}\n";
+    static const struct {
+        const char *tail;
+        int err;
+        const char *needle;
+    } cases[] = {
+        {"uncertainty: {p10: 0.9}\n", FFN_ESCHEMA, "both 'p10' and 'p90'"},
+        {"uncertainty: {p10: 1.2, p90: 1.1}\n", FFN_ERANGE, "'p90' must be at least 'p10'"},
+        {"uncertainty: {p10: 0.9, p90: 1.1, spread: 3}\n", FFN_ESCHEMA, "spread"},
+        {"efficiency: {util_by_dtype: {fp16: {alpha: 0.1}}}\n", FFN_ESCHEMA, "needs 'gamma'"},
+        {"efficiency: {util_by_dtype: {fp16: {gamma: 0.5, alpha: 0.6}}}\n", FFN_ERANGE,
+         "less than 'gamma'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", base, cases[i].tail);
+        write_file(tmp_path, text);
+        ffn_hw hw;
+        ffn_diag d;
+        int rc = ffn_hw_load(tmp_path, &hw, &d);
+        cr_expect_eq(rc, cases[i].err, "case %zu: %d %s", i, rc, d.msg);
+        cr_expect(strstr(d.msg, cases[i].needle), "case %zu: '%s'", i, d.msg);
+        cr_expect_gt(d.line, 0, "case %zu", i);
+    }
+    write_file(tmp_path, "name: x\nvendor: v\nkind: gpu\nsource: s\npeak: {fp16: 100 TFLOPS}\n"
+                         "compute_units: 10\nmemory: {capacity: 10 GB, bandwidth: 1 TB/s}\n"
+                         "uncertainty: {p10: 0.9, p90: 1.12, points: 40}\n");
+    ffn_hw hw;
+    ffn_diag d;
+    cr_assert_eq(ffn_hw_load(tmp_path, &hw, &d), 0, "%s", d.msg);
+    cr_expect(!hw.unc.is_default);
+    cr_expect_eq(hw.unc.p90, 1.12);
+    cr_expect_eq(hw.unc.points, 40);
+}
+
+Test(gpucal, predict_json_carries_both_ends, .init = setup, .fini = teardown)
+{
+    ffn_hw hw;
+    load_hw("a100-pcie-80gb", &hw);
+    cr_assert_eq(run("predict --hw a100-pcie-80gb --model llama2-7b --dtype fp16 --phase decode "
+                     "--batch 1 --format json"),
+                 0, "%s", slurp(err_path));
+    const char *js = slurp(out_path);
+    const char *ffn = strstr(js, "\"ffn\":");
+    cr_assert_not_null(ffn);
+    double t = json_num(ffn, "predicted_s"), lo = json_num(ffn, "predicted_p10_s"),
+           hi = json_num(ffn, "predicted_p90_s");
+    cr_assert(isfinite(t) && isfinite(lo) && isfinite(hi), "%g %g %g", t, lo, hi);
+    cr_expect_float_eq(lo, t * hw.unc.p10, 1e-9 * t);
+    cr_expect_float_eq(hi, t * hw.unc.p90, 1e-9 * t);
+    cr_expect_lt(lo, t);
+    cr_expect_gt(hi, t);
+    cr_expect(strstr(ffn, "\"range_default\": false") || strstr(ffn, "\"range_default\":false"));
+    /* the table prints the range too */
+    cr_assert_eq(run("predict --hw a100-pcie-80gb --model llama2-7b --phase decode"), 0);
+    cr_expect(strstr(slurp(out_path), "at p10-p90, from the spec's fit"), "%s", slurp(out_path));
+    /* a spec without residuals: the default, marked */
+    cr_assert_eq(run("predict --hw h200 --model llama2-7b --phase decode --format json"), 0);
+    js = slurp(out_path);
+    cr_expect(strstr(js, "\"range_default\": true") || strstr(js, "\"range_default\":true"));
+    /* compare's JSON carries both ends per point */
+    cr_assert_eq(run("compare --hw a100-pcie-80gb,h100-sxm --model llama2-7b --format json"), 0,
+                 "%s", slurp(err_path));
+    js = slurp(out_path);
+    double m = json_num(js, "model_s"), m10 = json_num(js, "model_p10_s"),
+           m90 = json_num(js, "model_p90_s");
+    cr_expect(m10 < m && m < m90, "%g %g %g", m10, m, m90);
+}
+
+Test(gpucal, margin_p90_needs_at_least_as_many_devices)
+{
+    ffn_model m;
+    ffn_diag d;
+    cr_assert_eq(ffn_model_load(FFNROOF_SOURCE_DIR "/models/llama2-7b.yaml", &m, &d), 0, "%s",
+                 d.msg);
+    static const char *const hws[] = {"h100-sxm", "a100-pcie-80gb", "a100-sxm-80gb", "h200", NULL};
+    static ffn_plan med, p90;
+    int strictly_more = 0;
+    for (int i = 0; hws[i]; i++) {
+        ffn_hw hw;
+        load_hw(hws[i], &hw);
+        ffn_plan_opts o;
+        ffn_plan_opts_default(&o);
+        o.tpot_s = 0.020;
+        o.target_tokens_per_s = 20000;
+        cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &med, &d), 0, "%s", d.msg);
+        o.margin = FFN_MARGIN_P90;
+        cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &p90, &d), 0, "%s", d.msg);
+        cr_assert_geq(med.best, 0, "%s: feasible at the median", hws[i]);
+        cr_assert_geq(p90.best, 0, "%s: feasible at p90", hws[i]);
+        const ffn_plan_layout *a = &med.layouts[med.best], *b = &p90.layouts[p90.best];
+        cr_expect_geq(b->devices, a->devices, "%s: %llu < %llu", hws[i],
+                      (unsigned long long)b->devices, (unsigned long long)a->devices);
+        strictly_more += b->devices > a->devices;
+        double lo, hi;
+        ffn_hw_unc_range(&hw, &lo, &hi);
+        cr_expect_float_eq(b->step.margin_scale, hi, 1e-12);
+        cr_expect_float_eq(a->step.margin_scale, 1.0, 0);
+    }
+    cr_expect_gt(strictly_more, 0, "the pessimistic end costs devices somewhere");
+}
