@@ -131,11 +131,34 @@ __attribute__((target("avx2,fma"))) static double fma_chain_avx2(long iters)
 }
 #endif
 
+/* 20 M iterations, as many as the header's peak: about 0.1 s per call, the order of the prefill
+ * kernels' own time, so the probe sees the clock the host sustains rather than a short burst
+ * (with 4 M iterations, ~10 ms, its rate varied 155-220 GFLOP/s per core between rounds). */
+enum { FMA_PROBE_ITERS = 20 * 1000 * 1000 };
+
+/* The portable roof: 32 chains of acc = acc * m + c in plain C, vectorised for the baseline ISA
+ * (SSE2 on x86-64: separate mul and add, C17 does not contract them), as measure/peak_portable.c
+ * (the fp32_portable peak of `ffnroof calibrate`). 64 FLOP per iteration. */
+static double chain_portable(long iters)
+{
+    float acc[32];
+    for (int j = 0; j < 32; j++)
+        acc[j] = 0.1f + 0.01f * (float)j;
+    const float m = 0.99999f, c = 1e-5f;
+    for (long i = 0; i < iters; i++)
+        for (int j = 0; j < 32; j++)
+            acc[j] = acc[j] * m + c;
+    double s = 0;
+    for (int j = 0; j < 32; j++)
+        s += acc[j];
+    return s;
+}
+
 /* The FMA probe of the ISA the kernels run (FFNROOF_ISA honoured): zmm chains at avx512 and
- * above, ymm chains at avx2, none below (NULL: the fraction-of-peak columns are then absent). */
-static double (*fma_chain)(long iters);
-static double fma_flops_per_iter;
-static const char *fma_probe_name = "none";
+ * above, ymm chains at avx2, the plain-C chains below (portable, ref). */
+static double (*fma_chain)(long iters) = chain_portable;
+static double fma_flops_per_iter = 64.0;
+static const char *fma_probe_name = "32 plain-C mul+add chains per thread (portable)";
 
 static void choose_fma_probe(void)
 {
@@ -160,8 +183,7 @@ static void choose_fma_probe(void)
 /* FLOP/s of fp32 FMAs on nt threads, best of 5. */
 static double measure_fma_peak(int nt)
 {
-    if (!fma_chain) return NAN;
-    const long iters = 20 * 1000 * 1000;
+    const long iters = FMA_PROBE_ITERS;
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
         volatile double sink = 0;
@@ -183,15 +205,10 @@ static double measure_fma_peak(int nt)
 static uint64_t probe_read(const uint64_t *b, size_t n, int nt);
 
 /* The FMA-chain loop on nt threads for iters iterations (fma_flops_per_iter FLOP each per
- * thread). 20 M iterations, as many as the header's peak: about 0.1 s per call, the order of
- * the prefill kernels' own time, so the probe sees the clock the host sustains rather than a
- * short burst (with 4 M iterations, ~10 ms, its rate varied 155-220 GFLOP/s per core between
- * rounds). */
-enum { FMA_PROBE_ITERS = 20 * 1000 * 1000 };
+ * thread). */
 static double fma_probe(int nt, long iters)
 {
     double sink = 0;
-    if (!fma_chain) return 0;
 #pragma omp parallel num_threads(nt) reduction(+ : sink)
     sink += fma_chain(iters);
     return sink;
