@@ -226,25 +226,38 @@ static double ramp(double size, double half)
     return half > 0 ? size / (size + half) : 1.0;
 }
 
-double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                          uint64_t instances, double flops, double bytes, ffn_dtype cdt)
+/* The GEMM time for a memory time tm computed by the caller (memory or on-chip levels). */
+static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                          uint64_t instances, double flops, ffn_dtype cdt, double tm)
 {
-    if (flops <= 0 && bytes <= 0) return 0;
     const ffn_eff *e = &hw->eff;
     double cmax = e->compute_max_dt[cdt] > 0 ? e->compute_max_dt[cdt]
                   : e->compute_max > 0       ? e->compute_max
                                              : 1.0;
-    double mmax = m == 1 && e->memory_max_gemv > 0 ? e->memory_max_gemv
-                  : e->memory_max > 0                ? e->memory_max
-                                                     : 1.0;
     uint64_t waves = 1;
     double wave = wave_model(hw, m, n, k, instances, cdt, &waves);
     /* NeuSight-style utilisation that grows with the number of waves, where the spec has it */
     double util = ffn_wave_util(e, cdt, (double)waves);
     if (isfinite(util)) cmax = util;
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * ramp(flops, e->compute_half_flops));
-    double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
+}
+
+static double gemm_mmax(const ffn_hw *hw, uint64_t m)
+{
+    const ffn_eff *e = &hw->eff;
+    return m == 1 && e->memory_max_gemv > 0 ? e->memory_max_gemv
+           : e->memory_max > 0                ? e->memory_max
+                                              : 1.0;
+}
+
+double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                          uint64_t instances, double flops, double bytes, ffn_dtype cdt)
+{
+    if (flops <= 0 && bytes <= 0) return 0;
+    double mmax = gemm_mmax(hw, m);
+    double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, hw->eff.memory_half_bytes));
+    return gemm_time_s(hw, m, n, k, instances, flops, cdt, tm);
 }
 
 double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
@@ -268,17 +281,150 @@ static void set_name(ffn_op *op, const char *name)
     op->name[n] = '\0';
 }
 
+/* ---- on-chip memory (docs/model.md, "On-chip memory") ------------------------------------ */
+
+const char *ffn_weights_name(ffn_weights w)
+{
+    return w == FFN_WEIGHTS_HOT ? "hot" : w == FFN_WEIGHTS_AUTO ? "auto" : "cold";
+}
+
+int ffn_weights_parse(const char *s, ffn_weights *out)
+{
+    if (!s) return FFN_EINVAL;
+    if (!strcmp(s, "cold")) *out = FFN_WEIGHTS_COLD;
+    else if (!strcmp(s, "hot")) *out = FFN_WEIGHTS_HOT;
+    else if (!strcmp(s, "auto")) *out = FFN_WEIGHTS_AUTO;
+    else return FFN_EINVAL;
+    return 0;
+}
+
+static int n_levels(const ffn_hw *hw)
+{
+    return hw->n_levels < 0 ? 0 : hw->n_levels > FFN_HW_MAX_LEVELS ? FFN_HW_MAX_LEVELS
+                                                                    : hw->n_levels;
+}
+
+double ffn_level_usable_bytes(const ffn_hw *hw, int i)
+{
+    if (i < 0 || i >= n_levels(hw)) return 0;
+    return hw->levels[i].capacity_bytes * FFN_ONCHIP_USABLE;
+}
+
+int ffn_level_holding(const ffn_hw *hw, double bytes)
+{
+    if (!(bytes > 0)) return 0;
+    for (int i = 0; i < n_levels(hw); i++)
+        if (ffn_level_usable_bytes(hw, i) >= bytes) return i + 1;
+    return 0;
+}
+
+/* The tight form of the Hong-Kung red-blue pebble bound for C += A*B with a fast memory of S
+ * elements (Hong & Kung 1981; constant from Smith, Lowery, Langou, van de Geijn 2019,
+ * arXiv:1702.02017): Q >= 2 M N K / sqrt(S) elements moved into fast memory. With P private
+ * fast memories of S each, every processor's share obeys it, so the total is the same form
+ * with S the per-slice capacity (Irony, Toledo, Tiskin 2004). */
+double ffn_gemm_traffic_bytes(double m, double n, double k, double instances, double elem_bytes,
+                              double s_bytes)
+{
+    if (!(s_bytes > 0) || !(elem_bytes > 0)) return 0;
+    double S = s_bytes / elem_bytes;
+    return instances * 2.0 * m * n * k * elem_bytes / sqrt(S);
+}
+
+uint64_t ffn_fused_token_tile(const ffn_hw *hw, double g, uint64_t f, double abytes)
+{
+    double per = g * (double)f * abytes;
+    if (n_levels(hw) == 0 || !(per > 0)) return UINT64_MAX;
+    return (uint64_t)floor(ffn_level_usable_bytes(hw, 0) / per);
+}
+
+const char *ffn_source_name(const ffn_hw *hw, int src)
+{
+    if (src >= 0 && src < n_levels(hw)) return hw->levels[src].name;
+    return "memory";
+}
+
+int ffn_op_main_source(const ffn_op *op)
+{
+    /* the source nearest the compute that holds the weights, else memory */
+    if (op->weights_level > 0) return op->weights_level - 1;
+    return FFN_SRC_MEMORY;
+}
+
+/* Bytes each source serves and the ideal and efficiency-model memory times (docs/model.md,
+ * "On-chip memory"). Weights resident in level r are read from r; activations (and spills)
+ * from memory. With the traffic bound, the bytes into level j are at least the tiled-GEMM
+ * bound for level j's slice, and the level beyond j serves them. Levels without a
+ * bandwidth count for capacity only. Without residency and without the bound this is the
+ * memory term of before, bit for bit. */
+static void serve(ffn_op *op, const ffn_hw *hw, double mmax, double *tm_ideal, double *tm_eff)
+{
+    memset(op->served_bytes, 0, sizeof op->served_bytes);
+    const int nl = n_levels(hw);
+    const double B = op->bytes, W = op->weight_bytes, A = B - W > 0 ? B - W : 0;
+    const double bw = hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0;
+    const double half = hw->eff.memory_half_bytes;
+    int r = op->weights_level > 0 && op->weights_level <= nl ? op->weights_level : 0;
+    const bool bound = op->traffic_bound && op->kind == FFN_OP_GEMM && nl > 0;
+    if (!r && !bound) {
+        op->served_bytes[FFN_SRC_MEMORY] = B;
+        for (int j = 0; j < nl; j++) op->served_bytes[j] = B;
+        *tm_ideal = B / bw;
+        *tm_eff = B / (bw * mmax * ramp(B, half));
+        return;
+    }
+    /* Element size of the tile bound: the mean of the weight and activation element sizes. */
+    double I = (double)op->instances, M = (double)op->m, N = (double)op->n, K = (double)op->k;
+    double wb = I * N * K > 0 ? W / (I * N * K) : 0;
+    double ab = I * M * (K + N) > 0 ? A / (I * M * (K + N)) : 0;
+    double e = (wb + ab) / 2.0;
+    double q[FFN_HW_MAX_LEVELS];
+    for (int j = 0; j < nl; j++) {
+        double sl = hw->levels[j].slices > 1 ? (double)hw->levels[j].slices : 1.0;
+        q[j] = bound ? ffn_gemm_traffic_bytes(M, N, K, I, e, hw->levels[j].capacity_bytes / sl)
+                     : 0;
+    }
+    /* a resident level with no bandwidth holds the weights but cannot be charged: memory */
+    const bool r_nobw = r && !(hw->levels[r - 1].bandwidth_bps > 0);
+    double mem = r && !r_nobw ? A : B;
+    if (!r && nl > 0 && q[nl - 1] > mem) mem = q[nl - 1];
+    op->served_bytes[FFN_SRC_MEMORY] = mem;
+    double ti = mem / bw, te = mem / (bw * mmax * ramp(mem, half));
+    for (int j = 0; j < nl; j++) {
+        double in = j > 0 ? q[j - 1] : 0;
+        double sv = r && j > r - 1 ? A : (in > B ? in : B);
+        op->served_bytes[j] = sv;
+        double lb = hw->levels[j].bandwidth_bps;
+        if (!(lb > 0) || !(sv > 0)) continue;
+        if (sv / lb > ti) ti = sv / lb;
+        double t = sv / (lb * mmax * ramp(sv, half));
+        if (t > te) te = t;
+    }
+    *tm_ideal = ti;
+    *tm_eff = te;
+}
+
 void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
 {
-    op->roofline_s = ffn_roofline_s(hw, op->flops, op->bytes, op->compute_dtype);
-    if (op->kind == FFN_OP_GEMM)
-        op->predicted_s = ffn_predict_gemm_s(hw, op->m, op->n, op->k, op->instances, op->flops,
-                                             op->bytes, op->compute_dtype);
+    const bool gemm = op->kind == FFN_OP_GEMM;
+    const ffn_eff *e = &hw->eff;
+    double mmax = gemm ? gemm_mmax(hw, op->m)
+                  : e->memory_max_elem > 0 ? e->memory_max_elem
+                  : e->memory_max > 0      ? e->memory_max
+                                           : 1.0;
+    double tm_ideal, tm_eff;
+    serve(op, hw, mmax, &tm_ideal, &tm_eff);
+    op->memory_s = tm_ideal;
+    double tc = op->flops / peak_of(hw, op->compute_dtype);
+    op->roofline_s = tc > tm_ideal ? tc : tm_ideal;
+    if (op->flops <= 0 && op->bytes <= 0)
+        op->predicted_s = 0;
+    else if (gemm)
+        op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, op->flops,
+                                      op->compute_dtype, tm_eff);
     else
         op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
-    op->bound = op->flops / peak_of(hw, op->compute_dtype) >= op->bytes / hw->mem_bandwidth_bps
-                    ? FFN_BOUND_COMPUTE
-                    : FFN_BOUND_MEMORY;
+    op->bound = tc >= tm_ideal ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
 }
 
 void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, uint64_t k,

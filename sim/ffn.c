@@ -31,8 +31,21 @@ void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
         double p = hw->peak_flops[op->compute_dtype] > 0 ? hw->peak_flops[op->compute_dtype]
                                                           : hw->peak_flops[FFN_DT_FP32];
         c->compute_s += op->flops / p;
-        c->memory_s += op->bytes / hw->mem_bandwidth_bps;
+        /* the slowest source of the op's bytes (memory unless on-chip memory is modelled) */
+        c->memory_s += op->weights_level || op->traffic_bound ? op->memory_s
+                                                               : op->bytes / hw->mem_bandwidth_bps;
     }
+}
+
+void ffn_layer_place_weights(ffn_layer_cost *c, const ffn_hw *hw, int level)
+{
+    for (int i = 0; i < c->n_ops; i++) {
+        ffn_op *op = &c->ops[i];
+        if (op->kind != FFN_OP_GEMM) continue;
+        op->weights_level = level;
+        ffn_op_recost(op, hw);
+    }
+    ffn_layer_sum(c, hw);
 }
 
 /* prefix + suffix into buf (truncated to fit); cheaper than snprintf in the hot path. */
@@ -92,6 +105,15 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
                            instances, wb, ab, cdt, 0);
         op->flops += I * M * F * (act_fl + (bias ? g : 0));
         op->bytes = op->weight_bytes + I * (M * D + M * F) * ab;
+        if (run->onchip) {
+            /* The g*[t,f] pre-activations stay on chip only for the token tile t the
+             * innermost level holds; beyond it they are written out and read back. */
+            uint64_t tfit = ffn_fused_token_tile(hw, g, f, ab);
+            if (T > tfit) {
+                op->spill_bytes = 2.0 * I * g * (double)(T - tfit) * F * ab;
+                op->bytes += op->spill_bytes;
+            }
+        }
         if (bias) {
             op->weight_bytes += I * g * F * wb;
             op->bytes += I * g * F * wb;
@@ -135,6 +157,11 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
             op->flops *= tok_scale;
             op->weight_bytes *= w_scale;
             op->bytes = op->weight_bytes + act_bytes * tok_scale;
+            op->spill_bytes *= tok_scale;
+        }
+        if (op->kind == FFN_OP_GEMM) {
+            op->weights_level = run->weights_level;
+            op->traffic_bound = run->onchip;
         }
         ffn_op_recost(op, hw);
         add_op(out, op);
@@ -317,8 +344,32 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     }
     out->tokens = T;
     out->steps = full_steps + (rem ? 1 : 0);
-    int rc = cost_layers(m, hw, run, T, out, diag);
+    ffn_run rr = *run;
+    if (rr.weights_level < 0 || rr.weights_level > hw->n_levels || run->weights != FFN_WEIGHTS_COLD)
+        rr.weights_level = 0;
+    int rc = cost_layers(m, hw, &rr, T, out, diag);
     if (rc) return rc;
+    if (run->weights != FFN_WEIGHTS_COLD) {
+        /* Residency (docs/model.md, "On-chip memory"): hot holds one layer's weights against
+         * each level (a benchmark repeating one layer), auto all layers' weights of a step
+         * (a model whose FFN fits on chip across steps; serving decode over many layers
+         * does not, and stays cold). MoE layers count the experts the batch touches. */
+        double wd = out->dense_layers ? out->dense.weight_bytes : 0;
+        double wm = out->moe_layers ? out->moe.weight_bytes : 0;
+        double ws = run->weights == FFN_WEIGHTS_HOT
+                        ? (wd > wm ? wd : wm)
+                        : (double)out->dense_layers * wd + (double)out->moe_layers * wm;
+        int lv = ffn_level_holding(hw, ws);
+        out->weights_working_set_bytes = ws;
+        out->weights_level = lv;
+        out->weights_level_no_bw = lv && !(hw->levels[lv - 1].bandwidth_bps > 0);
+        if (lv) {
+            rr.weights_level = lv;
+            rc = cost_layers(m, hw, &rr, T, out, diag);
+            if (rc) return rc;
+        }
+    }
+    out->run.weights_level = rr.weights_level;
 
     const double S = (double)full_steps, Ld = (double)out->dense_layers,
                  Lm = (double)out->moe_layers;
@@ -334,7 +385,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     if (rem) {
         /* the last, shorter chunk: batch x rem tokens */
         ffn_result *last = &(ffn_result){0};
-        rc = cost_layers(m, hw, run, run->batch * rem, last, diag);
+        rc = cost_layers(m, hw, &rr, run->batch * rem, last, diag);
         if (rc) return rc;
         cs += Ld * last->dense.compute_s + Lm * last->moe.compute_s;
         ms += Ld * last->dense.memory_s + Lm * last->moe.memory_s;
@@ -353,7 +404,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     out->predicted_p90_s = out->predicted_s * p90;
     out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
     if (out->comm_s > (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
-    out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, run);
+    out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, &rr);
     if (out->moe_layers && out->predicted_s > 0) out->moe_detail.share_of_ffn = moe_s / out->predicted_s;
     /* activations per device: the EP group splits the tokens (data-parallel attention) */
     uint64_t ep = out->moe_layers && run->ep > 1 ? run->ep : 1;

@@ -19,7 +19,10 @@ typedef enum ffn_hw_kind { FFN_HW_GPU = 0, FFN_HW_CPU, FFN_HW_ACCEL } ffn_hw_kin
 typedef struct ffn_mem_level {
     char name[24];
     double capacity_bytes; /* whole device */
-    double bandwidth_bps;  /* whole device; 0 when not published */
+    double bandwidth_bps;  /* whole device; 0 when not published (capacity only) */
+    /* Private slices the capacity is split into (one per SM, per core, per XCD): a GEMM tile
+     * sees capacity_bytes / slices. 0 or 1 = one level shared by the whole device. */
+    uint32_t slices;
 } ffn_mem_level;
 
 /* A link: scale-up (NVLink, Infinity Fabric, ICI, UPI) or scale-out (InfiniBand, Ethernet). */

@@ -23,6 +23,18 @@ typedef enum ffn_op_kind {
 } ffn_op_kind;
 typedef enum ffn_bound { FFN_BOUND_MEMORY = 0, FFN_BOUND_COMPUTE, FFN_BOUND_COMM } ffn_bound;
 
+/* Where the weights live between calls (docs/model.md, "On-chip memory"): cold = read from
+ * memory every call (today's model, and a benchmark that flushes its caches); hot = each
+ * layer's weights stay in the innermost on-chip level that holds one layer (a benchmark that
+ * calls one layer again and again with warm caches); auto = resident only where all the
+ * layers' weights of one step fit in a level together (a model that fits the LLC). */
+typedef enum ffn_weights { FFN_WEIGHTS_COLD = 0, FFN_WEIGHTS_HOT, FFN_WEIGHTS_AUTO } ffn_weights;
+
+/* Fraction of an on-chip level's capacity that data re-read across calls may occupy: the
+ * rest is left to the activations streaming through it and to conflict misses. A stated
+ * convention (docs/model.md, "On-chip memory"), not a measurement. */
+#define FFN_ONCHIP_USABLE 0.8
+
 /* MoE routing assumptions (issue 3). */
 typedef struct ffn_moe_opts {
     double zipf_s;            /* expert popularity p_i ~ 1/i^s; 0 = uniform routing */
@@ -55,6 +67,15 @@ typedef struct ffn_run {
      * 0 = off. */
     uint64_t moc_k;
     ffn_moe_opts moe;
+    /* Weight residency across calls (cold: the default, today's numbers). */
+    ffn_weights weights;
+    /* Charge finite on-chip memory: the tiled-GEMM traffic bound per level and the spill of
+     * a fused FFN's intermediate beyond the token tile that fits the innermost level
+     * (docs/model.md, "On-chip memory"). false: compulsory bytes only, as before. */
+    bool onchip;
+    /* The on-chip level the weights are resident in, 1-based into hw->levels; 0 = memory.
+     * ffn_predict() sets it from `weights`; callers of the layer functions may set it. */
+    int weights_level;
     /* Leave ridge_tokens NAN instead of searching for it (a sweep computes it once per
      * configuration with ffn_ridge_tokens(): it does not depend on batch or sequence). */
     bool skip_ridge;
@@ -73,7 +94,17 @@ typedef struct ffn_op {
     double roofline_s;    /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
     double predicted_s;   /* efficiency model (docs/model.md) */
     ffn_bound bound;      /* from the roofline */
+    /* On-chip memory (docs/model.md, "On-chip memory"). Inputs, set before ffn_op_recost: */
+    int weights_level;    /* 1-based level the weights are read from; 0 = memory */
+    bool traffic_bound;   /* charge the tiled-GEMM traffic bound per level (GEMMs) */
+    double spill_bytes;   /* part of bytes: a fused intermediate spilled to memory */
+    /* Outputs of ffn_op_recost: bytes each source served, [i] on-chip level i (0-based),
+     * [FFN_HW_MAX_LEVELS] memory, and the ideal time of the slowest source. */
+    double served_bytes[FFN_HW_MAX_LEVELS + 1];
+    double memory_s;
 } ffn_op;
+
+#define FFN_SRC_MEMORY FFN_HW_MAX_LEVELS
 
 /* One layer (dense or MoE) on one device. */
 typedef struct ffn_layer_cost {
@@ -150,6 +181,12 @@ typedef struct ffn_result {
     double predicted_p10_s, predicted_p90_s;
     bool unc_default;
     ffn_bound bound;
+    /* Weight residency: the 1-based level the weights were placed in (0 = memory), the
+     * working set held against it (one layer for hot, all layers of a step for auto), and
+     * whether that level has no bandwidth in the spec (capacity only: charged at memory). */
+    int weights_level;
+    double weights_working_set_bytes;
+    bool weights_level_no_bw;
     double ridge_tokens; /* T at which the FFN turns compute-bound; INFINITY if never */
     ffn_act_mem mem;
 } ffn_result;
@@ -239,6 +276,27 @@ void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, ui
                         double epilogue_flops_per_out);
 void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double elems,
                         double flops, double bytes);
+
+/* On-chip memory (docs/model.md, "On-chip memory"). */
+/* Usable capacity of level i (0-based) of hw for data re-read across calls, whole device. */
+double ffn_level_usable_bytes(const ffn_hw *hw, int i);
+/* The innermost on-chip level (1-based) whose usable capacity holds bytes; 0 when none. */
+int ffn_level_holding(const ffn_hw *hw, double bytes);
+/* Tiled-GEMM traffic bound into a fast memory of s_bytes per slice for `instances` GEMMs
+ * m x n x k of elem_bytes per element: 2 m n k e / sqrt(s/e) bytes, all slices together. */
+double ffn_gemm_traffic_bytes(double m, double n, double k, double instances, double elem_bytes,
+                              double s_bytes);
+/* Tokens of a fused FFN's g*[t, f] intermediate the innermost level holds (UINT64_MAX without
+ * levels). */
+uint64_t ffn_fused_token_tile(const ffn_hw *hw, double g, uint64_t f, double abytes);
+/* Put the GEMM weights of a layer cost in level (1-based; 0 = memory), re-cost, re-sum. */
+void ffn_layer_place_weights(ffn_layer_cost *c, const ffn_hw *hw, int level);
+/* Name of a source of an op's bytes: a level's name, or "memory" for FFN_SRC_MEMORY. */
+const char *ffn_source_name(const ffn_hw *hw, int src);
+/* The source that served most of an op's bytes (the level its bytes "come from"). */
+int ffn_op_main_source(const ffn_op *op);
+const char *ffn_weights_name(ffn_weights w);
+int ffn_weights_parse(const char *s, ffn_weights *out);
 
 const char *ffn_phase_name(ffn_phase p);
 const char *ffn_bound_name(ffn_bound b);
