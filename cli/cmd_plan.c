@@ -61,6 +61,10 @@ static void usage(FILE *fp)
           "  --margin M            median or p90: size against the predicted step time or the\n"
           "                        pessimistic end of its range (x the device's p90 ratio of\n"
           "                        measured/predicted; default: median)\n"
+          "  --weights W           FFN weight residency: cold, hot or auto (resident in an\n"
+          "                        on-chip level when all layers' weights of a step fit it;\n"
+          "                        as for predict; default: cold)\n"
+          "  --onchip              charge finite on-chip memory, as for predict\n"
           "  --zipf S --trials N --seed N --capacity-factor C --devices-per-node N\n"
           "                        MoE routing, as for predict\n"
           "Output:\n"
@@ -109,6 +113,8 @@ enum {
     O_EXPLAIN,
     O_ALL,
     O_OUT,
+    O_WEIGHTS,
+    O_ONCHIP,
     O_END
 };
 
@@ -571,6 +577,8 @@ int ffn_cmd_plan(int argc, char **argv)
                                          {"price", required_argument, 0, O_PRICE},
                                          {"objective", required_argument, 0, O_OBJ},
                                          {"margin", required_argument, 0, O_MARGIN},
+                                         {"weights", required_argument, 0, O_WEIGHTS},
+                                         {"onchip", no_argument, 0, O_ONCHIP},
                                          {"zipf", required_argument, 0, O_ZIPF},
                                          {"trials", required_argument, 0, O_TRIALS},
                                          {"seed", required_argument, 0, O_SEED},
@@ -666,6 +674,11 @@ int ffn_cmd_plan(int argc, char **argv)
         (V(O_EP) && (rc = degree_list("--ep", V(O_EP), o->ep, &o->n_ep))))
         goto out;
     if (V(O_EPU)) o->moe.ep_uneven = true;
+    if (V(O_WEIGHTS) && ffn_weights_parse(V(O_WEIGHTS), &o->weights)) {
+        rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(O_WEIGHTS));
+        goto out;
+    }
+    if (V(O_ONCHIP)) o->onchip = true;
     if (V(O_MARGIN)) {
         if (!strcmp(V(O_MARGIN), "median")) o->margin = FFN_MARGIN_MEDIAN;
         else if (!strcmp(V(O_MARGIN), "p90")) o->margin = FFN_MARGIN_P90;

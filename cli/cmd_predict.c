@@ -39,6 +39,15 @@ static void usage(FILE *fp)
         "                        (three kernels per layer, as vLLM-style GPU stacks run it)\n"
         "  --moc K               training memory with Mixture-of-Channels: keep top-K gate\n"
         "                        channels (default: off)\n"
+        "  --weights W           where the weights live between calls: cold (read from memory\n"
+        "                        every call), hot (each layer's weights stay in the innermost\n"
+        "                        on-chip level that holds one layer, as a benchmark repeating\n"
+        "                        one layer with warm caches, `bench --warm`) or auto (resident\n"
+        "                        only when all layers' weights of a step fit a level)\n"
+        "                        (default: cold)\n"
+        "  --onchip              charge finite on-chip memory: the tiled-GEMM traffic bound per\n"
+        "                        level and the spill of a fused intermediate beyond the token\n"
+        "                        tile the innermost level holds (default: off)\n"
         "MoE models:\n"
         "  --ep N                expert-parallel degree (default: 1)\n"
         "  --ep-uneven           allow an EP degree that does not divide the experts\n"
@@ -52,7 +61,8 @@ static void usage(FILE *fp)
         "                        dropped (default: the model's, else dropless)\n"
         "Output:\n"
         "  --format F            table, json or csv (default: table)\n"
-        "  --ops                 table: also list every op of one layer\n"
+        "  --ops                 table: also list every op of one layer, with the level its\n"
+        "                        weights are read from\n"
         "  --out FILE            write there instead of stdout (atomically)\n"
         "  -h, --help            this help\n"
         "\n"
@@ -66,7 +76,7 @@ static void usage(FILE *fp)
 enum {
     O_HW = 256, O_MODEL, O_PHASE, O_BATCH, O_SEQ, O_CHUNK, O_DTYPE, O_WDTYPE, O_ADTYPE, O_GROUP,
     O_TP, O_FUSED, O_UNFUSED, O_GATEUP, O_MOC, O_EP, O_EPU, O_DPN, O_ZIPF, O_HIST, O_TRIALS, O_SEED, O_CAP,
-    O_FORMAT, O_OPS, O_OUT
+    O_FORMAT, O_OPS, O_OUT, O_WEIGHTS, O_ONCHIP
 };
 
 static int dtype_opt(const char *opt, const char *s, ffn_dtype *out)
@@ -95,6 +105,7 @@ int ffn_cmd_predict(int argc, char **argv)
         {"capacity-factor", required_argument, 0, O_CAP},
         {"format", required_argument, 0, O_FORMAT}, {"ops", no_argument, 0, O_OPS},
         {"out", required_argument, 0, O_OUT},       {"help", no_argument, 0, 'h'},
+        {"weights", required_argument, 0, O_WEIGHTS}, {"onchip", no_argument, 0, O_ONCHIP},
         {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *out_path = NULL, *hist_path = NULL;
     unsigned phases = 3; /* bit 0 prefill, bit 1 decode */
@@ -199,6 +210,13 @@ int ffn_cmd_predict(int argc, char **argv)
             break;
         case O_OPS:
             per_op = true;
+            break;
+        case O_WEIGHTS:
+            if (ffn_weights_parse(optarg, &run.weights))
+                return ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", optarg);
+            break;
+        case O_ONCHIP:
+            run.onchip = true;
             break;
         case O_OUT:
             out_path = optarg;

@@ -47,6 +47,9 @@ static void usage(FILE *fp)
           "  --fused | --unfused   (default: --fused)\n"
           "  --zipf S --trials N --seed N --capacity-factor C --devices-per-node N\n"
           "  --ep-uneven           MoE routing, as for predict\n"
+          "  --weights W           weight residency: cold, hot or auto, as for predict\n"
+          "                        (default: cold)\n"
+          "  --onchip              charge finite on-chip memory, as for predict\n"
           "Output:\n"
           "  --format F            csv or json (JSON lines; default: csv)\n"
           "  --out FILE            write there instead of stdout; rows appear as they are\n"
@@ -85,6 +88,8 @@ enum {
     O_FORMAT,
     O_OUT,
     O_NOPROG,
+    O_WEIGHTS,
+    O_ONCHIP,
     O_END
 };
 
@@ -165,6 +170,8 @@ int ffn_cmd_sweep(int argc, char **argv)
                                          {"format", required_argument, 0, O_FORMAT},
                                          {"out", required_argument, 0, O_OUT},
                                          {"no-progress", no_argument, 0, O_NOPROG},
+                                         {"weights", required_argument, 0, O_WEIGHTS},
+                                         {"onchip", no_argument, 0, O_ONCHIP},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *val[O_END - O_SCEN] = {0};
@@ -246,6 +253,11 @@ int ffn_cmd_sweep(int argc, char **argv)
     if (V(O_GROUP)) o->group_size = (unsigned)v;
     if (V(O_EPU)) o->moe.ep_uneven = true;
     if (fused >= 0) o->fused = fused == 1;
+    if (V(O_WEIGHTS) && ffn_weights_parse(V(O_WEIGHTS), &o->weights)) {
+        rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(O_WEIGHTS));
+        goto out;
+    }
+    if (V(O_ONCHIP)) o->onchip = true;
     if (V(O_FORMAT)) {
         if (!strcmp(V(O_FORMAT), "json"))
             json = true;
@@ -269,6 +281,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     g.base.chunk = o->chunk;
     g.base.group_size = o->group_size;
     g.base.fused = o->fused;
+    g.base.weights = o->weights;
+    g.base.onchip = o->onchip;
     g.base.moe = o->moe;
     g.phases = sc.sweep_phases;
     g.batch = sc.batch, g.n_batch = sc.n_batch;

@@ -40,6 +40,13 @@ static void json_op(ffn_json *j, const ffn_op *op)
     ffn_json_str(j, "bound", ffn_bound_name(op->bound));
     ffn_json_num(j, "roofline_s", op->roofline_s);
     ffn_json_num(j, "predicted_s", op->predicted_s);
+    if (op->kind != FFN_OP_COMM) {
+        /* on-chip memory (docs/model.md): where the weights came from, the bytes memory
+         * served, the spill of a fused intermediate */
+        ffn_json_u64(j, "weights_level", (uint64_t)(op->weights_level > 0 ? op->weights_level : 0));
+        ffn_json_num(j, "memory_bytes", op->served_bytes[FFN_SRC_MEMORY]);
+        ffn_json_num(j, "spill_bytes", op->spill_bytes);
+    }
     ffn_json_obj_end(j);
 }
 
@@ -77,6 +84,12 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
     ffn_json_u64(j, "tp", r->run.tp);
     ffn_json_u64(j, "ep", r->run.ep);
     ffn_json_bool(j, "fused", r->run.fused);
+    ffn_json_str(j, "weights", ffn_weights_name(r->run.weights));
+    ffn_json_bool(j, "onchip", r->run.onchip);
+    /* 1-based into the spec's onchip list, 0 = memory; the working set held against it */
+    ffn_json_u64(j, "weights_level", (uint64_t)(r->weights_level > 0 ? r->weights_level : 0));
+    ffn_json_num(j, "weights_working_set_bytes", r->weights_working_set_bytes);
+    ffn_json_bool(j, "weights_level_no_bandwidth", r->weights_level_no_bw);
 
     ffn_json_obj_begin(j, "ffn");
     ffn_json_num(j, "flops", r->flops);
@@ -321,6 +334,21 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
 
         if (x->comm_s > 0) fprintf(fp, " (comm %s)", fmt(c, sizeof c, x->comm_s, FFN_UNIT_TIME));
         fprintf(fp, ": %s-bound\n", ffn_bound_name(x->bound));
+        if (x->run.weights != FFN_WEIGHTS_COLD) {
+            fprintf(fp, "  %-10s %s: %s %s ", "weights", ffn_weights_name(x->run.weights),
+                    x->run.weights == FFN_WEIGHTS_HOT ? "one layer's" : "a step's",
+                    fmt(a, sizeof a, x->weights_working_set_bytes, FFN_UNIT_BYTES));
+            if (x->weights_level > 0)
+                fprintf(fp, "held in %s%s\n", r->hw->levels[x->weights_level - 1].name,
+                        x->weights_level_no_bw
+                            ? " (no bandwidth in the spec: capacity only, read at memory speed)"
+                            : "");
+            else
+                fputs("fit no on-chip level: read from memory\n", fp);
+        }
+        if (x->run.onchip)
+            fprintf(fp, "  %-10s tiled-GEMM traffic per level and fused spill charged\n",
+                    "on-chip");
         char rg[80];
         fprintf(fp, "  %-10s %s at p10-p90, %s\n", "range",
                 ffn_range_text(rg, sizeof rg, x->predicted_s, x->predicted_p10_s,
@@ -364,16 +392,30 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
             if (!nl) continue;
             fprintf(fp, "  one %s layer of %llu:\n", which ? "MoE" : "dense",
                     (unsigned long long)nl);
-            fprintf(fp, "    %-20s %7s %9s %7s %-7s %9s %9s\n", "op", "FLOP", "bytes", "FLOP/B",
+            /* the source of each op's weights, when on-chip memory is modelled */
+            const bool src = x->run.weights != FFN_WEIGHTS_COLD || x->run.onchip;
+            fprintf(fp, "    %-20s %7s %9s %7s %-7s %9s %9s", "op", "FLOP", "bytes", "FLOP/B",
                     "bound", "roofline", "predicted");
+            fputs(src ? "  weights from\n" : "\n", fp);
             for (int k = 0; k < lc->n_ops; k++) {
                 const ffn_op *op = &lc->ops[k];
-                fprintf(fp, "    %-20s %7s %9s %7.3g %-7s %9s %9s\n", op->name,
+                fprintf(fp, "    %-20s %7s %9s %7.3g %-7s %9s %9s", op->name,
                         cnt(a, sizeof a, op->flops), fmt(b, sizeof b, op->bytes, FFN_UNIT_BYTES),
                         op->bytes > 0 ? op->flops / op->bytes : 0.0,
                         op->kind == FFN_OP_COMM ? "comm" : ffn_bound_name(op->bound),
                         fmt(c, sizeof c, op->roofline_s, FFN_UNIT_TIME),
                         fmt(d, sizeof d, op->predicted_s, FFN_UNIT_TIME));
+                if (!src || op->kind == FFN_OP_COMM) {
+                    fputc('\n', fp);
+                    continue;
+                }
+                int s = ffn_op_main_source(op);
+                bool nobw = s != FFN_SRC_MEMORY && !(r->hw->levels[s].bandwidth_bps > 0);
+                fprintf(fp, "  %s%s", op->weight_bytes > 0 ? ffn_source_name(r->hw, s) : "-",
+                        nobw && op->weight_bytes > 0 ? " (capacity only)" : "");
+                if (op->spill_bytes > 0)
+                    fprintf(fp, ", spills %s", fmt(a, sizeof a, op->spill_bytes, FFN_UNIT_BYTES));
+                fputc('\n', fp);
             }
         }
     }

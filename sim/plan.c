@@ -241,9 +241,12 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     r.ep = ep;
     r.fused = o->fused;
     r.moe = o->moe;
+    r.weights = o->weights;
+    r.onchip = o->onchip;
     r.skip_ridge = true;
     int rc = ffn_predict(m, hw, &r, &st->ffn, diag);
     if (rc) return rc;
+    r.weights_level = st->ffn.weights_level; /* the dense re-costing below places them alike */
     const ffn_result *f = &st->ffn;
     const double S = (double)f->steps, L = (double)m->layers;
     const uint64_t seqs = ceil_div(batch, ep);

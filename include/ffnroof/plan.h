@@ -83,6 +83,8 @@ typedef struct ffn_plan_opts {
     size_t n_ep;
     ffn_objective objective;
     ffn_plan_margin margin; /* default: median */
+    ffn_weights weights;    /* FFN weight residency (default: cold; sim.h) */
+    bool onchip;            /* charge finite on-chip memory (sim.h, ffn_run.onchip) */
 } ffn_plan_opts;
 
 /* Defaults: decode, prompt 1024, output 256, bf16, fused, no SLO, no target, 64 devices,
