@@ -1,6 +1,6 @@
 /* Measurement files for `ffnroof fit` (docs/formats.md): CSV with a header naming the columns
  * m,n,k,time_ms (GEMM [m,k]x[k,n]) or m,d,f,act,time_ms (a fused dense FFN layer). '#' lines
- * are comments. */
+ * are comments. The file is read whole (io/input.h): a line of any length is one line. */
 #include "ffnroof/fitdata.h"
 
 #include <ctype.h>
@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "input.h"
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -25,14 +27,16 @@ int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_poi
                      size_t cap, size_t *n, ffn_diag *diag)
 {
     *n = 0;
-    FILE *fp = fopen(path, "r");
-    if (!fp) return ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
-    char line[1024];
-    int lineno = 0, rc = 0;
+    ffn_input in;
+    int rc = ffn__input_read(path, &in, diag);
+    if (rc) return rc;
+    size_t off;
+    rc = ffn__input_text(&in, path, &off, diag);
+    int lineno = 0;
     bool header = false, ffn = false;
-    while (!rc && fgets(line, sizeof line, fp)) {
+    char *line;
+    while (!rc && ffn__input_line(&in, &off, &line)) {
         lineno++;
-        line[strcspn(line, "\r\n")] = '\0';
         if (line[0] == '#' || line[0] == '\0') continue;
         if (!header) {
             if (!strcmp(line, "m,n,k,time_ms"))
@@ -49,12 +53,25 @@ int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_poi
             rc = ffn_diag_set(diag, FFN_ERANGE, path, lineno, 1, "more than %zu points", cap);
             break;
         }
+        /* Split at every comma: an empty field is an error, not a column that vanishes. */
         char *fields[6];
-        int nf = 0;
-        char *save = NULL;
-        for (char *t = strtok_r(line, ",", &save); t && nf < 6; t = strtok_r(NULL, ",", &save))
-            fields[nf++] = t;
-        int want = ffn ? 5 : 4;
+        int nf = 0, want = ffn ? 5 : 4;
+        for (char *t = line;; nf++) {
+            char *comma = strchr(t, ',');
+            if (nf < 6) fields[nf] = t;
+            if (comma) *comma = '\0';
+            if (!*t) {
+                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(t - line) + 1,
+                                  "empty field (column %d)", nf + 1);
+                break;
+            }
+            if (!comma) {
+                nf++;
+                break;
+            }
+            t = comma + 1;
+        }
+        if (rc) break;
         if (nf != want) {
             rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1, "expected %d columns, got %d",
                               want, nf);
@@ -96,8 +113,11 @@ int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_poi
         p->time_s = ms * 1e-3;
         (*n)++;
     }
-    fclose(fp);
-    if (!rc && !header) rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 0, 0, "the file is empty");
+    const bool empty = in.len == 0;
+    ffn__input_free(&in);
+    if (!rc && !header)
+        rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 0, 0,
+                          empty ? "the file is empty" : "no header line (only comments or blanks)");
     if (!rc && *n == 0) rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 0, 0, "no data points");
     if (rc) *n = 0;
     return rc;

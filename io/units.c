@@ -110,7 +110,11 @@ static double scaled(const char *num, double v, double mult)
     if ((e10 >= 0 ? p10 : 1.0 / p10) != mult || e10 == 0) return v * mult; /* binary prefix */
     char buf[96];
     const char *e = strpbrk(num, "eE");
+    /* Any exponent beyond +-100000 over- or underflows a double either way; clamping it keeps
+     * ex + e10 from overflowing a long (strtol gives LONG_MAX for "e99999999999999999999"). */
     long ex = e ? strtol(e + 1, NULL, 10) : 0;
+    if (ex > 100000) ex = 100000;
+    if (ex < -100000) ex = -100000;
     snprintf(buf, sizeof buf, "%.*se%ld", (int)(e ? (size_t)(e - num) : strlen(num)), num,
              ex + e10);
     return strtod(buf, NULL);
@@ -165,7 +169,13 @@ int ffn_units_parse(const char *text, ffn_unit kind, double *out, char *why, siz
                              ffn_unit_kind_name(units[j].kind), ffn_unit_kind_name(kind));
                 return FFN_ESCHEMA;
             }
-            *out = scaled(numbuf, v, prefixes[i].mult) * units[j].mult;
+            /* The finite check again after scaling: "1e308 kB" is a finite number of kB but
+             * not of bytes. */
+            const double x = scaled(numbuf, v, prefixes[i].mult) * units[j].mult;
+            if (!isfinite(x))
+                return fail(why, why_n, FFN_ERANGE, "'%s' is too large to be a finite number",
+                            text);
+            *out = x;
             return 0;
         }
     }

@@ -2,6 +2,9 @@
  * JSON too, which is how Hugging Face config.json files come in. */
 #include "ydoc.h"
 
+#include "ffnroof/limits.h"
+#include "input.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -30,24 +33,164 @@ int ffn_y_error(ffn_ydoc *y, yaml_node_t *n, int err, const char *fmt, ...)
     return ffn_diag_set(y->diag, err, y->path, pos_line(n), pos_col(n), "%s", msg);
 }
 
-/* Duplicate keys silently shadow each other in libyaml; in a spec file they are a mistake. */
+typedef struct key_ref {
+    const char *text;
+    size_t index; /* position among the mapping's pairs */
+    yaml_node_t *node;
+} key_ref;
+
+static int by_text_then_index(const void *a, const void *b)
+{
+    const key_ref *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+    if (c) return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Duplicate keys silently shadow each other in libyaml; in a spec file they are a mistake. Each
+ * mapping's keys are sorted (n log n: a mapping may hold FFN_MAX_KEYS of them) and the earliest
+ * second occurrence is reported. */
 static int check_duplicates(ffn_ydoc *y)
 {
-    for (yaml_node_t *n = y->doc.nodes.start; n < y->doc.nodes.top; n++) {
-        if (n->type != YAML_MAPPING_NODE) continue;
-        for (yaml_node_pair_t *a = n->data.mapping.pairs.start; a < n->data.mapping.pairs.top;
-             a++) {
-            const char *ka = ffn_y_text(yaml_document_get_node(&y->doc, a->key));
-            if (!ka) continue;
-            for (yaml_node_pair_t *b = a + 1; b < n->data.mapping.pairs.top; b++) {
-                yaml_node_t *kbn = yaml_document_get_node(&y->doc, b->key);
-                const char *kb = ffn_y_text(kbn);
-                if (kb && strcmp(ka, kb) == 0)
-                    return ffn_y_error(y, kbn, FFN_ESCHEMA, "duplicate key '%s'", kb);
-            }
+    size_t most = 0;
+    for (yaml_node_t *n = y->doc.nodes.start; n < y->doc.nodes.top; n++)
+        if (n->type == YAML_MAPPING_NODE) {
+            size_t k = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+            if (k > most) most = k;
         }
+    if (most < 2) return 0;
+    key_ref *keys = malloc(most * sizeof *keys);
+    if (!keys) return ffn_y_error(y, NULL, FFN_ENOMEM, "out of memory checking duplicate keys");
+    int rc = 0;
+    for (yaml_node_t *n = y->doc.nodes.start; n < y->doc.nodes.top && !rc; n++) {
+        if (n->type != YAML_MAPPING_NODE) continue;
+        size_t cnt = 0;
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(&y->doc, p->key);
+            const char *t = ffn_y_text(k);
+            if (t)
+                keys[cnt++] = (key_ref){.text = t,
+                                        .index = (size_t)(p - n->data.mapping.pairs.start),
+                                        .node = k};
+        }
+        qsort(keys, cnt, sizeof *keys, by_text_then_index);
+        const key_ref *dup = NULL;
+        for (size_t i = 1; i < cnt; i++)
+            if (!strcmp(keys[i - 1].text, keys[i].text) &&
+                (i < 2 || strcmp(keys[i - 2].text, keys[i].text)) &&
+                (!dup || keys[i].index < dup->index))
+                dup = &keys[i];
+        if (dup) rc = ffn_y_error(y, dup->node, FFN_ESCHEMA, "duplicate key '%s'", dup->text);
     }
-    return 0;
+    free(keys);
+    return rc;
+}
+
+/* A libyaml failure as a diagnostic. The reader (bad UTF-8, control characters, NUL) reports a
+ * byte offset, not a mark; the scanner and parser report a mark. */
+static int parser_error(ffn_ydoc *y, const yaml_parser_t *p, const ffn_input *in)
+{
+    if (p->error == YAML_MEMORY_ERROR)
+        return ffn_diag_set(y->diag, FFN_ENOMEM, y->path, 0, 0, "out of memory parsing the file");
+    int line = (int)p->problem_mark.line + 1, col = (int)p->problem_mark.column + 1;
+    if (p->error == YAML_READER_ERROR) {
+        ffn__input_pos(in, p->problem_offset, &line, &col);
+        if (p->problem_value >= 0)
+            return ffn_diag_set(y->diag, FFN_EPARSE, y->path, line, col,
+                                "syntax error: %s (byte 0x%02X)",
+                                p->problem ? p->problem : "cannot read the file",
+                                (unsigned)p->problem_value & 0xFFu);
+    }
+    return ffn_diag_set(y->diag, FFN_EPARSE, y->path, line, col, "syntax error: %s%s%s",
+                        p->problem ? p->problem : "invalid YAML", p->context ? " " : "",
+                        p->context ? p->context : "");
+}
+
+static int event_error(ffn_ydoc *y, const yaml_event_t *e, int err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static int event_error(ffn_ydoc *y, const yaml_event_t *e, int err, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ffn_diag_set(y->diag, err, y->path, (int)e->start_mark.line + 1,
+                        (int)e->start_mark.column + 1, "%s", msg);
+}
+
+/* The first pass, over events: syntax errors anywhere in the file, a second document, and the
+ * limits of include/ffnroof/limits.h, checked as the events come so that a file far beyond one
+ * costs no more than the events up to it (libyaml's scanner works in time quadratic in the
+ * flow nesting, and the duplicate check in the number of keys). */
+static int prescan(ffn_ydoc *y, const ffn_input *in)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return ffn_diag_set(y->diag, FFN_ENOMEM, y->path, 0, 0, "cannot initialise the YAML parser");
+    yaml_parser_set_input_string(&p, (const unsigned char *)in->data, in->len);
+    struct {
+        bool map;
+        size_t children;
+    } stack[FFN_MAX_DEPTH];
+    int depth = 0, docs = 0, rc = 0;
+    size_t nodes = 0;
+    for (bool done = false; !done && !rc;) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&p, &e)) {
+            rc = parser_error(y, &p, in);
+            break;
+        }
+        switch (e.type) {
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs > 1)
+                rc = event_error(y, &e, FFN_EPARSE,
+                                 "a second YAML document ('---'): a file holds one document");
+            break;
+        case YAML_SCALAR_EVENT:
+        case YAML_ALIAS_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++nodes > FFN_MAX_NODES) {
+                rc = event_error(y, &e, FFN_ERANGE, "more than %d values in one file", FFN_MAX_NODES);
+                break;
+            }
+            if (depth > 0 && stack[depth - 1].map && ++stack[depth - 1].children % 2 == 1 &&
+                stack[depth - 1].children / 2 >= FFN_MAX_KEYS) {
+                rc = event_error(y, &e, FFN_ERANGE, "more than %d keys in one mapping", FFN_MAX_KEYS);
+                break;
+            }
+            if (e.type == YAML_SEQUENCE_START_EVENT || e.type == YAML_MAPPING_START_EVENT) {
+                if (depth == FFN_MAX_DEPTH) {
+                    rc = event_error(y, &e, FFN_ERANGE,
+                                     "lists and mappings nested deeper than %d levels",
+                                     FFN_MAX_DEPTH);
+                    break;
+                }
+                stack[depth].map = e.type == YAML_MAPPING_START_EVENT;
+                stack[depth].children = 0;
+                depth++;
+            }
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            if (depth > 0) depth--;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&e);
+    }
+    if (!rc && docs == 0) rc = ffn_diag_set(y->diag, FFN_ESCHEMA, y->path, 1, 1, "the file is empty");
+    yaml_parser_delete(&p);
+    return rc;
 }
 
 int ffn_ydoc_load(ffn_ydoc *y, const char *path, ffn_diag *diag)
@@ -55,21 +198,18 @@ int ffn_ydoc_load(ffn_ydoc *y, const char *path, ffn_diag *diag)
     memset(y, 0, sizeof *y);
     y->diag = diag;
     snprintf(y->path, sizeof y->path, "%s", path ? path : "");
-    if (!path) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "no file given");
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    ffn_input in;
+    int rc = ffn__input_read(path, &in, diag);
+    if (rc) return rc;
+    if ((rc = prescan(y, &in))) goto out;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
-        fclose(fp);
-        return ffn_diag_set(diag, FFN_ENOMEM, path, 0, 0, "cannot initialise the YAML parser");
+        rc = ffn_diag_set(diag, FFN_ENOMEM, path, 0, 0, "cannot initialise the YAML parser");
+        goto out;
     }
-    yaml_parser_set_input_file(&parser, fp);
-    int rc = 0;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)in.data, in.len);
     if (!yaml_parser_load(&parser, &y->doc)) {
-        rc = ffn_diag_set(diag, FFN_EPARSE, path, (int)parser.problem_mark.line + 1,
-                          (int)parser.problem_mark.column + 1, "syntax error: %s%s%s",
-                          parser.problem ? parser.problem : "invalid YAML",
-                          parser.context ? " " : "", parser.context ? parser.context : "");
+        rc = parser_error(y, &parser, &in);
     } else {
         y->loaded = true;
         if (!yaml_document_get_root_node(&y->doc))
@@ -78,7 +218,8 @@ int ffn_ydoc_load(ffn_ydoc *y, const char *path, ffn_diag *diag)
             rc = check_duplicates(y);
     }
     yaml_parser_delete(&parser);
-    fclose(fp);
+out:
+    ffn__input_free(&in);
     return rc;
 }
 

@@ -154,3 +154,21 @@ Test(units, format_three_significant_digits)
     double back = parse_ok(b, FFN_UNIT_BPS);
     cr_expect(fabs(back - 1.555e12) <= 0.005 * 1.555e12, "'%s' far from 1.555e12", b);
 }
+
+Test(units, a_huge_exponent_does_not_overflow_the_prefix_scaling)
+{
+    /* strtol gives LONG_MAX for the exponent; ex + e10 was signed overflow (UBSan) */
+    cr_expect_eq(parse_ok("0e99999999999999999999 MB", FFN_UNIT_BYTES), 0.0);
+    cr_expect_eq(parse_ok("0e-99999999999999999999 GB", FFN_UNIT_BYTES), 0.0);
+    parse_bad("1e99999999999999999999 MB", FFN_UNIT_BYTES, FFN_ERANGE, "finite");
+    cr_expect_eq(parse_ok("1e-99999999999999999999 GB", FFN_UNIT_BYTES), 0.0);
+}
+
+Test(units, the_finite_check_comes_after_the_prefix)
+{
+    /* 1e308 is finite; 1e308 kB is not a finite number of bytes */
+    parse_bad("1e308 kB", FFN_UNIT_BYTES, FFN_ERANGE, "finite");
+    parse_bad("1e308 KiB", FFN_UNIT_BYTES, FFN_ERANGE, "finite");
+    parse_bad("1.7e308 TB/s", FFN_UNIT_BPS, FFN_ERANGE, "finite");
+    cr_expect_eq(parse_ok("1e305 kB", FFN_UNIT_BYTES), 1e308);
+}
