@@ -54,6 +54,23 @@ int ffn_cli_fail(int code, const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Options already given in one parse (ffn_cli_once); start each parse with one set to {0}. */
+typedef struct ffn_cli_seen {
+    struct {
+        int val;
+        const char *arg;
+    } opt[64];
+    size_t n;
+} ffn_cli_seen;
+/* Call at the top of each getopt_long loop with the value it returned: an option given twice,
+ * or both options of a pair ("--fused" and "--unfused", "--X" and "--no-X"), is an error that
+ * names both; no option silently overrides another. repeatable lists the options that may be
+ * given several times (0-terminated; NULL for none). Returns 0 or prints the problem and returns
+ * FFN_EXIT_USAGE. */
+struct option;
+int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, const struct option *opts, int c,
+                 const int *repeatable);
+
 /* Strict option values: returns 0 or prints the problem and returns FFN_EXIT_USAGE. */
 int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
                 uint64_t *out);
@@ -92,6 +109,12 @@ int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *p
 const char *ffn_cli_data_dir(const char *kind, char *buf, size_t n);
 int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw);
 int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m);
+
+/* mkdir -p dir, then check that it is a writable folder; 0 or FFN_EXIT_USAGE (one line). The
+ * folders it creates are remembered: main() takes back the ones still empty when the command
+ * fails (ffn_cli_remove_created_dirs), so that a refused run leaves nothing behind. */
+int ffn_cli_mkdirs(const char *cmd, const char *dir);
+void ffn_cli_remove_created_dirs(void);
 
 /* Output: stdout when path is NULL or "-", else a temporary file in the same folder that
  * ffn_cli_out_close() renames into place only on success (nothing half-written is left). */

@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +43,49 @@ int ffn_cli_diag(const ffn_diag *d)
     ffn_diag_format(d, buf, sizeof buf);
     fprintf(stderr, "%s\n", buf);
     return FFN_EXIT_USAGE;
+}
+
+static const char *opt_name(const struct option *opts, int c)
+{
+    for (const struct option *o = opts; o->name; o++)
+        if (o->val == c && !o->flag) return o->name;
+    return NULL;
+}
+
+/* "unfused" against "fused", "no-render" against "render" */
+static bool opposite(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la < lb) return opposite(b, a);
+    return (la == lb + 2 && !strncmp(a, "un", 2) && !strcmp(a + 2, b)) ||
+           (la == lb + 3 && !strncmp(a, "no-", 3) && !strcmp(a + 3, b));
+}
+
+int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, const struct option *opts, int c,
+                 const int *repeatable)
+{
+    if (c == 'h' || c == ':' || c == '?') return 0;
+    for (const int *r = repeatable; r && *r; r++)
+        if (*r == c) return 0;
+    const char *name = opt_name(opts, c);
+    if (!name) return 0;
+    for (size_t i = 0; i < seen->n; i++) {
+        const char *other = opt_name(opts, seen->opt[i].val);
+        if (seen->opt[i].val == c) {
+            if (seen->opt[i].arg && optarg)
+                return ffn_cli_usage(cmd, "--%s given twice ('--%s %s' and '--%s %s'); give it once",
+                                     name, name, seen->opt[i].arg, name, optarg);
+            return ffn_cli_usage(cmd, "--%s given twice; give it once", name);
+        }
+        if (other && opposite(name, other))
+            return ffn_cli_usage(cmd, "--%s and --%s both given; give one of them", other, name);
+    }
+    if (seen->n < sizeof seen->opt / sizeof seen->opt[0]) {
+        seen->opt[seen->n].val = c;
+        seen->opt[seen->n].arg = optarg;
+        seen->n++;
+    }
+    return 0;
 }
 
 int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
@@ -252,6 +296,10 @@ int ffn_cli_out_open(const char *cmd, ffn_cli_out *o, const char *path)
     }
     snprintf(o->path, sizeof o->path, "%s", path);
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
+    /* Every --out that cannot be written is bad usage (exit 2), found before any work: a
+     * directory would otherwise only fail at the final rename (exit 1). */
+    if (is_dir(path))
+        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write '%s': is a directory", path);
     o->fp = fopen(o->tmp, "w");
     if (!o->fp) return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write '%s': %s", path, strerror(errno));
     return 0;
@@ -260,21 +308,28 @@ int ffn_cli_out_open(const char *cmd, ffn_cli_out *o, const char *path)
 int ffn_cli_out_close(const char *cmd, ffn_cli_out *o, bool ok)
 {
     if (o->is_stdout) {
-        if (fflush(stdout) != 0) return FFN_EXIT_FAIL;
+        if (fflush(stdout) != 0 || ferror(stdout)) return FFN_EXIT_FAIL;
         return ok ? FFN_EXIT_OK : FFN_EXIT_FAIL;
     }
     if (!o->fp) return FFN_EXIT_FAIL;
-    bool wrote = fclose(o->fp) == 0;
+    /* an earlier write that failed (EFBIG, ENOSPC) leaves the error flag even when the last
+     * flush succeeds */
+    const bool stream_ok = !ferror(o->fp) && fflush(o->fp) == 0;
+    const int err = errno;
+    bool wrote = fclose(o->fp) == 0 && stream_ok;
+    const int e = stream_ok ? errno : err;
     o->fp = NULL;
     if (!ok || !wrote) {
         unlink(o->tmp);
-        if (!wrote) return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot write '%s'", o->path);
+        if (!wrote)
+            return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot write '%s': %s", o->path,
+                                e ? strerror(e) : "write error");
         return FFN_EXIT_FAIL;
     }
     if (rename(o->tmp, o->path) != 0) {
-        int e = errno;
+        const int re = errno;
         unlink(o->tmp);
-        return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot create '%s': %s", o->path, strerror(e));
+        return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot create '%s': %s", o->path, strerror(re));
     }
     return FFN_EXIT_OK;
 }
@@ -334,4 +389,46 @@ int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *mo
     if (!model) return ffn_cli_usage(cmd, "give --scenario FILE, or --model and --hw");
     if (!hw) return ffn_cli_usage(cmd, "--hw is required without --scenario (e.g. --hw h100-sxm)");
     return 0;
+}
+
+/* Folders this process created, newest last, so that a failed run can take back the empty
+ * ones. */
+static char *created[32];
+static size_t n_created;
+
+int ffn_cli_mkdirs(const char *cmd, const char *dir)
+{
+    char path[PATH_MAX];
+    if (!dir || !dir[0] || strlen(dir) >= sizeof path)
+        return ffn_cli_usage(cmd, "no output folder given, or a name that is too long");
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1;; p++) {
+        const bool last = *p == '\0';
+        if (!last && *p != '/') continue;
+        *p = '\0';
+        if (mkdir(path, 0777) == 0) {
+            if (n_created < sizeof created / sizeof created[0]) created[n_created++] = strdup(path);
+        } else if (errno != EEXIST) {
+            return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot create folder '%s': %s", path,
+                                strerror(errno));
+        }
+        if (last) break;
+        *p = '/';
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "'%s' is not a folder", dir);
+    if (access(path, W_OK | X_OK) != 0)
+        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write in folder '%s': %s", dir,
+                            strerror(errno));
+    return 0;
+}
+
+void ffn_cli_remove_created_dirs(void)
+{
+    while (n_created > 0) {
+        char *p = created[--n_created];
+        if (p) rmdir(p); /* only an empty one goes */
+        free(p);
+    }
 }

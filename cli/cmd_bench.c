@@ -221,9 +221,11 @@ int ffn_cmd_bench(int argc, char **argv)
     ffn_dtype wdt = FFN_DT_FP32;
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
         switch (c) {
         case O_HW:
             hw_name = optarg;

@@ -134,9 +134,11 @@ int ffn_cmd_calibrate(int argc, char **argv)
     const char *out_dir = FFN_LAST_CAL_DIR;
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
         switch (c) {
         case O_QUICK:
             quick = true;
@@ -291,28 +293,7 @@ int ffn_cmd_calibrate(int argc, char **argv)
 
 int ffn_prof_mkdirs(const char *cmd, const char *dir)
 {
-    char path[1024];
-    if (!dir || !dir[0] || strlen(dir) >= sizeof path)
-        return ffn_cli_usage(cmd, "--out: bad folder name");
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot create folder '%s': %s", path,
-                                strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot create folder '%s': %s", path,
-                            strerror(errno));
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "'%s' is not a folder", path);
-    if (access(path, W_OK | X_OK) != 0)
-        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write into '%s': %s", path,
-                            strerror(errno));
-    return 0;
+    return ffn_cli_mkdirs(cmd, dir);
 }
 
 void ffn_prof_loadavg(double load[3])

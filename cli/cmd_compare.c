@@ -158,10 +158,12 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     uint64_t tmp[FFN_CMP_MAX_BATCH];
     size_t nt;
     int ch, rc;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (report && is_report_opt(ch)) continue;
+        if (ffn_cli_once(cmd, &seen, opts, ch, NULL)) return FFN_EXIT_USAGE;
         switch (ch) {
         case O_MODEL:
             model = optarg;

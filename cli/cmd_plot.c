@@ -419,10 +419,12 @@ int ffn_cmd_plot(int argc, char **argv)
     o.out = ".";
     o.render = true;
     int c, rc;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     argc--, argv++; /* argv[0] is now the chart kind */
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, opts, c, (const int[]){O_CAL, O_BENCH, 0})) return FFN_EXIT_USAGE;
         switch (c) {
         case O_HW:
             o.hw_list = optarg;

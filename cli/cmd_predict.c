@@ -118,9 +118,11 @@ int ffn_cmd_predict(int argc, char **argv)
     bool per_op = false, dtype_set = false, wdt_set = false, adt_set = false;
     uint64_t v;
     int c, rc;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
         switch (c) {
         case O_HW:
             hw_name = optarg;

@@ -729,9 +729,11 @@ int ffn_cmd_report(int argc, char **argv)
         cl += (size_t)snprintf(o.command + cl, sizeof o.command - cl, " %s", argv[i]);
     bool compare_opts = false;
     int c;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
         switch (c) {
         case O_COMPARE:
             o.compare = true;

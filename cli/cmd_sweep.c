@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ffnroof/json.h"
+#include "ffnroof/limits.h"
 #include "ffnroof/plan.h"
 #include "ffnroof/report.h"
 #include "ffnroof/scenario.h"
@@ -55,6 +56,8 @@ static void usage(FILE *fp)
           "  --out FILE            write there instead of stdout; rows appear as they are\n"
           "                        computed; an interrupted sweep leaves only whole rows\n"
           "  --no-progress         no progress bar (it is shown only on a terminal)\n"
+          "  --max-points N        compute a grid of up to N points (default: 10^9; a larger\n"
+          "                        grid is refused before anything is written)\n"
           "  -h, --help            this help\n"
           "\n"
           "GRID: values and ranges, comma-separated: 1,8,64  1-1000 (step 1)\n"
@@ -88,10 +91,22 @@ enum {
     O_FORMAT,
     O_OUT,
     O_NOPROG,
+    O_MAXPTS,
     O_WEIGHTS,
     O_ONCHIP,
     O_END
 };
+
+/* Saturating at UINT64_MAX: a grid's size is compared with a limit, never wrapped. */
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 static volatile sig_atomic_t interrupted;
 
@@ -170,6 +185,7 @@ int ffn_cmd_sweep(int argc, char **argv)
                                          {"format", required_argument, 0, O_FORMAT},
                                          {"out", required_argument, 0, O_OUT},
                                          {"no-progress", no_argument, 0, O_NOPROG},
+                                         {"max-points", required_argument, 0, O_MAXPTS},
                                          {"weights", required_argument, 0, O_WEIGHTS},
                                          {"onchip", no_argument, 0, O_ONCHIP},
                                          {"help", no_argument, 0, 'h'},
@@ -177,9 +193,11 @@ int ffn_cmd_sweep(int argc, char **argv)
     const char *val[O_END - O_SCEN] = {0};
     int fused = -1;
     int c;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
         if (c == 'h') {
             usage(stdout);
             return FFN_EXIT_OK;
@@ -270,6 +288,30 @@ int ffn_cmd_sweep(int argc, char **argv)
     if (ffn_scenario_sweep_defaults(&sc)) {
         rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
         goto out;
+    }
+
+    /* The grid's size before anything is loaded or written: each axis is capped, their
+     * product is not, and six lines of scenario can ask for 10^14 rows. */
+    uint64_t max_points = FFN_MAX_SWEEP_POINTS;
+    if (V(O_MAXPTS) &&
+        (rc = ffn_cli_u64(CMD, "--max-points", V(O_MAXPTS), 1, UINT64_MAX, &max_points)))
+        goto out;
+    {
+        const uint64_t per_cfg =
+            sat_add(sc.sweep_phases & FFN_SWEEP_PREFILL ? sat_mul(sc.n_batch, sc.n_seq) : 0,
+                    sc.sweep_phases & FFN_SWEEP_DECODE ? sc.n_batch : 0);
+        const uint64_t points =
+            sat_mul(sat_mul(sat_mul(per_cfg, sc.n_sweep_dtype), sat_mul(sc.n_sweep_tp, sc.n_sweep_ep)),
+                    sat_mul(sc.n_models, sc.n_hws));
+        if (points > max_points) {
+            rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD,
+                              "%s%sthe grid has %s%llu points, more than the limit of %llu; narrow "
+                              "it, or raise the limit with --max-points N",
+                              sc.path[0] ? sc.path : "", sc.path[0] ? ": " : "",
+                              points == UINT64_MAX ? "more than " : "", (unsigned long long)points,
+                              (unsigned long long)max_points);
+            goto out;
+        }
     }
 
     static ffn_model models[FFN_SC_MAX_REFS];
@@ -364,7 +406,11 @@ int ffn_cmd_sweep(int argc, char **argv)
     sigaction(SIGINT, &old, NULL);
     if (fp != stdout && fclose(fp) != 0) io_error = true;
     if (io_error) {
-        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot write the rows: %s", strerror(errno));
+        const int e = errno;
+        /* a full disk or a file-size limit: no truncated file is left to be mistaken for a
+         * result (an interrupt, by contrast, keeps its whole rows) */
+        if (fp != stdout) unlink(V(O_OUT));
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot write the rows: %s", strerror(e));
         goto out;
     }
     if (interrupted) {

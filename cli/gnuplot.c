@@ -187,28 +187,7 @@ void ffn_cli_today(char *buf, size_t n)
 
 int ffn_cli_prepare_dir(const char *cmd, const char *dir)
 {
-    char path[PATH_MAX];
-    if (!dir || !*dir) return ffn_cli_usage(cmd, "no output folder given");
-    snprintf(path, sizeof path, "%s", dir);
-    /* mkdir -p */
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot create folder '%s': %s", path,
-                                strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot create folder '%s': %s", dir,
-                            strerror(errno));
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "'%s' is not a folder", dir);
-    if (access(path, W_OK | X_OK) != 0)
-        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write in folder '%s': %s", dir,
-                            strerror(errno));
-    return 0;
+    return ffn_cli_mkdirs(cmd, dir);
 }
 
 static char *slurp(const char *path)
@@ -284,8 +263,11 @@ int ffn_chart_emit(const char *cmd, ffn_chart_kind kind, const void *chart, ffn_
     else
         wr = ffn_plot_moe_write(chart, tmpl, &files, dout.fp, sout.fp, &d);
     free(tmpl);
+    /* the data and its script are one result: when either cannot be written (a full disk, a
+     * file-size limit), neither is left */
     int rc1 = ffn_cli_out_close(cmd, &dout, wr == 0);
-    int rc2 = ffn_cli_out_close(cmd, &sout, wr == 0);
+    int rc2 = ffn_cli_out_close(cmd, &sout, wr == 0 && rc1 == 0);
+    if (wr == 0 && rc1 == 0 && rc2 != 0) unlink(dpath);
     if (wr) return ffn_cli_fail(wr == FFN_EINVAL ? FFN_EXIT_USAGE : FFN_EXIT_FAIL, cmd, "%s", d.msg);
     if (rc1 || rc2) return FFN_EXIT_FAIL;
 

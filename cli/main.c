@@ -1,6 +1,7 @@
 /* The ffnroof executable: a table of subcommands, one cmd_<name>.c each (git style). */
 #include "cli.h"
 
+#include <signal.h>
 #include <string.h>
 
 #ifndef FFNROOF_VERSION
@@ -37,6 +38,9 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
+    /* Past a file-size limit (ulimit -f) a write fails with EFBIG, which the writers report as
+     * exit 1 and clean up after, instead of the default SIGXFSZ killing us mid-file. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return FFN_EXIT_USAGE;
@@ -54,7 +58,11 @@ int main(int argc, char **argv)
         return FFN_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            const int rc = commands[i].run(argc - 1, argv + 1);
+            if (rc != FFN_EXIT_OK) ffn_cli_remove_created_dirs();
+            return rc;
+        }
     fprintf(stderr, "ffnroof: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return FFN_EXIT_USAGE;
