@@ -268,6 +268,14 @@ static void write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o
         }
         table_row(fp, L->feasible ? p->rank : 0, p->hw, L);
         if (!L->feasible) fprintf(fp, "%20s ^ infeasible; this is the closest miss\n", "");
+        if (!L->feasible && p->plan->devices_for_weights > L->devices) {
+            char wb[32], ub[32];
+            fprintf(fp, "%20s   the weights alone (%s) need >= %llu devices of %s usable\n", "",
+                    fmt_u(wb, sizeof wb, p->plan->weight_bytes_all, FFN_UNIT_BYTES),
+                    (unsigned long long)p->plan->devices_for_weights,
+                    fmt_u(ub, sizeof ub, p->hw->mem_capacity_bytes * o->mem_utilization,
+                          FFN_UNIT_BYTES));
+        }
         if (all)
             for (size_t k = 0; k < p->plan->n_layouts; k++) {
                 if ((int)k == p->show) continue;
@@ -388,6 +396,8 @@ static void json_layout(ffn_json *j, const pair *p, const ffn_plan_layout *L, in
     ffn_json_bool(j, "valid", L->valid);
     ffn_json_bool(j, "feasible", L->feasible);
     ffn_json_u64(j, "devices", L->devices);
+    /* the devices the weights alone need by capacity (SRAM-first devices: chips on chip) */
+    ffn_json_u64(j, "devices_for_weights", p->plan->devices_for_weights);
     ffn_json_u64(j, "tp", L->tp);
     ffn_json_u64(j, "ep", L->ep);
     ffn_json_u64(j, "replicas", L->replicas);
@@ -596,11 +606,9 @@ int ffn_cmd_plan(int argc, char **argv)
     const char *prices[FFN_SC_MAX_REFS];
     size_t n_prices = 0;
     int c;
-    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (ffn_cli_once(CMD, &seen, opts, c, (const int[]){O_PRICE, 0})) return FFN_EXIT_USAGE;
         if (c == 'h') {
             usage(stdout);
             return FFN_EXIT_OK;

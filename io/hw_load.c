@@ -21,13 +21,13 @@ static const char *const dtype_keys[] = {"fp32", "tf32", "bf16", "fp16", "fp8", 
 /* Sane ranges. They are wide enough for any real device and tight enough to catch unit slips
  * (a bandwidth typed in bits, a capacity typed in GB where TB was meant, ...). */
 #define PEAK_LO 1e9   /* 1 GFLOP/s */
-#define PEAK_HI 1e17  /* 100 PFLOP/s */
+#define PEAK_HI 1e18  /* 1 EFLOP/s: a wafer-scale engine (Cerebras WSE-3) reaches 125 PFLOP/s */
 #define MEMBW_LO 1e9  /* 1 GB/s */
-#define MEMBW_HI 1e14 /* 100 TB/s */
+#define MEMBW_HI 1e17 /* 100 PB/s: an SRAM-first device's memory is its SRAM (WSE-3 21 PB/s) */
 #define CAP_LO 1e6    /* 1 MB */
 #define CAP_HI 1e14   /* 100 TB */
 #define ONCHIP_CAP_LO 1e3
-#define ONCHIP_BW_HI 1e16
+#define ONCHIP_BW_HI 1e17
 #define LINK_BW_LO 1e8 /* 100 MB/s */
 #define LINK_BW_HI 1e14
 #define LAT_LO 1e-9
@@ -110,7 +110,7 @@ static int load_memory(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 
 static int load_onchip(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 {
-    static const char *const allowed[] = {"name", "capacity", "bandwidth", NULL};
+    static const char *const allowed[] = {"name", "capacity", "bandwidth", "slices", NULL};
     yaml_node_t *s = ffn_y_get(y, root, "onchip", NULL);
     if (!s) return 0;
     int rc = ffn_y_expect_seq(y, s, "onchip");
@@ -132,6 +132,10 @@ static int load_onchip(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
         if (!rc)
             rc = ffn_y_num(y, e, "bandwidth", false, FFN_UNIT_BPS, MEMBW_LO, ONCHIP_BW_HI,
                            &l->bandwidth_bps);
+        /* private slices (per SM, per core): what one GEMM tile sees (docs/formats-hw.md) */
+        uint64_t sl = 0; /* absent: 0, one shared level */
+        if (!rc) rc = ffn_y_u64(y, e, "slices", false, 1, 1u << 24, &sl);
+        l->slices = (uint32_t)sl;
         if (rc) return rc;
     }
     hw->n_levels = n;

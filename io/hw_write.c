@@ -230,6 +230,7 @@ static void write_spec(FILE *f, const ffn_hw *hw)
                 exact_quantity(l->bandwidth_bps, FFN_UNIT_BPS, b, sizeof b);
                 fprintf(f, ", bandwidth: %s", b);
             }
+            if (l->slices > 0) fprintf(f, ", slices: %u", l->slices);
             fputs("}\n", f);
         }
     }

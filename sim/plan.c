@@ -611,6 +611,15 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
     out->model = m;
     out->hw = hw;
     out->opts = *o;
+    {
+        ffn_plan_mem all;
+        if (!ffn_plan_memory(m, &out->params, hw, o, 1, 1, 1, 1, 0, &all)) {
+            out->weight_bytes_all = all.weight_bytes;
+            double usable = hw->mem_capacity_bytes * o->mem_utilization;
+            out->devices_for_weights =
+                usable > 0 ? (uint64_t)ceil(all.weight_bytes / usable) : 0;
+        }
+    }
     if (out->opts.objective >= FFN_OBJ_COUNT)
         out->opts.objective =
             o->target_tokens_per_s > 0 ? FFN_OBJ_DEVICES : FFN_OBJ_TOKENS_PER_DEVICE;

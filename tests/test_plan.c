@@ -394,3 +394,25 @@ Test(plan, sweep_equals_predict)
         cr_assert_gt(rejected, 0);
     }
 }
+
+/* An SRAM-first device by hand (issue 15): LLaMA-2-70B's weights on Groq LPUs, whose memory is
+ * their 230 MB of on-chip SRAM. 68,976,648,192 parameters (HF config: 80 layers, d 8192,
+ * f 28672, GQA 64/8 heads, vocab 32000) x 2 B = 137,953,296,384 B; / (230e6 B x 1.0 usable)
+ * = 599.8 -> 600 chips. (Groq's public deployment, about 576 chips, is the check in
+ * docs/validation.md.) */
+Test(plan, groq_chips_for_llama2_70b_by_hand)
+{
+    ffn_hw hw;
+    ffn_model m;
+    load_hw("groq-lpu", &hw);
+    load_model("llama2-70b", &m);
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.mem_utilization = 1.0;
+    o.max_devices = 4096;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, NULL), 0);
+    cr_assert_float_eq(plan.weight_bytes_all, 137953296384.0, 1.0);
+    cr_assert_eq(plan.devices_for_weights, 600);
+    /* the plan's own layouts (TP <= 8) cannot hold it on 8 chips: infeasible, by capacity */
+    cr_assert_lt(plan.best, 0);
+}

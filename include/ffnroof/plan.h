@@ -157,6 +157,11 @@ typedef struct ffn_plan {
     int best;    /* index of the chosen feasible layout, -1 if none */
     int closest; /* when none is feasible: the valid layout with the smallest miss (those that
                     hold the model at batch 1 first), or -1 */
+    /* How many devices the weights alone need by capacity, whatever the layouts considered:
+     * ceil(all weights / (capacity x mem_utilization)). For an SRAM-first device (Groq LPU,
+     * Cerebras WSE-3) the chips a model needs to sit on chip (docs/plan.md). */
+    double weight_bytes_all;
+    uint64_t devices_for_weights;
 } ffn_plan;
 
 /* Evaluate every layout of opts for model m on hw and choose the best. Returns 0 (also when
