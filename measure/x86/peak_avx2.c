@@ -1,8 +1,8 @@
-/* Peak fp32 FMA throughput with AVX2 + FMA3 (compiled with -mavx2 -mfma; called only when CPUID
- * and XCR0 say AVX and FMA are usable): the roof of x86 CPUs without AVX-512. 12 independent ymm
- * accumulators cover FMA latency (4-5 cycles) x 2 FMA pipes and fit the 16 ymm registers with the
- * two constants. FLOPs per iteration: 12 FMA x 8 lanes x 2 = FFN__FP32_AVX2_FLOPS_PER_ITER (192).
- */
+/* Peak fp32 FMA throughput with 256-bit FMA3 (compiled with -mavx -mfma, not -mavx2: called
+ * whenever CPUID and XCR0 say AVX and FMA are usable, AVX2 or not): the roof of x86 CPUs without
+ * AVX-512. 12 independent ymm accumulators cover FMA latency (4-5 cycles) x 2 FMA pipes and fit
+ * the 16 ymm registers with the two constants. FLOPs per iteration: 12 FMA x 8 lanes x 2 =
+ * FFN__FP32_AVX2_FLOPS_PER_ITER (192). */
 #include <immintrin.h>
 
 #include "internal.h"
