@@ -27,7 +27,13 @@ extern const ffn_ukernels ffn_ukernels_neon;
 #if defined(FFN_HAVE_SVE)
 extern const ffn_ukernels ffn_ukernels_sve;
 #define FFN_SVE_NAME(dt) dt "_ffn__sve_8x3vl"
+#if defined(FFN_HAVE_SVE_BF16) /* SVE + FEAT_BF16: BFDOT tiles (arm_sve/ukr_sve_bf16.c) */
+extern const ffn_kernel ffn_kernel_bf16_svebf16;
+#define FFN_SVE_EXTRA_ROWS                                                                         \
+    {&ffn_kernel_bf16_svebf16, FFN_CPU_NEON | FFN_CPU_SVE | FFN_CPU_ARM_BF16},
+#else
 #define FFN_SVE_EXTRA_ROWS
+#endif
 #endif
 
 #endif
