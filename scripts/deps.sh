@@ -2,13 +2,15 @@
 # Installs the Debian packages ffnroof needs that are missing (Debian 12, as root or via sudo).
 #   scripts/deps.sh [build|test|all]   (default: all)
 # build: compiler, CMake, libyaml, PAPI, OpenBLAS, oneDNN, gnuplot (run time)
-# test:  the above plus Criterion and the aarch64 cross toolchain + qemu for the NEON tests
+# test:  the above plus Criterion and the aarch64 cross toolchain + qemu (.ci/aarch64.sh adds
+#        the arm64 target libraries itself)
 set -euo pipefail
 what=${1:-all}
 pkgs=(build-essential cmake pkg-config libyaml-dev libpapi-dev papi-tools libopenblas-dev
       libdnnl-dev gnuplot-nox)
 if [ "$what" != build ]; then
   pkgs+=(libcriterion-dev qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+  pkgs+=(clang libclang-rt-14-dev) # libFuzzer for .ci/fuzz.sh (only recommended by clang)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
