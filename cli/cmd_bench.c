@@ -161,6 +161,8 @@ static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
     }
     fprintf(fp, "(roof = roofline time / measured median; err = predicted / median - 1, err_min = "
                 "predicted / min - 1; peers: median (their time / ours))\n");
+    char fw[320];
+    if (hw && ffn_hw_fit_warning(hw, fw, sizeof fw)) fprintf(fp, "! every pred_ms above: %s\n", fw);
     /* Several cases: how well the spec predicted them, in one line. */
     double e[256];
     size_t ne = 0, worst = 0;
@@ -488,6 +490,10 @@ int ffn_cmd_bench(int argc, char **argv)
             rc = ffn_cli_diag(&d);
             goto out;
         }
+    }
+    {
+        char fw[320];
+        if (ffn_hw_fit_warning(&hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", CMD, fw);
     }
 
     double load[3] = {-1, -1, -1};

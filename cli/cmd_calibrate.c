@@ -62,7 +62,9 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
             if (c->peaks[p][t].flops_per_s > 0)
                 fprintf(fp, "%-14s %8d %16.1f\n", ffn_peak_name((ffn_peak_kind)p),
                         c->peaks[p][t].threads, c->peaks[p][t].flops_per_s / 1e9);
-    fprintf(fp, "\nread-only levels (all threads):\n");
+    fprintf(fp, "\nbandwidth probes: %s loads%s%s\n", c->bw_probe[0] ? c->bw_probe : "portable",
+            c->isa_capped ? "; FFNROOF_ISA=" : "", c->isa_capped ? ffn_isa_name(c->isa) : "");
+    fprintf(fp, "read-only levels (all threads):\n");
     const int t = c->n_levels[FFN_BW_READ][1] > 0 ? 1 : 0;
     for (int i = 0; i < c->n_levels[FFN_BW_READ][t]; i++) {
         const ffn_level *l = &c->levels[FFN_BW_READ][t][i];
@@ -165,6 +167,13 @@ int ffn_cmd_calibrate(int argc, char **argv)
         }
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    {
+        /* FFNROOF_ISA first: a level this CPU lacks stops here, before anything is written */
+        ffn_isa isa;
+        ffn_diag dg;
+        ffn_diag_clear(&dg);
+        if (ffn_isa_selected(&isa, &dg)) return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", dg.msg);
+    }
     if ((rc = ffn_prof_mkdirs(CMD, out_dir))) return rc;
 
     double load[3] = {-1, -1, -1};
@@ -207,6 +216,10 @@ int ffn_cmd_calibrate(int argc, char **argv)
     }
     const char *peak_kind[FFN_DT_COUNT] = {0};
     for (int dt = 0; dt < FFN_DT_COUNT; dt++) {
+        if (cal.roof_set && cal.roof_kind[dt] >= 0 && hw.peak_flops[dt] > 0) {
+            peak_kind[dt] = ffn_peak_name((ffn_peak_kind)cal.roof_kind[dt]);
+            continue;
+        }
         double best = 0;
         for (int p = 0; p < FFN_PEAK_COUNT; p++) {
             if ((int)ffn_peak_dtype((ffn_peak_kind)p) != dt) continue;
@@ -228,7 +241,10 @@ int ffn_cmd_calibrate(int argc, char **argv)
                            cal.threads, ffn_prof_stop_flag(), ffn_prof_progress_case, &prog,
                            &kres, &d);
     ffn_prof_progress_end(&prog);
-    ffn_prof_sigint_restore();
+    /* Ctrl-C: a spec with half a fit is no spec. Only calibration.json is written, marked
+     * incomplete with the runs that finished; no hw.yaml, and the remembered spec of
+     * FFN_LAST_CAL_DIR stays as it was. */
+    const bool interrupted = rc == FFN_EINTERRUPTED || *ffn_prof_stop_flag();
     bool complete = rc == 0;
     char notes[1024] = "";
     if (rc == FFN_EINTERRUPTED)
@@ -238,6 +254,10 @@ int ffn_cmd_calibrate(int argc, char **argv)
         snprintf(notes, sizeof notes, "the kernel runs or the fit failed (%.400s): efficiency "
                                       "parameters left neutral",
                  d.msg[0] ? d.msg : ffn_strerror(rc));
+    ffn_bench_fit_quality(rc == 0 ? &kres : NULL, &hw.fit);
+    char fitw[256];
+    if (!interrupted && ffn_hw_fit_warning(&hw, fitw, sizeof fitw))
+        fprintf(stderr, "ffnroof %s: %s\n", CMD, fitw);
     if (rc) {
         /* keep a usable spec: the roofline with neutral efficiency */
         ffn_eff neutral;
@@ -260,6 +280,19 @@ int ffn_cmd_calibrate(int argc, char **argv)
     char spec_path[1100], json_path[1100];
     snprintf(spec_path, sizeof spec_path, "%s/hw.yaml", out_dir);
     snprintf(json_path, sizeof json_path, "%s/calibration.json", out_dir);
+    if (interrupted || *ffn_prof_stop_flag()) {
+        ffn_calib_meta mi;
+        memset(&mi, 0, sizeof mi);
+        memcpy(mi.load_avg, load, sizeof load);
+        memcpy(mi.peak_kind, peak_kind, sizeof peak_kind);
+        mi.notes = "interrupted during the kernel runs: no spec written";
+        rc = write_calib(json_path, &cal, kres.n_runs ? &kres : NULL, &mi);
+        ffn_prof_sigint_restore();
+        if (rc) return rc;
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted: %s kept the finished runs, no "
+                                                "spec written", json_path);
+    }
+    ffn_prof_sigint_restore();
     if (ffn_hw_write(&hw, spec_path, &d)) return ffn_cli_diag(&d);
     ffn_calib_meta m;
     memset(&m, 0, sizeof m);

@@ -329,6 +329,20 @@ static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *
     ffn_json_obj_end(j);
 }
 
+/* The warning of a spec whose efficiency fit failed or is poor (ffn_hw_fit_warning), printed
+ * beside every prediction made with it; NULL when there is none. */
+static const char *fit_warning(const ffn_cmp_device *d, char *buf, size_t n)
+{
+    return ffn_hw_fit_warning(&d->hw, buf, n) ? buf : NULL;
+}
+
+static void print_fit_warnings(FILE *fp, const ffn_compare *c, const char *prefix)
+{
+    char w[320];
+    for (size_t i = 0; i < c->n_dev; i++)
+        if (fit_warning(&c->dev[i], w, sizeof w)) fprintf(fp, "%s%s\n", prefix, w);
+}
+
 static int write_json(FILE *fp, const ffn_compare *c)
 {
     ffn_json j;
@@ -362,6 +376,8 @@ static int write_json(FILE *fp, const ffn_compare *c)
         const ffn_cmp_device *d = &c->dev[i];
         ffn_json_obj_begin(&j, NULL);
         ffn_json_str(&j, "name", d->hw.name);
+        char fw[320];
+        if (fit_warning(d, fw, sizeof fw)) ffn_json_str(&j, "fit_warning", fw);
         ffn_json_str(&j, "kind", ffn_hw_kind_name(d->hw.kind));
         ffn_json_str(&j, "file", d->hw_path);
         ffn_json_str(&j, "source", d->hw.source);
@@ -466,18 +482,20 @@ static int write_table(FILE *fp, const ffn_compare *c)
         const ffn_cmp_device *d = &c->dev[i];
         for (size_t p = 0; p <= c->n_batch; p++) {
             const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
-            char rg[80];
-            fprintf(fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s %s\n", p ? "" : d->hw.name,
+            char rg[80], fw[320];
+            fprintf(fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s %s%s\n", p ? "" : d->hw.name,
                     ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
                     u(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
                     u(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
                     g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound),
                     ffn_range_text(rg, sizeof rg, r->predicted_s, r->predicted_p10_s,
-                                   r->predicted_p90_s, r->unc_default, true));
+                                   r->predicted_p90_s, r->unc_default, true),
+                    fit_warning(d, fw, sizeof fw) ? "  ! fit" : "");
         }
     }
     fprintf(fp, "model p10-p90: the range of the model time (docs/model.md, \"Uncertainty\"); "
                 "* = default\n");
+    print_fit_warnings(fp, c, "! fit: ");
     if (c->model.moe.n_experts) {
         fprintf(fp, "\none MoE layer, busiest device (decode):\n%-16s %6s %9s %9s %9s %9s %9s %9s\n",
                 "device", "batch", "router", "dispatch", "experts", "shared", "combine", "all2all");
@@ -534,6 +552,7 @@ int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c)
                     g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
         }
     }
+    print_fit_warnings(fp, c, "\n> ");
     if (c->model.moe.n_experts) {
         fprintf(fp, "\nOne MoE layer on the busiest device, decode:\n\n| device | batch | router | "
                     "dispatch | routed experts | shared experts | combine | all-to-all |\n"

@@ -573,6 +573,11 @@ static int report_quick(const rep_opts *o)
         memset(&hw.eff, 0, sizeof hw.eff);
         hw.eff.compute_max = hw.eff.memory_max = 1.0;
     }
+    ffn_bench_fit_quality(krc == 0 ? &kres : NULL, &hw.fit);
+    {
+        char fw[320];
+        if (ffn_hw_fit_warning(&hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", CMD, fw);
+    }
     if ((rc = ffn_hw_write(&hw, hw_path, &d))) {
         ffn_prof_sigint_restore();
         return ffn_cli_diag(&d);

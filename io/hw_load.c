@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ydoc.h"
@@ -276,6 +277,47 @@ static int load_uncertainty(ffn_ydoc *y, yaml_node_t *root, ffn_unc *u)
     return rc;
 }
 
+/* fit: {median_error: 0.05, worst_error: 0.12, points: 20, held_out_median: 0.08, failed: false}
+ * (ffnroof calibrate). Absent: nothing recorded. */
+static int load_fit(ffn_ydoc *y, yaml_node_t *root, ffn_fit_quality *q)
+{
+    static const char *const keys[] = {"median_error",    "worst_error", "points",
+                                       "held_out_median", "failed",      NULL};
+    yaml_node_t *m = NULL;
+    int rc = sub_map(y, root, "fit", keys, &m);
+    if (rc || !m) return rc;
+    q->recorded = true;
+    rc = ffn_y_num(y, m, "median_error", false, FFN_UNIT_NONE, 0.0, 1e6, &q->median_error);
+    if (!rc) rc = ffn_y_num(y, m, "worst_error", false, FFN_UNIT_NONE, 0.0, 1e6, &q->worst_error);
+    if (!rc)
+        rc = ffn_y_num(y, m, "held_out_median", false, FFN_UNIT_NONE, 0.0, 1e6,
+                       &q->held_out_median);
+    uint64_t pts = 0;
+    if (!rc) rc = ffn_y_u64(y, m, "points", false, 0, 100000000, &pts);
+    q->points = (uint32_t)pts;
+    if (!rc) rc = ffn_y_bool(y, m, "failed", false, &q->failed);
+    return rc;
+}
+
+bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n)
+{
+    if (buf && n) buf[0] = '\0';
+    if (!hw || !hw->fit.recorded) return false;
+    if (hw->fit.failed) {
+        if (buf)
+            snprintf(buf, n, "warning: the efficiency fit of spec '%s' failed: its predictions "
+                             "are the plain roofline and may be far off",
+                     hw->name);
+        return true;
+    }
+    if (!(hw->fit.median_error > FFN_FIT_WARN_MEDIAN)) return false;
+    if (buf)
+        snprintf(buf, n, "warning: the efficiency fit of spec '%s' has a median error of %.1f%% "
+                         "(over %.0f%%) on its own kernel runs: its predictions are unreliable",
+                 hw->name, 100 * hw->fit.median_error, 100 * FFN_FIT_WARN_MEDIAN);
+    return true;
+}
+
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
     static const char *const allowed[] = {"compute_max", "compute_max_by_dtype", "compute_half",
@@ -353,7 +395,8 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     static const char *const allowed[] = {
         "name",         "vendor",        "kind",       "source", "derived",
         "peak",         "compute_units", "clock",      "memory", "onchip",
-        "interconnect", "network",       "efficiency", "power",  "uncertainty", NULL};
+        "interconnect", "network",       "efficiency", "power",  "uncertainty", "fit",
+        NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "a hardware spec");
     if (!rc) rc = ffn_y_check_keys(y, root, allowed);
@@ -381,6 +424,7 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     if (!rc) rc = load_link(y, root, "network", &hw->scaleout, NULL);
     if (!rc) rc = load_efficiency(y, root, &hw->eff);
     if (!rc) rc = load_uncertainty(y, root, &hw->unc);
+    if (!rc) rc = load_fit(y, root, &hw->fit);
     if (!rc) {
         static const char *const power_keys[] = {"tdp", NULL};
         yaml_node_t *p = NULL;

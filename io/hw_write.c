@@ -298,6 +298,14 @@ static void write_spec(FILE *f, const ffn_hw *hw)
             put_num(f, "  ", "median_error", hw->unc.median_abs, FFN_UNIT_NONE);
         if (hw->unc.max_abs > 0) put_num(f, "  ", "max_error", hw->unc.max_abs, FFN_UNIT_NONE);
     }
+    if (hw->fit.recorded) {
+        fputs("fit:\n", f);
+        put_num(f, "  ", "median_error", hw->fit.median_error, FFN_UNIT_NONE);
+        put_num(f, "  ", "worst_error", hw->fit.worst_error, FFN_UNIT_NONE);
+        fprintf(f, "  points: %u\n", hw->fit.points);
+        put_num(f, "  ", "held_out_median", hw->fit.held_out_median, FFN_UNIT_NONE);
+        if (hw->fit.failed) fputs("  failed: true\n", f);
+    }
     if (hw->tdp_w > 0) {
         fputs("power:\n", f);
         put_num(f, "  ", "tdp", hw->tdp_w, FFN_UNIT_POWER);

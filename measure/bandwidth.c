@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 #include "internal.h"
 
@@ -32,11 +33,30 @@ const char *ffn_bw_kernel_kind(ffn_bw_kernel k)
     return (unsigned)k < FFN_BW_COUNT ? g_bw_kinds[k] : NULL;
 }
 
+/* The widest loads the CPU has, within what FFNROOF_ISA allows (so that FFNROOF_ISA=avx2 on an
+ * AVX-512 host measures what an AVX2 host of the same memory system would see). */
+const char *ffn__bw_probe_isa(void)
+{
+#if defined(FFN_MEASURE_HAVE_X86)
+    uint64_t allowed = ~(uint64_t)0;
+    const char *env = getenv("FFNROOF_ISA");
+    ffn_isa isa;
+    if (env && env[0] && ffn_isa_selected(&isa, NULL) == 0) allowed = ffn_isa_allows(isa);
+    if (ffn_cpu_caps_get()->avx512f && (allowed & FFN_CPU_AVX512)) return "avx512";
+    if ((ffn_cpu_features() & FFN_CPU_AVX2) && (allowed & FFN_CPU_AVX2)) return "avx2";
+#endif
+    return "portable";
+}
+
 static void pick_kernels(ffn__bw_kernels *k)
 {
     ffn__bw_portable_kernels(k);
 #if defined(FFN_MEASURE_HAVE_X86)
-    if (ffn_cpu_caps_get()->avx512f) ffn__bw_avx512_kernels(k);
+    const char *w = ffn__bw_probe_isa();
+    if (strcmp(w, "avx512") == 0)
+        ffn__bw_avx512_kernels(k);
+    else if (strcmp(w, "avx2") == 0)
+        ffn__bw_avx2_kernels(k);
 #endif
 }
 

@@ -8,9 +8,11 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 #include "internal.h"
 
@@ -29,8 +31,8 @@ static void make_plan(bool quick, plan *p)
         p->clock_s = 0.1;
         p->peak_sample_s = 0.01;
         p->peak_budget_s = 0.2;
-        p->ppo = 2;
-        p->point_s = 0.02;
+        p->ppo = 4;
+        p->point_s = 0.012;
         p->sample_bytes = 8.0 * 1024 * 1024;
         p->bw_1t[FFN_BW_READ] = true;
         p->bw_all[FFN_BW_READ] = true;
@@ -89,40 +91,83 @@ static void human_bytes(double b, char *buf, size_t n)
         snprintf(buf, n, "%.3g KiB", b / 1024.0);
 }
 
-/* Compare the one-thread read-only plateaus with the data/unified caches sysfs reports. */
+/* Compare the read-only plateaus with the data/unified caches sysfs reports, each boundary paired
+ * with the cache nearest to it in size (ffn_plateau_match), not by index. t = 0: the one-thread
+ * curve against one instance of each cache; t = 1: the all-threads curve, whose working set is
+ * spread over the threads, against the instances those threads use (a per-core cache counts once
+ * per thread, a shared one once per group of shared_cpus). A level whose boundary grows with the
+ * threads is per-core, one that stays put is shared. */
 static void compare_with_sysfs(ffn_calibration *c)
 {
-    const ffn_level *lv = c->levels[FFN_BW_READ][0];
-    const int nl = c->n_levels[FFN_BW_READ][0];
-    double sys[FFN_MAX_SYSFS_CACHES];
+    double sys1[FFN_MAX_SYSFS_CACHES], sysn[FFN_MAX_SYSFS_CACHES];
     int sys_level[FFN_MAX_SYSFS_CACHES], ns = 0;
-    for (int i = 0; i < c->host.n_caches; i++) {
+    for (int i = 0; i < c->host.n_caches && ns < FFN_MAX_SYSFS_CACHES; i++) {
         const ffn_sysfs_cache *sc = &c->host.caches[i];
-        if (strcmp(sc->type, "Instruction") == 0) continue;
-        sys[ns] = sc->size_bytes;
+        if (strcmp(sc->type, "Instruction") == 0 || !(sc->size_bytes > 0)) continue;
+        const int share = sc->shared_cpus > 0 ? sc->shared_cpus : 1;
+        const int inst = (c->threads + share - 1) / share;
+        sys1[ns] = sc->size_bytes;
+        sysn[ns] = sc->size_bytes * (inst > 0 ? inst : 1);
         sys_level[ns++] = sc->level;
     }
     char a[32], b[32];
-    if (nl == 0) {
-        ffn__appendf(c->notes, sizeof c->notes, "no bandwidth plateau detected; ");
-        return;
-    }
-    const int measured_caches = nl - 1;
-    if (measured_caches != ns)
-        ffn__appendf(c->notes, sizeof c->notes,
-                     "sysfs lists %d data cache level(s), the one-thread read sweep shows %d "
-                     "plateau(s) before the last; ",
-                     ns, measured_caches);
-    for (int i = 0; i < ns && i < measured_caches; i++) {
-        const double r = lv[i].capacity_bytes / sys[i];
-        if (r < 0.5 || r > 2.0) {
-            human_bytes(sys[i], a, sizeof a);
-            human_bytes(lv[i].capacity_bytes, b, sizeof b);
+    for (int t = 0; t < 2; t++) {
+        if (t == 1 && c->threads <= 1) break;
+        const ffn_level *lv = c->levels[FFN_BW_READ][t];
+        const int nl = c->n_levels[FFN_BW_READ][t];
+        if (nl == 0) {
+            if (t == 0) ffn__appendf(c->notes, sizeof c->notes, "no bandwidth plateau detected; ");
+            continue;
+        }
+        const int measured_caches = nl - 1;
+        if (t == 0 && measured_caches != ns)
             ffn__appendf(c->notes, sizeof c->notes,
-                         "sysfs says L%d = %s but the measured %s boundary is at about %s; ",
-                         sys_level[i], a, lv[i].name, b);
+                         "sysfs lists %d data cache level(s), the one-thread read sweep shows %d "
+                         "plateau(s) before the last; ",
+                         ns, measured_caches);
+        int match[FFN_MAX_SYSFS_CACHES];
+        if (ffn_plateau_match(lv, nl, t ? sysn : sys1, ns, match)) continue;
+        for (int i = 0; i < ns; i++) {
+            const double want = t ? sysn[i] : sys1[i];
+            human_bytes(want, a, sizeof a);
+            if (match[i] < 0) {
+                if (t == 0)
+                    ffn__appendf(c->notes, sizeof c->notes,
+                                 "sysfs lists L%d = %s but no boundary of the one-thread read "
+                                 "sweep pairs with it; ",
+                                 sys_level[i], a);
+                continue;
+            }
+            const double r = lv[match[i]].capacity_bytes / want;
+            if (r < 0.5 || r > 2.0) {
+                human_bytes(lv[match[i]].capacity_bytes, b, sizeof b);
+                ffn__appendf(c->notes, sizeof c->notes,
+                             "sysfs says L%d = %s%s but the nearest measured boundary (%s, %s) "
+                             "is at about %s; ",
+                             sys_level[i], a, t ? " for these threads" : "", lv[match[i]].name,
+                             t ? "all threads" : "one thread", b);
+            }
         }
     }
+    /* per-core or shared: a boundary that grows with the threads (by more than half their
+     * number) belongs to a per-core cache */
+    if (c->threads > 1 && c->n_levels[FFN_BW_READ][0] > 1 && c->n_levels[FFN_BW_READ][1] > 1) {
+        char line[256] = "";
+        const int n0 = c->n_levels[FFN_BW_READ][0] - 1, n1 = c->n_levels[FFN_BW_READ][1] - 1;
+        for (int i = 0; i < n0 && i < n1; i++) {
+            const double g = c->levels[FFN_BW_READ][1][i].capacity_bytes /
+                             c->levels[FFN_BW_READ][0][i].capacity_bytes;
+            ffn__appendf(line, sizeof line, "%sL%d %s (x%.2g with %d threads)", i ? ", " : "",
+                         i + 1,
+                         g > 0.5 * c->threads ? "per-core"
+                         : g < 1.5            ? "shared"
+                                              : "partly shared",
+                         g, c->threads);
+        }
+        if (line[0]) ffn__appendf(c->notes, sizeof c->notes, "measured levels: %s; ", line);
+    }
+    const ffn_level *lv = c->levels[FFN_BW_READ][0];
+    const int nl = c->n_levels[FFN_BW_READ][0];
     const double llc = ffn_host_llc_bytes(&c->host);
     if (llc > 0 && c->max_bytes < 2.0 * llc) {
         human_bytes(llc, a, sizeof a);
@@ -132,10 +177,67 @@ static void compare_with_sysfs(ffn_calibration *c)
                      "size is real, the last plateau is not DRAM; ",
                      b, a);
     }
-    if (lv[nl - 1].n_points < 3 || lv[nl - 1].first_bytes >= c->max_bytes / 2)
+    if (nl > 0 && (lv[nl - 1].n_points < 3 || lv[nl - 1].first_bytes >= c->max_bytes / 2))
         ffn__appendf(c->notes, sizeof c->notes,
                      "the last plateau (%s) is short: it may not be the final level; ",
                      lv[nl - 1].name);
+}
+
+bool ffn_calibration_level_ok(const ffn_calibration *c, ffn_bw_kernel k, int t, int i)
+{
+    if (!c || (unsigned)k >= FFN_BW_COUNT || t < 0 || t > 1) return false;
+    const int nl = c->n_levels[k][t];
+    if (i < 0 || i >= nl) return false;
+    const ffn_level *lv = c->levels[k][t];
+    if (lv[i].last_bytes >= c->max_bytes / 4 || !(lv[i].capacity_bytes > 0)) return false;
+    for (int j = i + 1; j < nl; j++)
+        if (lv[j].bandwidth_bps >= lv[i].bandwidth_bps) return false;
+    const double tail = fmax(c->tail_read_bps[0], c->tail_read_bps[1]);
+    return !(tail > 0) || lv[i].bandwidth_bps >= tail;
+}
+
+/* What must not become a roof, said in the notes: a read-write rate above the read-only one at a
+ * DRAM-sized working set (the read probe is then below the real roof, or the host's write path
+ * is miscounted), and a level faster than a smaller one before it. */
+static void check_order(ffn_calibration *c)
+{
+    for (int t = 0; t < 2; t++) {
+        if (t == 1 && c->threads <= 1) break;
+        const double ro = c->tail_read_bps[t];
+        if (!(ro > 0)) continue;
+        for (int k = FFN_BW_COPY; k < FFN_BW_COUNT; k++) {
+            double tail[FFN_CAL_MAX_POINTS];
+            size_t nt = 0;
+            const int threads = t == 0 ? 1 : c->threads;
+            for (size_t i = 0; i < c->n_points; i++) {
+                const ffn_bw_point *p = &c->points[i];
+                if ((int)p->kernel == k && p->threads == threads &&
+                    p->size_bytes >= c->max_bytes / 4)
+                    tail[nt++] = p->bytes_per_s;
+            }
+            ffn_stats st;
+            if (nt == 0 || ffn_stats_compute(tail, nt, &st)) continue;
+            if (st.median > 1.05 * ro)
+                ffn__appendf(c->notes, sizeof c->notes,
+                             "%s (%s) at DRAM sizes with %d thread(s) ran at %.2f GB/s, above the "
+                             "read-only %.2f GB/s: not a roof (the memory roof stays the "
+                             "read-only figure); ",
+                             ffn_bw_kernel_name((ffn_bw_kernel)k),
+                             ffn_bw_kernel_kind((ffn_bw_kernel)k), threads, st.median / 1e9,
+                             ro / 1e9);
+        }
+        const ffn_level *lv = c->levels[FFN_BW_READ][t];
+        const int nl = c->n_levels[FFN_BW_READ][t];
+        for (int i = 0; i < nl; i++) {
+            if (lv[i].last_bytes >= c->max_bytes / 4 || !(lv[i].capacity_bytes > 0)) continue;
+            if (!ffn_calibration_level_ok(c, FFN_BW_READ, t, i))
+                ffn__appendf(c->notes, sizeof c->notes,
+                             "the %s read plateau %s (%.1f GB/s) is not faster than a larger "
+                             "level or main memory: not written as a roof; ",
+                             t ? "all-threads" : "one-thread", lv[i].name,
+                             lv[i].bandwidth_bps / 1e9);
+        }
+    }
 }
 
 static void detect_all(ffn_calibration *c)
@@ -169,6 +271,13 @@ static void detect_all(ffn_calibration *c)
     }
 }
 
+void ffn_calibration_review(ffn_calibration *c)
+{
+    if (!c || c->n_points == 0) return;
+    compare_with_sysfs(c);
+    check_order(c);
+}
+
 int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
 {
     if (!opts || !c) return FFN_EINVAL;
@@ -184,6 +293,27 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(c->date, sizeof c->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+    /* FFNROOF_ISA caps calibrate as it caps bench: the kernel path bench will use decides which
+     * roof the spec records per dtype, and a capped run skips what the level does not allow */
+    ffn_isa sel = FFN_ISA_REF;
+    ffn_diag isad;
+    ffn_diag_clear(&isad);
+    if ((rc = ffn_isa_selected(&sel, &isad)) < 0) return rc;
+    const char *env = getenv("FFNROOF_ISA");
+    c->isa_capped = env && env[0];
+    c->isa = sel;
+    snprintf(c->bw_probe, sizeof c->bw_probe, "%s", ffn__bw_probe_isa());
+    c->roof_set = true;
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++) {
+        const ffn_kernel *kk = NULL;
+        c->roof_kind[dt] = -1;
+        c->roof_isa[dt] = FFN_ISA_REF;
+        if (ffn_kernel_best((ffn_dtype)dt, &kk, NULL) == 0 && kk) {
+            c->roof_isa[dt] = kk->isa;
+            c->roof_kind[dt] = ffn_calibration_roof_kind((ffn_dtype)dt, kk->isa);
+        }
+    }
 
     plan pl;
     make_plan(opts->quick, &pl);
@@ -202,9 +332,16 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
     bool do_peak[FFN_PEAK_COUNT];
     int n_peak = 0;
     for (int k = 0; k < FFN_PEAK_COUNT; k++) {
-        do_peak[k] = ffn_peak_available((ffn_peak_kind)k);
-        if (opts->quick && do_peak[k] && (k == FFN_PEAK_FP32_PORTABLE || k == FFN_PEAK_FP32_AVX2) &&
-            (ffn_peak_available(FFN_PEAK_FP32_AVX512) || ffn_peak_available(FFN_PEAK_FP32_NEON)))
+        do_peak[k] = ffn_peak_available((ffn_peak_kind)k) &&
+                     (!c->isa_capped || ffn_peak_allowed_at((ffn_peak_kind)k, sel));
+    }
+    for (int k = 0; k < FFN_PEAK_COUNT; k++) {
+        bool roof = false;
+        for (int dt = 0; dt < FFN_DT_COUNT; dt++)
+            roof |= c->roof_kind[dt] == k;
+        if (opts->quick && do_peak[k] && !roof &&
+            (k == FFN_PEAK_FP32_PORTABLE || k == FFN_PEAK_FP32_AVX2) &&
+            (do_peak[FFN_PEAK_FP32_AVX512] || do_peak[FFN_PEAK_FP32_NEON]))
             do_peak[k] = false;
         n_peak += do_peak[k];
     }
@@ -255,7 +392,7 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
             sweep_hook_ctx hc = {&pg, base, sweep_w};
             const ffn_bw_sweep_opts so = {.kernel = (ffn_bw_kernel)k,
                                           .threads = threads,
-                                          .min_bytes = 16384,
+                                          .min_bytes = 4096,
                                           .max_bytes = c->max_bytes,
                                           .points_per_octave = pl.ppo,
                                           .point_s = pl.point_s,
@@ -271,7 +408,11 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
     rc = stage(&pg, "done", 0);
 out:
     detect_all(c);
-    if (c->n_points > 0) compare_with_sysfs(c);
+    ffn_calibration_review(c);
+    if (c->isa_capped)
+        ffn__appendf(c->notes, sizeof c->notes,
+                     "FFNROOF_ISA=%s: only the peaks and probes that level allows were run; ",
+                     ffn_isa_name(sel));
     if (c->threads == 1)
         ffn__appendf(c->notes, sizeof c->notes,
                      "one thread only: the all-cores figures are the "
@@ -303,10 +444,20 @@ int ffn_calibration_to_hw(const ffn_calibration *c, bool use_amx, ffn_hw *hw)
              c->date);
     /* the roof is the best rate seen: on a shared or SMT-paired host all threads together can
      * come out below one thread alone, and the one-thread rate is then still attainable */
-    for (int dt = 0; dt < FFN_DT_COUNT; dt++)
-        hw->peak_flops[dt] = fmax(ffn_calibration_peak(c, (ffn_dtype)dt, 1, use_amx),
-                                  ffn_calibration_peak(c, (ffn_dtype)dt, 0, use_amx));
     hw->compute_units = (uint32_t)c->threads;
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++) {
+        const int rk = c->roof_set ? c->roof_kind[dt] : -1;
+        if (rk >= 0 && fmax(c->peaks[rk][0].flops_per_s, c->peaks[rk][1].flops_per_s) > 0) {
+            /* the roof of the kernel path bench uses; the reference kernel runs on one thread */
+            const bool ref = c->roof_isa[dt] == FFN_ISA_REF;
+            const double p0 = c->peaks[rk][0].flops_per_s, p1 = c->peaks[rk][1].flops_per_s;
+            hw->peak_flops[dt] = ref && p0 > 0 ? p0 : fmax(p0, p1);
+        } else { /* no kernel for this dtype (or a hand-filled calibration): the best kind */
+            hw->peak_flops[dt] = fmax(ffn_calibration_peak(c, (ffn_dtype)dt, 1, use_amx),
+                                      ffn_calibration_peak(c, (ffn_dtype)dt, 0, use_amx));
+        }
+    }
+    if (c->roof_set && c->roof_isa[FFN_DT_FP32] == FFN_ISA_REF) hw->compute_units = 1;
     hw->clock_hz = c->clock.hz;
     hw->mem_capacity_bytes = c->host.phys_mem_bytes;
     /* main memory: the sweep's tail, the better of one and all threads (see peaks above) */
@@ -318,7 +469,7 @@ int ffn_calibration_to_hw(const ffn_calibration *c, bool use_amx, ffn_hw *hw)
     const ffn_level *lv = c->levels[FFN_BW_READ][t];
     const int nl = c->n_levels[FFN_BW_READ][t];
     for (int i = 0; i < nl && hw->n_levels < FFN_HW_MAX_LEVELS; i++) {
-        if (lv[i].last_bytes >= c->max_bytes / 4 || lv[i].capacity_bytes <= 0) continue;
+        if (!ffn_calibration_level_ok(c, FFN_BW_READ, t, i)) continue;
         ffn_mem_level *m = &hw->levels[hw->n_levels];
         snprintf(m->name, sizeof m->name, "L%d", hw->n_levels + 1);
         m->capacity_bytes = lv[i].capacity_bytes;
@@ -335,4 +486,47 @@ int ffn_calibration_to_hw(const ffn_calibration *c, bool use_amx, ffn_hw *hw)
     hw->eff.overlap_p = 0;
     if (hw->peak_flops[FFN_DT_FP32] <= 0) return FFN_EINVAL;
     return 0;
+}
+
+bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa)
+{
+    static const uint64_t needs[FFN_PEAK_COUNT] = {
+        [FFN_PEAK_FP32_PORTABLE] = 0,
+        [FFN_PEAK_FP32_AVX2] = FFN_CPU_AVX2,
+        [FFN_PEAK_FP32_AVX512] = FFN_CPU_AVX512,
+        [FFN_PEAK_BF16_AVX512] = FFN_CPU_AVX512_BF16,
+        [FFN_PEAK_FP16_AVX512] = FFN_CPU_AVX512_FP16,
+        [FFN_PEAK_INT8_VNNI] = FFN_CPU_AVX512_VNNI,
+        [FFN_PEAK_BF16_AMX] = FFN_CPU_AMX_BF16,
+        [FFN_PEAK_INT8_AMX] = FFN_CPU_AMX_INT8,
+        [FFN_PEAK_FP32_NEON] = FFN_CPU_NEON,
+        [FFN_PEAK_FP16_NEON] = FFN_CPU_ARM_FP16,
+    };
+    if ((unsigned)k >= FFN_PEAK_COUNT || (unsigned)isa >= FFN_ISA_COUNT) return false;
+    return (needs[k] & ~ffn_isa_allows(isa)) == 0;
+}
+
+int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa)
+{
+    if ((unsigned)dt >= FFN_DT_COUNT) return -1;
+    switch (isa) {
+    case FFN_ISA_AMX:
+        if (dt == FFN_DT_BF16) return FFN_PEAK_BF16_AMX;
+        if (dt == FFN_DT_INT8) return FFN_PEAK_INT8_AMX;
+        return FFN_PEAK_FP32_AVX512;
+    case FFN_ISA_AVX512_BF16:
+        return dt == FFN_DT_BF16 ? FFN_PEAK_BF16_AVX512 : FFN_PEAK_FP32_AVX512;
+    case FFN_ISA_AVX512:
+        return FFN_PEAK_FP32_AVX512;
+    case FFN_ISA_AVX2:
+        return FFN_PEAK_FP32_AVX2;
+    case FFN_ISA_PORTABLE:
+    case FFN_ISA_REF:
+        return FFN_PEAK_FP32_PORTABLE;
+    case FFN_ISA_NEON:
+    case FFN_ISA_SVE:
+        return FFN_PEAK_FP32_NEON;
+    default:
+        return -1;
+    }
 }

@@ -56,6 +56,9 @@ typedef struct ffn__bw_kernels {
 
 void ffn__bw_portable_kernels(ffn__bw_kernels *k);
 void ffn__bw_avx512_kernels(ffn__bw_kernels *k);
+void ffn__bw_avx2_kernels(ffn__bw_kernels *k);
+/* The widest probe width the CPU and FFNROOF_ISA allow: "avx512", "avx2" or "portable". */
+const char *ffn__bw_probe_isa(void);
 
 /* --- thread team --------------------------------------------------------------------------- */
 /* Run fn(arg, tid, nthreads) on nthreads new threads, thread tid pinned to the tid-th CPU (modulo)

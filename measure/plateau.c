@@ -8,7 +8,10 @@
  * drop from the level before) replaces it, since a short low stretch is a dip, not a level.
  * On top of ERT we estimate each level's capacity: the working-set size at which the smoothed
  * curve has fallen halfway (geometric mean) from this level's bandwidth to the next one's,
- * interpolated in log size. */
+ * interpolated in log size.
+ * ffn_plateau_match pairs the measured boundaries with the caches sysfs/CPUID report by nearest
+ * size (in log size), not by index: a VM that hides a level, or a victim L3 that merges with L2,
+ * then costs one unmatched entry instead of shifting every pair after it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,16 +90,19 @@ int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn
         const int npts = (int)(c->hi - c->lo + 1);
         if (nl > 0) {
             ffn_level *prev = &levels[nl - 1];
+            /* compared with the level before it (not the first level) */
             if (b > prev->bandwidth_bps * (1.0 - o.drop_rel)) {
                 if (b <= prev->bandwidth_bps * (1.0 + o.bin_rel)) {
                     /* not a new level: the previous one continues after a blip */
                     prev->last_bytes = size[c->hi];
                     prev->n_points += npts;
                     last_hi[nl - 1] = c->hi;
-                } else if (nl >= 2 && b <= levels[nl - 2].bandwidth_bps * (1.0 - o.drop_rel) &&
-                           npts > prev->n_points) {
-                    /* higher than the previous level yet clearly below the one before, and
-                     * longer: the previous "level" was a dip (noise), this is the real one */
+                } else if ((nl == 1 || b <= levels[nl - 2].bandwidth_bps * (1.0 - o.drop_rel)) &&
+                           npts >= prev->n_points) {
+                    /* higher than the previous level yet clearly below the one before (or the
+                     * previous is the first: the ramp-up of the smallest sizes, where the loop
+                     * overhead shows), and at least as long: the previous "level" was a dip
+                     * (noise) or the ramp, this is the real one */
                     prev->bandwidth_bps = b;
                     prev->first_bytes = size[c->lo];
                     prev->last_bytes = size[c->hi];
@@ -143,4 +149,35 @@ done:
     free(tmp);
     free(cl);
     return rc;
+}
+
+int ffn_plateau_match(const ffn_level *levels, int n_levels, const double *sys_bytes, int n_sys,
+                      int *match)
+{
+    if (!levels || !sys_bytes || !match || n_levels < 0 || n_sys < 0) return FFN_EINVAL;
+    /* a greedy assignment, closest pair first, each measured boundary used once */
+    int used[FFN_MAX_LEVELS] = {0};
+    for (int i = 0; i < n_sys; i++)
+        match[i] = -1;
+    const int nb = n_levels > 0 ? n_levels - 1 : 0; /* the last level has no boundary */
+    for (int round = 0; round < n_sys && round < nb; round++) {
+        double best = INFINITY;
+        int bi = -1, bj = -1;
+        for (int i = 0; i < n_sys; i++) {
+            if (match[i] >= 0 || !(sys_bytes[i] > 0)) continue;
+            for (int j = 0; j < nb && j < FFN_MAX_LEVELS; j++) {
+                if (used[j] || !(levels[j].capacity_bytes > 0)) continue;
+                const double d = fabs(log(levels[j].capacity_bytes / sys_bytes[i]));
+                if (d < best) {
+                    best = d;
+                    bi = i;
+                    bj = j;
+                }
+            }
+        }
+        if (bi < 0) break;
+        match[bi] = bj;
+        used[bj] = 1;
+    }
+    return 0;
 }

@@ -120,6 +120,11 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
  * x[5] log(memory_half); then one logit(compute_max) per further compute dtype
  * (FFN_FIT_COMPUTE_BY_DTYPE) and last logit(memory_max_gemv) (FFN_FIT_MEMORY_GEMV). */
 #define NP 6
+/* Fractions of a roof (compute_max, memory_max and their variants; not the GPU wave
+ * utilisation) are fitted in [EFF_LO, 1]: real kernels reach from well under 1% (a
+ * scalar reference kernel against a vector roof) to 100%; a narrower floor would pin such a fit
+ * at the bound and leave its error to the other parameters. */
+#define EFF_LO 0.005
 #define UTIL_MIN_POINTS 8
 #define UNC_FLOOR_LO 0.94
 #define UNC_FLOOR_HI 1.06
@@ -170,19 +175,20 @@ static void apply(fit_ctx *c, const double *x)
     }
     if (c->n_dts > 0) {
         for (int j = 0; j < c->n_dts; j++)
-            e->compute_max_dt[c->dts[j]] = 0.05 + 0.95 * sigmoid(j ? x[NP + j - 1] : x[0]);
+            e->compute_max_dt[c->dts[j]] =
+                EFF_LO + (1.0 - EFF_LO) * sigmoid(j ? x[NP + j - 1] : x[0]);
         if (c->dts[0] == FFN_DT_FP32) e->compute_max = e->compute_max_dt[FFN_DT_FP32];
     } else if (!(c->flags & FFN_FIT_HOLD_MAX)) {
-        e->compute_max = 0.05 + 0.95 * sigmoid(x[0]);
+        e->compute_max = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[0]);
     }
-    if (!(c->flags & FFN_FIT_HOLD_MAX)) e->memory_max = 0.05 + 0.95 * sigmoid(x[1]);
+    if (!(c->flags & FFN_FIT_HOLD_MAX)) e->memory_max = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[1]);
     if (c->flags & FFN_FIT_LAUNCH) e->launch_s = exp(x[2]);
     else if (c->flags & FFN_FIT_HARNESS) e->harness_s = exp(x[2]);
     if (c->flags & FFN_FIT_OVERLAP) e->overlap_p = 1.0 + exp(x[3]);
     if (c->flags & FFN_FIT_COMPUTE_RAMP) e->compute_half_flops = exp(x[4]);
     if (c->flags & FFN_FIT_MEMORY_RAMP) e->memory_half_bytes = exp(x[5]);
-    if (c->gemv_ix >= 0) e->memory_max_gemv = 0.05 + 0.95 * sigmoid(x[c->gemv_ix]);
-    if (c->elem_ix >= 0) e->memory_max_elem = 0.05 + 0.95 * sigmoid(x[c->elem_ix]);
+    if (c->gemv_ix >= 0) e->memory_max_gemv = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[c->gemv_ix]);
+    if (c->elem_ix >= 0) e->memory_max_elem = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[c->elem_ix]);
 }
 
 static double objective(fit_ctx *c, const double *x)

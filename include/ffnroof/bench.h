@@ -138,6 +138,7 @@ typedef struct ffn_kcal_result {
     size_t n_runs;
     ffn_eff eff;                  /* fitted */
     double fit_median_abs, fit_max_abs;
+    double launch_bound_s; /* the launch cost's upper bound: the fastest fitted call */
     size_t n_fit;
     double check_median_abs, check_max_abs;
     size_t n_check;
@@ -148,6 +149,9 @@ typedef struct ffn_kcal_result {
     double bw_raised_from, peak_raised_from[FFN_DT_COUNT];
     char notes[512];
 } ffn_kcal_result;
+
+/* The spec's `fit:` record from a calibration's kernel fit; k NULL: the fit failed. */
+void ffn_bench_fit_quality(const ffn_kcal_result *k, ffn_fit_quality *q);
 
 /* How many calibration shapes: the default set (about 40 s on 2 cores), --quick (a few
  * seconds), or tiny shapes for tests (well under a second; the fit means nothing). */

@@ -5,6 +5,7 @@
 #define FFNROOF_HW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ffnroof/error.h"
@@ -101,6 +102,20 @@ typedef struct ffn_unc {
 #define FFN_UNC_DEFAULT_P10 0.80
 #define FFN_UNC_DEFAULT_P90 1.25
 
+/* How well the efficiency model fitted the kernel runs it was fitted to (`fit:` in the spec,
+ * written by `ffnroof calibrate`): errors are |predicted/measured - 1| of the fastest runs. */
+typedef struct ffn_fit_quality {
+    bool recorded;          /* the spec has a `fit:` section (false: nothing known) */
+    bool failed;            /* the fit did not run or failed: efficiency left neutral */
+    double median_error;    /* over the fitted points */
+    double worst_error;     /* the largest over the fitted points */
+    double held_out_median; /* over the held-out check runs; 0 when there were none */
+    uint32_t points;        /* fitted points */
+} ffn_fit_quality;
+
+/* A fit whose own median error exceeds this is flagged wherever its spec predicts. */
+#define FFN_FIT_WARN_MEDIAN 0.10
+
 typedef struct ffn_hw {
     char name[64];
     char vendor[32];
@@ -119,7 +134,13 @@ typedef struct ffn_hw {
     ffn_eff eff;
     ffn_unc unc;  /* from `uncertainty:`; the default (is_default) when absent */
     double tdp_w; /* 0 when not published */
+    ffn_fit_quality fit; /* from `fit:`; recorded false when absent */
 } ffn_hw;
+
+/* The warning every prediction made with hw carries when its fit failed or its median error is
+ * above FFN_FIT_WARN_MEDIAN: writes one sentence (naming the spec) into buf and returns true;
+ * false (buf "") when the fit is fine or not recorded. */
+bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n);
 
 /* The p10 and p90 ratios measured/predicted of hw: its recorded ones, else the default (also
  * for an ffn_hw filled in code with unc left zero). Returns true when they are the default. */

@@ -259,6 +259,12 @@ typedef struct ffn_level {
 int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn_plateau_opts *opts,
                        ffn_level *levels, int cap, int *n_levels);
 
+/* Pair each of n_sys cache sizes (sysfs/CPUID, bytes, any order) with the measured boundary
+ * (levels[j].capacity_bytes, j < n_levels - 1) nearest to it in log size, each boundary used at
+ * most once, closest pairs first: match[i] = j, or -1 when none is left. */
+int ffn_plateau_match(const ffn_level *levels, int n_levels, const double *sys_bytes, int n_sys,
+                      int *match);
+
 /* ---------------------------------------------------------------------------------------------
  * Calibration (`ffnroof calibrate` without the printing and the file writing) */
 
@@ -299,7 +305,27 @@ typedef struct ffn_calibration {
     double tail_read_bps[2];
     char notes[FFN_CAL_MAX_NOTES]; /* "; "-separated remarks (sysfs disagreements, caveats) */
     double elapsed_s;
+    /* FFNROOF_ISA: isa_capped when it was set, isa the level it names; the peaks and probes that
+     * level does not allow were not run (ffn_calibration_isa_allows) */
+    bool isa_capped;
+    ffn_isa isa;
+    char bw_probe[16]; /* the bandwidth probes' width: "avx512", "avx2" or "portable" */
+    /* the peak the kernel path bench uses for each dtype (ffn_kernel_best(dt)->isa:
+     * ffn_calibration_roof_kind), -1 for none; roof_set false (a calibration filled by hand):
+     * ffn_calibration_to_hw takes the best peak per dtype instead */
+    bool roof_set;
+    int roof_kind[FFN_DT_COUNT];
+    ffn_isa roof_isa[FFN_DT_COUNT];
 } ffn_calibration;
+
+/* Whether a peak kind runs under ISA level isa: what it needs (fp32_avx2: avx2, bf16_avx512:
+ * avx512_bf16, int8_amx: amx_int8, ...) is within ffn_isa_allows(isa); fp32_portable always. */
+bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa);
+
+/* The peak kind that is the roof of a kernel of level isa for weight dtype dt: AMX tiles for an
+ * AMX bf16 kernel, VDPBF16PS for an avx512_bf16 one, the fp32 FMA of the level for a kernel that
+ * converts to fp32 (avx512, avx2, portable, ref; NEON and SVE: fp32_neon), -1 when none fits. */
+int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa);
 
 /* Run timers, clock, peaks, bandwidth sweeps and plateau detection; fills *out (about 40 KiB,
  * caller-allocated). FFN_EINTERRUPTED when the progress callback asked to stop (out then holds
@@ -311,14 +337,28 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *out);
 double ffn_calibration_peak(const ffn_calibration *c, ffn_dtype dt, int threads_index,
                             bool use_amx);
 
-/* Turn a calibration into a hardware spec: peaks per dtype (the better of all cores and one core:
+/* Turn a calibration into a hardware spec: peaks per dtype (roof_set: the peak of roof_kind[dt],
+ * one core only for a reference kernel, which also makes compute_units 1; else the best kind;
+ * the better of all cores and one core:
  * on a shared host all threads can come out below one), mem_bandwidth_bps = the better of the
  * one- and all-thread read-only tail rates (tail_read_bps), levels[] = the plateaus of the
- * all-threads read-only curve that end before the tail (max_bytes/4), kind CPU, compute_units =
+ * all-threads read-only curve that end before the tail (max_bytes/4) and are faster than the level
+ * after them and than main memory (ffn_calibration_level_ok), kind CPU, compute_units =
  * threads, clock, source "measured by ffnroof calibrate on <host>, <date>"; efficiency
  * parameters neutral (compute_max = memory_max = 1, no ramps, n_tiles 0, launch_s 0,
  * overlap_p 0) for the fitter to refine. FFN_EINVAL when there is no fp32 peak or no read-only
  * tail. */
 int ffn_calibration_to_hw(const ffn_calibration *c, bool use_amx, ffn_hw *hw);
+
+/* Append to c->notes what the curves say about themselves and the host: the plateau boundaries
+ * against sysfs (nearest size, one thread and all threads, per-core or shared), a read-write or
+ * nt rate above the read-only one at DRAM sizes, a level not faster than the one after it.
+ * ffn_calibrate_run calls it; exposed for tests on hand-made calibrations. */
+void ffn_calibration_review(ffn_calibration *c);
+
+/* Whether level i of the curve (kernel k, threads index t) may be written as a roof: it ends
+ * before the tail, has a capacity, is faster than every level after it and not slower than the
+ * read-only tail (a larger level faster than a smaller one is a measuring artefact). */
+bool ffn_calibration_level_ok(const ffn_calibration *c, ffn_bw_kernel k, int t, int i);
 
 #endif

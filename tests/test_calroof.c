@@ -1,0 +1,188 @@
+/* Issue 12 on hand-made calibrations (no microbenchmark runs): which peaks a FFNROOF_ISA level
+ * allows, the roof each kernel path gets, a reference kernel's one-core roof and compute units,
+ * levels that must not become roofs, a read-write rate above the read-only one at DRAM sizes, and
+ * the sysfs comparison by nearest size with one and all threads. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/measure.h"
+
+Test(calroof, isa_levels_cap_the_peaks)
+{
+    /* avx2: the 256-bit FMA and the portable loop, nothing 512-bit, no AMX */
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_FP32_PORTABLE, FFN_ISA_AVX2));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_FP32_AVX2, FFN_ISA_AVX2));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_FP32_AVX512, FFN_ISA_AVX2));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_BF16_AVX512, FFN_ISA_AVX2));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_BF16_AMX, FFN_ISA_AVX2));
+    /* avx512 allows VNNI and FP16 but not BF16 or AMX; avx512_bf16 adds VDPBF16PS */
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_FP32_AVX512, FFN_ISA_AVX512));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_VNNI, FFN_ISA_AVX512));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_BF16_AVX512, FFN_ISA_AVX512));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_BF16_AVX512, FFN_ISA_AVX512_BF16));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_BF16_AMX, FFN_ISA_AVX512_BF16));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_BF16_AMX, FFN_ISA_AMX));
+    /* portable and ref: only the portable loop */
+    for (int k = 1; k < FFN_PEAK_COUNT; k++) {
+        cr_expect_not(ffn_peak_allowed_at((ffn_peak_kind)k, FFN_ISA_PORTABLE), "%s",
+                      ffn_peak_name((ffn_peak_kind)k));
+        cr_expect_not(ffn_peak_allowed_at((ffn_peak_kind)k, FFN_ISA_REF));
+    }
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_FP32_NEON, FFN_ISA_NEON));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_FP32_NEON, FFN_ISA_AVX512));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_COUNT, FFN_ISA_AMX));
+}
+
+Test(calroof, each_kernel_path_gets_its_own_roof)
+{
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_BF16, FFN_ISA_AMX), FFN_PEAK_BF16_AMX);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_BF16, FFN_ISA_AVX512_BF16), FFN_PEAK_BF16_AVX512);
+    /* a kernel that converts to fp32 runs on the fp32 FMA of its level */
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_BF16, FFN_ISA_AVX512), FFN_PEAK_FP32_AVX512);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP16, FFN_ISA_AVX512), FFN_PEAK_FP32_AVX512);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_AVX2), FFN_PEAK_FP32_AVX2);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_BF16, FFN_ISA_AVX2), FFN_PEAK_FP32_AVX2);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_PORTABLE), FFN_PEAK_FP32_PORTABLE);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_REF), FFN_PEAK_FP32_PORTABLE);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_NEON), FFN_PEAK_FP32_NEON);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_COUNT, FFN_ISA_NEON), -1);
+}
+
+/* Two cores: L1 48 KiB, L2 2 MiB per core, L3 105 MiB shared, DRAM at the tail. */
+static ffn_calibration *base(void)
+{
+    ffn_calibration *c = calloc(1, sizeof *c);
+    cr_assert_not_null(c);
+    snprintf(c->host.host, sizeof c->host.host, "testhost");
+    c->threads = 2;
+    c->clock.hz = 3e9;
+    c->max_bytes = 512.0 * 1048576;
+    c->peaks[FFN_PEAK_FP32_PORTABLE][0].flops_per_s = 20e9;
+    c->peaks[FFN_PEAK_FP32_PORTABLE][1].flops_per_s = 40e9;
+    c->peaks[FFN_PEAK_FP32_AVX2][0].flops_per_s = 100e9;
+    c->peaks[FFN_PEAK_FP32_AVX2][1].flops_per_s = 200e9;
+    c->peaks[FFN_PEAK_FP32_AVX512][0].flops_per_s = 180e9;
+    c->peaks[FFN_PEAK_FP32_AVX512][1].flops_per_s = 360e9;
+    c->peaks[FFN_PEAK_BF16_AMX][1].flops_per_s = 5000e9;
+    c->peaks[FFN_PEAK_BF16_AVX512][1].flops_per_s = 700e9;
+    c->tail_read_bps[0] = 12e9;
+    c->tail_read_bps[1] = 20e9;
+    static const double bw[4] = {600e9, 250e9, 60e9, 20e9}, cap1[4] = {48e3, 2e6, 105e6, 0};
+    for (int t = 0; t < 2; t++) {
+        ffn_level *lv = c->levels[FFN_BW_READ][t];
+        for (int i = 0; i < 4; i++) {
+            snprintf(lv[i].name, sizeof lv[i].name, i == 3 ? "DRAM" : "L%d", i + 1);
+            lv[i].bandwidth_bps = bw[i] * (t ? 2 : 1);
+            /* per-core caches double with two threads, the shared L3 does not */
+            lv[i].capacity_bytes = cap1[i] * (t && i < 2 ? 2 : 1);
+            lv[i].first_bytes = i ? lv[i - 1].capacity_bytes * 1.5 : 4096;
+            lv[i].last_bytes = i == 3 ? c->max_bytes : lv[i].capacity_bytes * 0.7;
+            lv[i].n_points = 8;
+        }
+        c->n_levels[FFN_BW_READ][t] = 4;
+    }
+    c->levels[FFN_BW_READ][1][3].bandwidth_bps = 20e9;
+    return c;
+}
+
+Test(calroof, spec_takes_the_roof_of_the_kernel_path)
+{
+    ffn_calibration *c = base();
+    c->roof_set = true;
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        c->roof_kind[d] = -1;
+    /* FFNROOF_ISA=avx2 on an AVX-512 host: the kernels run AVX2 */
+    c->roof_isa[FFN_DT_FP32] = c->roof_isa[FFN_DT_BF16] = FFN_ISA_AVX2;
+    c->roof_kind[FFN_DT_FP32] = c->roof_kind[FFN_DT_BF16] = FFN_PEAK_FP32_AVX2;
+    ffn_hw hw;
+    cr_assert_eq(ffn_calibration_to_hw(c, true, &hw), 0);
+    cr_expect_float_eq(hw.peak_flops[FFN_DT_FP32], 200e9, 1);
+    cr_expect_float_eq(hw.peak_flops[FFN_DT_BF16], 200e9, 1, "not AMX: bench runs AVX2");
+    cr_expect_eq(hw.compute_units, 2);
+    /* an AMX bf16 kernel: the AMX roof */
+    c->roof_isa[FFN_DT_BF16] = FFN_ISA_AMX;
+    c->roof_kind[FFN_DT_BF16] = FFN_PEAK_BF16_AMX;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_float_eq(hw.peak_flops[FFN_DT_BF16], 5000e9, 1);
+    /* the reference kernel: one thread, the one-core roof */
+    c->roof_isa[FFN_DT_FP32] = FFN_ISA_REF;
+    c->roof_kind[FFN_DT_FP32] = FFN_PEAK_FP32_PORTABLE;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_float_eq(hw.peak_flops[FFN_DT_FP32], 20e9, 1);
+    cr_expect_eq(hw.compute_units, 1);
+    free(c);
+}
+
+Test(calroof, levels_that_are_not_roofs)
+{
+    ffn_calibration *c = base();
+    ffn_hw hw;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_assert_eq(hw.n_levels, 3);
+    cr_expect(ffn_calibration_level_ok(c, FFN_BW_READ, 1, 1));
+    /* L3 measured faster than L2 (an artefact): L2 is not a roof any more (a larger level is
+     * faster), nor is a level slower than main memory */
+    c->levels[FFN_BW_READ][1][2].bandwidth_bps = 600e9;
+    cr_expect_not(ffn_calibration_level_ok(c, FFN_BW_READ, 1, 1));
+    c->levels[FFN_BW_READ][1][2].bandwidth_bps = 10e9;
+    cr_expect_not(ffn_calibration_level_ok(c, FFN_BW_READ, 1, 2));
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_eq(hw.n_levels, 2);
+    c->n_points = 1; /* review needs a curve */
+    c->points[0] = (ffn_bw_point){FFN_BW_READ, 2, 4096, 1e12, 1e12, 3};
+    ffn_calibration_review(c);
+    cr_expect(strstr(c->notes, "all-threads read plateau L3") != NULL, "%s", c->notes);
+    cr_expect(strstr(c->notes, "not written as a roof") != NULL);
+    free(c);
+}
+
+Test(calroof, read_write_above_read_only_at_dram_is_flagged)
+{
+    ffn_calibration *c = base();
+    size_t n = 0;
+    for (double s = 256.0 * 1048576; s <= c->max_bytes; s *= 1.41) {
+        c->points[n++] = (ffn_bw_point){FFN_BW_READ, 2, s, 20e9, 19e9, 3};
+        c->points[n++] = (ffn_bw_point){FFN_BW_TRIAD, 2, s, 27e9, 26e9, 3};
+        c->points[n++] = (ffn_bw_point){FFN_BW_COPY, 2, s, 19e9, 18e9, 3};
+    }
+    c->n_points = n;
+    ffn_calibration_review(c);
+    cr_expect(strstr(c->notes, "triad (read-write) at DRAM sizes with 2 thread(s)") != NULL, "%s",
+              c->notes);
+    cr_expect(strstr(c->notes, "copy (read-write) at DRAM sizes") == NULL, "copy is below read");
+    ffn_hw hw;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_float_eq(hw.mem_bandwidth_bps, 20e9, 1, "the memory roof stays read-only");
+    free(c);
+}
+
+Test(calroof, sysfs_by_nearest_size_with_one_and_all_threads)
+{
+    ffn_calibration *c = base();
+    c->n_points = 1;
+    c->points[0] = (ffn_bw_point){FFN_BW_READ, 1, 4096, 1e12, 1e12, 3};
+    /* sysfs lists L1d, L2 and L3 true to the hardware: nothing to say but per-core / shared */
+    const ffn_sysfs_cache sys[3] = {
+        {1, "Data", 48e3, 1}, {2, "Unified", 2e6, 1}, {3, "Unified", 105e6, 2}};
+    memcpy(c->host.caches, sys, sizeof sys);
+    c->host.n_caches = 3;
+    ffn_calibration_review(c);
+    cr_expect(strstr(c->notes, "sysfs says") == NULL, "%s", c->notes);
+    cr_expect(strstr(c->notes, "L1 per-core") != NULL, "%s", c->notes);
+    cr_expect(strstr(c->notes, "L2 per-core") != NULL);
+    cr_expect(strstr(c->notes, "L3 shared") != NULL);
+    /* a VM's sysfs: no L2 listed, L3 said to be 16 MiB: the L3 entry is compared with the
+     * 105 MB boundary (nearest), not the 2 MB one (by index) */
+    c->notes[0] = 0;
+    const ffn_sysfs_cache vm[2] = {{1, "Data", 48e3, 1}, {3, "Unified", 16.0 * 1048576, 2}};
+    memcpy(c->host.caches, vm, sizeof vm);
+    c->host.n_caches = 2;
+    ffn_calibration_review(c);
+    cr_expect(strstr(c->notes, "sysfs says L3 = 16 MiB but the nearest measured boundary (L3, one "
+                               "thread)") != NULL,
+              "%s", c->notes);
+    cr_expect(strstr(c->notes, "L1 = ") == NULL, "%s", c->notes);
+    free(c);
+}

@@ -1,0 +1,198 @@
+/* `ffnroof calibrate` under FFNROOF_ISA and Ctrl-C (issue 12): a level this CPU lacks (or an
+ * unknown name) is exit 2 with the usable names and writes nothing, not even the folder; a
+ * capped level runs only what it allows (FFNROOF_ISA=avx2 on an AVX-512 host: no 512-bit peak,
+ * 256-bit probes, the AVX2 roof); and an interrupt at any point leaves no spec behind unless the
+ * run finished. Runs the real binary in its tiny mode (a few seconds per run). */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ffnroof/kernels.h"
+
+#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+
+static char root[128], out_path[192], err_path[192];
+
+static void setup(void)
+{
+    snprintf(root, sizeof root, "/tmp/ffnroof-test-calisa-%d", (int)getpid());
+    mkdir(root, 0700);
+    snprintf(out_path, sizeof out_path, "%s.out", root);
+    snprintf(err_path, sizeof err_path, "%s.err", root);
+}
+
+static void teardown(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", root, out_path, err_path);
+    (void)system(cmd);
+}
+
+static int run(const char *env, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s OPENBLAS_NUM_THREADS=1 '%s' %s >'%s' 2>'%s'", root,
+             env, BIN, args, out_path, err_path);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[1 << 20];
+    FILE *fp = fopen(path, "r");
+    if (!fp) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static bool exists(const char *rel)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    return access(p, F_OK) == 0;
+}
+
+TestSuite(cli_calisa, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(cli_calisa, unusable_isa_is_exit_2_and_writes_nothing)
+{
+    char usable[256];
+    ffn_isa_usable_list(usable, sizeof usable);
+    int rc = run("FFNROOF_ISA=bogus", "calibrate --test-tiny --out cal");
+    cr_expect_eq(rc, 2);
+    const char *e = slurp(err_path);
+    cr_assert_not_null(e);
+    cr_expect(strstr(e, "bogus") && strstr(e, usable), "%s", e);
+    cr_expect_not(exists("cal"), "the folder was created");
+    cr_expect_not(exists("results"), "the remembered spec was touched");
+    /* a real level this CPU or binary does not run: the other architecture's */
+#if defined(__x86_64__)
+    const char *other = "neon";
+#else
+    const char *other = "avx2";
+#endif
+    char env[64];
+    snprintf(env, sizeof env, "FFNROOF_ISA=%s", other);
+    rc = run(env, "calibrate --test-tiny --out cal");
+    cr_expect_eq(rc, 2);
+    e = slurp(err_path);
+    cr_expect(strstr(e, other) && strstr(e, usable), "%s", e);
+    cr_expect_not(exists("cal"));
+}
+
+Test(cli_calisa, avx2_cap_on_an_avx512_host)
+{
+    if (!ffn_isa_available(FFN_ISA_AVX512) || !ffn_isa_available(FFN_ISA_AVX2))
+        cr_skip_test("needs a host with AVX-512 and AVX2");
+    int rc = run("FFNROOF_ISA=avx2", "calibrate --test-tiny --out cal");
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
+    const char *o = slurp(out_path);
+    cr_expect(strstr(o, "bandwidth probes: avx2 loads; FFNROOF_ISA=avx2") != NULL, "%s", o);
+    cr_expect(strstr(o, "fp32_avx2") != NULL, "%s", o);
+    cr_expect(strstr(o, "fp32_avx512") == NULL, "a 512-bit peak ran under avx2: %s", o);
+    cr_expect(strstr(o, "amx") == NULL || strstr(o, "f32_ffn__avx2") != NULL, "%s", o);
+    char p[400];
+    snprintf(p, sizeof p, "%s/cal/calibration.json", root);
+    const char *j = slurp(p);
+    cr_assert_not_null(j);
+    /* the fp32 roof the spec records is the AVX2 FMA peak, the one the AVX2 kernel runs on */
+    const char *pk = strstr(j, "\"peak_kinds\"");
+    cr_assert_not_null(pk);
+    cr_expect(strncmp(strstr(pk, "\"fp32\""), "\"fp32\": \"fp32_avx2_fma\"",
+                      strlen("\"fp32\": \"fp32_avx2_fma\"")) == 0,
+              "the fp32 roof is not the AVX2 FMA: %.120s", pk);
+    cr_expect(strncmp(strstr(pk, "\"bf16\""), "\"bf16\": \"fp32_avx2_fma\"",
+                      strlen("\"bf16\": \"fp32_avx2_fma\"")) == 0,
+              "the AVX2 bf16 kernel converts to fp32: %.120s", pk);
+    snprintf(p, sizeof p, "%s/cal/hw.yaml", root);
+    const char *y = slurp(p);
+    cr_assert_not_null(y);
+    cr_expect(strstr(y, "\nfit:\n") != NULL, "the spec records its fit");
+}
+
+/* Ctrl-C at several moments: the run either finished (spec and calibration.json written, exit
+ * 0) or was stopped (exit 1) and then left no hw.yaml, neither in --out nor as the remembered
+ * spec. */
+Test(cli_calisa, interrupt_leaves_no_spec)
+{
+    static const double delays[] = {0.3, 1.5, 3.0, 5.0};
+    for (size_t i = 0; i < sizeof delays / sizeof delays[0]; i++) {
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+            if (chdir(root) != 0) _exit(99);
+            FILE *n = freopen("/dev/null", "w", stdout);
+            FILE *m = freopen("/dev/null", "w", stderr);
+            (void)n;
+            (void)m;
+            execl(BIN, "ffnroof", "calibrate", "--test-tiny", "--out", "cal", (char *)NULL);
+            _exit(98);
+        }
+        struct timespec ts = {(time_t)delays[i], (long)((delays[i] - (time_t)delays[i]) * 1e9)};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGINT);
+        int st;
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        cr_assert(WIFEXITED(st), "killed by a signal after %.1f s", delays[i]);
+        const int rc = WEXITSTATUS(st);
+        if (rc == 0) {
+            cr_expect(exists("cal/hw.yaml") && exists("cal/calibration.json"));
+        } else {
+            cr_expect_eq(rc, 1, "exit %d after %.1f s", rc, delays[i]);
+            cr_expect_not(exists("cal/hw.yaml"), "a spec was written after Ctrl-C at %.1f s",
+                          delays[i]);
+            cr_expect_not(exists("results/last-calibration/hw.yaml"));
+            if (exists("cal/calibration.json")) {
+                char p[400];
+                snprintf(p, sizeof p, "%s/cal/calibration.json", root);
+                const char *j = slurp(p);
+                cr_expect(j && strstr(j, "\"complete\": false"), "not marked incomplete");
+            }
+        }
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/cal' '%s/results'", root, root);
+        (void)system(cmd);
+    }
+}
+
+/* A spec whose fit is poor, or failed, still loads, and compare and bench print the warning
+ * beside every prediction made with it. */
+Test(cli_calisa, poor_fit_is_shown_beside_every_prediction)
+{
+    char src[400], dst[400];
+    snprintf(src, sizeof src, "%s/hw/xeon-8480.yaml", FFNROOF_SOURCE_DIR);
+    snprintf(dst, sizeof dst, "%s/poor.yaml", root);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' '%s' && printf 'fit:\\n  median_error: 0.23\\n  worst_error: 0.5\\n"
+             "  points: 6\\n  held_out_median: 0.3\\n' >> '%s'",
+             src, dst, dst);
+    cr_assert_eq(system(cmd), 0);
+    int rc = run("", "compare --hw poor.yaml --model llama2-7b --batch 1,8");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    const char *o = slurp(out_path);
+    cr_expect(strstr(o, "median error of 23.0%") != NULL, "%s", o);
+    size_t marks = 0;
+    for (const char *p = strstr(o, "! fit\n"); p; p = strstr(p + 1, "! fit\n"))
+        marks++;
+    cr_expect_eq(marks, 3, "prefill + 2 decode rows, each marked: %s", o);
+    rc = run("", "compare --hw poor.yaml --model llama2-7b --batch 1 --format json");
+    cr_assert_eq(rc, 0);
+    cr_expect(strstr(slurp(out_path), "\"fit_warning\"") != NULL);
+    /* failed */
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && printf 'fit:\\n  failed: true\\n' >> '%s'", src, dst,
+             dst);
+    cr_assert_eq(system(cmd), 0);
+    rc = run("", "compare --hw poor.yaml --model llama2-7b --batch 1");
+    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    cr_expect(strstr(slurp(out_path), "fit of spec") && strstr(slurp(out_path), "failed"));
+}

@@ -1,0 +1,179 @@
+/* Plateau detection on synthetic bandwidth-vs-working-set curves shaped like real CPUs (one
+ * thread, read-only): Zen 3 (32 KiB / 512 KiB / 32 MiB, the L3 a victim cache of L2), Sapphire
+ * Rapids (48 KiB / 2 MiB / 105 MiB), Graviton 3 (64 KiB / 1 MiB / 32 MiB) and a VM whose sysfs
+ * is wrong. Each curve has seeded noise, a ramp at the smallest sizes (loop overhead) and an
+ * outlier, and is sampled the way `calibrate --quick` samples (from 4 KiB, 4 points per octave,
+ * to 4 x LLC). The criterion (issue 12): every detected boundary within a factor 1.5 of the
+ * truth, one level per cache plus DRAM. Then the nearest-size matching against sysfs. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ffnroof/measure.h"
+
+typedef struct truth {
+    const char *name;
+    int n_caches;
+    double cap[4]; /* bytes, per level */
+    double bw[5];  /* GB/s per level, the last DRAM */
+    double width;  /* transition width in octaves (a victim L3 and sliced LLCs are wider) */
+} truth;
+
+static uint64_t g_rng;
+
+static double urand(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (double)(g_rng >> 11) / 9007199254740992.0;
+}
+
+static double gauss(void)
+{
+    double u = urand(), v = urand();
+    if (u < 1e-12) u = 1e-12;
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+static double logistic(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
+/* Time per byte nested level by level: a fraction w_i of the traffic misses level i, rising
+ * over `width` octaves centred a quarter octave above its capacity. */
+static double curve(const truth *t, double s)
+{
+    double T = 1.0 / t->bw[t->n_caches];
+    for (int i = t->n_caches - 1; i >= 0; i--) {
+        const double w = logistic((log2(s / t->cap[i]) - 0.25) / (t->width / 4));
+        T = (1 - w) / t->bw[i] + w * T;
+    }
+    const double ramp = 1.0 - 0.12 * exp2(-log2(s / 4096.0)); /* 4 KiB 12% low, 8 KiB 6% */
+    return ramp / T * 1e9;
+}
+
+static size_t sample(const truth *t, uint64_t seed, double noise, double *size, double *bw)
+{
+    g_rng = seed * 2654435761u + 1;
+    const double llc = t->cap[t->n_caches - 1];
+    size_t n = 0;
+    for (double s = 4096; s <= 4 * llc * 1.0001 && n < 256; s *= exp2(0.25)) {
+        size[n] = s;
+        bw[n] = curve(t, s) * (1 + noise * gauss());
+        n++;
+    }
+    bw[n / 3] *= 0.7; /* one sample hit by an interrupt */
+    return n;
+}
+
+static void check(const truth *t, uint64_t seed, double noise)
+{
+    double size[256], bw[256];
+    const size_t n = sample(t, seed, noise, size, bw);
+    ffn_level lv[FFN_MAX_LEVELS];
+    int nl = 0;
+    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    cr_assert_eq(nl, t->n_caches + 1, "%s seed %llu: %d levels, want %d", t->name,
+                 (unsigned long long)seed, nl, t->n_caches + 1);
+    for (int i = 0; i < t->n_caches; i++) {
+        const double r = lv[i].capacity_bytes / t->cap[i];
+        cr_assert(r > 1 / 1.5 && r < 1.5, "%s seed %llu: L%d boundary %.0f KiB, truth %.0f KiB",
+                  t->name, (unsigned long long)seed, i + 1, lv[i].capacity_bytes / 1024,
+                  t->cap[i] / 1024);
+    }
+    for (int i = 0; i <= t->n_caches; i++) {
+        const double r = lv[i].bandwidth_bps / (t->bw[i] * 1e9);
+        cr_assert(r > 0.85 && r < 1.15, "%s seed %llu: level %d at %.1f GB/s, truth %.1f", t->name,
+                  (unsigned long long)seed, i, lv[i].bandwidth_bps / 1e9, t->bw[i]);
+    }
+    cr_assert_str_eq(lv[nl - 1].name, "DRAM");
+}
+
+#define KiB 1024.0
+#define MiB (1024.0 * 1024.0)
+
+static const truth zen3 = {"zen3", 3, {32 * KiB, 512 * KiB, 32 * MiB}, {190, 95, 55, 22}, 1.2};
+static const truth spr = {
+    "sapphire-rapids", 3, {48 * KiB, 2 * MiB, 105 * MiB}, {330, 140, 32, 13}, 1.0};
+static const truth grav3 = {"graviton3", 3, {64 * KiB, 1 * MiB, 32 * MiB}, {130, 80, 45, 26}, 0.8};
+/* a VM: sysfs claims 32 KiB / 4 MiB / 16 MiB, the host underneath has 48 KiB / 1.25 MiB / 54 MiB */
+static const truth vm = {"vm", 3, {48 * KiB, 1.25 * MiB, 54 * MiB}, {280, 120, 40, 15}, 1.0};
+
+Test(plateau, zen3_victim_l3)
+{
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        check(&zen3, seed, 0.025);
+}
+
+Test(plateau, sapphire_rapids)
+{
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        check(&spr, seed, 0.025);
+}
+
+Test(plateau, graviton3)
+{
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        check(&grav3, seed, 0.025);
+}
+
+Test(plateau, vm_with_wrong_sysfs)
+{
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        check(&vm, seed, 0.025);
+    /* what sysfs says is wrong: matched by nearest size, its L2 and L3 are off by more than 2x */
+    double size[256], bw[256];
+    const size_t n = sample(&vm, 3, 0.025, size, bw);
+    ffn_level lv[FFN_MAX_LEVELS];
+    int nl = 0, match[3];
+    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    const double sys[3] = {32 * KiB, 4 * MiB, 16 * MiB};
+    cr_assert_eq(ffn_plateau_match(lv, nl, sys, 3, match), 0);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(match[i], i);
+    cr_assert(lv[match[1]].capacity_bytes < sys[1] / 2);
+    cr_assert(lv[match[2]].capacity_bytes > sys[2] * 2);
+}
+
+/* A level that sysfs lists but the curve does not show (a victim L3 indistinguishable from L2,
+ * or a VM hiding one) shifts nothing: the others still pair with their own boundary. */
+Test(plateau, match_by_nearest_size_not_index)
+{
+    ffn_level lv[3];
+    memset(lv, 0, sizeof lv);
+    lv[0].capacity_bytes = 36 * KiB;
+    lv[1].capacity_bytes = 30 * MiB;
+    double sys[3] = {32 * KiB, 512 * KiB, 32 * MiB};
+    int match[3];
+    cr_assert_eq(ffn_plateau_match(lv, 3, sys, 3, match), 0);
+    cr_assert_eq(match[0], 0);
+    cr_assert_eq(match[1], -1, "the unseen L2 pairs with nothing");
+    cr_assert_eq(match[2], 1, "L3 pairs with the 30 MiB boundary, not the 36 KiB one");
+    /* sysfs in any order */
+    double rev[3] = {32 * MiB, 512 * KiB, 32 * KiB};
+    cr_assert_eq(ffn_plateau_match(lv, 3, rev, 3, match), 0);
+    cr_assert_eq(match[0], 1);
+    cr_assert_eq(match[2], 0);
+    cr_assert_eq(ffn_plateau_match(NULL, 3, rev, 3, match), FFN_EINVAL);
+}
+
+/* The ramp of the smallest sizes (lower than L1) is not the first level: L1 is. */
+Test(plateau, ramp_at_small_sizes_is_not_a_level)
+{
+    double size[40], bw[40];
+    size_t n = 0;
+    for (double s = 4096; s <= 64 * MiB; s *= 2) {
+        size[n] = s;
+        bw[n++] = s <= 8192 ? 150e9 : s <= 64 * KiB ? 200e9 : 20e9;
+    }
+    ffn_level lv[FFN_MAX_LEVELS];
+    int nl = 0;
+    ffn_plateau_opts o = {0, 0, 1, 2};
+    cr_assert_eq(ffn_plateau_detect(size, bw, n, &o, lv, FFN_MAX_LEVELS, &nl), 0);
+    cr_assert_eq(nl, 2);
+    cr_assert_float_eq(lv[0].bandwidth_bps, 200e9, 1);
+    cr_assert_float_eq(lv[1].bandwidth_bps, 20e9, 1);
+}
