@@ -73,7 +73,8 @@ int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, const struct option *opts,
         const char *other = opt_name(opts, seen->opt[i].val);
         if (seen->opt[i].val == c) {
             if (seen->opt[i].arg && optarg)
-                return ffn_cli_usage(cmd, "--%s given twice ('--%s %s' and '--%s %s'); give it once",
+                return ffn_cli_usage(cmd,
+                                     "--%s given twice ('--%s %s' and '--%s %s'); give it once",
                                      name, name, seen->opt[i].arg, name, optarg);
             return ffn_cli_usage(cmd, "--%s given twice; give it once", name);
         }

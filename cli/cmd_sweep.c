@@ -300,9 +300,9 @@ int ffn_cmd_sweep(int argc, char **argv)
         const uint64_t per_cfg =
             sat_add(sc.sweep_phases & FFN_SWEEP_PREFILL ? sat_mul(sc.n_batch, sc.n_seq) : 0,
                     sc.sweep_phases & FFN_SWEEP_DECODE ? sc.n_batch : 0);
-        const uint64_t points =
-            sat_mul(sat_mul(sat_mul(per_cfg, sc.n_sweep_dtype), sat_mul(sc.n_sweep_tp, sc.n_sweep_ep)),
-                    sat_mul(sc.n_models, sc.n_hws));
+        const uint64_t points = sat_mul(
+            sat_mul(sat_mul(per_cfg, sc.n_sweep_dtype), sat_mul(sc.n_sweep_tp, sc.n_sweep_ep)),
+            sat_mul(sc.n_models, sc.n_hws));
         if (points > max_points) {
             rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD,
                               "%s%sthe grid has %s%llu points, more than the limit of %llu; narrow "

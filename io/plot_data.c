@@ -284,9 +284,9 @@ int ffn_plot_load_calibration(const char *path, ffn_plot_device *out, char *date
         if (t > 0 && (!n_ro || fabs(t / last - 1) > 0.05))
             ffn_plot_device_add(out, n_ro ? "memory (spec)" : "memory", FFN_ROOF_READ_ONLY, t);
     }
-    if (!device_max(out, false))
+    if (device_max(out, false) == 0.0)
         rc = ffn_y_error(&y, root, FFN_ESCHEMA, "no all-threads compute peak in the calibration");
-    else if (!device_max(out, true))
+    else if (device_max(out, true) == 0.0)
         rc = ffn_y_error(&y, root, FFN_ESCHEMA, "no bandwidth level in the calibration");
 done:
     ffn_ydoc_release(&y);

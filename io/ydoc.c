@@ -70,9 +70,8 @@ static int check_duplicates(ffn_ydoc *y)
             yaml_node_t *k = yaml_document_get_node(&y->doc, p->key);
             const char *t = ffn_y_text(k);
             if (t)
-                keys[cnt++] = (key_ref){.text = t,
-                                        .index = (size_t)(p - n->data.mapping.pairs.start),
-                                        .node = k};
+                keys[cnt++] = (key_ref){
+                    .text = t, .index = (size_t)(p - n->data.mapping.pairs.start), .node = k};
         }
         qsort(keys, cnt, sizeof *keys, by_text_then_index);
         const key_ref *dup = NULL;
@@ -131,7 +130,8 @@ static int prescan(ffn_ydoc *y, const ffn_input *in)
 {
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p))
-        return ffn_diag_set(y->diag, FFN_ENOMEM, y->path, 0, 0, "cannot initialise the YAML parser");
+        return ffn_diag_set(y->diag, FFN_ENOMEM, y->path, 0, 0,
+                            "cannot initialise the YAML parser");
     yaml_parser_set_input_string(&p, (const unsigned char *)in->data, in->len);
     struct {
         bool map;
@@ -159,12 +159,14 @@ static int prescan(ffn_ydoc *y, const ffn_input *in)
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
             if (++nodes > FFN_MAX_NODES) {
-                rc = event_error(y, &e, FFN_ERANGE, "more than %d values in one file", FFN_MAX_NODES);
+                rc = event_error(y, &e, FFN_ERANGE, "more than %d values in one file",
+                                 FFN_MAX_NODES);
                 break;
             }
             if (depth > 0 && stack[depth - 1].map && ++stack[depth - 1].children % 2 == 1 &&
                 stack[depth - 1].children / 2 >= FFN_MAX_KEYS) {
-                rc = event_error(y, &e, FFN_ERANGE, "more than %d keys in one mapping", FFN_MAX_KEYS);
+                rc = event_error(y, &e, FFN_ERANGE, "more than %d keys in one mapping",
+                                 FFN_MAX_KEYS);
                 break;
             }
             if (e.type == YAML_SEQUENCE_START_EVENT || e.type == YAML_MAPPING_START_EVENT) {
@@ -188,7 +190,8 @@ static int prescan(ffn_ydoc *y, const ffn_input *in)
         }
         yaml_event_delete(&e);
     }
-    if (!rc && docs == 0) rc = ffn_diag_set(y->diag, FFN_ESCHEMA, y->path, 1, 1, "the file is empty");
+    if (!rc && docs == 0)
+        rc = ffn_diag_set(y->diag, FFN_ESCHEMA, y->path, 1, 1, "the file is empty");
     yaml_parser_delete(&p);
     return rc;
 }

@@ -449,7 +449,8 @@ int ffn_counters_create(const char *const *events, size_t n, bool strict, ffn_co
     }
     /* every event belongs to no set until it is added: make_multiplexed() moves the events of a
      * set, and one still to come must not look like a member of set 0 */
-    for (size_t i = 0; i < n; i++) c->set[i] = -1;
+    for (size_t i = 0; i < n; i++)
+        c->set[i] = -1;
     for (size_t i = 0; i < n; i++) {
         ffn_counter_value *e = &c->ev[i];
         c->set[i] = -1;

@@ -40,10 +40,9 @@ typedef enum {
     C_COUNT
 } bad_case;
 
-static const char *const case_name[C_COUNT] = {"missing", "directory", "empty",    "garbage",
-                                               "truncated", "deep",    "wide",     "long line",
-                                               "bad UTF-8", "NUL byte", "huge",    "CRLF",
-                                               "BOM"};
+static const char *const case_name[C_COUNT] = {
+    "missing",   "directory", "empty",    "garbage", "truncated", "deep", "wide",
+    "long line", "bad UTF-8", "NUL byte", "huge",    "CRLF",      "BOM"};
 
 static char root[256], work[300], err_path[300], in_dir[300];
 
@@ -140,34 +139,42 @@ static const char *make_input(bad_case c, kind k, const char *good)
         break;
     }
     case C_DEEP:
-        for (int i = 0; i < 100000; i++) fputc(k == K_JSON && i % 2 ? '{' : '[', fp);
+        for (int i = 0; i < 100000; i++)
+            fputc(k == K_JSON && i % 2 ? '{' : '[', fp);
         break;
     case C_WIDE:
         if (k == K_YAML)
-            for (int i = 0; i < 100000; i++) fprintf(fp, "key%d: %d\n", i, i);
+            for (int i = 0; i < 100000; i++)
+                fprintf(fp, "key%d: %d\n", i, i);
         else if (k == K_JSON) {
             fputc('{', fp);
-            for (int i = 0; i < 100000; i++) fprintf(fp, "%s\"key%d\": %d", i ? ", " : "", i, i);
+            for (int i = 0; i < 100000; i++)
+                fprintf(fp, "%s\"key%d\": %d", i ? ", " : "", i, i);
             fputc('}', fp);
         } else if (k == K_HIST)
-            for (int i = 0; i < 100000; i++) fputs("1\n", fp);
+            for (int i = 0; i < 100000; i++)
+                fputs("1\n", fp);
         else {
             fputs("m,n,k,time_ms\n", fp);
-            for (int i = 0; i < 100000; i++) fprintf(fp, "%d,64,64,1\n", i + 1);
+            for (int i = 0; i < 100000; i++)
+                fprintf(fp, "%d,64,64,1\n", i + 1);
         }
         break;
     case C_LONG:
         /* one 2 MB line that is wrong only at its end */
         if (k == K_YAML || k == K_JSON) {
             fputs("{\"a\": \"", fp);
-            for (int i = 0; i < 2 << 20; i++) fputc('x', fp);
+            for (int i = 0; i < 2 << 20; i++)
+                fputc('x', fp);
             fputs("\", : ]\n", fp);
         } else if (k == K_HIST) {
-            for (int i = 0; i < 1 << 20; i++) fputs("1 ", fp);
+            for (int i = 0; i < 1 << 20; i++)
+                fputs("1 ", fp);
             fputc('\n', fp);
         } else {
             fputs("m,n,k,time_ms\n1,2,3,", fp);
-            for (int i = 0; i < 2 << 20; i++) fputc('4', fp);
+            for (int i = 0; i < 2 << 20; i++)
+                fputc('4', fp);
             fputc('\n', fp);
         }
         break;
@@ -271,15 +278,14 @@ static void run_row(const row *r)
         size_t n;
         char *err = slurp(err_path, &n);
         if (must_load) {
-            cr_expect_eq(code, 0, "%s, %s: must load, got exit %d: %s", r->what, case_name[c],
-                         code, err);
-        } else {
-            cr_expect_eq(code, 2, "%s, %s: exit %d (want 2): %s", r->what, case_name[c], code,
+            cr_expect_eq(code, 0, "%s, %s: must load, got exit %d: %s", r->what, case_name[c], code,
                          err);
+        } else {
+            cr_expect_eq(code, 2, "%s, %s: exit %d (want 2): %s", r->what, case_name[c], code, err);
             cr_expect(strstr(err, in) != NULL, "%s, %s: the message does not name the file: %s",
                       r->what, case_name[c], err);
-            const bool positional = c == C_GARBAGE || c == C_DEEP || c == C_WIDE ||
-                                    c == C_LONG || c == C_UTF8 || c == C_NUL ||
+            const bool positional = c == C_GARBAGE || c == C_DEEP || c == C_WIDE || c == C_LONG ||
+                                    c == C_UTF8 || c == C_NUL ||
                                     (c == C_TRUNCATED && r->k != K_HIST) ||
                                     (c == C_EMPTY && (r->k == K_YAML || r->k == K_JSON));
             if (positional)
@@ -288,7 +294,8 @@ static void run_row(const row *r)
             cr_expect(dt < time_limit(), "%s, %s: took %.2f s", r->what, case_name[c], dt);
             cr_expect(dir_empty(work), "%s, %s: wrote files although it failed", r->what,
                       case_name[c]);
-            cr_expect(strstr(err, "AddressSanitizer") == NULL && strstr(err, "runtime error") == NULL,
+            cr_expect(strstr(err, "AddressSanitizer") == NULL &&
+                          strstr(err, "runtime error") == NULL,
                       "%s, %s: sanitizer report: %s", r->what, case_name[c], err);
         }
         free(err);
@@ -316,7 +323,8 @@ Test(badinput, predict)
          "predict --hw h100-sxm --model mixtral-8x7b --trials 10 --histogram @ --out out.txt",
          K_HIST, HIST, false},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }
 
 Test(badinput, fit)
@@ -325,7 +333,8 @@ Test(badinput, fit)
         {"fit --hw", "fit --data " SRC "/" CSV " --hw @", K_YAML, HW, false},
         {"fit --data", "fit --hw a100-sxm-80gb --data @", K_CSV, CSV, false},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }
 
 Test(badinput, sweep)
@@ -336,7 +345,8 @@ Test(badinput, sweep)
         {"sweep --model", "sweep --hw h100-sxm --model @ --out out.csv", K_YAML, MODEL, false},
         {"sweep --hw", "sweep --model llama2-7b --hw @ --out out.csv", K_YAML, HW, false},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }
 
 Test(badinput, plan)
@@ -346,7 +356,8 @@ Test(badinput, plan)
         {"plan --model", "plan --hw h100-sxm --model @ --out out.txt", K_YAML, MODEL, false},
         {"plan --hw", "plan --model llama2-7b --hw @ --out out.txt", K_YAML, HW, false},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }
 
 Test(badinput, compare)
@@ -357,7 +368,8 @@ Test(badinput, compare)
         {"compare --hw", "compare --model llama2-7b --hw @ --out out.txt", K_YAML, HW, false},
         {"compare --scenario", "compare --scenario @ --out out.txt", K_YAML, SCEN, false},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }
 
 Test(badinput, report)
@@ -365,14 +377,14 @@ Test(badinput, report)
     const row rows[] = {
         {"report --bench", "report --bench @ --no-render --out rep", K_JSON, BENCH, false},
         {"report --calibration",
-         "report --bench " GOOD_BENCH " --calibration @ --no-render --out rep", K_JSON, CAL,
-         false},
+         "report --bench " GOOD_BENCH " --calibration @ --no-render --out rep", K_JSON, CAL, false},
         {"report --compare --hw", "report --compare --model llama2-7b --hw @ --no-render --out rep",
          K_YAML, HW, false},
-        {"report --compare --model", "report --compare --hw h100-sxm --model @ --no-render --out rep",
-         K_YAML, MODEL, false},
+        {"report --compare --model",
+         "report --compare --hw h100-sxm --model @ --no-render --out rep", K_YAML, MODEL, false},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }
 
 Test(badinput, plot)
@@ -386,7 +398,8 @@ Test(badinput, plot)
         {"plot --model", "plot latency --hw h100-sxm --model @ --no-render --out plots", K_YAML,
          MODEL, false},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }
 
 Test(badinput, bench)
@@ -398,5 +411,6 @@ Test(badinput, bench)
         {"bench --model", "bench --reps 1 --phase decode --model @ --out b", K_YAML,
          "tests/data/models/tiny.yaml", true},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) run_row(&rows[i]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
 }

@@ -81,7 +81,8 @@ Test(faults, an_option_given_twice_is_refused_naming_both)
     static const struct {
         const char *args, *needle;
     } cases[] = {
-        {"predict --hw h100-sxm --model llama2-7b --batch 1 --batch 8", "'--batch 1' and '--batch 8'"},
+        {"predict --hw h100-sxm --model llama2-7b --batch 1 --batch 8",
+         "'--batch 1' and '--batch 8'"},
         {"predict --hw h100-sxm --hw a100-sxm-80gb --model llama2-7b", "--hw given twice"},
         {"predict --hw h100-sxm --model llama2-7b --out a.txt --out b.txt", "--out given twice"},
         {"predict --hw h100-sxm --model llama2-7b --fused --unfused", "--fused and --unfused"},
@@ -101,8 +102,8 @@ Test(faults, an_option_given_twice_is_refused_naming_both)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = run(NULL, cases[i].args);
         cr_expect_eq(rc, 2, "%s: exit %d: %s", cases[i].args, rc, err_text);
-        cr_expect(strstr(err_text, cases[i].needle) != NULL, "%s: '%s' not in: %s",
-                  cases[i].args, cases[i].needle, err_text);
+        cr_expect(strstr(err_text, cases[i].needle) != NULL, "%s: '%s' not in: %s", cases[i].args,
+                  cases[i].needle, err_text);
         cr_expect_eq(count_entries(root), 0, "%s wrote something", cases[i].args);
     }
 }
@@ -126,14 +127,16 @@ Test(faults, every_unwritable_out_is_exit_2)
         "plan --hw h100-sxm --model llama2-7b --out %s",
         "compare --hw h100-sxm --model llama2-7b --out %s",
         "sweep --hw h100-sxm --model llama2-7b --out %s",
-        "fit --hw a100-sxm-80gb --data " SRC "/tests/data/fit/a100-sxm-80gb-gemm-fp16.csv --format json --out %s",
+        "fit --hw a100-sxm-80gb --data " SRC
+        "/tests/data/fit/a100-sxm-80gb-gemm-fp16.csv --format json --out %s",
     };
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
         for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++) {
             char args[1024];
             snprintf(args, sizeof args, cmds[c], outs[o]);
             int rc = run(NULL, args);
-            if (c == 4 && rc == 2 && strstr(err_text, "unknown option")) continue; /* fit without --out */
+            if (c == 4 && rc == 2 && strstr(err_text, "unknown option"))
+                continue; /* fit without --out */
             cr_expect_eq(rc, 2, "%s: exit %d: %s", args, rc, err_text);
             cr_expect(strstr(err_text, outs[o]) != NULL, "%s: %s", args, err_text);
         }
@@ -216,8 +219,10 @@ Test(faults, output_past_a_file_size_limit_is_exit_1_and_leaves_nothing)
 {
     static const char *const cmds[] = {
         "predict --hw h100-sxm --model llama2-7b --batch 1-64 --format json --out out.json",
-        "plan --hw h100-sxm,a100-sxm-80gb,h200,b200 --model llama2-7b --all --format json --out out.json",
-        "compare --hw h100-sxm,a100-sxm-80gb,h200 --model llama2-7b --batch 1-16 --format json --out out.json",
+        "plan --hw h100-sxm,a100-sxm-80gb,h200,b200 --model llama2-7b --all --format json --out "
+        "out.json",
+        "compare --hw h100-sxm,a100-sxm-80gb,h200 --model llama2-7b --batch 1-16 --format json "
+        "--out out.json",
         "sweep --hw h100-sxm --model llama2-7b --batch 1-2000 --out out.csv",
         "plot latency --hw h100-sxm --model llama2-7b --no-render --out plots",
     };
@@ -320,15 +325,17 @@ static char *slurp(const char *path)
 static size_t count(const char *s, const char *needle)
 {
     size_t n = 0;
-    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) n++;
+    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+        n++;
     return n;
 }
 
 Test(faults, ctrl_c_during_bench_keeps_the_finished_cases)
 {
-    char *const argv[] = {"ffnroof", "bench", "--hw", "xeon-8480", "--model",
-                          SRC "/tests/data/models/tiny.yaml", "--phase", "decode", "--batch",
-                          "1-32", "--reps", "50", "--out", "b", NULL};
+    char *const argv[] = {
+        "ffnroof", "bench",  "--hw",    "xeon-8480", "--model", SRC "/tests/data/models/tiny.yaml",
+        "--phase", "decode", "--batch", "1-32",      "--reps",  "50",
+        "--out",   "b",      NULL};
     int rc = run_interrupted(argv, "T=3 ");
     cr_expect_eq(rc, 1, "exit %d: %s", rc, err_text);
     char path[400];

@@ -49,7 +49,8 @@ Test(hist, reads_numbers_separated_by_spaces_commas_and_lines)
     ffn_diag d;
     cr_assert_eq(load(&n, &d), 0, "%s", d.msg);
     cr_assert_eq(n, 8);
-    for (size_t i = 0; i < 8; i++) cr_expect_eq(w[i], (double)(i + 1));
+    for (size_t i = 0; i < 8; i++)
+        cr_expect_eq(w[i], (double)(i + 1));
 }
 
 Test(hist, the_shipped_fixture_loads)
@@ -83,7 +84,8 @@ Test(hist, a_bad_entry_after_a_long_line_is_on_line_2)
     /* line 1 is 6,000 bytes (a 4096-byte reader counted it as two lines) */
     size_t cap = 40000, len = 0;
     char *s = malloc(cap);
-    for (int i = 0; i < 3000; i++) len += (size_t)snprintf(s + len, cap - len, "1 ");
+    for (int i = 0; i < 3000; i++)
+        len += (size_t)snprintf(s + len, cap - len, "1 ");
     len += (size_t)snprintf(s + len, cap - len, "\n1 x\n");
     write_file(s, len);
     free(s);
@@ -97,7 +99,8 @@ Test(hist, a_bad_entry_after_a_long_line_is_on_line_2)
 
 Test(hist, crlf_and_a_bom_load)
 {
-    const char *s = "\xEF\xBB\xBF" "1 2\r\n3 4\r\n";
+    const char *s = "\xEF\xBB\xBF"
+                    "1 2\r\n3 4\r\n";
     write_file(s, strlen(s));
     size_t n;
     ffn_diag d;

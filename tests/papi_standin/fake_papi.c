@@ -23,10 +23,10 @@ typedef struct fake_event {
     const char *name;
     int code;
     int cid;
-    int query_rc;  /* PAPI_query_event */
-    int add_rc;    /* PAPI_add_event */
-    int start_rc;  /* PAPI_start of a set holding it */
-    long long per_run; /* what one start..stop counts (hardware events) */
+    int query_rc;         /* PAPI_query_event */
+    int add_rc;           /* PAPI_add_event */
+    int start_rc;         /* PAPI_start of a set holding it */
+    long long per_run;    /* what one start..stop counts (hardware events) */
     const long long *sde; /* SDE events: the library's counter */
 } fake_event;
 
@@ -45,11 +45,16 @@ static fake_event events[] = {
     {"PAPI_BR_MSP", PAPI_BR_MSP, CID_CPU, PAPI_OK, PAPI_OK, PAPI_OK, 707, NULL},
     {"PAPI_REF_CYC", PAPI_REF_CYC, CID_CPU, PAPI_OK, PAPI_OK, PAPI_ESYS, 0, NULL},
     {"cpu::UOPS_RETIRED", PAPI_NATIVE_MASK | 1, CID_CPU, PAPI_OK, PAPI_OK, PAPI_OK, 8000008, NULL},
-    {"cpu::MEM_LOAD_RETIRED", PAPI_NATIVE_MASK | 2, CID_CPU, PAPI_OK, PAPI_OK, PAPI_OK, 90009, NULL},
-    {"sde:::ffnroof::flops", PAPI_NATIVE_MASK | 0x100, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0, &sde_counters[0]},
-    {"sde:::ffnroof::weight_bytes", PAPI_NATIVE_MASK | 0x101, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0, &sde_counters[1]},
-    {"sde:::ffnroof::act_bytes", PAPI_NATIVE_MASK | 0x102, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0, &sde_counters[2]},
-    {"sde:::ffnroof::kernel_calls", PAPI_NATIVE_MASK | 0x103, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0, &sde_counters[3]},
+    {"cpu::MEM_LOAD_RETIRED", PAPI_NATIVE_MASK | 2, CID_CPU, PAPI_OK, PAPI_OK, PAPI_OK, 90009,
+     NULL},
+    {"sde:::ffnroof::flops", PAPI_NATIVE_MASK | 0x100, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0,
+     &sde_counters[0]},
+    {"sde:::ffnroof::weight_bytes", PAPI_NATIVE_MASK | 0x101, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0,
+     &sde_counters[1]},
+    {"sde:::ffnroof::act_bytes", PAPI_NATIVE_MASK | 0x102, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0,
+     &sde_counters[2]},
+    {"sde:::ffnroof::kernel_calls", PAPI_NATIVE_MASK | 0x103, CID_SDE, PAPI_OK, PAPI_OK, PAPI_OK, 0,
+     &sde_counters[3]},
 };
 #define N_EVENTS (sizeof events / sizeof events[0])
 
@@ -224,7 +229,8 @@ static int enum_next(int *code, int modifier, bool presets, int cid)
 {
     size_t i = 0;
     if (modifier != PAPI_ENUM_FIRST) {
-        while (i < N_EVENTS && events[i].code != *code) i++;
+        while (i < N_EVENTS && events[i].code != *code)
+            i++;
         i++;
     }
     for (; i < N_EVENTS; i++) {
@@ -313,8 +319,8 @@ int PAPI_stop(int es, long long *values)
     if (!sets[es].running) return PAPI_ENOTRUN;
     for (int i = 0; i < sets[es].n; i++) {
         const fake_event *e = by_code(sets[es].ev[i]);
-        values[i] = e->sde ? __atomic_load_n(e->sde, __ATOMIC_RELAXED) - sets[es].start_sde[i]
-                           : e->per_run;
+        values[i] =
+            e->sde ? __atomic_load_n(e->sde, __ATOMIC_RELAXED) - sets[es].start_sde[i] : e->per_run;
     }
     sets[es].running = false;
     stats.stops++;

@@ -39,12 +39,22 @@ Test(papi_standin, the_probe_sees_a_host_with_six_counters)
               "L3_TCM: %s", p.events[6].reason);
 }
 
-static const char *const many[] = {
-    "PAPI_TOT_CYC",      "PAPI_TOT_INS",          "PAPI_SP_OPS",           "PAPI_L1_DCM",
-    "PAPI_L2_DCM",       "PAPI_BR_INS",           "PAPI_BR_MSP",           "cpu::UOPS_RETIRED",
-    "PAPI_FP_OPS",       "PAPI_L3_TCM",           "PAPI_REF_CYC",          "NO_SUCH_EVENT",
-    "sde:::ffnroof::flops", "sde:::ffnroof::weight_bytes", "sde:::ffnroof::act_bytes",
-    "sde:::ffnroof::kernel_calls"};
+static const char *const many[] = {"PAPI_TOT_CYC",
+                                   "PAPI_TOT_INS",
+                                   "PAPI_SP_OPS",
+                                   "PAPI_L1_DCM",
+                                   "PAPI_L2_DCM",
+                                   "PAPI_BR_INS",
+                                   "PAPI_BR_MSP",
+                                   "cpu::UOPS_RETIRED",
+                                   "PAPI_FP_OPS",
+                                   "PAPI_L3_TCM",
+                                   "PAPI_REF_CYC",
+                                   "NO_SUCH_EVENT",
+                                   "sde:::ffnroof::flops",
+                                   "sde:::ffnroof::weight_bytes",
+                                   "sde:::ffnroof::act_bytes",
+                                   "sde:::ffnroof::kernel_calls"};
 #define N_MANY (sizeof many / sizeof many[0])
 
 Test(papi_standin, every_counter_has_its_value_or_the_reason)
