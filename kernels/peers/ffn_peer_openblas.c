@@ -14,6 +14,24 @@
 
 #ifdef FFNROOF_HAVE_OPENBLAS
 #include <cblas.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+/* OpenBLAS's DYNAMIC_ARCH (0.3.21) gives an AuthenticAMD CPU of family 0xf its K8 kernels
+ * (core "Opteron", "Opteron_SSE3"), which execute 3DNow! (FEMMS). Every real K8 has 3DNow!, but
+ * a virtual CPU may report that family without it (qemu's qemu64 model): the first sgemm would
+ * die of SIGILL, so the peer refuses such a CPU instead. */
+static bool kernels_need_absent_3dnow(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (strncmp(openblas_get_corename(), "Opteron", 7) != 0) return false;
+    return !__get_cpuid(0x80000001, &a, &b, &c, &d) || !((d >> 31) & 1u);
+#else
+    return false;
+#endif
+}
 
 typedef struct ob_state {
     float *w_gu;   /* [d][2f] (gated) or [d][f] */
@@ -56,6 +74,12 @@ int ffn__peer_openblas_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag)
         return ffn_diag_set(diag, FFN_EUNSUPPORTED, NULL, 0, 0,
                             "the openblas peer has fp32 weights only, not '%s'",
                             ffn_dtype_name(p->wdtype));
+    }
+    if (kernels_need_absent_3dnow()) {
+        return ffn_diag_set(diag, FFN_EUNSUPPORTED, NULL, 0, 0,
+                            "openblas: its kernels for this CPU (core %s) use 3DNow!, which the "
+                            "CPU lacks",
+                            openblas_get_corename());
     }
     ob_state *st = calloc(1, sizeof *st);
     if (st == NULL) {
