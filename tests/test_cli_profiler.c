@@ -83,16 +83,34 @@ static int count_lines(const char *s)
 }
 
 
-/* The tiny calibration, made once per suite run. */
+/* The tiny calibration, made once per suite run. Under emulation (FFNROOF_EMULATED=1,
+ * .ci/qemu-x86.sh) TCG's roofs are far below any CPU's (~0.1 GFLOP/s) and calibrate refuses to
+ * write a spec out of the range a spec may hold: every probe ran (an illegal instruction would
+ * have killed it instead), but there is no spec to test, so the tests that need one skip. The
+ * refusal is kept in cal-refused.txt so the later tests skip without calibrating again. */
 static const char *tiny_spec(void)
 {
     static char spec[256];
+    char refused[192];
     snprintf(spec, sizeof spec, "%s/cal/hw.yaml", dir);
+    snprintf(refused, sizeof refused, "%s/cal-refused.txt", dir);
+    if (getenv("FFNROOF_EMULATED") && access(refused, R_OK) == 0)
+        cr_skip_test("emulated CPU: calibrate measured roofs out of a spec's range: %s",
+                     slurp(refused));
     if (access(spec, R_OK) != 0) {
         char args[256];
         snprintf(args, sizeof args, "calibrate --test-tiny --threads 2 --out cal --format json");
         int rc = run(args);
-        cr_assert_eq(rc, 0, "calibrate exited %d: %s", rc, slurp(err_path));
+        const char *err = slurp(err_path);
+        if (rc == 2 && getenv("FFNROOF_EMULATED") && err && strstr(err, "out of range")) {
+            FILE *fp = fopen(refused, "w");
+            if (fp) {
+                fputs(err, fp);
+                fclose(fp);
+            }
+            cr_skip_test("emulated CPU: calibrate measured roofs out of a spec's range: %s", err);
+        }
+        cr_assert_eq(rc, 0, "calibrate exited %d: %s", rc, err);
     }
     return spec;
 }
