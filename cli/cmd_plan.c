@@ -606,9 +606,11 @@ int ffn_cmd_plan(int argc, char **argv)
     const char *prices[FFN_SC_MAX_REFS];
     size_t n_prices = 0;
     int c;
+    ffn_cli_seen seen = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, opts, c, (const int[]){O_PRICE, 0})) return FFN_EXIT_USAGE;
         if (c == 'h') {
             usage(stdout);
             return FFN_EXIT_OK;
