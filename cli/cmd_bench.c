@@ -29,8 +29,8 @@ static void usage(FILE *fp)
         "usage: ffnroof bench (--model M | --shape T,d,f[,act]) [options]\n"
         "\n"
         "Run ffnroof's FFN kernels on this host (weights flushed from the caches before every\n"
-        "call), with PAPI counters, beside the library peers, against the roofline and the\n"
-        "simulator's prediction on a spec.\n"
+        "call, unless --warm), with PAPI counters, beside the library peers, against the\n"
+        "roofline and the simulator's prediction on a spec.\n"
         "\n"
         "  --hw SPEC             spec for the roofline and the prediction (default: the last\n"
         "                        calibration, " FFN_LAST_CAL_DIR "/hw.yaml; when there is\n"
@@ -55,6 +55,10 @@ static void usage(FILE *fp)
         "                        sde:::ffnroof::{flops,weight_bytes,act_bytes,kernel_calls})\n"
         "  --reps N              exactly N timed calls (default: until stable, <= 4 s a case)\n"
         "  --verify              compare with the reference kernel (first 16 tokens)\n"
+        "  --warm                leave the weights in the caches between calls (predicted as\n"
+        "                        the model's --weights hot: each layer's weights read from the\n"
+        "                        innermost level that holds them); the default is cold\n"
+        "                        (flushed), and the JSON's \"weights\" says which\n"
         "  --format F            table, json or csv on stdout (default: table)\n"
         "  --out DIR             write DIR/bench.json and DIR/bench.csv (default: a new\n"
         "                        folder results/bench-<date>-<pid>)\n"
@@ -83,7 +87,7 @@ const char *__lsan_default_options(void)
 
 enum {
     O_HW = 256, O_MODEL, O_SHAPE, O_EXPERTS, O_PHASE, O_BATCH, O_SEQ, O_DTYPE, O_ISA, O_THREADS,
-    O_PEERS, O_EVENTS, O_REPS, O_VERIFY, O_FORMAT, O_OUT
+    O_PEERS, O_EVENTS, O_REPS, O_VERIFY, O_FORMAT, O_OUT, O_WARM
 };
 
 /* "T,d,f[,act]" */
@@ -209,7 +213,8 @@ int ffn_cmd_bench(int argc, char **argv)
         {"peers", required_argument, 0, O_PEERS},   {"events", required_argument, 0, O_EVENTS},
         {"reps", required_argument, 0, O_REPS},     {"verify", no_argument, 0, O_VERIFY},
         {"format", required_argument, 0, O_FORMAT}, {"out", required_argument, 0, O_OUT},
-        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},              {"warm", no_argument, 0, O_WARM},
+        {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
     const char *events_s = NULL, *out_dir = NULL;
     unsigned phases = 0; /* bit 0 prefill, bit 1 decode; 0 = default */
@@ -313,6 +318,9 @@ int ffn_cmd_bench(int argc, char **argv)
             break;
         case O_VERIFY:
             bo.verify = true;
+            break;
+        case O_WARM:
+            bo.warm = true;
             break;
         case O_FORMAT:
             if ((rc = ffn_cli_format(CMD, optarg, &fmt, true))) return rc;

@@ -107,6 +107,8 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
     ffn_json_str(j, "kernel", r->kernel);
     ffn_json_u64(j, "threads", (uint64_t)r->threads);
     ffn_json_bool(j, "cold_weights", r->cold);
+    /* warm = the model's `hot` (weights left in cache between calls; bench --warm) */
+    ffn_json_str(j, "weights", r->cold ? "cold" : "warm");
     ffn__json_time(j, "time_s", &r->time, true);
     ffn_json_u64(j, "samples", r->time.n);
     ffn_json_bool(j, "stable", r->stable);
@@ -123,6 +125,21 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
     ffn_json_str(j, "compute_dtype", ffn_dtype_name(r->cdtype));
     num_or_null(j, "roofline_s", r->roofline_s);
     num_or_null(j, "predicted_s", r->predicted_s);
+    if (r->level_bytes_source) {
+        /* the cache-aware roofline: bytes each level served per call, and where they came
+         * from (the model's per-level traffic, or host counters) */
+        ffn_json_str(j, "level_bytes_source", r->level_bytes_source);
+        ffn_json_u64(j, "weights_level", (uint64_t)(r->weights_level > 0 ? r->weights_level : 0));
+        ffn_json_arr_begin(j, "level_bytes");
+        for (int i = 0; i <= r->n_levels; i++) {
+            int k = i < r->n_levels ? i : FFN_SRC_MEMORY;
+            ffn_json_obj_begin(j, NULL);
+            ffn_json_str(j, "level", i < r->n_levels ? r->level_names[i] : "memory");
+            ffn_json_num(j, "bytes", r->level_bytes[k]);
+            ffn_json_obj_end(j);
+        }
+        ffn_json_arr_end(j);
+    }
     num_or_null(j, "prediction_error", r->prediction_error);
     num_or_null(j, "prediction_error_min", r->prediction_error_min);
     num_or_null(j, "efficiency", r->efficiency);

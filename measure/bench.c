@@ -120,10 +120,9 @@ int ffn_bench_case_check(const ffn_bench_case *c, const ffn_bench_opts *o, ffn_d
 
 /* ---- the simulator's view ---------------------------------------------------------------- */
 
-int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *roofline_s,
-                      double *predicted_s, ffn_bound *bound, double *flops, double *bytes)
+/* The layer cost of a case on hw, weights from memory. */
+static int case_layer(const ffn_hw *hw, const ffn_bench_case *c, ffn_layer_cost *lcp)
 {
-    if (!hw || !c) return FFN_EINVAL;
     ffn_layer_cost lc;
     const ffn_dtype cdt = ffn_bench_cdtype(c->wdtype);
     if (c->kind == FFN_BENCH_DENSE) {
@@ -170,6 +169,41 @@ int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *rooflin
             }
         ffn_layer_sum(&lc, hw);
     }
+    *lcp = lc;
+    return 0;
+}
+
+int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_weights weights,
+                              double *roofline_s, double *predicted_s, ffn_bound *bound,
+                              double *served, int *weights_level)
+{
+    if (!hw || !c) return FFN_EINVAL;
+    ffn_layer_cost lc;
+    int rc = case_layer(hw, c, &lc);
+    if (rc) return rc;
+    /* A benchmark repeats one layer: warm, its weights stay in the innermost level that
+     * holds them (the model's `hot`, docs/model.md "On-chip memory"). */
+    int lv = weights != FFN_WEIGHTS_COLD ? ffn_level_holding(hw, lc.weight_bytes) : 0;
+    if (lv) ffn_layer_place_weights(&lc, hw, lv);
+    if (weights_level) *weights_level = lv;
+    if (served) {
+        memset(served, 0, (FFN_HW_MAX_LEVELS + 1) * sizeof *served);
+        for (int i = 0; i < lc.n_ops; i++)
+            for (int k = 0; k <= FFN_HW_MAX_LEVELS; k++) served[k] += lc.ops[i].served_bytes[k];
+    }
+    if (roofline_s) *roofline_s = lc.roofline_s;
+    if (predicted_s) *predicted_s = lc.predicted_s;
+    if (bound) *bound = lc.compute_s >= lc.memory_s ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
+    return 0;
+}
+
+int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *roofline_s,
+                      double *predicted_s, ffn_bound *bound, double *flops, double *bytes)
+{
+    if (!hw || !c) return FFN_EINVAL;
+    ffn_layer_cost lc;
+    int rc = case_layer(hw, c, &lc);
+    if (rc) return rc;
     if (roofline_s) *roofline_s = lc.roofline_s;
     if (predicted_s) *predicted_s = lc.predicted_s;
     if (bound) *bound = lc.compute_s >= lc.memory_s ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
@@ -610,7 +644,14 @@ static int run_case(const ffn_hw *hw, layer *L, const ffn_bench_case *cs, const 
     r->prediction_error_min = NAN;
     r->bound = FFN_BOUND_MEMORY;
     if (hw && hw->mem_bandwidth_bps > 0 && hw->peak_flops[FFN_DT_FP32] > 0) {
-        rc = ffn_bench_predict(hw, cs, &r->roofline_s, &r->predicted_s, &r->bound, NULL, NULL);
+        /* warm runs are predicted with the weights where the model says they stay */
+        rc = ffn_bench_predict_weights(hw, cs, r->cold ? FFN_WEIGHTS_COLD : FFN_WEIGHTS_HOT,
+                                       &r->roofline_s, &r->predicted_s, &r->bound,
+                                       r->level_bytes, &r->weights_level);
+        r->n_levels = hw->n_levels < FFN_HW_MAX_LEVELS ? hw->n_levels : FFN_HW_MAX_LEVELS;
+        for (int i = 0; i < r->n_levels; i++)
+            snprintf(r->level_names[i], sizeof r->level_names[i], "%s", hw->levels[i].name);
+        r->level_bytes_source = "model";
         if (rc) {
             rc = ffn_diag_set(diag, rc, NULL, 0, 0, "the simulator could not cost this case");
             goto done;

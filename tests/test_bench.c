@@ -289,3 +289,43 @@ Test(bench, json_writer_round_trips_through_the_reader)
     ffn_ydoc_release(&y);
     unlink(path);
 }
+
+/* bench --warm (issue 15): a warm case is predicted with its weights where the model's `hot`
+ * puts them, and the result records the bytes each level served and that it ran warm. A
+ * 1 x 64 x 128 gelu layer in fp32: weights 2 x 64 x 128 x 4 = 65,536 B fit a 1 MB L2 (0.8 MB
+ * usable) at 100 GB/s; cold, DRAM serves them at 10 GB/s. */
+Test(bench, warm_runs_are_predicted_hot_and_say_so)
+{
+    ffn_hw hw = spec();
+    hw.n_levels = 1;
+    snprintf(hw.levels[0].name, sizeof hw.levels[0].name, "L2");
+    hw.levels[0].capacity_bytes = 1e6;
+    hw.levels[0].bandwidth_bps = 100e9;
+    ffn_bench_case c = dense_case(1, 64, 128, FFN_ACT_GELU, FFN_DT_FP32);
+    double cold_s, warm_s, served[FFN_HW_MAX_LEVELS + 1];
+    int lv = -1;
+    cr_assert_eq(ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_COLD, NULL, &cold_s, NULL, served,
+                                           &lv), 0);
+    cr_assert_eq(lv, 0);
+    /* cold: DRAM serves weights + activations: 65,536 + (64 + 128 + 128 + 64) x 4 = 67,072 B */
+    cr_assert_float_eq(served[FFN_SRC_MEMORY], 67072.0, 1e-6);
+    cr_assert_eq(ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_HOT, NULL, &warm_s, NULL, served,
+                                           &lv), 0);
+    cr_assert_eq(lv, 1);
+    cr_assert_float_eq(served[FFN_SRC_MEMORY], 1536.0, 1e-6); /* activations only */
+    cr_assert_float_eq(served[0], 67072.0, 1e-6);
+    cr_assert_lt(warm_s, cold_s / 5.0);
+
+    ffn_bench_opts o = fixed_opts(2);
+    o.warm = true;
+    ffn_bench_result r;
+    size_t done = 0;
+    ffn_diag d;
+    cr_assert_eq(ffn_bench_run(&hw, &c, 1, &o, NULL, NULL, &r, &done, &d), 0, "%s", d.msg);
+    cr_assert(!r.cold);
+    cr_assert_eq(r.weights_level, 1);
+    cr_assert_str_eq(r.level_bytes_source, "model");
+    cr_assert_eq(r.n_levels, 1);
+    cr_assert_str_eq(r.level_names[0], "L2");
+    cr_assert_float_eq(r.predicted_s, warm_s, 1e-15);
+}

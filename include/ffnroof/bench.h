@@ -96,6 +96,15 @@ typedef struct ffn_bench_result {
     double max_rel_err; /* max |ours - ref| / max |ref| over the tokens checked */
     double verify_bound;
     size_t verify_tokens;
+    /* The bytes each memory level served per call, for the cache-aware roofline: from the
+     * model's per-level traffic (level_bytes_source "model"; warm runs read the weights from
+     * the level that holds them); [i] on-chip level i of the spec, [FFN_SRC_MEMORY] memory.
+     * n_levels 0: no spec to cost against. */
+    double level_bytes[FFN_HW_MAX_LEVELS + 1];
+    char level_names[FFN_HW_MAX_LEVELS][24];
+    int n_levels;
+    const char *level_bytes_source; /* "model" (no host counters are read for it yet) */
+    int weights_level;              /* the model's: 1-based level of the warm weights, 0 memory */
 } ffn_bench_result;
 
 /* Called before each case with the fraction done and a label; non-zero stops the run. */
@@ -114,6 +123,13 @@ ffn_dtype ffn_bench_cdtype(ffn_dtype wdt);
  * ffn_bench_cdtype. flops/bytes (may be NULL) receive the simulator's counts. */
 int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *roofline_s,
                       double *predicted_s, ffn_bound *bound, double *flops, double *bytes);
+/* The same for weights that stay where `weights` says between calls (FFN_WEIGHTS_HOT: warm
+ * caches, `bench --warm`; COLD: flushed), also filling the bytes each source served per call
+ * (served[FFN_HW_MAX_LEVELS + 1], sim.h) and the level holding the weights (1-based, 0 =
+ * memory) where not NULL. */
+int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_weights weights,
+                              double *roofline_s, double *predicted_s, ffn_bound *bound,
+                              double *served, int *weights_level);
 
 /* Run n cases (cases sharing a layer, i.e. the same kind, shape and dtype one after another,
  * share the packed weights) into res[0..n); *n_done counts the finished ones. hw may be NULL
