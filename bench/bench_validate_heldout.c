@@ -327,19 +327,24 @@ static void usage(FILE *out)
             "  --csv          print every (row, op) as CSV instead of the summary\n"
             "  --no-launch    diagnostic only: subtract the spec's launch_s from every\n"
             "                 prediction (Vidur times GPU kernels, not launches); this is\n"
-            "                 not a validated configuration and must not be used to fit one\n");
+            "                 not a validated configuration and must not be used to fit one\n"
+            "  --onchip       charge the tiled-GEMM traffic bound per on-chip level (predict\n"
+            "                 --onchip; docs/model.md \"On-chip memory\"): the issue-15 check\n"
+            "                 that it leaves the held-out accuracy no worse\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *root = ".";
     const char *a100_hw = NULL, *h100_hw = NULL;
-    bool csv = false, no_launch = false;
+    bool csv = false, no_launch = false, onchip = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--csv") == 0)
             csv = true;
         else if (strcmp(argv[i], "--no-launch") == 0)
             no_launch = true;
+        else if (strcmp(argv[i], "--onchip") == 0)
+            onchip = true;
         else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc)
             root = argv[++i];
         else if (strcmp(argv[i], "--a100-hw") == 0 && i + 1 < argc)
@@ -403,6 +408,11 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < nrows; i++) {
             ffn_op ops[HELDOUT_NOPS];
             heldout_ops(&hw, &rows[i], ops);
+            for (int o = 0; onchip && o < HELDOUT_NOPS; o++)
+                if (ops[o].kind == FFN_OP_GEMM) {
+                    ops[o].traffic_bound = true;
+                    ffn_op_recost(&ops[o], &hw);
+                }
             for (int o = 0; o < HELDOUT_NOPS; o++) {
                 result *r = &res[i * HELDOUT_NOPS + (size_t)o];
                 r->row = &rows[i];
