@@ -501,6 +501,7 @@ bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa)
         [FFN_PEAK_INT8_AMX] = FFN_CPU_AMX_INT8,
         [FFN_PEAK_FP32_NEON] = FFN_CPU_NEON,
         [FFN_PEAK_FP16_NEON] = FFN_CPU_ARM_FP16,
+        [FFN_PEAK_INT8_AVX_VNNI] = FFN_CPU_AVX_VNNI,
     };
     if ((unsigned)k >= FFN_PEAK_COUNT || (unsigned)isa >= FFN_ISA_COUNT) return false;
     return (needs[k] & ~ffn_isa_allows(isa)) == 0;

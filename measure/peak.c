@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 #include "internal.h"
 
@@ -26,6 +27,11 @@ typedef struct peak_desc {
 #define FP16_FN(f) f
 #else
 #define FP16_FN(f) NULL
+#endif
+#if defined(FFN_MEASURE_HAVE_AVX_VNNI)
+#define AVX_VNNI_FN(f) f
+#else
+#define AVX_VNNI_FN(f) NULL
 #endif
 #if defined(FFN_MEASURE_HAVE_AMX)
 #define AMX_FN(f) f
@@ -59,6 +65,8 @@ static const peak_desc g_peaks[FFN_PEAK_COUNT] = {
                             NEON_FN(ffn__peak_fp32_neon)},
     [FFN_PEAK_FP16_NEON] = {"fp16_neon_fmla", FFN_DT_FP16, FFN__FP16_NEON_FLOPS_PER_ITER,
                             NEON_FN(ffn__peak_fp16_neon)},
+    [FFN_PEAK_INT8_AVX_VNNI] = {"int8_avx_vnni", FFN_DT_INT8, FFN__INT8_AVX_VNNI_FLOPS_PER_ITER,
+                                AVX_VNNI_FN(ffn__peak_int8_avx_vnni)},
 };
 
 const char *ffn_peak_name(ffn_peak_kind k)
@@ -93,6 +101,8 @@ bool ffn_peak_available(ffn_peak_kind k)
         return c->avx512_fp16;
     case FFN_PEAK_INT8_VNNI:
         return c->avx512_vnni;
+    case FFN_PEAK_INT8_AVX_VNNI:
+        return (ffn_cpu_features() & FFN_CPU_AVX_VNNI) != 0;
 #if defined(FFN_MEASURE_HAVE_AMX)
     case FFN_PEAK_BF16_AMX:
         return c->amx_bf16 && ffn__amx_enable() == 0;

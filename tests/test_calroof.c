@@ -17,6 +17,8 @@ Test(calroof, isa_levels_cap_the_peaks)
     cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_FP32_AVX512, FFN_ISA_AVX2));
     cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_BF16_AVX512, FFN_ISA_AVX2));
     cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_BF16_AMX, FFN_ISA_AVX2));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_AVX_VNNI, FFN_ISA_AVX2), "256-bit int8");
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_INT8_VNNI, FFN_ISA_AVX2));
     /* avx512 allows VNNI and FP16 but not BF16 or AMX; avx512_bf16 adds VDPBF16PS */
     cr_expect(ffn_peak_allowed_at(FFN_PEAK_FP32_AVX512, FFN_ISA_AVX512));
     cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_VNNI, FFN_ISA_AVX512));

@@ -161,6 +161,7 @@ typedef enum ffn_peak_kind {
     FFN_PEAK_INT8_AMX,          /* TDPBSSD */
     FFN_PEAK_FP32_NEON,         /* FMLA v.4s */
     FFN_PEAK_FP16_NEON,         /* FMLA v.8h */
+    FFN_PEAK_INT8_AVX_VNNI,     /* VPDPBUSD ymm (AVX-VNNI, VEX: 256-bit int8 path) */
     FFN_PEAK_COUNT
 } ffn_peak_kind;
 
