@@ -121,10 +121,12 @@ Test(cli_calisa, avx2_cap_on_an_avx512_host)
 
 /* Ctrl-C at several moments: the run either finished (spec and calibration.json written, exit
  * 0) or was stopped (exit 1) and then left no hw.yaml, neither in --out nor as the remembered
- * spec. */
+ * spec. Under qemu-user (FFNROOF_EMULATED=1, .ci/qemu-x86.sh) the program needs longer than
+ * 0.3 s to start and install its SIGINT handler, so the moments are 10 times later there. */
 Test(cli_calisa, interrupt_leaves_no_spec)
 {
     static const double delays[] = {0.3, 1.5, 3.0, 5.0};
+    const double scale = getenv("FFNROOF_EMULATED") ? 10.0 : 1.0;
     for (size_t i = 0; i < sizeof delays / sizeof delays[0]; i++) {
         pid_t pid = fork();
         cr_assert_geq(pid, 0);
@@ -137,19 +139,24 @@ Test(cli_calisa, interrupt_leaves_no_spec)
             execl(BIN, "ffnroof", "calibrate", "--test-tiny", "--out", "cal", (char *)NULL);
             _exit(98);
         }
-        struct timespec ts = {(time_t)delays[i], (long)((delays[i] - (time_t)delays[i]) * 1e9)};
+        const double delay = delays[i] * scale;
+        struct timespec ts = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
         nanosleep(&ts, NULL);
         kill(pid, SIGINT);
         int st;
         cr_assert_eq(waitpid(pid, &st, 0), pid);
-        cr_assert(WIFEXITED(st), "killed by a signal after %.1f s", delays[i]);
+        cr_assert(WIFEXITED(st), "killed by a signal after %.1f s", delay);
         const int rc = WEXITSTATUS(st);
         if (rc == 0) {
             cr_expect(exists("cal/hw.yaml") && exists("cal/calibration.json"));
+        } else if (rc == 2 && scale > 1.0) {
+            /* emulated, finished: TCG's roofs are out of a spec's range, so it wrote none */
+            cr_expect_not(exists("cal/hw.yaml"), "a spec out of range was written");
+            cr_expect_not(exists("results/last-calibration/hw.yaml"));
         } else {
-            cr_expect_eq(rc, 1, "exit %d after %.1f s", rc, delays[i]);
+            cr_expect_eq(rc, 1, "exit %d after %.1f s", rc, delay);
             cr_expect_not(exists("cal/hw.yaml"), "a spec was written after Ctrl-C at %.1f s",
-                          delays[i]);
+                          delay);
             cr_expect_not(exists("results/last-calibration/hw.yaml"));
             if (exists("cal/calibration.json")) {
                 char p[400];
