@@ -39,6 +39,9 @@ static void usage(FILE *fp)
         "  --hw LIST             devices: names (hw/NAME.yaml) or spec files, comma-separated\n"
         "  --calibration FILE    a calibration.json of `ffnroof calibrate` (repeatable)\n"
         "  --bench FILE          a bench.json of `ffnroof bench` (repeatable)\n"
+        "  --levels              roofline, cache-aware: each bench case once per memory level,\n"
+        "                        at the intensity of the bytes that level served (the bench's\n"
+        "                        level_bytes), beside each level's roof\n"
         "  --model M             model name or file\n"
         "  --batch LIST          decode batches (default roofline 1,16,256; latency 1-1024:x2;\n"
         "                        moe 1,8,64,512; moe --by ep: the first is the batch)\n"
@@ -61,7 +64,7 @@ static void usage(FILE *fp)
 
 enum {
     O_HW = 256, O_CAL, O_BENCH, O_MODEL, O_BATCH, O_SEQ, O_EP, O_DTYPE, O_BY, O_PHASE, O_OUT,
-    O_NAME, O_SIZE, O_TITLE, O_NORENDER
+    O_NAME, O_SIZE, O_TITLE, O_NORENDER, O_LEVELS
 };
 
 typedef struct plot_opts {
@@ -75,6 +78,7 @@ typedef struct plot_opts {
     ffn_phase phase;
     int width, height;
     bool render;
+    bool levels; /* roofline: each bench case at each memory level's bytes (cache-aware) */
 } plot_opts;
 
 /* Split a comma list of device names into hws[]; returns an exit code. */
@@ -176,6 +180,22 @@ static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
         }
         for (size_t k = 0; k < bf.n_cases && c.n_pts < FFN_PLOT_MAX_POINTS; k++) {
             const ffn_plot_case *bc = &bf.cases[k];
+            if (o->levels && bc->n_levels > 0) {
+                /* the cache-aware roofline (Ilic et al. 2014, as Intel Advisor draws it): the
+                 * case once per level, at the intensity of the bytes that level served */
+                for (int l = 0; l < bc->n_levels && c.n_pts < FFN_PLOT_MAX_POINTS; l++) {
+                    if (!(bc->level_bytes[l] > 0)) continue;
+                    ffn_plot_point *p = &c.pts[c.n_pts++];
+                    char base[40];
+                    ffn_plot_case_label(bc, base, sizeof base);
+                    p->device = dev;
+                    snprintf(p->label, sizeof p->label, "%s @%s", base, bc->level_names[l]);
+                    p->intensity = bc->flops / bc->level_bytes[l];
+                    p->measured_flops = bc->achieved_flops;
+                    p->predicted_flops = bc->predicted_s > 0 ? bc->flops / bc->predicted_s : NAN;
+                }
+                continue;
+            }
             ffn_plot_point *p = &c.pts[c.n_pts++];
             p->device = dev;
             ffn_plot_case_label(bc, p->label, sizeof p->label);
@@ -398,6 +418,7 @@ int ffn_cmd_plot(int argc, char **argv)
         {"out", required_argument, 0, O_OUT},     {"name", required_argument, 0, O_NAME},
         {"size", required_argument, 0, O_SIZE},   {"title", required_argument, 0, O_TITLE},
         {"no-render", no_argument, 0, O_NORENDER}, {"help", no_argument, 0, 'h'},
+        {"levels", no_argument, 0, O_LEVELS},
         {0, 0, 0, 0}};
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
@@ -488,6 +509,9 @@ int ffn_cmd_plot(int argc, char **argv)
         }
         case O_TITLE:
             o.title = optarg;
+            break;
+        case O_LEVELS:
+            o.levels = true;
             break;
         case O_NORENDER:
             o.render = false;

@@ -27,6 +27,19 @@ static void spec(ffn_json *j, const ffn_bench_meta *m)
         if (h->peak_flops[d] > 0) ffn_json_num(j, ffn_dtype_name((ffn_dtype)d), h->peak_flops[d]);
     ffn_json_obj_end(j);
     ffn_json_num(j, "mem_bandwidth_bps", h->mem_bandwidth_bps);
+    /* the on-chip levels, for the cache-aware roofline's roofs (bandwidth null: capacity only) */
+    ffn_json_arr_begin(j, "onchip");
+    for (int i = 0; i < h->n_levels && i < FFN_HW_MAX_LEVELS; i++) {
+        ffn_json_obj_begin(j, NULL);
+        ffn_json_str(j, "name", h->levels[i].name);
+        ffn_json_num(j, "capacity_bytes", h->levels[i].capacity_bytes);
+        if (h->levels[i].bandwidth_bps > 0)
+            ffn_json_num(j, "bandwidth_bps", h->levels[i].bandwidth_bps);
+        else
+            ffn_json_null(j, "bandwidth_bps");
+        ffn_json_obj_end(j);
+    }
+    ffn_json_arr_end(j);
     ffn_json_u64(j, "compute_units", h->compute_units);
     if (h->clock_hz > 0)
         ffn_json_num(j, "clock_hz", h->clock_hz);

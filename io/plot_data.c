@@ -332,6 +332,19 @@ static int parse_case(ffn_ydoc *y, yaml_node_t *c, ffn_plot_case *o)
         (rc = get_num(y, c, "efficiency", &o->efficiency)))
         return rc;
     /* derive what the file leaves null but its definition fixes (docs/formats-bench.md) */
+    /* the cache-aware roofline's bytes per level, where the file has them */
+    get_text(y, c, "level_bytes_source", o->level_bytes_source, sizeof o->level_bytes_source);
+    size_t nl = 0;
+    yaml_node_t *lb = ffn_y_get(y, c, "level_bytes", NULL);
+    yaml_node_item_t *li = lb && lb->type == YAML_SEQUENCE_NODE ? seq_items(y, lb, &nl) : NULL;
+    for (size_t i = 0; li && i < nl && o->n_levels <= FFN_HW_MAX_LEVELS; i++) {
+        yaml_node_t *e = item(y, li, i);
+        if (!e || e->type != YAML_MAPPING_NODE) continue;
+        double v = NAN;
+        if ((rc = get_num(y, e, "bytes", &v))) return rc;
+        get_text(y, e, "level", o->level_names[o->n_levels], sizeof o->level_names[0]);
+        o->level_bytes[o->n_levels++] = v;
+    }
     if (isnan(o->intensity) && o->bytes > 0) o->intensity = o->flops / o->bytes;
     if (isnan(o->achieved_flops) && o->flops > 0) o->achieved_flops = o->flops / o->median_s;
     if (!(o->flops > 0) || !(o->bytes > 0))
@@ -389,6 +402,19 @@ int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag)
     if (bwv > 0)
         ffn_plot_device_add(d, measured ? "memory" : "DRAM",
                             measured ? FFN_ROOF_READ_ONLY : FFN_ROOF_DATASHEET, bwv);
+    /* on-chip levels with a bandwidth: the cache-aware roofline's other roofs */
+    size_t nlev = 0;
+    yaml_node_t *oc = ffn_y_get(&y, spec, "onchip", NULL);
+    yaml_node_item_t *oi = oc && oc->type == YAML_SEQUENCE_NODE ? seq_items(&y, oc, &nlev) : NULL;
+    for (size_t i = 0; oi && i < nlev; i++) {
+        yaml_node_t *e = item(&y, oi, i);
+        if (!e || e->type != YAML_MAPPING_NODE) continue;
+        char ln[24];
+        double lbw = NAN;
+        get_text(&y, e, "name", ln, sizeof ln);
+        if ((rc = get_num(&y, e, "bandwidth_bps", &lbw))) goto done;
+        if (lbw > 0 && ln[0]) ffn_plot_device_add(d, ln, FFN_ROOF_DATASHEET, lbw);
+    }
 
     size_t n;
     yaml_node_t *cases = ffn_y_get(&y, root, "cases", NULL);

@@ -477,3 +477,31 @@ Test(plot, log_range_is_whole_decades)
     ffn_plot_log_range(5, 5, &a, &b); /* degenerate: still a decade */
     cr_expect(b > a);
 }
+
+/* The cache-aware roofline (issue 15): a warm bench case records the bytes each level served
+ * (the model's: 1 x 256 x 512 gelu fp32, weights 1,048,576 B + activations 6,144 B from L2,
+ * the activations alone from memory) and the spec's on-chip roofs; --levels draws the case
+ * once per level at flops / bytes. */
+Test(plot, reads_bench_level_bytes_and_onchip_roofs)
+{
+    static ffn_plot_bench b;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    cr_assert_eq(ffn_plot_load_bench(DATA "bench-levels.json", &b, &dg), 0, "%s", dg.msg);
+    cr_assert_eq(b.n_cases, 1);
+    const ffn_plot_case *c = &b.cases[0];
+    cr_assert_eq(c->n_levels, 2);
+    cr_expect_str_eq(c->level_names[0], "L2");
+    cr_expect_str_eq(c->level_names[1], "memory");
+    cr_expect_eq(c->level_bytes[0], 1054720.0);
+    cr_expect_eq(c->level_bytes[1], 6144.0);
+    cr_expect_str_eq(c->level_bytes_source, "model");
+    /* roofs: fp32 compute, DRAM, and the L2 at 200 GB/s */
+    cr_assert_eq(b.spec.n_ceil, 3);
+    cr_expect_str_eq(b.spec.ceil[2].name, "L2");
+    cr_expect_eq(b.spec.ceil[2].value, 200e9);
+    /* a bench file without level_bytes (the older fixture) has none */
+    static ffn_plot_bench old;
+    cr_assert_eq(ffn_plot_load_bench(DATA "bench.json", &old, &dg), 0, "%s", dg.msg);
+    cr_expect_eq(old.cases[0].n_levels, 0);
+}

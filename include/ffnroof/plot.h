@@ -164,6 +164,12 @@ typedef struct ffn_plot_case {
     double median_s, min_s, p90_s;
     double flops, bytes, intensity, achieved_flops;
     double roofline_s, predicted_s, prediction_error, efficiency; /* NAN when null */
+    /* The bytes each memory level served per call ("level_bytes", docs/formats-bench.md), for
+     * the cache-aware roofline (plot roofline --levels); n_levels 0 when the file has none. */
+    char level_names[FFN_HW_MAX_LEVELS + 1][24];
+    double level_bytes[FFN_HW_MAX_LEVELS + 1];
+    int n_levels;
+    char level_bytes_source[16]; /* "model" or "counters" */
 } ffn_plot_case;
 
 #define FFN_PLOT_MAX_CASES 256
