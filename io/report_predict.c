@@ -339,10 +339,8 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                     x->run.weights == FFN_WEIGHTS_HOT ? "one layer's" : "a step's",
                     fmt(a, sizeof a, x->weights_working_set_bytes, FFN_UNIT_BYTES));
             if (x->weights_level > 0)
-                fprintf(fp, "held in %s%s\n", r->hw->levels[x->weights_level - 1].name,
-                        x->weights_level_no_bw
-                            ? " (no bandwidth in the spec: capacity only, read at memory speed)"
-                            : "");
+                fprintf(fp, "in %s%s\n", r->hw->levels[x->weights_level - 1].name,
+                        x->weights_level_no_bw ? " (no bandwidth: at memory speed)" : "");
             else
                 fputs("fit no on-chip level: read from memory\n", fp);
         }
@@ -394,9 +392,8 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                     (unsigned long long)nl);
             /* the source of each op's weights, when on-chip memory is modelled */
             const bool src = x->run.weights != FFN_WEIGHTS_COLD || x->run.onchip;
-            fprintf(fp, "    %-20s %7s %9s %7s %-7s %9s %9s", "op", "FLOP", "bytes", "FLOP/B",
+            fprintf(fp, "    %-20s %7s %9s %7s %-7s %9s %9s\n", "op", "FLOP", "bytes", "FLOP/B",
                     "bound", "roofline", "predicted");
-            fputs(src ? "  weights from\n" : "\n", fp);
             for (int k = 0; k < lc->n_ops; k++) {
                 const ffn_op *op = &lc->ops[k];
                 fprintf(fp, "    %-20s %7s %9s %7.3g %-7s %9s %9s", op->name,
@@ -405,14 +402,14 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                         op->kind == FFN_OP_COMM ? "comm" : ffn_bound_name(op->bound),
                         fmt(c, sizeof c, op->roofline_s, FFN_UNIT_TIME),
                         fmt(d, sizeof d, op->predicted_s, FFN_UNIT_TIME));
-                if (!src || op->kind == FFN_OP_COMM) {
-                    fputc('\n', fp);
+                fputc('\n', fp);
+                if (!src || op->kind == FFN_OP_COMM || !(op->weight_bytes > 0 || op->spill_bytes > 0))
                     continue;
-                }
+                /* the level this op's weights are read from, on a line of its own (80 columns) */
                 int s = ffn_op_main_source(op);
                 bool nobw = s != FFN_SRC_MEMORY && !(r->hw->levels[s].bandwidth_bps > 0);
-                fprintf(fp, "  %s%s", op->weight_bytes > 0 ? ffn_source_name(r->hw, s) : "-",
-                        nobw && op->weight_bytes > 0 ? " (capacity only)" : "");
+                fprintf(fp, "    %-20s weights from %s%s", "", ffn_source_name(r->hw, s),
+                        nobw ? " (capacity only)" : "");
                 if (op->spill_bytes > 0)
                     fprintf(fp, ", spills %s", fmt(a, sizeof a, op->spill_bytes, FFN_UNIT_BYTES));
                 fputc('\n', fp);

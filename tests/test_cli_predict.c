@@ -216,7 +216,7 @@ Test(cli_predict, help_lists_every_flag_with_default)
     const char *flags[] = {"--hw", "--model", "--phase", "--batch", "--seq", "--chunk", "--dtype",
                            "--wdtype", "--adtype", "--tp", "--fused", "--unfused", "--format",
                            "--ep", "--zipf", "--histogram", "--trials", "--seed",
-                           "--capacity-factor"};
+                           "--capacity-factor", "--weights", "--onchip"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         cr_assert(strstr(s, flags[i]), "--help does not mention %s", flags[i]);
 }
@@ -245,6 +245,7 @@ Test(cli_predict, bad_input)
     bad("predict --model llama2-7b --hw h100-sxm --phase train", "--phase");
     bad("predict --model llama2-7b --hw h100-sxm --frobnicate", "unknown option");
     bad("predict --model llama2-7b --hw h100-sxm --ep 2", "has no experts");
+    bad("predict --model llama2-7b --hw h100-sxm --weights warm", "is not hot, cold or auto");
     bad("predict --model mixtral-8x7b --hw h100-sxm --ep 3", "--ep-uneven");
     bad("predict --model mixtral-8x7b --hw h100-sxm --zipf nan", "--zipf");
     bad("predict --model mixtral-8x7b --hw h100-sxm --histogram " FFNROOF_TEST_DATA
@@ -273,4 +274,31 @@ Test(cli_predict, failed_run_leaves_no_output_file)
     cr_assert_eq(stat(dst, &st), 0);
     cr_assert_gt(st.st_size, 100);
     unlink(dst);
+}
+
+/* --weights and --onchip (issue 15): the table says where the weights were placed and each op
+ * where its weights come from, still within 80 columns; the JSON carries the same. bert-base
+ * (9.44 MB of FFN weights per layer in bf16) fits the Xeon's L2, which has no bandwidth in the
+ * spec: capacity only. */
+Test(cli_predict, weights_and_onchip_say_where_the_bytes_come_from)
+{
+    cr_assert_eq(run("predict --model bert-base --hw xeon-8480 --phase decode --weights hot "
+                     "--onchip --ops"),
+                 0);
+    char *s = slurp(out_path);
+    cr_assert(strstr(s, "weights    hot: one layer's"), "%s", s);
+    cr_assert(strstr(s, "in L2 (no bandwidth: at memory speed)"), "%s", s);
+    cr_assert(strstr(s, "weights from L2 (capacity only)"), "%s", s);
+    int col = 0;
+    for (const char *p = s; *p; p++) {
+        col = *p == '\n' ? 0 : col + 1;
+        cr_assert_leq(col, 80, "a table line is wider than 80 columns");
+    }
+    cr_assert_eq(run("predict --model bert-base --hw xeon-8480 --phase decode --weights auto "
+                     "--format json"),
+                 0);
+    s = slurp(out_path);
+    cr_assert(strstr(s, "\"weights\": \"auto\""), "%s", s);
+    /* 12 layers x 9.44 MB = 113 MB: more than the L2's and the L3's usable 89.6 / 84 MB */
+    cr_assert(strstr(s, "\"weights_level\": 0"), "%s", s);
 }
