@@ -18,6 +18,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,7 +187,7 @@ Test(peers, one_and_two_threads_agree_with_the_reference)
     for (int lib = 0; lib < FFN_PEER_COUNT; lib++) {
         if (!ffn_peer_available((ffn_peer_lib)lib)) continue;
         if (openblas_lacks_3dnow((ffn_peer_lib)lib)) { /* see openblas_fp32_matches_reference */
-            cr_log_warn("openblas left out: this CPU lacks the 3DNow! its kernels use");
+            fprintf(stderr, "openblas left out: this CPU lacks the 3DNow! its kernels use\n");
             continue;
         }
         dense D;
@@ -232,7 +233,7 @@ Test(peers, bad_arguments_are_refused)
         cr_assert_null(p);
         const int rc = ffn_peer_init(L, FFN_DT_FP32, &D.s, &D.w, 4, 1, &p, &diag);
         if (rc == FFN_EUNSUPPORTED && openblas_lacks_3dnow(L)) {
-            cr_log_warn("%s", diag.msg); /* the checks above still ran */
+            fprintf(stderr, "%s\n", diag.msg); /* the checks above still ran */
             continue;
         }
         cr_assert_eq(rc, 0, "%s", diag.msg);
