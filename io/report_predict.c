@@ -43,7 +43,8 @@ static void json_op(ffn_json *j, const ffn_op *op)
     if (op->kind != FFN_OP_COMM) {
         /* on-chip memory (docs/model.md): where the weights came from, the bytes memory
          * served, the spill of a fused intermediate */
-        ffn_json_u64(j, "weights_level", (uint64_t)(op->weights_level > 0 ? op->weights_level : 0));
+        ffn_json_u64(j, "weights_level",
+                     (uint64_t)(op->weights_level > 0 ? op->weights_level : 0));
         ffn_json_num(j, "memory_bytes", op->served_bytes[FFN_SRC_MEMORY]);
         ffn_json_num(j, "spill_bytes", op->spill_bytes);
     }
@@ -403,7 +404,8 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                         fmt(c, sizeof c, op->roofline_s, FFN_UNIT_TIME),
                         fmt(d, sizeof d, op->predicted_s, FFN_UNIT_TIME));
                 fputc('\n', fp);
-                if (!src || op->kind == FFN_OP_COMM || !(op->weight_bytes > 0 || op->spill_bytes > 0))
+                if (!src || op->kind == FFN_OP_COMM ||
+                    !(op->weight_bytes > 0 || op->spill_bytes > 0))
                     continue;
                 /* the level this op's weights are read from, on a line of its own (80 columns) */
                 int s = ffn_op_main_source(op);
