@@ -13,8 +13,9 @@
 # (FFNROOF_EXPECT_SVE_VL) and that the SVE panel width follows it (nr 12 / 24 / 48).
 # Measured on the 2-core dev VM while other jobs kept its load at 9-13 (so several times what a
 # dedicated machine takes): clean cross build 156-188 s, neon full suite 641 s, sve128 kernel
-# suites 421 s, sve256 full suite 1027 s; test_kernels dominates every run (an SVE CPU runs ten
-# kernels against the reference). FFNROOF_AARCH64_CPUS picks a subset.
+# suites 421 s, sve256 full suite 1027 s, sve512 kernel suites 632 s; test_kernels dominates
+# every run (an SVE CPU runs ten kernels against the reference). FFNROOF_AARCH64_CPUS picks a
+# subset.
 #
 # What it installs when missing (Debian 12, root or sudo; idempotent):
 #  - scripts/deps.sh test (cmake, the cross gcc, qemu-user, ...);
