@@ -125,10 +125,58 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
     default: body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                      \
     }
 
+/* The full 14-row tile with its 28 accumulators as named variables (GCC 12 keeps arrays of
+ * vectors in memory as well when they fill the register file; the AVX2 6x16 tile ran store-bound
+ * at 38% of its FMA peak that way on the SPR-class dev VM, 2026-12-01). */
+#define ROW14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+static void gemm14(size_t kc, const float *A, const float *B, float *C, size_t ldc, bool acc,
+                   const char *pf, size_t pf_bytes)
+{
+#define DECL(r) __m512 c##r##_0, c##r##_1;
+    ROW14(DECL)
+#undef DECL
+    if (acc) {
+#define LD(r)                                                                                      \
+    c##r##_0 = _mm512_loadu_ps(C + (r) * ldc);                                                     \
+    c##r##_1 = _mm512_loadu_ps(C + (r) * ldc + 16);
+        ROW14(LD)
+#undef LD
+    } else {
+#define ZR(r) c##r##_0 = c##r##_1 = _mm512_setzero_ps();
+        ROW14(ZR)
+#undef ZR
+    }
+    for (size_t k = 0; k < kc; k++) {
+        if (pf && k * 128 < pf_bytes) {
+            _mm_prefetch(pf + k * 128, _MM_HINT_T1);
+            _mm_prefetch(pf + k * 128 + 64, _MM_HINT_T1);
+        }
+        const __m512 b0 = _mm512_loadu_ps(B + k * NR), b1 = _mm512_loadu_ps(B + k * NR + 16);
+        const float *ak = A + k * MR;
+#define FM(r)                                                                                      \
+    {                                                                                              \
+        const __m512 a = _mm512_set1_ps(ak[r]);                                                    \
+        c##r##_0 = _mm512_fmadd_ps(a, b0, c##r##_0);                                               \
+        c##r##_1 = _mm512_fmadd_ps(a, b1, c##r##_1);                                               \
+    }
+        ROW14(FM)
+#undef FM
+    }
+#define ST(r)                                                                                      \
+    _mm512_storeu_ps(C + (r) * ldc, c##r##_0);                                                     \
+    _mm512_storeu_ps(C + (r) * ldc + 16, c##r##_1);
+    ROW14(ST)
+#undef ST
+}
+
 static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b, float *c,
                  size_t ldc, bool acc, const void *pfv, size_t pfb)
 {
     const char *pf = pfv;
+    if (m == MR && as == MR) {
+        gemm14(kc, a, b, c, ldc, acc, pf, pfb);
+        return;
+    }
     BODY_CASES(FFN_UKR_F32, false)
 }
 
