@@ -39,11 +39,13 @@ run() { # name env... -- args...
 }
 
 isas=$(build-rel/cli/ffnroof cpu --format json | tr -d ' \n' | sed 's/.*"isa_usable":\[\([^]]*\)\].*/\1/' | tr -d '"' | tr ',' ' ')
-# The host's best level with every kernel of the AVX-512 family, against OpenBLAS's own best
-# kernels (OPENBLAS_CORETYPE unset) and oneDNN.
+# The host's best level with every kernel of the AVX-512 family, against OpenBLAS's AVX-512
+# kernels and oneDNN. OpenBLAS 0.3.21 detects CPUs it knows; on one it does not (the Xeon of
+# family 6 model 207 this was first run on) it falls back to its SSE3 "Prescott" kernels, so its
+# SkylakeX (AVX-512) kernels are asked for by name; the table prints which one ran.
 case " $isas " in
     *" avx512 "*)
-        run best -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -- \
+        run best -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX -- \
             --kernels f32_ffn__avx512,bf16_ffn__avx512_,f16_ffn__avx512,bf16_ffn__avx512bf16,bf16_ffn__amx ;;
 esac
 case " $isas " in
@@ -54,7 +56,7 @@ run portable-vs-ref FFNROOF_ISA=portable -- --shape 64,1024,2816 --no-peers --ke
 if [ -n "$before" ]; then
     # the pre-driver bench_kernels has no --kernels: it runs every kernel of that commit
     echo "bench/isa_table.sh: before" >&2
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$before/bench/bench_kernels" --threads "$threads" \
+    env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=SkylakeX "$before/bench/bench_kernels" --threads "$threads" \
         --reps "$reps" >"$out/before.txt" 2>&1
 fi
 echo "bench/isa_table.sh: wrote $out/" >&2
