@@ -10,7 +10,6 @@
 #include "driver/driver.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -162,21 +161,8 @@ enum { N_ROWS = sizeof table / sizeof table[0] };
 
 /* ---- queries ------------------------------------------------------------------------------ */
 
-static int diag(ffn_diag *dg, int err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int diag(ffn_diag *dg, int err, const char *fmt, ...)
-{
-    if (!dg) return err;
-    memset(dg, 0, sizeof *dg);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(dg->msg, sizeof dg->msg, fmt, ap);
-    va_end(ap);
-    return err;
-}
+/* A diagnostic with no file position (base/error.c's ffn_diag_set). */
+#define diag(dg, err, ...) ffn_diag_set((dg), (err), NULL, 0, 0, __VA_ARGS__)
 
 uint64_t ffn_isa_requires(ffn_isa isa)
 {
