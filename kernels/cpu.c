@@ -146,14 +146,7 @@ size_t ffn_cpu_feature_list(uint64_t mask, char *buf, size_t n)
     if (buf && n) buf[0] = '\0';
     for (unsigned i = 0; i < sizeof feature_names / sizeof feature_names[0]; i++) {
         if (!((mask >> i) & 1u) || !feature_names[i]) continue;
-        const size_t l = strlen(feature_names[i]);
-        if (buf && len + l + 2 <= n) {
-            if (len) buf[len++] = ' ';
-            memcpy(buf + len, feature_names[i], l + 1);
-            len += l;
-        } else {
-            len += l + 1;
-        }
+        len = ffn__list_add(buf, n, len, feature_names[i]);
     }
     return len;
 }

@@ -113,6 +113,19 @@ static inline void ffn__split(size_t n, int t, int nt, size_t *lo, size_t *hi)
     *hi = n * (size_t)(t + 1) / (size_t)nt;
 }
 
+/* Append word w to the space-separated list of length len in buf (n bytes, snprintf-like: the
+ * returned length counts what did not fit). */
+static inline size_t ffn__list_add(char *buf, size_t n, size_t len, const char *w)
+{
+    const size_t l = strlen(w);
+    if (buf && len + l + 2 <= n) {
+        if (len) buf[len++] = ' ';
+        memcpy(buf + len, w, l + 1);
+        return len + l;
+    }
+    return len + l + 1;
+}
+
 /* fp32 -> IEEE binary16, round to nearest even; overflow gives +-Inf, NaN stays NaN. */
 uint16_t ffn__f32_to_f16(float v);
 float ffn__f16_to_f32(uint16_t h);

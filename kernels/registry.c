@@ -191,17 +191,8 @@ size_t ffn_isa_usable_list(char *buf, size_t n)
 {
     size_t len = 0;
     if (buf && n) buf[0] = '\0';
-    for (int i = 0; i < FFN_ISA_COUNT; i++) {
-        if (!ffn_isa_available((ffn_isa)i)) continue;
-        const size_t l = strlen(ffn_isa_name((ffn_isa)i));
-        if (buf && len + l + 2 <= n) {
-            if (len) buf[len++] = ' ';
-            memcpy(buf + len, ffn_isa_name((ffn_isa)i), l + 1);
-            len += l;
-        } else {
-            len += l + 1;
-        }
-    }
+    for (int i = 0; i < FFN_ISA_COUNT; i++)
+        if (ffn_isa_available((ffn_isa)i)) len = ffn__list_add(buf, n, len, ffn_isa_name((ffn_isa)i));
     return len;
 }
 

@@ -6,6 +6,7 @@
  * 4-float vectors and named accumulators, so GCC and Clang keep it in registers. The activations use libm (expf, erfcf) in fp32;
  * kernels/ref is the double-precision oracle they are tested against. */
 #include "../driver/ukernel.h"
+#include "../kern_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -96,14 +97,6 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
         gemm_tail(m, kc, a, as, b, c, ldc, acc);
 }
 
-static inline float bf16_f32(uint16_t h)
-{
-    const uint32_t u = (uint32_t)h << 16;
-    float v;
-    memcpy(&v, &u, 4);
-    return v;
-}
-
 /* IEEE binary16 -> fp32, exact (subnormals, Inf and NaN included), the way F. Giesen's
  * half_to_float does it: rebias the exponent, then fix the two special exponents (the
  * subnormals by one float subtraction). */
@@ -129,7 +122,7 @@ static inline float f16_f32(uint16_t h)
 static void widen_bf16(size_t n, const uint16_t *src, float *dst)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = bf16_f32(src[i]);
+        dst[i] = ffn__bf16_to_f32(src[i]);
 }
 
 static void widen_f16(size_t n, const uint16_t *src, float *dst)
@@ -182,7 +175,7 @@ static void gemv_bf16(size_t m, size_t kc, const float *a, size_t as, const void
                       size_t ldc)
 {
     const uint16_t *w = wp;
-#define LW(i) bf16_f32(w[i])
+#define LW(i) ffn__bf16_to_f32(w[i])
     GEMV_BODY(LW)
 #undef LW
 }
