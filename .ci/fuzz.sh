@@ -6,6 +6,8 @@
 # than the per-input timeout.
 #   .ci/fuzz.sh [SECONDS]   seconds per target (default 20; FFNROOF_FUZZ_SECONDS)
 #   FFNROOF_FUZZ_BUILD=dir  build tree (default build-fuzz)
+#   FFNROOF_FUZZ_TARGETS="hw model"  only these targets (default: every fuzz/fuzz_*.c)
+#   FFNROOF_FUZZ_RUNS=N     also stop a target after N executions (default: no limit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
@@ -40,12 +42,18 @@ export FFNROOF_FUZZ_DIR="$work/scratch" # each target's input file
 failed=()
 for bin in "$dir"/fuzz/fuzz_*; do
   t=${bin##*/fuzz_}
+  if [ -n "${FFNROOF_FUZZ_TARGETS:-}" ] && [[ " $FFNROOF_FUZZ_TARGETS " != *" $t "* ]]; then
+    continue
+  fi
   mkdir -p "$work/$t" "$work/artifacts"
   for f in $(seeds "$t"); do [ -f "$f" ] && cp "$f" "$work/$t/${f//\//_}"; done
   dict=()
   [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict")
-  echo "fuzz: $t for ${secs}s ($(ls "$work/$t" | wc -l) seeds)"
-  if ! "$bin" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+  runs=()
+  [ -n "${FFNROOF_FUZZ_RUNS:-}" ] && runs=(-runs="$FFNROOF_FUZZ_RUNS")
+  echo "fuzz: $t for ${secs}s ($(ls "$work/$t" | wc -l) seeds, started $(date -u +%H:%M:%S))"
+  start=$SECONDS
+  if ! "$bin" -max_total_time="$secs" "${runs[@]}" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
       "${dict[@]}" -artifact_prefix="$work/artifacts/$t-" "$work/$t" >"$work/$t.log" 2>&1; then
     tail -40 "$work/$t.log" >&2
     failed+=("$t")
@@ -53,7 +61,7 @@ for bin in "$dir"/fuzz/fuzz_*; do
     cp "$work"/artifacts/"$t"-* fuzz/findings/ 2>/dev/null || true
   else
     grep -E "stat::number_of_executed_units|stat::new_units_added" "$work/$t.log" | tr '\n' ' '
-    echo
+    echo "($((SECONDS - start)) s)"
   fi
   if [ -d "fuzz/crashes/$t" ]; then
     echo "fuzz: $t replays fuzz/crashes/$t ($(ls "fuzz/crashes/$t" | wc -l) inputs)"
