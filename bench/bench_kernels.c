@@ -275,7 +275,7 @@ static void weights_init(weights *w, size_t d, size_t f, ffn_act act)
 {
     uint64_t st = 88172645463325252ull;
     memset(w, 0, sizeof *w);
-    w->s = (ffn_kshape){d, f, act, false};
+    w->s = (ffn_kshape){.d = d, .f = f, .act = act, .bias = false};
     w->wg = rand_array(d * f, 1.0f / sqrtf((float)d), &st);
     w->wu = is_gated(act) ? rand_array(d * f, 1.0f / sqrtf((float)d), &st) : NULL;
     w->wd = rand_array(f * d, 1.0f / sqrtf((float)f), &st);

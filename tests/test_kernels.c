@@ -69,7 +69,7 @@ static void wset_init(wset *w, size_t d, size_t f, ffn_act act, bool bias, uint6
 {
     memset(w, 0, sizeof *w);
     rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
-    w->s = (ffn_kshape){d, f, act, bias};
+    w->s = (ffn_kshape){.d = d, .f = f, .act = act, .bias = bias};
     /* Scaled so g and h are O(1): the activations are exercised on both sides of 0. */
     const float s1 = 2.0f / sqrtf((float)d), s2 = 1.0f / sqrtf((float)f);
     w->wg = frand_array(d * f, s1);
@@ -446,19 +446,19 @@ Test(kernels, work_count_matches_hand_count)
     /* SwiGLU, T=3, d=4, f=5, biases: 2*3*4*5*2 + 3*5*5 + 2*3*5*4 + (3*5*2 + 3*4)
      * = 240 + 75 + 120 + 42 = 477 FLOPs. Bytes fp32: weights (2*4*5 + 5*4)*4 = 240,
      * biases (2*5 + 4)*4 = 56, x 3*4*4 = 48, h 2*3*5*4 = 120, y 48: 512. bf16: 120 + 28 + 216. */
-    const ffn_kshape s = {4, 5, FFN_ACT_SWIGLU, true};
+    const ffn_kshape s = {.d = 4, .f = 5, .act = FFN_ACT_SWIGLU, .bias = true};
     cr_assert_float_eq(ffn_kernel_flops(&s, 3), 477.0, 1e-9);
     cr_assert_float_eq(ffn_kernel_bytes(ref_for(FFN_DT_FP32), &s, 3), 512.0, 1e-9);
     cr_assert_float_eq(ffn_kernel_bytes(ref_for(FFN_DT_BF16), &s, 3), 364.0, 1e-9);
     /* ReLU, no bias, T=2, d=3, f=7: 2*2*3*7 + 2*7*1 + 2*2*7*3 = 84 + 14 + 84 = 182. */
-    const ffn_kshape r = {3, 7, FFN_ACT_RELU, false};
+    const ffn_kshape r = {.d = 3, .f = 7, .act = FFN_ACT_RELU, .bias = false};
     cr_assert_float_eq(ffn_kernel_flops(&r, 2), 182.0, 1e-9);
     /* bytes: (21 + 21)*4 + 2*3*4 + 2*2*7*4 + 2*3*4 = 168 + 24 + 112 + 24 = 328. */
     cr_assert_float_eq(ffn_kernel_bytes(ref_for(FFN_DT_FP32), &r, 2), 328.0, 1e-9);
     /* Per-activation FLOPs per element of h: gelu 8, gelu_tanh 8, silu 4, geglu 9, reglu 2. */
     const int per[FFN_ACT_COUNT] = {1, 8, 8, 4, 5, 9, 2};
     for (int a = 0; a < FFN_ACT_COUNT; a++) {
-        const ffn_kshape q = {1, 1, (ffn_act)a, false};
+        const ffn_kshape q = {.d = 1, .f = 1, .act = (ffn_act)a, .bias = false};
         const double g = gated((ffn_act)a) ? 2 : 1;
         cr_assert_float_eq(ffn_kernel_flops(&q, 1), 2 * g + per[a] + 2, 1e-9, "%s",
                            ffn_act_name((ffn_act)a));

@@ -64,6 +64,11 @@ typedef struct ffn_kshape {
     size_t f; /* intermediate size, >= 1 */
     ffn_act act;
     bool bias;
+    /* Quantized kernels only (wdtype int4; zero for every other kernel): the K group of one
+     * scale (32, 64 or 128, dividing d and f) and whether groups carry a zero point
+     * (include/ffnroof/quant.h gives the formats' semantics). */
+    unsigned group;
+    bool zero_point;
 } ffn_kshape;
 
 /* Unpacked fp32 weights of one layer (borrowed; never modified). w_up is NULL unless the
@@ -83,7 +88,7 @@ typedef struct ffn_kweights {
 typedef struct ffn_kernel {
     const char *name; /* e.g. "f32_ffn__avx512_14x32": dtype, op, ISA, tile */
     ffn_isa isa;      /* the level its microkernels are written for */
-    ffn_dtype wdtype; /* FFN_DT_FP32, FFN_DT_BF16 or FFN_DT_FP16 */
+    ffn_dtype wdtype; /* FFN_DT_FP32, FFN_DT_BF16, FFN_DT_FP16; FFN_DT_INT8, FFN_DT_INT4 */
     /* Bytes of the packed weights for this shape (0 for an invalid shape). */
     size_t (*packed_bytes)(const ffn_kshape *s);
     /* Pack fp32 weights into the kernel's layout (and dtype) in caller memory. */
@@ -98,6 +103,11 @@ typedef struct ffn_kernel {
      * rows, T padded up to a multiple of it (0 = no padding: T is processed as it is); calls
      * on up to stream_rows tokens stream the weights with no padding. */
     unsigned row_tile, stream_rows;
+    /* The format the kernel multiplies activations in: FFN_DT_FP32 (0, every float kernel and
+     * W8/W4 with fp32 activations), FFN_DT_BF16 (W8A16/W4A16 with bf16 activations) or
+     * FFN_DT_INT8 (W8A8: x and h quantized per token on the fly, int8 dot products, int32
+     * accumulate). x and y stay fp32 at the interface in every case. */
+    ffn_dtype adtype;
 } ffn_kernel;
 
 /* The work of one forward call, counted the simulator's way (fused variant: the intermediate
