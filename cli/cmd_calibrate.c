@@ -1,7 +1,7 @@
 /* `ffnroof calibrate`: this host's empirical roofline (timer, clock, peak FLOP/s per dtype,
  * bandwidth per memory level: measure/calibrate.c), turned into a hardware spec whose
  * efficiency model is fitted to ffnroof's own FFN kernels at a few calibration shapes
- * (measure/bench.c, ffn_bench_fit_eff). Writes DIR/hw.yaml and DIR/calibration.json and
+ * (measure/kernel_fit.c, ffn_bench_fit_eff). Writes DIR/hw.yaml and DIR/calibration.json and
  * remembers the spec as results/last-calibration/hw.yaml, where `ffnroof bench` looks for its
  * default spec. docs/profiler.md describes the method. */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /* Internal to measure/: the MoE kernel calls of the bench runner, kept in a translation unit of
- * their own so that bench.c deals with an opaque MoE layer; every function mirrors one of
+ * their own so that bench_layer.c deals with an opaque MoE layer; every function mirrors one of
  * include/ffnroof/kernels_moe.h. */
 #ifndef FFNROOF_MEASURE_BENCH_MOE_H
 #define FFNROOF_MEASURE_BENCH_MOE_H

@@ -1,4 +1,4 @@
-/* The bench runner (measure/bench.c) on tiny shapes: the work it reports through ffnroof's SDE
+/* The bench runner (measure/bench_run.c) on tiny shapes: the work it reports through ffnroof's SDE
  * counters equals the kernel descriptor's count and the simulator's count for the same op; the
  * statistics, the reference check, the MoE path, the simulator's view of a case, interruption
  * and bad cases. Runs in well under a second (tiny shapes, --reps-style fixed repetitions). */

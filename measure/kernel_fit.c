@@ -1,0 +1,267 @@
+/* The calibration of the efficiency model (include/ffnroof/bench.h, ffn_bench_fit_eff): the
+ * bench runner times ffnroof's kernels at a few calibration shapes, the roofs are raised where
+ * a kernel beat them, and sim/fit.c fits the efficiency parameters of the calibrated spec to
+ * the fastest runs; every run is then predicted with the fitted spec. */
+#include "ffnroof/bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/fit.h"
+
+#include "bench_internal.h"
+
+void ffn_bench_fit_quality(const ffn_kcal_result *k, ffn_fit_quality *q)
+{
+    if (!q) return;
+    memset(q, 0, sizeof *q);
+    q->recorded = true;
+    if (!k || k->n_fit == 0) {
+        q->failed = true;
+        return;
+    }
+    q->median_error = k->fit_median_abs;
+    q->worst_error = k->fit_max_abs;
+    q->held_out_median = k->check_median_abs;
+    q->points = (uint32_t)k->n_fit;
+}
+
+typedef struct kshape_def {
+    ffn_phase phase;
+    size_t T, d, f;
+    bool fit;
+    bool moe;
+} kshape_def;
+
+/* Shapes chosen apart from the ones the kernels issue benches (d = 2048 / 4096) so that the
+ * bench checks the model on shapes it was not fitted to. They span the regimes the kernels
+ * go through: decode (T = 1, weights far beyond the caches even without flushing), small
+ * batches where the weight stream dominates (T = 4..64), the ridge (T = 128..256) and
+ * compute-bound prefill (T = 512, 768), each at small and large d, because the bf16 (AMX)
+ * kernel's throughput at a given T changes with d and f and a fit on one end of either axis
+ * mispredicts the other. Held-out ("check") cases are predicted only. */
+static const kshape_def cal_full[] = {
+    {FFN_PHASE_DECODE, 1, 3072, 8192, true, false},
+    {FFN_PHASE_PREFILL, 4, 1536, 4096, true, false},
+    {FFN_PHASE_PREFILL, 16, 2560, 6912, true, false},
+    {FFN_PHASE_PREFILL, 32, 1024, 2816, true, false},
+    {FFN_PHASE_PREFILL, 64, 1536, 4096, true, false},
+    {FFN_PHASE_PREFILL, 128, 3072, 8192, true, false},
+    {FFN_PHASE_PREFILL, 192, 2560, 6912, true, false},
+    {FFN_PHASE_PREFILL, 256, 1536, 4096, true, false},
+    {FFN_PHASE_PREFILL, 512, 1024, 2816, true, false},
+    {FFN_PHASE_PREFILL, 768, 1024, 2816, true, false},
+    {FFN_PHASE_PREFILL, 96, 3584, 9728, false, false},
+    {FFN_PHASE_DECODE, 1, 2560, 6912, false, false},
+    {FFN_PHASE_PREFILL, 8, 3584, 9728, false, false},
+    {FFN_PHASE_PREFILL, 32, 1024, 2816, false, true},
+};
+static const kshape_def cal_tiny[] = {
+    {FFN_PHASE_PREFILL, 32, 64, 96, true, false},
+    {FFN_PHASE_PREFILL, 8, 96, 128, true, false},
+    {FFN_PHASE_DECODE, 1, 128, 192, true, false},
+    {FFN_PHASE_PREFILL, 8, 64, 96, false, true},
+};
+static const kshape_def cal_quick[] = {
+    {FFN_PHASE_PREFILL, 256, 1024, 2816, true, false},
+    {FFN_PHASE_PREFILL, 32, 1536, 4096, true, false},
+    {FFN_PHASE_DECODE, 1, 2048, 6144, true, false},
+    {FFN_PHASE_PREFILL, 96, 1280, 3456, false, false},
+};
+
+size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t cap)
+{
+    const kshape_def *defs = mode == FFN_KCAL_TINY ? cal_tiny : mode == FFN_KCAL_QUICK ? cal_quick : cal_full;
+    size_t nd = mode == FFN_KCAL_TINY    ? sizeof cal_tiny / sizeof cal_tiny[0]
+                : mode == FFN_KCAL_QUICK ? sizeof cal_quick / sizeof cal_quick[0]
+                                         : sizeof cal_full / sizeof cal_full[0];
+    const ffn_kernel *kb;
+    const bool have_bf16 = ffn_kernel_best(FFN_DT_BF16, &kb, NULL) == 0;
+    size_t n = 0;
+    for (int dt = 0; dt < 2; dt++) {
+        if (dt == 1 && !have_bf16) break;
+        for (size_t i = 0; i < nd && n < cap; i++) {
+            ffn_bench_case *c = &cases[n];
+            memset(c, 0, sizeof *c);
+            c->kind = defs[i].moe ? FFN_BENCH_MOE : FFN_BENCH_DENSE;
+            c->phase = defs[i].phase;
+            c->tokens = defs[i].T;
+            c->batch = defs[i].phase == FFN_PHASE_DECODE ? defs[i].T : 1;
+            c->seq = defs[i].phase == FFN_PHASE_DECODE ? 0 : defs[i].T;
+            c->shape.d = defs[i].d;
+            c->shape.f = defs[i].f;
+            c->shape.act = FFN_ACT_SWIGLU;
+            c->n_experts = defs[i].moe ? 4 : 0;
+            c->top_k = defs[i].moe ? 2 : 0;
+            c->wdtype = dt ? FFN_DT_BF16 : FFN_DT_FP32;
+            if (fit) fit[n] = defs[i].fit;
+            n++;
+        }
+    }
+    return n;
+}
+
+int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads, const volatile sig_atomic_t *stop,
+                      ffn_bench_progress_fn progress, void *user, ffn_kcal_result *out,
+                      ffn_diag *diag)
+{
+    if (!hw || !out) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "bad arguments");
+    memset(out, 0, sizeof *out);
+    ffn_bench_case cases[FFN_KCAL_MAX];
+    bool fit[FFN_KCAL_MAX];
+    size_t n = ffn_kcal_cases(mode, cases, fit, FFN_KCAL_MAX);
+    const ffn_kernel *k;
+    if (ffn_kernel_best(FFN_DT_FP32, &k, diag) == 0) snprintf(out->fp32_kernel, 64, "%s", k->name);
+    if (ffn_kernel_best(FFN_DT_BF16, &k, NULL) == 0) snprintf(out->bf16_kernel, 64, "%s", k->name);
+
+    /* The kernels' parallel blocking: each thread takes whole 32-column weight panels over
+     * all rows (no row padding: a short row block costs in proportion to its rows), so a tile
+     * is 1 row x 32 columns and the units are the threads. */
+    /* the reference kernel runs on one thread whatever it is given: its own compute units (and
+     * ffn_calibration_to_hw gave it the one-core roof) */
+    const ffn_kernel *k32 = NULL;
+    const bool ref = ffn_kernel_best(FFN_DT_FP32, &k32, NULL) == 0 && k32->isa == FFN_ISA_REF;
+    const int nt = ref ? 1 : ffn__bench_threads(threads);
+    hw->compute_units = (uint32_t)nt;
+    hw->eff.n_tiles = 1;
+    hw->eff.tiles[0][0] = 1;
+    hw->eff.tiles[0][1] = 32;
+    /* A kernel whose prefill engine pads rows (AMX: T up to a multiple of 32, except the few
+     * tokens whose weights it streams) pays for the padded rows: its dtype gets its own tile. */
+    memset(hw->eff.tiles_dt, 0, sizeof hw->eff.tiles_dt);
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++) {
+        const ffn_kernel *kk;
+        if (ffn_kernel_best((ffn_dtype)dt, &kk, NULL) || kk->row_tile <= 1) continue;
+        ffn_tileset *ts = &hw->eff.tiles_dt[ffn_bench_cdtype((ffn_dtype)dt)];
+        ts->n_tiles = 1;
+        ts->tiles[0][0] = kk->row_tile;
+        ts->tiles[0][1] = 32;
+        ts->min_rows = kk->row_tile;
+        ts->gemv_rows = kk->stream_rows;
+    }
+
+    ffn_bench_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = nt;
+    o.stop = stop;
+    o.case_time_s = mode == FFN_KCAL_FULL ? 1.5 : mode == FFN_KCAL_QUICK ? 1.0 : 0.2;
+    o.seed = 1;
+    ffn_bench_result *res = calloc(n, sizeof *res);
+    if (!res) return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+    size_t done = 0;
+    int rc = ffn_bench_run(NULL, cases, n, &o, progress, user, res, &done, diag);
+    ffn_fit_point pts[FFN_KCAL_MAX];
+    size_t np = 0;
+    for (size_t i = 0; i < done; i++) {
+        out->runs[i].r = res[i];
+        out->runs[i].fit = fit[i];
+        if (!fit[i] || cases[i].kind != FFN_BENCH_DENSE) continue;
+        ffn_fit_point *p = &pts[np++];
+        memset(p, 0, sizeof *p);
+        p->m = cases[i].tokens;
+        p->k = cases[i].shape.d;
+        p->f = cases[i].shape.f;
+        p->act = cases[i].shape.act;
+        p->wdtype = cases[i].wdtype;
+        p->adtype = FFN_DT_FP32;
+        p->cdtype_set = true;
+        p->cdtype = ffn_bench_cdtype(cases[i].wdtype);
+        p->time_s = res[i].time.min;
+    }
+    out->n_runs = done;
+    free(res);
+    if (rc) return rc;
+    if (np == 0) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "no kernel runs to fit");
+    /* The roofs must bound the kernels' fastest runs (see ffn_kcal_result). */
+    for (size_t i = 0; i < done; i++) {
+        const ffn_bench_result *r = &out->runs[i].r;
+        if (r->c.kind != FFN_BENCH_DENSE || !(r->time.min > 0)) continue;
+        const ffn_dtype cdt = ffn_bench_cdtype(r->c.wdtype);
+        const double bps = r->bytes / r->time.min, fps = r->flops / r->time.min;
+        const double peak = hw->peak_flops[cdt] > 0 ? hw->peak_flops[cdt] : hw->peak_flops[FFN_DT_FP32];
+        const bool membound = r->bytes / hw->mem_bandwidth_bps > r->flops / peak;
+        if (membound && bps > hw->mem_bandwidth_bps) {
+            if (!(out->bw_raised_from > 0)) out->bw_raised_from = hw->mem_bandwidth_bps;
+            hw->mem_bandwidth_bps = bps;
+        }
+        if (fps > peak && hw->peak_flops[cdt] > 0) {
+            if (!(out->peak_raised_from[cdt] > 0)) out->peak_raised_from[cdt] = hw->peak_flops[cdt];
+            hw->peak_flops[cdt] = fps;
+        }
+    }
+    if (out->bw_raised_from > 0) {
+        size_t l = strlen(out->notes);
+        snprintf(out->notes + l, sizeof out->notes - l,
+                 "%sthe read-bandwidth sweep's tail gave %.2f GB/s but a decode kernel streamed "
+                 "its weights at %.2f GB/s: the memory roof is raised to that",
+                 l ? "; " : "", out->bw_raised_from / 1e9, hw->mem_bandwidth_bps / 1e9);
+    }
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++)
+        if (out->peak_raised_from[dt] > 0) {
+            size_t l = strlen(out->notes);
+            snprintf(out->notes + l, sizeof out->notes - l,
+                     "%sa %s kernel ran at %.1f GFLOP/s, above the measured peak %.1f: the peak "
+                     "is raised to that",
+                     l ? "; " : "", ffn_dtype_name((ffn_dtype)dt), hw->peak_flops[dt] / 1e9,
+                     out->peak_raised_from[dt] / 1e9);
+        }
+    hw->eff.launch_s = 0;
+    hw->eff.overlap_p = 0;
+    /* Decode (one token) streams the weights with nothing else to do and reaches a larger
+     * share of the bandwidth than the weight-bound batches: its own fraction when the fit
+     * has both kinds of point (not the tiny test set). */
+    unsigned flags = FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
+    if (ffn_fit_points_split_gemv(pts, np)) flags |= FFN_FIT_MEMORY_GEMV;
+    hw->eff.memory_max_gemv = 0;
+    rc = ffn_eff_fit(hw, pts, np, flags, &out->eff);
+    if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");
+    /* The launch cost cannot exceed the fastest call the fit saw: a launch the fit drove above
+     * it (trading it against the efficiencies) is held at that bound and the rest refitted. */
+    double tmin = INFINITY;
+    for (size_t i = 0; i < np; i++)
+        tmin = fmin(tmin, pts[i].time_s);
+    out->launch_bound_s = tmin;
+    if (isfinite(tmin) && out->eff.launch_s > tmin) {
+        hw->eff.launch_s = tmin;
+        rc = ffn_eff_fit(hw, pts, np, flags & ~(unsigned)FFN_FIT_LAUNCH, &out->eff);
+        if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");
+        out->eff.launch_s = tmin;
+        size_t l = strlen(out->notes);
+        snprintf(out->notes + l, sizeof out->notes - l,
+                 "%sthe fit's launch cost was held at %.3g us, the fastest calibration call",
+                 l ? "; " : "", tmin * 1e6);
+    }
+    /* the spec format's ranges: beyond p = 64 the p-norm is max() within 1.1% */
+    if (out->eff.overlap_p > 64) out->eff.overlap_p = 64;
+    if (out->eff.launch_s > 1.0) out->eff.launch_s = 1.0;
+    hw->eff = out->eff;
+    /* predict every run with the fitted spec */
+    double fe[FFN_KCAL_MAX], ce[FFN_KCAL_MAX];
+    size_t nf = 0, nc = 0;
+    for (size_t i = 0; i < out->n_runs; i++) {
+        ffn_bench_result *r = &out->runs[i].r;
+        if (ffn_bench_predict(hw, &r->c, &r->roofline_s, &r->predicted_s, &r->bound, NULL, NULL))
+            continue;
+        r->prediction_error = r->predicted_s / r->time.median - 1.0;
+        r->prediction_error_min = r->predicted_s / r->time.min - 1.0;
+        r->efficiency = r->roofline_s / r->time.median;
+        if (out->runs[i].fit)
+            fe[nf++] = fabs(r->prediction_error_min);
+        else
+            ce[nc++] = fabs(r->prediction_error_min);
+    }
+    ffn_stats s;
+    if (nf && !ffn_stats_compute(fe, nf, &s)) {
+        out->fit_median_abs = s.median;
+        out->fit_max_abs = s.max;
+    }
+    if (nc && !ffn_stats_compute(ce, nc, &s)) {
+        out->check_median_abs = s.median;
+        out->check_max_abs = s.max;
+    }
+    out->n_fit = nf;
+    out->n_check = nc;
+    return 0;
+}
