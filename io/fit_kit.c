@@ -16,14 +16,14 @@
  * ffn_fit_csv_load(). */
 #include "ffnroof/fitdata.h"
 
+#include "input.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define KIT_LINE 4096
 
 static const char *const kind_names[] = {"gemm", "silu_mul", "copy", "read", "binary", "unary",
                                          NULL};
@@ -40,21 +40,24 @@ static int parse_dim(const char *s, uint64_t *v)
     return 0;
 }
 
-/* The first line that is not a comment or blank (0 when none), copied into buf. */
-static int first_line(const char *path, char *buf, size_t n, ffn_diag *diag, int *lineno)
+/* Whether the first line that is not a comment or blank is a kit header (the whole file is
+ * read, so a long comment line stays one line). */
+static int kit_format(const char *path, bool *kit, ffn_diag *diag)
 {
-    FILE *fp = fopen(path, "r");
-    if (!fp) return ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
-    buf[0] = '\0';
-    *lineno = 0;
-    while (fgets(buf, (int)n, fp)) {
-        (*lineno)++;
-        buf[strcspn(buf, "\r\n")] = '\0';
-        if (buf[0] != '#' && buf[0] != '\0') break;
-        buf[0] = '\0';
+    ffn_input in;
+    *kit = false;
+    int rc = ffn__input_read(path, &in, diag);
+    if (rc) return rc;
+    size_t off = 0;
+    rc = ffn__input_text(&in, path, &off, diag);
+    char *line;
+    while (!rc && ffn__input_line(&in, &off, &line)) {
+        if (line[0] == '#' || line[0] == '\0') continue;
+        *kit = ffn_fit_kit_header(line);
+        break;
     }
-    fclose(fp);
-    return 0;
+    ffn__input_free(&in);
+    return rc;
 }
 
 bool ffn_fit_kit_header(const char *line)
@@ -78,22 +81,18 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
                      ffn_diag *diag)
 {
     *n = 0;
-    FILE *fp = fopen(path, "r");
-    if (!fp) return ffn_diag_set(diag, FFN_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
+    ffn_input in;
+    int rc = ffn__input_read(path, &in, diag);
+    if (rc) return rc;
+    size_t off = 0;
+    rc = ffn__input_text(&in, path, &off, diag);
     static const char *const want[] = {"kind", "dtype", "m", "n", "k"};
-    char line[KIT_LINE];
-    int lineno = 0, rc = 0;
+    char *line;
+    int lineno = 0;
     bool header = false, no_harness = false, best_of_sweep = false;
     double unit = 0;
-    while (!rc && fgets(line, sizeof line, fp)) {
+    while (!rc && ffn__input_line(&in, &off, &line)) {
         lineno++;
-        size_t len = strcspn(line, "\r\n");
-        if (line[len] == '\0' && !feof(fp)) {
-            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, KIT_LINE - 1,
-                              "line longer than %d characters", KIT_LINE - 2);
-            break;
-        }
-        line[len] = '\0';
         if (!strncmp(line, "#@", 2)) {
             if (!strcmp(line, "#@ harness off")) no_harness = true;
             else if (!strcmp(line, "#@ harness on")) no_harness = false;
@@ -227,7 +226,7 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
         }
         (*n)++;
     }
-    fclose(fp);
+    ffn__input_free(&in);
     if (!rc && !header) rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 0, 0, "the file is empty");
     if (!rc && *n == 0) rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 0, 0, "no data points");
     if (rc) *n = 0;
@@ -237,11 +236,10 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
 int ffn_fit_data_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point *pts,
                       size_t cap, size_t *n, ffn_diag *diag)
 {
-    char line[256];
-    int lineno = 0;
+    bool kit;
     *n = 0;
-    int rc = first_line(path, line, sizeof line, diag, &lineno);
+    int rc = kit_format(path, &kit, diag);
     if (rc) return rc;
-    if (ffn_fit_kit_header(line)) return ffn_fit_kit_load(path, pts, cap, n, diag);
+    if (kit) return ffn_fit_kit_load(path, pts, cap, n, diag);
     return ffn_fit_csv_load(path, wdt, adt, pts, cap, n, diag);
 }

@@ -326,6 +326,33 @@ Test(gpucal, kit_format_bad_input, .init = setup, .fini = teardown)
     }
 }
 
+/* The kit reader reads the file whole: a comment longer than any line buffer stays one
+ * comment (it once ended a 255-byte probe of the first line, so the rest of the comment was
+ * taken for the header and the file handed to the older format's reader), and an error after a
+ * long line is still on the right line. */
+Test(gpucal, long_lines_stay_one_line, .init = setup, .fini = teardown)
+{
+    static char text[20000];
+    size_t n0 = 0;
+    text[n0++] = '#';
+    memset(text + n0, 'c', 9000);
+    n0 += 9000;
+    n0 += (size_t)snprintf(text + n0, sizeof text - n0, "\nkind,dtype,m,n,k,time_us\n");
+    n0 += (size_t)snprintf(text + n0, sizeof text - n0, "gemm,bf16,64,4096,4096,10\n#");
+    memset(text + n0, 'd', 9000);
+    n0 += 9000;
+    snprintf(text + n0, sizeof text - n0, "\ngemm,bf16,1,2,3,-4\n");
+    write_file(tmp_path, text);
+    ffn_fit_point p[4];
+    size_t n = 99;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    int rc = ffn_fit_data_load(tmp_path, FFN_DT_FP16, FFN_DT_FP16, p, 4, &n, &d);
+    cr_expect_eq(rc, FFN_ERANGE, "rc %d: %s", rc, d.msg);
+    cr_expect_eq(d.line, 5, "line %d (%s)", d.line, d.msg);
+    cr_expect_eq(d.col, 17, "col %d (%s)", d.col, d.msg);
+}
+
 Test(gpucal, cli_fit_bad_input_is_file_line_col_and_exit_2, .init = setup, .fini = teardown)
 {
     write_file(tmp_path, "kind,dtype,m,n,k,time_us\ngemm,bf16,64,4096,4096,-1\n");
