@@ -1,8 +1,7 @@
 /* CPU discovery for ffn_measure: which vector/matrix extensions the CPU implements and the OS has
  * enabled (CPUID + XCR0 on x86-64, AT_HWCAP on aarch64), and what the host says about itself
- * (host name, model string, sysfs cache sizes, memory). BLIS-style: an extension counts only when
- * both the CPU and the OS support it, because executing AVX-512 with the ZMM state disabled in
- * XCR0 faults. */
+ * (host name, model string, sysfs cache sizes, memory). The extensions come from the kernel
+ * wing's ffn_cpu_features() (an extension counts only when both the CPU and the OS support it). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <pthread.h>
@@ -14,10 +13,9 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
-#elif defined(__aarch64__)
-#include <sys/auxv.h>
 #endif
 
+#include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 #include "internal.h"
 
@@ -35,51 +33,28 @@ void ffn__appendf(char *buf, size_t n, const char *fmt, ...)
 static ffn_cpu_caps g_caps;
 static pthread_once_t g_caps_once = PTHREAD_ONCE_INIT;
 
-#if defined(__x86_64__)
-static uint64_t xgetbv0(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    return ((uint64_t)hi << 32) | lo;
-}
-#endif
-
+/* The kernel wing's detection (kernels/cpu.c: CPUID + XCR0, HWCAP, the AMX permission) is the
+ * one source; this is its view in the calibration's terms, so a probe and the kernels never
+ * disagree about what the CPU runs. */
 static void detect_caps(void)
 {
+    const uint64_t m = ffn_cpu_features();
     ffn_cpu_caps c;
     memset(&c, 0, sizeof c);
 #if defined(__x86_64__)
     c.x86_64 = true;
-    unsigned a, b, cx, d;
-    if (!__get_cpuid(1, &a, &b, &cx, &d)) goto out;
-    const bool osxsave = (cx >> 27) & 1, avx = (cx >> 28) & 1, fma = (cx >> 12) & 1;
-    if (!osxsave) goto out;
-    const uint64_t xcr0 = xgetbv0();
-    const bool os_avx = (xcr0 & 0x6) == 0x6;
-    const bool os_avx512 = os_avx && (xcr0 & 0xE0) == 0xE0; /* opmask, ZMM_Hi256, Hi16_ZMM */
-    const bool os_amx = (xcr0 & 0x60000) == 0x60000;        /* XTILECFG, XTILEDATA */
-    c.fma = os_avx && avx && fma;
-    unsigned max_leaf = __get_cpuid_max(0, NULL);
-    if (max_leaf < 7) goto out;
-    __cpuid_count(7, 0, a, b, cx, d);
-    const unsigned sub1_max = a;
-    c.avx512f = os_avx512 && ((b >> 16) & 1);
-    c.avx512_vnni = c.avx512f && ((cx >> 11) & 1);
-    c.avx512_fp16 = c.avx512f && ((d >> 23) & 1);
-    const bool amx_tile = (d >> 24) & 1;
-    c.amx_bf16 = os_amx && amx_tile && ((d >> 22) & 1);
-    c.amx_int8 = os_amx && amx_tile && ((d >> 25) & 1);
-    if (sub1_max >= 1) {
-        __cpuid_count(7, 1, a, b, cx, d);
-        c.avx512_bf16 = c.avx512f && ((a >> 5) & 1);
-    }
-out:
 #elif defined(__aarch64__)
     c.aarch64 = true;
-    const unsigned long hw = getauxval(AT_HWCAP);
-    c.neon = (hw >> 1) & 1;                   /* HWCAP_ASIMD */
-    c.neon_fp16 = c.neon && ((hw >> 10) & 1); /* HWCAP_ASIMDHP */
 #endif
+    c.fma = m & FFN_CPU_AVX2;
+    c.avx512f = m & FFN_CPU_AVX512;
+    c.avx512_bf16 = m & FFN_CPU_AVX512_BF16;
+    c.avx512_vnni = m & FFN_CPU_AVX512_VNNI;
+    c.avx512_fp16 = m & FFN_CPU_AVX512_FP16;
+    c.amx_bf16 = m & FFN_CPU_AMX_BF16;
+    c.amx_int8 = m & FFN_CPU_AMX_INT8;
+    c.neon = m & FFN_CPU_NEON;
+    c.neon_fp16 = m & FFN_CPU_ARM_FP16;
     g_caps = c;
 }
 

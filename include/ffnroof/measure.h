@@ -102,11 +102,12 @@ int ffn_repeat_until_stable(ffn_sample_fn fn, void *ctx, const ffn_repeat_opts *
 /* ---------------------------------------------------------------------------------------------
  * The CPU */
 
-/* What the CPU implements AND the OS has enabled (CPUID + XCR0 via xgetbv on x86; AT_HWCAP on
- * aarch64). AMX also needs the per-process permission that ffn_peak_* requests on first use. */
+/* What the CPU implements AND the OS has enabled: ffn_cpu_features() of include/ffnroof/kernels.h
+ * (CPUID + XCR0 on x86, HWCAP on aarch64; AMX with Linux's tile permission granted) in the
+ * calibration's terms. */
 typedef struct ffn_cpu_caps {
     bool x86_64, aarch64;
-    bool fma;         /* x86 FMA3 with AVX state enabled */
+    bool fma;         /* x86-64-v3: AVX2 + FMA3 + F16C with AVX state enabled */
     bool avx512f;     /* with opmask/ZMM state enabled in XCR0 */
     bool avx512_bf16; /* VDPBF16PS */
     bool avx512_vnni; /* VPDPBUSD */
