@@ -11,7 +11,7 @@
 
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
-#include "ffnroof/plan.h"
+#include "ffnroof/sweep.h"
 #include "ffnroof/report.h"
 #include "ffnroof/sim.h"
 

@@ -21,6 +21,7 @@
 #include "ffnroof/plan.h"
 #include "ffnroof/report.h"
 #include "ffnroof/scenario.h"
+#include "ffnroof/sweep.h"
 
 #define CMD "sweep"
 

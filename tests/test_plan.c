@@ -10,6 +10,7 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
 #include "ffnroof/plan.h"
+#include "ffnroof/sweep.h"
 #include "ffnroof/sim.h"
 
 static void load_hw(const char *name, ffn_hw *hw)

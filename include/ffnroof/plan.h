@@ -1,4 +1,4 @@
-/* Capacity planning and grid sweeps over the analytic model (sim/plan.c, docs/plan.md).
+/* Capacity planning over the analytic model (sim/plan.c, docs/plan.md).
  *
  * A plan answers, for one model on one device type: how much memory each layout (TP x EP)
  * needs per device, which layouts fit within a device limit, the largest decode (or prefill)
@@ -6,11 +6,8 @@
  * needed for a throughput target, tokens/s per watt and per dollar, and what limits the answer.
  * The step time is the FFN from ffn_predict() (MoE included) plus the rest of the layer at a
  * coarser level: attention projections, the KV-cache read (decode) or attention FLOPs
- * (prefill), the attention's TP all-reduce and the LM head.
- *
- * The sweep iterator walks a grid (dtypes x TP x EP x phases x batches x sequences) and hands
- * back one ffn_result per point, exactly as `ffnroof predict` computes it, with the ridge point
- * computed once per configuration. Pure functions: no I/O, no allocation. */
+ * (prefill), the attention's TP all-reduce and the LM head. Pure functions: no I/O, no
+ * allocation. The grid sweeps behind `ffnroof sweep` are in ffnroof/sweep.h. */
 #ifndef FFNROOF_PLAN_H
 #define FFNROOF_PLAN_H
 
@@ -196,49 +193,5 @@ const char *ffn_plan_phase_name(ffn_plan_phase p);
 /* Parse names as printed above; 0 or FFN_EINVAL. */
 int ffn_objective_parse(const char *s, ffn_objective *out);
 int ffn_plan_phase_parse(const char *s, ffn_plan_phase *out);
-
-/* ---- sweep ------------------------------------------------------------------------------- */
-
-#define FFN_SWEEP_PREFILL 1u
-#define FFN_SWEEP_DECODE 2u
-
-/* A grid for one (model, device) pair. Arrays are borrowed for the iterator's lifetime. */
-typedef struct ffn_sweep_grid {
-    ffn_run base; /* everything the axes below do not set (chunk, fused, MoE options, ...) */
-    unsigned phases;
-    const uint64_t *batch;
-    size_t n_batch;
-    const uint64_t *seq; /* prefill only */
-    size_t n_seq;
-    const uint64_t *tp;
-    size_t n_tp;
-    const uint64_t *ep;
-    size_t n_ep;
-    const ffn_dtype *wdtype; /* pairs (wdtype[i], adtype[i]) */
-    const ffn_dtype *adtype;
-    size_t n_dtype;
-} ffn_sweep_grid;
-
-typedef struct ffn_sweep_iter {
-    const ffn_model *m;
-    const ffn_hw *hw;
-    const ffn_sweep_grid *g;
-    size_t i_cfg, n_cfg; /* configurations: dtype x tp x ep */
-    size_t i_pt, n_pt;   /* points of the current configuration */
-    bool cfg_ready;
-    ffn_run run;
-    double ridge;
-    uint64_t done, skipped;
-} ffn_sweep_iter;
-
-/* Points per (model, device) pair: dtypes x TP x EP x (prefill: batch x seq; decode: batch). */
-uint64_t ffn_sweep_count(const ffn_sweep_grid *g);
-
-void ffn_sweep_begin(ffn_sweep_iter *it, const ffn_model *m, const ffn_hw *hw,
-                     const ffn_sweep_grid *g);
-/* Next point: returns 1 with *out filled (as ffn_predict(), ridge included), 0 when the grid
- * is done, or a negative code with diag when a configuration (all its points, counted in
- * it->skipped) or a point was rejected; the iterator has moved past it, so call again. */
-int ffn_sweep_next(ffn_sweep_iter *it, ffn_result *out, ffn_diag *diag);
 
 #endif

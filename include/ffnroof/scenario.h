@@ -12,6 +12,7 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/plan.h"
+#include "ffnroof/sweep.h"
 #include "ffnroof/types.h"
 
 #define FFN_SC_MAX_REFS 32         /* models, devices */
