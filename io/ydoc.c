@@ -196,6 +196,29 @@ static int prescan(ffn_ydoc *y, const ffn_input *in)
     return rc;
 }
 
+/* Parse in (the whole text) into y, whose path and diag are set. */
+static int load_input(ffn_ydoc *y, const ffn_input *in)
+{
+    int rc = prescan(y, in);
+    if (rc) return rc;
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return ffn_diag_set(y->diag, FFN_ENOMEM, y->path, 0, 0,
+                            "cannot initialise the YAML parser");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)in->data, in->len);
+    if (!yaml_parser_load(&parser, &y->doc)) {
+        rc = parser_error(y, &parser, in);
+    } else {
+        y->loaded = true;
+        if (!yaml_document_get_root_node(&y->doc))
+            rc = ffn_diag_set(y->diag, FFN_ESCHEMA, y->path, 1, 1, "the file is empty");
+        else
+            rc = check_duplicates(y);
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int ffn_ydoc_load(ffn_ydoc *y, const char *path, ffn_diag *diag)
 {
     memset(y, 0, sizeof *y);
@@ -204,26 +227,25 @@ int ffn_ydoc_load(ffn_ydoc *y, const char *path, ffn_diag *diag)
     ffn_input in;
     int rc = ffn__input_read(path, &in, diag);
     if (rc) return rc;
-    if ((rc = prescan(y, &in))) goto out;
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        rc = ffn_diag_set(diag, FFN_ENOMEM, path, 0, 0, "cannot initialise the YAML parser");
-        goto out;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)in.data, in.len);
-    if (!yaml_parser_load(&parser, &y->doc)) {
-        rc = parser_error(y, &parser, &in);
-    } else {
-        y->loaded = true;
-        if (!yaml_document_get_root_node(&y->doc))
-            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, 1, 1, "the file is empty");
-        else
-            rc = check_duplicates(y);
-    }
-    yaml_parser_delete(&parser);
-out:
+    rc = load_input(y, &in);
     ffn__input_free(&in);
     return rc;
+}
+
+int ffn_ydoc_load_buffer(ffn_ydoc *y, const char *name, const char *data, size_t len,
+                         ffn_diag *diag)
+{
+    memset(y, 0, sizeof *y);
+    y->diag = diag;
+    snprintf(y->path, sizeof y->path, "%s", name ? name : "");
+    if (!data) return ffn_diag_set(diag, FFN_EINVAL, y->path, 0, 0, "no text given");
+    if (len > FFN_MAX_INPUT_BYTES)
+        return ffn_diag_set(diag, FFN_ERANGE, y->path, 0, 0,
+                            "the text is larger than the limit of %u MiB",
+                            FFN_MAX_INPUT_BYTES >> 20);
+    /* borrowed: load_input only reads it */
+    const ffn_input in = {.data = (char *)(uintptr_t)data, .len = len};
+    return load_input(y, &in);
 }
 
 void ffn_ydoc_release(ffn_ydoc *y)

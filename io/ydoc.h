@@ -22,6 +22,11 @@ typedef struct ffn_ydoc {
 /* Parse the whole file. Errors: FFN_EIO (cannot open), FFN_EPARSE (syntax, with position),
  * FFN_ESCHEMA (empty document, duplicate key). Release with ffn_ydoc_release() in any case. */
 int ffn_ydoc_load(ffn_ydoc *y, const char *path, ffn_diag *diag);
+/* The same over len bytes of text in memory (borrowed for the call; need not be
+ * NUL-terminated), within FFN_MAX_INPUT_BYTES; name is the file diagnostics name (the
+ * safetensors reader passes its JSON header this way). */
+int ffn_ydoc_load_buffer(ffn_ydoc *y, const char *name, const char *data, size_t len,
+                         ffn_diag *diag);
 void ffn_ydoc_release(ffn_ydoc *y);
 
 yaml_node_t *ffn_ydoc_root(ffn_ydoc *y);
