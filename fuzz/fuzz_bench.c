@@ -1,4 +1,4 @@
-/* libFuzzer target: bench.json as the plots and reports read it (io/plot_data.c). */
+/* libFuzzer target: bench.json as the plots and reports read it (io/profile_load.c). */
 #include "fuzz.h"
 
 #include "ffnroof/plot.h"

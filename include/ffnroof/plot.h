@@ -1,4 +1,6 @@
-/* Pictures: the data behind ffnroof's charts and the gnuplot scripts that draw them (io/plot_data.c).
+/* Pictures: the data behind ffnroof's charts and the gnuplot scripts that draw them (the chart
+ * model: io/plot_model.c; the calibration and bench JSON readers: io/profile_load.c; the gnuplot
+ * writers: io/plot_roofline.c, io/plot_write.c).
  *
  * Three charts: a roofline (log-log FLOP/byte vs FLOP/s: compute ceilings per dtype, bandwidth
  * ceilings per memory level, ridge points, measured kernel points with the simulator's predicted

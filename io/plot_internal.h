@@ -1,0 +1,68 @@
+/* Private to io/: what the chart model (plot_model.c), the profile readers (profile_load.c) and
+ * the gnuplot writers (plot_roofline.c, plot_write.c) share, and the script machinery of
+ * plot_script.c. */
+#ifndef FFNROOF_IO_PLOT_INTERNAL_H
+#define FFNROOF_IO_PLOT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/plot.h"
+#include "ffnroof/units.h"
+
+/* ---- the chart model (plot_model.c) ------------------------------------------------------ */
+
+/* Whether a spec's source line says `ffnroof calibrate` measured it. */
+bool ffn__plot_calibrated(const char *source);
+/* The highest bandwidth (bw) or compute (!bw) ceiling of d; 0 when it has none. */
+double ffn__plot_device_max(const ffn_plot_device *d, bool bw);
+/* The lowest compute ceiling of d; 0 when it has none. */
+double ffn__plot_device_min_peak(const ffn_plot_device *d);
+
+/* ---- gnuplot scripts (plot_script.c) ----------------------------------------------------- */
+
+/* Text safe inside a gnuplot double-quoted string (titles, data-file labels). */
+void ffn__plot_clean(char *dst, size_t n, const char *src);
+/* v in unit u, formatted into buf; returns buf. */
+const char *ffn__plot_fmt_unit(char *buf, size_t n, double v, ffn_unit u);
+
+/* Growing text buffer for the generated @SETUP@ and @PLOT@ parts (open_memstream). */
+typedef struct ffn__membuf {
+    char *text;
+    size_t len;
+    FILE *fp;
+} ffn__membuf;
+
+/* 0 or FFN_ENOMEM. The stream keeps the addresses of text and len: open it in place. */
+int ffn__mb_open(ffn__membuf *m);
+/* Closes the stream; the text stays valid until ffn__mb_free. */
+const char *ffn__mb_close(ffn__membuf *m);
+void ffn__mb_free(ffn__membuf *m);
+
+/* A plot command built clause by clause: "plot A, \\\n     B". */
+typedef struct ffn__plotcmd {
+    ffn__membuf mb;
+    int n;
+} ffn__plotcmd;
+
+void ffn__plot_clause(ffn__plotcmd *pc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The generated parts of a script; NULL ranges are "[*:*]", other NULL parts "". */
+typedef struct ffn__plot_parts {
+    const char *title, *xrange, *yrange, *xlabel, *setup, *plot;
+} ffn__plot_parts;
+
+/* The template with @TITLE@, @DATA@, @PNG@, @SVG@, @PNGTERM@, @WIDTH@, @HEIGHT@, @XRANGE@,
+ * @YRANGE@, @XLABEL@, @SETUP@ and @PLOT@ filled from f and sp; 0 or FFN_EIO. */
+int ffn__plot_script(FILE *script, const char *tmpl, const ffn_plot_files *f,
+                     const ffn__plot_parts *sp);
+/* rc, or FFN_EIO (with diag) when either stream has an error. */
+int ffn__plot_finish(FILE *data, FILE *script, ffn_diag *diag, int rc);
+
+#endif

@@ -1,0 +1,140 @@
+/* The latency and MoE chart writers (include/ffnroof/plot.h): FFN time per layer against tokens
+ * per step with each device's ridge marked, and MoE layer time as stacked bars, each as a gnuplot
+ * data file and a script from plots/. */
+#include "ffnroof/plot.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "plot_internal.h"
+
+int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text,
+                           const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag)
+{
+    double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
+    int used = 0;
+    for (int s = 0; s < c->n_series; s++)
+        for (int i = 0; i < c->s[s].n; i++) {
+            double x = c->s[s].tokens[i], y = c->s[s].seconds[i];
+            if (!(x > 0) || !(y > 0) || !isfinite(y)) continue;
+            used++;
+            xlo = fmin(xlo, x), xhi = fmax(xhi, x), ylo = fmin(ylo, y), yhi = fmax(yhi, y);
+        }
+    if (!used)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: no latency points");
+    for (int d = 0; d < c->n_dev; d++)
+        if (c->ridge_tokens[d] > 0 && isfinite(c->ridge_tokens[d]))
+            xlo = fmin(xlo, c->ridge_tokens[d]), xhi = fmax(xhi, c->ridge_tokens[d]);
+    double xmin, xmax, ymin, ymax;
+    ffn_plot_log_range(xlo / 1.5, xhi * 1.5, &xmin, &xmax);
+    ffn_plot_log_range(ylo / 1.5, yhi * 1.5, &ymin, &ymax);
+
+    ffn__membuf setup;
+    ffn__plotcmd pc = {.n = 0};
+    int rc = ffn__mb_open(&setup);
+    if (!rc) rc = ffn__mb_open(&pc.mb);
+    if (rc) {
+        ffn__mb_free(&setup);
+        return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
+    }
+    fprintf(data, "# ffnroof FFN latency data: x = tokens per step, y = FFN time per layer (s)\n"
+                  "# chart: %s\n# axes: x [%g:%g], y [%g:%g]\n",
+            c->title, xmin, xmax, ymin, ymax);
+    int idx = 0;
+    char lab[160];
+    for (int s = 0; s < c->n_series; s++) {
+        const ffn_latency_series *se = &c->s[s];
+        if (se->n <= 0) continue;
+        ffn__plot_clean(lab, sizeof lab, se->label);
+        fprintf(data, "\n\n# [%d] %s: %s %s (tokens, seconds per layer)\n", idx, lab,
+                ffn_phase_name(se->phase), se->measured ? "measured" : "predicted");
+        for (int i = 0; i < se->n; i++)
+            fprintf(data, "%.6g %.6g\n", se->tokens[i], se->seconds[i]);
+        int lt = se->device + 1;
+        bool decode = se->phase == FFN_PHASE_DECODE;
+        if (se->measured)
+            ffn__plot_clause(&pc, "datafile index %d with points lt %d pt %d ps 1.4 title \"%s\"", idx, lt,
+                   decode ? 9 : 7, lab);
+        else
+            ffn__plot_clause(&pc, "datafile index %d with linespoints lt %d dt %d pt %d ps 0.9 title \"%s\"",
+                   idx, lt, decode ? 2 : 1, decode ? 8 : 6, lab);
+        idx++;
+    }
+    for (int d = 0; d < c->n_dev; d++) {
+        double r = c->ridge_tokens[d];
+        if (!(r > 0) || !isfinite(r)) continue;
+        ffn__plot_clean(lab, sizeof lab, c->device[d]);
+        fprintf(data, "\n\n# [%d] %s: ridge point (tokens per step where the FFN turns "
+                      "compute-bound)\n%.6g %.6g\n%.6g %.6g\n",
+                idx, lab, r, ymin, r, ymax);
+        ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw 1.2 dt 4 title \"%s ridge (%.0f tokens)\"",
+               idx, d + 1, lab, r);
+        idx++;
+    }
+    fputc('\n', pc.mb.fp);
+    char xr[64], yr[64], title[300];
+    snprintf(xr, sizeof xr, "[%g:%g]", xmin, xmax);
+    snprintf(yr, sizeof yr, "[%g:%g]", ymin, ymax);
+    ffn__plot_clean(title, sizeof title, c->title);
+    ffn__plot_parts sp = {.title = title, .xrange = xr, .yrange = yr, .setup = ffn__mb_close(&setup),
+                       .plot = ffn__mb_close(&pc.mb)};
+    rc = ffn__plot_script(script, template_text, f, &sp);
+    ffn__mb_free(&setup);
+    ffn__mb_free(&pc.mb);
+    return ffn__plot_finish(data, script, diag, rc);
+}
+
+int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const ffn_plot_files *f,
+                       FILE *data, FILE *script, ffn_diag *diag)
+{
+    if (c->n_bars <= 0)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: no MoE bars");
+    static const char *const parts[] = {"router", "dispatch", "experts",
+                                        "shared", "combine",  "alltoall"};
+    static const char *const titles[] = {"router",         "dispatch",
+                                         "routed experts", "shared experts",
+                                         "combine",        "all-to-all (EP)"};
+    bool used[6] = {false};
+    double top = 0;
+    char lab[160];
+    fprintf(data, "# ffnroof MoE data: seconds per MoE layer on the busiest device\n# chart: %s\n"
+                  "# label router dispatch experts shared combine alltoall\n",
+            c->title);
+    fprintf(data, "\n\n# [0] one row per bar\n");
+    for (int b = 0; b < c->n_bars; b++) {
+        const ffn_moe_bar *x = &c->bars[b];
+        double v[6] = {x->router_s, x->dispatch_s, x->expert_s, x->shared_s, x->combine_s,
+                       x->alltoall_s};
+        double sum = 0;
+        for (int k = 0; k < 6; k++) {
+            if (!(v[k] >= 0) || !isfinite(v[k])) v[k] = 0;
+            used[k] |= v[k] > 0;
+            sum += v[k];
+        }
+        top = fmax(top, sum);
+        ffn__plot_clean(lab, sizeof lab, x->label);
+        fprintf(data, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g\n", lab, v[0], v[1], v[2], v[3], v[4],
+                v[5]);
+    }
+    if (!(top > 0))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: every MoE time is 0");
+    ffn__plotcmd pc = {.n = 0};
+    int rc = ffn__mb_open(&pc.mb); /* in place: the stream keeps the addresses of text and len */
+    if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
+    bool first = true;
+    for (int k = 0; k < 6; k++) {
+        if (!used[k]) continue; /* a part that is zero everywhere would only crowd the legend */
+        ffn__plot_clause(&pc, "datafile index 0 using %d%s @%s_style title \"%s\"", k + 2,
+               first ? ":xtic(1)" : "", parts[k], titles[k]);
+        first = false;
+    }
+    fputc('\n', pc.mb.fp);
+    char yr[64], title[300], xl[80];
+    snprintf(yr, sizeof yr, "[0:%g]", top * 1.15);
+    ffn__plot_clean(title, sizeof title, c->title);
+    ffn__plot_clean(xl, sizeof xl, c->xlabel);
+    ffn__plot_parts sp = {.title = title, .yrange = yr, .xlabel = xl, .plot = ffn__mb_close(&pc.mb)};
+    rc = ffn__plot_script(script, template_text, f, &sp);
+    ffn__mb_free(&pc.mb);
+    return ffn__plot_finish(data, script, diag, rc);
+}
