@@ -227,7 +227,7 @@ int ffn_write_predict_csv_header(FILE *fp)
 {
     fputs("model,hw,phase,batch,seq,tokens,wdtype,adtype,tp,ep,fused,flops,bytes,weight_bytes,"
           "intensity,bound,roofline_s,predicted_s,comm_s,ridge_tokens,activation_peak_bytes,"
-          "training_saved_bytes,experts_touched,imbalance\n",
+          "training_saved_bytes,experts_touched,imbalance,weights,weights_from\n",
           fp);
     return ferror(fp) ? FFN_EIO : 0;
 }
@@ -242,14 +242,17 @@ int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, co
     if (r->moe_layers)
         snprintf(moe, sizeof moe, "%.6g,%.6g", r->moe_detail.stats.experts_touched,
                  r->moe_detail.stats.imbalance);
-    fprintf(fp, "%s,%s,%s,%llu,%s,%llu,%s,%s,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6g,%s,%.6e,%.6e,%.6e,%s,%.6e,%.6e,%s\n",
+    /* where the weights were read from: the on-chip level's name, or memory */
+    const char *from =
+        ffn_source_name(hw, r->weights_level > 0 ? r->weights_level - 1 : FFN_SRC_MEMORY);
+    fprintf(fp, "%s,%s,%s,%llu,%s,%llu,%s,%s,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6g,%s,%.6e,%.6e,%.6e,%s,%.6e,%.6e,%s,%s,%s\n",
             m->name, hw->name, ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch, seq,
             (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype),
             ffn_dtype_name(r->run.adtype), (unsigned long long)r->run.tp,
             (unsigned long long)r->run.ep, r->run.fused ? 1 : 0, r->flops, r->bytes,
             r->weight_bytes, r->intensity, ffn_bound_name(r->bound), r->roofline_s,
             r->predicted_s, r->comm_s, ridge, r->mem.infer_peak_bytes, r->mem.train_model_bytes,
-            moe);
+            moe, ffn_weights_name(r->run.weights), from);
     return ferror(fp) ? FFN_EIO : 0;
 }
 

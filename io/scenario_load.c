@@ -331,6 +331,11 @@ static int load_plan(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
     if (!rc) rc = ffn_y_u64(y, root, "group_size", false, 1, 1u << 20, &gs);
     o->group_size = (unsigned)gs;
     if (!rc) rc = ffn_y_bool(y, root, "fused", false, &o->fused);
+    static const char *const residency[] = {"cold", "hot", "auto", NULL}; /* ffn_weights order */
+    int wr = (int)o->weights;
+    if (!rc) rc = ffn_y_enum(y, root, "weights", false, residency, &wr);
+    o->weights = (ffn_weights)wr;
+    if (!rc) rc = ffn_y_bool(y, root, "onchip", false, &o->onchip);
     if (rc) return rc;
 
     yaml_node_t *m;
@@ -499,7 +504,7 @@ int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
         "name",           "description", "model",  "hw",     "phase",   "prompt",   "output",
         "prefill_batch",  "chunk",       "dtype",  "wdtype", "adtype",  "kv_dtype", "group_size",
         "fused",          "slo",         "target", "limits", "layouts", "moe",      "objective",
-        "price_per_hour", "sweep",       "source", NULL};
+        "price_per_hour", "sweep",       "source", "weights", "onchip", NULL};
     ffn_scenario_init(sc);
     ffn_ydoc y;
     int rc = ffn_ydoc_load(&y, path, diag);

@@ -323,6 +323,31 @@ Test(cli_plan, sweep_equals_predict_point_by_point)
         "%s", o);
 }
 
+/* The scenario's weights key reaches every sweep row (the last two CSV columns: the residency
+ * asked for and the level the weights were read from), and --weights overrides it. bert-base's
+ * FFN weights of one layer fit the Xeon's L2. */
+Test(cli_plan, sweep_rows_say_where_the_weights_come_from)
+{
+    write_file(tmp_path, "name: t\nmodel: bert-base\nhw: xeon-8480\nphase: decode\n"
+                         "weights: hot\nsweep: {batch: [1, 2], phase: decode}\n");
+    char args[512];
+    snprintf(args, sizeof args, "sweep --scenario %s", tmp_path);
+    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
+    char *o = slurp(out_path);
+    cr_assert(strstr(o, ",imbalance,weights,weights_from\n"), "%s", o);
+    cr_assert_eq(count_char(o, '\n'), 3, "%s", o);
+    const char *row = strchr(o, '\n') + 1;
+    const char *end = strchr(row, '\n');
+    cr_assert(end - row > 7 && strncmp(end - 7, ",hot,L2", 7) == 0, "%.*s", (int)(end - row), row);
+    snprintf(args, sizeof args, "sweep --scenario %s --weights cold", tmp_path);
+    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
+    o = slurp(out_path);
+    row = strchr(o, '\n') + 1;
+    end = strchr(row, '\n');
+    cr_assert(end - row > 12 && strncmp(end - 12, ",cold,memory", 12) == 0, "%.*s",
+              (int)(end - row), row);
+}
+
 Test(cli_plan, sweep_bad_grids)
 {
     write_file(tmp_path, "name: t\nmodel: llama3-8b\nhw: h100-sxm\nsweep:\n  batch: []\n");

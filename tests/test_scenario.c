@@ -201,6 +201,8 @@ Test(scenario, bad_input_names_file_line_col)
         {HEAD "dtype: bf17\n", FFN_ESCHEMA, 4, 8, "unknown dtype"},
         {HEAD "dtype: bf16\nwdtype: int4\n", FFN_ESCHEMA, 5, 9, "not both"},
         {HEAD "phase: train\n", FFN_ESCHEMA, 4, 8, "phase"},
+        {HEAD "weights: warm\n", FFN_ESCHEMA, 4, 10, "weights"},
+        {HEAD "onchip: maybe\n", FFN_ESCHEMA, 4, 9, "onchip"},
         {HEAD "objective: speed\n", FFN_ESCHEMA, 4, 12, "objective"},
         {HEAD "price_per_hour: {h300: 2}\n", FFN_ESCHEMA, 4, 18,
          "not one of the scenario's devices"},
@@ -224,6 +226,25 @@ Test(scenario, bad_input_names_file_line_col)
         cr_assert_str_eq(d.file, tmp_path);
         cr_assert_null(sc.batch, "nothing half-loaded");
     }
+}
+
+/* weights and onchip: defaults cold/off; the scenario sets both (the sweep and plan flags then
+ * override them in cli/). */
+Test(scenario, weight_residency_keys)
+{
+    static ffn_scenario sc;
+    ffn_diag d;
+    cr_assert_eq(load_text(HEAD, &sc, &d), 0, "%s", d.msg);
+    cr_expect_eq(sc.plan.weights, FFN_WEIGHTS_COLD);
+    cr_expect(!sc.plan.onchip);
+    ffn_scenario_release(&sc);
+    cr_assert_eq(load_text(HEAD "weights: auto\nonchip: true\n", &sc, &d), 0, "%s", d.msg);
+    cr_expect_eq(sc.plan.weights, FFN_WEIGHTS_AUTO);
+    cr_expect(sc.plan.onchip);
+    ffn_scenario_release(&sc);
+    cr_assert_eq(load_text(HEAD "weights: hot\n", &sc, &d), 0, "%s", d.msg);
+    cr_expect_eq(sc.plan.weights, FFN_WEIGHTS_HOT);
+    ffn_scenario_release(&sc);
 }
 
 Test(scenario, lookup_lists_known_names)
