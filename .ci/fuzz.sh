@@ -32,6 +32,7 @@ seeds() {
   calibration) ls profiles/*/*/calibration.json tests/data/plot/*.json ;;
   bench) ls profiles/*/*/bench/*/bench.json tests/data/plot/*.json ;;
   units) ls fuzz/seeds/units/* ;;
+  safetensors) ls tests/data/safetensors/*.safetensors ;;
   esac 2>/dev/null || true
 }
 

@@ -493,3 +493,31 @@ Test(safetensors, refuses_layers_whose_shapes_or_dtypes_do_not_fit)
                       D, "F32", "[4,8]", "160", "288") "}",
                   288, 0, FFN_EUNSUPPORTED, "dtype I8 cannot be read as weights", G);
 }
+
+Test(safetensors, the_fuzz_seeds_load_or_are_refused_as_named)
+{
+    /* tests/data/safetensors/: the good ones load (and their layer 0 reads), bad-* do not */
+    static const char *const good[] = {"layer0-f32", "layer0-bf16", "layer0-f16", "mixed-dtypes",
+                                       "empty"};
+    static const char *const bad[] = {"bad-overlap", "bad-truncated", "bad-size"};
+    char p[512];
+    ffn_st_file st;
+    ffn_diag d;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        snprintf(p, sizeof p, "%s/safetensors/%s.safetensors", FFNROOF_TEST_DATA, good[i]);
+        cr_assert_eq(ffn_st_open(&st, p, &d), 0, "%s: %s", good[i], d.msg);
+        if (!strncmp(good[i], "layer0", 6)) {
+            ffn_st_ffn ffn;
+            cr_expect_eq(ffn_st_read_ffn(&st, 0, &ffn, &d), 0, "%s", d.msg);
+            cr_expect(ffn.d == 4 && ffn.f == 8);
+            /* gate_proj[n][k] = ((n*4 + k) % 5 - 2) / 4, here at [k][n] */
+            cr_expect_eq(ffn.w_gate[1 * 8 + 2], (float)((2 * 4 + 1) % 5 - 2) / 4);
+            ffn_st_ffn_free(&ffn);
+        }
+        ffn_st_close(&st);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(p, sizeof p, "%s/safetensors/%s.safetensors", FFNROOF_TEST_DATA, bad[i]);
+        cr_expect_lt(ffn_st_open(&st, p, &d), 0, "%s loaded", bad[i]);
+    }
+}
