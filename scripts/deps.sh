@@ -2,8 +2,8 @@
 # Installs the Debian packages ffnroof needs that are missing (Debian 12, as root or via sudo).
 #   scripts/deps.sh [build|test|all]   (default: all)
 # build: compiler, CMake, libyaml, PAPI, OpenBLAS, oneDNN, gnuplot (run time)
-# test:  the above plus Criterion and the aarch64 cross toolchain + qemu (.ci/aarch64.sh adds
-#        the arm64 target libraries itself)
+# test:  the above plus Criterion, the aarch64 cross toolchain + qemu (.ci/aarch64.sh adds
+#        the arm64 target libraries itself), clang + libFuzzer and clang-format
 set -euo pipefail
 what=${1:-all}
 pkgs=(build-essential cmake pkg-config libyaml-dev libpapi-dev papi-tools libopenblas-dev
@@ -11,6 +11,7 @@ pkgs=(build-essential cmake pkg-config libyaml-dev libpapi-dev papi-tools libope
 if [ "$what" != build ]; then
   pkgs+=(libcriterion-dev qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
   pkgs+=(clang libclang-rt-14-dev) # libFuzzer for .ci/fuzz.sh (only recommended by clang)
+  pkgs+=(clang-format)             # the house style check, .ci/format.sh
 fi
 missing=()
 for p in "${pkgs[@]}"; do
