@@ -77,6 +77,44 @@ double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size)
     return bytes;
 }
 
+static bool is_int_weight(ffn_dtype dt)
+{
+    return dt == FFN_DT_INT8 || dt == FFN_DT_INT4;
+}
+
+/* Scale groups along K of one output channel (int4: ceil(K / G); int8: one per channel). */
+static double groups_along_k(ffn_dtype dt, unsigned group, uint64_t K)
+{
+    if (dt != FFN_DT_INT4) return 1.0;
+    const uint64_t g = group ? group : 128;
+    return (double)((K + g - 1) / g);
+}
+
+double ffn_weight_matrix_bytes(ffn_dtype dt, unsigned group, bool zero_point, uint64_t K,
+                               uint64_t N)
+{
+    const double k = (double)K, n = (double)N;
+    switch (dt) {
+    case FFN_DT_INT8:
+        return k * n + FFN_QW8_SCALE_BYTES * n;
+    case FFN_DT_INT4:
+        return k * n * 0.5 + groups_along_k(dt, group, K) * n *
+                                 (FFN_QW4_SCALE_BYTES + (zero_point ? FFN_QW4_ZERO_BYTES : 0.0));
+    default:
+        return k * n * (ffn_dtype_bits(dt) / 8.0);
+    }
+}
+
+double ffn_quant_gemm_vec_ops(ffn_dtype wdt, ffn_dtype adt, unsigned group, bool zero_point,
+                              uint64_t M, uint64_t K, uint64_t N)
+{
+    if (!is_int_weight(wdt) || M == 0) return 0.0;
+    const double zp = wdt == FFN_DT_INT4 && zero_point ? 1.0 : 0.0;
+    if (adt == FFN_DT_INT8)
+        return 2.0 * (double)M * (double)N * groups_along_k(wdt, group, K) * (1.0 + zp);
+    return (double)K * (double)N * (1.0 + zp);
+}
+
 const char *ffn_act_name(ffn_act a)
 {
     return (unsigned)a < FFN_ACT_COUNT ? act_names[a] : NULL;

@@ -16,9 +16,15 @@ void ffn_run_default(ffn_run *r)
     r->wdtype = FFN_DT_BF16;
     r->adtype = FFN_DT_BF16;
     r->group_size = 128;
+    r->act_io_dtype = FFN_DT_BF16;
     r->tp = 1;
     r->ep = 1;
     r->fused = true;
+}
+
+double ffn_run_act_bytes(const ffn_run *run)
+{
+    return ffn_dtype_bytes(run->adtype == FFN_DT_INT8 ? run->act_io_dtype : run->adtype, 0);
 }
 
 const char *ffn_phase_name(ffn_phase p)
@@ -226,9 +232,11 @@ static double ramp(double size, double half)
     return half > 0 ? size / (size + half) : 1.0;
 }
 
-/* The GEMM time for a memory time tm computed by the caller (memory or on-chip levels). */
-static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                          uint64_t instances, double flops, ffn_dtype cdt, double tm)
+/* The GEMM time for a memory time tm computed by the caller (memory or on-chip levels).
+ * Quantisation work (vec_ops) runs on the fp32 vector units beside the dot products, which on
+ * a CPU share their ports: its ideal time adds to the FLOPs' before the efficiency applies. */
+static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                          double flops, double vec_ops, ffn_dtype cdt, double tm)
 {
     const ffn_eff *e = &hw->eff;
     double cmax = e->compute_max_dt[cdt] > 0 ? e->compute_max_dt[cdt]
@@ -239,7 +247,10 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
     /* NeuSight-style utilisation that grows with the number of waves, where the spec has it */
     double util = ffn_wave_util(e, cdt, (double)waves);
     if (isfinite(util)) cmax = util;
-    double tc = flops / (peak_of(hw, cdt) * cmax * wave * ramp(flops, e->compute_half_flops));
+    const double r = ramp(flops, e->compute_half_flops);
+    double tc = flops / (peak_of(hw, cdt) * cmax * wave * r);
+    if (vec_ops > 0)
+        tc = (flops / peak_of(hw, cdt) + vec_ops / peak_of(hw, FFN_DT_FP32)) / (cmax * wave * r);
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
 }
 
@@ -257,7 +268,7 @@ double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
     if (flops <= 0 && bytes <= 0) return 0;
     double mmax = gemm_mmax(hw, m);
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, hw->eff.memory_half_bytes));
-    return gemm_time_s(hw, m, n, k, instances, flops, cdt, tm);
+    return gemm_time_s(hw, m, n, k, instances, flops, 0, cdt, tm);
 }
 
 double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
@@ -416,12 +427,13 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     serve(op, hw, mmax, &tm_ideal, &tm_eff);
     op->memory_s = tm_ideal;
     double tc = op->flops / peak_of(hw, op->compute_dtype);
+    if (op->vec_ops > 0) tc += op->vec_ops / peak_of(hw, FFN_DT_FP32);
     op->roofline_s = tc > tm_ideal ? tc : tm_ideal;
     if (op->flops <= 0 && op->bytes <= 0)
         op->predicted_s = 0;
     else if (gemm)
         op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, op->flops,
-                                      op->compute_dtype, tm_eff);
+                                      op->vec_ops, op->compute_dtype, tm_eff);
     else
         op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
     op->bound = tc >= tm_ideal ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;

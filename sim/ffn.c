@@ -15,7 +15,7 @@ static void add_op(ffn_layer_cost *c, const ffn_op *op)
 
 void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
 {
-    c->flops = c->bytes = c->weight_bytes = c->roofline_s = c->predicted_s = 0;
+    c->flops = c->vec_ops = c->bytes = c->weight_bytes = c->roofline_s = c->predicted_s = 0;
     c->comm_s = c->compute_s = c->memory_s = 0;
     for (int i = 0; i < c->n_ops; i++) {
         const ffn_op *op = &c->ops[i];
@@ -26,11 +26,13 @@ void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
             continue;
         }
         c->flops += op->flops;
+        c->vec_ops += op->vec_ops;
         c->bytes += op->bytes;
         c->weight_bytes += op->weight_bytes;
         double p = hw->peak_flops[op->compute_dtype] > 0 ? hw->peak_flops[op->compute_dtype]
                                                           : hw->peak_flops[FFN_DT_FP32];
         c->compute_s += op->flops / p;
+        if (op->vec_ops > 0) c->compute_s += op->vec_ops / hw->peak_flops[FFN_DT_FP32];
         /* the slowest source of the op's bytes (memory unless on-chip memory is modelled) */
         c->memory_s += op->weights_level || op->traffic_bound ? op->memory_s
                                                                : op->bytes / hw->mem_bandwidth_bps;
@@ -60,30 +62,69 @@ static const char *op_name(char *buf, size_t n, const char *prefix, const char *
     return buf;
 }
 
+/* The counts of one projection GEMM [M][K] x [K][N] (`instances` of it) in the run's formats
+ * (docs/model.md, "Quantized weights and activations"): the weights with their scales; the input
+ * read and out_cols of the N output columns written at ab bytes per activation; with int8
+ * activations the GEMM reads int8 rows and their per-token scales, and, when quantize_in, also
+ * runs the quantisation pass over its float input (read it, write the int8 copy and the scales)
+ * - false when another GEMM of the layer already quantised the same input. The vector ops are
+ * returned apart as the part that scales with the weights (*vw, dequantisation) and the part
+ * that scales with the tokens (*vt), for the MoE grid's scaling. */
+static void proj_counts(ffn_op *op, const ffn_run *run, const char *name, uint64_t M, uint64_t N,
+                        uint64_t K, uint64_t out_cols, uint64_t instances, double ab, ffn_dtype cdt,
+                        double epilogue_flops_per_out, bool quantize_in, double *vw, double *vt)
+{
+    const bool qa = run->adtype == FFN_DT_INT8;
+    ffn_op_gemm_counts(op, name, M, N, K, instances, 0.0, ab, cdt, epilogue_flops_per_out);
+    const double I = (double)op->instances, m = (double)M, k = (double)K, o = (double)out_cols;
+    op->weight_bytes =
+        I * ffn_weight_matrix_bytes(run->wdtype, run->group_size, run->zero_point, K, N);
+    if (!qa) {
+        op->bytes = op->weight_bytes + I * (m * k + m * o) * ab;
+    } else {
+        double in = m * k + FFN_QACT_SCALE_BYTES * m;
+        if (quantize_in) in += m * k * ab + m * k + FFN_QACT_SCALE_BYTES * m;
+        op->bytes = op->weight_bytes + I * (in + m * o * ab);
+    }
+    const double q = I * ffn_quant_gemm_vec_ops(run->wdtype, run->adtype, run->group_size,
+                                                run->zero_point, M, K, N);
+    const double pass = qa && quantize_in ? I * FFN_QACT_OPS_PER_ELEM * m * k : 0.0;
+    *vw = qa ? 0.0 : q;
+    *vt = qa ? q + pass : 0.0;
+    op->vec_ops = q + pass;
+}
+
 int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f,
                          ffn_act act, bool bias, uint64_t T, uint64_t instances,
                          const char *prefix, double tok_scale, double w_scale,
                          ffn_layer_cost *out)
 {
-    const double wb = ffn_dtype_bytes(run->wdtype, run->group_size);
-    const double ab = ffn_dtype_bytes(run->adtype, 0);
+    const bool qweights = run->wdtype == FFN_DT_INT8 || run->wdtype == FFN_DT_INT4;
+    const double ab = ffn_run_act_bytes(run);
+    /* biases are not quantised: activation-sized beside int8/int4 weights */
+    const double wb = qweights ? ab : ffn_dtype_bytes(run->wdtype, run->group_size);
     const ffn_dtype cdt = ffn_compute_dtype(hw, run->wdtype, run->adtype);
     const bool gated = ffn_act_gated(act);
     const double g = gated ? 2.0 : 1.0;
+    const uint64_t gf = gated ? 2 * f : f;
     const double M = (double)T, F = (double)f, D = (double)d, I = instances ? (double)instances : 1;
     const double act_fl = ffn_act_flops(act);
     char name[24];
     ffn_op ops[6];
+    double vw[6] = {0}, vt[6] = {0};
     int n = 0;
 #define OPNAME(s) op_name(name, sizeof name, prefix, (s))
+#define PROJ(nm, N_, K_, OUT, EPI, QIN)                                                            \
+    proj_counts(&ops[n], run, OPNAME(nm), T, (N_), (K_), (OUT), instances, ab, cdt, (EPI), (QIN),  \
+                &vw[n], &vt[n])
 
     if (run->fused && run->act_separate) {
         /* gate+up as one GEMM [T,d] x [d, g*f] writing g*[T,f] (bias in its epilogue), the
          * activation and gate multiply as one elementwise kernel reading g*[T,f] and writing
          * h [T,f], then the down projection: three kernels. */
-        ffn_op *op = &ops[n++];
-        ffn_op_gemm_counts(op, OPNAME(gated ? "gate_up" : "up"), T, (uint64_t)(g * F), d,
-                           instances, wb, ab, cdt, bias ? 1.0 : 0.0);
+        ffn_op *op = &ops[n];
+        PROJ(gated ? "gate_up" : "up", gf, d, gf, bias ? 1.0 : 0.0, true);
+        n++;
         if (bias) {
             op->weight_bytes += I * g * F * wb;
             op->bytes += I * g * F * wb;
@@ -91,8 +132,9 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
         double e = I * M * F;
         ffn_op_elem_counts(&ops[n++], OPNAME("act"), FFN_OP_ELEMWISE, e, e * act_fl,
                            (g + 1.0) * e * ab);
-        op = &ops[n++];
-        ffn_op_gemm_counts(op, OPNAME("down"), T, d, f, instances, wb, ab, cdt, bias ? 1.0 : 0.0);
+        op = &ops[n];
+        PROJ("down", d, f, d, bias ? 1.0 : 0.0, true);
+        n++;
         if (bias) {
             op->weight_bytes += I * D * wb;
             op->bytes += I * D * wb;
@@ -100,11 +142,10 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
     } else if (run->fused) {
         /* gate+up as one GEMM [T,d] x [d, g*f]; bias, activation and gate multiply run in the
          * epilogue, so only h [T,f] is written. */
-        ffn_op *op = &ops[n++];
-        ffn_op_gemm_counts(op, OPNAME(gated ? "gate_up" : "up"), T, (uint64_t)(g * F), d,
-                           instances, wb, ab, cdt, 0);
+        ffn_op *op = &ops[n];
+        PROJ(gated ? "gate_up" : "up", gf, d, f, 0, true);
+        n++;
         op->flops += I * M * F * (act_fl + (bias ? g : 0));
-        op->bytes = op->weight_bytes + I * (M * D + M * F) * ab;
         if (run->onchip) {
             /* The g*[t,f] pre-activations stay on chip only for the token tile t the
              * innermost level holds; beyond it they are written out and read back. */
@@ -118,8 +159,9 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
             op->weight_bytes += I * g * F * wb;
             op->bytes += I * g * F * wb;
         }
-        op = &ops[n++];
-        ffn_op_gemm_counts(op, OPNAME("down"), T, d, f, instances, wb, ab, cdt, bias ? 1.0 : 0.0);
+        op = &ops[n];
+        PROJ("down", d, f, d, bias ? 1.0 : 0.0, true);
+        n++;
         if (bias) {
             op->weight_bytes += I * D * wb;
             op->bytes += I * D * wb;
@@ -127,9 +169,13 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
     } else {
         /* Unfused: each projection is its own GEMM writing its output; the activation (and
          * gate multiply) is a separate pass reading g*[T,f] and writing h; biases are separate
-         * passes. */
-        if (gated) ffn_op_gemm_counts(&ops[n++], OPNAME("gate"), T, f, d, instances, wb, ab, cdt, 0);
-        ffn_op_gemm_counts(&ops[n++], OPNAME("up"), T, f, d, instances, wb, ab, cdt, 0);
+         * passes. With int8 activations the first projection quantises x for both. */
+        if (gated) {
+            PROJ("gate", f, d, f, 0, true);
+            n++;
+        }
+        PROJ("up", f, d, f, 0, !gated);
+        n++;
         if (bias) {
             double e = I * g * M * F;
             ffn_op_elem_counts(&ops[n], OPNAME("bias_up"), FFN_OP_ELEMWISE, e, e,
@@ -139,7 +185,8 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
         double e = I * M * F;
         ffn_op_elem_counts(&ops[n++], OPNAME("act"), FFN_OP_ELEMWISE, e, e * act_fl,
                            (g + 1.0) * e * ab);
-        ffn_op_gemm_counts(&ops[n++], OPNAME("down"), T, d, f, instances, wb, ab, cdt, 0);
+        PROJ("down", d, f, d, 0, true);
+        n++;
         if (bias) {
             double o = I * M * D;
             ffn_op_elem_counts(&ops[n], OPNAME("bias_down"), FFN_OP_ELEMWISE, o, o,
@@ -147,6 +194,7 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
             ops[n++].weight_bytes = I * D * wb;
         }
     }
+#undef PROJ
 #undef OPNAME
     /* Scale from the costed grid to expected counts (MoE: fractional tokens and experts),
      * then cost each op once. */
@@ -155,6 +203,7 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
         if (tok_scale != 1.0 || w_scale != 1.0) {
             double act_bytes = op->bytes - op->weight_bytes;
             op->flops *= tok_scale;
+            op->vec_ops = vw[i] * w_scale + vt[i] * tok_scale;
             op->weight_bytes *= w_scale;
             op->bytes = op->weight_bytes + act_bytes * tok_scale;
             op->spill_bytes *= tok_scale;
@@ -187,8 +236,8 @@ int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f
         /* Megatron-style TP: W_gate/W_up split by columns, W_down by rows; the partial outputs
          * [T, d] are summed with one all-reduce per layer (Shoeybi et al. 2019). */
         ffn_op op;
-        ffn_op_allreduce(&op, &hw->scaleup, "allreduce", (double)T * (double)d *
-                                                             ffn_dtype_bytes(run->adtype, 0), tp);
+        ffn_op_allreduce(&op, &hw->scaleup, "allreduce",
+                         (double)T * (double)d * ffn_run_act_bytes(run), tp);
         add_op(out, &op);
     }
     ffn_layer_sum(out, hw);
@@ -200,7 +249,7 @@ void ffn_activation_memory(const ffn_model *m, const ffn_run *run, uint64_t T, u
                            ffn_act_mem *o)
 {
     memset(o, 0, sizeof *o);
-    const double ab = ffn_dtype_bytes(run->adtype, 0);
+    const double ab = ffn_run_act_bytes(run);
     const uint64_t tp = run->tp ? run->tp : 1;
     const bool gated = ffn_act_gated(m->act);
     const double g = gated ? 2.0 : 1.0;

@@ -39,8 +39,11 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
     ffn_run_default(&run);
     run.wdtype = p->wdtype;
     run.adtype = p->adtype;
+    if (p->group) run.group_size = p->group;
+    run.zero_point = p->zero_point;
     run.fused = true;
     if (p->f > 0) {
+        run.act_io_dtype = FFN_DT_FP32; /* the kernels' x and y */
         /* a whole dense FFN layer (kernel runs) */
         ffn_dense_ops(hw, &run, p->k, p->f, p->act, false, p->m, 1, "", c);
     } else {

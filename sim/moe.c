@@ -495,9 +495,12 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         ffn_op_allreduce(&op, &hw->scaleup, "allreduce", Td * D * ab, tp);
         push(out, &op);
     }
-    const double g = ffn_act_gated(m->act) ? 2.0 : 1.0;
-    det->expert_weight_bytes_device = det->experts_per_device * (g + 1.0) * D * (double)fe *
-                                      ffn_dtype_bytes(run->wdtype, run->group_size);
+    /* each expert's gate/up [d][g fe] and down [fe][d] with their scales (docs/model.md) */
+    const uint64_t gfe = ffn_act_gated(m->act) ? 2 * fe : fe;
+    det->expert_weight_bytes_device =
+        det->experts_per_device *
+        (ffn_weight_matrix_bytes(run->wdtype, run->group_size, run->zero_point, m->hidden, gfe) +
+         ffn_weight_matrix_bytes(run->wdtype, run->group_size, run->zero_point, fe, m->hidden));
     ffn_layer_sum(out, hw);
     return 0;
 }

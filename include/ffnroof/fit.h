@@ -17,6 +17,11 @@ typedef struct ffn_fit_point {
     uint64_t m, n, k, f;
     ffn_act act;
     ffn_dtype wdtype, adtype;
+    /* int4 weights: the K group of one scale (0 = 128) and whether groups carry a zero point
+     * (ffn_run.group_size, zero_point). A whole-layer point (f > 0) with int8 activations is
+     * one of ffnroof's W8A8 kernels: x, h and y fp32 in memory (ffn_run.act_io_dtype). */
+    unsigned group;
+    bool zero_point;
     double time_s;
     /* The compute dtype, when the kernel's arithmetic differs from the simulator's rule (the
      * wider of weights and activations): a bf16-weight CPU kernel stores fp32 activations but

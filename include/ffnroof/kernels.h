@@ -111,9 +111,14 @@ typedef struct ffn_kernel {
 } ffn_kernel;
 
 /* The work of one forward call, counted the simulator's way (fused variant: the intermediate
- * is written once and read once; weights in the kernel's dtype, activations fp32). */
+ * is written once and read once; weights in the kernel's dtype with their scales (s->group,
+ * s->zero_point), activations fp32; W8A8 adds its per-token quantisation passes' bytes).
+ * kernels/count.c gives the formulas. The FLOPs do not depend on the format; the vector work of
+ * dequantising weights, quantising activations and rescaling int32 sums (0 for float weights)
+ * is ffn_kernel_vec_ops, timed by the simulator at the fp32 peak. */
 double ffn_kernel_flops(const ffn_kshape *s, size_t T);
 double ffn_kernel_bytes(const ffn_kernel *k, const ffn_kshape *s, size_t T);
+double ffn_kernel_vec_ops(const ffn_kernel *k, const ffn_kshape *s, size_t T);
 
 /* The features a level needs (its defining ones: avx512_bf16 needs avx2 avx512 avx512_bf16) and
  * the features it lets dispatch use (its cap: avx512 allows avx2, avx_vnni, avx512, avx512_vnni,

@@ -56,6 +56,11 @@ typedef struct ffn_run {
     ffn_dtype wdtype;
     ffn_dtype adtype;
     unsigned group_size; /* int4 weights: elements per 16-bit scale (default 128) */
+    bool zero_point;     /* int4 weights: each group also has a 4-bit zero point */
+    /* int8 activations (W8A8): the dtype x, h and y are stored in outside the int8 GEMMs, which
+     * the per-token quantisation pass reads (docs/model.md, "Quantized weights and
+     * activations"); bf16 by default, fp32 for ffnroof's own kernels. Ignored otherwise. */
+    ffn_dtype act_io_dtype;
     uint64_t tp;         /* tensor-parallel degree: intermediate dim split across tp devices */
     uint64_t ep;         /* expert-parallel degree (MoE layers) */
     bool fused;          /* gate+up as one GEMM with the activation in its epilogue */
@@ -89,6 +94,10 @@ typedef struct ffn_op {
     uint64_t m, n, k;     /* GEMM: tokens x out x in (per instance); elementwise: m elements */
     uint64_t instances;   /* identical instances (e.g. experts that run), >= 1 */
     double flops;         /* all instances */
+    /* Quantisation work on the fp32 vector units, all instances: dequantising weights,
+     * quantising activations, rescaling int32 sums (docs/model.md). Not part of flops; its
+     * time vec_ops / peak[fp32] adds to the op's compute time. */
+    double vec_ops;
     double bytes;         /* compulsory memory traffic, all instances */
     double weight_bytes;  /* the part of bytes that is weights */
     double roofline_s;    /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
@@ -110,11 +119,11 @@ typedef struct ffn_op {
 typedef struct ffn_layer_cost {
     ffn_op ops[FFN_MAX_OPS];
     int n_ops;
-    double flops, bytes, weight_bytes;
+    double flops, vec_ops, bytes, weight_bytes;
     double roofline_s;  /* sum of the ops' roofline times */
     double predicted_s; /* sum of the ops' predicted times, communication included */
     double comm_s;      /* the communication part of predicted_s */
-    double compute_s;   /* sum of flops/peak (ideal) */
+    double compute_s;   /* sum of flops/peak + vec_ops/peak[fp32] (ideal) */
     double memory_s;    /* sum of bytes/bw (ideal) */
 } ffn_layer_cost;
 
@@ -196,6 +205,11 @@ void ffn_run_default(ffn_run *r);
 /* Compute dtype implied by (weights, activations): the wider of the two (W4A16 -> 16-bit peak,
  * W8A8 -> int8), falling back to the next wider dtype the device has a peak for. */
 ffn_dtype ffn_compute_dtype(const ffn_hw *hw, ffn_dtype w, ffn_dtype a);
+
+/* Bytes per element of the activations x, h and y in memory: act_io_dtype's when the
+ * activations are int8 (W8A8: they are quantised per token on the way into each GEMM), else
+ * adtype's. */
+double ffn_run_act_bytes(const ffn_run *run);
 
 /* FLOPs per element of an activation (docs/model.md table): relu 1, gelu 8, gelu_tanh 8,
  * silu 4; gated forms add 1 for the gate multiply. */

@@ -4,6 +4,7 @@
 #define FFNROOF_TYPES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Numeric formats a weight or activation can be stored and computed in. */
 typedef enum ffn_dtype {
@@ -40,6 +41,36 @@ unsigned ffn_dtype_bits(ffn_dtype dt);
 /* Storage bytes per element including the per-group scale overhead of int4 (one 16-bit scale
  * per group of group_size elements; group_size 0 means the default of 128). */
 double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size);
+
+/* Quantized weights: what a [K][N] weight matrix (x W: K inputs, N output channels; groups run
+ * along K, as include/ffnroof/quant.h) stores and what its GEMMs spend on the quantisation. The
+ * simulator (sim/ffn.c, sim/moe.c) and the kernels' work count (kernels/count.c) both call these,
+ * so the two count the same work; docs/model.md gives the formulas and their sources. */
+#define FFN_QACT_OPS_PER_ELEM 3.0 /* per-token int8 activations: max |x|, x * (1/s), round */
+#define FFN_QACT_SCALE_BYTES 4.0  /* one fp32 scale per token (row) */
+#define FFN_QW8_SCALE_BYTES 4.0   /* int8 weights: one fp32 scale per output channel */
+#define FFN_QW4_SCALE_BYTES 2.0   /* int4 weights: one 16-bit scale per group */
+#define FFN_QW4_ZERO_BYTES 0.5    /* int4 weights with a zero point: one 4-bit zero per group */
+
+/* Bytes of a [K][N] weight matrix in dt with its scales: K N ffn_dtype_bits(dt) / 8 for the
+ * float formats; int8: K N + 4 N; int4: K N / 2 + ceil(K / G) N (2 + (zero_point ? 0.5 : 0)),
+ * G = group (0 means 128). */
+double ffn_weight_matrix_bytes(ffn_dtype dt, unsigned group, bool zero_point, uint64_t K,
+                               uint64_t N);
+
+/* Vector operations (not FLOPs: fp32 vector work beside the GEMM's 2 M N K, timed at the fp32
+ * peak) that a GEMM [M][K] x [K][N] with weights in wdt spends on its quantisation when it
+ * multiplies in adt; 0 for float weights and for M = 0:
+ *  - int8/int4 weights, float activations (W8A16, W4A16, W8A32, ...): the weights are
+ *    dequantised once per call, one multiply by the scale per weight plus one subtraction of
+ *    the zero point where there is one: K N (1 + zero_point);
+ *  - int8 activations (W8A8, W4A8): the int32 dot products are rescaled to fp32 once per output
+ *    and scale group along K, 2 ops each (s_x s_w, then times the sum): 2 M N n_g, n_g = 1
+ *    for int8 weights and ceil(K / G) (1 + zero_point) for int4.
+ * The per-token quantisation of the activations themselves (FFN_QACT_OPS_PER_ELEM per element)
+ * is counted where the activations are quantised, not here. */
+double ffn_quant_gemm_vec_ops(ffn_dtype wdt, ffn_dtype adt, unsigned group, bool zero_point,
+                              uint64_t M, uint64_t K, uint64_t N);
 
 /* ISA levels, lowest first. A kernel's level is the ISA its microkernels are written for;
  * FFNROOF_ISA=<level> caps what dispatch may use to that level's features (so FFNROOF_ISA=avx2 on
