@@ -10,7 +10,6 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/plot.h"
-#include "ffnroof/units.h"
 
 /* ---- the chart model (plot_model.c) ------------------------------------------------------ */
 
@@ -25,8 +24,6 @@ double ffn__plot_device_min_peak(const ffn_plot_device *d);
 
 /* Text safe inside a gnuplot double-quoted string (titles, data-file labels). */
 void ffn__plot_clean(char *dst, size_t n, const char *src);
-/* v in unit u, formatted into buf; returns buf. */
-const char *ffn__plot_fmt_unit(char *buf, size_t n, double v, ffn_unit u);
 
 /* Growing text buffer for the generated @SETUP@ and @PLOT@ parts (open_memstream). */
 typedef struct ffn__membuf {

@@ -153,7 +153,7 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 /* no device prefix: the colour and the legend say whose roof it is, and the
                  * right end of the chart has little room */
                 snprintf(lab, sizeof lab, "%s %s%s", cn,
-                         ffn__plot_fmt_unit(buf, sizeof buf, e->value, FFN_UNIT_FLOPS), ridge);
+                         ffn_units_str(buf, sizeof buf, e->value, FFN_UNIT_FLOPS), ridge);
                 fprintf(data, "%.6g %.6g \"%s\"\n", x, y, lab);
             }
             ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with labels right font \",9\" tc lt %d "
@@ -170,7 +170,7 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 char cn[40];
                 ffn__plot_clean(cn, sizeof cn, e->name);
                 snprintf(lab, sizeof lab, "%.63s%s%s %s, %s", multi ? name : "", multi ? ": " : "",
-                         cn, ffn__plot_fmt_unit(buf, sizeof buf, e->value, FFN_UNIT_BPS),
+                         cn, ffn_units_str(buf, sizeof buf, e->value, FFN_UNIT_BPS),
                          ffn_roof_kind_name(e->kind));
                 /* stagger along the diagonal so that neighbouring roofs do not share a spot */
                 double x = xmin * 1.6 * pow(3, nbw++);
@@ -185,7 +185,7 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         /* ridge points: each compute roof against the slowest (main memory) roof */
         if (bmain > 0 && pmax > 0) {
             fprintf(data, "\n\n# [%d] ridge points against %s (x = peak / bandwidth, y = peak)\n",
-                    idx, ffn__plot_fmt_unit(buf, sizeof buf, bmain, FFN_UNIT_BPS));
+                    idx, ffn_units_str(buf, sizeof buf, bmain, FFN_UNIT_BPS));
             for (int i = 0; i < dv->n_ceil; i++) {
                 const ffn_plot_ceiling *e = &dv->ceil[i];
                 if (e->kind != FFN_ROOF_COMPUTE) continue;

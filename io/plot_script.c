@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ffnroof/units.h"
 
 void ffn__plot_clean(char *dst, size_t n, const char *src)
 {
@@ -20,12 +19,6 @@ void ffn__plot_clean(char *dst, size_t n, const char *src)
         dst[j++] = ch;
     }
     dst[j] = '\0';
-}
-
-const char *ffn__plot_fmt_unit(char *buf, size_t n, double v, ffn_unit u)
-{
-    ffn_units_format(v, u, buf, n);
-    return buf;
 }
 
 /* Write template with the @KEY@ fields replaced; unknown @...@ text is left alone. */

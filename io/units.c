@@ -210,3 +210,10 @@ int ffn_units_format(double v, ffn_unit kind, char *buf, size_t n)
     }
     return snprintf(buf, n, "%g %s", v, sym[kind]);
 }
+
+const char *ffn_units_str(char *buf, size_t n, double v, ffn_unit kind)
+{
+    if (!isfinite(v)) snprintf(buf, n, "-");
+    else ffn_units_format(v, kind, buf, n);
+    return buf;
+}

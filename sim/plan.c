@@ -55,6 +55,12 @@ int ffn_plan_phase_parse(const char *s, ffn_plan_phase *out)
     return FFN_EINVAL;
 }
 
+ffn_objective ffn_plan_objective(const ffn_plan_opts *o)
+{
+    if (o->objective < FFN_OBJ_COUNT) return o->objective;
+    return o->target_tokens_per_s > 0 ? FFN_OBJ_DEVICES : FFN_OBJ_TOKENS_PER_DEVICE;
+}
+
 void ffn_plan_opts_default(ffn_plan_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -620,9 +626,7 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
                 usable > 0 ? (uint64_t)ceil(all.weight_bytes / usable) : 0;
         }
     }
-    if (out->opts.objective >= FFN_OBJ_COUNT)
-        out->opts.objective =
-            o->target_tokens_per_s > 0 ? FFN_OBJ_DEVICES : FFN_OBJ_TOKENS_PER_DEVICE;
+    out->opts.objective = ffn_plan_objective(o);
     static const uint64_t one = 1;
     const uint64_t *eps = m->moe.n_experts && o->n_ep ? o->ep : &one;
     const size_t n_ep = m->moe.n_experts && o->n_ep ? o->n_ep : 1;

@@ -193,5 +193,8 @@ const char *ffn_plan_phase_name(ffn_plan_phase p);
 /* Parse names as printed above; 0 or FFN_EINVAL. */
 int ffn_objective_parse(const char *s, ffn_objective *out);
 int ffn_plan_phase_parse(const char *s, ffn_plan_phase *out);
+/* The objective o asks for, "auto" (FFN_OBJ_COUNT) resolved: devices with a throughput target,
+ * else tokens per device. */
+ffn_objective ffn_plan_objective(const ffn_plan_opts *o);
 
 #endif

@@ -28,6 +28,10 @@ int ffn_units_parse(const char *text, ffn_unit kind, double *out, char *why, siz
  * "2.00 us". Returns snprintf's result. */
 int ffn_units_format(double v, ffn_unit kind, char *buf, size_t n);
 
+/* ffn_units_format into buf, returning buf, with "-" for a value that is not finite (a figure
+ * a table does not have): the one formatter of every table, report and chart label. */
+const char *ffn_units_str(char *buf, size_t n, double v, ffn_unit kind);
+
 /* The unit's name for messages ("bytes", "bytes per second", ...). */
 const char *ffn_unit_kind_name(ffn_unit kind);
 

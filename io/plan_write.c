@@ -1,0 +1,424 @@
+/* The writers of `ffnroof plan` (include/ffnroof/plan_write.h, docs/plan.md): the ranking of
+ * (model, device) plans, the table, the explanation of one plan's arithmetic, and the JSON
+ * (schema ffnroof.plan/1) and CSV forms. */
+#include "ffnroof/plan_write.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ffnroof/json.h"
+#include "ffnroof/report.h"
+#include "ffnroof/units.h"
+
+static const ffn_plan_layout *shown(const ffn_plan_pair *p)
+{
+    return p->show >= 0 ? &p->plan->layouts[p->show] : NULL;
+}
+
+/* Feasible first (by the objective), then by the smallest miss; pairs of one model together, in
+ * the order of their names. */
+static int cmp_pairs(const ffn_plan_pair *x, const ffn_plan_pair *y, ffn_objective obj)
+{
+    int mx = strcmp(x->m->name, y->m->name);
+    if (x->m != y->m && mx) return mx;
+    const ffn_plan_layout *lx = shown(x), *ly = shown(y);
+    bool fx = lx && lx->feasible, fy = ly && ly->feasible;
+    if (fx != fy) return fx ? -1 : 1;
+    if (fx) {
+        if (ffn_plan_better(lx, ly, obj)) return -1;
+        if (ffn_plan_better(ly, lx, obj)) return 1;
+        return 0;
+    }
+    double ax = lx ? lx->miss : INFINITY, ay = ly ? ly->miss : INFINITY;
+    return ax < ay ? -1 : ax > ay ? 1 : 0;
+}
+
+void ffn_plan_pairs_rank(ffn_plan_pair *pairs, size_t np, ffn_objective obj)
+{
+    /* a stable insertion sort: a few dozen pairs, and equal ones keep their order */
+    for (size_t i = 1; i < np; i++)
+        for (size_t k = i; k > 0 && cmp_pairs(&pairs[k], &pairs[k - 1], obj) < 0; k--) {
+            ffn_plan_pair t = pairs[k];
+            pairs[k] = pairs[k - 1];
+            pairs[k - 1] = t;
+        }
+    for (size_t i = 0, r = 0; i < np; i++) {
+        if (i && pairs[i].m != pairs[i - 1].m) r = 0;
+        pairs[i].rank = (int)++r;
+    }
+}
+
+static void layout_str(char *b, size_t n, const ffn_plan_layout *L)
+{
+    snprintf(b, n, "%llux%llu", (unsigned long long)L->tp, (unsigned long long)L->ep);
+}
+
+static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layout *L)
+{
+    char lay[16], step[24], rk[16];
+    layout_str(lay, sizeof lay, L);
+    if (rank > 0)
+        snprintf(rk, sizeof rk, "%d", rank);
+    else
+        snprintf(rk, sizeof rk, "-");
+    if (!L->valid) {
+        fprintf(fp, "%2s %-13s %5s  %.57s\n", rk, hw->name, lay, L->why);
+        return;
+    }
+    if (!L->feasible && L->max_batch == 0) {
+        fprintf(fp, "%2s %-13s %5s  %.57s\n", rk, hw->name, lay, L->why);
+        return;
+    }
+    ffn_units_str(step, sizeof step, L->step.step_s, FFN_UNIT_TIME);
+    char watt[16];
+    if (isfinite(L->tokens_per_s_per_watt))
+        snprintf(watt, sizeof watt, "%.3g", L->tokens_per_s_per_watt);
+    else
+        snprintf(watt, sizeof watt, "-");
+    fprintf(fp, "%2s %-13s %5s %5llu %6llu %8s %9.0f %7s %3.0f%% %s%s\n", rk, hw->name, lay,
+            (unsigned long long)L->devices, (unsigned long long)L->max_batch, step,
+            L->tokens_per_s_device, watt, 100.0 * L->step.ffn_share,
+            ffn_bottleneck_name(L->bottleneck), L->feasible ? "" : " (infeasible)");
+    char rg[80];
+    fprintf(fp, "%20s step %s %s%s\n", "",
+            ffn_units_str(step, sizeof step, L->step.step_s / L->step.margin_scale, FFN_UNIT_TIME),
+            ffn_range_text(rg, sizeof rg, L->step.step_s / L->step.margin_scale,
+                           L->step.step_p10_s, L->step.step_p90_s, L->step.range_default, false),
+            L->step.margin_scale != 1.0 ? ", sized at p90" : "");
+    if (!L->feasible) fprintf(fp, "%20s %s\n", "", L->why);
+}
+
+static void describe(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o)
+{
+    char a[32], b[32];
+    fprintf(fp, "plan     %s: %s", sc->name[0] ? sc->name : "(flags)",
+            ffn_plan_phase_name(o->phase));
+    if (o->phase == FFN_PLAN_PREFILL)
+        fprintf(fp, ", prompt %llu tokens", (unsigned long long)o->prompt);
+    else
+        fprintf(fp, ", prompt %llu + output %llu tokens", (unsigned long long)o->prompt,
+                (unsigned long long)o->output);
+    fprintf(fp, "\n         W %s, A %s, KV %s; SLO", ffn_dtype_name(o->wdtype),
+            ffn_dtype_name(o->adtype), ffn_dtype_name(o->kv_dtype));
+    if (o->tpot_s > 0) fprintf(fp, " TPOT %s", ffn_units_str(a, sizeof a, o->tpot_s, FFN_UNIT_TIME));
+    if (o->ttft_s > 0) fprintf(fp, " TTFT %s", ffn_units_str(b, sizeof b, o->ttft_s, FFN_UNIT_TIME));
+    if (o->tpot_s <= 0 && o->ttft_s <= 0) fprintf(fp, " none");
+    fprintf(fp, "\n         ");
+    if (o->target_tokens_per_s > 0) fprintf(fp, "target %.6g tokens/s; ", o->target_tokens_per_s);
+    fprintf(fp, "<= %llu devices; objective %s; margin %s\n", (unsigned long long)o->max_devices,
+            ffn_objective_name(ffn_plan_objective(o)),
+            o->margin == FFN_MARGIN_P90 ? "p90" : "median");
+}
+
+void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o,
+                          const ffn_plan_pair *pairs, size_t np, bool all)
+{
+    describe(fp, sc, o);
+    const ffn_model *cur = NULL;
+    for (size_t i = 0; i < np; i++) {
+        const ffn_plan_pair *p = &pairs[i];
+        if (p->m != cur) {
+            cur = p->m;
+            fprintf(fp, "\nmodel    %s\n", cur->name);
+            fprintf(fp, "%2s %-13s %5s %5s %6s %8s %9s %7s %4s %s\n", "#", "device", "TPxEP",
+                    "devs", "batch", "step", "tok/s/dev", "tok/s/W", "FFN", "bottleneck");
+        }
+        const ffn_plan_layout *L = shown(p);
+        if (!L) {
+            fprintf(fp, "%2s %-13s no layout is possible (see --all)\n", "-", p->hw->name);
+            continue;
+        }
+        table_row(fp, L->feasible ? p->rank : 0, p->hw, L);
+        if (!L->feasible) fprintf(fp, "%20s ^ infeasible; this is the closest miss\n", "");
+        if (!L->feasible && p->plan->devices_for_weights > L->devices) {
+            char wb[32], ub[32];
+            fprintf(fp, "%20s   the weights alone (%s) need >= %llu devices of %s usable\n", "",
+                    ffn_units_str(wb, sizeof wb, p->plan->weight_bytes_all, FFN_UNIT_BYTES),
+                    (unsigned long long)p->plan->devices_for_weights,
+                    ffn_units_str(ub, sizeof ub, p->hw->mem_capacity_bytes * o->mem_utilization,
+                          FFN_UNIT_BYTES));
+        }
+        if (all)
+            for (size_t k = 0; k < p->plan->n_layouts; k++) {
+                if ((int)k == p->show) continue;
+                table_row(fp, 0, p->hw, &p->plan->layouts[k]);
+            }
+    }
+    bool any = false;
+    for (size_t i = 0; i < np; i++)
+        any |= shown(&pairs[i]) && shown(&pairs[i])->feasible;
+    if (!any)
+        fprintf(fp,
+                "\ninfeasible: no layout on any device meets the scenario (closest miss above)\n");
+    fprintf(fp, "\nstep = one %s step; tok/s = %s tokens; FFN = FFN share of the step\n",
+            o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode",
+            o->phase == FFN_PLAN_PREFILL ? "prompt" : "output");
+}
+
+/* The arithmetic behind one plan, in a few lines of at most 80 columns. */
+void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
+{
+    const ffn_plan_layout *L = shown(p);
+    const ffn_plan *pl = p->plan;
+    const ffn_plan_opts *o = &pl->opts;
+    char a[32], b[32], c[32], d[32], e[32], f[32];
+    if (!L) return;
+    fprintf(fp, "\nexplain  %s on %s: TP %llu x EP %llu x %llu replicas = %llu devices%s\n",
+            p->m->name, p->hw->name, (unsigned long long)L->tp, (unsigned long long)L->ep,
+            (unsigned long long)L->replicas, (unsigned long long)L->devices,
+            L->feasible ? "" : " (closest miss)");
+    const ffn_plan_mem *m = &L->mem;
+    fprintf(fp, "  weights  %.4g G params, W %s: %s/device (FFN %s, other %s)\n",
+            (double)pl->params.total / 1e9, ffn_dtype_name(o->wdtype),
+            ffn_units_str(a, sizeof a, m->weight_bytes, FFN_UNIT_BYTES),
+            ffn_units_str(b, sizeof b, m->ffn_weight_bytes, FFN_UNIT_BYTES),
+            ffn_units_str(c, sizeof c, m->other_weight_bytes, FFN_UNIT_BYTES));
+    uint64_t ctx = o->phase == FFN_PLAN_PREFILL ? o->prompt : o->prompt + o->output;
+    fprintf(fp, "  KV       %s/token/layer x %llu layers x %llu tokens = %s per sequence\n",
+            ffn_units_str(a, sizeof a, ffn_plan_kv_bytes_per_token_layer(p->m, o->kv_dtype, L->tp),
+                  FFN_UNIT_BYTES),
+            (unsigned long long)p->m->layers, (unsigned long long)ctx,
+            ffn_units_str(b, sizeof b, m->kv_bytes_per_seq, FFN_UNIT_BYTES));
+    fprintf(fp, "  memory   %s usable (%.0f%% of %s); fits up to batch %llu\n",
+            ffn_units_str(a, sizeof a, m->usable_bytes, FFN_UNIT_BYTES), 100 * o->mem_utilization,
+            ffn_units_str(b, sizeof b, p->hw->mem_capacity_bytes, FFN_UNIT_BYTES),
+            (unsigned long long)L->mem_batch);
+    fprintf(fp, "           batch %llu: weights %s + KV %s + act. %s = %s\n",
+            (unsigned long long)(L->max_batch ? L->max_batch : 1),
+            ffn_units_str(c, sizeof c, m->weight_bytes, FFN_UNIT_BYTES),
+            ffn_units_str(d, sizeof d, m->kv_bytes, FFN_UNIT_BYTES),
+            ffn_units_str(e, sizeof e, m->activation_bytes, FFN_UNIT_BYTES),
+            ffn_units_str(f, sizeof f, m->total_bytes, FFN_UNIT_BYTES));
+    const ffn_plan_step *s = &L->step;
+    fprintf(fp, "  step     %s, batch %llu (%llu seq/device):\n", ffn_phase_name(s->phase),
+            (unsigned long long)s->batch, (unsigned long long)s->seqs_device);
+    if (s->margin_scale != 1.0)
+        fprintf(fp, "           every time below x %.4g: the p90 end of the device's range\n",
+                s->margin_scale);
+    fprintf(fp, "           FFN %s (%s-bound, comm %s) [FFN]\n",
+            ffn_units_str(a, sizeof a, s->ffn_s, FFN_UNIT_TIME), ffn_bound_name(s->ffn_bound),
+            ffn_units_str(b, sizeof b, s->ffn_comm_s, FFN_UNIT_TIME));
+    fprintf(fp, "           + attn proj %s + %s %s + all-reduce %s [other]\n",
+            ffn_units_str(a, sizeof a, s->attn_proj_s, FFN_UNIT_TIME),
+            s->phase == FFN_PHASE_DECODE ? "KV read" : "attention",
+            ffn_units_str(b, sizeof b, s->attn_core_s, FFN_UNIT_TIME),
+            ffn_units_str(c, sizeof c, s->attn_comm_s, FFN_UNIT_TIME));
+    fprintf(fp, "           + LM head %s [other] = %s; FFN share %.1f%%\n",
+            ffn_units_str(a, sizeof a, s->lm_head_s, FFN_UNIT_TIME),
+            ffn_units_str(b, sizeof b, s->step_s, FFN_UNIT_TIME), 100 * s->ffn_share);
+    double slo = o->phase == FFN_PLAN_PREFILL ? o->ttft_s : o->tpot_s;
+    if (slo > 0)
+        fprintf(fp, "  SLO      %s %s: largest batch meeting it (binary search) %llu\n",
+                o->phase == FFN_PLAN_PREFILL ? "TTFT" : "TPOT",
+                ffn_units_str(a, sizeof a, slo, FFN_UNIT_TIME), (unsigned long long)L->max_batch);
+    if (o->phase != FFN_PLAN_DECODE || o->ttft_s > 0)
+        fprintf(
+            fp, "  TTFT     %s for a prefill of %llu x %llu tokens\n",
+            ffn_units_str(a, sizeof a, L->ttft_s, FFN_UNIT_TIME),
+            (unsigned long long)(o->phase == FFN_PLAN_PREFILL ? L->max_batch : o->prefill_batch),
+            (unsigned long long)o->prompt);
+    if (L->max_batch) {
+        if (o->phase == FFN_PLAN_BOTH)
+            fprintf(fp,
+                    "  rate     %llu x %llu / (%llu x %s + %llu prefills x %s)\n"
+                    "           = %.5g tokens/s per replica\n",
+                    (unsigned long long)L->max_batch, (unsigned long long)o->output,
+                    (unsigned long long)o->output, ffn_units_str(a, sizeof a, s->step_s, FFN_UNIT_TIME),
+                    (unsigned long long)((L->max_batch + o->prefill_batch - 1) / o->prefill_batch),
+                    ffn_units_str(b, sizeof b, L->ttft_s, FFN_UNIT_TIME), L->tokens_per_s_replica);
+        else
+            fprintf(fp, "  rate     %llu%s / %s = %.5g tokens/s per replica\n",
+                    (unsigned long long)L->max_batch,
+                    o->phase == FFN_PLAN_PREFILL ? " x prompt" : "",
+                    ffn_units_str(a, sizeof a, s->step_s, FFN_UNIT_TIME), L->tokens_per_s_replica);
+        fprintf(fp, "           / %llu devices = %.5g tokens/s per device\n",
+                (unsigned long long)(L->tp * L->ep), L->tokens_per_s_device);
+        if (o->target_tokens_per_s > 0)
+            fprintf(fp, "  fleet    ceil(%.6g / %.5g) = %llu replicas = %llu devices\n",
+                    o->target_tokens_per_s, L->tokens_per_s_replica,
+                    (unsigned long long)L->replicas, (unsigned long long)L->devices);
+        if (isfinite(L->tokens_per_s_per_watt))
+            fprintf(fp, "  power    %.5g tokens/s / (%llu x %s) = %.4g tokens/s per W\n",
+                    L->tokens_per_s_fleet, (unsigned long long)L->devices,
+                    ffn_units_str(a, sizeof a, p->hw->tdp_w, FFN_UNIT_POWER), L->tokens_per_s_per_watt);
+        if (isfinite(L->tokens_per_dollar))
+            fprintf(fp, "  cost     %.4g tokens per dollar at $%.4g per device-hour\n",
+                    L->tokens_per_dollar, o->price_per_hour);
+    }
+    fprintf(fp, "  limit    %s%s%.60s\n", ffn_bottleneck_name(L->bottleneck), L->why[0] ? ": " : "",
+            L->why);
+}
+
+static void json_layout(ffn_json *j, const ffn_plan_pair *p, const ffn_plan_layout *L, int rank)
+{
+    ffn_json_obj_begin(j, NULL);
+    if (rank > 0) ffn_json_u64(j, "rank", (uint64_t)rank);
+    ffn_json_str(j, "model", p->m->name);
+    ffn_json_str(j, "hw", p->hw->name);
+    ffn_json_bool(j, "valid", L->valid);
+    ffn_json_bool(j, "feasible", L->feasible);
+    ffn_json_u64(j, "devices", L->devices);
+    /* the devices the weights alone need by capacity (SRAM-first devices: chips on chip) */
+    ffn_json_u64(j, "devices_for_weights", p->plan->devices_for_weights);
+    ffn_json_u64(j, "tp", L->tp);
+    ffn_json_u64(j, "ep", L->ep);
+    ffn_json_u64(j, "replicas", L->replicas);
+    ffn_json_bool(j, "fits", L->fits);
+    ffn_json_num(j, "memory_per_device_bytes", L->mem.total_bytes);
+    ffn_json_obj_begin(j, "memory");
+    ffn_json_num(j, "weight_bytes", L->mem.weight_bytes);
+    ffn_json_num(j, "ffn_weight_bytes", L->mem.ffn_weight_bytes);
+    ffn_json_num(j, "other_weight_bytes", L->mem.other_weight_bytes);
+    ffn_json_num(j, "kv_cache_bytes", L->mem.kv_bytes);
+    ffn_json_num(j, "kv_cache_per_seq_bytes", L->mem.kv_bytes_per_seq);
+    ffn_json_num(j, "activation_bytes", L->mem.activation_bytes);
+    ffn_json_num(j, "usable_bytes", L->mem.usable_bytes);
+    ffn_json_obj_end(j);
+    ffn_json_u64(j, "max_batch", L->max_batch);
+    ffn_json_u64(j, "mem_batch", L->mem_batch);
+    ffn_json_num(j, "step_s", L->valid ? L->step.step_s : NAN);
+    ffn_json_num(j, "ttft_s", L->ttft_s > 0 ? L->ttft_s : NAN);
+    ffn_json_num(j, "tokens_per_s", L->tokens_per_s_fleet);
+    ffn_json_num(j, "tokens_per_s_replica", L->tokens_per_s_replica);
+    ffn_json_num(j, "tokens_per_s_device", L->tokens_per_s_device);
+    ffn_json_num(j, "tokens_per_s_per_watt", L->tokens_per_s_per_watt);
+    ffn_json_num(j, "tokens_per_dollar", L->tokens_per_dollar);
+    ffn_json_str(j, "bottleneck", L->valid ? ffn_bottleneck_name(L->bottleneck) : "invalid");
+    if (!L->feasible) ffn_json_num(j, "miss", L->miss > 0 ? L->miss : NAN);
+    if (L->why[0]) ffn_json_str(j, "why", L->why);
+    if (L->valid) {
+        const ffn_plan_step *s = &L->step;
+        ffn_json_obj_begin(j, "step");
+        ffn_json_str(j, "phase", ffn_phase_name(s->phase));
+        ffn_json_u64(j, "batch", s->batch);
+        ffn_json_u64(j, "seqs_per_device", s->seqs_device);
+        ffn_json_u64(j, "context", s->context);
+        ffn_json_num(j, "step_s", s->step_s);
+        /* the predicted (median) step's range; step_s is its p90 end with --margin p90 */
+        ffn_json_num(j, "step_p10_s", s->step_p10_s);
+        ffn_json_num(j, "step_p90_s", s->step_p90_s);
+        ffn_json_num(j, "margin_scale", s->margin_scale);
+        ffn_json_bool(j, "range_default", s->range_default);
+        ffn_json_num(j, "ffn_share", s->ffn_share);
+        ffn_json_str(j, "ffn_bound", ffn_bound_name(s->ffn_bound));
+        ffn_json_arr_begin(j, "parts");
+        const struct {
+            const char *name, *label;
+            double v;
+        } parts[] = {
+            {"ffn", "ffn", s->ffn_s - s->ffn_comm_s},
+            {"ffn_comm", "ffn", s->ffn_comm_s},
+            {"attn_proj", "other", s->attn_proj_s},
+            {s->phase == FFN_PHASE_DECODE ? "kv_read" : "attention", "other", s->attn_core_s},
+            {"attn_allreduce", "other", s->attn_comm_s},
+            {"lm_head", "other", s->lm_head_s}};
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            ffn_json_obj_begin(j, NULL);
+            ffn_json_str(j, "name", parts[i].name);
+            ffn_json_str(j, "label", parts[i].label);
+            ffn_json_num(j, "seconds", parts[i].v);
+            ffn_json_obj_end(j);
+        }
+        ffn_json_arr_end(j);
+        if (s->phase == FFN_PHASE_DECODE) ffn_json_num(j, "kv_read_bytes", s->kv_read_bytes);
+        ffn_json_num(j, "attention_flops", s->attn_core_flops);
+        ffn_json_run(j, "ffn", &s->ffn);
+        ffn_json_obj_end(j);
+    }
+    ffn_json_obj_end(j);
+}
+
+int ffn_plan_write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o,
+                        const ffn_plan_pair *pairs, size_t np)
+{
+    ffn_json j;
+    ffn_json_init(&j, fp, true);
+    ffn_json_obj_begin(&j, NULL);
+    ffn_json_str(&j, "schema", "ffnroof.plan/1");
+    ffn_json_obj_begin(&j, "scenario");
+    ffn_json_str(&j, "name", sc->name);
+    if (sc->path[0]) ffn_json_str(&j, "path", sc->path);
+    ffn_json_str(&j, "phase", ffn_plan_phase_name(o->phase));
+    ffn_json_u64(&j, "prompt", o->prompt);
+    ffn_json_u64(&j, "output", o->output);
+    ffn_json_str(&j, "wdtype", ffn_dtype_name(o->wdtype));
+    ffn_json_str(&j, "adtype", ffn_dtype_name(o->adtype));
+    ffn_json_str(&j, "kv_dtype", ffn_dtype_name(o->kv_dtype));
+    ffn_json_num(&j, "tpot_s", o->tpot_s > 0 ? o->tpot_s : NAN);
+    ffn_json_num(&j, "ttft_s", o->ttft_s > 0 ? o->ttft_s : NAN);
+    ffn_json_num(&j, "target_tokens_per_s",
+                 o->target_tokens_per_s > 0 ? o->target_tokens_per_s : NAN);
+    ffn_json_u64(&j, "max_devices", o->max_devices);
+    ffn_json_str(&j, "objective", ffn_objective_name(ffn_plan_objective(o)));
+    ffn_json_str(&j, "margin", o->margin == FFN_MARGIN_P90 ? "p90" : "median");
+    ffn_json_obj_end(&j);
+    bool any = false;
+    ffn_json_arr_begin(&j, "plans");
+    for (size_t i = 0; i < np; i++) {
+        const ffn_plan_layout *L = shown(&pairs[i]);
+        if (!L) continue;
+        any |= L->feasible;
+        json_layout(&j, &pairs[i], L, L->feasible ? pairs[i].rank : 0);
+    }
+    ffn_json_arr_end(&j);
+    ffn_json_bool(&j, "feasible", any);
+    ffn_json_arr_begin(&j, "layouts");
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < pairs[i].plan->n_layouts; k++)
+            json_layout(&j, &pairs[i], &pairs[i].plan->layouts[k], 0);
+    ffn_json_arr_end(&j);
+    ffn_json_obj_end(&j);
+    return ffn_json_finish(&j);
+}
+
+static void csv_text(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
+{
+    fputs("model,hw,rank,chosen,valid,feasible,tp,ep,replicas,devices,fits,"
+          "memory_per_device_bytes,weight_bytes,kv_cache_bytes,activation_bytes,max_batch,"
+          "mem_batch,step_s,ffn_s,ffn_comm_s,attn_proj_s,attn_core_s,attn_comm_s,lm_head_s,"
+          "ffn_share,ttft_s,tokens_per_s,tokens_per_s_device,tokens_per_s_per_watt,"
+          "tokens_per_dollar,bottleneck,miss,why\n",
+          fp);
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < pairs[i].plan->n_layouts; k++) {
+            const ffn_plan_layout *L = &pairs[i].plan->layouts[k];
+            const ffn_plan_step *s = &L->step;
+            bool chosen = (int)k == pairs[i].show;
+            fprintf(fp, "%s,%s,", pairs[i].m->name, pairs[i].hw->name);
+            if (chosen && L->feasible) fprintf(fp, "%d", pairs[i].rank);
+            fprintf(fp, ",%d,%d,%d,%llu,%llu,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6e,%llu,%llu,", chosen,
+                    L->valid, L->feasible, (unsigned long long)L->tp, (unsigned long long)L->ep,
+                    (unsigned long long)L->replicas, (unsigned long long)L->devices, L->fits,
+                    L->mem.total_bytes, L->mem.weight_bytes, L->mem.kv_bytes,
+                    L->mem.activation_bytes, (unsigned long long)L->max_batch,
+                    (unsigned long long)L->mem_batch);
+            if (L->valid)
+                fprintf(fp, "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6g,", s->step_s, s->ffn_s,
+                        s->ffn_comm_s, s->attn_proj_s, s->attn_core_s, s->attn_comm_s, s->lm_head_s,
+                        s->ffn_share);
+            else
+                fputs(",,,,,,,,", fp);
+            double v[] = {L->ttft_s > 0 ? L->ttft_s : NAN, L->tokens_per_s_fleet,
+                          L->tokens_per_s_device, L->tokens_per_s_per_watt, L->tokens_per_dollar};
+            for (size_t q = 0; q < sizeof v / sizeof v[0]; q++) {
+                if (isfinite(v[q]) && (q == 0 || L->max_batch)) fprintf(fp, "%.6e", v[q]);
+                fputc(',', fp);
+            }
+            fprintf(fp, "%s,", L->valid ? ffn_bottleneck_name(L->bottleneck) : "invalid");
+            if (!L->feasible && L->miss > 0) fprintf(fp, "%.6g", L->miss);
+            fputc(',', fp);
+            csv_text(fp, L->why);
+            fputc('\n', fp);
+        }
+    return ferror(fp) ? FFN_EIO : 0;
+}
