@@ -1,8 +1,9 @@
 /* `ffnroof compare`: one model on several devices side by side - prefill and decode FFN latency
  * per layer and for the model, FFN tokens/s and tokens/s per watt, the ridge point, whether the
  * weights fit and how many devices they need, the MoE breakdown - as a table, JSON or CSV, and
- * as charts (latency, roofline, MoE) through the templates in plots/. `report --compare` reuses
- * the same computation (cli/pictures.h). */
+ * as charts (latency, roofline, MoE) through the templates in plots/. The predictions and the
+ * writers are in the library (include/ffnroof/compare.h); this file parses the options, loads
+ * the inputs and emits the charts, and `report --compare` reuses it (cli/pictures.h). */
 #define _GNU_SOURCE
 #include "pictures.h"
 
@@ -12,12 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ffnroof/json.h"
-#include "ffnroof/report.h"
+#include "ffnroof/compare.h"
 #include "ffnroof/scenario.h"
-#include "ffnroof/units.h"
-
-#define FFN_COMPARE_SCHEMA "ffnroof.compare/1"
 
 static void usage(FILE *fp, const char *cmd)
 {
@@ -236,341 +233,19 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     if (ffn_model_params(&c->model, &c->params))
         return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "parameter count of '%s' overflows", c->model.name);
 
-    double wbytes = (double)c->params.total * ffn_dtype_bytes(c->run.wdtype, c->run.group_size);
-    for (size_t i = 0; i < c->n_dev; i++) {
-        ffn_cmp_device *d = &c->dev[i];
-        ffn_diag dg;
-        ffn_run r = c->run;
-        r.phase = FFN_PHASE_PREFILL;
-        ffn_diag_clear(&dg);
-        if (ffn_predict(&c->model, &d->hw, &r, &d->prefill[0], &dg))
-            return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "%s on %s: %s", c->model.name, d->hw.name,
-                                dg.msg);
-        for (size_t b = 0; b < c->n_batch; b++) {
-            r.phase = FFN_PHASE_DECODE;
-            r.batch = c->batch[b];
-            ffn_diag_clear(&dg);
-            if (ffn_predict(&c->model, &d->hw, &r, &d->decode[b], &dg))
-                return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "%s on %s: %s", c->model.name,
-                                    d->hw.name, dg.msg);
-        }
-        d->weight_bytes = wbytes;
-        d->devices_for_weights =
-            d->hw.mem_capacity_bytes > 0 ? (uint64_t)ceil(wbytes / d->hw.mem_capacity_bytes) : 0;
-        d->fits = d->devices_for_weights == 1;
-    }
+    size_t bad = 0;
+    ffn_diag dg;
+    if (ffn_compare_predict(c, &bad, &dg))
+        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "%s on %s: %s", c->model.name, c->dev[bad].hw.name,
+                            dg.msg);
     return 0;
-}
-
-/* ---- output ------------------------------------------------------------------------------ */
-
-static double tokens_of(const ffn_result *r)
-{
-    return r->run.phase == FFN_PHASE_PREFILL ? (double)r->run.batch * (double)r->run.seq
-                                             : (double)r->run.batch;
-}
-
-static double tok_s(const ffn_result *r)
-{
-    return r->predicted_s > 0 ? tokens_of(r) / r->predicted_s : NAN;
-}
-
-static double tok_s_w(const ffn_hw *hw, const ffn_result *r)
-{
-    return hw->tdp_w > 0 ? tok_s(r) / hw->tdp_w : NAN;
-}
-
-static const char *u(char *buf, size_t n, double v, ffn_unit unit)
-{
-    if (!isfinite(v)) snprintf(buf, n, "-");
-    else ffn_units_format(v, unit, buf, n);
-    return buf;
-}
-
-static const char *g(char *buf, size_t n, double v)
-{
-    if (!isfinite(v)) snprintf(buf, n, "-");
-    else if (v >= 100) snprintf(buf, n, "%.0f", v);
-    else snprintf(buf, n, "%.3g", v);
-    return buf;
-}
-
-static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *d,
-                       const ffn_result *r)
-{
-    ffn_json_obj_begin(j, NULL);
-    ffn_json_u64(j, "batch", r->run.batch);
-    if (r->run.phase == FFN_PHASE_PREFILL) ffn_json_u64(j, "seq", r->run.seq);
-    else ffn_json_null(j, "seq");
-    ffn_json_u64(j, "tokens", r->tokens);
-    ffn_json_num(j, "layer_s", ffn_plot_layer_latency_s(&c->model, r));
-    ffn_json_num(j, "model_s", r->predicted_s);
-    ffn_json_num(j, "model_p10_s", r->predicted_p10_s); /* the range: docs/model.md */
-    ffn_json_num(j, "model_p90_s", r->predicted_p90_s);
-    ffn_json_bool(j, "range_default", r->unc_default);
-    ffn_json_num(j, "roofline_s", r->roofline_s);
-    ffn_json_num(j, "tokens_per_s", tok_s(r));
-    ffn_json_num(j, "tokens_per_s_per_w", tok_s_w(&d->hw, r));
-    ffn_json_num(j, "intensity", r->intensity);
-    ffn_json_str(j, "bound", ffn_bound_name(r->bound));
-    if (r->moe_layers) {
-        const ffn_moe_detail *m = &r->moe_detail;
-        ffn_json_obj_begin(j, "moe");
-        ffn_json_num(j, "router_s", m->router_s);
-        ffn_json_num(j, "dispatch_s", m->dispatch_s);
-        ffn_json_num(j, "expert_s", m->expert_s);
-        ffn_json_num(j, "shared_s", m->shared_s);
-        ffn_json_num(j, "combine_s", m->combine_s);
-        ffn_json_num(j, "alltoall_s", m->alltoall_s);
-        ffn_json_num(j, "experts_touched", m->stats.experts_touched);
-        ffn_json_num(j, "share_of_ffn", m->share_of_ffn);
-        ffn_json_obj_end(j);
-    }
-    ffn_json_obj_end(j);
-}
-
-/* The warning of a spec whose efficiency fit failed or is poor (ffn_hw_fit_warning), printed
- * beside every prediction made with it; NULL when there is none. */
-static const char *fit_warning(const ffn_cmp_device *d, char *buf, size_t n)
-{
-    return ffn_hw_fit_warning(&d->hw, buf, n) ? buf : NULL;
-}
-
-static void print_fit_warnings(FILE *fp, const ffn_compare *c, const char *prefix)
-{
-    char w[320];
-    for (size_t i = 0; i < c->n_dev; i++)
-        if (fit_warning(&c->dev[i], w, sizeof w)) fprintf(fp, "%s%s\n", prefix, w);
-}
-
-static int write_json(FILE *fp, const ffn_compare *c)
-{
-    ffn_json j;
-    ffn_json_init(&j, fp, true);
-    ffn_json_obj_begin(&j, NULL);
-    ffn_json_str(&j, "schema", FFN_COMPARE_SCHEMA);
-    ffn_json_obj_begin(&j, "model");
-    ffn_json_str(&j, "name", c->model.name);
-    ffn_json_str(&j, "file", c->model_path);
-    ffn_json_u64(&j, "layers", c->model.layers);
-    ffn_json_u64(&j, "params", c->params.total);
-    ffn_json_u64(&j, "active_params", c->params.active);
-    if (c->model.moe.n_experts) {
-        ffn_json_u64(&j, "experts", c->model.moe.n_experts);
-        ffn_json_u64(&j, "top_k", c->model.moe.top_k);
-    }
-    ffn_json_obj_end(&j);
-    ffn_json_obj_begin(&j, "settings");
-    ffn_json_str(&j, "wdtype", ffn_dtype_name(c->run.wdtype));
-    ffn_json_str(&j, "adtype", ffn_dtype_name(c->run.adtype));
-    ffn_json_u64(&j, "seq", c->run.seq);
-    ffn_json_u64(&j, "prefill_batch", c->run.batch);
-    ffn_json_arr_begin(&j, "decode_batches");
-    for (size_t b = 0; b < c->n_batch; b++) ffn_json_u64(&j, NULL, c->batch[b]);
-    ffn_json_arr_end(&j);
-    if (c->scenario[0]) ffn_json_str(&j, "scenario", c->scenario);
-    else ffn_json_null(&j, "scenario");
-    ffn_json_obj_end(&j);
-    ffn_json_arr_begin(&j, "devices");
-    for (size_t i = 0; i < c->n_dev; i++) {
-        const ffn_cmp_device *d = &c->dev[i];
-        ffn_json_obj_begin(&j, NULL);
-        ffn_json_str(&j, "name", d->hw.name);
-        char fw[320];
-        if (fit_warning(d, fw, sizeof fw)) ffn_json_str(&j, "fit_warning", fw);
-        ffn_json_str(&j, "kind", ffn_hw_kind_name(d->hw.kind));
-        ffn_json_str(&j, "file", d->hw_path);
-        ffn_json_str(&j, "source", d->hw.source);
-        ffn_json_num(&j, "peak_flops", d->decode[0].peak_flops);
-        ffn_json_str(&j, "compute_dtype", ffn_dtype_name(d->decode[0].compute_dtype));
-        ffn_json_num(&j, "mem_bandwidth_bps", d->hw.mem_bandwidth_bps);
-        ffn_json_num(&j, "mem_capacity_bytes", d->hw.mem_capacity_bytes);
-        if (d->hw.tdp_w > 0) ffn_json_num(&j, "tdp_w", d->hw.tdp_w);
-        else ffn_json_null(&j, "tdp_w");
-        ffn_json_num(&j, "ridge_tokens", d->decode[0].ridge_tokens);
-        ffn_json_num(&j, "weight_bytes", d->weight_bytes);
-        ffn_json_bool(&j, "fits", d->fits);
-        if (d->devices_for_weights) ffn_json_u64(&j, "devices_for_weights", d->devices_for_weights);
-        else ffn_json_null(&j, "devices_for_weights");
-        ffn_json_arr_begin(&j, "prefill");
-        json_point(&j, c, d, &d->prefill[0]);
-        ffn_json_arr_end(&j);
-        ffn_json_arr_begin(&j, "decode");
-        for (size_t b = 0; b < c->n_batch; b++) json_point(&j, c, d, &d->decode[b]);
-        ffn_json_arr_end(&j);
-        ffn_json_obj_end(&j);
-    }
-    ffn_json_arr_end(&j);
-    ffn_json_obj_end(&j);
-    return ffn_json_finish(&j);
-}
-
-static void csv_num(FILE *fp, double v)
-{
-    if (isfinite(v)) fprintf(fp, ",%.6g", v);
-    else fputc(',', fp);
-}
-
-static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, const ffn_result *r)
-{
-    bool pre = r->run.phase == FFN_PHASE_PREFILL;
-    fprintf(fp, "%s,%s,%s,%s,%llu,", c->model.name, d->hw.name, ffn_hw_kind_name(d->hw.kind),
-            ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch);
-    if (pre) fprintf(fp, "%llu", (unsigned long long)r->run.seq);
-    fprintf(fp, ",%llu,%s", (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype));
-    csv_num(fp, ffn_plot_layer_latency_s(&c->model, r));
-    csv_num(fp, r->predicted_s);
-    csv_num(fp, tok_s(r));
-    csv_num(fp, tok_s_w(&d->hw, r));
-    fprintf(fp, ",%s", ffn_bound_name(r->bound));
-    csv_num(fp, r->ridge_tokens);
-    csv_num(fp, d->weight_bytes);
-    fprintf(fp, ",%d,", d->fits ? 1 : 0);
-    if (d->devices_for_weights) fprintf(fp, "%llu", (unsigned long long)d->devices_for_weights);
-    const ffn_moe_detail *m = &r->moe_detail;
-    double v[6] = {m->router_s, m->dispatch_s, m->expert_s, m->shared_s, m->combine_s, m->alltoall_s};
-    for (int k = 0; k < 6; k++) csv_num(fp, r->moe_layers ? v[k] : NAN);
-    fputc('\n', fp);
-}
-
-static int write_csv(FILE *fp, const ffn_compare *c)
-{
-    fputs("model,hw,kind,phase,batch,seq,tokens,wdtype,layer_s,model_s,tokens_per_s,"
-          "tokens_per_s_per_w,bound,ridge_tokens,weight_bytes,fits,devices_for_weights,router_s,"
-          "dispatch_s,expert_s,shared_s,combine_s,alltoall_s\n",
-          fp);
-    for (size_t i = 0; i < c->n_dev; i++) {
-        csv_row(fp, c, &c->dev[i], &c->dev[i].prefill[0]);
-        for (size_t b = 0; b < c->n_batch; b++) csv_row(fp, c, &c->dev[i], &c->dev[i].decode[b]);
-    }
-    return ferror(fp) ? FFN_EIO : 0;
-}
-
-static const char *fit_text(char *buf, size_t n, const ffn_cmp_device *d)
-{
-    if (!d->devices_for_weights) snprintf(buf, n, "unknown");
-    else if (d->fits) snprintf(buf, n, "yes");
-    else snprintf(buf, n, "no, %llu", (unsigned long long)d->devices_for_weights);
-    return buf;
-}
-
-static int write_table(FILE *fp, const ffn_compare *c)
-{
-    char a[32], b[32], e[32], f[32], h[32], k[32];
-    fprintf(fp, "model   %s: %s G params (%s weights in %s)\n", c->model.name,
-            g(a, sizeof a, (double)c->params.total / 1e9), u(b, sizeof b, c->dev[0].weight_bytes,
-                                                             FFN_UNIT_BYTES),
-            ffn_dtype_name(c->run.wdtype));
-    fprintf(fp, "        prefill %llu x %llu tokens; decode batches", (unsigned long long)c->run.batch,
-            (unsigned long long)c->run.seq);
-    for (size_t i = 0; i < c->n_batch; i++)
-        fprintf(fp, "%s%llu", i ? "," : " ", (unsigned long long)c->batch[i]);
-    fprintf(fp, "\n        FFN only, per device, no TP/EP; tokens/s are FFN upper bounds\n\n");
-    fprintf(fp, "%-16s %-4s %11s %11s %6s %8s %9s\n", "device", "kind", "peak", "memory BW", "TDP",
-            "ridge", "fits (n)");
-    for (size_t i = 0; i < c->n_dev; i++) {
-        const ffn_cmp_device *d = &c->dev[i];
-        fprintf(fp, "%-16.16s %-4.4s %11s %11s %6s %8s %9s\n", d->hw.name,
-                ffn_hw_kind_name(d->hw.kind), u(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
-                u(b, sizeof b, d->hw.mem_bandwidth_bps, FFN_UNIT_BPS),
-                d->hw.tdp_w > 0 ? u(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
-                g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
-    }
-    fprintf(fp, "\n%-16s %-7s %6s %10s %10s %10s %9s %-7s %s\n", "device", "phase", "batch",
-            "per layer", "model", "tokens/s", "tok/s/W", "bound", "model p10-p90");
-    for (size_t i = 0; i < c->n_dev; i++) {
-        const ffn_cmp_device *d = &c->dev[i];
-        for (size_t p = 0; p <= c->n_batch; p++) {
-            const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
-            char rg[80], fw[320];
-            fprintf(fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s %s%s\n", p ? "" : d->hw.name,
-                    ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
-                    u(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
-                    u(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
-                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound),
-                    ffn_range_text(rg, sizeof rg, r->predicted_s, r->predicted_p10_s,
-                                   r->predicted_p90_s, r->unc_default, true),
-                    fit_warning(d, fw, sizeof fw) ? "  ! fit" : "");
-        }
-    }
-    fprintf(fp, "model p10-p90: the range of the model time (docs/model.md, \"Uncertainty\"); "
-                "* = default\n");
-    print_fit_warnings(fp, c, "! fit: ");
-    if (c->model.moe.n_experts) {
-        fprintf(fp, "\none MoE layer, busiest device (decode):\n%-16s %6s %9s %9s %9s %9s %9s %9s\n",
-                "device", "batch", "router", "dispatch", "experts", "shared", "combine", "all2all");
-        for (size_t i = 0; i < c->n_dev; i++)
-            for (size_t p = 0; p < c->n_batch; p++) {
-                const ffn_moe_detail *m = &c->dev[i].decode[p].moe_detail;
-                char s1[32], s2[32];
-                fprintf(fp, "%-16.16s %6llu %9s %9s %9s %9s %9s %9s\n", p ? "" : c->dev[i].hw.name,
-                        (unsigned long long)c->batch[p], u(a, sizeof a, m->router_s, FFN_UNIT_TIME),
-                        u(b, sizeof b, m->dispatch_s, FFN_UNIT_TIME),
-                        u(e, sizeof e, m->expert_s, FFN_UNIT_TIME),
-                        u(s1, sizeof s1, m->shared_s, FFN_UNIT_TIME),
-                        u(s2, sizeof s2, m->combine_s, FFN_UNIT_TIME),
-                        u(k, sizeof k, m->alltoall_s, FFN_UNIT_TIME));
-            }
-    }
-    return ferror(fp) ? FFN_EIO : 0;
 }
 
 int ffn_compare_write(FILE *fp, const ffn_compare *c, ffn_format fmt)
 {
-    if (fmt == FFN_FMT_JSON) return write_json(fp, c);
-    if (fmt == FFN_FMT_CSV) return write_csv(fp, c);
-    return write_table(fp, c);
-}
-
-int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c)
-{
-    char a[32], b[32], e[32], f[32], h[32];
-    fprintf(fp, "| device | kind | %s peak | memory bandwidth | memory | TDP | ridge (tokens/step) | "
-                "weights fit (devices needed) |\n|---|---|---:|---:|---:|---:|---:|---|\n",
-            ffn_dtype_name(c->dev[0].decode[0].compute_dtype));
-    for (size_t i = 0; i < c->n_dev; i++) {
-        const ffn_cmp_device *d = &c->dev[i];
-        char cap[32];
-        fprintf(fp, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", d->hw.name,
-                ffn_hw_kind_name(d->hw.kind), u(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
-                u(b, sizeof b, d->hw.mem_bandwidth_bps, FFN_UNIT_BPS),
-                u(cap, sizeof cap, d->hw.mem_capacity_bytes, FFN_UNIT_BYTES),
-                d->hw.tdp_w > 0 ? u(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
-                g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
-    }
-    fprintf(fp, "\n| device | phase | batch | tokens/step | FFN per layer | FFN, whole model | "
-                "FFN tokens/s | tokens/s per W | bound |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
-    for (size_t i = 0; i < c->n_dev; i++) {
-        const ffn_cmp_device *d = &c->dev[i];
-        for (size_t p = 0; p <= c->n_batch; p++) {
-            const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
-            fprintf(fp, "| %s | %s | %llu | %llu | %s | %s | %s | %s | %s |\n", d->hw.name,
-                    ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
-                    (unsigned long long)r->tokens,
-                    u(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
-                    u(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
-                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
-        }
-    }
-    print_fit_warnings(fp, c, "\n> ");
-    if (c->model.moe.n_experts) {
-        fprintf(fp, "\nOne MoE layer on the busiest device, decode:\n\n| device | batch | router | "
-                    "dispatch | routed experts | shared experts | combine | all-to-all |\n"
-                    "|---|---:|---:|---:|---:|---:|---:|---:|\n");
-        for (size_t i = 0; i < c->n_dev; i++)
-            for (size_t p = 0; p < c->n_batch; p++) {
-                const ffn_moe_detail *m = &c->dev[i].decode[p].moe_detail;
-                char s1[32], s2[32], s3[32];
-                fprintf(fp, "| %s | %llu | %s | %s | %s | %s | %s | %s |\n", c->dev[i].hw.name,
-                        (unsigned long long)c->batch[p], u(a, sizeof a, m->router_s, FFN_UNIT_TIME),
-                        u(b, sizeof b, m->dispatch_s, FFN_UNIT_TIME),
-                        u(e, sizeof e, m->expert_s, FFN_UNIT_TIME),
-                        u(s1, sizeof s1, m->shared_s, FFN_UNIT_TIME),
-                        u(s2, sizeof s2, m->combine_s, FFN_UNIT_TIME),
-                        u(s3, sizeof s3, m->alltoall_s, FFN_UNIT_TIME));
-            }
-    }
-    return ferror(fp) ? FFN_EIO : 0;
+    if (fmt == FFN_FMT_JSON) return ffn_compare_write_json(fp, c);
+    if (fmt == FFN_FMT_CSV) return ffn_compare_write_csv(fp, c);
+    return ffn_compare_write_table(fp, c);
 }
 
 int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, const char *prefix,
@@ -580,83 +255,23 @@ int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, co
     static ffn_roofline_chart rc_chart;
     static ffn_moe_chart mc;
     *n_names = 0;
-    char today[16], devices[512] = "";
+    char today[16];
     ffn_cli_today(today, sizeof today);
-    for (size_t i = 0; i < c->n_dev; i++) {
-        size_t l = strlen(devices);
-        snprintf(devices + l, sizeof devices - l, "%s%s", i ? ", " : "", c->dev[i].hw.name);
-    }
-    const char *dt = ffn_dtype_name(c->run.wdtype);
+    ffn_compare_charts(c, today, &lc, &rc_chart, &mc);
     ffn_chart_out co = {.dir = dir, .width = width, .height = height, .render = render};
-    char base[64];
-    int rc;
-
-    /* latency: prefill over a prompt-length sweep, decode over the batches (and a sweep) */
-    memset(&lc, 0, sizeof lc);
-    snprintf(lc.title, sizeof lc.title, "FFN latency per layer: %.60s on %.100s, %s (%s)", c->model.name,
-             devices, dt, today);
-    for (size_t i = 0; i < c->n_dev && (int)i < FFN_PLOT_MAX_DEVICES; i++) {
-        const ffn_cmp_device *d = &c->dev[i];
-        snprintf(lc.device[lc.n_dev], sizeof lc.device[0], "%s", d->hw.name);
-        lc.ridge_tokens[lc.n_dev] = d->decode[0].ridge_tokens;
-        int dev = lc.n_dev++;
-        for (int ph = 0; ph < 2 && lc.n_series < FFN_PLOT_MAX_SERIES; ph++) {
-            ffn_latency_series *s = &lc.s[lc.n_series++];
-            s->device = dev;
-            s->phase = ph ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
-            snprintf(s->label, sizeof s->label, "%s %s", d->hw.name, ph ? "decode" : "prefill");
-            for (uint64_t t = ph ? 1 : 128; t <= (ph ? 1024u : 32768u) && s->n < 16; t *= 2) {
-                ffn_run r = c->run;
-                r.phase = s->phase;
-                if (ph) r.batch = t;
-                else r.batch = 1, r.seq = t;
-                ffn_result res;
-                ffn_diag dg;
-                ffn_diag_clear(&dg);
-                if (ffn_predict(&c->model, &d->hw, &r, &res, &dg)) continue;
-                s->tokens[s->n] = (double)res.tokens;
-                s->seconds[s->n] = ffn_plot_layer_latency_s(&c->model, &res);
-                s->n++;
-            }
-        }
-    }
-    snprintf(base, sizeof base, "%slatency", prefix);
-    co.base = base;
-    if ((rc = ffn_chart_emit(cmd, FFN_CHART_LATENCY, &lc, &co))) return rc;
-    snprintf(names[(*n_names)++], 64, "%s", base);
-
-    /* roofline: every device, the model's whole-FFN points on each */
-    memset(&rc_chart, 0, sizeof rc_chart);
-    snprintf(rc_chart.title, sizeof rc_chart.title, "Roofline: %.60s on %.100s, %s (%s)", c->model.name,
-             devices, dt, today);
-    for (size_t i = 0; i < c->n_dev && (int)i < FFN_PLOT_MAX_DEVICES; i++) {
-        const ffn_cmp_device *d = &c->dev[i];
-        ffn_plot_device_from_hw(&d->hw, &rc_chart.dev[rc_chart.n_dev]);
-        int dev = rc_chart.n_dev++;
-        ffn_plot_point_from_result(&d->prefill[0], dev, &rc_chart.pts[rc_chart.n_pts++]);
-        for (size_t b = 0; b < c->n_batch && rc_chart.n_pts < FFN_PLOT_MAX_POINTS; b++)
-            ffn_plot_point_from_result(&d->decode[b], dev, &rc_chart.pts[rc_chart.n_pts++]);
-    }
-    snprintf(base, sizeof base, "%sroofline", prefix);
-    co.base = base;
-    if ((rc = ffn_chart_emit(cmd, FFN_CHART_ROOFLINE, &rc_chart, &co))) return rc;
-    snprintf(names[(*n_names)++], 64, "%s", base);
-
-    if (c->model.moe.n_experts) {
-        memset(&mc, 0, sizeof mc);
-        snprintf(mc.title, sizeof mc.title, "MoE layer time: %.60s on %.100s, %s (%s)", c->model.name,
-                 devices, dt, today);
-        snprintf(mc.xlabel, sizeof mc.xlabel, "device and decode batch");
-        for (size_t i = 0; i < c->n_dev; i++)
-            for (size_t b = 0; b < c->n_batch && mc.n_bars < FFN_PLOT_MAX_BARS; b++) {
-                char lab[48];
-                snprintf(lab, sizeof lab, "%.24s b=%llu", c->dev[i].hw.name,
-                         (unsigned long long)c->batch[b]);
-                ffn_plot_moe_bar_from_result(&c->dev[i].decode[b], lab, &mc.bars[mc.n_bars++]);
-            }
-        snprintf(base, sizeof base, "%smoe", prefix);
+    static const struct {
+        ffn_chart_kind kind;
+        const char *name;
+    } charts[] = {{FFN_CHART_LATENCY, "latency"}, {FFN_CHART_ROOFLINE, "roofline"},
+                  {FFN_CHART_MOE, "moe"}};
+    const void *data[] = {&lc, &rc_chart, &mc};
+    for (int i = 0; i < 3; i++) {
+        if (charts[i].kind == FFN_CHART_MOE && !c->model.moe.n_experts) continue;
+        char base[64];
+        snprintf(base, sizeof base, "%s%s", prefix, charts[i].name);
         co.base = base;
-        if ((rc = ffn_chart_emit(cmd, FFN_CHART_MOE, &mc, &co))) return rc;
+        int rc = ffn_chart_emit(cmd, charts[i].kind, data[i], &co);
+        if (rc) return rc;
         snprintf(names[(*n_names)++], 64, "%s", base);
     }
     return 0;
@@ -684,3 +299,4 @@ int ffn_cmd_compare(int argc, char **argv)
     int wr = ffn_compare_write(o.fp, &c, fmt);
     return ffn_cli_out_close("compare", &o, wr == 0);
 }
+

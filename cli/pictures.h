@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "ffnroof/compare.h"
 #include "ffnroof/plot.h"
 #include "ffnroof/sim.h"
 
@@ -58,40 +59,13 @@ int ffn_cli_prepare_dir(const char *cmd, const char *dir);
 /* "2025-01-31" (UTC, today). */
 void ffn_cli_today(char *buf, size_t n);
 
-/* ---- comparison (cli/cmd_compare.c) ------------------------------------------------------- */
-
-#define FFN_CMP_MAX_HW 12
-#define FFN_CMP_MAX_BATCH 16
-
-typedef struct ffn_cmp_device {
-    ffn_hw hw;
-    char hw_path[1024];
-    ffn_result prefill[FFN_CMP_MAX_BATCH];
-    ffn_result decode[FFN_CMP_MAX_BATCH];
-    double weight_bytes; /* all weights of the model in wdtype */
-    uint64_t devices_for_weights; /* ceil(weights / capacity); 0 when the capacity is unknown */
-    bool fits;
-} ffn_cmp_device;
-
-typedef struct ffn_compare {
-    ffn_model model;
-    char model_path[1024];
-    ffn_params params;
-    ffn_run run; /* dtype, seq, ... shared by every point */
-    uint64_t batch[FFN_CMP_MAX_BATCH];
-    size_t n_batch;
-    ffn_cmp_device dev[FFN_CMP_MAX_HW];
-    size_t n_dev;
-    char scenario[512]; /* path when --scenario was given */
-} ffn_compare;
+/* ---- comparison (cli/cmd_compare.c; the computation: include/ffnroof/compare.h) ----------- */
 
 /* Parse compare's options (argv[0] is the command name; `report` passes its own argv with
  * --compare removed), load the inputs and predict every device. Returns an exit code. */
 int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ffn_format *fmt,
                       const char **out_path, const char **plots_dir);
 int ffn_compare_write(FILE *fp, const ffn_compare *c, ffn_format fmt);
-/* Markdown tables of a comparison (for report.md). */
-int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c);
 /* The comparison's charts into dir: PREFIXlatency, PREFIXroofline and (MoE models) PREFIXmoe.
  * Writes the base names it made into names[] (at most 3) and returns an exit code. */
 int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, const char *prefix,

@@ -1,0 +1,31 @@
+/* The predictions of a device comparison (include/ffnroof/compare.h): one model's prefill step
+ * and its decode steps over a few batches on every device, and how many devices its weights
+ * need by capacity. Pure: no I/O, no allocation. */
+#include "ffnroof/compare.h"
+
+#include <math.h>
+
+int ffn_compare_predict(ffn_compare *c, size_t *failed, ffn_diag *diag)
+{
+    double wbytes = (double)c->params.total * ffn_dtype_bytes(c->run.wdtype, c->run.group_size);
+    for (size_t i = 0; i < c->n_dev; i++) {
+        ffn_cmp_device *d = &c->dev[i];
+        ffn_run r = c->run;
+        r.phase = FFN_PHASE_PREFILL;
+        *failed = i;
+        ffn_diag_clear(diag);
+        int rc = ffn_predict(&c->model, &d->hw, &r, &d->prefill[0], diag);
+        if (rc) return rc;
+        for (size_t b = 0; b < c->n_batch; b++) {
+            r.phase = FFN_PHASE_DECODE;
+            r.batch = c->batch[b];
+            ffn_diag_clear(diag);
+            if ((rc = ffn_predict(&c->model, &d->hw, &r, &d->decode[b], diag))) return rc;
+        }
+        d->weight_bytes = wbytes;
+        d->devices_for_weights =
+            d->hw.mem_capacity_bytes > 0 ? (uint64_t)ceil(wbytes / d->hw.mem_capacity_bytes) : 0;
+        d->fits = d->devices_for_weights == 1;
+    }
+    return 0;
+}
