@@ -34,6 +34,7 @@ int ffn_cmd_plot(int argc, char **argv);
 int ffn_cmd_compare(int argc, char **argv);
 int ffn_cmd_report(int argc, char **argv);
 int ffn_cmd_cpu(int argc, char **argv);
+int ffn_cmd_quant(int argc, char **argv);
 /* `ffnroof cpu`'s report (also `bench --isa list`); exit code. */
 int ffn_cli_cpu_report(ffn_format fmt);
 /* One line: the ISA level and the kernel per weight dtype (for --version). */

@@ -23,6 +23,8 @@ static const ffn_cli_cmd commands[] = {
     {"report", "a Markdown report with plots: a comparison, bench results or --quick", ffn_cmd_report},
     {"cpu", "this CPU's features, the kernels this binary holds and which one each dtype gets",
      ffn_cmd_cpu},
+    {"quant", "accuracy of int8/int4/W8A8 formats on one FFN layer, beside their decode speed-up",
+     ffn_cmd_quant},
 };
 
 static void usage(FILE *fp)

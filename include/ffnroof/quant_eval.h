@@ -178,6 +178,9 @@ typedef struct ffn_qeval_report {
     ffn_qspeed_opts speed_opts;
     char fp32_kernel[64]; /* the fp32 baseline */
     double fp32_time_s;
+    double fp32_check_rel_l2; /* the fp32 kernel's own error on the tokens (NAN: unchecked) */
+    char host_cpu[128];       /* where it was measured ("" when unknown) */
+    double load_avg[3];       /* at the start; negative when unknown */
     size_t n_rows;
     ffn_qeval_row rows[FFN_QEVAL_MAX_ROWS];
 } ffn_qeval_report;

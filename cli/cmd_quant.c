@@ -1,0 +1,594 @@
+/* `ffnroof quant`: what each quantized format costs in accuracy on one FFN layer and what it
+ * buys in decode speed on this host (include/ffnroof/quant_eval.h, docs/quantization.md). The
+ * layer is synthetic (--d/--f/--act, or --model's shape) or one layer of a safetensors
+ * checkpoint (--checkpoint, --layer); the activations are always synthetic, with outlier
+ * channels. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "cli_prof.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/measure.h"
+#include "ffnroof/quant_eval.h"
+#include "ffnroof/quant_io.h"
+#include "ffnroof/safetensors.h"
+
+#define CMD "quant"
+
+/* Defaults: LLaMA-2-7B's FFN shape; 6 outlier channels of 4096 at 20x, the count and the
+ * magnitude LLM.int8() reports at the 6.7B scale (Dettmers et al. 2022, sections 1 and 4). */
+#define DEF_D 4096
+#define DEF_F 11008
+#define DEF_TOKENS 32
+#define DEF_OUTLIERS (6.0 / 4096.0)
+#define DEF_OUTLIER_SCALE 20.0
+#define DEF_NU 4.0
+#define DEF_ALPHA 0.5
+#define DEF_REPS 10
+#define DEF_FORMATS "int8-tensor,int8-channel,int4,w8a8,w8a8-smooth"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: ffnroof quant [options]\n"
+            "\n"
+            "The accuracy cost of quantized formats on one FFN layer, against the fp32 layer\n"
+            "computed in double, beside each format's measured decode speed-up on this host.\n"
+            "\n"
+            "The layer (default: d %d, f %d, swiglu, LLaMA-2-7B's shape):\n"
+            "  --d N, --f N          model and intermediate size\n"
+            "  --act A               relu, gelu, gelu_tanh, silu, swiglu, geglu, reglu\n"
+            "  --model NAME|PATH     take d, f and the activation from a model (models/NAME.yaml\n"
+            "                        or a Hugging Face config.json)\n"
+            "  --checkpoint FILE     real weights: layer --layer of a safetensors file\n"
+            "                        (model.layers.N.mlp.{gate,up,down}_proj.weight; F32, F16 or\n"
+            "                        BF16); d and f come from the tensors, the activation from\n"
+            "                        --act or --model (default swiglu)\n"
+            "  --layer N             the checkpoint's layer (default 0)\n"
+            "Synthetic inputs (seeded; the activations are synthetic with a checkpoint too):\n"
+            "  --tokens T            rows of x (default %d)\n"
+            "  --outliers FRAC       fraction of x's channels that are outliers, the same ones\n"
+            "                        in every token (default %.6f: 6 of 4096, as LLM.int8()\n"
+            "                        reports at 6.7B parameters); 0 for none\n"
+            "  --outlier-scale S     their factor over the N(0, 1) of the others (default %g;\n"
+            "                        LLM.int8() reports up to 20x, SmoothQuant about 100x)\n"
+            "  --weights W           gauss or student-t (heavy tails), sd 1/sqrt(K) (default\n"
+            "                        gauss)\n"
+            "  --nu V                Student-t degrees of freedom (default %g)\n"
+            "  --seed S              (default 1)\n"
+            "Formats:\n"
+            "  --formats LIST        of int8-tensor, int8-channel, int4 (every --group),\n"
+            "                        int4-g32|g64|g128, int4z-gG (with zero points), w8a8,\n"
+            "                        w8a8-smooth (default %s)\n"
+            "  --group LIST          int4 group sizes along K for 'int4'; each must divide d\n"
+            "                        and f (default: those of 32,64,128 that do)\n"
+            "  --alpha A             SmoothQuant migration strength in [0, 1] (default %g)\n"
+            "Speed (decode, T = 1, the best of --reps calls of the kernel dispatch picks):\n"
+            "  --no-speed            leave the speed column out\n"
+            "  --reps N              timed calls per kernel after one warm-up (default %d)\n"
+            "  --threads N           kernel and evaluation threads (default: every CPU allowed)\n"
+            "Output:\n"
+            "  --format F            table, json or csv (default table)\n"
+            "  --out FILE            write there instead of stdout\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "Errors are relative L2 ||y - y_ref|| / ||y_ref||, max |y - y_ref| and the cosine\n"
+            "similarity over the whole output [T][d]; docs/quantization.md explains them.\n",
+            DEF_D, DEF_F, DEF_TOKENS, DEF_OUTLIERS, DEF_OUTLIER_SCALE, DEF_NU, DEF_FORMATS,
+            DEF_ALPHA, DEF_REPS);
+}
+
+enum {
+    O_D = 1000,
+    O_F,
+    O_ACT,
+    O_MODEL,
+    O_CKPT,
+    O_LAYER,
+    O_TOKENS,
+    O_OUTLIERS,
+    O_OSCALE,
+    O_WEIGHTS,
+    O_NU,
+    O_ALPHA,
+    O_SEED,
+    O_FORMATS,
+    O_GROUP,
+    O_NO_SPEED,
+    O_REPS,
+    O_THREADS,
+    O_FORMAT,
+    O_OUT,
+};
+
+/* "32,64" -> mask of group bits (32 -> 1, 64 -> 2, 128 -> 4). */
+static int parse_groups(const char *s, unsigned *mask)
+{
+    char buf[128];
+    if (strlen(s) >= sizeof buf) return ffn_cli_usage(CMD, "--group: too long");
+    snprintf(buf, sizeof buf, "%s", s);
+    *mask = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "32"))
+            *mask |= 1;
+        else if (!strcmp(t, "64"))
+            *mask |= 2;
+        else if (!strcmp(t, "128"))
+            *mask |= 4;
+        else
+            return ffn_cli_usage(CMD, "--group: '%s' is not an int4 group size (32, 64 or 128)", t);
+    }
+    if (!*mask) return ffn_cli_usage(CMD, "--group: no group size given");
+    return 0;
+}
+
+static void groups_text(unsigned mask, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (unsigned i = 0; i < 3; i++)
+        if (mask & 1u << i) {
+            const size_t l = strlen(buf);
+            snprintf(buf + l, n - l, "%s%u", l ? ", " : "", 32u << i);
+        }
+    if (!buf[0]) snprintf(buf, n, "none (d and f are not both multiples of 32)");
+}
+
+/* --formats into fmts (at most FFN_QEVAL_MAX_ROWS), 'int4' expanded over the group mask. */
+static int parse_formats(const char *s, unsigned groups, ffn_qeval_fmt *fmts, size_t *n)
+{
+    char buf[512];
+    if (strlen(s) >= sizeof buf) return ffn_cli_usage(CMD, "--formats: too long");
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        ffn_qeval_fmt one[3];
+        size_t k = 0;
+        if (!strcmp(t, "int4") || !strcmp(t, "int4z")) {
+            for (unsigned i = 0; i < 3; i++)
+                if (groups & 1u << i)
+                    one[k++] = (ffn_qeval_fmt){
+                        .kind = FFN_QE_INT4_GROUP, .group = 32u << i, .zero_point = t[4] == 'z'};
+        } else if (ffn_qeval_fmt_parse(t, &one[0]) == 0) {
+            k = 1;
+        } else {
+            return ffn_cli_usage(CMD,
+                                 "--formats: unknown format '%s' (int8-tensor, int8-channel, "
+                                 "int4, int4-g32, int4-g64, int4-g128, int4z, int4z-gG, w8a8, "
+                                 "w8a8-smooth)",
+                                 t);
+        }
+        for (size_t i = 0; i < k; i++) {
+            for (size_t j = 0; j < *n; j++)
+                if (fmts[j].kind == one[i].kind && fmts[j].group == one[i].group &&
+                    fmts[j].zero_point == one[i].zero_point)
+                    return ffn_cli_usage(CMD, "--formats: '%s' given twice", t);
+            if (*n == FFN_QEVAL_MAX_ROWS)
+                return ffn_cli_usage(CMD, "--formats: more than %d formats", FFN_QEVAL_MAX_ROWS);
+            fmts[(*n)++] = one[i];
+        }
+    }
+    if (!*n) return ffn_cli_usage(CMD, "--formats: no format given");
+    return 0;
+}
+
+typedef struct opts {
+    uint64_t d, f, layer, tokens, seed, reps, threads;
+    bool have_d, have_f, have_act, have_layer, have_weights, have_nu, have_group, no_speed;
+    ffn_act act;
+    const char *model, *ckpt, *formats, *out;
+    double outliers, oscale, nu, alpha;
+    ffn_qeval_wdist wdist;
+    unsigned groups;
+    ffn_format fmt;
+} opts;
+
+static int parse(int argc, char **argv, opts *o)
+{
+    static const struct option lo[] = {{"d", required_argument, 0, O_D},
+                                       {"f", required_argument, 0, O_F},
+                                       {"act", required_argument, 0, O_ACT},
+                                       {"model", required_argument, 0, O_MODEL},
+                                       {"checkpoint", required_argument, 0, O_CKPT},
+                                       {"layer", required_argument, 0, O_LAYER},
+                                       {"tokens", required_argument, 0, O_TOKENS},
+                                       {"outliers", required_argument, 0, O_OUTLIERS},
+                                       {"outlier-scale", required_argument, 0, O_OSCALE},
+                                       {"weights", required_argument, 0, O_WEIGHTS},
+                                       {"nu", required_argument, 0, O_NU},
+                                       {"alpha", required_argument, 0, O_ALPHA},
+                                       {"seed", required_argument, 0, O_SEED},
+                                       {"formats", required_argument, 0, O_FORMATS},
+                                       {"group", required_argument, 0, O_GROUP},
+                                       {"no-speed", no_argument, 0, O_NO_SPEED},
+                                       {"reps", required_argument, 0, O_REPS},
+                                       {"threads", required_argument, 0, O_THREADS},
+                                       {"format", required_argument, 0, O_FORMAT},
+                                       {"out", required_argument, 0, O_OUT},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    int c, rc;
+    ffn_cli_seen seen = {0};
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        if (ffn_cli_once(CMD, &seen, lo, c, NULL)) return FFN_EXIT_USAGE;
+        rc = 0;
+        switch (c) {
+        case O_D:
+            rc = ffn_cli_u64(CMD, "--d", optarg, 1, 1u << 20, &o->d);
+            o->have_d = true;
+            break;
+        case O_F:
+            rc = ffn_cli_u64(CMD, "--f", optarg, 1, 1u << 20, &o->f);
+            o->have_f = true;
+            break;
+        case O_ACT:
+            if (ffn_act_parse(optarg, &o->act))
+                return ffn_cli_usage(CMD,
+                                     "--act: unknown activation '%s' (relu, gelu, "
+                                     "gelu_tanh, silu, swiglu, geglu, reglu)",
+                                     optarg);
+            o->have_act = true;
+            break;
+        case O_MODEL:
+            o->model = optarg;
+            break;
+        case O_CKPT:
+            o->ckpt = optarg;
+            break;
+        case O_LAYER:
+            rc = ffn_cli_u64(CMD, "--layer", optarg, 0, 1u << 20, &o->layer);
+            o->have_layer = true;
+            break;
+        case O_TOKENS:
+            rc = ffn_cli_u64(CMD, "--tokens", optarg, 1, 65536, &o->tokens);
+            break;
+        case O_OUTLIERS:
+            rc = ffn_cli_double(CMD, "--outliers", optarg, 0, 1, &o->outliers);
+            break;
+        case O_OSCALE:
+            rc = ffn_cli_double(CMD, "--outlier-scale", optarg, 1, 1e6, &o->oscale);
+            break;
+        case O_WEIGHTS:
+            if (!strcmp(optarg, "gauss") || !strcmp(optarg, "gaussian"))
+                o->wdist = FFN_QW_GAUSS;
+            else if (!strcmp(optarg, "student-t") || !strcmp(optarg, "t"))
+                o->wdist = FFN_QW_STUDENT_T;
+            else
+                return ffn_cli_usage(CMD, "--weights: '%s' is not gauss or student-t", optarg);
+            o->have_weights = true;
+            break;
+        case O_NU:
+            rc = ffn_cli_double(CMD, "--nu", optarg, 1e-3, 1e6, &o->nu);
+            o->have_nu = true;
+            break;
+        case O_ALPHA:
+            rc = ffn_cli_double(CMD, "--alpha", optarg, 0, 1, &o->alpha);
+            break;
+        case O_SEED:
+            rc = ffn_cli_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &o->seed);
+            break;
+        case O_FORMATS:
+            o->formats = optarg;
+            break;
+        case O_GROUP:
+            rc = parse_groups(optarg, &o->groups);
+            o->have_group = true;
+            break;
+        case O_NO_SPEED:
+            o->no_speed = true;
+            break;
+        case O_REPS:
+            rc = ffn_cli_u64(CMD, "--reps", optarg, 1, 100000, &o->reps);
+            break;
+        case O_THREADS:
+            rc = ffn_cli_u64(CMD, "--threads", optarg, 1, 1024, &o->threads);
+            break;
+        case O_FORMAT:
+            rc = ffn_cli_format(CMD, optarg, &o->fmt, true);
+            break;
+        case O_OUT:
+            o->out = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        case ':':
+            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+        if (rc) return rc;
+    }
+    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (o->ckpt && (o->have_d || o->have_f))
+        return ffn_cli_usage(CMD, "--d and --f come from the checkpoint's tensors; leave them "
+                                  "out with --checkpoint");
+    if (o->model && (o->have_d || o->have_f || o->have_act))
+        return ffn_cli_usage(CMD, "--model gives d, f and the activation; not with --d, --f or "
+                                  "--act");
+    if (o->have_layer && !o->ckpt) return ffn_cli_usage(CMD, "--layer needs --checkpoint");
+    if (o->ckpt && (o->have_weights || o->have_nu))
+        return ffn_cli_usage(CMD, "--weights and --nu shape synthetic weights; the checkpoint "
+                                  "has its own");
+    if (o->have_nu && o->wdist != FFN_QW_STUDENT_T)
+        return ffn_cli_usage(CMD, "--nu needs --weights student-t");
+    if (o->no_speed && (o->reps || o->threads))
+        return ffn_cli_usage(CMD, "--reps and --threads time the kernels; not with --no-speed");
+    return 0;
+}
+
+/* The shape from the flags, --model, or the checkpoint (read into *ffn). */
+static int load_layer(opts *o, ffn_kshape *s, ffn_st_ffn *ffn, ffn_qeval_report *r)
+{
+    if (o->model) {
+        static ffn_model m;
+        int rc = ffn_cli_load_model(CMD, o->model, &m);
+        if (rc) return rc;
+        const uint64_t f = m.intermediate ? m.intermediate : m.moe.expert_intermediate;
+        if (!o->ckpt) {
+            if (m.hidden > (1u << 20) || f == 0 || f > (1u << 20))
+                return ffn_cli_usage(CMD,
+                                     "%s: an FFN of d %llu, f %llu is beyond what quant "
+                                     "evaluates (1 to 2^20 each)",
+                                     o->model, (unsigned long long)m.hidden, (unsigned long long)f);
+            o->d = m.hidden;
+            o->f = f;
+        }
+        o->act = m.act;
+        o->have_act = true;
+    }
+    s->act = o->have_act ? o->act : FFN_ACT_SWIGLU;
+    if (!o->ckpt) {
+        s->d = (size_t)o->d;
+        s->f = (size_t)o->f;
+        snprintf(r->source, sizeof r->source, "synthetic");
+        return 0;
+    }
+    if (!ffn_act_gated(s->act))
+        return ffn_cli_usage(CMD,
+                             "--checkpoint reads a gated MLP (gate_proj, up_proj, "
+                             "down_proj): the activation must be swiglu, geglu or reglu, "
+                             "not %s",
+                             ffn_act_name(s->act));
+    ffn_st_file st;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (ffn_st_open(&st, o->ckpt, &d)) return ffn_cli_diag(&d);
+    const int rc = ffn_st_read_ffn(&st, (unsigned)o->layer, ffn, &d);
+    ffn_st_close(&st);
+    if (rc)
+        return rc == FFN_ENOMEM ? ffn_cli_fail(FFN_EXIT_FAIL, CMD, "%s", d.msg) : ffn_cli_diag(&d);
+    if (ffn->d > (1u << 20) || ffn->f > (1u << 20))
+        return ffn_cli_fail(FFN_EXIT_USAGE, CMD,
+                            "%s: layer %llu is d %zu, f %zu, beyond what quant evaluates (1 to "
+                            "2^20 each)",
+                            o->ckpt, (unsigned long long)o->layer, ffn->d, ffn->f);
+    s->d = ffn->d;
+    s->f = ffn->f;
+    r->checkpoint = true;
+    snprintf(r->source, sizeof r->source, "%s, %s{gate,up,down}_proj.weight", o->ckpt, ffn->prefix);
+    snprintf(r->weight_dtype, sizeof r->weight_dtype, "%s", ffn_st_dtype_name(ffn->dtype));
+    return 0;
+}
+
+/* The speed column: the fp32 baseline, then each format's kernel (the smoothed layer for
+ * w8a8-smooth). Returns an exit code. */
+static int measure_speed(const ffn_kshape *s, const ffn_kweights *w, size_t T, const float *x,
+                         const double *y_ref, double alpha, ffn_qeval_report *r)
+{
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    ffn_isa isa;
+    if (ffn_isa_selected(&isa, &d)) return ffn_cli_diag(&d);
+    const ffn_kernel *k32;
+    if (ffn_kernel_best(FFN_DT_FP32, &k32, &d)) return ffn_cli_diag(&d);
+    snprintf(r->fp32_kernel, sizeof r->fp32_kernel, "%s", k32->name);
+    int rc = ffn_qspeed_time(k32, s, w, &r->speed_opts, T, x, y_ref, &r->fp32_time_s,
+                             &r->fp32_check_rel_l2);
+    if (rc)
+        return ffn_cli_fail(rc == FFN_ENOMEM ? FFN_EXIT_FAIL : FFN_EXIT_FAIL, CMD,
+                            "the fp32 kernel %s failed: %s", k32->name, ffn_strerror(rc));
+    const size_t df = s->d * s->f;
+    const bool gated = ffn_act_gated(s->act);
+    float *sm = NULL; /* the smoothed layer, made once */
+    float *sx = NULL, *sg = NULL, *su = NULL, *sd = NULL, *hd = NULL;
+    bool foldable = false;
+    for (size_t i = 0; i < r->n_rows && !rc; i++) {
+        ffn_qeval_row *row = &r->rows[i];
+        const ffn_kernel *k = ffn_qspeed_kernel(&row->fmt);
+        if (!k) continue;
+        ffn_kshape ks = *s;
+        if (row->fmt.kind == FFN_QE_INT4_GROUP) {
+            ks.group = row->fmt.group;
+            ks.zero_point = row->fmt.zero_point;
+        }
+        ffn_kweights kw = *w;
+        const float *kx = x;
+        if (row->fmt.kind == FFN_QE_W8A8_SMOOTH) {
+            if (!sm) {
+                sm = malloc(((gated ? 3 : 2) * df + T * s->d + s->f) * sizeof *sm);
+                if (!sm) {
+                    rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+                    break;
+                }
+                sg = sm, sd = sm + df, su = gated ? sm + 2 * df : NULL;
+                sx = sm + (gated ? 3 : 2) * df, hd = sx + T * s->d;
+                if (ffn_qeval_smooth(s, w, T, x, alpha, r->speed_opts.threads, sx, sg, su, sd,
+                                     hd)) {
+                    rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot smooth the layer");
+                    break;
+                }
+                foldable = true;
+                for (size_t n = 0; n < s->f; n++)
+                    if (hd[n] != 1.0f) foldable = false;
+            }
+            kw.w_gate = sg, kw.w_up = su, kw.w_down = sd;
+            kx = sx;
+        }
+        double check = NAN;
+        /* a kernel cannot divide h by m_h: time it, but check only what it computes */
+        const bool check_ok = row->fmt.kind != FFN_QE_W8A8_SMOOTH || foldable;
+        const int trc = ffn_qspeed_time(k, &ks, &kw, &r->speed_opts, check_ok ? T : 0, kx, y_ref,
+                                        &row->speed.time_s, check_ok ? &check : NULL);
+        if (trc == FFN_EUNSUPPORTED) continue; /* the kernel does not pack this shape */
+        if (trc) {
+            rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "kernel %s failed: %s", k->name,
+                              ffn_strerror(trc));
+            break;
+        }
+        row->speed.ran = true;
+        snprintf(row->speed.kernel, sizeof row->speed.kernel, "%s", k->name);
+        row->speed.speedup = r->fp32_time_s / row->speed.time_s;
+        row->speed.check_rel_l2 = check;
+    }
+    free(sm);
+    return rc;
+}
+
+int ffn_cmd_quant(int argc, char **argv)
+{
+    opts o = {.tokens = DEF_TOKENS,
+              .d = DEF_D,
+              .f = DEF_F,
+              .seed = 1,
+              .outliers = DEF_OUTLIERS,
+              .oscale = DEF_OUTLIER_SCALE,
+              .nu = DEF_NU,
+              .alpha = DEF_ALPHA,
+              .groups = 7,
+              .formats = DEF_FORMATS};
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc < 0 ? FFN_EXIT_OK : rc;
+
+    static ffn_qeval_report r;
+    memset(&r, 0, sizeof r);
+    ffn_kshape s = {0};
+    ffn_st_ffn ffn = {0};
+    float *wbuf = NULL, *x = NULL;
+    double *y_ref = NULL;
+    if ((rc = load_layer(&o, &s, &ffn, &r))) goto out;
+    /* 'int4' without --group: the default sizes that fit this layer */
+    unsigned groups = o.groups;
+    if (!o.have_group) {
+        groups &= ffn_qeval_groups_valid(s.d, s.f);
+        if (!groups) groups = o.groups; /* then the check below says why */
+    }
+    ffn_qeval_fmt fmts[FFN_QEVAL_MAX_ROWS];
+    size_t nf;
+    if ((rc = parse_formats(o.formats, groups, fmts, &nf))) goto out;
+    /* every int4 group must divide K of both GEMMs */
+    for (size_t i = 0; i < nf; i++)
+        if (fmts[i].kind == FFN_QE_INT4_GROUP && ffn_qeval_fmt_check(&fmts[i], &s)) {
+            char valid[96];
+            groups_text(ffn_qeval_groups_valid(s.d, s.f), valid, sizeof valid);
+            rc = ffn_cli_usage(CMD,
+                               "int4 groups of %u do not divide K of this layer (d %zu for gate "
+                               "and up, f %zu for down); valid group sizes: %s",
+                               fmts[i].group, s.d, s.f, valid);
+            goto out;
+        }
+    if (s.d * s.f > ((size_t)1 << 31))
+        fprintf(stderr,
+                "ffnroof %s: warning: a layer of %zu MiB of fp32 weights: this takes a "
+                "while and a few times that in memory\n",
+                CMD, 3 * s.d * s.f * sizeof(float) >> 20);
+    const bool gated = ffn_act_gated(s.act);
+    const size_t df = s.d * s.f, T = (size_t)o.tokens;
+    ffn_kweights w = {0};
+    if (r.checkpoint) {
+        w = (ffn_kweights){.w_gate = ffn.w_gate, .w_up = ffn.w_up, .w_down = ffn.w_down};
+    } else {
+        wbuf = malloc((gated ? 3 : 2) * df * sizeof *wbuf);
+        if (!wbuf) {
+            rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory for the weights");
+            goto out;
+        }
+        w = (ffn_kweights){
+            .w_gate = wbuf, .w_down = wbuf + df, .w_up = gated ? wbuf + 2 * df : NULL};
+    }
+    r.shape = s;
+    r.tokens = T;
+    r.alpha = o.alpha;
+    r.synth = (ffn_qeval_synth){.seed = o.seed,
+                                .outlier_frac = o.outliers,
+                                .outlier_scale = o.oscale,
+                                .wdist = o.wdist,
+                                .nu = o.nu};
+    if (!r.checkpoint &&
+        ffn_qeval_synth_weights(&r.synth, &s, wbuf, gated ? wbuf + 2 * df : NULL, wbuf + df)) {
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot make the synthetic weights");
+        goto out;
+    }
+    x = malloc(T * s.d * sizeof *x);
+    y_ref = malloc(T * s.d * sizeof *y_ref);
+    if (!x || !y_ref) {
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+        goto out;
+    }
+    if (ffn_qeval_synth_acts(&r.synth, T, s.d, x, &r.outlier_channels, NULL)) {
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot make the activations");
+        goto out;
+    }
+    const int threads = (int)o.threads;
+    int erc = ffn_qeval_reference(&s, &w, T, x, threads, y_ref);
+    if (erc == FFN_EINVAL && r.checkpoint) {
+        rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD,
+                          "%s: layer %llu's weights hold a NaN or an "
+                          "infinity (tensors %s*)",
+                          o.ckpt, (unsigned long long)o.layer, ffn.prefix);
+        goto out;
+    }
+    if (erc) {
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the reference FFN failed: %s", ffn_strerror(erc));
+        goto out;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        ffn_qeval_row *row = &r.rows[r.n_rows++];
+        row->fmt = fmts[i];
+        ffn_qeval_fmt_name(&fmts[i], row->name, sizeof row->name);
+        row->bits_per_weight = ffn_qeval_fmt_bits(&fmts[i], &s);
+        row->speed.check_rel_l2 = NAN;
+        if ((erc = ffn_qeval_run(&s, &w, T, x, y_ref, &fmts[i], o.alpha, threads, &row->m, NULL))) {
+            rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "%s: the evaluation failed: %s", row->name,
+                              erc == FFN_EINVAL ? "a value out of fp32's range on the way"
+                                                : ffn_strerror(erc));
+            goto out;
+        }
+    }
+    r.speed = !o.no_speed;
+    r.load_avg[0] = r.load_avg[1] = r.load_avg[2] = -1;
+    if (r.speed) {
+        r.speed_opts =
+            (ffn_qspeed_opts){.threads = threads, .reps = o.reps ? (unsigned)o.reps : DEF_REPS};
+        ffn_prof_loadavg(r.load_avg);
+        ffn_host_info host;
+        if (ffn_host_info_get(&host) == 0)
+            snprintf(r.host_cpu, sizeof r.host_cpu, "%s", host.cpu_model);
+        if ((rc = measure_speed(&s, &w, T, x, y_ref, o.alpha, &r))) goto out;
+        const int cpus = threads > 0 ? threads : 1;
+        if (r.load_avg[0] > 0.5 * cpus + 0.5)
+            fprintf(stderr,
+                    "ffnroof %s: warning: load average %.2f at the start: other work was "
+                    "running and the speed column is noisy\n",
+                    CMD, r.load_avg[0]);
+    }
+    ffn_cli_out out;
+    if ((rc = ffn_cli_out_open(CMD, &out, o.out))) goto out;
+    const int wrc = o.fmt == FFN_FMT_JSON  ? ffn_quant_write_json(out.fp, &r)
+                    : o.fmt == FFN_FMT_CSV ? ffn_quant_write_csv(out.fp, &r)
+                                           : ffn_quant_write_table(out.fp, &r);
+    rc = ffn_cli_out_close(CMD, &out, wrc == 0);
+out:
+    ffn_st_ffn_free(&ffn);
+    free(wbuf);
+    free(x);
+    free(y_ref);
+    return rc;
+}
