@@ -14,7 +14,7 @@
 
 #define CMD "cpu"
 
-enum { MAX_ROWS = 64 };
+enum { MAX_ROWS = 160 };
 
 static const ffn_dtype wdtypes[] = {FFN_DT_FP32, FFN_DT_BF16, FFN_DT_FP16};
 

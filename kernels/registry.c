@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "kern_ukernels.h"
+#include "kern_qukernels.h"
 
 /* ---- ISA levels --------------------------------------------------------------------------- */
 
@@ -44,6 +44,36 @@ static const struct {
  * forward refuses a blob packed by another kernel (layouts differ in nr and dtype). */
 #define DRV(tbl, w, tag) {.u = &(tbl), .t = NULL, .wdt = (w), .id = (tag)}
 #define DRVT(tbl, tag) {.u = NULL, .t = &(tbl), .wdt = FFN_UKR_BF16, .id = (tag)}
+/* Quantized: float activations (qf FFN_UKR_Q8 / Q4, bf16-rounded or not), and W8A8. */
+#define DRVQ(tbl, qfmt, bf, tag)                                                                   \
+    {                                                                                              \
+        .q = &(tbl), .qf = (qfmt), .abf16 = (bf), .id = (tag)                                      \
+    }
+#define DRVI8(tbl, tag)                                                                            \
+    {                                                                                              \
+        .i8 = &(tbl), .id = (tag)                                                                  \
+    }
+/* The four float-activation kernels of a quantized table (W8/W4 x fp32/bf16 activations), and
+ * the tag base of their packed layouts. */
+#define QKERNELS(pre, tbl, tagb, kn, level)                                                        \
+    static const ffn__drv drv_##pre##_w8a32 = DRVQ(tbl, FFN_UKR_Q8, false, (tagb) + 1);            \
+    static const ffn__drv drv_##pre##_w8a16 = DRVQ(tbl, FFN_UKR_Q8, true, (tagb) + 2);             \
+    static const ffn__drv drv_##pre##_w4a32 = DRVQ(tbl, FFN_UKR_Q4, false, (tagb) + 3);            \
+    static const ffn__drv drv_##pre##_w4a16 = DRVQ(tbl, FFN_UKR_Q4, true, (tagb) + 4);             \
+    FFN__DRIVER_KERNEL_A(ffn_kernel_w8a32_##pre, "w8a32_ffn__" kn, level, FFN_DT_INT8,             \
+                         FFN_DT_FP32, drv_##pre##_w8a32, 0, 0);                                    \
+    FFN__DRIVER_KERNEL_A(ffn_kernel_w8a16_##pre, "w8a16_ffn__" kn, level, FFN_DT_INT8,             \
+                         FFN_DT_BF16, drv_##pre##_w8a16, 0, 0);                                    \
+    FFN__DRIVER_KERNEL_A(ffn_kernel_w4a32_##pre, "w4a32_ffn__" kn, level, FFN_DT_INT4,             \
+                         FFN_DT_FP32, drv_##pre##_w4a32, 0, 0);                                    \
+    FFN__DRIVER_KERNEL_A(ffn_kernel_w4a16_##pre, "w4a16_ffn__" kn, level, FFN_DT_INT4,             \
+                         FFN_DT_BF16, drv_##pre##_w4a16, 0, 0)
+#define QROWS(pre, req)                                                                            \
+    {&ffn_kernel_w8a32_##pre, (req)}, {&ffn_kernel_w8a16_##pre, (req)},                            \
+        {&ffn_kernel_w4a32_##pre, (req)},                                                          \
+    {                                                                                              \
+        &ffn_kernel_w4a16_##pre, (req)                                                             \
+    }
 
 static const ffn__drv drv_portable_f32 = DRV(ffn_ukernels_portable, FFN_UKR_F32, 0x50463332u);
 static const ffn__drv drv_portable_bf16 = DRV(ffn_ukernels_portable, FFN_UKR_BF16, 0x50423136u);
@@ -54,6 +84,10 @@ FFN__DRIVER_KERNEL(ffn_kernel_bf16_portable, "bf16_ffn__portable_6x8", FFN_ISA_P
                    FFN_DT_BF16, drv_portable_bf16, 0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_f16_portable, "f16_ffn__portable_6x8", FFN_ISA_PORTABLE,
                    FFN_DT_FP16, drv_portable_f16, 0, 0);
+QKERNELS(portable, ffn_ukernels_q_portable, 0x50510000u, "portable_6x8", FFN_ISA_PORTABLE);
+static const ffn__drv drv_portable_w8a8 = DRVI8(ffn_ukernels_i8_portable, 0x50513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_portable, "w8a8_ffn__portable", FFN_ISA_PORTABLE, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_portable_w8a8, 0, 0);
 
 #if defined(FFN_HAVE_AVX2)
 static const ffn__drv drv_avx2_f32 = DRV(ffn_ukernels_avx2, FFN_UKR_F32, 0x32463332u);
@@ -139,23 +173,28 @@ static const row table[] = {
     {&ffn_kernel_f16_avx2, FFN_CPU_AVX2},
 #endif
 #if defined(FFN_HAVE_SVE)
-    FFN_SVE_EXTRA_ROWS
-    {&ffn_kernel_f32_sve, FFN_CPU_NEON | FFN_CPU_SVE},
+    FFN_SVE_EXTRA_ROWS{&ffn_kernel_f32_sve, FFN_CPU_NEON | FFN_CPU_SVE},
     {&ffn_kernel_bf16_sve, FFN_CPU_NEON | FFN_CPU_SVE},
     {&ffn_kernel_f16_sve, FFN_CPU_NEON | FFN_CPU_SVE},
 #endif
 #if defined(FFN_HAVE_NEON)
-    FFN_NEON_EXTRA_ROWS
-    {&ffn_kernel_f32_neon, FFN_CPU_NEON},
+    FFN_NEON_EXTRA_ROWS{&ffn_kernel_f32_neon, FFN_CPU_NEON},
     {&ffn_kernel_bf16_neon, FFN_CPU_NEON},
     {&ffn_kernel_f16_neon, FFN_CPU_NEON},
 #endif
     {&ffn_kernel_f32_portable, 0},
     {&ffn_kernel_bf16_portable, 0},
     {&ffn_kernel_f16_portable, 0},
+    QROWS(portable, 0),
+    {&ffn_kernel_w8a8_portable, 0},
     {&ffn_kernel_f32_ref, 0},
     {&ffn_kernel_bf16_ref, 0},
     {&ffn_kernel_f16_ref, 0},
+    {&ffn_kernel_w8a32_ref, 0},
+    {&ffn_kernel_w8a16_ref, 0},
+    {&ffn_kernel_w8a8_ref, 0},
+    {&ffn_kernel_w4a32_ref, 0},
+    {&ffn_kernel_w4a16_ref, 0},
 };
 enum { N_ROWS = sizeof table / sizeof table[0] };
 
@@ -290,7 +329,14 @@ size_t ffn_kernel_list(const ffn_kernel **out, size_t n)
 
 int ffn_kernel_get(ffn_isa isa, ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *dg)
 {
-    if (!out || (unsigned)isa >= FFN_ISA_COUNT || (unsigned)wdtype >= FFN_DT_COUNT)
+    return ffn_kernel_get_q(isa, wdtype, FFN_DT_FP32, out, dg);
+}
+
+int ffn_kernel_get_q(ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype, const ffn_kernel **out,
+                     ffn_diag *dg)
+{
+    if (!out || (unsigned)isa >= FFN_ISA_COUNT || (unsigned)wdtype >= FFN_DT_COUNT ||
+        (unsigned)adtype >= FFN_DT_COUNT)
         return diag(dg, FFN_EINVAL, "invalid isa or dtype");
     *out = NULL;
     if (!ffn_isa_available(isa)) {
@@ -303,26 +349,38 @@ int ffn_kernel_get(ffn_isa isa, ffn_dtype wdtype, const ffn_kernel **out, ffn_di
         return diag(dg, FFN_EUNSUPPORTED, "isa '%s' is not available on this CPU/OS (lacks %s); usable: %s",
                     ffn_isa_name(isa), miss, usable);
     }
-    return ffn_kernel_for_features(ffn_cpu_features(), isa, wdtype, out, dg);
+    return ffn_kernel_for_features_q(ffn_cpu_features(), isa, wdtype, adtype, out, dg);
 }
 
 int ffn_kernel_for_features(uint64_t features, ffn_isa isa, ffn_dtype wdtype,
                             const ffn_kernel **out, ffn_diag *dg)
 {
-    if (!out || (unsigned)isa >= FFN_ISA_COUNT || (unsigned)wdtype >= FFN_DT_COUNT)
+    return ffn_kernel_for_features_q(features, isa, wdtype, FFN_DT_FP32, out, dg);
+}
+
+int ffn_kernel_for_features_q(uint64_t features, ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype,
+                              const ffn_kernel **out, ffn_diag *dg)
+{
+    if (!out || (unsigned)isa >= FFN_ISA_COUNT || (unsigned)wdtype >= FFN_DT_COUNT ||
+        (unsigned)adtype >= FFN_DT_COUNT)
         return diag(dg, FFN_EINVAL, "invalid isa or dtype");
     *out = NULL;
     const uint64_t cap = features & levels[isa].allows;
     for (size_t i = 0; i < N_ROWS; i++) {
         const row *r = &table[i];
-        if (r->k->wdtype != wdtype) continue;
+        if (r->k->wdtype != wdtype || r->k->adtype != adtype) continue;
         if (isa == FFN_ISA_REF ? r->k->isa != FFN_ISA_REF : r->k->isa == FFN_ISA_REF) continue;
         if ((r->requires & ~cap) != 0) continue;
         *out = r->k;
         return 0;
     }
-    return diag(dg, FFN_EUNSUPPORTED, "no kernel for %s weights at isa '%s' or below",
-                ffn_dtype_name(wdtype) ? ffn_dtype_name(wdtype) : "?", ffn_isa_name(isa));
+    const char *wn = ffn_dtype_name(wdtype) ? ffn_dtype_name(wdtype) : "?";
+    if (adtype == FFN_DT_FP32)
+        return diag(dg, FFN_EUNSUPPORTED, "no kernel for %s weights at isa '%s' or below", wn,
+                    ffn_isa_name(isa));
+    return diag(dg, FFN_EUNSUPPORTED,
+                "no kernel for %s weights with %s activations at isa '%s' or below", wn,
+                ffn_dtype_name(adtype) ? ffn_dtype_name(adtype) : "?", ffn_isa_name(isa));
 }
 
 /* The choice per dtype, made once. */
@@ -355,4 +413,15 @@ int ffn_kernel_best(ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *dg)
     *out = best[wdtype].k;
     if (best[wdtype].rc && dg) *dg = best[wdtype].dg;
     return best[wdtype].rc;
+}
+
+int ffn_kernel_best_q(ffn_dtype wdtype, ffn_dtype adtype, const ffn_kernel **out, ffn_diag *dg)
+{
+    if (!out || (unsigned)wdtype >= FFN_DT_COUNT || (unsigned)adtype >= FFN_DT_COUNT)
+        return diag(dg, FFN_EINVAL, "invalid dtype");
+    if (adtype == FFN_DT_FP32) return ffn_kernel_best(wdtype, out, dg);
+    *out = NULL;
+    ffn_isa lv;
+    const int rc = ffn_isa_selected(&lv, dg);
+    return rc ? rc : ffn_kernel_get_q(lv, wdtype, adtype, out, dg);
 }

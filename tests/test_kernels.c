@@ -34,7 +34,7 @@
 
 #include "ffnroof/kernels.h"
 
-#define MAXK 16
+#define MAXK 256
 
 static uint64_t rng_state;
 static float frand(void) /* uniform in [-1, 1) */
@@ -54,6 +54,18 @@ typedef struct wset {
 static bool gated(ffn_act a)
 {
     return a == FFN_ACT_SWIGLU || a == FFN_ACT_GEGLU || a == FFN_ACT_REGLU;
+}
+
+/* The float-weight kernels of ffn_kernel_list (the int8/int4 ones have their own suite,
+ * test_kernels_quant, with the bounds of their formats). */
+static size_t float_kernel_list(const ffn_kernel **out, size_t n)
+{
+    const ffn_kernel *all[MAXK];
+    const size_t c = ffn_kernel_list(all, MAXK);
+    size_t m = 0;
+    for (size_t i = 0; i < c && i < MAXK && m < n; i++)
+        if (all[i]->wdtype != FFN_DT_INT8 && all[i]->wdtype != FFN_DT_INT4) out[m++] = all[i];
+    return m;
 }
 
 static float *frand_array(size_t n, float scale)
@@ -220,7 +232,7 @@ static void compare(const ffn_kernel *k, const wset *w, size_t T, const float *y
 static size_t fast_kernels(const ffn_kernel **ks)
 {
     const ffn_kernel *all[MAXK];
-    const size_t n = ffn_kernel_list(all, MAXK);
+    const size_t n = float_kernel_list(all, MAXK);
     size_t m = 0;
     for (size_t i = 0; i < n && i < MAXK; i++)
         if (all[i]->isa != FFN_ISA_REF) ks[m++] = all[i];
@@ -385,7 +397,7 @@ Test(kernels, unaligned_pointers_and_thread_counts)
 Test(kernels, entry_points_validate_arguments)
 {
     const ffn_kernel *all[MAXK];
-    const size_t n = ffn_kernel_list(all, MAXK);
+    const size_t n = float_kernel_list(all, MAXK);
     cr_assert_geq(n, 3, "the three reference kernels are always listed");
     for (size_t ki = 0; ki < n; ki++) {
         const ffn_kernel *k = all[ki];
@@ -485,7 +497,8 @@ Test(kernels, dispatch_names_and_availability)
         cr_assert_eq(rc, FFN_EUNSUPPORTED);
         cr_assert(strstr(dg.msg, ffn_isa_name((ffn_isa)i)) != NULL, "diag: %s", dg.msg);
     }
-    cr_assert_eq(ffn_kernel_get(FFN_ISA_REF, FFN_DT_INT4, &k, &dg), FFN_EUNSUPPORTED);
+    /* no kernel stores fp8 (int8/int4 have their own, test_kernels_quant) */
+    cr_assert_eq(ffn_kernel_get(FFN_ISA_REF, FFN_DT_FP8, &k, &dg), FFN_EUNSUPPORTED);
     cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), 0);
     /* Without an override the best fp32 kernel is that of the best available ISA. */
     if (getenv("FFNROOF_ISA") == NULL) {
@@ -535,10 +548,10 @@ static const ffn_dtype kdtypes[] = {FFN_DT_FP32, FFN_DT_BF16, FFN_DT_FP16};
 /* The first row (dispatch order) for dt whose features lie within mask, ref rows excluded. */
 static const ffn_kernel *first_row_within(ffn_dtype dt, uint64_t mask)
 {
-    const ffn_kernel *ks[64];
-    uint64_t req[64];
-    const size_t n = ffn_kernel_table(ks, req, 64);
-    for (size_t i = 0; i < n && i < 64; i++)
+    const ffn_kernel *ks[MAXK];
+    uint64_t req[MAXK];
+    const size_t n = ffn_kernel_table(ks, req, MAXK);
+    for (size_t i = 0; i < n && i < MAXK; i++)
         if (ks[i]->wdtype == dt && ks[i]->isa != FFN_ISA_REF && (req[i] & ~mask) == 0)
             return ks[i];
     return NULL;
@@ -546,12 +559,12 @@ static const ffn_kernel *first_row_within(ffn_dtype dt, uint64_t mask)
 
 Test(kernels, every_row_needs_at_least_what_its_level_needs)
 {
-    const ffn_kernel *ks[64];
-    uint64_t req[64];
-    const size_t n = ffn_kernel_table(ks, req, 64);
+    const ffn_kernel *ks[MAXK];
+    uint64_t req[MAXK];
+    const size_t n = ffn_kernel_table(ks, req, MAXK);
     cr_assert_gt(n, 0);
     bool portable[FFN_DT_COUNT] = {false};
-    for (size_t i = 0; i < n && i < 64; i++) {
+    for (size_t i = 0; i < n && i < MAXK; i++) {
         const uint64_t need = ffn_isa_requires(ks[i]->isa);
         cr_assert_eq(req[i] & need, need, "%s needs less than level %s", ks[i]->name,
                      ffn_isa_name(ks[i]->isa));

@@ -226,8 +226,8 @@ Test(quant_ref, round_trip_is_within_half_a_step)
                                   : f->gran == FFN_QG_CHANNEL ? n
                                                               : k / f->group * N + n;
                 const float e = fabsf(back[k * N + n] - w[k * N + n]);
-                cr_assert_leq(e, 0.5f * s[si] * 1.0001f, "fmt %d (%zu, %zu): %g > s/2 = %g", i,
-                              k, n, (double)e, 0.5 * (double)s[si]);
+                cr_assert_leq(e, 0.5f * s[si] * 1.0001f, "fmt %d (%zu, %zu): %g > s/2 = %g", i, k,
+                              n, (double)e, 0.5 * (double)s[si]);
                 const int lo = f->bits == 8 ? -127 : f->zero_point ? 0 : -8;
                 const int hi = f->bits == 8 ? 127 : f->zero_point ? 15 : 7;
                 cr_assert(q[k * N + n] >= lo && q[k * N + n] <= hi);

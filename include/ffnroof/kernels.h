@@ -164,4 +164,15 @@ int ffn_kernel_for_features(uint64_t features, ffn_isa isa, ffn_dtype wdtype,
  * Errors as ffn_isa_selected and ffn_kernel_get. */
 int ffn_kernel_best(ffn_dtype wdtype, const ffn_kernel **out, ffn_diag *diag);
 
+/* The same three with the activation format as well (the quantized kernels: FFN_DT_INT8 or
+ * FFN_DT_INT4 weights with FFN_DT_FP32, FFN_DT_BF16 or FFN_DT_INT8 activations). The functions
+ * above are these with adtype FFN_DT_FP32: for int8 and int4 weights they return the
+ * weight-only kernels (activations fp32). FFN_EUNSUPPORTED when no row of that (wdtype, adtype)
+ * fits (W8A8 is int8 weights only; diag says which). */
+int ffn_kernel_get_q(ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype, const ffn_kernel **out,
+                     ffn_diag *diag);
+int ffn_kernel_for_features_q(uint64_t features, ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype,
+                              const ffn_kernel **out, ffn_diag *diag);
+int ffn_kernel_best_q(ffn_dtype wdtype, ffn_dtype adtype, const ffn_kernel **out, ffn_diag *diag);
+
 #endif

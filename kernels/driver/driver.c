@@ -22,6 +22,9 @@
 
 #include <math.h>
 
+#include "../quant/quant_internal.h"
+#include "qpack.h"
+
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -31,6 +34,12 @@ enum { DG = 4, GRAB_PANELS = 4 };
 static size_t wsize(int wdt)
 {
     return wdt == FFN_UKR_F32 ? 4u : 2u;
+}
+
+/* The fp32 schedule's table: the float kernels' own, or the quantized table's GEMM tile. */
+static const ffn_ukernels *fu(const ffn__drv *dv)
+{
+    return dv->q ? dv->q->f32 : dv->u;
 }
 
 /* The GEMM tile width of the fp32 schedule (SVE: from the vector length). */
@@ -50,6 +59,8 @@ typedef struct layout {
     size_t kp1, kp2;    /* K of the up and down panels as stored (bf16 tiles: padded to 32) */
     size_t ldh;         /* h row length (columns np1 * nh; bf16 tiles: padded, see below) */
     size_t ldx;         /* bf16 tiles: x row length in the workspace */
+    size_t pb1, pb2;    /* bytes per up and down panel */
+    size_t rowb;        /* bytes per k row of a panel's weights (codes when quantized) */
     size_t off_w1, off_w2, off_b1, off_b2, total;
 } layout;
 
@@ -57,7 +68,7 @@ static void get_layout(const ffn__drv *dv, const ffn_kshape *s, layout *l)
 {
     const bool gated = ffn__gated(s->act);
     const size_t es = wsize(dv->wdt);
-    l->nr = dv->t ? 32 : nr_of(dv->u);
+    l->nr = dv->t ? 32 : nr_of(fu(dv));
     l->nh = gated ? l->nr / 2 : l->nr;
     l->np1 = (s->f + l->nh - 1) / l->nh;
     l->pd = (s->d + l->nr - 1) / l->nr;
@@ -79,16 +90,34 @@ static void get_layout(const ffn__drv *dv, const ffn_kshape *s, layout *l)
         l->ldx = s->d;
         l->ldh = l->np1 * l->nh;
     }
+    if (dv->q) {
+        l->pb1 = ffn__qpanel_bytes(dv->qf, s->d, l->nr, s->group, s->zero_point);
+        l->pb2 = ffn__qpanel_bytes(dv->qf, s->f, l->nr, s->group, s->zero_point);
+        l->rowb = dv->qf == FFN_UKR_Q8 ? l->nr : l->nr / 2;
+    } else {
+        l->pb1 = l->kp1 * l->nr * es;
+        l->pb2 = l->kp2 * l->nr * es;
+        l->rowb = l->nr * es;
+    }
     l->off_w1 = FFN__PACK_HDR;
-    l->off_w2 = l->off_w1 + ffn__round_up(l->np1 * l->kp1 * l->nr * es, 64);
-    l->off_b1 = l->off_w2 + ffn__round_up(l->pd * l->kp2 * l->nr * es, 64);
+    l->off_w2 = l->off_w1 + ffn__round_up(l->np1 * l->pb1, 64);
+    l->off_b1 = l->off_w2 + ffn__round_up(l->pd * l->pb2, 64);
     l->off_b2 = l->off_b1 + (s->bias ? l->np1 * l->nr * 4 : 0);
     l->total = l->off_b2 + (s->bias ? l->pd * l->nr * 4 : 0);
 }
 
+/* 0 when s suits dv (a quantized kernel also checks the group and zero point). */
+static int check_shape(const ffn__drv *dv, const ffn_kshape *s)
+{
+    if (!dv->q) return ffn__check_shape(s);
+    return ffn__qcheck_shape(s, dv->qf == FFN_UKR_Q8 ? FFN_DT_INT8 : FFN_DT_INT4,
+                             dv->abf16 ? FFN_DT_BF16 : FFN_DT_FP32);
+}
+
 size_t ffn__drv_packed_bytes(const ffn__drv *dv, const ffn_kshape *s)
 {
-    if (!dv || ffn__check_shape(s)) return 0;
+    if (dv && dv->i8) return ffn__drv_i8_packed_bytes(dv, s);
+    if (!dv || check_shape(dv, s)) return 0;
     layout l;
     get_layout(dv, s, &l);
     return l.total;
@@ -122,10 +151,36 @@ static size_t pidx(bool vnni, size_t nr, size_t k, size_t c)
 int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
                   const ffn_kweights *w, void *packed, size_t n)
 {
+    if (dv->i8) return ffn__drv_i8_pack(dv, k, s, w, packed, n);
+    if (check_shape(dv, s)) return FFN_EINVAL;
     int rc = ffn__check_pack(k, s, w, packed, n);
     if (rc) return rc;
     layout l;
     get_layout(dv, s, &l);
+    if (dv->q) {
+        const bool gated = ffn__gated(s->act);
+        unsigned char *base = packed;
+        rc = ffn__qpack_float(dv->qf, s->d, s->f, w->w_gate, gated ? w->w_up : NULL, s->group,
+                              s->zero_point, l.nr, base + l.off_w1, l.pb1, l.np1);
+        if (!rc)
+            rc = ffn__qpack_float(dv->qf, s->f, s->d, w->w_down, NULL, s->group, s->zero_point,
+                                  l.nr, base + l.off_w2, l.pb2, l.pd);
+        if (rc) return rc; /* a NaN or Inf weight has no scale */
+        if (s->bias) {
+            float *b1 = (float *)(void *)(base + l.off_b1);
+            float *b2 = (float *)(void *)(base + l.off_b2);
+            for (size_t j = 0; j < l.np1; j++)
+                for (size_t c = 0; c < l.nr; c++) {
+                    const size_t col = gated ? j * l.nh + (c % l.nh) : j * l.nr + c;
+                    const float *src = gated && c >= l.nh ? w->b_up : w->b_gate;
+                    b1[j * l.nr + c] = col < s->f ? src[col] : 0.0f;
+                }
+            for (size_t j = 0; j < l.pd * l.nr; j++)
+                b2[j] = j < s->d ? w->b_down[j] : 0.0f;
+        }
+        ffn__qwrite_hdr(packed, dv->id, s);
+        return 0;
+    }
     const size_t d = s->d, f = s->f, nr = l.nr, nh = l.nh, es = wsize(dv->wdt);
     const bool gated = ffn__gated(s->act), vnni = dv->t != NULL;
     unsigned char *base = packed;
@@ -172,6 +227,7 @@ typedef struct wsplan {
     size_t rows;               /* rows of x and h held (padded to mr / row_tile) */
     size_t mc;                 /* row block */
     size_t x_bytes, h_bytes;   /* shared */
+    size_t asum_bytes;         /* shared: W4 zero points, group sums of x and h (decode) */
     size_t per_thread;         /* accumulators + widening scratch + epilogue rows */
     size_t acc_floats, wbuf_floats, hbuf_floats;
 } wsplan;
@@ -204,21 +260,24 @@ static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, si
         p->per_thread = ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->hbuf_floats * 4, 64);
         return;
     }
-    const ffn_ukernels *u = dv->u;
-    p->stream = T <= u->stream_rows[dv->wdt] && u->gemv[dv->wdt];
+    const ffn_ukernels *u = fu(dv);
+    p->stream = dv->q ? T <= dv->q->stream_rows : T <= u->stream_rows[dv->wdt] && u->gemv[dv->wdt];
     if (p->stream) {
+        const size_t g = dv->q ? dv->q->stream_g : u->stream_g;
         p->rows = T;
         p->x_bytes = ffn__round_up(s->d * T * 4, 64);
         p->h_bytes = ffn__round_up(l->ldh * T * 4, 64);
-        p->acc_floats = u->stream_g * nr;
-        p->hbuf_floats = u->stream_g * nr;
+        if (dv->q && s->zero_point)
+            p->asum_bytes = ffn__round_up((s->d + s->f) / s->group * T * 4, 64);
+        p->acc_floats = g * nr;
+        p->hbuf_floats = g * nr;
     } else {
         p->rows = ffn__round_up(T, u->mr);
         p->mc = block_rows(T, u->mc, u->mr);
         p->x_bytes = ffn__round_up(p->rows * s->d * 4, 64);
         p->h_bytes = ffn__round_up(p->rows * l->ldh * 4, 64);
         p->acc_floats = DG * p->mc * nr;
-        p->wbuf_floats = dv->wdt == FFN_UKR_F32 ? 0 : (size_t)u->kc * nr;
+        p->wbuf_floats = dv->wdt == FFN_UKR_F32 && !dv->q ? 0 : (size_t)u->kc * nr;
         p->hbuf_floats = p->mc * nr;
     }
     p->per_thread = ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->wbuf_floats * 4, 64) +
@@ -227,12 +286,13 @@ static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, si
 
 size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads)
 {
-    if (!dv || ffn__check_shape(s) || T == 0) return 0;
+    if (dv && dv->i8) return ffn__drv_i8_workspace_bytes(dv, s, T, threads);
+    if (!dv || check_shape(dv, s) || T == 0) return 0;
     layout l;
     get_layout(dv, s, &l);
     wsplan p;
     plan_ws(dv, &l, s, T, &p);
-    return 64 + p.x_bytes + p.h_bytes + (size_t)ffn__threads(threads) * p.per_thread;
+    return 64 + p.x_bytes + p.h_bytes + p.asum_bytes + (size_t)ffn__threads(threads) * p.per_thread;
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */
@@ -248,6 +308,7 @@ typedef struct job {
     const float *x;
     float *y;
     unsigned char *xs, *hs; /* x and h in the schedule's layout */
+    float *asum;            /* W4 zero points, decode: group sums of x, then of h */
     unsigned char *thr;     /* per-thread areas */
     size_t *next;           /* the shared work counters (zeroed) */
 } job;
@@ -282,7 +343,7 @@ static void epi_act(const job *jb, size_t j, size_t rows, const float *c, float 
     const ffn_kshape *s = jb->s;
     const size_t nr = jb->l->nr, nh = jb->l->nh;
     const float *b = jb->b1 ? jb->b1 + j * nr : NULL;
-    const ffn_ukr_act_fn act = jb->dv->t ? jb->dv->t->act : jb->dv->u->act;
+    const ffn_ukr_act_fn act = jb->dv->t ? jb->dv->t->act : fu(jb->dv)->act;
     if (ffn__gated(s->act))
         act(s->act, rows, nh, c, c + nh, nr, b, b ? b + nh : NULL, out, nh);
     else
@@ -303,43 +364,86 @@ static void epi_out(const job *jb, size_t r, size_t j, const float *c)
         memcpy(yr, c, n * sizeof *yr);
 }
 
+/* An activation as the kernel multiplies it: fp32, or rounded to bf16 (quantized A16). */
+static inline float act_in(const job *jb, float v)
+{
+    return jb->dv->abf16 ? ffn__bf16_round(v) : v;
+}
+
+/* W4 with zero points: asum[g * T + r] = sum over group g of column r of the k-major a (K rows
+ * of T), the groups shared among the threads; a barrier follows. */
+static void group_sums(const job *jb, const float *a, size_t K, float *asum, int t, int nt)
+{
+    const size_t T = jb->T, G = jb->s->group;
+    size_t lo, hi;
+    ffn__split(K / G, t, nt, &lo, &hi);
+    for (size_t g = lo; g < hi; g++)
+        for (size_t r = 0; r < T; r++) {
+            float sum = 0.0f;
+            for (size_t k = g * G; k < (g + 1) * G; k++)
+                sum += a[k * T + r];
+            asum[g * T + r] = sum;
+        }
+    barrier();
+}
+
+/* One decode gemv call over panel j of the matrix at w (K rows, panel stride pb). */
+static void stream_gemv(const job *jb, size_t m, size_t K, const float *a, const float *asum,
+                        const unsigned char *w, size_t pb, size_t j, float *c)
+{
+    const ffn__drv *dv = jb->dv;
+    const size_t T = jb->T, nr = jb->l->nr;
+    if (dv->q) {
+        ffn_ukr_qpanel qp;
+        ffn__qpanel_view(dv->qf, w + j * pb, K, nr, jb->s->group, jb->s->zero_point, &qp);
+        dv->q->gemv[dv->qf](m, K, a, T, asum, &qp, c, nr);
+    } else if (dv->t) {
+        dv->t->gemv(m, K, a, T, w + j * pb, c, nr);
+    } else {
+        dv->u->gemv[dv->wdt](m, K, a, T, w + j * pb, c, nr);
+    }
+}
+
 /* Decode (both schedules): x and h k-major, T rows wide; whole panels through gemv. */
 static void stream_thread(const job *jb, int t, int nt)
 {
     const ffn_kshape *s = jb->s;
     const layout *l = jb->l;
-    const size_t d = s->d, f = s->f, T = jb->T, nr = l->nr, nh = l->nh, es = wsize(jb->dv->wdt);
-    const size_t g = jb->dv->t ? jb->dv->t->stream_g : jb->dv->u->stream_g;
-    const ffn_ukr_gemv_fn gemv = jb->dv->t ? jb->dv->t->gemv : jb->dv->u->gemv[jb->dv->wdt];
+    const size_t d = s->d, f = s->f, T = jb->T, nh = l->nh;
+    const size_t g = jb->dv->t   ? jb->dv->t->stream_g
+                     : jb->dv->q ? jb->dv->q->stream_g
+                                 : jb->dv->u->stream_g;
     float *xt = (float *)(void *)jb->xs, *ht = (float *)(void *)jb->hs;
+    float *sx = jb->asum, *sh = jb->asum ? jb->asum + d / s->group * T : NULL;
     const tscratch ts = scratch_of(jb, t);
     size_t lo, hi;
     ffn__split(d, t, nt, &lo, &hi);
     for (size_t k = lo; k < hi; k++)
         for (size_t r = 0; r < T; r++)
-            xt[k * T + r] = jb->x[r * d + k];
+            xt[k * T + r] = act_in(jb, jb->x[r * d + k]);
     barrier();
-    const size_t pb1 = l->kp1 * nr * es, pb2 = l->kp2 * nr * es;
-    while (ffn__grab(&jb->next[0], l->np1, ffn__grab_chunk(pb1), &lo, &hi))
+    if (sx) group_sums(jb, xt, d, sx, t, nt);
+    while (ffn__grab(&jb->next[0], l->np1, ffn__grab_chunk(l->pb1), &lo, &hi))
         for (size_t j = lo; j < hi; j++) {
             const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
             for (size_t r0 = 0; r0 < T; r0 += g) {
                 const size_t m = T - r0 < g ? T - r0 : g;
-                gemv(m, d, xt + r0, T, jb->w1 + j * pb1, ts.acc, nr);
+                stream_gemv(jb, m, d, xt + r0, sx ? sx + r0 : NULL, jb->w1, l->pb1, j, ts.acc);
                 epi_act(jb, j, m, ts.acc, ts.hbuf);
                 for (size_t r = 0; r < m; r++)
                     for (size_t c = 0; c < n_out; c++)
-                        ht[(j * nh + c) * T + r0 + r] = ts.hbuf[r * nh + c];
+                        ht[(j * nh + c) * T + r0 + r] = act_in(jb, ts.hbuf[r * nh + c]);
             }
         }
     barrier();
-    while (ffn__grab(&jb->next[1], l->pd, ffn__grab_chunk(pb2), &lo, &hi))
+    if (sh) group_sums(jb, ht, f, sh, t, nt);
+    while (ffn__grab(&jb->next[1], l->pd, ffn__grab_chunk(l->pb2), &lo, &hi))
         for (size_t j = lo; j < hi; j++)
             for (size_t r0 = 0; r0 < T; r0 += g) {
                 const size_t m = T - r0 < g ? T - r0 : g;
-                gemv(m, f, ht + r0, T, jb->w2 + j * pb2, ts.acc, nr);
+                stream_gemv(jb, m, f, ht + r0, sh ? sh + r0 : NULL, jb->w2, l->pb2, j, ts.acc);
                 for (size_t r = 0; r < m; r++)
-                    epi_out(jb, r0 + r, j, ts.acc + r * nr);
+                    epi_out(jb, r0 + r, j, ts.acc + r * l->nr);
             }
 }
 
@@ -358,26 +462,33 @@ static const void *pf_slice(const unsigned char *next, size_t next_bytes, size_t
     return next + lo;
 }
 
-/* The B operand for chunk rows [pc, pc + kc) of a panel: the packed fp32 rows themselves, or
- * the chunk widened into the thread's scratch. */
-static const float *chunk_b(const job *jb, const unsigned char *panel, size_t pc, size_t kc,
-                            float *wbuf)
+/* The B operand for chunk rows [pc, pc + kc) of a panel of K rows: the packed fp32 rows
+ * themselves, or the chunk widened (bf16, fp16) or dequantized into the thread's scratch. */
+static const float *chunk_b(const job *jb, const unsigned char *panel, size_t K, size_t pc,
+                            size_t kc, float *wbuf)
 {
+    const ffn__drv *dv = jb->dv;
     const size_t nr = jb->l->nr;
-    if (jb->dv->wdt == FFN_UKR_F32) return (const float *)(const void *)panel + pc * nr;
+    if (dv->q) {
+        ffn_ukr_qpanel qp;
+        ffn__qpanel_view(dv->qf, panel, K, nr, jb->s->group, jb->s->zero_point, &qp);
+        dv->q->dequant[dv->qf](pc, kc, &qp, wbuf);
+        return wbuf;
+    }
+    if (dv->wdt == FFN_UKR_F32) return (const float *)(const void *)panel + pc * nr;
     const uint16_t *src = (const uint16_t *)(const void *)panel + pc * nr;
-    jb->dv->u->widen[jb->dv->wdt](kc * nr, src, wbuf);
+    dv->u->widen[dv->wdt](kc * nr, src, wbuf);
     return wbuf;
 }
 
 static void f32_thread(const job *jb, int t, int nt)
 {
-    const ffn_ukernels *u = jb->dv->u;
+    const ffn_ukernels *u = fu(jb->dv);
     const ffn_kshape *s = jb->s;
     const layout *l = jb->l;
     const size_t d = s->d, f = s->f, T = jb->T, nr = l->nr, nh = l->nh, mr = u->mr;
-    const size_t mcb = jb->p->mc, KC = u->kc, es = wsize(jb->dv->wdt);
-    const size_t ldh = l->ldh, pb1 = d * nr * es, pb2 = f * nr * es;
+    const size_t mcb = jb->p->mc, KC = u->kc, rb = l->rowb;
+    const size_t ldh = l->ldh, pb1 = l->pb1, pb2 = l->pb2;
     float *xp = (float *)(void *)jb->xs, *hp = (float *)(void *)jb->hs;
     const tscratch ts = scratch_of(jb, t);
     size_t lo, hi;
@@ -391,7 +502,7 @@ static void f32_thread(const job *jb, int t, int nt)
             if (p * mr + r < T) {
                 const float *src = jb->x + (p * mr + r) * d;
                 for (size_t k = 0; k < d; k++)
-                    dst[k * mr] = src[k];
+                    dst[k * mr] = act_in(jb, src[k]);
             } else {
                 for (size_t k = 0; k < d; k++)
                     dst[k * mr] = 0.0f;
@@ -408,14 +519,13 @@ static void f32_thread(const job *jb, int t, int nt)
             const unsigned char *bj = jb->w1 + j * pb1;
             for (size_t pc = 0; pc < d; pc += KC) {
                 const size_t kc = d - pc < KC ? d - pc : KC;
-                const float *B = chunk_b(jb, bj, pc, kc, ts.wbuf);
+                const float *B = chunk_b(jb, bj, d, pc, kc, ts.wbuf);
                 const size_t kn = (d - pc - kc) < KC ? d - pc - kc : KC;
-                const size_t next_bytes = (pc + kc < d ? kn : (d < KC ? d : KC)) * nr * es;
+                const size_t next_bytes = (pc + kc < d ? kn : (d < KC ? d : KC)) * rb;
                 for (size_t i = 0; i < mc; i += mr) {
                     const size_t m = mc - i < mr ? mc - i : mr;
                     size_t pfb;
-                    const void *pf =
-                        pf_slice(bj + (pc + kc) * nr * es, next_bytes, i, mc, mr, &pfb);
+                    const void *pf = pf_slice(bj + (pc + kc) * rb, next_bytes, i, mc, mr, &pfb);
                     u->gemm(m, kc, xp + ((ic + i) / mr * d + pc) * mr, mr, B, ts.acc + i * nr,
                             nr, pc > 0, pf, pfb);
                 }
@@ -426,7 +536,7 @@ static void f32_thread(const job *jb, int t, int nt)
                 float *dst = hp + ((ic + r) / mr * ldh + j * nh) * mr + (ic + r) % mr;
                 const float *src = ts.hbuf + r * nh;
                 for (size_t c = 0; c < n_out; c++)
-                    dst[c * mr] = src[c];
+                    dst[c * mr] = act_in(jb, src[c]);
             }
         }
     barrier();
@@ -442,12 +552,12 @@ static void f32_thread(const job *jb, int t, int nt)
             const bool last = pc + kc == f;
             for (size_t j = j0; j < j1; j++) {
                 const unsigned char *bj = jb->w2 + j * pb2;
-                const float *B = chunk_b(jb, bj, pc, kc, ts.wbuf);
+                const float *B = chunk_b(jb, bj, f, pc, kc, ts.wbuf);
                 /* the chunk this item needs next: panel j+1 at pc, else panel j0 at pc + kc */
-                const unsigned char *next = j + 1 < j1 ? bj + pb2 + pc * nr * es
+                const unsigned char *next = j + 1 < j1 ? bj + pb2 + pc * rb
                                             : last     ? (j1 < l->pd ? jb->w2 + j1 * pb2 : NULL)
-                                                       : jb->w2 + j0 * pb2 + (pc + kc) * nr * es;
-                const size_t next_bytes = (size_t)KC * nr * es;
+                                                       : jb->w2 + j0 * pb2 + (pc + kc) * rb;
+                const size_t next_bytes = (size_t)KC * rb;
                 float *acc = ts.acc + (j - j0) * mcb * nr;
                 for (size_t i = 0; i < mc; i += mr) {
                     const size_t m = mc - i < mr ? mc - i : mr;
@@ -545,7 +655,9 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
                      const void *packed, size_t T, const float *x, float *y, void *ws,
                      size_t ws_bytes, int threads)
 {
-    int rc = ffn__check_forward(k, dv->id, s, packed, T, x, y, ws, ws_bytes, threads);
+    if (dv->i8) return ffn__drv_i8_forward(dv, k, s, packed, T, x, y, ws, ws_bytes, threads);
+    int rc = dv->q ? ffn__qcheck_forward(k, dv->id, s, packed, T, x, y, ws, ws_bytes, threads)
+                   : ffn__check_forward(k, dv->id, s, packed, T, x, y, ws, ws_bytes, threads);
     if (rc || T == 0) return rc;
     layout l;
     get_layout(dv, s, &l);
@@ -569,7 +681,8 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
         .y = y,
         .xs = w,
         .hs = w + p.x_bytes,
-        .thr = w + p.x_bytes + p.h_bytes,
+        .asum = p.asum_bytes ? (float *)(void *)(w + p.x_bytes + p.h_bytes) : NULL,
+        .thr = w + p.x_bytes + p.h_bytes + p.asum_bytes,
         .next = next,
     };
 #if defined(_OPENMP)

@@ -116,4 +116,102 @@ typedef struct ffn_ukernels_bf16t {
     ffn_ukr_act_fn act;
 } ffn_ukernels_bf16t;
 
+/* ---- quantized weights (include/ffnroof/quant.h gives the formats' semantics) ----------------
+ *
+ * Two schedules, each with its own table per ISA:
+ *  - float activations (W8A16/W4A16 with x and h fp32, or rounded to bf16 by the driver): the
+ *    fp32 schedule above with the weights quantized in the panels. Decode (T <= stream_rows)
+ *    streams whole panels through the table's q8/q4 gemv, which dequantizes in registers;
+ *    prefill dequantizes each kc x nr weight chunk into fp32 scratch (the table's dequant) and
+ *    runs the fp32 GEMM tile of the ISA's ffn_ukernels (its nr is the panel width);
+ *  - int8 activations (W8A8): x and h quantized per token (dynamic, symmetric, the table's
+ *    quant), int8 x int8 dot products accumulated in int32 (ffn_ukernels_i8).
+ *
+ * Quantized panel layouts (the driver packs them; packed by ffn_qweight_quantize's rules):
+ *  - W8 (int8 per output channel), float activations: a KN panel of int8 codes, element
+ *    (k, c) at q[k * nr + c], then nr fp32 column scales (w' = q * scale[c]);
+ *  - W4 (groups of G along K, G = 32, 64 or 128), float activations: K rows of nr / 2 bytes,
+ *    byte j of row k holding column j in its low nibble and column j + nr / 2 in its high
+ *    nibble; a nibble u is the code q + 8 (symmetric, q in -8..7) or the code q itself (with
+ *    zero points, q in 0..15); then [K / G][nr] bf16 group scales (the round-to-nearest-even
+ *    bf16 of quant.h's fp32 scale: range of fp32, 2^-9 relative, exact products with the
+ *    4-bit codes) and, with zero points, [K / G][nr / 2] bytes of 4-bit zero points in the
+ *    codes' nibble order (byte j: column j low, column j + nr / 2 high):
+ *    w'(k, c) = (u - z) * scale[k / G][c], z = 8 when the panel has no zero points;
+ *  - W8A8: panels of 32 columns in VNNI order, element (k, c) at q[(k / kv) * 32 * kv + c * kv
+ *    + k % kv] (kv = 4 for VPDPBUSD, AMX and SDOT), K padded with zeros to the table's kpad,
+ *    plus per panel the int32 column sums of the codes and the 32 fp32 column scales.
+ * Columns past N have zero codes (W4 symmetric: u = 8) and zero scales. */
+enum { FFN_UKR_Q8 = 0, FFN_UKR_Q4 = 1, FFN_UKR_NQ = 2 };
+
+/* One quantized panel of the float-activation schedule (K rows, the table's nr columns). */
+typedef struct ffn_ukr_qpanel {
+    const uint8_t *q;       /* codes: W8 int8 [K][nr]; W4 nibble rows [K][nr / 2] */
+    const float *scale;     /* W8: [nr] column scales; NULL for W4 */
+    const uint16_t *gscale; /* W4: [K / G][nr] bf16 group scales; NULL for W8 */
+    const uint8_t *zero;    /* W4 with zero points: [K / G][nr / 2] nibbles; NULL: z = 8 */
+    size_t group;           /* W4: G; 0 for W8 */
+} ffn_ukr_qpanel;
+
+/* Quantized decode stream over one whole panel ("q8_gemv__<isa>", "q4_gemv__<isa>"):
+ *   C[r][c] = sum_{k < kc} A(r, k) * w'(k, c),  r < m (1..stream_g), c < nr,
+ * A in a k-major row panel with stride as (as in ffn_ukr_gemv_fn), kc = K of the panel.
+ * asum (W4 with zero points only, else NULL): asum[g * as + r] = sum over group g of A(r, k),
+ * which the driver computes once per forward, so that a kernel may compute
+ * sum A u - z asum per group instead of dequantizing each weight against its own zero point. */
+typedef void (*ffn_ukr_qgemv_fn)(size_t m, size_t kc, const float *a, size_t as, const float *asum,
+                                 const ffn_ukr_qpanel *w, float *c, size_t ldc);
+
+/* Quantized weight dequantization for the prefill GEMM: dst[k * nr + c] = w'(k0 + k, c),
+ * k < kc, c < nr (exact: a code times its scale). */
+typedef void (*ffn_ukr_qdequant_fn)(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst);
+
+/* One ISA's float-activation quantized microkernels. */
+typedef struct ffn_ukernels_q {
+    const char *isa;
+    const char *gemv_name[FFN_UKR_NQ]; /* "q8_gemv__avx512", "q4_gemv__avx512" */
+    const ffn_ukernels *f32;           /* the GEMM tile, its nr (the panel width), kc, mc, act */
+    ffn_ukr_qgemv_fn gemv[FFN_UKR_NQ];
+    ffn_ukr_qdequant_fn dequant[FFN_UKR_NQ];
+    unsigned stream_rows; /* T up to which decode streams through gemv */
+    unsigned stream_g;    /* rows per gemv call */
+} ffn_ukernels_q;
+
+/* W8A8 microkernels ("q8a8_gemm__<isa>_<tile>"). Activations are quantized by the table's
+ * quant, so an ISA whose dot product wants an unsigned operand (VPDPBUSD, AMX TDPBUSD) may
+ * store them as q + a_offset (unsigned bytes) and correct with the column sums; either way gemm
+ * and gemv return the exact int32 sum of (activation code) x (weight code). |codes| <= 127 and
+ * K <= 2^17 keep every sum inside int32. */
+typedef struct ffn_ukernels_i8 {
+    const char *isa;
+    const char *gemm_name; /* e.g. "q8a8_gemm__avx512vnni_8x32" */
+    unsigned kv;           /* k values per column group in the panels (4) */
+    unsigned kpad;         /* K padded to a multiple of this (a multiple of kv) */
+    unsigned a_offset;     /* 0: activation codes stored as int8; 128: as q + 128 (uint8) */
+    unsigned row_tile;     /* prefill pads T up to a multiple of this (1: no padding) */
+    unsigned panels;       /* weight panels per gemm call (they share the A rows) */
+    unsigned mc;           /* rows per gemm call (a multiple of row_tile) */
+    unsigned stream_rows;  /* T up to which decode runs gemv instead (0: never) */
+    unsigned stream_g;     /* rows per gemv call */
+    /* Per-thread set-up and release around the gemm calls of a forward (AMX tiles); may be
+     * NULL. */
+    void (*begin)(void);
+    void (*end)(void);
+    /* cbuf[g][r][32] (int32; g < np, r < m) = sum_{k < kp} A(r, k) B_g(k, c): A rows of kp
+     * codes at a + r * lda, B_g the panel at b + g * kp * 32 with column sums bsum + g * 32. kp
+     * is a multiple of kpad; gemm: m a multiple of row_tile, at most mc; gemv: m <= stream_g. */
+    void (*gemm)(size_t kp, const uint8_t *a, size_t lda, size_t m, const int8_t *b, size_t np,
+                 const int32_t *bsum, int32_t *cbuf);
+    void (*gemv)(size_t kp, const uint8_t *a, size_t lda, size_t m, const int8_t *b, size_t np,
+                 const int32_t *bsum, int32_t *cbuf);
+    /* Per-token quantization (include/ffnroof/quant.h, ffn_qact_quantize's exact codes): for
+     * r < rows, scale[r] = max_i |src[r * lds + i]| / 127 and q[r * ldq + i] = the code of
+     * src[r * lds + i] (+ a_offset), i < n. A row holding a NaN or an Inf has no scale: its
+     * scale is NaN (so the row's outputs are NaN, as a float kernel's would be) and its codes
+     * are 0 (+ a_offset). */
+    void (*quant)(size_t rows, size_t n, const float *src, size_t lds, uint8_t *q, size_t ldq,
+                  float *scale);
+    ffn_ukr_act_fn act; /* the ISA's activation epilogue (its ffn_ukernels' act) */
+} ffn_ukernels_i8;
+
 #endif

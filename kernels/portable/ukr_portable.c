@@ -7,6 +7,7 @@
  * kernels/ref is the double-precision oracle they are tested against. */
 #include "../driver/ukernel.h"
 #include "../kern_internal.h"
+#include "../kern_qukernels.h"
 
 #include <math.h>
 #include <string.h>
@@ -209,8 +210,8 @@ static inline float act1(ffn_act act, float g)
     }
 }
 
-static void act(ffn_act a, size_t rows, size_t n, const float *g, const float *u, size_t ldc,
-                const float *bg, const float *bu, float *h, size_t ldh)
+void ffn__portable_act(ffn_act a, size_t rows, size_t n, const float *g, const float *u, size_t ldc,
+                       const float *bg, const float *bu, float *h, size_t ldh)
 {
     for (size_t r = 0; r < rows; r++) {
         const float *gr = g + r * ldc;
@@ -234,5 +235,5 @@ const ffn_ukernels ffn_ukernels_portable = {
     .stream_rows = {4, 4, 4},
     .stream_g = G,
     .widen = {NULL, widen_bf16, widen_f16},
-    .act = act,
+    .act = ffn__portable_act,
 };

@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "ffnroof/error.h"
+#include "quant_internal.h"
 
 /* Element counts far from size_t overflow (the kernels' own shape limit is 2^36). */
 #define MAX_ELEMS ((size_t)1 << 40)
@@ -68,71 +69,88 @@ static int8_t code_sym(float v, float s, float lo, float hi)
     return s > 0.0f ? clamp_code(roundf(v / s), lo, hi) : 0;
 }
 
-/* Symmetric: the elements v[i * stride], i < n, share one scale. */
-static void quant_sym(const float *v, size_t n, size_t stride, float qmax, float lo, float hi,
-                      int8_t *q, float *scale)
+/* Symmetric: the elements v[i * ldv], i < n, share one scale; codes to q[i * ldq]. */
+static void quant_sym(const float *v, size_t n, size_t ldv, size_t ldq, float qmax, float lo,
+                      float hi, int8_t *q, float *scale)
 {
     float m = 0.0f;
     for (size_t i = 0; i < n; i++)
-        m = fmaxf(m, fabsf(v[i * stride]));
+        m = fmaxf(m, fabsf(v[i * ldv]));
     const float s = m / qmax;
     for (size_t i = 0; i < n; i++)
-        q[i * stride] = code_sym(v[i * stride], s, lo, hi);
+        q[i * ldq] = code_sym(v[i * ldv], s, lo, hi);
     *scale = s;
 }
 
 /* Asymmetric int4: codes 0..15 with zero point z. */
-static void quant_asym(const float *v, size_t n, size_t stride, int8_t *q, float *scale,
+static void quant_asym(const float *v, size_t n, size_t ldv, size_t ldq, int8_t *q, float *scale,
                        uint8_t *zero)
 {
     float lo = v[0], hi = v[0];
     for (size_t i = 1; i < n; i++) {
-        lo = fminf(lo, v[i * stride]);
-        hi = fmaxf(hi, v[i * stride]);
+        lo = fminf(lo, v[i * ldv]);
+        hi = fmaxf(hi, v[i * ldv]);
     }
     const float s = (float)(((double)hi - (double)lo) / 15.0);
     if (!(s > 0.0f)) {
         for (size_t i = 0; i < n; i++)
-            q[i * stride] = 0;
+            q[i * ldq] = 0;
         *scale = 0.0f;
         *zero = 0;
         return;
     }
     const int8_t z = clamp_code(roundf(-lo / s), 0.0f, 15.0f);
     for (size_t i = 0; i < n; i++)
-        q[i * stride] = clamp_code(roundf(v[i * stride] / s) + (float)z, 0.0f, 15.0f);
+        q[i * ldq] = clamp_code(roundf(v[i * ldv] / s) + (float)z, 0.0f, 15.0f);
     *scale = s;
     *zero = (uint8_t)z;
 }
 
-int ffn_qweight_quantize(const ffn_qweight_fmt *fmt, size_t K, size_t N, const float *w,
-                         int8_t *q, float *scale, uint8_t *zero)
+int ffn__qweight_quantize_ld(const ffn_qweight_fmt *fmt, size_t K, size_t N, const float *w,
+                             size_t ldw, int8_t *q, size_t ldq, float *scale, uint8_t *zero)
 {
-    if (ffn_qweight_check(fmt, K, N) || !w || !q || !scale) return FFN_EINVAL;
+    if (ffn_qweight_check(fmt, K, N) || !w || !q || !scale || ldw < N || ldq < N) return FFN_EINVAL;
     if (fmt->zero_point && !zero) return FFN_EINVAL;
-    if (!all_finite(w, K * N)) return FFN_EINVAL;
+    for (size_t k = 0; k < K; k++)
+        if (!all_finite(w + k * ldw, N)) return FFN_EINVAL;
     switch (fmt->gran) {
-    case FFN_QG_TENSOR:
-        quant_sym(w, K * N, 1, 127.0f, -127.0f, 127.0f, q, scale);
+    case FFN_QG_TENSOR: {
+        float m = 0.0f;
+        for (size_t k = 0; k < K; k++)
+            for (size_t n = 0; n < N; n++)
+                m = fmaxf(m, fabsf(w[k * ldw + n]));
+        const float s = m / 127.0f;
+        for (size_t k = 0; k < K; k++)
+            for (size_t n = 0; n < N; n++)
+                q[k * ldq + n] = code_sym(w[k * ldw + n], s, -127.0f, 127.0f);
+        *scale = s;
         break;
+    }
     case FFN_QG_CHANNEL:
         for (size_t n = 0; n < N; n++)
-            quant_sym(w + n, K, N, 127.0f, -127.0f, 127.0f, q + n, scale + n);
+            quant_sym(w + n, K, ldw, ldq, 127.0f, -127.0f, 127.0f, q + n, scale + n);
         break;
     default: {
         const size_t G = fmt->group;
         for (size_t g = 0; g < K / G; g++)
             for (size_t n = 0; n < N; n++) {
-                const size_t off = g * G * N + n, si = g * N + n;
+                const float *wg = w + g * G * ldw + n;
+                int8_t *qg = q + g * G * ldq + n;
                 if (fmt->zero_point)
-                    quant_asym(w + off, G, N, q + off, scale + si, zero + si);
+                    quant_asym(wg, G, ldw, ldq, qg, scale + g * N + n, zero + g * N + n);
                 else
-                    quant_sym(w + off, G, N, 7.0f, -8.0f, 7.0f, q + off, scale + si);
+                    quant_sym(wg, G, ldw, ldq, 7.0f, -8.0f, 7.0f, qg, scale + g * N + n);
             }
         break;
     }
     }
     return 0;
+}
+
+int ffn_qweight_quantize(const ffn_qweight_fmt *fmt, size_t K, size_t N, const float *w, int8_t *q,
+                         float *scale, uint8_t *zero)
+{
+    return ffn__qweight_quantize_ld(fmt, K, N, w, N, q, N, scale, zero);
 }
 
 int ffn_qweight_dequantize(const ffn_qweight_fmt *fmt, size_t K, size_t N, const int8_t *q,
@@ -166,12 +184,12 @@ int ffn_qact_quantize(size_t T, size_t K, const float *x, int8_t *q, float *scal
     if (K == 0 || (T && (!x || !q || !scale)) || T > MAX_ELEMS / K) return FFN_EINVAL;
     if (!all_finite(x, T * K)) return FFN_EINVAL;
     for (size_t t = 0; t < T; t++)
-        quant_sym(x + t * K, K, 1, 127.0f, -127.0f, 127.0f, q + t * K, scale + t);
+        quant_sym(x + t * K, K, 1, 1, 127.0f, -127.0f, 127.0f, q + t * K, scale + t);
     return 0;
 }
 
-int ffn_smooth_factors(size_t T, size_t K, const float *x, size_t N, const float *w,
-                       double alpha, float *m)
+int ffn_smooth_factors(size_t T, size_t K, const float *x, size_t N, const float *w, double alpha,
+                       float *m)
 {
     if (K == 0 || N == 0 || !w || !m || (T && !x) || !(alpha >= 0.0 && alpha <= 1.0))
         return FFN_EINVAL;

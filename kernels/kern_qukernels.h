@@ -1,0 +1,22 @@
+/* The quantized microkernel tables of every ISA folder built into this binary (internal to
+ * ffn_kernels, beside kern_ukernels.h's float tables), and the activation epilogues they share
+ * with their ISA's float table. */
+#ifndef FFNROOF_KERNELS_KERN_QUKERNELS_H
+#define FFNROOF_KERNELS_KERN_QUKERNELS_H
+
+#include "kern_internal.h"
+#include "kern_ukernels.h"
+
+void ffn__portable_act(ffn_act a, size_t rows, size_t n, const float *g, const float *u, size_t ldc,
+                       const float *bg, const float *bu, float *h, size_t ldh);
+extern const ffn_ukernels_q ffn_ukernels_q_portable;
+extern const ffn_ukernels_i8 ffn_ukernels_i8_portable;
+
+/* The quantized reference kernels (kernels/quant/ffn_qref.c). */
+extern const ffn_kernel ffn_kernel_w8a32_ref;
+extern const ffn_kernel ffn_kernel_w8a16_ref;
+extern const ffn_kernel ffn_kernel_w8a8_ref;
+extern const ffn_kernel ffn_kernel_w4a32_ref;
+extern const ffn_kernel ffn_kernel_w4a16_ref;
+
+#endif

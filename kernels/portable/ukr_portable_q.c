@@ -1,0 +1,64 @@
+/* The portable quantized microkernels (plain C at the baseline ISA, like ukr_portable.c): the
+ * float-activation table over the portable 6x8 fp32 tile and the W8A8 table, both from the
+ * generic kernels of ukr_q_generic.h. What a CPU without a quantized ISA kernel runs. */
+#include "../kern_qukernels.h"
+#include "ukr_q_generic.h"
+
+enum { NR = 8, G = 4 };
+
+static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
+                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+{
+    (void)asum;
+    ffn__qg_q8_gemv(NR, m, kc, a, as, w, c, ldc);
+}
+
+static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
+                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+{
+    (void)asum;
+    ffn__qg_q4_gemv(NR, m, kc, a, as, w, c, ldc);
+}
+
+static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
+{
+    ffn__qg_q8_dequant(NR, k0, kc, w, dst);
+}
+
+static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
+{
+    ffn__qg_q4_dequant(NR, k0, kc, w, dst);
+}
+
+static void quant(size_t rows, size_t n, const float *src, size_t lds, uint8_t *q, size_t ldq,
+                  float *scale)
+{
+    ffn__qg_quant(0, rows, n, src, lds, q, ldq, scale);
+}
+
+const ffn_ukernels_q ffn_ukernels_q_portable = {
+    .isa = "portable",
+    .gemv_name = {"q8_gemv__portable", "q4_gemv__portable"},
+    .f32 = &ffn_ukernels_portable,
+    .gemv = {q8_gemv, q4_gemv},
+    .dequant = {q8_dequant, q4_dequant},
+    .stream_rows = 4,
+    .stream_g = G,
+};
+
+const ffn_ukernels_i8 ffn_ukernels_i8_portable = {
+    .isa = "portable",
+    .gemm_name = "q8a8_gemm__portable_1x32",
+    .kv = 4,
+    .kpad = 4,
+    .a_offset = 0,
+    .row_tile = 1,
+    .panels = 4,
+    .mc = 64,
+    .stream_rows = 0,
+    .stream_g = 1,
+    .gemm = ffn__qg_i8_gemm,
+    .gemv = NULL,
+    .quant = quant,
+    .act = ffn__portable_act,
+};
