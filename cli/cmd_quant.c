@@ -30,6 +30,7 @@
 #define DEF_ALPHA 0.5
 #define DEF_REPS 10
 #define DEF_FORMATS "int8-tensor,int8-channel,int4,w8a8,w8a8-smooth"
+#define DEF_FORMATS_NO_INT4 "int8-tensor,int8-channel,w8a8,w8a8-smooth"
 
 static void usage(FILE *fp)
 {
@@ -179,7 +180,8 @@ static int parse_formats(const char *s, unsigned groups, ffn_qeval_fmt *fmts, si
 
 typedef struct opts {
     uint64_t d, f, layer, tokens, seed, reps, threads;
-    bool have_d, have_f, have_act, have_layer, have_weights, have_nu, have_group, no_speed;
+    bool have_d, have_f, have_act, have_layer, have_weights, have_nu, have_group, have_formats;
+    bool no_speed;
     ffn_act act;
     const char *model, *ckpt, *formats, *out;
     double outliers, oscale, nu, alpha;
@@ -276,6 +278,7 @@ static int parse(int argc, char **argv, opts *o)
             break;
         case O_FORMATS:
             o->formats = optarg;
+            o->have_formats = true;
             break;
         case O_GROUP:
             rc = parse_groups(optarg, &o->groups);
@@ -474,15 +477,24 @@ int ffn_cmd_quant(int argc, char **argv)
     float *wbuf = NULL, *x = NULL;
     double *y_ref = NULL;
     if ((rc = load_layer(&o, &s, &ffn, &r))) goto out;
-    /* 'int4' without --group: the default sizes that fit this layer */
+    /* 'int4' without --group: the default sizes that fit this layer; none fitting leaves int4
+     * out of the default list and is an error for a list the user gave */
     unsigned groups = o.groups;
+    const char *formats = o.formats;
     if (!o.have_group) {
         groups &= ffn_qeval_groups_valid(s.d, s.f);
+        if (!groups && !o.have_formats) {
+            fprintf(stderr,
+                    "ffnroof %s: int4 left out: no group of 32, 64 or 128 divides both d %zu "
+                    "and f %zu\n",
+                    CMD, s.d, s.f);
+            formats = DEF_FORMATS_NO_INT4;
+        }
         if (!groups) groups = o.groups; /* then the check below says why */
     }
     ffn_qeval_fmt fmts[FFN_QEVAL_MAX_ROWS];
     size_t nf;
-    if ((rc = parse_formats(o.formats, groups, fmts, &nf))) goto out;
+    if ((rc = parse_formats(formats, groups, fmts, &nf))) goto out;
     /* every int4 group must divide K of both GEMMs */
     for (size_t i = 0; i < nf; i++)
         if (fmts[i].kind == FFN_QE_INT4_GROUP && ffn_qeval_fmt_check(&fmts[i], &s)) {

@@ -21,7 +21,9 @@
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SRC FFNROOF_SOURCE_DIR
 
-typedef enum { K_YAML, K_JSON, K_HIST, K_CSV } kind;
+/* K_BIN: a binary file (safetensors): no lines, so no positions and no CRLF or BOM variants
+ * (the good file itself must load instead). */
+typedef enum { K_YAML, K_JSON, K_HIST, K_CSV, K_BIN } kind;
 
 typedef enum {
     C_MISSING,
@@ -96,7 +98,7 @@ static void put(FILE *fp, const void *p, size_t n)
 static const char *make_input(bad_case c, kind k, const char *good)
 {
     static char path[400];
-    static const char *const ext[] = {".yaml", ".json", ".txt", ".csv"};
+    static const char *const ext[] = {".yaml", ".json", ".txt", ".csv", ".safetensors"};
     snprintf(path, sizeof path, "%s/input-%d%s", in_dir, (int)c, ext[k]);
     rm_rf(path);
     if (c == C_MISSING) return path;
@@ -259,7 +261,20 @@ static void run_row(const row *r)
 {
     char good[512];
     snprintf(good, sizeof good, "%s/%s", SRC, r->good);
+    if (r->k == K_BIN && !r->skip_good) {
+        char args[2048], cmd[4096];
+        const char *at = strchr(r->args, '@');
+        snprintf(args, sizeof args, "%.*s%s%s", (int)(at - r->args), r->args, good, at + 1);
+        rm_rf(work);
+        mkdir(work, 0700);
+        snprintf(cmd, sizeof cmd, "cd '%s' && FFNROOF_DATA_DIR=%s '%s' %s >/dev/null 2>'%s'", work,
+                 SRC, BIN, args, err_path);
+        const int st = system(cmd);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the good file must load", r->what);
+    }
     for (int c = 0; c < C_COUNT; c++) {
+        /* line ends and a byte-order mark are text matters: a binary file has neither */
+        if (r->k == K_BIN && (c == C_CRLF || c == C_BOM)) continue;
         const bool must_load = c == C_CRLF || c == C_BOM;
         if (must_load && r->skip_good) continue;
         const char *in = make_input((bad_case)c, r->k, good);
@@ -284,10 +299,11 @@ static void run_row(const row *r)
             cr_expect_eq(code, 2, "%s, %s: exit %d (want 2): %s", r->what, case_name[c], code, err);
             cr_expect(strstr(err, in) != NULL, "%s, %s: the message does not name the file: %s",
                       r->what, case_name[c], err);
-            const bool positional = c == C_GARBAGE || c == C_DEEP || c == C_WIDE || c == C_LONG ||
-                                    c == C_UTF8 || c == C_NUL ||
-                                    (c == C_TRUNCATED && r->k != K_HIST) ||
-                                    (c == C_EMPTY && (r->k == K_YAML || r->k == K_JSON));
+            const bool positional =
+                r->k != K_BIN &&
+                (c == C_GARBAGE || c == C_DEEP || c == C_WIDE || c == C_LONG || c == C_UTF8 ||
+                 c == C_NUL || (c == C_TRUNCATED && r->k != K_HIST) ||
+                 (c == C_EMPTY && (r->k == K_YAML || r->k == K_JSON)));
             if (positional)
                 cr_expect(has_position(err, in), "%s, %s: no file:line:col in: %s", r->what,
                           case_name[c], err);
@@ -410,6 +426,18 @@ Test(badinput, bench)
         {"bench --hw", "bench --shape 1,64,64 --reps 1 --hw @ --out b", K_YAML, HW, false},
         {"bench --model", "bench --reps 1 --phase decode --model @ --out b", K_YAML,
          "tests/data/models/tiny.yaml", true},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        run_row(&rows[i]);
+}
+
+Test(badinput, quant)
+{
+    /* a safetensors checkpoint: every variant of the fuzzer's seed layer is refused before
+     * anything is evaluated */
+    const row rows[] = {
+        {"quant --checkpoint", "quant --checkpoint @ --tokens 2 --no-speed --out out.txt", K_BIN,
+         "tests/data/safetensors/layer0-f32.safetensors", false},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         run_row(&rows[i]);

@@ -364,6 +364,11 @@ Test(cli_quant, help_says_units_and_defaults)
 
 Test(cli_quant, default_groups_are_those_that_fit)
 {
+    /* d 4, f 8: no group fits; the default list goes on without int4 */
+    cr_assert_eq(run("--d 4 --f 8 --tokens 2 --no-speed --format csv"), 0, "%s", err_text());
+    cr_expect(!strstr(out_text(), "int4") && strstr(out_text(), "w8a8-smooth"), "%s", out_text());
+    cr_expect(strstr(err_text(), "int4 left out"), "%s", err_text());
+    bad("--d 4 --f 8 --formats int4 --no-speed", "valid group sizes: none");
     /* d 96: only groups of 32 divide both d and f */
     cr_assert_eq(run("--d 96 --f 256 --tokens 4 --no-speed --format csv"), 0, "%s", err_text());
     const char *t = out_text();
