@@ -111,7 +111,8 @@ static int load_memory(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 
 static int load_onchip(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 {
-    static const char *const allowed[] = {"name", "capacity", "bandwidth", "slices", NULL};
+    static const char *const allowed[] = {"name",   "capacity",   "bandwidth",
+                                          "slices", "scratchpad", NULL};
     yaml_node_t *s = ffn_y_get(y, root, "onchip", NULL);
     if (!s) return 0;
     int rc = ffn_y_expect_seq(y, s, "onchip");
@@ -137,6 +138,8 @@ static int load_onchip(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
         uint64_t sl = 0; /* absent: 0, one shared level */
         if (!rc) rc = ffn_y_u64(y, e, "slices", false, 1, 1u << 24, &sl);
         l->slices = (uint32_t)sl;
+        /* kernel-lifetime memory (shared memory, LDS): never holds data across calls */
+        if (!rc) rc = ffn_y_bool(y, e, "scratchpad", false, &l->scratchpad);
         if (rc) return rc;
     }
     hw->n_levels = n;

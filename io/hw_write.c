@@ -231,6 +231,7 @@ static void write_spec(FILE *f, const ffn_hw *hw)
                 fprintf(f, ", bandwidth: %s", b);
             }
             if (l->slices > 0) fprintf(f, ", slices: %u", l->slices);
+            if (l->scratchpad) fputs(", scratchpad: true", f);
             fputs("}\n", f);
         }
     }

@@ -325,7 +325,7 @@ int ffn_level_holding(const ffn_hw *hw, double bytes)
 {
     if (!(bytes > 0)) return 0;
     for (int i = 0; i < n_levels(hw); i++)
-        if (ffn_level_usable_bytes(hw, i) >= bytes) return i + 1;
+        if (!hw->levels[i].scratchpad && ffn_level_usable_bytes(hw, i) >= bytes) return i + 1;
     return 0;
 }
 

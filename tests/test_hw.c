@@ -45,6 +45,8 @@ static void expect_same_hw(const ffn_hw *a, const ffn_hw *b, const char *what)
                      i);
         cr_expect_eq(a->levels[i].bandwidth_bps, b->levels[i].bandwidth_bps, "%s: level %d bw",
                      what, i);
+        cr_expect_eq(a->levels[i].scratchpad, b->levels[i].scratchpad, "%s: level %d scratchpad",
+                     what, i);
     }
     const ffn_link *la[2] = {&a->scaleup, &a->scaleout}, *lb[2] = {&b->scaleup, &b->scaleout};
     for (int k = 0; k < 2; k++) {
@@ -188,6 +190,11 @@ Test(hw, h100_sxm_values)
     cr_expect_eq(hw.scaleup.bandwidth_bps, 450e9); /* per direction, of 900 GB/s total */
     cr_expect_eq(hw.devices_per_node, 8u);
     cr_expect_eq(hw.tdp_w, 700.0);
+    /* shared memory tiles inside a kernel only; L2 keeps data across calls */
+    cr_assert_eq(hw.n_levels, 2);
+    cr_expect_str_eq(hw.levels[0].name, "SMEM");
+    cr_expect(hw.levels[0].scratchpad);
+    cr_expect(!hw.levels[1].scratchpad);
 }
 
 Test(hw, compute_max_by_dtype)
@@ -355,6 +362,7 @@ static void fill_awkward(ffn_hw *hw)
     snprintf(hw->levels[0].name, sizeof hw->levels[0].name, "L2");
     hw->levels[0].capacity_bytes = 112.0 * 1048576.0;
     hw->levels[0].bandwidth_bps = 0;
+    hw->levels[0].scratchpad = true;
     snprintf(hw->levels[1].name, sizeof hw->levels[1].name, "L3, shared");
     hw->levels[1].capacity_bytes = 105e6;
     hw->levels[1].bandwidth_bps = 3.141592653589793e12;

@@ -71,6 +71,23 @@ Test(onchip, levels_hold_the_innermost_that_fits)
     cr_assert_eq(ffn_level_holding(&hw, 25.7e6), 0);
 }
 
+/* A scratchpad (GPU shared memory, LDS) holds nothing across calls: weights that would fit it
+ * are placed in the next level that keeps data, and with only scratchpads they stay cold. */
+Test(onchip, weights_never_stay_in_a_scratchpad)
+{
+    ffn_hw hw = cpu_hw();
+    hw.levels[0].scratchpad = true;
+    cr_assert_eq(ffn_level_holding(&hw, 1e6), 2);
+    cr_assert_eq(ffn_level_holding(&hw, 25.7e6), 0);
+    hw.levels[1].scratchpad = true;
+    cr_assert_eq(ffn_level_holding(&hw, 1e6), 0);
+    ffn_model m = dense(256, 1024, 1);
+    ffn_result hot;
+    ffn_run r = decode_fp32(FFN_WEIGHTS_HOT);
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    cr_assert_eq(hot.weights_level, 0);
+}
+
 Test(onchip, a_layer_that_fits_l2_reads_its_weights_from_l2)
 {
     ffn_hw hw = cpu_hw();

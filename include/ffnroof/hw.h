@@ -24,6 +24,10 @@ typedef struct ffn_mem_level {
     /* Private slices the capacity is split into (one per SM, per core, per XCD): a GEMM tile
      * sees capacity_bytes / slices. 0 or 1 = one level shared by the whole device. */
     uint32_t slices;
+    /* Software-managed memory that a kernel fills and that does not outlive it (GPU shared
+     * memory, AMD LDS, TPU VMEM): it tiles inside one kernel (the GEMM traffic bound, the
+     * fused intermediate) but holds nothing across calls, so weights never stay in it. */
+    bool scratchpad;
 } ffn_mem_level;
 
 /* A link: scale-up (NVLink, Infinity Fabric, ICI, UPI) or scale-out (InfiniBand, Ethernet). */

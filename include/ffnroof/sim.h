@@ -294,7 +294,8 @@ void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double e
 /* On-chip memory (docs/model.md, "On-chip memory"). */
 /* Usable capacity of level i (0-based) of hw for data re-read across calls, whole device. */
 double ffn_level_usable_bytes(const ffn_hw *hw, int i);
-/* The innermost on-chip level (1-based) whose usable capacity holds bytes; 0 when none. */
+/* The innermost on-chip level (1-based) that keeps data across calls (not a scratchpad) and
+ * whose usable capacity holds bytes; 0 when none. */
 int ffn_level_holding(const ffn_hw *hw, double bytes);
 /* Tiled-GEMM traffic bound into a fast memory of s_bytes per slice for `instances` GEMMs
  * m x n x k of elem_bytes per element: 2 m n k e / sqrt(s/e) bytes, all slices together. */
