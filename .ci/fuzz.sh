@@ -8,6 +8,8 @@
 #   FFNROOF_FUZZ_BUILD=dir  build tree (default build-fuzz)
 #   FFNROOF_FUZZ_TARGETS="hw model"  only these targets (default: every fuzz/fuzz_*.c)
 #   FFNROOF_FUZZ_RUNS=N     also stop a target after N executions (default: no limit)
+#   FFNROOF_FUZZ_TIMEOUT=S  per-input time limit (default 5 s; raise it on a loaded machine,
+#                           where a starved process can take 5 s over one large seed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
@@ -54,7 +56,8 @@ for bin in "$dir"/fuzz/fuzz_*; do
   [ -n "${FFNROOF_FUZZ_RUNS:-}" ] && runs=(-runs="$FFNROOF_FUZZ_RUNS")
   echo "fuzz: $t for ${secs}s ($(ls "$work/$t" | wc -l) seeds, started $(date -u +%H:%M:%S))"
   start=$SECONDS
-  if ! "$bin" -max_total_time="$secs" "${runs[@]}" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+  if ! "$bin" -max_total_time="$secs" "${runs[@]}" -timeout="${FFNROOF_FUZZ_TIMEOUT:-5}" \
+      -rss_limit_mb=2048 -print_final_stats=1 \
       "${dict[@]}" -artifact_prefix="$work/artifacts/$t-" "$work/$t" >"$work/$t.log" 2>&1; then
     tail -40 "$work/$t.log" >&2
     failed+=("$t")
