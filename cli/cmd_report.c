@@ -21,6 +21,7 @@
 #include "ffnroof/bench_io.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
+#include "ffnroof/report_md.h"
 #include "ffnroof/units.h"
 
 #define CMD "report"
@@ -65,123 +66,13 @@ typedef struct rep_opts {
     char command[1024];
 } rep_opts;
 
-/* ---- pieces of Markdown ------------------------------------------------------------------- */
-
-static const char *fu(char *buf, size_t n, double v, ffn_unit u)
-{
-    if (!isfinite(v)) snprintf(buf, n, "-");
-    else ffn_units_format(v, u, buf, n);
-    return buf;
-}
-
-/* The first line of a source text (specs cite several; the first says where the figures are
- * from), with Markdown's table/emphasis characters left harmless. */
-static void source_line(char *dst, size_t n, const char *src)
-{
-    size_t j = 0;
-    for (size_t i = 0; src[i] && src[i] != '\n' && j + 1 < n; i++)
-        dst[j++] = src[i] == '|' ? '/' : src[i];
-    dst[j] = '\0';
-}
+/* ---- pieces of Markdown (io/report_md.c) and charts ------------------------------------- */
 
 static void md_header(FILE *fp, const char *title, const rep_opts *o)
 {
     char today[16];
     ffn_cli_today(today, sizeof today);
-    fprintf(fp, "# %s\n\n*Written by ffnroof on %s with `%s`. Every chart has its data file "
-                "(`.dat`) and gnuplot script (`.gp`) beside it: restyle the script and run "
-                "`gnuplot NAME.gp` in this folder (docs/reports.md).*\n\n",
-            title, today, o->command);
-}
-
-static void md_chart(FILE *fp, const char *name, const char *alt, const char *caption)
-{
-    fprintf(fp, "![%s](%s.png)\n\n*%s* ([SVG](%s.svg), [data](%s.dat), [script](%s.gp))\n\n", alt,
-            name, caption, name, name, name);
-}
-
-static void md_assumptions(FILE *fp, bool moe, bool measured)
-{
-    fputs("## How the numbers are made (model assumptions)\n\n"
-          "- **Roofline.** An operation's ideal time is max(FLOPs / peak, bytes / bandwidth) "
-          "with the peak of its compute dtype and the main-memory bandwidth; FLOPs of a GEMM "
-          "are 2·M·N·K, bytes are the compulsory traffic (weights read once per step, "
-          "activations in and out). The ridge point is the tokens per step at which the FFN's "
-          "compute time reaches its memory time (docs/model.md).\n"
-          "- **Predicted time.** The efficiency model of each spec scales the roofline by the "
-          "fraction of peak large GEMMs and transfers reach, a size ramp for small operations, "
-          "tile/wave quantisation, a fixed launch cost and a p-norm overlap of compute and "
-          "memory time; its parameters are cited or fitted per device "
-          "(docs/model-efficiency.md).\n"
-          "- **Scope.** Only the FFN (MLP or MoE) layers are costed, per device, without tensor "
-          "or expert parallelism unless stated; FFN tokens/s and tokens/s per watt (of TDP) are "
-          "upper bounds for a whole model, since attention is left out. \"Weights fit\" "
-          "compares all weights of the model in the weight dtype with one device's memory "
-          "capacity (no KV cache, no activations).\n",
-          fp);
-    if (moe)
-        fputs("- **MoE.** Routing is uniform top-k unless stated: the experts a batch touches and "
-              "the load of the busiest expert and device come from closed forms (Blom's "
-              "approximation for the expected maximum); router, dispatch and combine are "
-              "memory-bound permutations; the all-to-all of expert parallelism moves "
-              "T·k·d elements over the scale-up link (docs/model.md).\n",
-              fp);
-    if (measured)
-        fputs("- **Measurements.** Kernel times are medians of repetitions run until stable, with "
-              "the weights flushed from the caches before each call as in a real model; "
-              "`prediction error` = predicted / measured - 1 and `fraction of roof` = "
-              "roofline time / measured time (docs/formats-bench.md).\n",
-              fp);
-    fputc('\n', fp);
-}
-
-/* ---- validation of bench results ---------------------------------------------------------- */
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void md_validation(FILE *fp, const ffn_plot_bench *b)
-{
-    char t1[32], t2[32], t3[32];
-    fprintf(fp, "| # | kind | phase | tokens | d | f | experts (top-k) | dtype | threads | measured "
-                "(median) | roofline | predicted | prediction error | fraction of roof |\n"
-                "|---:|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
-    static double errs[FFN_PLOT_MAX_CASES];
-    size_t ne = 0, within10 = 0, within25 = 0;
-    for (size_t i = 0; i < b->n_cases; i++) {
-        const ffn_plot_case *c = &b->cases[i];
-        char ex[32] = "-", err[32] = "-", frac[32] = "-";
-        if (!strcmp(c->kind, "moe"))
-            snprintf(ex, sizeof ex, "%llu (%llu)", (unsigned long long)c->experts,
-                     (unsigned long long)c->top_k);
-        if (isfinite(c->prediction_error)) {
-            snprintf(err, sizeof err, "%+.1f%%", 100 * c->prediction_error);
-            double a = fabs(c->prediction_error);
-            errs[ne++] = a;
-            within10 += a <= 0.10;
-            within25 += a <= 0.25;
-        }
-        if (isfinite(c->efficiency)) snprintf(frac, sizeof frac, "%.0f%%", 100 * c->efficiency);
-        fprintf(fp, "| %d | %s | %s | %llu | %llu | %llu | %s | %s | %d | %s | %s | %s | %s | %s |\n",
-                c->id, c->kind, ffn_phase_name(c->phase), (unsigned long long)c->tokens,
-                (unsigned long long)c->d, (unsigned long long)c->f, ex, c->dtype, c->threads,
-                fu(t1, sizeof t1, c->median_s, FFN_UNIT_TIME),
-                fu(t2, sizeof t2, c->roofline_s, FFN_UNIT_TIME),
-                fu(t3, sizeof t3, c->predicted_s, FFN_UNIT_TIME), err, frac);
-    }
-    if (ne) {
-        qsort(errs, ne, sizeof errs[0], cmp_dbl);
-        double med = ne % 2 ? errs[ne / 2] : 0.5 * (errs[ne / 2 - 1] + errs[ne / 2]);
-        fprintf(fp, "\nPrediction error over %zu cases: median |error| %.1f%%, worst %.1f%%; "
-                    "%zu within 10%%, %zu within 25%%.\n",
-                ne, 100 * med, 100 * errs[ne - 1], within10, within25);
-    }
-    if (!b->complete) fputs("\n**The bench run was incomplete** (interrupted): only the cases "
-                            "that finished are shown.\n", fp);
-    fputc('\n', fp);
+    ffn_md_header(fp, title, today, o->command);
 }
 
 /* Roofline (calibration roofs when given, else the bench's spec) with measured and predicted
@@ -191,109 +82,17 @@ static int bench_charts(const rep_opts *o, const ffn_plot_bench *b, const ffn_pl
 {
     static ffn_roofline_chart rc;
     static ffn_latency_chart lc;
-    memset(&rc, 0, sizeof rc);
-    memset(&lc, 0, sizeof lc);
     char today[16];
     ffn_cli_today(today, sizeof today);
-    rc.dev[0] = cal ? *cal : b->spec;
-    rc.n_dev = 1;
-    snprintf(rc.title, sizeof rc.title, "Roofline of %s: ffnroof kernels measured and predicted (%s)",
-             rc.dev[0].name, b->date[0] ? b->date : today);
-    for (size_t i = 0; i < b->n_cases && rc.n_pts < FFN_PLOT_MAX_POINTS; i++) {
-        const ffn_plot_case *c = &b->cases[i];
-        ffn_plot_point *p = &rc.pts[rc.n_pts++];
-        ffn_plot_case_label(c, p->label, sizeof p->label);
-        p->intensity = c->intensity;
-        p->measured_flops = c->achieved_flops;
-        p->predicted_flops = c->predicted_s > 0 ? c->flops / c->predicted_s : NAN;
-    }
+    ffn_plot_bench_charts(b, cal, today, &rc, &lc);
     ffn_chart_out co = {.dir = o->dir, .base = "roofline", .render = o->render, .quiet = true};
     int r = ffn_chart_emit(CMD, FFN_CHART_ROOFLINE, &rc, &co);
     if (r) return r;
-    md_chart(md, "roofline", "Roofline with measured and predicted kernel points",
-             cal ? "The calibrated roofline of this host (compute ceilings per peak kind, "
-                   "read-only and read-write bandwidth per memory level); filled dots are the "
-                   "measured kernels, open circles the simulator's predictions, joined by a thin "
-                   "line."
-                 : "The roofline of the spec the bench ran against; filled dots are the measured "
-                   "kernels, open circles the simulator's predictions, joined by a thin line.");
-
-    snprintf(lc.device[0], sizeof lc.device[0], "%s", b->spec.name);
-    lc.ridge_tokens[0] = NAN;
-    lc.n_dev = 1;
-    snprintf(lc.title, sizeof lc.title, "FFN layer time on %s: measured vs predicted (%s)",
-             b->spec.name, b->date[0] ? b->date : today);
-    for (size_t i = 0; i < b->n_cases; i++) {
-        const ffn_plot_case *c = &b->cases[i];
-        for (int pred = 0; pred < 2; pred++) {
-            double y = pred ? c->predicted_s : c->median_s;
-            if (!(y > 0)) continue;
-            char lab[80];
-            snprintf(lab, sizeof lab, "%s%s d%llu f%llu %s %s", strcmp(c->kind, "moe") ? "" : "moe ",
-                     ffn_phase_name(c->phase), (unsigned long long)c->d, (unsigned long long)c->f,
-                     c->dtype, pred ? "predicted" : "measured");
-            ffn_latency_series *s = NULL;
-            for (int k = 0; k < lc.n_series; k++)
-                if (!strcmp(lc.s[k].label, lab)) s = &lc.s[k];
-            if (!s && lc.n_series < FFN_PLOT_MAX_SERIES) {
-                s = &lc.s[lc.n_series++];
-                snprintf(s->label, sizeof s->label, "%s", lab);
-                s->phase = c->phase;
-                s->measured = !pred;
-            }
-            if (s && s->n < FFN_PLOT_MAX_SERIES_POINTS) {
-                s->tokens[s->n] = (double)c->tokens;
-                s->seconds[s->n++] = y;
-            }
-        }
-    }
-    /* one colour per shape: series i and its partner share a device slot */
-    for (int k = 0; k < lc.n_series; k++) {
-        char shape[80];
-        snprintf(shape, sizeof shape, "%s", lc.s[k].label);
-        char *sp = strrchr(shape, ' ');
-        if (sp) *sp = '\0';
-        int slot = 0;
-        for (int m = 0; m < k; m++) {
-            char other[80];
-            snprintf(other, sizeof other, "%s", lc.s[m].label);
-            char *sq = strrchr(other, ' ');
-            if (sq) *sq = '\0';
-            if (!strcmp(other, shape)) {
-                slot = lc.s[m].device;
-                goto found;
-            }
-            if (lc.s[m].device >= slot) slot = lc.s[m].device + 1;
-        }
-    found:
-        lc.s[k].device = slot;
-    }
+    ffn_md_bench_chart(md, "roofline", cal != NULL);
     co.base = "latency";
     if ((r = ffn_chart_emit(CMD, FFN_CHART_LATENCY, &lc, &co))) return r;
-    md_chart(md, "latency", "Measured and predicted FFN layer time",
-             "Time of one FFN layer vs tokens per call: measured (filled) and predicted (open, "
-             "joined), one colour per layer shape and dtype.");
+    ffn_md_bench_chart(md, "latency", false);
     return 0;
-}
-
-static void md_bench_inputs(FILE *fp, const ffn_plot_bench *b, const char *bench_path,
-                            const char *cal_path)
-{
-    char src[600];
-    source_line(src, sizeof src, b->spec_source);
-    fprintf(fp, "## Inputs\n\n- Bench results: `%s` (%s%s), measured on **%s**%s%s%s.\n", bench_path,
-            b->date[0] ? b->date : "date not recorded", b->complete ? "" : ", incomplete",
-            b->host[0] ? b->host : "an unnamed host", b->cpu_model[0] ? " (" : "", b->cpu_model,
-            b->cpu_model[0] ? ")" : "");
-    fprintf(fp, "- Roofline and predictions on the spec **%s**: %s\n", b->spec.name,
-            src[0] ? src : "(no source recorded)");
-    fprintf(fp, "- Counters: %s.\n",
-            !strcmp(b->counters_source, "papi_hw") ? "PAPI hardware counters"
-            : !strcmp(b->counters_source, "papi_sde")
-                ? "PAPI software-defined events only (no hardware counters on this host)"
-                : "none (timers only)");
-    if (cal_path) fprintf(fp, "- Calibration (roofline chart): `%s`.\n", cal_path);
-    fputc('\n', fp);
 }
 
 /* ---- the three kinds of report ------------------------------------------------------------ */
@@ -311,34 +110,6 @@ static int finish_report(const rep_opts *o, char *text, size_t len)
     return FFN_EXIT_OK;
 }
 
-static void md_compare_inputs(FILE *fp, const ffn_compare *c)
-{
-    const ffn_model *m = &c->model;
-    fprintf(fp, "- Model **%s** (`%s`): %llu layers, hidden %llu, %s", m->name, c->model_path,
-            (unsigned long long)m->layers, (unsigned long long)m->hidden, ffn_act_name(m->act));
-    if (m->moe.n_experts)
-        fprintf(fp, ", %llu experts of intermediate %llu, top-%llu", (unsigned long long)m->moe.n_experts,
-                (unsigned long long)m->moe.expert_intermediate, (unsigned long long)m->moe.top_k);
-    else
-        fprintf(fp, ", FFN intermediate %llu", (unsigned long long)m->intermediate);
-    fprintf(fp, "; %.2f G parameters (FFN %.0f%%)%s.\n", (double)c->params.total / 1e9,
-            100 * c->params.ffn_share,
-            c->params.active != c->params.total ? ", fewer active per token" : "");
-    fprintf(fp, "- Weights and activations in %s/%s; prefill %llu x %llu tokens; decode batches",
-            ffn_dtype_name(c->run.wdtype), ffn_dtype_name(c->run.adtype),
-            (unsigned long long)c->run.batch, (unsigned long long)c->run.seq);
-    for (size_t i = 0; i < c->n_batch; i++)
-        fprintf(fp, "%s%llu", i ? ", " : " ", (unsigned long long)c->batch[i]);
-    fprintf(fp, "%s%s%s.\n- Devices, with the source of each spec:\n",
-            c->scenario[0] ? "; scenario `" : "", c->scenario, c->scenario[0] ? "`" : "");
-    for (size_t i = 0; i < c->n_dev; i++) {
-        char src[600];
-        source_line(src, sizeof src, c->dev[i].hw.source);
-        fprintf(fp, "  - **%s** (`%s`): %s\n", c->dev[i].hw.name, c->dev[i].hw_path, src);
-    }
-    fputc('\n', fp);
-}
-
 static int md_compare_section(FILE *fp, const rep_opts *o, const ffn_compare *c, const char *prefix)
 {
     fputs("### Tables\n\n", fp);
@@ -348,22 +119,7 @@ static int md_compare_section(FILE *fp, const rep_opts *o, const ffn_compare *c,
     int n = 0;
     int rc = ffn_compare_plots(CMD, c, o->dir, prefix, 0, 0, o->render, names, &n);
     if (rc) return rc;
-    for (int i = 0; i < n; i++) {
-        const char *nm = names[i];
-        if (strstr(nm, "latency"))
-            md_chart(fp, nm, "FFN latency per layer",
-                     "FFN time per layer vs tokens per step: prefill (solid) over prompt lengths, "
-                     "decode (dashed) over batch sizes; the dash-dotted line is each device's "
-                     "ridge point.");
-        else if (strstr(nm, "roofline"))
-            md_chart(fp, nm, "Rooflines",
-                     "Each device's roofline (compute ceilings per dtype, memory bandwidth) with "
-                     "the model's whole FFN as a point per phase and batch (predicted).");
-        else
-            md_chart(fp, nm, "MoE breakdown",
-                     "Where the time of one MoE layer goes on the busiest device, per device and "
-                     "decode batch.");
-    }
+    for (int i = 0; i < n; i++) ffn_md_compare_chart(fp, names[i]);
     return 0;
 }
 
@@ -389,10 +145,10 @@ static int report_compare(const rep_opts *o, int argc, char **argv)
                 "device give; where does each turn compute-bound; and do the weights fit on one "
                 "device?\n\n## Inputs\n\n",
             c.model.name, devs);
-    md_compare_inputs(md, &c);
+    ffn_md_compare_inputs(md, &c);
     fputs("## Results\n\n", md);
     rc = md_compare_section(md, o, &c, "");
-    md_assumptions(md, c.model.moe.n_experts > 0, false);
+    ffn_md_assumptions(md, c.model.moe.n_experts > 0, false);
     fclose(md);
     if (!rc) rc = finish_report(o, text, len);
     free(text);
@@ -418,12 +174,12 @@ static int report_bench(const rep_opts *o)
     fputs("## The question\n\nHow close do ffnroof's FFN kernels come to this host's roofline, and "
           "how well does the simulator predict their time?\n\n",
           md);
-    md_bench_inputs(md, &b, o->bench, o->cal);
+    ffn_md_bench_inputs(md, &b, o->bench, o->cal);
     fputs("## Validation: measured vs roofline vs predicted\n\n", md);
-    md_validation(md, &b);
+    ffn_md_validation(md, &b);
     fputs("## Charts\n\n", md);
     int rc = bench_charts(o, &b, o->cal ? &cal : NULL, md);
-    md_assumptions(md, false, true);
+    ffn_md_assumptions(md, false, true);
     fclose(md);
     if (!rc) rc = finish_report(o, text, len);
     free(text);
@@ -673,15 +429,15 @@ static int report_quick(const rep_opts *o)
     fprintf(md, "| roof | kind | value |\n|---|---|---:|\n");
     for (int i = 0; i < cdev.n_ceil; i++)
         fprintf(md, "| %s | %s | %s |\n", cdev.ceil[i].name, ffn_roof_kind_name(cdev.ceil[i].kind),
-                fu(t1, sizeof t1, cdev.ceil[i].value,
+                ffn_units_str(t1, sizeof t1, cdev.ceil[i].value,
                    cdev.ceil[i].kind == FFN_ROOF_COMPUTE ? FFN_UNIT_FLOPS : FFN_UNIT_BPS));
     fprintf(md, "\nCore clock %s (%s). The spec written from it, `calibration/hw.yaml`, has "
                 "main-memory bandwidth %s and fp32 peak %s; its efficiency parameters were "
                 "fitted to %zu kernel runs (median |error| %.1f%%, held-out median %.1f%% over "
                 "%zu runs)%s. Raw points: `calibration/calibration.json`.%s%s\n\n",
-            fu(t2, sizeof t2, cal.clock.hz, FFN_UNIT_FREQ), cal.clock.method,
-            fu(t1, sizeof t1, hw.mem_bandwidth_bps, FFN_UNIT_BPS),
-            fu(t3, sizeof t3, hw.peak_flops[FFN_DT_FP32], FFN_UNIT_FLOPS), kres.n_fit,
+            ffn_units_str(t2, sizeof t2, cal.clock.hz, FFN_UNIT_FREQ), cal.clock.method,
+            ffn_units_str(t1, sizeof t1, hw.mem_bandwidth_bps, FFN_UNIT_BPS),
+            ffn_units_str(t3, sizeof t3, hw.peak_flops[FFN_DT_FP32], FFN_UNIT_FLOPS), kres.n_fit,
             100 * kres.fit_median_abs, 100 * kres.check_median_abs, kres.n_check,
             krc ? " - the fit failed, efficiency left neutral" : "", cal.notes[0] ? " Notes: " : "",
             cal.notes);
@@ -693,18 +449,18 @@ static int report_quick(const rep_opts *o)
                 "`ffnroof bench` for PAPI counters and peer libraries). Results: "
                 "`bench/bench.json`.\n\n",
             QUICK_DENSE_D, QUICK_DENSE_F, QUICK_MOE_D, QUICK_MOE_F);
-    md_validation(md, &b);
+    ffn_md_validation(md, &b);
     fputs("### Charts\n\n", md);
     rep_opts oq = *o;
     if ((rc = bench_charts(&oq, &b, &cdev, md))) goto out;
     for (int i = 0; i < 2; i++) {
         fprintf(md, "## %s on this host and datacenter devices\n\n", cmp[i].model.name);
-        md_compare_inputs(md, &cmp[i]);
+        ffn_md_compare_inputs(md, &cmp[i]);
         char prefix[80];
         snprintf(prefix, sizeof prefix, "%.60s-", cmp[i].model.name);
         if ((rc = md_compare_section(md, o, &cmp[i], prefix))) goto out;
     }
-    md_assumptions(md, true, true);
+    ffn_md_assumptions(md, true, true);
 out:
     fclose(md);
     if (!rc) rc = finish_report(o, text, len);
@@ -792,3 +548,4 @@ int ffn_cmd_report(int argc, char **argv)
     if (o.bench) return report_bench(&o);
     return report_quick(&o);
 }
+

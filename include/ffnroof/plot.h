@@ -196,6 +196,12 @@ int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag);
 /* "decode T=8 fp32" for a case (MoE cases say "moe"). */
 void ffn_plot_case_label(const ffn_plot_case *c, char *buf, size_t n);
 
+/* A bench run's charts, titled with its date (today when it has none): the roofline of cal
+ * (NULL: the bench's spec) with each case measured and predicted, and each shape's measured and
+ * predicted layer time over its token counts (one colour per shape and dtype). */
+void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, const char *today,
+                           ffn_roofline_chart *rc, ffn_latency_chart *lc);
+
 /* ---- writing ---------------------------------------------------------------------------- */
 
 /* Write the chart's data file (gnuplot index blocks, each preceded by a comment saying what it
