@@ -12,24 +12,12 @@
 const ffn_kernel *ffn_qspeed_kernel(const ffn_qeval_fmt *fmt)
 {
     if (!fmt || (unsigned)fmt->kind >= FFN_QE_COUNT) return NULL;
-    ffn_isa sel;
-    if (ffn_isa_selected(&sel, NULL)) return NULL;
     const ffn_dtype wdt = fmt->kind == FFN_QE_INT4_GROUP ? FFN_DT_INT4 : FFN_DT_INT8;
     const ffn_dtype adt =
         fmt->kind == FFN_QE_W8A8 || fmt->kind == FFN_QE_W8A8_SMOOTH ? FFN_DT_INT8 : FFN_DT_FP32;
-    const uint64_t allowed = ffn_cpu_features() & ffn_isa_allows(sel);
-    const ffn_kernel *list[256];
-    size_t n = ffn_kernel_list(list, sizeof list / sizeof list[0]);
-    if (n > sizeof list / sizeof list[0]) n = sizeof list / sizeof list[0];
-    for (size_t i = 0; i < n; i++) {
-        const ffn_kernel *k = list[i];
-        if (k->wdtype != wdt || k->adtype != adt) continue;
-        /* the scalar oracle only when asked for, as dispatch does */
-        if ((k->isa == FFN_ISA_REF) != (sel == FFN_ISA_REF)) continue;
-        if (ffn_kernel_requires(k) & ~allowed) continue;
-        return k;
-    }
-    return NULL;
+    /* the kernel wing's dispatch, FFNROOF_ISA honoured */
+    const ffn_kernel *k = NULL;
+    return ffn_kernel_best_q(wdt, adt, &k, NULL) ? NULL : k;
 }
 
 static void *alloc64(size_t bytes)

@@ -138,9 +138,9 @@ typedef struct ffn_qspeed {
                             when it was not checked) */
 } ffn_qspeed;
 
-/* The kernel dispatch picks for fmt on this CPU (FFNROOF_ISA honoured): the first kernel of
- * ffn_kernel_list, at or below the selected level, that stores the format's weights (int8 or
- * int4) and multiplies activations in its format (fp32; int8 for w8a8), or NULL. */
+/* The kernel dispatch picks for fmt on this CPU (ffn_kernel_best_q, FFNROOF_ISA honoured):
+ * int8 or int4 weights, activations fp32 (int8 for w8a8 and w8a8-smooth), or NULL when this
+ * build and CPU have none. */
 const ffn_kernel *ffn_qspeed_kernel(const ffn_qeval_fmt *fmt);
 
 /* Time kernel k on shape s with weights w (packed by k) at T = 1: best of o->reps. When T > 0,
