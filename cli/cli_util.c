@@ -131,6 +131,14 @@ int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_c
     return 0;
 }
 
+int ffn_cli_dtype(const char *cmd, const char *opt, const char *s, ffn_dtype *out)
+{
+    if (ffn_dtype_parse(s, out))
+        return ffn_cli_usage(cmd, "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)",
+                             opt, s);
+    return 0;
+}
+
 static int parse_u(const char *cmd, const char *opt, const char *s, size_t len, uint64_t *v)
 {
     char buf[32];

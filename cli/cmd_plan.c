@@ -118,14 +118,6 @@ enum {
     O_END
 };
 
-static int dtype_opt(const char *opt, const char *s, ffn_dtype *out)
-{
-    if (ffn_dtype_parse(s, out))
-        return ffn_cli_usage(
-            CMD, "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)", opt, s);
-    return 0;
-}
-
 static int time_opt(const char *opt, const char *s, double *out)
 {
     char why[160];
@@ -238,15 +230,15 @@ int ffn_cmd_plan(int argc, char **argv)
         goto out;
     }
     if (V(O_DTYPE)) {
-        if ((rc = dtype_opt("--dtype", V(O_DTYPE), &o->wdtype))) goto out;
+        if ((rc = ffn_cli_dtype(CMD, "--dtype", V(O_DTYPE), &o->wdtype))) goto out;
         o->adtype = o->kv_dtype = o->wdtype;
     }
-    if (V(O_WDTYPE) && (rc = dtype_opt("--wdtype", V(O_WDTYPE), &o->wdtype))) goto out;
+    if (V(O_WDTYPE) && (rc = ffn_cli_dtype(CMD, "--wdtype", V(O_WDTYPE), &o->wdtype))) goto out;
     if (V(O_ADTYPE)) {
-        if ((rc = dtype_opt("--adtype", V(O_ADTYPE), &o->adtype))) goto out;
+        if ((rc = ffn_cli_dtype(CMD, "--adtype", V(O_ADTYPE), &o->adtype))) goto out;
         o->kv_dtype = o->adtype;
     }
-    if (V(O_KVDT) && (rc = dtype_opt("--kv-dtype", V(O_KVDT), &o->kv_dtype))) goto out;
+    if (V(O_KVDT) && (rc = ffn_cli_dtype(CMD, "--kv-dtype", V(O_KVDT), &o->kv_dtype))) goto out;
     if ((V(O_TPOT) && (rc = time_opt("--tpot", V(O_TPOT), &o->tpot_s))) ||
         (V(O_TTFT) && (rc = time_opt("--ttft", V(O_TTFT), &o->ttft_s))) ||
         (V(O_TARGET) &&

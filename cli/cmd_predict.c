@@ -79,14 +79,6 @@ enum {
     O_FORMAT, O_OPS, O_OUT, O_WEIGHTS, O_ONCHIP
 };
 
-static int dtype_opt(const char *opt, const char *s, ffn_dtype *out)
-{
-    if (ffn_dtype_parse(s, out))
-        return ffn_cli_usage(CMD, "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)",
-                             opt, s);
-    return 0;
-}
-
 int ffn_cmd_predict(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -145,16 +137,16 @@ int ffn_cmd_predict(int argc, char **argv)
             if ((rc = ffn_cli_u64(CMD, "--chunk", optarg, 1, 1u << 24, &run.chunk))) return rc;
             break;
         case O_DTYPE:
-            if ((rc = dtype_opt("--dtype", optarg, &run.wdtype))) return rc;
+            if ((rc = ffn_cli_dtype(CMD, "--dtype", optarg, &run.wdtype))) return rc;
             run.adtype = run.wdtype;
             dtype_set = true;
             break;
         case O_WDTYPE:
-            if ((rc = dtype_opt("--wdtype", optarg, &run.wdtype))) return rc;
+            if ((rc = ffn_cli_dtype(CMD, "--wdtype", optarg, &run.wdtype))) return rc;
             wdt_set = true;
             break;
         case O_ADTYPE:
-            if ((rc = dtype_opt("--adtype", optarg, &run.adtype))) return rc;
+            if ((rc = ffn_cli_dtype(CMD, "--adtype", optarg, &run.adtype))) return rc;
             adt_set = true;
             break;
         case O_GROUP:
