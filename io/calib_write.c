@@ -11,20 +11,31 @@
  * checks that they agree with ffn_peak_name(), ffn_bw_kernel_name() and
  * ffn_peer_lib_name()): io/ is linked before those libraries and must not call them. */
 const char *const ffn__peak_names[FFN_PEAK_COUNT] = {
-    [FFN_PEAK_FP32_PORTABLE] = "fp32_portable", [FFN_PEAK_FP32_AVX2] = "fp32_avx2_fma",
-    [FFN_PEAK_FP32_AVX512] = "fp32_avx512_fma", [FFN_PEAK_BF16_AVX512] = "bf16_avx512_dpbf16",
-    [FFN_PEAK_FP16_AVX512] = "fp16_avx512_fma", [FFN_PEAK_INT8_VNNI] = "int8_avx512_vnni",
-    [FFN_PEAK_BF16_AMX] = "bf16_amx",           [FFN_PEAK_INT8_AMX] = "int8_amx",
-    [FFN_PEAK_FP32_NEON] = "fp32_neon_fmla",    [FFN_PEAK_FP16_NEON] = "fp16_neon_fmla",
+    [FFN_PEAK_FP32_PORTABLE] = "fp32_portable",
+    [FFN_PEAK_FP32_AVX2] = "fp32_avx2_fma",
+    [FFN_PEAK_FP32_AVX512] = "fp32_avx512_fma",
+    [FFN_PEAK_BF16_AVX512] = "bf16_avx512_dpbf16",
+    [FFN_PEAK_FP16_AVX512] = "fp16_avx512_fma",
+    [FFN_PEAK_INT8_VNNI] = "int8_avx512_vnni",
+    [FFN_PEAK_BF16_AMX] = "bf16_amx",
+    [FFN_PEAK_INT8_AMX] = "int8_amx",
+    [FFN_PEAK_FP32_NEON] = "fp32_neon_fmla",
+    [FFN_PEAK_FP16_NEON] = "fp16_neon_fmla",
     [FFN_PEAK_INT8_AVX_VNNI] = "int8_avx_vnni",
+    [FFN_PEAK_INT8_AVX2] = "int8_avx2_maddubs",
+    [FFN_PEAK_INT8_NEON_SDOT] = "int8_neon_sdot",
+    [FFN_PEAK_INT8_NEON_I8MM] = "int8_neon_i8mm",
+    [FFN_PEAK_INT8_SVE_SDOT] = "int8_sve_sdot",
 };
 const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT] = {
-    [FFN_PEAK_FP32_PORTABLE] = FFN_DT_FP32, [FFN_PEAK_FP32_AVX2] = FFN_DT_FP32,
-    [FFN_PEAK_FP32_AVX512] = FFN_DT_FP32,   [FFN_PEAK_BF16_AVX512] = FFN_DT_BF16,
-    [FFN_PEAK_FP16_AVX512] = FFN_DT_FP16,   [FFN_PEAK_INT8_VNNI] = FFN_DT_INT8,
-    [FFN_PEAK_BF16_AMX] = FFN_DT_BF16,      [FFN_PEAK_INT8_AMX] = FFN_DT_INT8,
-    [FFN_PEAK_FP32_NEON] = FFN_DT_FP32,     [FFN_PEAK_FP16_NEON] = FFN_DT_FP16,
-    [FFN_PEAK_INT8_AVX_VNNI] = FFN_DT_INT8,
+    [FFN_PEAK_FP32_PORTABLE] = FFN_DT_FP32,  [FFN_PEAK_FP32_AVX2] = FFN_DT_FP32,
+    [FFN_PEAK_FP32_AVX512] = FFN_DT_FP32,    [FFN_PEAK_BF16_AVX512] = FFN_DT_BF16,
+    [FFN_PEAK_FP16_AVX512] = FFN_DT_FP16,    [FFN_PEAK_INT8_VNNI] = FFN_DT_INT8,
+    [FFN_PEAK_BF16_AMX] = FFN_DT_BF16,       [FFN_PEAK_INT8_AMX] = FFN_DT_INT8,
+    [FFN_PEAK_FP32_NEON] = FFN_DT_FP32,      [FFN_PEAK_FP16_NEON] = FFN_DT_FP16,
+    [FFN_PEAK_INT8_AVX_VNNI] = FFN_DT_INT8,  [FFN_PEAK_INT8_AVX2] = FFN_DT_INT8,
+    [FFN_PEAK_INT8_NEON_SDOT] = FFN_DT_INT8, [FFN_PEAK_INT8_NEON_I8MM] = FFN_DT_INT8,
+    [FFN_PEAK_INT8_SVE_SDOT] = FFN_DT_INT8,
 };
 const char *const ffn__bw_names[FFN_BW_COUNT] = {"read", "copy", "triad", "copy_nt", "triad_nt"};
 const char *const ffn__bw_kinds[FFN_BW_COUNT] = {"read-only", "read-write", "read-write", "nt",

@@ -314,6 +314,13 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
             c->roof_kind[dt] = ffn_calibration_roof_kind((ffn_dtype)dt, kk->isa);
         }
     }
+    /* int8 is the roof of int8 dot products (W8A8 kernels, the simulator's int8 peak): the
+     * selected level's best that this CPU runs */
+    c->roof_isa[FFN_DT_INT8] = sel;
+    int k8 = ffn_calibration_roof_kind(FFN_DT_INT8, sel);
+    while (k8 >= 0 && !ffn_peak_available((ffn_peak_kind)k8))
+        k8 = ffn_calibration_roof_fallback(k8);
+    c->roof_kind[FFN_DT_INT8] = k8;
 
     plan pl;
     make_plan(opts->quick, &pl);
@@ -328,7 +335,7 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
     }
 
     /* which peaks: everything available; quick mode skips the fp32 fallbacks when a wider fp32
-     * kernel exists (they cannot be the roof) */
+     * kernel exists and the int8 kinds below the int8 roof (they cannot be the roof) */
     bool do_peak[FFN_PEAK_COUNT];
     int n_peak = 0;
     for (int k = 0; k < FFN_PEAK_COUNT; k++) {
@@ -342,6 +349,9 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
         if (opts->quick && do_peak[k] && !roof &&
             (k == FFN_PEAK_FP32_PORTABLE || k == FFN_PEAK_FP32_AVX2) &&
             (do_peak[FFN_PEAK_FP32_AVX512] || do_peak[FFN_PEAK_FP32_NEON]))
+            do_peak[k] = false;
+        if (opts->quick && do_peak[k] && !roof && ffn_peak_dtype((ffn_peak_kind)k) == FFN_DT_INT8 &&
+            c->roof_kind[FFN_DT_INT8] >= 0)
             do_peak[k] = false;
         n_peak += do_peak[k];
     }
@@ -502,19 +512,59 @@ bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa)
         [FFN_PEAK_FP32_NEON] = FFN_CPU_NEON,
         [FFN_PEAK_FP16_NEON] = FFN_CPU_ARM_FP16,
         [FFN_PEAK_INT8_AVX_VNNI] = FFN_CPU_AVX_VNNI,
+        [FFN_PEAK_INT8_AVX2] = FFN_CPU_AVX2,
+        [FFN_PEAK_INT8_NEON_SDOT] = FFN_CPU_NEON | FFN_CPU_ARM_DOTPROD,
+        [FFN_PEAK_INT8_NEON_I8MM] = FFN_CPU_NEON | FFN_CPU_ARM_I8MM,
+        [FFN_PEAK_INT8_SVE_SDOT] = FFN_CPU_SVE,
     };
     if ((unsigned)k >= FFN_PEAK_COUNT || (unsigned)isa >= FFN_ISA_COUNT) return false;
     return (needs[k] & ~ffn_isa_allows(isa)) == 0;
 }
 
+/* The int8 dot product of each level, best first (the roofs of W8A8 kernels). */
+static int int8_roof_kind(ffn_isa isa)
+{
+    switch (isa) {
+    case FFN_ISA_AMX:
+        return FFN_PEAK_INT8_AMX;
+    case FFN_ISA_AVX512_BF16:
+    case FFN_ISA_AVX512:
+        return FFN_PEAK_INT8_VNNI;
+    case FFN_ISA_AVX2:
+        return FFN_PEAK_INT8_AVX_VNNI;
+    case FFN_ISA_NEON:
+        return FFN_PEAK_INT8_NEON_I8MM;
+    case FFN_ISA_SVE:
+        return FFN_PEAK_INT8_SVE_SDOT;
+    default:
+        return -1;
+    }
+}
+
+int ffn_calibration_roof_fallback(int k)
+{
+    switch (k) {
+    case FFN_PEAK_INT8_AMX:
+        return FFN_PEAK_INT8_VNNI;
+    case FFN_PEAK_INT8_VNNI:
+        return FFN_PEAK_INT8_AVX_VNNI;
+    case FFN_PEAK_INT8_AVX_VNNI:
+        return FFN_PEAK_INT8_AVX2;
+    case FFN_PEAK_INT8_NEON_I8MM:
+        return FFN_PEAK_INT8_NEON_SDOT;
+    default:
+        return -1;
+    }
+}
+
 int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa)
 {
     if ((unsigned)dt >= FFN_DT_COUNT) return -1;
+    if (dt == FFN_DT_INT8) return int8_roof_kind(isa);
+    if (dt == FFN_DT_INT4) return -1;
     switch (isa) {
     case FFN_ISA_AMX:
-        if (dt == FFN_DT_BF16) return FFN_PEAK_BF16_AMX;
-        if (dt == FFN_DT_INT8) return FFN_PEAK_INT8_AMX;
-        return FFN_PEAK_FP32_AVX512;
+        return dt == FFN_DT_BF16 ? FFN_PEAK_BF16_AMX : FFN_PEAK_FP32_AVX512;
     case FFN_ISA_AVX512_BF16:
         return dt == FFN_DT_BF16 ? FFN_PEAK_BF16_AVX512 : FFN_PEAK_FP32_AVX512;
     case FFN_ISA_AVX512:

@@ -31,6 +31,8 @@ double ffn__peak_int8_vnni(uint64_t iters);
 double ffn__peak_int8_avx_vnni(uint64_t iters);
 #define FFN__INT8_AVX_VNNI_FLOPS_PER_ITER (12.0 * 8.0 * 4.0 * 2.0) /* 12 VPDPBUSD ymm x 8 x 4 MAC */
 #define FFN__INT8_VNNI_FLOPS_PER_ITER (16.0 * 16.0 * 4.0 * 2.0) /* 16 VPDPBUSD x 16 x 4 MAC */
+double ffn__peak_int8_avx2(uint64_t iters);
+#define FFN__INT8_AVX2_FLOPS_PER_ITER (8.0 * 32.0 * 2.0) /* 8 VPMADDUBSW/VPMADDWD x 32 MAC */
 /* AMX: the per-process permission must be granted first (ffn__amx_enable). */
 int ffn__amx_enable(void);
 double ffn__peak_bf16_amx(uint64_t iters);
@@ -42,6 +44,13 @@ double ffn__peak_fp32_neon(uint64_t iters);
 #define FFN__FP32_NEON_FLOPS_PER_ITER (16.0 * 4.0 * 2.0) /* 16 FMLA .4s */
 double ffn__peak_fp16_neon(uint64_t iters);
 #define FFN__FP16_NEON_FLOPS_PER_ITER (16.0 * 8.0 * 2.0) /* 16 FMLA .8h */
+double ffn__peak_int8_neon_sdot(uint64_t iters);
+#define FFN__INT8_NEON_SDOT_FLOPS_PER_ITER (16.0 * 16.0 * 2.0) /* 16 SDOT .4s x 16 MAC */
+double ffn__peak_int8_neon_i8mm(uint64_t iters);
+#define FFN__INT8_NEON_I8MM_FLOPS_PER_ITER (16.0 * 32.0 * 2.0) /* 16 SMMLA x 32 MAC */
+double ffn__peak_int8_sve_sdot(uint64_t iters);
+/* 16 SDOT z.s x VL_bytes MAC x 2, per byte of vector length (peak.c multiplies by svcntb) */
+#define FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE (16.0 * 2.0)
 
 /* --- bandwidth kernels --------------------------------------------------------------------- */
 #define FFN__BW_ALIGN_ELEMS 256 /* floats: 1 KiB, a multiple of every unroll below */

@@ -14,8 +14,9 @@
 typedef struct peak_desc {
     const char *name;
     ffn_dtype dtype;
-    double flops_per_iter;
-    ffn__peak_fn fn; /* NULL when not built into this binary */
+    double flops_per_iter; /* per byte of SVE vector length when per_vl_byte */
+    ffn__peak_fn fn;       /* NULL when not built into this binary */
+    bool per_vl_byte;
 } peak_desc;
 
 #if defined(FFN_MEASURE_HAVE_X86)
@@ -43,6 +44,21 @@ typedef struct peak_desc {
 #else
 #define NEON_FN(f) NULL
 #endif
+#if defined(FFN_MEASURE_HAVE_NEON_SDOT) && defined(__aarch64__)
+#define SDOT_FN(f) f
+#else
+#define SDOT_FN(f) NULL
+#endif
+#if defined(FFN_MEASURE_HAVE_NEON_I8MM) && defined(__aarch64__)
+#define I8MM_FN(f) f
+#else
+#define I8MM_FN(f) NULL
+#endif
+#if defined(FFN_MEASURE_HAVE_SVE) && defined(__aarch64__)
+#define SVE_FN(f) f
+#else
+#define SVE_FN(f) NULL
+#endif
 
 static const peak_desc g_peaks[FFN_PEAK_COUNT] = {
     [FFN_PEAK_FP32_PORTABLE] = {"fp32_portable", FFN_DT_FP32, FFN__FP32_PORTABLE_FLOPS_PER_ITER,
@@ -67,6 +83,14 @@ static const peak_desc g_peaks[FFN_PEAK_COUNT] = {
                             NEON_FN(ffn__peak_fp16_neon)},
     [FFN_PEAK_INT8_AVX_VNNI] = {"int8_avx_vnni", FFN_DT_INT8, FFN__INT8_AVX_VNNI_FLOPS_PER_ITER,
                                 AVX_VNNI_FN(ffn__peak_int8_avx_vnni)},
+    [FFN_PEAK_INT8_AVX2] = {"int8_avx2_maddubs", FFN_DT_INT8, FFN__INT8_AVX2_FLOPS_PER_ITER,
+                            X86_FN(ffn__peak_int8_avx2)},
+    [FFN_PEAK_INT8_NEON_SDOT] = {"int8_neon_sdot", FFN_DT_INT8, FFN__INT8_NEON_SDOT_FLOPS_PER_ITER,
+                                 SDOT_FN(ffn__peak_int8_neon_sdot)},
+    [FFN_PEAK_INT8_NEON_I8MM] = {"int8_neon_i8mm", FFN_DT_INT8, FFN__INT8_NEON_I8MM_FLOPS_PER_ITER,
+                                 I8MM_FN(ffn__peak_int8_neon_i8mm)},
+    [FFN_PEAK_INT8_SVE_SDOT] = {"int8_sve_sdot", FFN_DT_INT8, FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE,
+                                SVE_FN(ffn__peak_int8_sve_sdot), .per_vl_byte = true},
 };
 
 const char *ffn_peak_name(ffn_peak_kind k)
@@ -81,7 +105,9 @@ ffn_dtype ffn_peak_dtype(ffn_peak_kind k)
 
 double ffn_peak_flops_per_iter(ffn_peak_kind k)
 {
-    return (unsigned)k < FFN_PEAK_COUNT ? g_peaks[k].flops_per_iter : 0.0;
+    if ((unsigned)k >= FFN_PEAK_COUNT) return 0.0;
+    const peak_desc *p = &g_peaks[k];
+    return p->per_vl_byte ? p->flops_per_iter * (double)ffn_cpu_sve_vl_bytes() : p->flops_per_iter;
 }
 
 bool ffn_peak_available(ffn_peak_kind k)
@@ -103,6 +129,14 @@ bool ffn_peak_available(ffn_peak_kind k)
         return c->avx512_vnni;
     case FFN_PEAK_INT8_AVX_VNNI:
         return (ffn_cpu_features() & FFN_CPU_AVX_VNNI) != 0;
+    case FFN_PEAK_INT8_AVX2:
+        return (ffn_cpu_features() & FFN_CPU_AVX2) != 0;
+    case FFN_PEAK_INT8_NEON_SDOT:
+        return (ffn_cpu_features() & FFN_CPU_ARM_DOTPROD) != 0;
+    case FFN_PEAK_INT8_NEON_I8MM:
+        return (ffn_cpu_features() & FFN_CPU_ARM_I8MM) != 0;
+    case FFN_PEAK_INT8_SVE_SDOT:
+        return (ffn_cpu_features() & FFN_CPU_SVE) != 0 && ffn_cpu_sve_vl_bytes() > 0;
 #if defined(FFN_MEASURE_HAVE_AMX)
     case FFN_PEAK_BF16_AMX:
         return c->amx_bf16 && ffn__amx_enable() == 0;
@@ -192,7 +226,7 @@ int ffn_peak_measure(ffn_peak_kind k, int threads, double sample_s, double budge
     ffn_repeat_result rr;
     rc = ffn_repeat_until_stable(peak_sample, c, &ro, &rr);
     if (rc < 0) goto done;
-    const double flops = (double)c->iters * (double)threads * g_peaks[k].flops_per_iter;
+    const double flops = (double)c->iters * (double)threads * ffn_peak_flops_per_iter(k);
     out->flops_per_s = flops / rr.stats.min;
     out->median_flops_per_s = flops / rr.stats.median;
     out->iters = c->iters;

@@ -52,6 +52,43 @@ Test(calroof, each_kernel_path_gets_its_own_roof)
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_COUNT, FFN_ISA_NEON), -1);
 }
 
+Test(calroof, int8_roofs_are_the_dot_products_of_each_level)
+{
+    /* the simulator's int8 peak is that of int8 dot products (W8A8), whatever kernel stores
+     * int8 weights with float activations (those run on the float roofs) */
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_AMX), FFN_PEAK_INT8_AMX);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_AVX512_BF16), FFN_PEAK_INT8_VNNI);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_AVX512), FFN_PEAK_INT8_VNNI);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_AVX2), FFN_PEAK_INT8_AVX_VNNI);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_NEON), FFN_PEAK_INT8_NEON_I8MM);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_SVE), FFN_PEAK_INT8_SVE_SDOT);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_PORTABLE), -1);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_REF), -1);
+    /* no CPU multiplies int4: W4A16 runs on the 16-bit roof, W4A8 on the int8 one */
+    for (int i = 0; i < FFN_ISA_COUNT; i++)
+        cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT4, (ffn_isa)i), -1);
+    /* a CPU without the level's best falls back along one chain, each step allowed at the
+     * level it started from: Sapphire Rapids without the AMX permission, Skylake-SP (no VNNI),
+     * Haswell (no AVX-VNNI), a Neoverse N1 (SDOT, no I8MM) */
+    const int chain[] = {FFN_PEAK_INT8_AMX, FFN_PEAK_INT8_VNNI, FFN_PEAK_INT8_AVX_VNNI,
+                         FFN_PEAK_INT8_AVX2, -1};
+    for (int i = 0; chain[i] >= 0; i++) {
+        cr_expect_eq(ffn_calibration_roof_fallback(chain[i]), chain[i + 1], "%s",
+                     ffn_peak_name((ffn_peak_kind)chain[i]));
+        cr_expect(ffn_peak_allowed_at((ffn_peak_kind)chain[i], FFN_ISA_AMX));
+    }
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_INT8_AMX, FFN_ISA_AVX512_BF16));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_AVX2, FFN_ISA_AVX2));
+    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_NEON_I8MM), FFN_PEAK_INT8_NEON_SDOT);
+    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_NEON_SDOT), -1);
+    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_SVE_SDOT), -1, "SDOT is base SVE");
+    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_FP32_AVX512), -1);
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_NEON_SDOT, FFN_ISA_NEON));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_SVE_SDOT, FFN_ISA_SVE));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_INT8_SVE_SDOT, FFN_ISA_NEON));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_INT8_NEON_SDOT, FFN_ISA_AVX512));
+}
+
 /* Two cores: L1 48 KiB, L2 2 MiB per core, L3 105 MiB shared, DRAM at the tail. */
 static ffn_calibration *base(void)
 {
@@ -108,6 +145,16 @@ Test(calroof, spec_takes_the_roof_of_the_kernel_path)
     c->roof_kind[FFN_DT_BF16] = FFN_PEAK_BF16_AMX;
     cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
     cr_expect_float_eq(hw.peak_flops[FFN_DT_BF16], 5000e9, 1);
+    /* int8: the roof of the dot products calibrate picked (VNNI), not the best int8 kind
+     * (AMX) and not the fp32 roof of a weight-only int8 kernel */
+    c->peaks[FFN_PEAK_INT8_VNNI][1].flops_per_s = 1400e9;
+    c->peaks[FFN_PEAK_INT8_AMX][1].flops_per_s = 10000e9;
+    c->roof_isa[FFN_DT_INT8] = FFN_ISA_AVX512;
+    c->roof_kind[FFN_DT_INT8] = FFN_PEAK_INT8_VNNI;
+    c->roof_isa[FFN_DT_INT4] = FFN_ISA_AVX512;
+    cr_assert_eq(ffn_calibration_to_hw(c, true, &hw), 0);
+    cr_expect_float_eq(hw.peak_flops[FFN_DT_INT8], 1400e9, 1);
+    cr_expect_float_eq(hw.peak_flops[FFN_DT_INT4], 0, 0, "no int4 roof");
     /* the reference kernel: one thread, the one-core roof */
     c->roof_isa[FFN_DT_FP32] = FFN_ISA_REF;
     c->roof_kind[FFN_DT_FP32] = FFN_PEAK_FP32_PORTABLE;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -278,8 +279,10 @@ Test(measure, peaks_smoke)
     int ran = 0;
     for (int k = 0; k < FFN_PEAK_COUNT; k++) {
         cr_expect_not_null(ffn_peak_name((ffn_peak_kind)k));
-        cr_expect_gt(ffn_peak_flops_per_iter((ffn_peak_kind)k), 0.0);
         ffn_peak_result r;
+        /* (an SVE kind's work follows the vector length: none without SVE) */
+        if (k != FFN_PEAK_INT8_SVE_SDOT || ffn_cpu_sve_vl_bytes() > 0)
+            cr_expect_gt(ffn_peak_flops_per_iter((ffn_peak_kind)k), 0.0);
         if (!ffn_peak_available((ffn_peak_kind)k)) {
             cr_expect_eq(ffn_peak_measure((ffn_peak_kind)k, 1, 0.002, 0.01, &r), FFN_EUNSUPPORTED);
             continue;
@@ -300,6 +303,70 @@ Test(measure, peaks_smoke)
     ffn_peak_result r;
     cr_expect_eq(ffn_peak_measure(FFN_PEAK_FP32_PORTABLE, 0, 0.01, 0.1, &r), FFN_EINVAL);
     cr_expect_eq(ffn_peak_measure(FFN_PEAK_COUNT, 1, 0.01, 0.1, &r), FFN_EINVAL);
+}
+
+/* One int8 dot-product probe (issue 16): where the CPU has its instructions it runs on one and
+ * two threads and gives a positive, finite rate, and its name says the ISA that set it; where
+ * it lacks them the probe refuses to run, and the test says so. */
+static void int8_probe(ffn_peak_kind k, const char *isa_word, ffn_isa level, const char *needs)
+{
+    cr_assert_eq(ffn_peak_dtype(k), FFN_DT_INT8);
+    cr_assert_not_null(strstr(ffn_peak_name(k), isa_word), "%s", ffn_peak_name(k));
+    cr_assert(ffn_peak_allowed_at(k, level), "%s under FFNROOF_ISA=%s", ffn_peak_name(k),
+              ffn_isa_name(level));
+    cr_assert_not(ffn_peak_allowed_at(k, FFN_ISA_PORTABLE), "%s", ffn_peak_name(k));
+    ffn_peak_result r;
+    if (!ffn_peak_available(k)) {
+        cr_assert_eq(ffn_peak_measure(k, 1, 0.002, 0.01, &r), FFN_EUNSUPPORTED);
+        cr_skip("this CPU (or this build) has no %s: %s not measured", needs, ffn_peak_name(k));
+    }
+    const double fpi = ffn_peak_flops_per_iter(k);
+    cr_assert(isfinite(fpi) && fpi > 0, "%s: %g ops per iteration", ffn_peak_name(k), fpi);
+    for (int t = 1; t <= 2; t++) {
+        cr_assert_eq(ffn_peak_measure(k, t, 0.002, 0.02, &r), 0, "%s", ffn_peak_name(k));
+        cr_assert(isfinite(r.flops_per_s) && r.flops_per_s > 0, "%s x%d: %g", ffn_peak_name(k), t,
+                  r.flops_per_s);
+        cr_assert_eq(r.kind, k);
+        cr_assert_geq(r.samples, 5);
+    }
+}
+
+Test(measure, int8_probe_avx512_vnni)
+{
+    int8_probe(FFN_PEAK_INT8_VNNI, "vnni", FFN_ISA_AVX512, "AVX512-VNNI (VPDPBUSD zmm)");
+}
+
+Test(measure, int8_probe_avx_vnni)
+{
+    int8_probe(FFN_PEAK_INT8_AVX_VNNI, "vnni", FFN_ISA_AVX2, "AVX-VNNI (VPDPBUSD ymm)");
+}
+
+Test(measure, int8_probe_amx)
+{
+    int8_probe(FFN_PEAK_INT8_AMX, "amx", FFN_ISA_AMX, "AMX-INT8 with the tile permission");
+}
+
+Test(measure, int8_probe_avx2_without_vnni)
+{
+    int8_probe(FFN_PEAK_INT8_AVX2, "avx2", FFN_ISA_AVX2, "AVX2 (VPMADDUBSW/VPMADDWD)");
+}
+
+Test(measure, int8_probe_neon_sdot)
+{
+    int8_probe(FFN_PEAK_INT8_NEON_SDOT, "sdot", FFN_ISA_NEON, "FEAT_DotProd (SDOT)");
+}
+
+Test(measure, int8_probe_neon_i8mm)
+{
+    int8_probe(FFN_PEAK_INT8_NEON_I8MM, "i8mm", FFN_ISA_NEON, "FEAT_I8MM (SMMLA)");
+}
+
+Test(measure, int8_probe_sve_sdot)
+{
+    int8_probe(FFN_PEAK_INT8_SVE_SDOT, "sve", FFN_ISA_SVE, "SVE (SDOT z)");
+    /* the ops per iteration follow the vector length: 16 SDOT x VL bytes x 2 */
+    cr_assert_float_eq(ffn_peak_flops_per_iter(FFN_PEAK_INT8_SVE_SDOT),
+                       32.0 * (double)ffn_cpu_sve_vl_bytes(), 1e-9);
 }
 
 Test(measure, bandwidth_smoke)

@@ -163,12 +163,18 @@ typedef enum ffn_peak_kind {
     FFN_PEAK_FP32_NEON,         /* FMLA v.4s */
     FFN_PEAK_FP16_NEON,         /* FMLA v.8h */
     FFN_PEAK_INT8_AVX_VNNI,     /* VPDPBUSD ymm (AVX-VNNI, VEX: 256-bit int8 path) */
+    FFN_PEAK_INT8_AVX2,         /* VPMADDUBSW + VPMADDWD + VPADDD ymm (AVX2 without VNNI) */
+    FFN_PEAK_INT8_NEON_SDOT,    /* SDOT v.4s (FEAT_DotProd) */
+    FFN_PEAK_INT8_NEON_I8MM,    /* SMMLA v.4s (FEAT_I8MM) */
+    FFN_PEAK_INT8_SVE_SDOT,     /* SDOT z.s (SVE, any vector length) */
     FFN_PEAK_COUNT
 } ffn_peak_kind;
 
 const char *ffn_peak_name(ffn_peak_kind k);      /* "fp32_avx512", ...; NULL when out of range */
 ffn_dtype ffn_peak_dtype(ffn_peak_kind k);       /* the dtype whose peak it measures */
-double ffn_peak_flops_per_iter(ffn_peak_kind k); /* per thread per loop iteration */
+/* FLOPs (int8: 2 ops per multiply-accumulate) per thread per loop iteration; for SVE kinds at
+ * this CPU's vector length (0 without SVE). */
+double ffn_peak_flops_per_iter(ffn_peak_kind k);
 /* Built into this binary and supported by this CPU and OS. */
 bool ffn_peak_available(ffn_peak_kind k);
 
@@ -326,8 +332,16 @@ bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa);
 
 /* The peak kind that is the roof of a kernel of level isa for weight dtype dt: AMX tiles for an
  * AMX bf16 kernel, VDPBF16PS for an avx512_bf16 one, the fp32 FMA of the level for a kernel that
- * converts to fp32 (avx512, avx2, portable, ref; NEON and SVE: fp32_neon), -1 when none fits. */
+ * converts to fp32 (avx512, avx2, portable, ref; NEON and SVE: fp32_neon), -1 when none fits.
+ * int8 is the roof of int8 dot products (W8A8, the simulator's int8 peak), the level's best:
+ * amx int8_amx, avx512 and avx512_bf16 int8_avx512_vnni, avx2 int8_avx_vnni, neon
+ * int8_neon_i8mm, sve int8_sve_sdot, none for portable and ref (a CPU that lacks it falls back
+ * along ffn_calibration_roof_fallback); int4 has none (no CPU multiplies int4). */
 int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa);
+/* The kind to try when k is not available on this CPU (int8: int8_amx -> int8_avx512_vnni ->
+ * int8_avx_vnni -> int8_avx2, int8_neon_i8mm -> int8_neon_sdot), -1 at the end of a chain and
+ * for every other kind. */
+int ffn_calibration_roof_fallback(int k);
 
 /* Run timers, clock, peaks, bandwidth sweeps and plateau detection; fills *out (about 40 KiB,
  * caller-allocated). FFN_EINTERRUPTED when the progress callback asked to stop (out then holds

@@ -1,0 +1,50 @@
+/* Peak int8 dot-product throughput with SVE SDOT z.s, z.b, z.b (compiled with
+ * -march=armv8.2-a+sve; called only when HWCAP says SVE is there): each instruction multiplies
+ * VL bytes of s8 x s8 pairs and adds groups of 4 into VL/4 int32 lanes, so the work per
+ * instruction follows the vector length, which only the running CPU knows: ops per iteration
+ * 16 instr x VL_bytes MAC x 2 = FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE (32) x svcntb(), which
+ * peak.c multiplies in at run time. SVE vectors are sizeless (no arrays of them), hence 16
+ * named accumulators; the accumulator is an input of every SDOT, so nothing is loop-invariant,
+ * and the int32 lanes may wrap, harmless for a throughput test. */
+#include "internal.h"
+
+#if defined(__aarch64__) && defined(__ARM_FEATURE_SVE)
+#include <arm_sve.h>
+
+#define DOT(acc) (acc) = svdot_s32((acc), x, y)
+
+double ffn__peak_int8_sve_sdot(uint64_t iters)
+{
+    const svint8_t x = svdup_n_s8(1), y = svdup_n_s8(1);
+    svint32_t a0 = svdup_n_s32(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0,
+              a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+    for (uint64_t i = 0; i < iters; i++) {
+        DOT(a0);
+        DOT(a1);
+        DOT(a2);
+        DOT(a3);
+        DOT(a4);
+        DOT(a5);
+        DOT(a6);
+        DOT(a7);
+        DOT(a8);
+        DOT(a9);
+        DOT(a10);
+        DOT(a11);
+        DOT(a12);
+        DOT(a13);
+        DOT(a14);
+        DOT(a15);
+    }
+    const svbool_t all = svptrue_b32();
+    svint32_t s =
+        svadd_s32_x(all, svadd_s32_x(all, svadd_s32_x(all, a0, a1), svadd_s32_x(all, a2, a3)),
+                    svadd_s32_x(all, svadd_s32_x(all, a4, a5), svadd_s32_x(all, a6, a7)));
+    s = svadd_s32_x(
+        all, s,
+        svadd_s32_x(all, svadd_s32_x(all, svadd_s32_x(all, a8, a9), svadd_s32_x(all, a10, a11)),
+                    svadd_s32_x(all, svadd_s32_x(all, a12, a13), svadd_s32_x(all, a14, a15))));
+    /* the lanes wrap: svaddv of int32 lanes returns int64, so the sum cannot overflow */
+    return (double)svaddv_s32(all, s);
+}
+#endif
