@@ -12,6 +12,18 @@ void ffn__portable_act(ffn_act a, size_t rows, size_t n, const float *g, const f
 extern const ffn_ukernels_q ffn_ukernels_q_portable;
 extern const ffn_ukernels_i8 ffn_ukernels_i8_portable;
 
+#if defined(FFN_HAVE_AVX512)
+extern const ffn_ukernels_q ffn_ukernels_q_avx512;
+extern const ffn_ukernels_i8 ffn_ukernels_i8_avx512;
+#endif
+#if defined(FFN_HAVE_AVX512_VNNI)
+extern const ffn_ukernels_i8 ffn_ukernels_i8_avx512vnni;
+#endif
+
+#if defined(FFN_HAVE_AMX_INT8)
+extern const ffn_ukernels_i8 ffn_ukernels_i8_amx;
+#endif
+
 /* The quantized reference kernels (kernels/quant/ffn_qref.c). */
 extern const ffn_kernel ffn_kernel_w8a32_ref;
 extern const ffn_kernel ffn_kernel_w8a16_ref;

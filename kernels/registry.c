@@ -111,6 +111,16 @@ FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512, "bf16_ffn__avx512_14x32", FFN_ISA_AVX
                    FFN_DT_BF16, drv_avx512_bf16, 0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_f16_avx512, "f16_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP16,
                    drv_avx512_f16, 0, 0);
+QKERNELS(avx512, ffn_ukernels_q_avx512, 0x41510000u, "avx512_14x32", FFN_ISA_AVX512);
+static const ffn__drv drv_avx512_w8a8 = DRVI8(ffn_ukernels_i8_avx512, 0x41513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx512, "w8a8_ffn__avx512_8x32", FFN_ISA_AVX512, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_avx512_w8a8, 0, 4);
+#endif
+
+#if defined(FFN_HAVE_AVX512_VNNI)
+static const ffn__drv drv_avx512vnni_w8a8 = DRVI8(ffn_ukernels_i8_avx512vnni, 0x56513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx512vnni, "w8a8_ffn__avx512vnni_8x32", FFN_ISA_AVX512,
+                     FFN_DT_INT8, FFN_DT_INT8, drv_avx512vnni_w8a8, 0, 4);
 #endif
 
 #if defined(FFN_HAVE_AVX512_BF16)
@@ -123,6 +133,12 @@ FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512bf16, "bf16_ffn__avx512bf16_14x32",
 static const ffn__drv drv_amx = DRVT(ffn_ukernels_amx, 0x58423136u);
 FFN__DRIVER_KERNEL(ffn_kernel_bf16_amx, "bf16_ffn__amx_32x32", FFN_ISA_AMX, FFN_DT_BF16, drv_amx,
                    32, 2);
+#endif
+
+#if defined(FFN_HAVE_AMX_INT8)
+static const ffn__drv drv_amx_w8a8 = DRVI8(ffn_ukernels_i8_amx, 0x58513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_amx, "w8a8_ffn__amx_32x32", FFN_ISA_AMX, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_amx_w8a8, 32, 4);
 #endif
 
 #if defined(FFN_HAVE_NEON)
@@ -159,6 +175,10 @@ static const row table[] = {
 #if defined(FFN_HAVE_AMX)
     {&ffn_kernel_bf16_amx, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16 | FFN_CPU_AMX_BF16},
 #endif
+#if defined(FFN_HAVE_AMX_INT8)
+    {&ffn_kernel_w8a8_amx, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16 | FFN_CPU_AMX_BF16 |
+                               FFN_CPU_AMX_INT8 | FFN_CPU_AVX512_VNNI},
+#endif
 #if defined(FFN_HAVE_AVX512_BF16)
     {&ffn_kernel_bf16_avx512bf16, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16},
 #endif
@@ -166,6 +186,11 @@ static const row table[] = {
     {&ffn_kernel_f32_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},
     {&ffn_kernel_bf16_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},
     {&ffn_kernel_f16_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},
+    QROWS(avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512),
+#if defined(FFN_HAVE_AVX512_VNNI)
+    {&ffn_kernel_w8a8_avx512vnni, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_VNNI},
+#endif
+    {&ffn_kernel_w8a8_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},
 #endif
 #if defined(FFN_HAVE_AVX2)
     {&ffn_kernel_f32_avx2, FFN_CPU_AVX2},
