@@ -12,6 +12,13 @@ void ffn__portable_act(ffn_act a, size_t rows, size_t n, const float *g, const f
 extern const ffn_ukernels_q ffn_ukernels_q_portable;
 extern const ffn_ukernels_i8 ffn_ukernels_i8_portable;
 
+#if defined(FFN_HAVE_AVX2)
+extern const ffn_ukernels_q ffn_ukernels_q_avx2;
+extern const ffn_ukernels_i8 ffn_ukernels_i8_avx2;
+#endif
+#if defined(FFN_HAVE_AVX_VNNI)
+extern const ffn_ukernels_i8 ffn_ukernels_i8_avxvnni;
+#endif
 #if defined(FFN_HAVE_AVX512)
 extern const ffn_ukernels_q ffn_ukernels_q_avx512;
 extern const ffn_ukernels_i8 ffn_ukernels_i8_avx512;

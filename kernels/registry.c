@@ -99,6 +99,16 @@ FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx2, "bf16_ffn__avx2_6x16", FFN_ISA_AVX2, FF
                    drv_avx2_bf16, 0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_f16_avx2, "f16_ffn__avx2_6x16", FFN_ISA_AVX2, FFN_DT_FP16,
                    drv_avx2_f16, 0, 0);
+QKERNELS(avx2, ffn_ukernels_q_avx2, 0x32510000u, "avx2_6x16", FFN_ISA_AVX2);
+static const ffn__drv drv_avx2_w8a8 = DRVI8(ffn_ukernels_i8_avx2, 0x32513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx2, "w8a8_ffn__avx2_2x32", FFN_ISA_AVX2, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_avx2_w8a8, 0, 4);
+#endif
+
+#if defined(FFN_HAVE_AVX_VNNI)
+static const ffn__drv drv_avxvnni_w8a8 = DRVI8(ffn_ukernels_i8_avxvnni, 0x4e513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avxvnni, "w8a8_ffn__avx2vnni_2x32", FFN_ISA_AVX2, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_avxvnni_w8a8, 0, 4);
 #endif
 
 #if defined(FFN_HAVE_AVX512)
@@ -196,6 +206,11 @@ static const row table[] = {
     {&ffn_kernel_f32_avx2, FFN_CPU_AVX2},
     {&ffn_kernel_bf16_avx2, FFN_CPU_AVX2},
     {&ffn_kernel_f16_avx2, FFN_CPU_AVX2},
+    QROWS(avx2, FFN_CPU_AVX2),
+#if defined(FFN_HAVE_AVX_VNNI)
+    {&ffn_kernel_w8a8_avxvnni, FFN_CPU_AVX2 | FFN_CPU_AVX_VNNI},
+#endif
+    {&ffn_kernel_w8a8_avx2, FFN_CPU_AVX2},
 #endif
 #if defined(FFN_HAVE_SVE)
     FFN_SVE_EXTRA_ROWS{&ffn_kernel_f32_sve, FFN_CPU_NEON | FFN_CPU_SVE},

@@ -862,10 +862,10 @@ Test(kernels_quant, dispatch_for_cpu_classes)
     if (built("w8a32_ffn__avx2_6x16")) {
         cr_assert_str_eq(pick_q(haswell, FFN_ISA_AMX, I8, FFN_DT_FP32), "w8a32_ffn__avx2_6x16");
         cr_assert_str_eq(pick_q(haswell, FFN_ISA_AMX, I4, FFN_DT_BF16), "w4a16_ffn__avx2_6x16");
-        cr_assert_str_eq(pick_q(haswell, FFN_ISA_AMX, I8, I8), "w8a8_ffn__avx2_4x32",
+        cr_assert_str_eq(pick_q(haswell, FFN_ISA_AMX, I8, I8), "w8a8_ffn__avx2_2x32",
                          "no VNNI: VPMADDUBSW on |x| and sign-moved weights");
-        cr_assert_str_eq(pick_q(adl, FFN_ISA_AMX, I8, I8), "w8a8_ffn__avx2vnni_4x32");
-        cr_assert_str_eq(pick_q(adl, FFN_ISA_AVX2, I8, I8), "w8a8_ffn__avx2vnni_4x32",
+        cr_assert_str_eq(pick_q(adl, FFN_ISA_AMX, I8, I8), "w8a8_ffn__avx2vnni_2x32");
+        cr_assert_str_eq(pick_q(adl, FFN_ISA_AVX2, I8, I8), "w8a8_ffn__avx2vnni_2x32",
                          "AVX-VNNI is within the avx2 level");
     }
     if (built("w8a32_ffn__avx512_14x32")) {
@@ -875,8 +875,8 @@ Test(kernels_quant, dispatch_for_cpu_classes)
                          "Skylake-SP: VPMADDUBSW on zmm");
         cr_assert_str_eq(pick_q(clx, FFN_ISA_AMX, I8, I8), "w8a8_ffn__avx512vnni_8x32");
         cr_assert_str_eq(pick_q(spr, FFN_ISA_AVX512, I8, I8), "w8a8_ffn__avx512vnni_8x32");
-        cr_assert_str_eq(pick_q(spr, FFN_ISA_AVX2, I8, I8), built("w8a8_ffn__avx2_4x32")
-                                                                ? "w8a8_ffn__avx2_4x32"
+        cr_assert_str_eq(pick_q(spr, FFN_ISA_AVX2, I8, I8), built("w8a8_ffn__avx2_2x32")
+                                                                ? "w8a8_ffn__avx2_2x32"
                                                                 : "w8a8_ffn__portable");
     }
     if (built("w8a8_ffn__amx_32x32")) {
@@ -910,7 +910,7 @@ Test(kernels_quant, ffnroof_isa_portable_runs_the_portable_quantized_kernels)
 
 Test(kernels_quant, ffnroof_isa_avx2_runs_what_an_avx2_host_runs)
 {
-    if (!ffn_isa_available(FFN_ISA_AVX2) || !built("w8a8_ffn__avx2_4x32"))
+    if (!ffn_isa_available(FFN_ISA_AVX2) || !built("w8a8_ffn__avx2_2x32"))
         cr_skip_test("this CPU or build has no AVX2 level or no AVX2 quantized kernels");
     setenv("FFNROOF_ISA", "avx2", 1);
     const ffn_kernel *k = NULL;
