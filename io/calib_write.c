@@ -26,6 +26,7 @@ const char *const ffn__peak_names[FFN_PEAK_COUNT] = {
     [FFN_PEAK_INT8_NEON_SDOT] = "int8_neon_sdot",
     [FFN_PEAK_INT8_NEON_I8MM] = "int8_neon_i8mm",
     [FFN_PEAK_INT8_SVE_SDOT] = "int8_sve_sdot",
+    [FFN_PEAK_INT8_PORTABLE] = "int8_portable",
 };
 const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT] = {
     [FFN_PEAK_FP32_PORTABLE] = FFN_DT_FP32,  [FFN_PEAK_FP32_AVX2] = FFN_DT_FP32,
@@ -35,7 +36,7 @@ const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT] = {
     [FFN_PEAK_FP32_NEON] = FFN_DT_FP32,      [FFN_PEAK_FP16_NEON] = FFN_DT_FP16,
     [FFN_PEAK_INT8_AVX_VNNI] = FFN_DT_INT8,  [FFN_PEAK_INT8_AVX2] = FFN_DT_INT8,
     [FFN_PEAK_INT8_NEON_SDOT] = FFN_DT_INT8, [FFN_PEAK_INT8_NEON_I8MM] = FFN_DT_INT8,
-    [FFN_PEAK_INT8_SVE_SDOT] = FFN_DT_INT8,
+    [FFN_PEAK_INT8_SVE_SDOT] = FFN_DT_INT8,  [FFN_PEAK_INT8_PORTABLE] = FFN_DT_INT8,
 };
 const char *const ffn__bw_names[FFN_BW_COUNT] = {"read", "copy", "triad", "copy_nt", "triad_nt"};
 const char *const ffn__bw_kinds[FFN_BW_COUNT] = {"read-only", "read-write", "read-write", "nt",

@@ -314,10 +314,13 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
             c->roof_kind[dt] = ffn_calibration_roof_kind((ffn_dtype)dt, kk->isa);
         }
     }
-    /* int8 is the roof of int8 dot products (W8A8 kernels, the simulator's int8 peak): the
-     * selected level's best that this CPU runs */
+    /* int8 is the roof of int8 dot products (W8A8 kernels, the simulator's int8 peak): the best
+     * this CPU runs at the level of the W8A8 kernel bench uses (the selected level without one) */
+    const ffn_kernel *k8k = NULL;
     c->roof_isa[FFN_DT_INT8] = sel;
-    int k8 = ffn_calibration_roof_kind(FFN_DT_INT8, sel);
+    if (ffn_kernel_best_q(FFN_DT_INT8, FFN_DT_INT8, &k8k, NULL) == 0 && k8k)
+        c->roof_isa[FFN_DT_INT8] = k8k->isa;
+    int k8 = ffn_calibration_roof_kind(FFN_DT_INT8, c->roof_isa[FFN_DT_INT8]);
     while (k8 >= 0 && !ffn_peak_available((ffn_peak_kind)k8))
         k8 = ffn_calibration_roof_fallback(k8);
     c->roof_kind[FFN_DT_INT8] = k8;
@@ -516,6 +519,7 @@ bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa)
         [FFN_PEAK_INT8_NEON_SDOT] = FFN_CPU_NEON | FFN_CPU_ARM_DOTPROD,
         [FFN_PEAK_INT8_NEON_I8MM] = FFN_CPU_NEON | FFN_CPU_ARM_I8MM,
         [FFN_PEAK_INT8_SVE_SDOT] = FFN_CPU_SVE,
+        [FFN_PEAK_INT8_PORTABLE] = 0,
     };
     if ((unsigned)k >= FFN_PEAK_COUNT || (unsigned)isa >= FFN_ISA_COUNT) return false;
     return (needs[k] & ~ffn_isa_allows(isa)) == 0;
@@ -536,6 +540,9 @@ static int int8_roof_kind(ffn_isa isa)
         return FFN_PEAK_INT8_NEON_I8MM;
     case FFN_ISA_SVE:
         return FFN_PEAK_INT8_SVE_SDOT;
+    case FFN_ISA_PORTABLE:
+    case FFN_ISA_REF:
+        return FFN_PEAK_INT8_PORTABLE;
     default:
         return -1;
     }
@@ -552,6 +559,9 @@ int ffn_calibration_roof_fallback(int k)
         return FFN_PEAK_INT8_AVX2;
     case FFN_PEAK_INT8_NEON_I8MM:
         return FFN_PEAK_INT8_NEON_SDOT;
+    case FFN_PEAK_INT8_AVX2:
+    case FFN_PEAK_INT8_NEON_SDOT:
+        return FFN_PEAK_INT8_PORTABLE;
     default:
         return -1;
     }

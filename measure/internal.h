@@ -17,6 +17,8 @@ typedef double (*ffn__peak_fn)(uint64_t iters);
 
 double ffn__peak_fp32_portable(uint64_t iters);
 #define FFN__FP32_PORTABLE_FLOPS_PER_ITER (32.0 * 2.0) /* 32 independent mul+add chains */
+double ffn__peak_int8_portable(uint64_t iters);
+#define FFN__INT8_PORTABLE_FLOPS_PER_ITER (32.0 * 2.0) /* 32 int8 MAC into int32 */
 
 double ffn__peak_fp32_avx2(uint64_t iters);
 #define FFN__FP32_AVX2_FLOPS_PER_ITER (12.0 * 8.0 * 2.0) /* 12 ymm FMA x 8 lanes x 2 */

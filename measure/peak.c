@@ -89,6 +89,8 @@ static const peak_desc g_peaks[FFN_PEAK_COUNT] = {
                                  SDOT_FN(ffn__peak_int8_neon_sdot)},
     [FFN_PEAK_INT8_NEON_I8MM] = {"int8_neon_i8mm", FFN_DT_INT8, FFN__INT8_NEON_I8MM_FLOPS_PER_ITER,
                                  I8MM_FN(ffn__peak_int8_neon_i8mm)},
+    [FFN_PEAK_INT8_PORTABLE] = {"int8_portable", FFN_DT_INT8, FFN__INT8_PORTABLE_FLOPS_PER_ITER,
+                                ffn__peak_int8_portable},
     [FFN_PEAK_INT8_SVE_SDOT] = {"int8_sve_sdot", FFN_DT_INT8, FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE,
                                 SVE_FN(ffn__peak_int8_sve_sdot), .per_vl_byte = true},
 };
@@ -116,6 +118,7 @@ bool ffn_peak_available(ffn_peak_kind k)
     const ffn_cpu_caps *c = ffn_cpu_caps_get();
     switch (k) {
     case FFN_PEAK_FP32_PORTABLE:
+    case FFN_PEAK_INT8_PORTABLE:
         return true;
     case FFN_PEAK_FP32_AVX2:
         return c->fma;

@@ -26,8 +26,11 @@ Test(calroof, isa_levels_cap_the_peaks)
     cr_expect(ffn_peak_allowed_at(FFN_PEAK_BF16_AVX512, FFN_ISA_AVX512_BF16));
     cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_BF16_AMX, FFN_ISA_AVX512_BF16));
     cr_expect(ffn_peak_allowed_at(FFN_PEAK_BF16_AMX, FFN_ISA_AMX));
-    /* portable and ref: only the portable loop */
+    /* portable and ref: only the portable loops (fp32 and int8) */
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_PORTABLE, FFN_ISA_PORTABLE));
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_PORTABLE, FFN_ISA_REF));
     for (int k = 1; k < FFN_PEAK_COUNT; k++) {
+        if (k == FFN_PEAK_INT8_PORTABLE) continue;
         cr_expect_not(ffn_peak_allowed_at((ffn_peak_kind)k, FFN_ISA_PORTABLE), "%s",
                       ffn_peak_name((ffn_peak_kind)k));
         cr_expect_not(ffn_peak_allowed_at((ffn_peak_kind)k, FFN_ISA_REF));
@@ -62,16 +65,16 @@ Test(calroof, int8_roofs_are_the_dot_products_of_each_level)
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_AVX2), FFN_PEAK_INT8_AVX_VNNI);
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_NEON), FFN_PEAK_INT8_NEON_I8MM);
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_SVE), FFN_PEAK_INT8_SVE_SDOT);
-    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_PORTABLE), -1);
-    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_REF), -1);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_PORTABLE), FFN_PEAK_INT8_PORTABLE);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT8, FFN_ISA_REF), FFN_PEAK_INT8_PORTABLE);
     /* no CPU multiplies int4: W4A16 runs on the 16-bit roof, W4A8 on the int8 one */
     for (int i = 0; i < FFN_ISA_COUNT; i++)
         cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_INT4, (ffn_isa)i), -1);
     /* a CPU without the level's best falls back along one chain, each step allowed at the
      * level it started from: Sapphire Rapids without the AMX permission, Skylake-SP (no VNNI),
      * Haswell (no AVX-VNNI), a Neoverse N1 (SDOT, no I8MM) */
-    const int chain[] = {FFN_PEAK_INT8_AMX, FFN_PEAK_INT8_VNNI, FFN_PEAK_INT8_AVX_VNNI,
-                         FFN_PEAK_INT8_AVX2, -1};
+    const int chain[] = {FFN_PEAK_INT8_AMX,  FFN_PEAK_INT8_VNNI,     FFN_PEAK_INT8_AVX_VNNI,
+                         FFN_PEAK_INT8_AVX2, FFN_PEAK_INT8_PORTABLE, -1};
     for (int i = 0; chain[i] >= 0; i++) {
         cr_expect_eq(ffn_calibration_roof_fallback(chain[i]), chain[i + 1], "%s",
                      ffn_peak_name((ffn_peak_kind)chain[i]));
@@ -80,7 +83,8 @@ Test(calroof, int8_roofs_are_the_dot_products_of_each_level)
     cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_INT8_AMX, FFN_ISA_AVX512_BF16));
     cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_AVX2, FFN_ISA_AVX2));
     cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_NEON_I8MM), FFN_PEAK_INT8_NEON_SDOT);
-    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_NEON_SDOT), -1);
+    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_NEON_SDOT), FFN_PEAK_INT8_PORTABLE);
+    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_PORTABLE), -1, "always runs");
     cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_INT8_SVE_SDOT), -1, "SDOT is base SVE");
     cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_FP32_AVX512), -1);
     cr_expect(ffn_peak_allowed_at(FFN_PEAK_INT8_NEON_SDOT, FFN_ISA_NEON));

@@ -361,6 +361,23 @@ Test(measure, int8_probe_neon_i8mm)
     int8_probe(FFN_PEAK_INT8_NEON_I8MM, "i8mm", FFN_ISA_NEON, "FEAT_I8MM (SMMLA)");
 }
 
+Test(measure, int8_probe_portable_always_runs)
+{
+    /* the roof of an int8 kernel in plain C (FFNROOF_ISA=portable, or a CPU with no int8 dot
+     * product): on every CPU, at every level */
+    const ffn_peak_kind k = FFN_PEAK_INT8_PORTABLE;
+    cr_assert_eq(ffn_peak_dtype(k), FFN_DT_INT8);
+    cr_assert_str_eq(ffn_peak_name(k), "int8_portable");
+    cr_assert(ffn_peak_available(k));
+    for (int i = 0; i < FFN_ISA_COUNT; i++)
+        cr_assert(ffn_peak_allowed_at(k, (ffn_isa)i), "%s", ffn_isa_name((ffn_isa)i));
+    for (int t = 1; t <= 2; t++) {
+        ffn_peak_result r;
+        cr_assert_eq(ffn_peak_measure(k, t, 0.002, 0.02, &r), 0);
+        cr_assert(isfinite(r.flops_per_s) && r.flops_per_s > 0, "x%d: %g", t, r.flops_per_s);
+    }
+}
+
 Test(measure, int8_probe_sve_sdot)
 {
     int8_probe(FFN_PEAK_INT8_SVE_SDOT, "sve", FFN_ISA_SVE, "SVE (SDOT z)");

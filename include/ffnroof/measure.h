@@ -167,6 +167,7 @@ typedef enum ffn_peak_kind {
     FFN_PEAK_INT8_NEON_SDOT,    /* SDOT v.4s (FEAT_DotProd) */
     FFN_PEAK_INT8_NEON_I8MM,    /* SMMLA v.4s (FEAT_I8MM) */
     FFN_PEAK_INT8_SVE_SDOT,     /* SDOT z.s (SVE, any vector length) */
+    FFN_PEAK_INT8_PORTABLE,     /* int8 x int8 into int32 in C, vectorised by the compiler */
     FFN_PEAK_COUNT
 } ffn_peak_kind;
 
@@ -335,12 +336,12 @@ bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa);
  * converts to fp32 (avx512, avx2, portable, ref; NEON and SVE: fp32_neon), -1 when none fits.
  * int8 is the roof of int8 dot products (W8A8, the simulator's int8 peak), the level's best:
  * amx int8_amx, avx512 and avx512_bf16 int8_avx512_vnni, avx2 int8_avx_vnni, neon
- * int8_neon_i8mm, sve int8_sve_sdot, none for portable and ref (a CPU that lacks it falls back
- * along ffn_calibration_roof_fallback); int4 has none (no CPU multiplies int4). */
+ * int8_neon_i8mm, sve int8_sve_sdot, portable and ref int8_portable (a CPU that lacks it falls
+ * back along ffn_calibration_roof_fallback); int4 has none (no CPU multiplies int4). */
 int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa);
 /* The kind to try when k is not available on this CPU (int8: int8_amx -> int8_avx512_vnni ->
- * int8_avx_vnni -> int8_avx2, int8_neon_i8mm -> int8_neon_sdot), -1 at the end of a chain and
- * for every other kind. */
+ * int8_avx_vnni -> int8_avx2 -> int8_portable, int8_neon_i8mm -> int8_neon_sdot ->
+ * int8_portable), -1 at the end of a chain and for every other kind. */
 int ffn_calibration_roof_fallback(int k);
 
 /* Run timers, clock, peaks, bandwidth sweeps and plateau detection; fills *out (about 40 KiB,
