@@ -220,8 +220,9 @@ Test(cli_quant, seeds_and_options_change_the_inputs)
     cr_expect(strstr(t, "Student-t (nu 3)") && strstr(t, "6 of 128 channels") &&
                   strstr(t, "scaled 80x") && strstr(t, "geglu"),
               "%s", t);
-    cr_assert_eq(run("--model tests/data/models/tiny.yaml --tokens 4 --no-speed --formats w8a8"), 0,
-                 "%s", err_text());
+    cr_assert_eq(run("--model " FFNROOF_SOURCE_DIR
+                     "/tests/data/models/tiny.yaml --tokens 4 --no-speed --formats w8a8"),
+                 0, "%s", err_text());
     cr_expect(strstr(out_text(), "d 64, f 128, swiglu"), "%s", out_text());
 }
 
@@ -298,7 +299,7 @@ Test(cli_quant, bad_options_exit_2)
     bad(SMALL " --act mish", "unknown activation");
     bad(SMALL " --tokens 0", "--tokens");
     bad("--layer 3", "--layer needs --checkpoint");
-    bad("--model tests/data/models/tiny.yaml --d 64", "--model gives d, f");
+    bad("--model " FFNROOF_SOURCE_DIR "/tests/data/models/tiny.yaml --d 64", "--model gives d, f");
     bad("--model nonexistent-model", "nonexistent-model");
     bad(SMALL " --no-speed --reps 3", "not with --no-speed");
     bad(SMALL " --format yaml", "yaml");
