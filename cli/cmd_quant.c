@@ -45,7 +45,8 @@ static void usage(FILE *fp)
             "  --act A               relu, gelu, gelu_tanh, silu, swiglu, geglu, reglu\n"
             "  --model NAME|PATH     take d, f and the activation from a model (models/NAME.yaml\n"
             "                        or a Hugging Face config.json)\n"
-            "  --checkpoint FILE     real weights: layer --layer of a safetensors file\n"
+            "  --checkpoint FILE     real weights: layer --layer of a safetensors file, or of\n"
+            "                        a sharded checkpoint through its *.safetensors.index.json\n"
             "                        (model.layers.N.mlp.{gate,up,down}_proj.weight; F32, F16 or\n"
             "                        BF16); d and f come from the tensors, the activation from\n"
             "                        --act or --model (default swiglu)\n"
@@ -360,12 +361,19 @@ static int load_layer(opts *o, ffn_kshape *s, ffn_st_ffn *ffn, ffn_qeval_report 
                              "down_proj): the activation must be swiglu, geglu or reglu, "
                              "not %s",
                              ffn_act_name(s->act));
-    ffn_st_file st;
     ffn_diag d;
     ffn_diag_clear(&d);
-    if (ffn_st_open(&st, o->ckpt, &d)) return ffn_cli_diag(&d);
-    const int rc = ffn_st_read_ffn(&st, (unsigned)o->layer, ffn, &d);
-    ffn_st_close(&st);
+    const size_t len = strlen(o->ckpt);
+    int rc;
+    if (len > 5 && !strcmp(o->ckpt + len - 5, ".json")) {
+        /* a sharded checkpoint's model.safetensors.index.json */
+        rc = ffn_st_read_ffn_index(o->ckpt, (unsigned)o->layer, ffn, &d);
+    } else {
+        ffn_st_file st;
+        if (ffn_st_open(&st, o->ckpt, &d)) return ffn_cli_diag(&d);
+        rc = ffn_st_read_ffn(&st, (unsigned)o->layer, ffn, &d);
+        ffn_st_close(&st);
+    }
     if (rc)
         return rc == FFN_ENOMEM ? ffn_cli_fail(FFN_EXIT_FAIL, CMD, "%s", d.msg) : ffn_cli_diag(&d);
     if (ffn->d > (1u << 20) || ffn->f > (1u << 20))

@@ -375,3 +375,68 @@ Test(cli_quant, default_groups_are_those_that_fit)
     const char *t = out_text();
     cr_expect(strstr(t, "int4-g32") && !strstr(t, "int4-g64") && !strstr(t, "int4-g128"), "%s", t);
 }
+
+/* w [K][N] as HF's [N][K] F32 bytes, as one st_tensor */
+static st_tensor hf(const char *name, const float *w, size_t K, size_t N, void **buf)
+{
+    size_t b;
+    *buf = st_hf_weight(w, K, N, "F32", &b);
+    return (st_tensor){name, "F32", 2, {N, K}, *buf, b};
+}
+
+Test(cli_quant, a_sharded_checkpoint_reads_through_its_index)
+{
+    /* gate in shard 1, up and down in shard 2 (a layer may straddle shards) */
+    const ffn_kshape s = {.d = 64, .f = 128, .act = FFN_ACT_SWIGLU};
+    const ffn_qeval_synth syn = {.seed = 3};
+    float *wg = malloc(64 * 128 * 4), *wu = malloc(64 * 128 * 4), *wd = malloc(64 * 128 * 4);
+    cr_assert_eq(ffn_qeval_synth_weights(&syn, &s, wg, wu, wd), 0);
+    void *b[3];
+    char p1[400], p2[400], idx[400];
+    snprintf(p1, sizeof p1, "%s/model-00001-of-00002.safetensors", dir);
+    snprintf(p2, sizeof p2, "%s/model-00002-of-00002.safetensors", dir);
+    snprintf(idx, sizeof idx, "%s/model.safetensors.index.json", dir);
+    const st_tensor t1[] = {hf("model.layers.0.mlp.gate_proj.weight", wg, 64, 128, &b[0])};
+    const st_tensor t2[] = {hf("model.layers.0.mlp.up_proj.weight", wu, 64, 128, &b[1]),
+                            hf("model.layers.0.mlp.down_proj.weight", wd, 128, 64, &b[2])};
+    st_write(p1, t1, 1, true);
+    st_write(p2, t2, 2, true);
+    FILE *fp = fopen(idx, "w");
+    fputs("{\"metadata\": {\"total_size\": 98304}, \"weight_map\": {"
+          "\"model.layers.0.mlp.gate_proj.weight\": \"model-00001-of-00002.safetensors\", "
+          "\"model.layers.0.mlp.up_proj.weight\": \"model-00002-of-00002.safetensors\", "
+          "\"model.layers.0.mlp.down_proj.weight\": \"model-00002-of-00002.safetensors\"}}\n",
+          fp);
+    fclose(fp);
+    char args[1000], want[4096];
+    snprintf(args, sizeof args, "--checkpoint %s --tokens 8 --seed 3 --no-speed --format csv", idx);
+    cr_assert_eq(run(args), 0, "%s", err_text());
+    snprintf(want, sizeof want, "%s", out_text());
+    cr_assert_eq(run("--d 64 --f 128 --tokens 8 --seed 3 --no-speed --format csv"), 0);
+    /* the same numbers; only the weights column differs */
+    const char *syn_csv = out_text();
+    cr_expect_eq(count_lines(want), count_lines(syn_csv));
+    cr_expect(strstr(want, ",checkpoint,") != NULL, "%s", want);
+    const char *a = strstr(want, "int4-g32"), *c = strstr(syn_csv, "int4-g32");
+    cr_assert(a && c);
+    cr_expect(!strncmp(a, c, strcspn(c, "\n")), "%.80s vs %.80s", a, c);
+    /* broken indexes */
+    snprintf(args, sizeof args, "--checkpoint %s --layer 1 --no-speed", idx);
+    bad(args, "the weight_map has no 'model.layers.1.mlp.gate_proj.weight'");
+    unlink(p2);
+    snprintf(args, sizeof args, "--checkpoint %s --no-speed", idx);
+    bad(args, "model-00002-of-00002.safetensors: cannot open");
+    fp = fopen(idx, "w");
+    fputs("{\"weight_map\": {\"model.layers.0.mlp.gate_proj.weight\": \"../x.safetensors\"}}", fp);
+    fclose(fp);
+    bad(args, "must be a file name beside the index");
+    fp = fopen(idx, "w");
+    fputs("{\"metadata\": {}}", fp);
+    fclose(fp);
+    bad(args, "needs 'weight_map'");
+    for (int i = 0; i < 3; i++)
+        free(b[i]);
+    free(wg);
+    free(wu);
+    free(wd);
+}

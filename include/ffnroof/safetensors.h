@@ -120,6 +120,12 @@ typedef struct ffn_st_ffn {
  * FFN_ESCHEMA (shapes that do not agree, not 2-D), FFN_EUNSUPPORTED (a dtype other than
  * F32/F16/BF16), FFN_ENOMEM, FFN_EIO. */
 int ffn_st_read_ffn(const ffn_st_file *st, unsigned layer, ffn_st_ffn *out, ffn_diag *diag);
+/* The same from a sharded checkpoint through its index (model.safetensors.index.json:
+ * {"weight_map": {"NAME": "model-00001-of-00002.safetensors", ...}}): each of the three
+ * weights is read from the shard the index names, a file beside the index (gate, up and down
+ * may lie in different shards). The index is a JSON file within include/ffnroof/limits.h;
+ * errors as ffn_st_open and ffn_st_read_ffn, and "file:line:col" ones in the index. */
+int ffn_st_read_ffn_index(const char *index_path, unsigned layer, ffn_st_ffn *out, ffn_diag *diag);
 void ffn_st_ffn_free(ffn_st_ffn *ffn);
 
 #endif
