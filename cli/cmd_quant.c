@@ -28,7 +28,7 @@
 #define DEF_OUTLIER_SCALE 20.0
 #define DEF_NU 4.0
 #define DEF_ALPHA 0.5
-#define DEF_REPS 10
+#define DEF_REPS 20
 #define DEF_FORMATS "int8-tensor,int8-channel,int4,w8a8,w8a8-smooth"
 #define DEF_FORMATS_NO_INT4 "int8-tensor,int8-channel,w8a8,w8a8-smooth"
 
@@ -456,10 +456,32 @@ static int measure_speed(const ffn_kshape *s, const ffn_kweights *w, size_t T, c
         }
         row->speed.ran = true;
         snprintf(row->speed.kernel, sizeof row->speed.kernel, "%s", k->name);
-        row->speed.speedup = r->fp32_time_s / row->speed.time_s;
         row->speed.check_rel_l2 = check;
     }
     free(sm);
+    if (rc) return rc;
+    /* The fp32 baseline once more at the end (drift of the machine over the run counts against
+     * neither side), and rows that ran the same kernel on the same shape (int8-tensor and
+     * int8-channel; w8a8 and w8a8-smooth: the time does not depend on the values) share the
+     * best of all its calls, so that one kernel never shows two speeds. */
+    double again;
+    if (ffn_qspeed_time(k32, s, w, &r->speed_opts, 0, NULL, NULL, &again, NULL) == 0 &&
+        again < r->fp32_time_s)
+        r->fp32_time_s = again;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        ffn_qeval_row *a = &r->rows[i];
+        if (!a->speed.ran) continue;
+        for (size_t j = 0; j < r->n_rows; j++) {
+            const ffn_qeval_row *b = &r->rows[j];
+            if (b->speed.ran && !strcmp(a->speed.kernel, b->speed.kernel) &&
+                a->fmt.group == b->fmt.group && a->fmt.zero_point == b->fmt.zero_point &&
+                b->speed.time_s < a->speed.time_s)
+                a->speed.time_s = b->speed.time_s;
+        }
+    }
+    for (size_t i = 0; i < r->n_rows; i++)
+        if (r->rows[i].speed.ran)
+            r->rows[i].speed.speedup = r->fp32_time_s / r->rows[i].speed.time_s;
     return rc;
 }
 
