@@ -32,7 +32,8 @@ void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
         double p = hw->peak_flops[op->compute_dtype] > 0 ? hw->peak_flops[op->compute_dtype]
                                                           : hw->peak_flops[FFN_DT_FP32];
         c->compute_s += op->flops / p;
-        if (op->vec_ops > 0) c->compute_s += op->vec_ops / hw->peak_flops[FFN_DT_FP32];
+        if (op->vec_ops > 0 && hw->peak_flops[FFN_DT_FP32] > 0)
+            c->compute_s += op->vec_ops / hw->peak_flops[FFN_DT_FP32];
         /* the slowest source of the op's bytes (memory unless on-chip memory is modelled) */
         c->memory_s += op->weights_level || op->traffic_bound ? op->memory_s
                                                                : op->bytes / hw->mem_bandwidth_bps;
@@ -425,6 +426,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     double cs = S * (Ld * out->dense.compute_s + Lm * out->moe.compute_s);
     double ms = S * (Ld * out->dense.memory_s + Lm * out->moe.memory_s);
     out->flops = S * (Ld * out->dense.flops + Lm * out->moe.flops);
+    out->vec_ops = S * (Ld * out->dense.vec_ops + Lm * out->moe.vec_ops);
     out->bytes = S * (Ld * out->dense.bytes + Lm * out->moe.bytes);
     out->weight_bytes = S * (Ld * out->dense.weight_bytes + Lm * out->moe.weight_bytes);
     out->roofline_s = S * (Ld * out->dense.roofline_s + Lm * out->moe.roofline_s);
@@ -439,6 +441,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
         cs += Ld * last->dense.compute_s + Lm * last->moe.compute_s;
         ms += Ld * last->dense.memory_s + Lm * last->moe.memory_s;
         out->flops += Ld * last->dense.flops + Lm * last->moe.flops;
+        out->vec_ops += Ld * last->dense.vec_ops + Lm * last->moe.vec_ops;
         out->bytes += Ld * last->dense.bytes + Lm * last->moe.bytes;
         out->weight_bytes += Ld * last->dense.weight_bytes + Lm * last->moe.weight_bytes;
         out->roofline_s += Ld * last->dense.roofline_s + Lm * last->moe.roofline_s;

@@ -236,6 +236,31 @@ Test(quant_count, prefill_runs_on_the_peak_of_the_multiply)
     cr_assert_eq(c.ops[0].compute_dtype, FFN_DT_BF16);
 }
 
+Test(quant_count, the_model_sums_the_vector_work)
+{
+    /* 32 LLaMA-like layers decoding one token as W8A16: the weights of every layer dequantised
+     * once, 32 * (4096*22016 + 11008*4096) ops, none of them in the FLOPs */
+    ffn_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "llama-like");
+    m.hidden = 4096;
+    m.intermediate = 11008;
+    m.layers = 32;
+    m.act = FFN_ACT_SWIGLU;
+    ffn_hw hw = cpu();
+    ffn_run run;
+    ffn_run_default(&run);
+    run.phase = FFN_PHASE_DECODE;
+    run.wdtype = FFN_DT_INT8;
+    ffn_result r;
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+    close_rel(r.vec_ops, 32.0 * (4096.0 * 22016 + 11008.0 * 4096), 1e-12);
+    close_rel(r.flops, 32.0 * (2.0 * 4096 * 22016 + 11008.0 * 5 + 2.0 * 11008 * 4096), 1e-12);
+    run.wdtype = FFN_DT_BF16;
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+    cr_assert_float_eq(r.vec_ops, 0.0, 0, "float weights need no dequantisation");
+}
+
 Test(quant_count, w8a8_activations_live_in_the_io_dtype)
 {
     /* decode T 4, W8A8, d 4096 f 11008: x read, h written and read, y written in bf16 are

@@ -182,8 +182,9 @@ typedef struct ffn_result {
     ffn_layer_cost dense; /* valid when dense_layers > 0 */
     ffn_layer_cost moe;   /* valid when moe_layers > 0 */
     ffn_moe_detail moe_detail;
-    /* whole model, all layers, all steps, per device */
-    double flops, bytes, weight_bytes, intensity;
+    /* whole model, all layers, all steps, per device; vec_ops: the quantisation's vector work
+     * (ffn_op.vec_ops), not part of flops */
+    double flops, vec_ops, bytes, weight_bytes, intensity;
     double roofline_s, predicted_s, comm_s;
     /* The range of predicted_s: predicted_s times the device's p10 and p90 ratios
      * measured/predicted (ffn_hw_unc_range); unc_default when they are the stated default. */
