@@ -1,9 +1,17 @@
 /* The roofline writer (include/ffnroof/plot.h, ffn_plot_roofline_write): the axis ranges, each
- * device's compute and bandwidth ceilings, their labels, ridge points and kernel points as index
- * blocks of a gnuplot data file, and the plot command that draws them from plots/roofline.gp. */
+ * device's compute and bandwidth ceilings, ridge points and kernel points as index blocks of a
+ * gnuplot data file, and the plot command that draws them from plots/roofline.gp.
+ *
+ * Readability: every ceiling has a colour of its own (one per compute roof and per memory level,
+ * the same name sharing a colour across devices, which differ by dash pattern), and the legend
+ * names each with its value (a compute roof also with its ridge point), so no text sits on the
+ * lines. The kernel points' labels are placed one by one where they cover no other label and no
+ * point: the plot area is fixed here (margins at screen positions) so that positions in pixels
+ * are known, with the text's size estimated from its font. */
 #include "ffnroof/plot.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ffnroof/units.h"
@@ -51,6 +59,76 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
     ffn_plot_log_range(ylo, yhi, &ymin, &dummy);
     ffn_plot_log_range(ylo, yhi, &dummy, &ymax);
 
+    /* ---- the ceilings in legend order, each with its colour ---------------------------- */
+    typedef struct roof {
+        int dev, ceil, lt;
+        char title[160];
+    } roof;
+    static roof roofs[FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS];
+    int n_roofs = 0;
+    const char *keys[FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS]; /* each key's first name */
+    int n_keys = 0;
+    const bool multi = c->n_dev > 1;
+    char buf[32], lab[256], name[80], cn[40];
+    for (int pass = 0; pass < 2; pass++) /* compute roofs take the first colours */
+        for (int d = 0; d < c->n_dev; d++) {
+            const ffn_plot_device *dv = &c->dev[d];
+            const double bmain = ffn_plot_device_main_bw(dv);
+            int first = n_roofs;
+            for (int i = 0; i < dv->n_ceil; i++) {
+                const ffn_plot_ceiling *e = &dv->ceil[i];
+                if ((e->kind != FFN_ROOF_COMPUTE) != (pass == 1)) continue;
+                /* the colour's key: the name's first word ("bf16" of "bf16/fp16", "fp32" of
+                 * "fp32 avx512", "memory" of "memory (spec)") */
+                const size_t kl = strcspn(e->name, "/ ");
+                int k = 0;
+                while (k < n_keys && (strlen(keys[k]) != kl || strncmp(keys[k], e->name, kl)))
+                    k++;
+                if (k == n_keys) keys[n_keys++] = e->name;
+                roof *r = &roofs[n_roofs++];
+                r->dev = d;
+                r->ceil = i;
+                r->lt = k + 1;
+                ffn__plot_clean(cn, sizeof cn, e->name);
+                char ridge[48] = "";
+                if (pass == 0 && bmain > 0) /* the ridge against main memory */
+                    snprintf(ridge, sizeof ridge, ", ridge %.3g FLOP/B", e->value / bmain);
+                snprintf(r->title, sizeof r->title, "%s %s%s%s%s", cn,
+                         ffn_units_str(buf, sizeof buf, e->value,
+                                       pass ? FFN_UNIT_BPS : FFN_UNIT_FLOPS),
+                         pass ? ", " : "", pass ? ffn_roof_kind_name(e->kind) : "", ridge);
+            }
+            /* highest first, as the lines stand on the chart (a stable insertion sort) */
+            for (int a = first + 1; a < n_roofs; a++)
+                for (int b = a; b > first && dv->ceil[roofs[b].ceil].value >
+                                                 dv->ceil[roofs[b - 1].ceil].value;
+                     b--) {
+                    roof t = roofs[b];
+                    roofs[b] = roofs[b - 1];
+                    roofs[b - 1] = t;
+                }
+        }
+
+    /* ---- the plot area, fixed so that label positions can be computed in pixels ---------- */
+    const double W = f->width > 0 ? f->width : 1200, H = f->height > 0 ? f->height : 800;
+    /* the legend (its entries: a header per device when there are several, its ceilings, its
+     * measured and predicted points; the ridge points) stands right of the plot area */
+    int n_entries = n_roofs + 1 + c->n_dev * (multi ? 3 : 2);
+    size_t longest = 36;
+    for (int r = 0; r < n_roofs; r++)
+        if (strlen(roofs[r].title) > longest) longest = strlen(roofs[r].title);
+    for (int d = 0; d < c->n_dev; d++)
+        if (strlen(c->dev[d].name) > longest) longest = strlen(c->dev[d].name);
+    const bool small_key = n_entries > 30;
+    const double key_char = small_key ? 6.7 : 7.2; /* px per character at the key's font */
+    double rm = 1 - (key_char * (double)longest + 70) / W;
+    if (rm < 0.5) rm = 0.5;
+    const double lm = 90 / W, bm = 70 / H, tm = 1 - 45 / H;
+    const double PL = lm * W, PR = rm * W, PB = bm * H, PT = tm * H;
+    const double lx0 = log10(xmin), lx1 = log10(xmax), ly0 = log10(ymin), ly1 = log10(ymax);
+#define PX(x) (PL + (log10(x) - lx0) / (lx1 - lx0) * (PR - PL))
+#define PY(y) (PB + (log10(y) - ly0) / (ly1 - ly0) * (PT - PB))
+
     ffn__membuf setup;
     ffn__plotcmd pc = {.n = 0};
     int rc = ffn__mb_open(&setup);
@@ -59,144 +137,83 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         ffn__mb_free(&setup);
         return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
     }
+    fprintf(setup.fp,
+            "# the plot area, fixed: ffnroof placed the point labels for it\n"
+            "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+            "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
+            lm, rm, bm, tm);
+    fprintf(setup.fp, "set key at screen %.4f, screen %.4f left top%s\n", rm + 8 / W, tm,
+            small_key ? " font \",9\" spacing 1.0" : "");
 
-    char buf[32], lab[256], name[80];
     int idx = 0;
-    bool multi = c->n_dev > 1;
     fprintf(data, "# ffnroof roofline data: x = arithmetic intensity (FLOP/byte), "
                   "y = performance (FLOP/s)\n# chart: %s\n# axes: x [%g:%g], y [%g:%g]\n",
             c->title, xmin, xmax, ymin, ymax);
-    for (int d = 0; d < c->n_dev; d++) {
-        const ffn_plot_device *dv = &c->dev[d];
-        int lt = d + 1;
-        ffn__plot_clean(name, sizeof name, dv->name);
-        fprintf(data, "\n# ==== device %d: %s (%s)\n", d + 1, name, dv->origin);
-        double pmax = ffn__plot_device_max(dv, false), btop = ffn__plot_device_max(dv, true);
-        double bmain = ffn_plot_device_main_bw(dv);
+    /* device d's lines: solid, dashed, dash-dotted, ... (read-write roofs dotted) */
+    static const int dev_dt[] = {1, 2, 4, 5};
+    static const int meas_pt[] = {7, 5, 9, 11, 13, 15}, pred_pt[] = {6, 4, 8, 10, 12, 14};
 
-        /* compute ceilings: y = peak from where the fastest bandwidth roof meets it */
-        bool any = false;
-        for (int i = 0; i < dv->n_ceil; i++) {
-            const ffn_plot_ceiling *e = &dv->ceil[i];
-            if (e->kind != FFN_ROOF_COMPUTE) continue;
-            if (!any) fprintf(data, "\n\n# [%d] compute ceilings (x1 y, x2 y per line)\n", idx);
-            any = true;
-            double x0 = btop > 0 ? e->value / btop : xmin;
-            fprintf(data, "%.6g %.6g\n%.6g %.6g\n\n", x0, e->value, xmax, e->value);
-        }
-        if (any) {
-            ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw 2.5 dt 1 title \"%s compute\"",
-                   idx, lt, name);
-            idx++;
-        }
-        /* bandwidth ceilings by kind: y = bw * x up to the highest compute roof */
-        static const ffn_roof_kind kinds[] = {FFN_ROOF_READ_ONLY, FFN_ROOF_READ_WRITE,
-                                              FFN_ROOF_DATASHEET};
-        static const char *const dts[] = {"1", "2", "1"}; /* read-write dashed */
-        for (size_t k = 0; k < 3; k++) {
-            any = false;
-            for (int i = 0; i < dv->n_ceil; i++) {
-                const ffn_plot_ceiling *e = &dv->ceil[i];
-                if (e->kind != kinds[k]) continue;
-                if (!any)
-                    fprintf(data, "\n\n# [%d] %s bandwidth ceilings (x y per end)\n", idx,
-                            ffn_roof_kind_name(kinds[k]));
-                any = true;
+    /* ---- what the point labels must not cover: every marker and ridge point ------------- */
+    typedef struct box {
+        double x0, y0, x1, y1; /* pixels */
+    } box;
+    static box taken[3 * FFN_PLOT_MAX_POINTS + FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS];
+    size_t n_taken = 0;
+    for (size_t i = 0; i < c->n_pts; i++) { /* every marker is an obstacle */
+        const ffn_plot_point *p = &c->pts[i];
+        if (!(p->intensity > 0)) continue;
+        const double v[2] = {p->measured_flops, p->predicted_flops};
+        for (int k = 0; k < 2; k++)
+            if (v[k] > 0) {
+                double x = PX(p->intensity), y = PY(v[k]);
+                taken[n_taken++] = (box){x - 6, y - 6, x + 6, y + 6};
+            }
+    }
+    for (int r = 0; r < n_roofs; r++) {
+        const ffn_plot_device *dv = &c->dev[roofs[r].dev];
+        const ffn_plot_ceiling *e = &dv->ceil[roofs[r].ceil];
+        const double bmain = ffn_plot_device_main_bw(dv);
+        if (e->kind != FFN_ROOF_COMPUTE || !(bmain > 0)) continue;
+        double x = PX(e->value / bmain), y = PY(e->value);
+        taken[n_taken++] = (box){x - 9, y - 9, x + 9, y + 9};
+    }
+
+    /* ---- per device: its ceilings, its kernel points, then their labels -------------------- */
+    for (int d = 0; d < c->n_dev; d++) {
+        ffn__plot_clean(name, sizeof name, c->dev[d].name);
+        fprintf(data, "\n# ==== device %d: %s (%s)\n", d + 1, name, c->dev[d].origin);
+        if (multi) /* the device's name, with its dash pattern, over its ceilings */
+            ffn__plot_clause(&pc, "keyentry with lines lc rgb point_colour lw 2 dt %d title \"%s\"",
+                             dev_dt[d % 4], name);
+        for (int r = 0; r < n_roofs; r++) {
+            const roof *ro = &roofs[r];
+            if (ro->dev != d) continue;
+            const ffn_plot_device *dv = &c->dev[ro->dev];
+            const ffn_plot_ceiling *e = &dv->ceil[ro->ceil];
+            const double pmax = ffn__plot_device_max(dv, false), btop = ffn__plot_device_max(dv, true);
+            const int dt = e->kind == FFN_ROOF_READ_WRITE ? 3 : dev_dt[ro->dev % 4];
+            const double lw = e->kind == FFN_ROOF_READ_WRITE ? 2.5 : 2;
+            ffn__plot_clean(name, sizeof name, dv->name);
+            if (e->kind == FFN_ROOF_COMPUTE) {
+                /* y = peak from where the fastest bandwidth roof meets it */
+                double x0 = btop > 0 ? e->value / btop : xmin;
+                fprintf(data, "\n\n# [%d] %s: compute ceiling %s (x y per end)\n", idx, name,
+                        ro->title);
+                fprintf(data, "%.6g %.6g\n%.6g %.6g\n", x0, e->value, xmax, e->value);
+                ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw 2.5 dt %d title \"%s\"",
+                                 idx, ro->lt, dt, ro->title);
+            } else {
+                /* y = bw * x up to the highest compute roof */
                 double x1 = pmax > 0 ? pmax / e->value : xmax;
-                fprintf(data, "%.6g %.6g\n%.6g %.6g\n\n", xmin, e->value * xmin, x1,
-                        e->value * x1);
+                fprintf(data, "\n\n# [%d] %s: bandwidth ceiling %s (x y per end)\n", idx, name,
+                        ro->title);
+                fprintf(data, "%.6g %.6g\n%.6g %.6g\n", xmin, e->value * xmin, x1, e->value * x1);
+                ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw %g dt %d title \"%s\"",
+                                 idx, ro->lt, lw, dt, ro->title);
             }
-            if (any) {
-                ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw 2 dt %s title \"%s bandwidth, %s\"",
-                       idx, lt, dts[k], name, ffn_roof_kind_name(kinds[k]));
-                idx++;
-            }
-        }
-        /* labels: compute at the right end above the line, bandwidth along the diagonal */
-        int n_compute = 0, n_bw = 0;
-        for (int i = 0; i < dv->n_ceil; i++) {
-            if (dv->ceil[i].kind == FFN_ROOF_COMPUTE) n_compute++;
-            else n_bw++;
-        }
-        if (n_compute) {
-            fprintf(data, "\n\n# [%d] compute ceiling labels (x y \"text\")\n", idx);
-            /* from the highest ceiling down; a label that would sit on its upper neighbour's
-             * goes below its own line, and further left when that is taken too */
-            int order[FFN_PLOT_MAX_CEILINGS], no = 0;
-            for (int i = 0; i < dv->n_ceil; i++)
-                if (dv->ceil[i].kind == FFN_ROOF_COMPUTE) order[no++] = i;
-            for (int a = 1; a < no; a++)
-                for (int b2 = a; b2 > 0 && dv->ceil[order[b2]].value > dv->ceil[order[b2 - 1]].value;
-                     b2--) {
-                    int t = order[b2];
-                    order[b2] = order[b2 - 1];
-                    order[b2 - 1] = t;
-                }
-            double last_y = INFINITY;
-            int last_side = 0;
-            for (int oi = 0; oi < no; oi++) {
-                const ffn_plot_ceiling *e = &dv->ceil[order[oi]];
-                double y = e->value * 1.15, x = xmax / 1.25;
-                int side = 0;
-                if (last_y / y < 1.45) {
-                    y = e->value / 1.2;
-                    side = 1;
-                    if (last_side == 1 || last_y / y < 1.45) x = xmax / 40;
-                }
-                last_y = y;
-                last_side = side;
-                char cn[40];
-                ffn__plot_clean(cn, sizeof cn, e->name);
-                char ridge[48] = "";
-                if (bmain > 0) /* the ridge against main memory, said once, on its ceiling */
-                    snprintf(ridge, sizeof ridge, ", ridge %.3g FLOP/B", e->value / bmain);
-                /* no device prefix: the colour and the legend say whose roof it is, and the
-                 * right end of the chart has little room */
-                snprintf(lab, sizeof lab, "%s %s%s", cn,
-                         ffn_units_str(buf, sizeof buf, e->value, FFN_UNIT_FLOPS), ridge);
-                fprintf(data, "%.6g %.6g \"%s\"\n", x, y, lab);
-            }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with labels right font \",9\" tc lt %d "
-                        "notitle",
-                   idx, lt);
             idx++;
         }
-        if (n_bw) {
-            fprintf(data, "\n\n# [%d] bandwidth ceiling labels (x y \"text\")\n", idx);
-            int nbw = 0;
-            for (int i = 0; i < dv->n_ceil; i++) {
-                const ffn_plot_ceiling *e = &dv->ceil[i];
-                if (e->kind == FFN_ROOF_COMPUTE) continue;
-                char cn[40];
-                ffn__plot_clean(cn, sizeof cn, e->name);
-                snprintf(lab, sizeof lab, "%.63s%s%s %s, %s", multi ? name : "", multi ? ": " : "",
-                         cn, ffn_units_str(buf, sizeof buf, e->value, FFN_UNIT_BPS),
-                         ffn_roof_kind_name(e->kind));
-                /* stagger along the diagonal so that neighbouring roofs do not share a spot */
-                double x = xmin * 1.6 * pow(3, nbw++);
-                if (pmax > 0 && x > pmax / e->value / 4) x = xmin * 1.6;
-                fprintf(data, "%.6g %.6g \"%s\"\n", x, e->value * x * 1.5, lab);
-            }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with labels left font \",9\" tc lt %d "
-                        "notitle",
-                   idx, lt);
-            idx++;
-        }
-        /* ridge points: each compute roof against the slowest (main memory) roof */
-        if (bmain > 0 && pmax > 0) {
-            fprintf(data, "\n\n# [%d] ridge points against %s (x = peak / bandwidth, y = peak)\n",
-                    idx, ffn_units_str(buf, sizeof buf, bmain, FFN_UNIT_BPS));
-            for (int i = 0; i < dv->n_ceil; i++) {
-                const ffn_plot_ceiling *e = &dv->ceil[i];
-                if (e->kind != FFN_ROOF_COMPUTE) continue;
-                fprintf(data, "%.6g %.6g\n", e->value / bmain, e->value);
-            }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points lt %d pt 12 ps 2 title \"%s ridge "
-                        "points\"",
-                   idx, lt, name);
-            idx++;
-        }
-        /* kernel points of this device */
+        ffn__plot_clean(name, sizeof name, c->dev[d].name);
         size_t nm = 0, np = 0, npair = 0;
         for (size_t i = 0; i < c->n_pts; i++) {
             const ffn_plot_point *p = &c->pts[i];
@@ -205,42 +222,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             np += p->predicted_flops > 0;
             npair += p->measured_flops > 0 && p->predicted_flops > 0;
         }
-        if (nm) {
-            fprintf(data, "\n\n# [%d] measured points (intensity FLOP/B, FLOP/s, \"label\")\n", idx);
-            for (size_t i = 0; i < c->n_pts; i++) {
-                const ffn_plot_point *p = &c->pts[i];
-                if (p->device != d || !(p->intensity > 0) || !(p->measured_flops > 0)) continue;
-                ffn__plot_clean(lab, sizeof lab, p->label);
-                fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, p->measured_flops, lab);
-            }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points lt %d pt 7 ps 1.2 title \"%s "
-                        "measured\"",
-                   idx, lt, name);
-            ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with labels left offset 0.8,0.3 "
-                        "font \",8\" tc lt %d notitle",
-                   idx, lt);
-            idx++;
-        }
-        if (np) {
-            fprintf(data, "\n\n# [%d] predicted points (intensity FLOP/B, FLOP/s, \"label\")\n",
-                    idx);
-            for (size_t i = 0; i < c->n_pts; i++) {
-                const ffn_plot_point *p = &c->pts[i];
-                if (p->device != d || !(p->intensity > 0) || !(p->predicted_flops > 0)) continue;
-                ffn__plot_clean(lab, sizeof lab, p->label);
-                fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, p->predicted_flops, lab);
-            }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points lt %d pt 6 ps 1.4 title \"%s "
-                        "predicted\"",
-                   idx, lt, name);
-            if (!nm) /* predictions alone: label them (otherwise the measured label says it) */
-                ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with labels left offset 0.8,0.3 "
-                            "font \",8\" tc lt %d notitle",
-                       idx, lt);
-            idx++;
-        }
         if (npair) {
-            fprintf(data, "\n\n# [%d] measured -> predicted (one pair per line)\n", idx);
+            fprintf(data, "\n\n# [%d] %s: measured -> predicted (one pair per line)\n", idx, name);
             for (size_t i = 0; i < c->n_pts; i++) {
                 const ffn_plot_point *p = &c->pts[i];
                 if (p->device != d || !(p->intensity > 0) || !(p->measured_flops > 0) ||
@@ -249,17 +232,121 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 fprintf(data, "%.6g %.6g\n%.6g %.6g\n\n", p->intensity, p->measured_flops,
                         p->intensity, p->predicted_flops);
             }
-            ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw 0.8 dt 3 notitle", idx, lt);
+            ffn__plot_clause(&pc, "datafile index %d with lines lw 0.8 dt 3 lc rgb pair_colour "
+                                  "notitle",
+                             idx);
             idx++;
         }
+        if (nm) {
+            fprintf(data, "\n\n# [%d] %s: measured points (intensity FLOP/B, FLOP/s, \"label\")\n",
+                    idx, name);
+            for (size_t i = 0; i < c->n_pts; i++) {
+                const ffn_plot_point *p = &c->pts[i];
+                if (p->device != d || !(p->intensity > 0) || !(p->measured_flops > 0)) continue;
+                ffn__plot_clean(lab, sizeof lab, p->label);
+                fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, p->measured_flops, lab);
+            }
+            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points pt %d ps 1.3 "
+                                  "lc rgb point_colour title \"measured\"",
+                             idx, meas_pt[d % 6]);
+            idx++;
+        }
+        if (np) {
+            fprintf(data, "\n\n# [%d] %s: predicted points (intensity FLOP/B, FLOP/s, \"label\")\n",
+                    idx, name);
+            for (size_t i = 0; i < c->n_pts; i++) {
+                const ffn_plot_point *p = &c->pts[i];
+                if (p->device != d || !(p->intensity > 0) || !(p->predicted_flops > 0)) continue;
+                ffn__plot_clean(lab, sizeof lab, p->label);
+                fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, p->predicted_flops, lab);
+            }
+            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points pt %d ps 1.4 "
+                                  "lc rgb point_colour title \"predicted\"",
+                             idx, pred_pt[d % 6]);
+            idx++;
+        }
+        if (!nm && !np) continue;
+        /* one label per point: the measured one (its prediction beside it), else the predicted */
+        fprintf(data, "\n\n# [%d] %s: point labels (x y \"text\", placed clear of each other)\n",
+                idx, name);
+        for (size_t i = 0; i < c->n_pts; i++) {
+            const ffn_plot_point *p = &c->pts[i];
+            if (p->device != d || !(p->intensity > 0)) continue;
+            const double v = p->measured_flops > 0 ? p->measured_flops : p->predicted_flops;
+            if (!(v > 0)) continue;
+            ffn__plot_clean(lab, sizeof lab, p->label);
+            const double w = 6.0 * (double)strlen(lab), h = 11, x = PX(p->intensity), y = PY(v);
+            /* right, right above/below, left, left above/below, above, below, further out */
+            const double cand[][2] = {{10, 0},        {10, 12},       {10, -12},  {-10 - w, 0},
+                                      {-10 - w, 12},  {-10 - w, -12}, {-w / 2, 15},
+                                      {-w / 2, -15},  {10, 24},       {10, -24},  {-10 - w, 24},
+                                      {-10 - w, -24}};
+            const size_t n_cand = sizeof cand / sizeof cand[0];
+            size_t best = 0;
+            double best_cost = INFINITY;
+            for (size_t k = 0; k < n_cand && best_cost > 0; k++) {
+                box b = {x + cand[k][0], y + cand[k][1] - h / 2, x + cand[k][0] + w,
+                         y + cand[k][1] + h / 2};
+                /* outside the plot area counts as covering (it would be cut off) */
+                double cost = fmax(0, PL - b.x0) + fmax(0, b.x1 - PR) + fmax(0, PB - b.y0) +
+                              fmax(0, b.y1 - PT);
+                cost *= h;
+                for (size_t t = 0; t < n_taken; t++) {
+                    double ox = fmin(b.x1, taken[t].x1) - fmax(b.x0, taken[t].x0);
+                    double oy = fmin(b.y1, taken[t].y1) - fmax(b.y0, taken[t].y0);
+                    if (ox > 0 && oy > 0) cost += ox * oy;
+                }
+                if (cost < best_cost) best_cost = cost, best = k;
+            }
+            box b = {x + cand[best][0], y + cand[best][1] - h / 2, x + cand[best][0] + w,
+                     y + cand[best][1] + h / 2};
+            if (n_taken < sizeof taken / sizeof taken[0]) taken[n_taken++] = b;
+            /* back to data coordinates: the text's left end, centred vertically */
+            double lx = pow(10, lx0 + (b.x0 - PL) / (PR - PL) * (lx1 - lx0));
+            double ly = pow(10, ly0 + ((b.y0 + b.y1) / 2 - PB) / (PT - PB) * (ly1 - ly0));
+            fprintf(data, "%.6g %.6g \"%s\"\n", lx, ly, lab);
+        }
+        ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with labels left font \",8\" "
+                              "tc rgb point_colour notitle",
+                         idx);
+        idx++;
     }
+
+    /* ridge points: each compute roof against the slowest (main memory) roof, in its colour */
+    bool ridge_titled = false;
+    for (int d = 0; d < c->n_dev; d++) {
+        const ffn_plot_device *dv = &c->dev[d];
+        const double bmain = ffn_plot_device_main_bw(dv), pmax = ffn__plot_device_max(dv, false);
+        if (!(bmain > 0 && pmax > 0)) continue;
+        ffn__plot_clean(name, sizeof name, dv->name);
+        fprintf(data, "\n\n# [%d] %s: ridge points against %s (x = peak / bandwidth, y = peak, "
+                      "line type)\n",
+                idx, name, ffn_units_str(buf, sizeof buf, bmain, FFN_UNIT_BPS));
+        for (int r = 0; r < n_roofs; r++)
+            if (roofs[r].dev == d && dv->ceil[roofs[r].ceil].kind == FFN_ROOF_COMPUTE)
+                fprintf(data, "%.6g %.6g %d\n", dv->ceil[roofs[r].ceil].value / bmain,
+                        dv->ceil[roofs[r].ceil].value, roofs[r].lt);
+        if (ridge_titled)
+            ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with points pt 12 ps 2 lw 1.5 "
+                                  "lc variable notitle",
+                             idx);
+        else
+            ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with points pt 12 ps 2 lw 1.5 "
+                                  "lc variable title \"ridge points (against main memory)\"",
+                             idx);
+        ridge_titled = true;
+        idx++;
+    }
+
+#undef PX
+#undef PY
     fputc('\n', pc.mb.fp);
     char xr[64], yr[64], title[300];
     snprintf(xr, sizeof xr, "[%g:%g]", xmin, xmax);
     snprintf(yr, sizeof yr, "[%g:%g]", ymin, ymax);
     ffn__plot_clean(title, sizeof title, c->title);
-    ffn__plot_parts sp = {.title = title, .xrange = xr, .yrange = yr, .setup = ffn__mb_close(&setup),
-                       .plot = ffn__mb_close(&pc.mb)};
+    ffn__plot_parts sp = {.title = title, .xrange = xr, .yrange = yr,
+                          .setup = ffn__mb_close(&setup), .plot = ffn__mb_close(&pc.mb)};
     rc = ffn__plot_script(script, template_text, f, &sp);
     ffn__mb_free(&setup);
     ffn__mb_free(&pc.mb);

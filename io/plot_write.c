@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ffnroof/units.h"
 #include "plot_internal.h"
 
 int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text,
@@ -95,12 +96,12 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
                                          "routed experts", "shared experts",
                                          "combine",        "all-to-all (EP)"};
     bool used[6] = {false};
-    double top = 0;
-    char lab[160];
+    double top = 0, low = INFINITY;
+    char lab[160], tot[32];
     fprintf(data, "# ffnroof MoE data: seconds per MoE layer on the busiest device\n# chart: %s\n"
-                  "# label router dispatch experts shared combine alltoall\n",
+                  "# label router dispatch experts shared combine alltoall total \"total\"\n",
             c->title);
-    fprintf(data, "\n\n# [0] one row per bar\n");
+    fprintf(data, "\n\n# [0] one row per bar: its parts, their sum and the sum as text\n");
     for (int b = 0; b < c->n_bars; b++) {
         const ffn_moe_bar *x = &c->bars[b];
         double v[6] = {x->router_s, x->dispatch_s, x->expert_s, x->shared_s, x->combine_s,
@@ -109,28 +110,40 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
         for (int k = 0; k < 6; k++) {
             if (!(v[k] >= 0) || !isfinite(v[k])) v[k] = 0;
             used[k] |= v[k] > 0;
+            if (v[k] > 0) low = fmin(low, v[k]);
             sum += v[k];
         }
         top = fmax(top, sum);
         ffn__plot_clean(lab, sizeof lab, x->label);
-        fprintf(data, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g\n", lab, v[0], v[1], v[2], v[3], v[4],
-                v[5]);
+        fprintf(data, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g %.6g \"%s\"\n", lab, v[0], v[1], v[2],
+                v[3], v[4], v[5], sum, sum > 0 ? ffn_units_str(tot, sizeof tot, sum, FFN_UNIT_TIME) : "");
     }
     if (!(top > 0))
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: every MoE time is 0");
     ffn__plotcmd pc = {.n = 0};
     int rc = ffn__mb_open(&pc.mb); /* in place: the stream keeps the addresses of text and len */
     if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
+    /* A log axis, so that a CPU at seconds per layer and a GPU at microseconds both show; on it
+     * the parts stand side by side (a stack would misstate every part above the first), each
+     * bar's total is the outline around its parts, with the total written above. A part that
+     * is zero in a bar is left out of it (log(0)); one zero everywhere, out of the legend. */
     bool first = true;
     for (int k = 0; k < 6; k++) {
-        if (!used[k]) continue; /* a part that is zero everywhere would only crowd the legend */
-        ffn__plot_clause(&pc, "datafile index 0 using %d%s @%s_style title \"%s\"", k + 2,
-               first ? ":xtic(1)" : "", parts[k], titles[k]);
+        if (!used[k]) continue;
+        ffn__plot_clause(&pc, "datafile index 0 using ($%d > 0 ? $%d : NaN)%s @%s_style title \"%s\"",
+                         k + 2, k + 2, first ? ":xtic(1)" : "", parts[k], titles[k]);
         first = false;
     }
+    ffn__plot_clause(&pc, "datafile index 0 using 0:8:(bar_width) with boxes @total_style "
+                          "title \"layer total\"");
+    ffn__plot_clause(&pc, "datafile index 0 using 0:8:9 with labels @total_label_style notitle");
     fputc('\n', pc.mb.fp);
+    /* from a decade under the smallest part (but at most 7 decades under the tallest bar) to
+     * room above the tallest for its total */
+    double ymin, ymax;
+    ffn_plot_log_range(fmax(low / 2, top * 1e-7), top * 3, &ymin, &ymax);
     char yr[64], title[300], xl[80];
-    snprintf(yr, sizeof yr, "[0:%g]", top * 1.15);
+    snprintf(yr, sizeof yr, "[%g:%g]", ymin, ymax);
     ffn__plot_clean(title, sizeof title, c->title);
     ffn__plot_clean(xl, sizeof xl, c->xlabel);
     ffn__plot_parts sp = {.title = title, .yrange = yr, .xlabel = xl, .plot = ffn__mb_close(&pc.mb)};

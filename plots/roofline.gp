@@ -20,19 +20,31 @@ set mytics 10
 set grid xtics ytics lc rgb "#d0d0d0" lw 1 dt 1
 set border 3 lw 1.2
 set tics nomirror out
-# The legend sits outside the plot area so it never covers a ceiling or a point.
-set key outside right top vertical Left reverse samplen 3 spacing 1.2 font ",10"
+# The legend sits right of the plot area so it never covers a ceiling or a point; ffnroof fixes
+# the plot area's margins and the legend's place (below, before the plot command) because it
+# places the point labels for that area.
+set key vertical Left reverse samplen 3 spacing 1.2 font ",10"
 
-# One colour per device, chosen from the Okabe-Ito palette to differ in lightness so that the
-# devices stay apart when printed in grey; each device also gets its own point shape.
-# Compute, read-only and datasheet roofs are solid (the legend says which), read-write dashed.
-set linetype 1 lc rgb "#000000" lw 2 pt 7 ps 1.3
-set linetype 2 lc rgb "#0072B2" lw 2 pt 5 ps 1.3
-set linetype 3 lc rgb "#D55E00" lw 2 pt 9 ps 1.5
-set linetype 4 lc rgb "#009E73" lw 2 pt 11 ps 1.5
-set linetype 5 lc rgb "#CC79A7" lw 2 pt 13 ps 1.5
-set linetype 6 lc rgb "#E69F00" lw 2 pt 15 ps 1.5
-set linetype cycle 6
+# One colour per ceiling: every compute roof and every memory level its own (the same name shares
+# a colour across devices), from the Okabe-Ito and Tol palettes; ffnroof picks line type N for
+# the Nth name. Devices differ by dash pattern (solid, dashed, dash-dotted, ...) and by point
+# shape; read-write roofs are dotted. The legend names each ceiling with its value.
+set linetype 1 lc rgb "#0072B2" lw 2
+set linetype 2 lc rgb "#D55E00" lw 2
+set linetype 3 lc rgb "#009E73" lw 2
+set linetype 4 lc rgb "#CC79A7" lw 2
+set linetype 5 lc rgb "#E69F00" lw 2
+set linetype 6 lc rgb "#56B4E9" lw 2
+set linetype 7 lc rgb "#882255" lw 2
+set linetype 8 lc rgb "#999933" lw 2
+set linetype 9 lc rgb "#332288" lw 2
+set linetype 10 lc rgb "#44AA99" lw 2
+set linetype 11 lc rgb "#AA4499" lw 2
+set linetype 12 lc rgb "#661100" lw 2
+set linetype cycle 12
+# Kernel points (measured filled, predicted open), their labels, and the line joining each pair.
+point_colour = "#000000"
+pair_colour = "#808080"
 @SETUP@
 
 set terminal @PNGTERM@ noenhanced size @WIDTH@,@HEIGHT@ font ",11"

@@ -1,6 +1,7 @@
 /* Chart data and gnuplot scripts (include/ffnroof/plot.h): for known charts the data file and
  * the script are compared with golden files in tests/data/plot/ AND their numbers are checked
- * against the geometry computed here (ceiling ends, ridge points, axis ranges, stacked bars);
+ * against the geometry computed here (ceiling ends, ridge points, axis ranges, label places,
+ * MoE bars and their totals);
  * the readers of calibration.json and bench.json (docs/formats-bench.md) on fixtures, including
  * files of another kind or version. FFNROOF_UPDATE_GOLDEN=1 rewrites the golden files. */
 #define _GNU_SOURCE
@@ -156,49 +157,65 @@ Test(plot, roofline_golden_and_geometry)
      * decade, up to 4 x the highest ridge (4e12/1e11 x 4 = 160) -> [0.01:1000] */
     cr_expect(strstr(o.data, "# axes: x [0.01:1000]"), "x axis decades");
     cr_expect(strstr(o.script, "set xrange [0.01:1000]"));
-    /* block 0: compute ceilings from where the fastest roof (L2) meets them to xmax */
+    /* one block per ceiling, highest first: compute from where the fastest roof (L2) meets
+     * it to xmax, bandwidth from xmin up to the highest compute ceiling */
     double r[16][2];
     int n = block_rows(o.data, 0, r, 16);
-    cr_assert_eq(n, 4);
-    close_to(r[0][0], 1e12 / 4e11, "fp32 ceiling start");
-    close_to(r[0][1], 1e12, "fp32 ceiling");
-    close_to(r[1][0], 1000, "fp32 ceiling end");
-    close_to(r[2][0], 4e12 / 4e11, "bf16 ceiling start");
-    close_to(r[3][1], 4e12, "bf16 ceiling");
-    /* block 1: read-only roofs from xmin up to the highest compute ceiling */
+    cr_assert_eq(n, 2);
+    close_to(r[0][0], 4e12 / 4e11, "bf16 ceiling start");
+    close_to(r[0][1], 4e12, "bf16 ceiling");
+    close_to(r[1][0], 1000, "bf16 ceiling end");
     n = block_rows(o.data, 1, r, 16);
-    cr_assert_eq(n, 4);
+    cr_assert_eq(n, 2);
+    close_to(r[0][0], 1e12 / 4e11, "fp32 ceiling start");
+    close_to(r[1][1], 1e12, "fp32 ceiling");
+    n = block_rows(o.data, 2, r, 16);
+    cr_assert_eq(n, 2);
     close_to(r[0][1], 4e11 * 0.01, "L2 at xmin");
     close_to(r[1][0], 4e12 / 4e11, "L2 meets bf16");
     close_to(r[1][1], 4e12, "L2 meets bf16 (y)");
-    close_to(r[3][0], 4e12 / 1e11, "DRAM meets bf16");
-    /* block 2: the read-write roof, dashed */
-    n = block_rows(o.data, 2, r, 16);
+    n = block_rows(o.data, 3, r, 16);
+    close_to(r[1][0], 4e12 / 1e11, "DRAM meets bf16");
+    n = block_rows(o.data, 4, r, 16);
     cr_assert_eq(n, 2);
     close_to(r[1][0], 4e12 / 8e10, "read-write DRAM meets bf16");
-    cr_expect(strstr(o.script, "index 2 with lines lt 1 lw 2 dt 2 title \"testdev bandwidth, "
+    /* a colour per ceiling, the same for one memory level read-only and read-write (dotted),
+     * and the legend names each with its value, the kind of roof and the ridge */
+    cr_expect(strstr(o.script, "index 0 with lines lt 2 lw 2.5 dt 1 title \"bf16 4.00 TFLOP/s, "
+                               "ridge 40 FLOP/B\""));
+    cr_expect(strstr(o.script, "index 1 with lines lt 1 lw 2.5 dt 1 title \"fp32 1.00 TFLOP/s, "
+                               "ridge 10 FLOP/B\""));
+    cr_expect(strstr(o.script, "index 2 with lines lt 3 lw 2 dt 1 title \"L2 400 GB/s, "
+                               "read-only\""));
+    cr_expect(strstr(o.script, "index 3 with lines lt 4 lw 2 dt 1 title \"DRAM 100 GB/s, "
+                               "read-only\""));
+    cr_expect(strstr(o.script, "index 4 with lines lt 4 lw 2.5 dt 3 title \"DRAM 80.0 GB/s, "
                                "read-write\""));
-    /* labels say the values, the kind of roof and the ridge */
-    cr_expect(strstr(o.data, "\"fp32 1.00 TFLOP/s, ridge 10 FLOP/B\""));
-    cr_expect(strstr(o.data, "\"bf16 4.00 TFLOP/s, ridge 40 FLOP/B\""));
-    cr_expect(strstr(o.data, "\"L2 400 GB/s, read-only\""));
-    cr_expect(strstr(o.data, "\"DRAM 80.0 GB/s, read-write\""));
-    /* block 5: ridge points against DRAM read-only (100 GB/s) */
+    /* the pairs joining measured and predicted, the points, then their labels */
     n = block_rows(o.data, 5, r, 16);
-    cr_assert_eq(n, 2);
-    close_to(r[0][0], 10, "fp32 ridge x");
-    close_to(r[1][0], 40, "bf16 ridge x");
-    close_to(r[1][1], 4e12, "bf16 ridge y");
-    /* measured, predicted, and the pairs joining them */
+    cr_assert_eq(n, 4);
+    close_to(r[2][0], 100, "pair x");
+    close_to(r[3][1], 9e11, "pair ends at the prediction");
     n = block_rows(o.data, 6, r, 16);
     cr_assert_eq(n, 2);
     close_to(r[1][1], 8e11, "measured prefill");
     n = block_rows(o.data, 7, r, 16);
     close_to(r[0][1], 5e10, "predicted decode");
+    /* the labels: one per measured point, clear of every marker and of each other */
     n = block_rows(o.data, 8, r, 16);
-    cr_assert_eq(n, 4);
-    close_to(r[2][0], 100, "pair x");
-    close_to(r[3][1], 9e11, "pair ends at the prediction");
+    cr_assert_eq(n, 2);
+    cr_expect(strstr(o.data, "\"decode T=1 fp32\"") && strstr(o.data, "\"prefill T=512 fp32\""));
+    cr_expect(r[0][0] > 0.5, "the decode label starts right of its point");
+    cr_expect(r[1][0] < 100 && r[1][1] < 8e11, "at the right edge, the prefill label goes left");
+    cr_expect(strstr(o.script, "set rmargin at screen") && strstr(o.script, "set key at screen"),
+              "the plot area the labels were placed for");
+    /* ridge points against DRAM read-only (100 GB/s), in their ceiling's colour */
+    n = block_rows(o.data, 9, r, 16);
+    cr_assert_eq(n, 2);
+    close_to(r[0][0], 40, "bf16 ridge x");
+    close_to(r[0][1], 4e12, "bf16 ridge y");
+    close_to(r[1][0], 10, "fp32 ridge x");
+    cr_expect(strstr(o.data, "40 4e+12 2\n10 1e+12 1\n"), "ridge colours");
     /* the script: template filled, both images, title */
     cr_expect(strstr(o.script, "set terminal pngcairo noenhanced size 800,600"));
     cr_expect(strstr(o.script, "png_file = \"t.png\""));
@@ -227,7 +244,7 @@ Test(plot, roofline_quotes_in_titles_and_labels_are_neutralised)
     free(t);
 }
 
-Test(plot, several_devices_get_their_own_colour_and_prefix)
+Test(plot, several_devices_get_their_own_dash_and_legend_header)
 {
     static ffn_roofline_chart c;
     fixture_roofline(&c);
@@ -242,10 +259,15 @@ Test(plot, several_devices_get_their_own_colour_and_prefix)
     out_open(&o);
     cr_assert_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, NULL), 0);
     out_close(&o);
-    cr_expect(strstr(o.script, "lt 2 lw 2.5 dt 1 title \"other compute\""));
-    cr_expect(strstr(o.script, "title \"other bandwidth, datasheet peak\""));
-    cr_expect(strstr(o.data, "\"other: HBM 3.00 TB/s, datasheet peak\""));
-    cr_expect(strstr(o.data, "\"testdev: L2 400 GB/s, read-only\""));
+    /* a legend header per device with its dash, ceilings of the same name in one colour */
+    cr_expect(strstr(o.script, "keyentry with lines lc rgb point_colour lw 2 dt 1 title \"testdev\""));
+    cr_expect(strstr(o.script, "keyentry with lines lc rgb point_colour lw 2 dt 2 title \"other\""));
+    cr_expect(strstr(o.script, "with lines lt 3 lw 2.5 dt 2 title \"fp16 1.00 PFLOP/s, ridge 333 "
+                               "FLOP/B\""),
+              "%s", o.script);
+    cr_expect(strstr(o.script, "lw 2 dt 2 title \"HBM 3.00 TB/s, datasheet peak\""));
+    cr_expect(strstr(o.data, "other: bandwidth ceiling HBM 3.00 TB/s, datasheet peak"));
+    cr_expect(strstr(o.data, "testdev: bandwidth ceiling L2 400 GB/s, read-only"));
     /* the y axis reaches above the fastest device's peak */
     cr_expect(strstr(o.script, "set yrange [1e+09:1e+16]"), "%s", strstr(o.script, "set yrange"));
     out_free(&o);
@@ -305,7 +327,7 @@ Test(plot, latency_golden_and_values)
     free(t);
 }
 
-Test(plot, moe_golden_stacks_and_skips_empty_parts)
+Test(plot, moe_golden_on_a_log_axis_and_skips_empty_parts)
 {
     static ffn_moe_chart c;
     memset(&c, 0, sizeof c);
@@ -328,11 +350,16 @@ Test(plot, moe_golden_stacks_and_skips_empty_parts)
     out_close(&o);
     golden("moe.dat", o.data);
     golden("moe.gp", o.script);
-    cr_expect(strstr(o.data, "\"EP 4\" 1e-06 2e-06 2e-05 0 2e-06 2e-05"));
-    /* y reaches 15% above the tallest stack (EP 1: 85 us) */
-    cr_expect(strstr(o.script, "set yrange [0:9.775e-05]"), "%s", strstr(o.script, "set yrange"));
-    cr_expect(strstr(o.script, "using 2:xtic(1) @router_style title \"router\""));
-    cr_expect(strstr(o.script, "using 7 @alltoall_style"));
+    cr_expect(strstr(o.data, "\"EP 4\" 1e-06 2e-06 2e-05 0 2e-06 2e-05 4.5e-05 \"45.0 us\""),
+              "the parts, their sum and the sum as text");
+    /* a log axis from a decade under the smallest part (1 us / 2) to 3x the tallest (85 us) */
+    cr_expect(strstr(o.script, "set logscale y"));
+    cr_expect(strstr(o.script, "set yrange [1e-07:0.001]"), "%s", strstr(o.script, "set yrange"));
+    /* the parts side by side, a zero part left out of its bar, the total around them */
+    cr_expect(strstr(o.script, "using ($2 > 0 ? $2 : NaN):xtic(1) @router_style title \"router\""));
+    cr_expect(strstr(o.script, "using ($7 > 0 ? $7 : NaN) @alltoall_style"));
+    cr_expect(strstr(o.script, "using 0:8:(bar_width) with boxes @total_style"));
+    cr_expect(strstr(o.script, "using 0:8:9 with labels"));
     cr_expect(!strstr(o.script, "title \"shared experts\""), "an all-zero part is left out of the legend");
     cr_expect(strstr(o.script, "set xlabel \"expert-parallel degree\""));
     out_free(&o);

@@ -20,33 +20,51 @@ set mytics 10
 set grid xtics ytics lc rgb "#d0d0d0" lw 1 dt 1
 set border 3 lw 1.2
 set tics nomirror out
-# The legend sits outside the plot area so it never covers a ceiling or a point.
-set key outside right top vertical Left reverse samplen 3 spacing 1.2 font ",10"
+# The legend sits right of the plot area so it never covers a ceiling or a point; ffnroof fixes
+# the plot area's margins and the legend's place (below, before the plot command) because it
+# places the point labels for that area.
+set key vertical Left reverse samplen 3 spacing 1.2 font ",10"
 
-# One colour per device, chosen from the Okabe-Ito palette to differ in lightness so that the
-# devices stay apart when printed in grey; each device also gets its own point shape.
-# Compute, read-only and datasheet roofs are solid (the legend says which), read-write dashed.
-set linetype 1 lc rgb "#000000" lw 2 pt 7 ps 1.3
-set linetype 2 lc rgb "#0072B2" lw 2 pt 5 ps 1.3
-set linetype 3 lc rgb "#D55E00" lw 2 pt 9 ps 1.5
-set linetype 4 lc rgb "#009E73" lw 2 pt 11 ps 1.5
-set linetype 5 lc rgb "#CC79A7" lw 2 pt 13 ps 1.5
-set linetype 6 lc rgb "#E69F00" lw 2 pt 15 ps 1.5
-set linetype cycle 6
+# One colour per ceiling: every compute roof and every memory level its own (the same name shares
+# a colour across devices), from the Okabe-Ito and Tol palettes; ffnroof picks line type N for
+# the Nth name. Devices differ by dash pattern (solid, dashed, dash-dotted, ...) and by point
+# shape; read-write roofs are dotted. The legend names each ceiling with its value.
+set linetype 1 lc rgb "#0072B2" lw 2
+set linetype 2 lc rgb "#D55E00" lw 2
+set linetype 3 lc rgb "#009E73" lw 2
+set linetype 4 lc rgb "#CC79A7" lw 2
+set linetype 5 lc rgb "#E69F00" lw 2
+set linetype 6 lc rgb "#56B4E9" lw 2
+set linetype 7 lc rgb "#882255" lw 2
+set linetype 8 lc rgb "#999933" lw 2
+set linetype 9 lc rgb "#332288" lw 2
+set linetype 10 lc rgb "#44AA99" lw 2
+set linetype 11 lc rgb "#AA4499" lw 2
+set linetype 12 lc rgb "#661100" lw 2
+set linetype cycle 12
+# Kernel points (measured filled, predicted open), their labels, and the line joining each pair.
+point_colour = "#000000"
+pair_colour = "#808080"
+# the plot area, fixed: ffnroof placed the point labels for it
+set lmargin at screen 0.1125
+set rmargin at screen 0.5885
+set bmargin at screen 0.1167
+set tmargin at screen 0.9250
+set key at screen 0.5985, screen 0.9250 left top
 
 
 set terminal pngcairo noenhanced size 800,600 font ",11"
 set output png_file
-plot datafile index 0 with lines lt 1 lw 2.5 dt 1 title "testdev compute", \
-     datafile index 1 with lines lt 1 lw 2 dt 1 title "testdev bandwidth, read-only", \
-     datafile index 2 with lines lt 1 lw 2 dt 2 title "testdev bandwidth, read-write", \
-     datafile index 3 using 1:2:3 with labels right font ",9" tc lt 1 notitle, \
-     datafile index 4 using 1:2:3 with labels left font ",9" tc lt 1 notitle, \
-     datafile index 5 using 1:2 with points lt 1 pt 12 ps 2 title "testdev ridge points", \
-     datafile index 6 using 1:2 with points lt 1 pt 7 ps 1.2 title "testdev measured", \
-     datafile index 6 using 1:2:3 with labels left offset 0.8,0.3 font ",8" tc lt 1 notitle, \
-     datafile index 7 using 1:2 with points lt 1 pt 6 ps 1.4 title "testdev predicted", \
-     datafile index 8 with lines lt 1 lw 0.8 dt 3 notitle
+plot datafile index 0 with lines lt 2 lw 2.5 dt 1 title "bf16 4.00 TFLOP/s, ridge 40 FLOP/B", \
+     datafile index 1 with lines lt 1 lw 2.5 dt 1 title "fp32 1.00 TFLOP/s, ridge 10 FLOP/B", \
+     datafile index 2 with lines lt 3 lw 2 dt 1 title "L2 400 GB/s, read-only", \
+     datafile index 3 with lines lt 4 lw 2 dt 1 title "DRAM 100 GB/s, read-only", \
+     datafile index 4 with lines lt 4 lw 2.5 dt 3 title "DRAM 80.0 GB/s, read-write", \
+     datafile index 5 with lines lw 0.8 dt 3 lc rgb pair_colour notitle, \
+     datafile index 6 using 1:2 with points pt 7 ps 1.3 lc rgb point_colour title "measured", \
+     datafile index 7 using 1:2 with points pt 6 ps 1.4 lc rgb point_colour title "predicted", \
+     datafile index 8 using 1:2:3 with labels left font ",8" tc rgb point_colour notitle, \
+     datafile index 9 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable title "ridge points (against main memory)"
 
 set terminal svg noenhanced size 800,600 font ",11" dynamic background rgb "white"
 set output svg_file
