@@ -7,8 +7,9 @@
 #   sve512   -cpu max,sve-default-vector-length=64    SVE at 512 bits (A64FX class)
 # The full suite runs on neon (less test_cli_badinput and test_cli_faults: 64 MiB inputs and
 # Ctrl-C timing, io/cli code without an ISA path that runs natively and under ASan); the SVE CPUs
-# run the kernel suites (test_kernels, test_kernels_moe, test_kernels_arm), which hold every
-# VL-dependent path, SVE-256 and SVE-512 with FFNROOF_KERNEL_SHAPES=small (the reference check
+# run the kernel suites (test_kernels*), which hold every VL-dependent kernel path, and
+# test_measure and test_calroof (the SVE FMLA and SDOT probes, whose work follows the vector
+# length, and the roofs they set; 9 s each under qemu), SVE-256 and SVE-512 with FFNROOF_KERNEL_SHAPES=small (the reference check
 # on shapes up to 10^6 T*d*f: their emulation is the slowest): the whole suite under four CPUs
 # would not fit the time CI has on a 2-core machine. On each CPU
 # `ffnroof --version` must name the kernel dispatch is expected to pick (sve on the SVE CPUs,
@@ -134,7 +135,7 @@ for c in $cpus; do
     esac
     args=(--test-dir "$build" --output-on-failure -j "$jobs")
     if [ "$sel" = kernels ]; then
-        args+=(-R '^test_kernels')
+        args+=(-R '^(test_kernels.*|test_measure|test_calroof)$')
     else
         # loader and CLI refusals of 64 MiB inputs and the Ctrl-C timing tests: io/cli code
         # without an ISA path, run natively and under ASan; under TCG they pass their limits

@@ -311,7 +311,10 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
         c->roof_isa[dt] = FFN_ISA_REF;
         if (ffn_kernel_best((ffn_dtype)dt, &kk, NULL) == 0 && kk) {
             c->roof_isa[dt] = kk->isa;
-            c->roof_kind[dt] = ffn_calibration_roof_kind((ffn_dtype)dt, kk->isa);
+            int k = ffn_calibration_roof_kind((ffn_dtype)dt, kk->isa);
+            while (k >= 0 && !ffn_peak_available((ffn_peak_kind)k))
+                k = ffn_calibration_roof_fallback(k); /* SVE FMLA -> NEON FMLA */
+            c->roof_kind[dt] = k;
         }
     }
     /* int8 is the roof of int8 dot products (W8A8 kernels, the simulator's int8 peak): the best
@@ -350,8 +353,9 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
         for (int dt = 0; dt < FFN_DT_COUNT; dt++)
             roof |= c->roof_kind[dt] == k;
         if (opts->quick && do_peak[k] && !roof &&
-            (k == FFN_PEAK_FP32_PORTABLE || k == FFN_PEAK_FP32_AVX2) &&
-            (do_peak[FFN_PEAK_FP32_AVX512] || do_peak[FFN_PEAK_FP32_NEON]))
+            (k == FFN_PEAK_FP32_PORTABLE || k == FFN_PEAK_FP32_AVX2 || k == FFN_PEAK_FP32_NEON) &&
+            (do_peak[FFN_PEAK_FP32_AVX512] || do_peak[FFN_PEAK_FP32_SVE] ||
+             (k != FFN_PEAK_FP32_NEON && do_peak[FFN_PEAK_FP32_NEON])))
             do_peak[k] = false;
         if (opts->quick && do_peak[k] && !roof && ffn_peak_dtype((ffn_peak_kind)k) == FFN_DT_INT8 &&
             c->roof_kind[FFN_DT_INT8] >= 0)
@@ -520,6 +524,7 @@ bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa)
         [FFN_PEAK_INT8_NEON_I8MM] = FFN_CPU_NEON | FFN_CPU_ARM_I8MM,
         [FFN_PEAK_INT8_SVE_SDOT] = FFN_CPU_SVE,
         [FFN_PEAK_INT8_PORTABLE] = 0,
+        [FFN_PEAK_FP32_SVE] = FFN_CPU_SVE,
     };
     if ((unsigned)k >= FFN_PEAK_COUNT || (unsigned)isa >= FFN_ISA_COUNT) return false;
     return (needs[k] & ~ffn_isa_allows(isa)) == 0;
@@ -562,6 +567,8 @@ int ffn_calibration_roof_fallback(int k)
     case FFN_PEAK_INT8_AVX2:
     case FFN_PEAK_INT8_NEON_SDOT:
         return FFN_PEAK_INT8_PORTABLE;
+    case FFN_PEAK_FP32_SVE:
+        return FFN_PEAK_FP32_NEON;
     default:
         return -1;
     }
@@ -585,8 +592,9 @@ int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa)
     case FFN_ISA_REF:
         return FFN_PEAK_FP32_PORTABLE;
     case FFN_ISA_NEON:
-    case FFN_ISA_SVE:
         return FFN_PEAK_FP32_NEON;
+    case FFN_ISA_SVE:
+        return FFN_PEAK_FP32_SVE;
     default:
         return -1;
     }

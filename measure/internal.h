@@ -53,6 +53,9 @@ double ffn__peak_int8_neon_i8mm(uint64_t iters);
 double ffn__peak_int8_sve_sdot(uint64_t iters);
 /* 16 SDOT z.s x VL_bytes MAC x 2, per byte of vector length (peak.c multiplies by svcntb) */
 #define FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE (16.0 * 2.0)
+double ffn__peak_fp32_sve(uint64_t iters);
+/* 16 FMLA z.s x VL_bytes / 4 lanes x 2, per byte of vector length */
+#define FFN__FP32_SVE_FLOPS_PER_VL_BYTE (16.0 / 4.0 * 2.0)
 
 /* --- bandwidth kernels --------------------------------------------------------------------- */
 #define FFN__BW_ALIGN_ELEMS 256 /* floats: 1 KiB, a multiple of every unroll below */

@@ -93,6 +93,8 @@ static const peak_desc g_peaks[FFN_PEAK_COUNT] = {
                                 ffn__peak_int8_portable},
     [FFN_PEAK_INT8_SVE_SDOT] = {"int8_sve_sdot", FFN_DT_INT8, FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE,
                                 SVE_FN(ffn__peak_int8_sve_sdot), .per_vl_byte = true},
+    [FFN_PEAK_FP32_SVE] = {"fp32_sve_fmla", FFN_DT_FP32, FFN__FP32_SVE_FLOPS_PER_VL_BYTE,
+                           SVE_FN(ffn__peak_fp32_sve), .per_vl_byte = true},
 };
 
 const char *ffn_peak_name(ffn_peak_kind k)
@@ -139,6 +141,7 @@ bool ffn_peak_available(ffn_peak_kind k)
     case FFN_PEAK_INT8_NEON_I8MM:
         return (ffn_cpu_features() & FFN_CPU_ARM_I8MM) != 0;
     case FFN_PEAK_INT8_SVE_SDOT:
+    case FFN_PEAK_FP32_SVE:
         return (ffn_cpu_features() & FFN_CPU_SVE) != 0 && ffn_cpu_sve_vl_bytes() > 0;
 #if defined(FFN_MEASURE_HAVE_AMX)
     case FFN_PEAK_BF16_AMX:

@@ -52,6 +52,12 @@ Test(calroof, each_kernel_path_gets_its_own_roof)
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_PORTABLE), FFN_PEAK_FP32_PORTABLE);
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_REF), FFN_PEAK_FP32_PORTABLE);
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_NEON), FFN_PEAK_FP32_NEON);
+    /* the SVE kernels' roof is SVE FMLA at the CPU's vector length, NEON's where it cannot run */
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_FP32, FFN_ISA_SVE), FFN_PEAK_FP32_SVE);
+    cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_BF16, FFN_ISA_SVE), FFN_PEAK_FP32_SVE);
+    cr_expect_eq(ffn_calibration_roof_fallback(FFN_PEAK_FP32_SVE), FFN_PEAK_FP32_NEON);
+    cr_expect(ffn_peak_allowed_at(FFN_PEAK_FP32_SVE, FFN_ISA_SVE));
+    cr_expect_not(ffn_peak_allowed_at(FFN_PEAK_FP32_SVE, FFN_ISA_NEON));
     cr_expect_eq(ffn_calibration_roof_kind(FFN_DT_COUNT, FFN_ISA_NEON), -1);
 }
 

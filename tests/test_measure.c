@@ -281,7 +281,7 @@ Test(measure, peaks_smoke)
         cr_expect_not_null(ffn_peak_name((ffn_peak_kind)k));
         ffn_peak_result r;
         /* (an SVE kind's work follows the vector length: none without SVE) */
-        if (k != FFN_PEAK_INT8_SVE_SDOT || ffn_cpu_sve_vl_bytes() > 0)
+        if ((k != FFN_PEAK_INT8_SVE_SDOT && k != FFN_PEAK_FP32_SVE) || ffn_cpu_sve_vl_bytes() > 0)
             cr_expect_gt(ffn_peak_flops_per_iter((ffn_peak_kind)k), 0.0);
         if (!ffn_peak_available((ffn_peak_kind)k)) {
             cr_expect_eq(ffn_peak_measure((ffn_peak_kind)k, 1, 0.002, 0.01, &r), FFN_EUNSUPPORTED);
@@ -384,6 +384,23 @@ Test(measure, int8_probe_sve_sdot)
     /* the ops per iteration follow the vector length: 16 SDOT x VL bytes x 2 */
     cr_assert_float_eq(ffn_peak_flops_per_iter(FFN_PEAK_INT8_SVE_SDOT),
                        32.0 * (double)ffn_cpu_sve_vl_bytes(), 1e-9);
+}
+
+/* The SVE FMA probe: runs where SVE does (qemu -cpu max,sve-default-vector-length=16|32|64 in
+ * .ci/aarch64.sh), its FLOPs follow the vector length, FFNROOF_ISA=neon rules it out. */
+Test(measure, fp32_probe_sve_fmla)
+{
+    const ffn_peak_kind k = FFN_PEAK_FP32_SVE;
+    cr_assert_str_eq(ffn_peak_name(k), "fp32_sve_fmla");
+    cr_assert_eq(ffn_peak_dtype(k), FFN_DT_FP32);
+    cr_assert_not(ffn_peak_allowed_at(k, FFN_ISA_NEON));
+    if (!ffn_peak_available(k)) cr_skip_test("this CPU (or build) has no SVE");
+    cr_assert_float_eq(ffn_peak_flops_per_iter(k), 8.0 * (double)ffn_cpu_sve_vl_bytes(), 1e-9);
+    for (int t = 1; t <= 2; t++) {
+        ffn_peak_result r;
+        cr_assert_eq(ffn_peak_measure(k, t, 0.002, 0.02, &r), 0);
+        cr_assert(isfinite(r.flops_per_s) && r.flops_per_s > 0, "x%d: %g", t, r.flops_per_s);
+    }
 }
 
 Test(measure, bandwidth_smoke)

@@ -168,6 +168,7 @@ typedef enum ffn_peak_kind {
     FFN_PEAK_INT8_NEON_I8MM,    /* SMMLA v.4s (FEAT_I8MM) */
     FFN_PEAK_INT8_SVE_SDOT,     /* SDOT z.s (SVE, any vector length) */
     FFN_PEAK_INT8_PORTABLE,     /* int8 x int8 into int32 in C, vectorised by the compiler */
+    FFN_PEAK_FP32_SVE,          /* FMLA z.s (SVE, any vector length) */
     FFN_PEAK_COUNT
 } ffn_peak_kind;
 
