@@ -224,9 +224,7 @@ int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resu
 {
     if (!fp || !m || (n && !r)) return FFN_EINVAL;
     ffn_json j;
-    ffn_json_init(&j, fp, true);
-    ffn_json_obj_begin(&j, NULL);
-    ffn_json_str(&j, "schema", FFN_BENCH_SCHEMA);
+    ffn_json_doc_begin(&j, fp, FFN_BENCH_SCHEMA);
     ffn_json_str(&j, "date", m->date ? m->date : "");
     ffn_json_str(&j, "command", m->command ? m->command : "");
     ffn_json_bool(&j, "complete", m->complete);

@@ -166,9 +166,7 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
 {
     if (!fp || !c || !m) return FFN_EINVAL;
     ffn_json j;
-    ffn_json_init(&j, fp, true);
-    ffn_json_obj_begin(&j, NULL);
-    ffn_json_str(&j, "schema", FFN_CALIB_SCHEMA);
+    ffn_json_doc_begin(&j, fp, FFN_CALIB_SCHEMA);
     ffn_json_str(&j, "date", c->date);
     ffn_json_bool(&j, "quick", c->quick);
     ffn_json_u64(&j, "threads", (uint64_t)(c->threads > 0 ? c->threads : 0));

@@ -85,12 +85,18 @@ static void print_fit_warnings(FILE *fp, const ffn_compare *c, const char *prefi
         if (fit_warning(&c->dev[i], w, sizeof w)) fprintf(fp, "%s%s\n", prefix, w);
 }
 
+/* One MoE layer's router, dispatch, experts, shared, combine and all-to-all times as text. */
+static void moe_parts(const ffn_moe_detail *m, char t[6][32])
+{
+    const double v[6] = {m->router_s, m->dispatch_s, m->expert_s,
+                         m->shared_s, m->combine_s,  m->alltoall_s};
+    for (int k = 0; k < 6; k++) ffn_units_str(t[k], sizeof t[k], v[k], FFN_UNIT_TIME);
+}
+
 int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
 {
     ffn_json j;
-    ffn_json_init(&j, fp, true);
-    ffn_json_obj_begin(&j, NULL);
-    ffn_json_str(&j, "schema", FFN_COMPARE_SCHEMA);
+    ffn_json_doc_begin(&j, fp, FFN_COMPARE_SCHEMA);
     ffn_json_obj_begin(&j, "model");
     ffn_json_str(&j, "name", c->model.name);
     ffn_json_str(&j, "file", c->model_path);
@@ -198,7 +204,7 @@ static const char *fit_text(char *buf, size_t n, const ffn_cmp_device *d)
 
 int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
 {
-    char a[32], b[32], e[32], f[32], h[32], k[32];
+    char a[32], b[32], e[32], f[32], h[32];
     fprintf(fp, "model   %s: %s G params (%s weights in %s)\n", c->model.name,
             g(a, sizeof a, (double)c->params.total / 1e9), ffn_units_str(b, sizeof b, c->dev[0].weight_bytes,
                                                              FFN_UNIT_BYTES),
@@ -243,15 +249,10 @@ int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
                 "device", "batch", "router", "dispatch", "experts", "shared", "combine", "all2all");
         for (size_t i = 0; i < c->n_dev; i++)
             for (size_t p = 0; p < c->n_batch; p++) {
-                const ffn_moe_detail *m = &c->dev[i].decode[p].moe_detail;
-                char s1[32], s2[32];
+                char t[6][32];
+                moe_parts(&c->dev[i].decode[p].moe_detail, t);
                 fprintf(fp, "%-16.16s %6llu %9s %9s %9s %9s %9s %9s\n", p ? "" : c->dev[i].hw.name,
-                        (unsigned long long)c->batch[p], ffn_units_str(a, sizeof a, m->router_s, FFN_UNIT_TIME),
-                        ffn_units_str(b, sizeof b, m->dispatch_s, FFN_UNIT_TIME),
-                        ffn_units_str(e, sizeof e, m->expert_s, FFN_UNIT_TIME),
-                        ffn_units_str(s1, sizeof s1, m->shared_s, FFN_UNIT_TIME),
-                        ffn_units_str(s2, sizeof s2, m->combine_s, FFN_UNIT_TIME),
-                        ffn_units_str(k, sizeof k, m->alltoall_s, FFN_UNIT_TIME));
+                        (unsigned long long)c->batch[p], t[0], t[1], t[2], t[3], t[4], t[5]);
             }
     }
     return ferror(fp) ? FFN_EIO : 0;
@@ -294,15 +295,10 @@ int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c)
                     "|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (size_t i = 0; i < c->n_dev; i++)
             for (size_t p = 0; p < c->n_batch; p++) {
-                const ffn_moe_detail *m = &c->dev[i].decode[p].moe_detail;
-                char s1[32], s2[32], s3[32];
+                char t[6][32];
+                moe_parts(&c->dev[i].decode[p].moe_detail, t);
                 fprintf(fp, "| %s | %llu | %s | %s | %s | %s | %s | %s |\n", c->dev[i].hw.name,
-                        (unsigned long long)c->batch[p], ffn_units_str(a, sizeof a, m->router_s, FFN_UNIT_TIME),
-                        ffn_units_str(b, sizeof b, m->dispatch_s, FFN_UNIT_TIME),
-                        ffn_units_str(e, sizeof e, m->expert_s, FFN_UNIT_TIME),
-                        ffn_units_str(s1, sizeof s1, m->shared_s, FFN_UNIT_TIME),
-                        ffn_units_str(s2, sizeof s2, m->combine_s, FFN_UNIT_TIME),
-                        ffn_units_str(s3, sizeof s3, m->alltoall_s, FFN_UNIT_TIME));
+                        (unsigned long long)c->batch[p], t[0], t[1], t[2], t[3], t[4], t[5]);
             }
     }
     return ferror(fp) ? FFN_EIO : 0;

@@ -13,6 +13,13 @@ void ffn_json_init(ffn_json *j, FILE *fp, bool pretty)
     for (int i = 0; i < FFN_JSON_MAX_DEPTH; i++) j->need_comma[i] = false;
 }
 
+void ffn_json_doc_begin(ffn_json *j, FILE *fp, const char *schema)
+{
+    ffn_json_init(j, fp, true);
+    ffn_json_obj_begin(j, NULL);
+    ffn_json_str(j, "schema", schema);
+}
+
 static void indent(ffn_json *j)
 {
     if (!j->pretty) return;

@@ -332,9 +332,7 @@ int ffn_plan_write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o
                         const ffn_plan_pair *pairs, size_t np)
 {
     ffn_json j;
-    ffn_json_init(&j, fp, true);
-    ffn_json_obj_begin(&j, NULL);
-    ffn_json_str(&j, "schema", "ffnroof.plan/1");
+    ffn_json_doc_begin(&j, fp, "ffnroof.plan/1");
     ffn_json_obj_begin(&j, "scenario");
     ffn_json_str(&j, "name", sc->name);
     if (sc->path[0]) ffn_json_str(&j, "path", sc->path);

@@ -55,11 +55,15 @@ typedef struct ffn__plot_parts {
     const char *title, *xrange, *yrange, *xlabel, *setup, *plot;
 } ffn__plot_parts;
 
-/* The template with @TITLE@, @DATA@, @PNG@, @SVG@, @PNGTERM@, @WIDTH@, @HEIGHT@, @XRANGE@,
- * @YRANGE@, @XLABEL@, @SETUP@ and @PLOT@ filled from f and sp; 0 or FFN_EIO. */
-int ffn__plot_script(FILE *script, const char *tmpl, const ffn_plot_files *f,
-                     const ffn__plot_parts *sp);
-/* rc, or FFN_EIO (with diag) when either stream has an error. */
-int ffn__plot_finish(FILE *data, FILE *script, ffn_diag *diag, int rc);
+/* Open the @SETUP@ buffer (setup may be NULL: none) and the plot command; 0 or FFN_ENOMEM with
+ * diag (nothing left open). */
+int ffn__plot_begin(ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag);
+/* End the plot command and write the script: the template with @TITLE@ (title made safe),
+ * @DATA@, @PNG@, @SVG@, @PNGTERM@, @WIDTH@, @HEIGHT@ (from f), @XRANGE@ and @YRANGE@ ("[lo:hi]";
+ * xrange NULL: "[*:*]"), @XLABEL@ (NULL: ""), @SETUP@ and @PLOT@ filled; frees both buffers.
+ * Returns 0, or FFN_EIO with diag when either stream has an error. */
+int ffn__plot_end(FILE *data, FILE *script, const char *tmpl, const ffn_plot_files *f,
+                  const char *title, const double *xrange, const double *yrange,
+                  const char *xlabel, ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag);
 
 #endif

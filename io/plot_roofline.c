@@ -130,13 +130,9 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
 #define PY(y) (PB + (log10(y) - ly0) / (ly1 - ly0) * (PT - PB))
 
     ffn__membuf setup;
-    ffn__plotcmd pc = {.n = 0};
-    int rc = ffn__mb_open(&setup);
-    if (!rc) rc = ffn__mb_open(&pc.mb);
-    if (rc) {
-        ffn__mb_free(&setup);
-        return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
-    }
+    ffn__plotcmd pc;
+    int rc = ffn__plot_begin(&setup, &pc, diag);
+    if (rc) return rc;
     fprintf(setup.fp,
             "# the plot area, fixed: ffnroof placed the point labels for it\n"
             "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
@@ -340,15 +336,6 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
 
 #undef PX
 #undef PY
-    fputc('\n', pc.mb.fp);
-    char xr[64], yr[64], title[300];
-    snprintf(xr, sizeof xr, "[%g:%g]", xmin, xmax);
-    snprintf(yr, sizeof yr, "[%g:%g]", ymin, ymax);
-    ffn__plot_clean(title, sizeof title, c->title);
-    ffn__plot_parts sp = {.title = title, .xrange = xr, .yrange = yr,
-                          .setup = ffn__mb_close(&setup), .plot = ffn__mb_close(&pc.mb)};
-    rc = ffn__plot_script(script, template_text, f, &sp);
-    ffn__mb_free(&setup);
-    ffn__mb_free(&pc.mb);
-    return ffn__plot_finish(data, script, diag, rc);
+    const double xr[2] = {xmin, xmax}, yr[2] = {ymin, ymax};
+    return ffn__plot_end(data, script, template_text, f, c->title, xr, yr, NULL, &setup, &pc, diag);
 }

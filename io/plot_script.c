@@ -74,8 +74,8 @@ void ffn__plot_clause(ffn__plotcmd *pc, const char *fmt, ...)
     va_end(ap);
 }
 
-int ffn__plot_script(FILE *script, const char *tmpl, const ffn_plot_files *f,
-                     const ffn__plot_parts *sp)
+static int plot_script(FILE *script, const char *tmpl, const ffn_plot_files *f,
+                       const ffn__plot_parts *sp)
 {
     char w[16], h[16];
     snprintf(w, sizeof w, "%d", f->width > 0 ? f->width : 1200);
@@ -88,10 +88,44 @@ int ffn__plot_script(FILE *script, const char *tmpl, const ffn_plot_files *f,
     return substitute(script, tmpl, keys, vals, sizeof keys / sizeof keys[0]);
 }
 
-int ffn__plot_finish(FILE *data, FILE *script, ffn_diag *diag, int rc)
+static int plot_finish(FILE *data, FILE *script, ffn_diag *diag, int rc)
 {
     if (!rc && (ferror(data) || ferror(script)))
         rc = ffn_diag_set(diag, FFN_EIO, NULL, 0, 0, "cannot write the chart's data or script");
     return rc;
 }
 
+
+int ffn__plot_begin(ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag)
+{
+    pc->n = 0;
+    int rc = setup ? ffn__mb_open(setup) : 0;
+    if (!rc) rc = ffn__mb_open(&pc->mb);
+    if (rc) {
+        if (setup) ffn__mb_free(setup);
+        return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
+    }
+    return 0;
+}
+
+int ffn__plot_end(FILE *data, FILE *script, const char *tmpl, const ffn_plot_files *f,
+                  const char *title, const double *xrange, const double *yrange,
+                  const char *xlabel, ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag)
+{
+    fputc('\n', pc->mb.fp);
+    char xr[64], yr[64], t[300], xl[80];
+    if (xrange) snprintf(xr, sizeof xr, "[%g:%g]", xrange[0], xrange[1]);
+    snprintf(yr, sizeof yr, "[%g:%g]", yrange[0], yrange[1]);
+    ffn__plot_clean(t, sizeof t, title);
+    if (xlabel) ffn__plot_clean(xl, sizeof xl, xlabel);
+    ffn__plot_parts sp = {.title = t,
+                          .xrange = xrange ? xr : NULL,
+                          .yrange = yr,
+                          .xlabel = xlabel ? xl : NULL,
+                          .setup = setup ? ffn__mb_close(setup) : NULL,
+                          .plot = ffn__mb_close(&pc->mb)};
+    int rc = plot_script(script, tmpl, f, &sp);
+    if (setup) ffn__mb_free(setup);
+    ffn__mb_free(&pc->mb);
+    return plot_finish(data, script, diag, rc);
+}

@@ -31,13 +31,9 @@ int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text
     ffn_plot_log_range(ylo / 1.5, yhi * 1.5, &ymin, &ymax);
 
     ffn__membuf setup;
-    ffn__plotcmd pc = {.n = 0};
-    int rc = ffn__mb_open(&setup);
-    if (!rc) rc = ffn__mb_open(&pc.mb);
-    if (rc) {
-        ffn__mb_free(&setup);
-        return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
-    }
+    ffn__plotcmd pc;
+    int rc = ffn__plot_begin(&setup, &pc, diag);
+    if (rc) return rc;
     fprintf(data, "# ffnroof FFN latency data: x = tokens per step, y = FFN time per layer (s)\n"
                   "# chart: %s\n# axes: x [%g:%g], y [%g:%g]\n",
             c->title, xmin, xmax, ymin, ymax);
@@ -72,17 +68,8 @@ int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text
                idx, d + 1, lab, r);
         idx++;
     }
-    fputc('\n', pc.mb.fp);
-    char xr[64], yr[64], title[300];
-    snprintf(xr, sizeof xr, "[%g:%g]", xmin, xmax);
-    snprintf(yr, sizeof yr, "[%g:%g]", ymin, ymax);
-    ffn__plot_clean(title, sizeof title, c->title);
-    ffn__plot_parts sp = {.title = title, .xrange = xr, .yrange = yr, .setup = ffn__mb_close(&setup),
-                       .plot = ffn__mb_close(&pc.mb)};
-    rc = ffn__plot_script(script, template_text, f, &sp);
-    ffn__mb_free(&setup);
-    ffn__mb_free(&pc.mb);
-    return ffn__plot_finish(data, script, diag, rc);
+    const double xr[2] = {xmin, xmax}, yr[2] = {ymin, ymax};
+    return ffn__plot_end(data, script, template_text, f, c->title, xr, yr, NULL, &setup, &pc, diag);
 }
 
 int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const ffn_plot_files *f,
@@ -120,9 +107,9 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
     }
     if (!(top > 0))
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: every MoE time is 0");
-    ffn__plotcmd pc = {.n = 0};
-    int rc = ffn__mb_open(&pc.mb); /* in place: the stream keeps the addresses of text and len */
-    if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "out of memory");
+    ffn__plotcmd pc;
+    int rc = ffn__plot_begin(NULL, &pc, diag);
+    if (rc) return rc;
     /* A log axis, so that a CPU at seconds per layer and a GPU at microseconds both show; on it
      * the parts stand side by side (a stack would misstate every part above the first), each
      * bar's total is the outline around its parts, with the total written above. A part that
@@ -137,17 +124,10 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
     ffn__plot_clause(&pc, "datafile index 0 using 0:8:(bar_width) with boxes @total_style "
                           "title \"layer total\"");
     ffn__plot_clause(&pc, "datafile index 0 using 0:8:9 with labels @total_label_style notitle");
-    fputc('\n', pc.mb.fp);
     /* from a decade under the smallest part (but at most 7 decades under the tallest bar) to
      * room above the tallest for its total */
-    double ymin, ymax;
-    ffn_plot_log_range(fmax(low / 2, top * 1e-7), top * 3, &ymin, &ymax);
-    char yr[64], title[300], xl[80];
-    snprintf(yr, sizeof yr, "[%g:%g]", ymin, ymax);
-    ffn__plot_clean(title, sizeof title, c->title);
-    ffn__plot_clean(xl, sizeof xl, c->xlabel);
-    ffn__plot_parts sp = {.title = title, .yrange = yr, .xlabel = xl, .plot = ffn__mb_close(&pc.mb)};
-    rc = ffn__plot_script(script, template_text, f, &sp);
-    ffn__mb_free(&pc.mb);
-    return ffn__plot_finish(data, script, diag, rc);
+    double yr[2];
+    ffn_plot_log_range(fmax(low / 2, top * 1e-7), top * 3, &yr[0], &yr[1]);
+    return ffn__plot_end(data, script, template_text, f, c->title, NULL, yr, c->xlabel, NULL, &pc,
+                         diag);
 }

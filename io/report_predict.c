@@ -169,9 +169,7 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
 int ffn_write_predict_json(FILE *fp, const ffn_predict_report *r)
 {
     ffn_json j;
-    ffn_json_init(&j, fp, true);
-    ffn_json_obj_begin(&j, NULL);
-    ffn_json_str(&j, "schema", FFN_PREDICT_SCHEMA);
+    ffn_json_doc_begin(&j, fp, FFN_PREDICT_SCHEMA);
     ffn_json_obj_begin(&j, "model");
     ffn_json_str(&j, "name", r->model->name);
     ffn_json_str(&j, "family", r->model->family);

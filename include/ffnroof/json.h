@@ -18,6 +18,9 @@ typedef struct ffn_json {
 } ffn_json;
 
 void ffn_json_init(ffn_json *j, FILE *fp, bool pretty);
+/* The start of every ffnroof file: a pretty-printed document whose top object opens with
+ * "schema": schema (then add the members and ffn_json_obj_end, ffn_json_finish). */
+void ffn_json_doc_begin(ffn_json *j, FILE *fp, const char *schema);
 /* key is the member name inside an object, NULL inside an array or at the top. */
 void ffn_json_obj_begin(ffn_json *j, const char *key);
 void ffn_json_obj_end(ffn_json *j);
