@@ -31,6 +31,16 @@ extern const ffn_ukernels_i8 ffn_ukernels_i8_avx512vnni;
 extern const ffn_ukernels_i8 ffn_ukernels_i8_amx;
 #endif
 
+#if defined(FFN_HAVE_NEON)
+extern const ffn_ukernels_q ffn_ukernels_q_neon;
+#endif
+#if defined(FFN_HAVE_NEON_DOT)
+extern const ffn_ukernels_i8 ffn_ukernels_i8_neondot;
+#endif
+#if defined(FFN_HAVE_SVE)
+extern const ffn_ukernels_q ffn_ukernels_q_sve;
+#endif
+
 /* The quantized reference kernels (kernels/quant/ffn_qref.c). */
 extern const ffn_kernel ffn_kernel_w8a32_ref;
 extern const ffn_kernel ffn_kernel_w8a16_ref;

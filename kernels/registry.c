@@ -161,6 +161,13 @@ FFN__DRIVER_KERNEL(ffn_kernel_bf16_neon, FFN_NEON_NAME("bf16"), FFN_ISA_NEON, FF
                    drv_neon_bf16, 0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_f16_neon, FFN_NEON_NAME("f16"), FFN_ISA_NEON, FFN_DT_FP16,
                    drv_neon_f16, 0, 0);
+QKERNELS(neon, ffn_ukernels_q_neon, 0x4e510000u, "neon_8x12", FFN_ISA_NEON);
+#endif
+
+#if defined(FFN_HAVE_NEON_DOT)
+static const ffn__drv drv_neondot_w8a8 = DRVI8(ffn_ukernels_i8_neondot, 0x44513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neondot, "w8a8_ffn__neondot_2x32", FFN_ISA_NEON, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_neondot_w8a8, 0, 4);
 #endif
 
 #if defined(FFN_HAVE_SVE)
@@ -173,6 +180,7 @@ FFN__DRIVER_KERNEL(ffn_kernel_bf16_sve, FFN_SVE_NAME("bf16"), FFN_ISA_SVE, FFN_D
                    drv_sve_bf16, 0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_f16_sve, FFN_SVE_NAME("f16"), FFN_ISA_SVE, FFN_DT_FP16,
                    drv_sve_f16, 0, 0);
+QKERNELS(sve, ffn_ukernels_q_sve, 0x53510000u, "sve_8x3vl", FFN_ISA_SVE);
 #endif
 
 typedef struct row {
@@ -216,11 +224,16 @@ static const row table[] = {
     FFN_SVE_EXTRA_ROWS{&ffn_kernel_f32_sve, FFN_CPU_NEON | FFN_CPU_SVE},
     {&ffn_kernel_bf16_sve, FFN_CPU_NEON | FFN_CPU_SVE},
     {&ffn_kernel_f16_sve, FFN_CPU_NEON | FFN_CPU_SVE},
+    QROWS(sve, FFN_CPU_NEON | FFN_CPU_SVE),
 #endif
 #if defined(FFN_HAVE_NEON)
     FFN_NEON_EXTRA_ROWS{&ffn_kernel_f32_neon, FFN_CPU_NEON},
     {&ffn_kernel_bf16_neon, FFN_CPU_NEON},
     {&ffn_kernel_f16_neon, FFN_CPU_NEON},
+    QROWS(neon, FFN_CPU_NEON),
+#if defined(FFN_HAVE_NEON_DOT)
+    {&ffn_kernel_w8a8_neondot, FFN_CPU_NEON | FFN_CPU_ARM_DOTPROD},
+#endif
 #endif
     {&ffn_kernel_f32_portable, 0},
     {&ffn_kernel_bf16_portable, 0},

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../driver/ukernel.h"
+#include "ukr_neon_q.h"
 
 #define FFN_AI static inline __attribute__((always_inline))
 
@@ -320,8 +321,8 @@ FFN_AI void store_n(float *p, float32x4_t v, size_t n)
     memcpy(p, tmp, n * 4);
 }
 
-static void act(ffn_act a, size_t rows, size_t n, const float *g, const float *u, size_t ldc,
-                const float *bg, const float *bu, float *h, size_t ldh)
+void ffn__neon_act(ffn_act a, size_t rows, size_t n, const float *g, const float *u, size_t ldc,
+                   const float *bg, const float *bu, float *h, size_t ldh)
 {
     for (size_t r = 0; r < rows; r++)
         for (size_t i = 0; i < n; i += 4) {
@@ -350,5 +351,5 @@ const ffn_ukernels ffn_ukernels_neon = {
     .stream_rows = {MR, MR, MR},
     .stream_g = MR,
     .widen = {NULL, widen_bf16, widen_f16},
-    .act = act,
+    .act = ffn__neon_act,
 };

@@ -1,0 +1,55 @@
+/* SVE quantized microkernels for float activations: the generic kernels of
+ * portable/ukr_q_generic.h at the SVE panel width (3 vectors: 12, 24, 48 columns at 128, 256,
+ * 512-bit vectors, the f32_gemm__sve_8x3vl tile's, read from svcntw() as the driver reads it),
+ * compiled with +sve so the compiler may vectorise them. W8A8 on an SVE CPU runs the NEON SDOT
+ * tile (the sve level allows FEAT_DotProd). Correct under qemu at every width; not timed on
+ * Arm hardware. */
+#include <arm_sve.h>
+
+#include "../portable/ukr_q_generic.h"
+#include "sve_common.h"
+
+extern const ffn_ukernels ffn_ukernels_sve;
+
+enum { G = 4 };
+
+/* The driver's panel width for the SVE table (nr_of in driver.c: 3 vectors, capped). */
+static size_t nr_sve(void)
+{
+    const size_t nr = svcntw() * 3;
+    return nr > FFN_UKR_MAX_NR ? FFN_UKR_MAX_NR : nr;
+}
+
+static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
+                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+{
+    (void)asum;
+    ffn__qg_q8_gemv(nr_sve(), m, kc, a, as, w, c, ldc);
+}
+
+static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
+                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+{
+    (void)asum;
+    ffn__qg_q4_gemv(nr_sve(), m, kc, a, as, w, c, ldc);
+}
+
+static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
+{
+    ffn__qg_q8_dequant(nr_sve(), k0, kc, w, dst);
+}
+
+static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
+{
+    ffn__qg_q4_dequant(nr_sve(), k0, kc, w, dst);
+}
+
+const ffn_ukernels_q ffn_ukernels_q_sve = {
+    .isa = "sve",
+    .gemv_name = {"q8_gemv__sve", "q4_gemv__sve"},
+    .f32 = &ffn_ukernels_sve,
+    .gemv = {q8_gemv, q4_gemv},
+    .dequant = {q8_dequant, q4_dequant},
+    .stream_rows = 4,
+    .stream_g = G,
+};
