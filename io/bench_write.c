@@ -193,7 +193,7 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
         const ffn_bench_peer *bp = &r->peers[p];
         if (!bp->ran) continue;
         ffn_json_obj_begin(j, NULL);
-        ffn_json_str(j, "lib", ffn__peer_names[bp->lib]);
+        ffn_json_str(j, "lib", ffn_peer_lib_name(bp->lib));
         ffn_json_str(j, "describe", bp->describe);
         ffn_json_str(j, "dtype", ffn_dtype_name(bp->dtype));
         if (bp->time.n) {

@@ -7,42 +7,6 @@
 #include "ffnroof/bench_io.h"
 #include "ffnroof/json.h"
 
-/* The file format's names for the enums of measure/, kernels/ and peers/ (tests/test_calibrate.c
- * checks that they agree with ffn_peak_name(), ffn_bw_kernel_name() and
- * ffn_peer_lib_name()): io/ is linked before those libraries and must not call them. */
-const char *const ffn__peak_names[FFN_PEAK_COUNT] = {
-    [FFN_PEAK_FP32_PORTABLE] = "fp32_portable",
-    [FFN_PEAK_FP32_AVX2] = "fp32_avx2_fma",
-    [FFN_PEAK_FP32_AVX512] = "fp32_avx512_fma",
-    [FFN_PEAK_BF16_AVX512] = "bf16_avx512_dpbf16",
-    [FFN_PEAK_FP16_AVX512] = "fp16_avx512_fma",
-    [FFN_PEAK_INT8_VNNI] = "int8_avx512_vnni",
-    [FFN_PEAK_BF16_AMX] = "bf16_amx",
-    [FFN_PEAK_INT8_AMX] = "int8_amx",
-    [FFN_PEAK_FP32_NEON] = "fp32_neon_fmla",
-    [FFN_PEAK_FP16_NEON] = "fp16_neon_fmla",
-    [FFN_PEAK_INT8_AVX_VNNI] = "int8_avx_vnni",
-    [FFN_PEAK_INT8_AVX2] = "int8_avx2_maddubs",
-    [FFN_PEAK_INT8_NEON_SDOT] = "int8_neon_sdot",
-    [FFN_PEAK_INT8_NEON_I8MM] = "int8_neon_i8mm",
-    [FFN_PEAK_INT8_SVE_SDOT] = "int8_sve_sdot",
-    [FFN_PEAK_INT8_PORTABLE] = "int8_portable",
-};
-const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT] = {
-    [FFN_PEAK_FP32_PORTABLE] = FFN_DT_FP32,  [FFN_PEAK_FP32_AVX2] = FFN_DT_FP32,
-    [FFN_PEAK_FP32_AVX512] = FFN_DT_FP32,    [FFN_PEAK_BF16_AVX512] = FFN_DT_BF16,
-    [FFN_PEAK_FP16_AVX512] = FFN_DT_FP16,    [FFN_PEAK_INT8_VNNI] = FFN_DT_INT8,
-    [FFN_PEAK_BF16_AMX] = FFN_DT_BF16,       [FFN_PEAK_INT8_AMX] = FFN_DT_INT8,
-    [FFN_PEAK_FP32_NEON] = FFN_DT_FP32,      [FFN_PEAK_FP16_NEON] = FFN_DT_FP16,
-    [FFN_PEAK_INT8_AVX_VNNI] = FFN_DT_INT8,  [FFN_PEAK_INT8_AVX2] = FFN_DT_INT8,
-    [FFN_PEAK_INT8_NEON_SDOT] = FFN_DT_INT8, [FFN_PEAK_INT8_NEON_I8MM] = FFN_DT_INT8,
-    [FFN_PEAK_INT8_SVE_SDOT] = FFN_DT_INT8,  [FFN_PEAK_INT8_PORTABLE] = FFN_DT_INT8,
-};
-const char *const ffn__bw_names[FFN_BW_COUNT] = {"read", "copy", "triad", "copy_nt", "triad_nt"};
-const char *const ffn__bw_kinds[FFN_BW_COUNT] = {"read-only", "read-write", "read-write", "nt",
-                                                 "nt"};
-const char *const ffn__peer_names[FFN_PEER_COUNT] = {"openblas", "onednn"};
-
 /* A "; "-separated list as a JSON array of strings. */
 void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b);
 void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b)
@@ -222,8 +186,8 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
             const ffn_peak_result *p = &c->peaks[kk][t];
             if (!(p->flops_per_s > 0)) continue;
             ffn_json_obj_begin(&j, NULL);
-            ffn_json_str(&j, "kind", ffn__peak_names[kk]);
-            ffn_json_str(&j, "dtype", ffn_dtype_name(ffn__peak_dtypes[kk]));
+            ffn_json_str(&j, "kind", ffn_peak_name((ffn_peak_kind)kk));
+            ffn_json_str(&j, "dtype", ffn_dtype_name(ffn_peak_dtype((ffn_peak_kind)kk)));
             ffn_json_u64(&j, "threads", (uint64_t)p->threads);
             ffn_json_num(&j, "flops_per_s", p->flops_per_s);
             ffn_json_num(&j, "median_flops_per_s", p->median_flops_per_s);
@@ -243,8 +207,8 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
     for (size_t i = 0; i < c->n_points; i++) {
         const ffn_bw_point *p = &c->points[i];
         ffn_json_obj_begin(&j, NULL);
-        ffn_json_str(&j, "kernel", ffn__bw_names[p->kernel]);
-        ffn_json_str(&j, "kind", ffn__bw_kinds[p->kernel]);
+        ffn_json_str(&j, "kernel", ffn_bw_kernel_name(p->kernel));
+        ffn_json_str(&j, "kind", ffn_bw_kernel_kind(p->kernel));
         ffn_json_u64(&j, "threads", (uint64_t)p->threads);
         ffn_json_num(&j, "size_bytes", p->size_bytes);
         ffn_json_num(&j, "bytes_per_s", p->bytes_per_s);
@@ -259,7 +223,7 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
             for (int l = 0; l < c->n_levels[kk][t]; l++) {
                 const ffn_level *v = &c->levels[kk][t][l];
                 ffn_json_obj_begin(&j, NULL);
-                ffn_json_str(&j, "kernel", ffn__bw_names[kk]);
+                ffn_json_str(&j, "kernel", ffn_bw_kernel_name((ffn_bw_kernel)kk));
                 ffn_json_u64(&j, "threads", (uint64_t)(t ? c->threads : 1));
                 ffn_json_str(&j, "name", v->name);
                 ffn_json_num(&j, "bandwidth_bps", v->bandwidth_bps);

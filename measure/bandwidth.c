@@ -16,22 +16,8 @@
 #include "ffnroof/measure.h"
 #include "internal.h"
 
-static const char *const g_bw_names[FFN_BW_COUNT] = {"read", "copy", "triad", "copy_nt",
-                                                     "triad_nt"};
-static const char *const g_bw_kinds[FFN_BW_COUNT] = {"read-only", "read-write", "read-write", "nt",
-                                                     "nt"};
 static const int g_bw_arrays[FFN_BW_COUNT] = {1, 2, 3, 2, 3};
 static const double g_bw_bytes_per_elem[FFN_BW_COUNT] = {4, 8, 12, 8, 12};
-
-const char *ffn_bw_kernel_name(ffn_bw_kernel k)
-{
-    return (unsigned)k < FFN_BW_COUNT ? g_bw_names[k] : NULL;
-}
-
-const char *ffn_bw_kernel_kind(ffn_bw_kernel k)
-{
-    return (unsigned)k < FFN_BW_COUNT ? g_bw_kinds[k] : NULL;
-}
 
 /* The widest loads the CPU has, within what FFNROOF_ISA allows (so that FFNROOF_ISA=avx2 on an
  * AVX-512 host measures what an AVX2 host of the same memory system would see). */

@@ -11,9 +11,8 @@
 #include "ffnroof/measure.h"
 #include "internal.h"
 
+/* (the kinds' names and dtypes: base/profile_names.c) */
 typedef struct peak_desc {
-    const char *name;
-    ffn_dtype dtype;
     double flops_per_iter; /* per byte of SVE vector length when per_vl_byte */
     ffn__peak_fn fn;       /* NULL when not built into this binary */
     bool per_vl_byte;
@@ -61,51 +60,41 @@ typedef struct peak_desc {
 #endif
 
 static const peak_desc g_peaks[FFN_PEAK_COUNT] = {
-    [FFN_PEAK_FP32_PORTABLE] = {"fp32_portable", FFN_DT_FP32, FFN__FP32_PORTABLE_FLOPS_PER_ITER,
+    [FFN_PEAK_FP32_PORTABLE] = {FFN__FP32_PORTABLE_FLOPS_PER_ITER,
                                 ffn__peak_fp32_portable},
-    [FFN_PEAK_FP32_AVX2] = {"fp32_avx2_fma", FFN_DT_FP32, FFN__FP32_AVX2_FLOPS_PER_ITER,
+    [FFN_PEAK_FP32_AVX2] = {FFN__FP32_AVX2_FLOPS_PER_ITER,
                             X86_FN(ffn__peak_fp32_avx2)},
-    [FFN_PEAK_FP32_AVX512] = {"fp32_avx512_fma", FFN_DT_FP32, FFN__FP32_AVX512_FLOPS_PER_ITER,
+    [FFN_PEAK_FP32_AVX512] = {FFN__FP32_AVX512_FLOPS_PER_ITER,
                               X86_FN(ffn__peak_fp32_avx512)},
-    [FFN_PEAK_BF16_AVX512] = {"bf16_avx512_dpbf16", FFN_DT_BF16, FFN__BF16_AVX512_FLOPS_PER_ITER,
+    [FFN_PEAK_BF16_AVX512] = {FFN__BF16_AVX512_FLOPS_PER_ITER,
                               X86_FN(ffn__peak_bf16_avx512)},
-    [FFN_PEAK_FP16_AVX512] = {"fp16_avx512_fma", FFN_DT_FP16, FFN__FP16_AVX512_FLOPS_PER_ITER,
+    [FFN_PEAK_FP16_AVX512] = {FFN__FP16_AVX512_FLOPS_PER_ITER,
                               FP16_FN(ffn__peak_fp16_avx512)},
-    [FFN_PEAK_INT8_VNNI] = {"int8_avx512_vnni", FFN_DT_INT8, FFN__INT8_VNNI_FLOPS_PER_ITER,
+    [FFN_PEAK_INT8_VNNI] = {FFN__INT8_VNNI_FLOPS_PER_ITER,
                             X86_FN(ffn__peak_int8_vnni)},
-    [FFN_PEAK_BF16_AMX] = {"bf16_amx", FFN_DT_BF16, FFN__BF16_AMX_FLOPS_PER_ITER,
+    [FFN_PEAK_BF16_AMX] = {FFN__BF16_AMX_FLOPS_PER_ITER,
                            AMX_FN(ffn__peak_bf16_amx)},
-    [FFN_PEAK_INT8_AMX] = {"int8_amx", FFN_DT_INT8, FFN__INT8_AMX_FLOPS_PER_ITER,
+    [FFN_PEAK_INT8_AMX] = {FFN__INT8_AMX_FLOPS_PER_ITER,
                            AMX_FN(ffn__peak_int8_amx)},
-    [FFN_PEAK_FP32_NEON] = {"fp32_neon_fmla", FFN_DT_FP32, FFN__FP32_NEON_FLOPS_PER_ITER,
+    [FFN_PEAK_FP32_NEON] = {FFN__FP32_NEON_FLOPS_PER_ITER,
                             NEON_FN(ffn__peak_fp32_neon)},
-    [FFN_PEAK_FP16_NEON] = {"fp16_neon_fmla", FFN_DT_FP16, FFN__FP16_NEON_FLOPS_PER_ITER,
+    [FFN_PEAK_FP16_NEON] = {FFN__FP16_NEON_FLOPS_PER_ITER,
                             NEON_FN(ffn__peak_fp16_neon)},
-    [FFN_PEAK_INT8_AVX_VNNI] = {"int8_avx_vnni", FFN_DT_INT8, FFN__INT8_AVX_VNNI_FLOPS_PER_ITER,
+    [FFN_PEAK_INT8_AVX_VNNI] = {FFN__INT8_AVX_VNNI_FLOPS_PER_ITER,
                                 AVX_VNNI_FN(ffn__peak_int8_avx_vnni)},
-    [FFN_PEAK_INT8_AVX2] = {"int8_avx2_maddubs", FFN_DT_INT8, FFN__INT8_AVX2_FLOPS_PER_ITER,
+    [FFN_PEAK_INT8_AVX2] = {FFN__INT8_AVX2_FLOPS_PER_ITER,
                             X86_FN(ffn__peak_int8_avx2)},
-    [FFN_PEAK_INT8_NEON_SDOT] = {"int8_neon_sdot", FFN_DT_INT8, FFN__INT8_NEON_SDOT_FLOPS_PER_ITER,
+    [FFN_PEAK_INT8_NEON_SDOT] = {FFN__INT8_NEON_SDOT_FLOPS_PER_ITER,
                                  SDOT_FN(ffn__peak_int8_neon_sdot)},
-    [FFN_PEAK_INT8_NEON_I8MM] = {"int8_neon_i8mm", FFN_DT_INT8, FFN__INT8_NEON_I8MM_FLOPS_PER_ITER,
+    [FFN_PEAK_INT8_NEON_I8MM] = {FFN__INT8_NEON_I8MM_FLOPS_PER_ITER,
                                  I8MM_FN(ffn__peak_int8_neon_i8mm)},
-    [FFN_PEAK_INT8_PORTABLE] = {"int8_portable", FFN_DT_INT8, FFN__INT8_PORTABLE_FLOPS_PER_ITER,
+    [FFN_PEAK_INT8_PORTABLE] = {FFN__INT8_PORTABLE_FLOPS_PER_ITER,
                                 ffn__peak_int8_portable},
-    [FFN_PEAK_INT8_SVE_SDOT] = {"int8_sve_sdot", FFN_DT_INT8, FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE,
+    [FFN_PEAK_INT8_SVE_SDOT] = {FFN__INT8_SVE_SDOT_FLOPS_PER_VL_BYTE,
                                 SVE_FN(ffn__peak_int8_sve_sdot), .per_vl_byte = true},
-    [FFN_PEAK_FP32_SVE] = {"fp32_sve_fmla", FFN_DT_FP32, FFN__FP32_SVE_FLOPS_PER_VL_BYTE,
+    [FFN_PEAK_FP32_SVE] = {FFN__FP32_SVE_FLOPS_PER_VL_BYTE,
                            SVE_FN(ffn__peak_fp32_sve), .per_vl_byte = true},
 };
-
-const char *ffn_peak_name(ffn_peak_kind k)
-{
-    return (unsigned)k < FFN_PEAK_COUNT ? g_peaks[k].name : NULL;
-}
-
-ffn_dtype ffn_peak_dtype(ffn_peak_kind k)
-{
-    return (unsigned)k < FFN_PEAK_COUNT ? g_peaks[k].dtype : FFN_DT_COUNT;
-}
 
 double ffn_peak_flops_per_iter(ffn_peak_kind k)
 {

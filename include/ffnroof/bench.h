@@ -24,22 +24,8 @@
 #include "ffnroof/measure.h"
 #include "ffnroof/measure_papi.h"
 #include "ffnroof/peers.h"
+#include "ffnroof/profile.h"
 #include "ffnroof/sim.h"
-
-typedef enum ffn_bench_kind { FFN_BENCH_DENSE = 0, FFN_BENCH_MOE } ffn_bench_kind;
-
-/* One case: a layer shape, a weight dtype and a token count. */
-typedef struct ffn_bench_case {
-    ffn_bench_kind kind;
-    ffn_phase phase;
-    uint64_t batch, seq; /* what the tokens stand for (seq 0 for decode) */
-    size_t tokens;       /* T of the kernel call, >= 1 */
-    ffn_kshape shape;    /* d, f (per expert for MoE), act, bias */
-    size_t n_experts, top_k; /* MoE: E >= 1, 1 <= k <= E (softmax scoring, Mixtral) */
-    ffn_dtype wdtype;        /* weight dtype; activations are fp32 */
-} ffn_bench_case;
-
-#define FFN_BENCH_MAX_EVENTS 24
 
 typedef struct ffn_bench_opts {
     bool isa_set; /* else the best kernel (ffn_kernel_best, FFNROOF_ISA honoured) */
@@ -56,56 +42,6 @@ typedef struct ffn_bench_opts {
     const volatile sig_atomic_t *stop;
     uint64_t seed; /* weights and inputs (0 = 1) */
 } ffn_bench_opts;
-
-typedef struct ffn_bench_peer {
-    bool ran;
-    ffn_peer_lib lib;
-    char describe[96];
-    ffn_dtype dtype;
-    ffn_stats time;
-    double speedup; /* peer median / our median */
-    char error[192];
-} ffn_bench_peer;
-
-typedef struct ffn_bench_result {
-    ffn_bench_case c;
-    char kernel[64];
-    ffn_isa isa;
-    int threads; /* the thread count passed to the kernel, resolved (>= 1) */
-    bool cold;
-    ffn_stats time; /* seconds per call */
-    bool stable;
-    double flops, bytes, weight_bytes; /* one call, the kernels' (= the simulator's) count */
-    double achieved_flops, achieved_bps, intensity;
-    ffn_bound bound;
-    double roofline_s, predicted_s, prediction_error, efficiency;
-    /* predicted / min - 1: other processes can only slow a sample down, so on a shared host
-     * the fastest sample is the best estimate of the machine's own speed */
-    double prediction_error_min;
-    ffn_dtype cdtype; /* the compute dtype the prediction used */
-    /* counters: totals over `calls` timed calls */
-    ffn_counter_value counters[FFN_BENCH_MAX_EVENTS];
-    size_t n_counters;
-    long long calls;
-    /* MoE: medians of the kernel's own phase timers */
-    bool has_moe;
-    double route_s, permute_s, experts_s, combine_s;
-    size_t active_experts;
-    ffn_bench_peer peers[FFN_PEER_COUNT];
-    bool verified;
-    double max_rel_err; /* max |ours - ref| / max |ref| over the tokens checked */
-    double verify_bound;
-    size_t verify_tokens;
-    /* The bytes each memory level served per call, for the cache-aware roofline: from the
-     * model's per-level traffic (level_bytes_source "model"; warm runs read the weights from
-     * the level that holds them); [i] on-chip level i of the spec, [FFN_SRC_MEMORY] memory.
-     * n_levels 0: no spec to cost against. */
-    double level_bytes[FFN_HW_MAX_LEVELS + 1];
-    char level_names[FFN_HW_MAX_LEVELS][24];
-    int n_levels;
-    const char *level_bytes_source; /* "model" (no host counters are read for it yet) */
-    int weights_level;              /* the model's: 1-based level of the warm weights, 0 memory */
-} ffn_bench_result;
 
 /* Called before each case with the fraction done and a label; non-zero stops the run. */
 typedef int (*ffn_bench_progress_fn)(void *user, double fraction, const char *label);
@@ -141,30 +77,6 @@ int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n,
 
 /* ---------------------------------------------------------------------------------------------
  * Fitting a calibrated spec's efficiency model to kernel runs (`ffnroof calibrate`). */
-
-#define FFN_KCAL_MAX 48
-
-typedef struct ffn_kcal_run {
-    ffn_bench_result r;
-    bool fit; /* used by the fit (else held out: only predicted) */
-} ffn_kcal_run;
-
-typedef struct ffn_kcal_result {
-    ffn_kcal_run runs[FFN_KCAL_MAX];
-    size_t n_runs;
-    ffn_eff eff;                  /* fitted */
-    double fit_median_abs, fit_max_abs;
-    double launch_bound_s; /* the launch cost's upper bound: the fastest fitted call */
-    size_t n_fit;
-    double check_median_abs, check_max_abs;
-    size_t n_check;
-    char fp32_kernel[64], bf16_kernel[64];
-    /* A roof must bound what was measured: when a memory-bound kernel run streamed faster than
-     * the bandwidth sweep's tail (a noisy shared host), the spec's bandwidth is raised to it;
-     * likewise a peak. The values before, 0 when unchanged. */
-    double bw_raised_from, peak_raised_from[FFN_DT_COUNT];
-    char notes[512];
-} ffn_kcal_result;
 
 /* The spec's `fit:` record from a calibration's kernel fit; k NULL: the fit failed. */
 void ffn_bench_fit_quality(const ffn_kcal_result *k, ffn_fit_quality *q);

@@ -8,10 +8,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ffnroof/bench.h"
 #include "ffnroof/hw.h"
-#include "ffnroof/measure.h"
-#include "ffnroof/measure_papi.h"
+#include "ffnroof/profile.h"
 
 #define FFN_CALIB_SCHEMA "ffnroof.calibration/1"
 #define FFN_BENCH_SCHEMA "ffnroof.bench/1"
@@ -44,14 +42,6 @@ typedef struct ffn_bench_meta {
     size_t n_events;
     const char *notes; /* "; "-separated, or NULL */
 } ffn_bench_meta;
-
-/* The names the files use for measure/'s, kernels/' and peers/' enums (io/ is linked before
- * those libraries, so it keeps its own copy; a test checks that they agree). */
-extern const char *const ffn__peak_names[FFN_PEAK_COUNT];
-extern const ffn_dtype ffn__peak_dtypes[FFN_PEAK_COUNT];
-extern const char *const ffn__bw_names[FFN_BW_COUNT];
-extern const char *const ffn__bw_kinds[FFN_BW_COUNT];
-extern const char *const ffn__peer_names[FFN_PEER_COUNT];
 
 int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n);
 int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n);

@@ -58,19 +58,6 @@ const char *ffn_cpu_feature_name(uint64_t bit);
  * the full list needs). */
 size_t ffn_cpu_feature_list(uint64_t mask, char *buf, size_t n);
 
-/* Shape of one dense FFN layer. */
-typedef struct ffn_kshape {
-    size_t d; /* model (hidden) size, >= 1 */
-    size_t f; /* intermediate size, >= 1 */
-    ffn_act act;
-    bool bias;
-    /* Quantized kernels only (wdtype int4; zero for every other kernel): the K group of one
-     * scale (32, 64 or 128, dividing d and f) and whether groups carry a zero point
-     * (include/ffnroof/quant.h gives the formats' semantics). */
-    unsigned group;
-    bool zero_point;
-} ffn_kshape;
-
 /* Unpacked fp32 weights of one layer (borrowed; never modified). w_up is NULL unless the
  * activation is gated; biases are NULL unless shape.bias. */
 typedef struct ffn_kweights {

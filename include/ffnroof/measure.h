@@ -1,7 +1,7 @@
 /* ffn_measure: the measuring half of ffnroof (timers, robust statistics, CPU feature and cache
  * discovery, peak-compute and bandwidth microbenchmarks, ERT-style plateau detection and the
  * calibration driver behind `ffnroof calibrate`). Counters (PAPI, software-defined events) are
- * in ffnroof/measure_papi.h.
+ * in ffnroof/measure_papi.h; the structs it fills, which io/ writes, are in ffnroof/profile.h.
  *
  * Everything here returns 0 or a negative FFN_E* code, never prints and never exits. Times are
  * seconds, sizes bytes, rates FLOP/s or bytes/s (SI base units, doubles). Microbenchmarks pin
@@ -16,6 +16,7 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/profile.h"
 #include "ffnroof/types.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -25,43 +26,14 @@
  * raw clock is missing. Only differences are meaningful. */
 double ffn_time_now_s(void);
 
-typedef struct ffn_timer_info {
-    char source[32];       /* "CLOCK_MONOTONIC_RAW" or the fallback used */
-    double res_reported_s; /* clock_getres() */
-    double res_measured_s; /* smallest non-zero step seen between back-to-back reads */
-    double overhead_s;     /* median cost of one read (back-to-back difference) */
-} ffn_timer_info;
-
 /* Probe the time source (takes a few milliseconds). */
 int ffn_timer_probe(ffn_timer_info *out);
-
-/* Core clock estimated from a timed dependent chain of 1-cycle integer adds: the chain runs at one
- * add per cycle whatever the TSC or the nominal frequency says, so adds/second = cycles/second. */
-typedef struct ffn_clock_est {
-    double hz;         /* best (highest) of the repetitions */
-    double median_hz;  /* median of the repetitions */
-    double spread_rel; /* (max - min) / median of the repetitions */
-    uint64_t adds;     /* adds per repetition */
-    int reps;
-    char method[128]; /* how the chain was built */
-    char time_source[32];
-} ffn_clock_est;
 
 /* Runs the chain for about budget_s seconds in total (>= 0.01). */
 int ffn_clock_estimate(double budget_s, ffn_clock_est *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Robust statistics */
-
-typedef struct ffn_stats {
-    size_t n;
-    double min, max;
-    double median;
-    double p90; /* linear interpolation between order statistics (Hyndman-Fan type 7) */
-    double mean;
-    double stdev; /* sample standard deviation (n - 1); 0 when n == 1 */
-    double mad;   /* median absolute deviation from the median (unscaled) */
-} ffn_stats;
 
 /* Statistics of n >= 1 samples (x is not modified). FFN_EINVAL for n == 0, NULL pointers or a
  * non-finite sample; FFN_ENOMEM when the sorting copy cannot be allocated. */
@@ -102,46 +74,8 @@ int ffn_repeat_until_stable(ffn_sample_fn fn, void *ctx, const ffn_repeat_opts *
 /* ---------------------------------------------------------------------------------------------
  * The CPU */
 
-/* What the CPU implements AND the OS has enabled: ffn_cpu_features() of include/ffnroof/kernels.h
- * (CPUID + XCR0 on x86, HWCAP on aarch64; AMX with Linux's tile permission granted) in the
- * calibration's terms. */
-typedef struct ffn_cpu_caps {
-    bool x86_64, aarch64;
-    bool fma;         /* x86-64-v3: AVX2 + FMA3 + F16C with AVX state enabled */
-    bool avx512f;     /* with opmask/ZMM state enabled in XCR0 */
-    bool avx512_bf16; /* VDPBF16PS */
-    bool avx512_vnni; /* VPDPBUSD */
-    bool avx512_fp16; /* VFMADD...PH */
-    bool amx_bf16;    /* AMX tile state enabled in XCR0 and TDPBF16PS present */
-    bool amx_int8;    /* TDPB[SU]SD */
-    bool neon;        /* aarch64 Advanced SIMD */
-    bool neon_fp16;   /* aarch64 FP16 vector arithmetic (asimdhp) */
-} ffn_cpu_caps;
-
 /* Detected once, then cached (thread-safe). */
 const ffn_cpu_caps *ffn_cpu_caps_get(void);
-
-/* One cache as sysfs describes it (/sys/devices/system/cpu/cpu0/cache/index*): trust it less
- * than a measurement, especially in a VM. */
-typedef struct ffn_sysfs_cache {
-    int level;
-    char type[16];     /* "Data", "Instruction", "Unified" */
-    double size_bytes; /* one instance */
-    int shared_cpus;   /* CPUs sharing one instance (from shared_cpu_list); 0 if unknown */
-} ffn_sysfs_cache;
-
-#define FFN_MAX_SYSFS_CACHES 8
-
-typedef struct ffn_host_info {
-    char host[128];
-    char cpu_model[128]; /* /proc/cpuinfo "model name" (or the CPUID brand string) */
-    char cpu_vendor[32];
-    int online_cpus;  /* sysconf(_SC_NPROCESSORS_ONLN) */
-    int allowed_cpus; /* CPUs in this process's affinity mask */
-    double phys_mem_bytes;
-    ffn_sysfs_cache caches[FFN_MAX_SYSFS_CACHES];
-    int n_caches;
-} ffn_host_info;
 
 int ffn_host_info_get(ffn_host_info *out);
 
@@ -151,44 +85,11 @@ double ffn_host_llc_bytes(const ffn_host_info *h);
 /* ---------------------------------------------------------------------------------------------
  * Peak compute */
 
-typedef enum ffn_peak_kind {
-    FFN_PEAK_FP32_PORTABLE = 0, /* fp32 mul+add in C, vectorised by the compiler: always runs */
-    FFN_PEAK_FP32_AVX2,         /* VFMADD231PS ymm (x86 without AVX-512) */
-    FFN_PEAK_FP32_AVX512,       /* VFMADD231PS zmm */
-    FFN_PEAK_BF16_AVX512,       /* VDPBF16PS zmm */
-    FFN_PEAK_FP16_AVX512,       /* VFMADD231PH zmm */
-    FFN_PEAK_INT8_VNNI,         /* VPDPBUSD zmm */
-    FFN_PEAK_BF16_AMX,          /* TDPBF16PS */
-    FFN_PEAK_INT8_AMX,          /* TDPBSSD */
-    FFN_PEAK_FP32_NEON,         /* FMLA v.4s */
-    FFN_PEAK_FP16_NEON,         /* FMLA v.8h */
-    FFN_PEAK_INT8_AVX_VNNI,     /* VPDPBUSD ymm (AVX-VNNI, VEX: 256-bit int8 path) */
-    FFN_PEAK_INT8_AVX2,         /* VPMADDUBSW + VPMADDWD + VPADDD ymm (AVX2 without VNNI) */
-    FFN_PEAK_INT8_NEON_SDOT,    /* SDOT v.4s (FEAT_DotProd) */
-    FFN_PEAK_INT8_NEON_I8MM,    /* SMMLA v.4s (FEAT_I8MM) */
-    FFN_PEAK_INT8_SVE_SDOT,     /* SDOT z.s (SVE, any vector length) */
-    FFN_PEAK_INT8_PORTABLE,     /* int8 x int8 into int32 in C, vectorised by the compiler */
-    FFN_PEAK_FP32_SVE,          /* FMLA z.s (SVE, any vector length) */
-    FFN_PEAK_COUNT
-} ffn_peak_kind;
-
-const char *ffn_peak_name(ffn_peak_kind k);      /* "fp32_avx512", ...; NULL when out of range */
-ffn_dtype ffn_peak_dtype(ffn_peak_kind k);       /* the dtype whose peak it measures */
 /* FLOPs (int8: 2 ops per multiply-accumulate) per thread per loop iteration; for SVE kinds at
  * this CPU's vector length (0 without SVE). */
 double ffn_peak_flops_per_iter(ffn_peak_kind k);
 /* Built into this binary and supported by this CPU and OS. */
 bool ffn_peak_available(ffn_peak_kind k);
-
-typedef struct ffn_peak_result {
-    ffn_peak_kind kind;
-    int threads;
-    double flops_per_s; /* best sample: the roof */
-    double median_flops_per_s;
-    uint64_t iters; /* per thread per sample */
-    size_t samples;
-    bool stable;
-} ffn_peak_result;
 
 /* Measure one kind on `threads` pinned threads (1 .. 1024), samples of about sample_s seconds,
  * at most budget_s in total. FFN_EUNSUPPORTED when the kind is not available. */
@@ -198,27 +99,7 @@ int ffn_peak_measure(ffn_peak_kind k, int threads, double sample_s, double budge
 /* ---------------------------------------------------------------------------------------------
  * Memory bandwidth */
 
-typedef enum ffn_bw_kernel {
-    FFN_BW_READ = 0, /* s += a[i], 8+ independent accumulators: 4 B/element read */
-    FFN_BW_COPY,     /* b[i] = a[i]: 8 B/element (STREAM counting, write-allocate not credited) */
-    FFN_BW_TRIAD,    /* a[i] = b[i] + s * c[i]: 12 B/element */
-    FFN_BW_COPY_NT,  /* copy with non-temporal stores (no read-for-ownership) */
-    FFN_BW_TRIAD_NT, /* triad with non-temporal stores */
-    FFN_BW_COUNT
-} ffn_bw_kernel;
-
-const char *ffn_bw_kernel_name(ffn_bw_kernel k); /* "read", "copy", "triad", "copy_nt", ... */
-const char *ffn_bw_kernel_kind(ffn_bw_kernel k); /* "read-only", "read-write" or "nt" */
 bool ffn_bw_kernel_available(ffn_bw_kernel k);
-
-typedef struct ffn_bw_point {
-    ffn_bw_kernel kernel;
-    int threads;
-    double size_bytes;  /* working set: all arrays of all threads */
-    double bytes_per_s; /* best sample (STREAM byte counting) */
-    double median_bytes_per_s;
-    size_t samples;
-} ffn_bw_point;
 
 /* Cancellation / progress hook for long sweeps: called (on a worker thread) after each point with
  * the fraction of the sweep done; a non-zero return stops the sweep with FFN_EINTERRUPTED (the
@@ -251,18 +132,6 @@ typedef struct ffn_plateau_opts {
     int min_points;  /* points a plateau needs (default 3) */
 } ffn_plateau_opts;
 
-typedef struct ffn_level {
-    char name[16];        /* "L1", "L2", ..., the last one "DRAM" (ERT naming) */
-    double bandwidth_bps; /* median of the plateau's raw points */
-    double first_bytes;   /* smallest and largest size on the plateau */
-    double last_bytes;
-    double capacity_bytes; /* where the curve crosses halfway (in log bandwidth) to the next
-                              level, interpolated in log size; 0 for the last level */
-    int n_points;
-} ffn_level;
-
-#define FFN_MAX_LEVELS 8
-
 /* ERT-style: smooth the curve, cluster consecutive points into +-bin_rel bins, keep clusters of
  * at least min_points as plateaus and accept one as a new level only when it is at least drop_rel
  * below the previous level. size[] must be ascending; n >= 1. Writes up to cap levels. */
@@ -278,9 +147,6 @@ int ffn_plateau_match(const ffn_level *levels, int n_levels, const double *sys_b
 /* ---------------------------------------------------------------------------------------------
  * Calibration (`ffnroof calibrate` without the printing and the file writing) */
 
-#define FFN_CAL_MAX_POINTS 1024
-#define FFN_CAL_MAX_NOTES 2048
-
 /* Called at the start of each stage with the fraction of the whole run done so far and a short
  * stage text; return non-zero to stop (the run then returns FFN_EINTERRUPTED with what it has). */
 typedef int (*ffn_progress_fn)(void *user, double fraction, const char *stage);
@@ -292,41 +158,6 @@ typedef struct ffn_calibrate_opts {
     ffn_progress_fn progress;
     void *user;
 } ffn_calibrate_opts;
-
-typedef struct ffn_calibration {
-    bool quick;
-    int threads;   /* the "all cores" thread count used */
-    char date[32]; /* UTC, ISO 8601 ("2025-01-31T12:00:00Z") */
-    ffn_host_info host;
-    ffn_cpu_caps caps;
-    ffn_timer_info timer;
-    ffn_clock_est clock;
-    /* [kind][0] one thread, [kind][1] `threads` threads; flops_per_s == 0 when not measured */
-    ffn_peak_result peaks[FFN_PEAK_COUNT][2];
-    ffn_bw_point points[FFN_CAL_MAX_POINTS];
-    size_t n_points;
-    /* levels detected on each curve: [kernel][0 one thread | 1 all threads] */
-    ffn_level levels[FFN_BW_COUNT][2][FFN_MAX_LEVELS];
-    int n_levels[FFN_BW_COUNT][2];
-    double max_bytes; /* the largest working set swept */
-    /* read-only bandwidth of the sweep's tail (median of the best rates at sizes >= max_bytes/4),
-     * [0] one thread, [1] all threads; 0 when not measured. Robust where plateau detection is
-     * not (noisy shared hosts); it is DRAM only if the caches are smaller than max_bytes/4. */
-    double tail_read_bps[2];
-    char notes[FFN_CAL_MAX_NOTES]; /* "; "-separated remarks (sysfs disagreements, caveats) */
-    double elapsed_s;
-    /* FFNROOF_ISA: isa_capped when it was set, isa the level it names; the peaks and probes that
-     * level does not allow were not run (ffn_calibration_isa_allows) */
-    bool isa_capped;
-    ffn_isa isa;
-    char bw_probe[16]; /* the bandwidth probes' width: "avx512", "avx2" or "portable" */
-    /* the peak the kernel path bench uses for each dtype (ffn_kernel_best(dt)->isa:
-     * ffn_calibration_roof_kind), -1 for none; roof_set false (a calibration filled by hand):
-     * ffn_calibration_to_hw takes the best peak per dtype instead */
-    bool roof_set;
-    int roof_kind[FFN_DT_COUNT];
-    ffn_isa roof_isa[FFN_DT_COUNT];
-} ffn_calibration;
 
 /* Whether a peak kind runs under ISA level isa: what it needs (fp32_avx2: avx2, bf16_avx512:
  * avx512_bf16, int8_amx: amx_int8, ...) is within ffn_isa_allows(isa); fp32_portable always. */

@@ -20,50 +20,15 @@
 #include <stddef.h>
 
 #include "ffnroof/error.h"
+#include "ffnroof/profile.h"
 
-#define FFN_COUNTER_NAME_MAX 128
-#define FFN_COUNTER_REASON_MAX 192
-
-/* The default hardware event set, in the order the probe reports it. */
-#define FFN_PAPI_N_DEFAULT 7
+/* The default hardware event set (FFN_PAPI_N_DEFAULT of them, ffnroof/profile.h), in the order
+ * the probe reports it. */
 extern const char *const ffn_papi_default_events[FFN_PAPI_N_DEFAULT];
 
 /* ffnroof's software-defined events (full PAPI names). */
 #define FFN_SDE_N 4
 extern const char *const ffn_sde_event_names[FFN_SDE_N];
-
-typedef struct ffn_counter_value {
-    char name[FFN_COUNTER_NAME_MAX];
-    bool available; /* false: value is meaningless and must not be shown as a number */
-    long long value;
-    char reason[FFN_COUNTER_REASON_MAX]; /* why it is unavailable ("" when available) */
-} ffn_counter_value;
-
-typedef struct ffn_papi_probe {
-    bool built_in;    /* compiled with PAPI */
-    bool initialised; /* PAPI_library_init succeeded */
-    char version[32]; /* "7.0.0.0" */
-    char error[256];  /* why initialisation failed; "" otherwise */
-    /* the CPU (perf_event) component */
-    bool cpu_component_found;
-    bool cpu_component_disabled;
-    char cpu_disabled_reason[256]; /* PAPI's disabled_reason, verbatim */
-    bool cpu_pmu_exported; /* the kernel exports a CPU PMU (/sys/bus/event_source/devices/cpu*) */
-    int num_hw_counters;   /* as PAPI reports it (a VM may report counters it cannot use) */
-    bool virtualized;
-    char vm_vendor[64];
-    /* the SDE component */
-    bool sde_component_found;
-    bool sde_component_disabled;
-    char sde_disabled_reason[256];
-    bool sde_works; /* sde:::ffnroof::kernel_calls could be added, started and read */
-    /* each default event: available (it was added, started and read) or the reason */
-    ffn_counter_value events[FFN_PAPI_N_DEFAULT];
-    int n_events_available;
-    /* "papi_hw" when at least one hardware event works, else "papi_sde" when SDE works, else
-     * "none" */
-    char counter_source[16];
-} ffn_papi_probe;
 
 /* Initialise PAPI (once per process) and probe it. Returns 0 even when PAPI is not built in or
  * does not work: the struct says why. */

@@ -26,17 +26,14 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/kernels.h"
+#include "ffnroof/profile.h"
 #include "ffnroof/types.h"
-
-typedef enum ffn_peer_lib { FFN_PEER_OPENBLAS = 0, FFN_PEER_ONEDNN, FFN_PEER_COUNT } ffn_peer_lib;
 
 /* A prepared peer FFN for one shape, weight dtype and token count. Opaque; ffn_peer_free. */
 typedef struct ffn_peer ffn_peer;
 
 /* Was lib found at build time? */
 bool ffn_peer_available(ffn_peer_lib lib);
-/* "openblas", "onednn"; NULL for an out-of-range value. */
-const char *ffn_peer_lib_name(ffn_peer_lib lib);
 /* Library version text, e.g. "OpenBLAS 0.3.21 ..." or "oneDNN 2.6.3 (cpu runtime: OpenMP)";
  * "not built" when absent. Static storage. */
 const char *ffn_peer_lib_version(ffn_peer_lib lib);

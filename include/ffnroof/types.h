@@ -4,6 +4,7 @@
 #define FFNROOF_TYPES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Numeric formats a weight or activation can be stored and computed in. */
@@ -97,5 +98,19 @@ const char *ffn_act_name(ffn_act a);
 int ffn_act_parse(const char *s, ffn_act *out);
 /* True for swiglu, geglu, reglu (gate and up projections). */
 bool ffn_act_gated(ffn_act a);
+
+/* Shape of one dense FFN layer. */
+typedef struct ffn_kshape {
+    size_t d; /* model (hidden) size, >= 1 */
+    size_t f; /* intermediate size, >= 1 */
+    ffn_act act;
+    bool bias;
+    /* Quantized kernels only (wdtype int4; zero for every other kernel): the K group of one
+     * scale (32, 64 or 128, dividing d and f) and whether groups carry a zero point
+     * (include/ffnroof/quant.h gives the formats' semantics). */
+    unsigned group;
+    bool zero_point;
+} ffn_kshape;
+
 
 #endif

@@ -28,19 +28,6 @@ bool ffn_peer_available(ffn_peer_lib lib)
     return false;
 }
 
-const char *ffn_peer_lib_name(ffn_peer_lib lib)
-{
-    switch (lib) {
-    case FFN_PEER_OPENBLAS:
-        return "openblas";
-    case FFN_PEER_ONEDNN:
-        return "onednn";
-    case FFN_PEER_COUNT:
-        break;
-    }
-    return NULL;
-}
-
 const char *ffn_peer_lib_version(ffn_peer_lib lib)
 {
     switch (lib) {
