@@ -39,7 +39,9 @@ bool ffn_peer_available(ffn_peer_lib lib);
 const char *ffn_peer_lib_version(ffn_peer_lib lib);
 
 /* Prepare a peer FFN of shape s with weights w (copied/reordered: w may be freed afterwards)
- * in weight dtype wdtype (OpenBLAS: FFN_DT_FP32; oneDNN: FFN_DT_FP32 or FFN_DT_BF16) for
+ * in weight dtype wdtype (OpenBLAS: FFN_DT_FP32; oneDNN: FFN_DT_FP32, FFN_DT_BF16, or
+ * FFN_DT_INT8 for the W8A8 FFN of ffnroof's int8 kernels: weights per output channel, x and h
+ * quantized per token, u8 x s8 -> s32 matmuls) for
  * forward calls on exactly T tokens. threads <= 0 means all cores (OpenBLAS only, see above).
  * On success *out owns the peer. Errors: FFN_EINVAL (NULL, zero dims, missing weights),
  * FFN_EUNSUPPORTED (library absent or dtype not offered; diag says which), FFN_ENOMEM, or

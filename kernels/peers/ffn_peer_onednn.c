@@ -9,7 +9,8 @@
  * with the weights reordered once into the layout each primitive asks for (format any) and
  * every primitive running on a user-mode scratchpad allocated here, so forward allocates
  * nothing. The primitives' implementation names (which ISA oneDNN picked: AMX, avx512_core_bf16,
- * ...) are recorded in the peer's description. Built only with FFNROOF_HAVE_ONEDNN; otherwise
+ * ...) are recorded in the peer's description. int8 weights (W8A8, u8 x s8 -> s32 matmuls) are
+ * ffn_peer_onednn_i8.c's. Built only with FFNROOF_HAVE_ONEDNN; otherwise
  * every entry returns FFN_EUNSUPPORTED. */
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,10 @@ static void destroy_mem(dnnl_memory_t *m)
 
 void ffn__peer_onednn_free(ffn_peer *p)
 {
+    if (p->wdtype == FFN_DT_INT8) {
+        ffn__peer_onednn_i8_free(p);
+        return;
+    }
     dn_state *st = p->impl;
     if (st == NULL) {
         return;
@@ -231,9 +236,12 @@ int ffn__peer_onednn_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag)
 {
     const size_t d = p->shape.d, f = p->shape.f, T = p->T;
     const bool gated = ffn_act_gated(p->shape.act), bias = p->shape.bias;
+    if (p->wdtype == FFN_DT_INT8) {
+        return ffn__peer_onednn_i8_init(p, w, diag);
+    }
     if (p->wdtype != FFN_DT_FP32 && p->wdtype != FFN_DT_BF16) {
         return ffn_diag_set(diag, FFN_EUNSUPPORTED, NULL, 0, 0,
-                            "the onednn peer has fp32 and bf16 weights only, not '%s'",
+                            "the onednn peer has fp32, bf16 and int8 (W8A8) weights only, not '%s'",
                             ffn_dtype_name(p->wdtype));
     }
     const bool bf = p->wdtype == FFN_DT_BF16;
@@ -302,6 +310,9 @@ fail:
 
 int ffn__peer_onednn_forward(ffn_peer *p, const float *x, float *y)
 {
+    if (p->wdtype == FFN_DT_INT8) {
+        return ffn__peer_onednn_i8_forward(p, x, y);
+    }
     dn_state *st = p->impl;
     if (p->T == 0) {
         return 0;

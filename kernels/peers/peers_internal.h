@@ -4,6 +4,7 @@
 #define FFNROOF_PEERS_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ffnroof/peers.h"
 
@@ -26,6 +27,19 @@ int ffn__peer_onednn_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag);
 int ffn__peer_onednn_forward(ffn_peer *p, const float *x, float *y);
 void ffn__peer_onednn_free(ffn_peer *p);
 const char *ffn__peer_onednn_version(void);
+
+/* The oneDNN int8 (W8A8) peer (ffn_peer_onednn_i8.c), reached through the onednn entry points
+ * when wdtype is FFN_DT_INT8. */
+int ffn__peer_onednn_i8_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag);
+int ffn__peer_onednn_i8_forward(ffn_peer *p, const float *x, float *y);
+void ffn__peer_onednn_i8_free(ffn_peer *p);
+
+/* Its passes (peer_quant.c): per-token codes q[t][i] = code(x[t][i]) + 128 (quant.h's rule)
+ * and scales sx[t] for T rows of n values (row stride ldx; codes packed n per row); and
+ * out[t][i] = (c[t][i] - 128 cs[i]) sx[t] sw[i] + b[i] for T rows of n int32 sums. */
+void ffn__peer_quant_rows(size_t T, size_t n, const float *x, size_t ldx, uint8_t *q, float *sx);
+void ffn__peer_rescale_rows(size_t T, size_t n, const int32_t *c, const float *sx, const float *sw,
+                            const int32_t *cs, const float *b, float *out, size_t ldo);
 
 /* The activation pass over rows of an [T][ld] fp32 matrix holding the gate projection in
  * columns 0..f-1 and, for gated forms, the up projection in columns f..2f-1:
