@@ -418,37 +418,8 @@ static int report_quick(const rep_opts *o)
     char title[300];
     snprintf(title, sizeof title, "ffnroof quick report: %s", host.host);
     md_header(md, title, o);
-    fprintf(md, "## The question\n\nWhat can this host (%s, %d CPUs usable) do for the "
-                "feed-forward layers of a Transformer: its empirical roofline, how close "
-                "ffnroof's FFN kernels come to it, how well the simulator predicts them once "
-                "calibrated, and how the host compares with datacenter devices for llama2-7b and "
-                "Mixtral-8x7B?\n\n",
-            host.cpu_model, host.allowed_cpus);
-    char t1[32], t2[32], t3[32];
-    fprintf(md, "## This host's roofline (measured %s)\n\n", cal.date);
-    fprintf(md, "| roof | kind | value |\n|---|---|---:|\n");
-    for (int i = 0; i < cdev.n_ceil; i++)
-        fprintf(md, "| %s | %s | %s |\n", cdev.ceil[i].name, ffn_roof_kind_name(cdev.ceil[i].kind),
-                ffn_units_str(t1, sizeof t1, cdev.ceil[i].value,
-                   cdev.ceil[i].kind == FFN_ROOF_COMPUTE ? FFN_UNIT_FLOPS : FFN_UNIT_BPS));
-    fprintf(md, "\nCore clock %s (%s). The spec written from it, `calibration/hw.yaml`, has "
-                "main-memory bandwidth %s and fp32 peak %s; its efficiency parameters were "
-                "fitted to %zu kernel runs (median |error| %.1f%%, held-out median %.1f%% over "
-                "%zu runs)%s. Raw points: `calibration/calibration.json`.%s%s\n\n",
-            ffn_units_str(t2, sizeof t2, cal.clock.hz, FFN_UNIT_FREQ), cal.clock.method,
-            ffn_units_str(t1, sizeof t1, hw.mem_bandwidth_bps, FFN_UNIT_BPS),
-            ffn_units_str(t3, sizeof t3, hw.peak_flops[FFN_DT_FP32], FFN_UNIT_FLOPS), kres.n_fit,
-            100 * kres.fit_median_abs, 100 * kres.check_median_abs, kres.n_check,
-            krc ? " - the fit failed, efficiency left neutral" : "", cal.notes[0] ? " Notes: " : "",
-            cal.notes);
-    fputs("## Validation: ffnroof's kernels on this host\n\n", md);
-    fprintf(md, "Layers shaped like llama2-7b's (d 4096, f 11008, SwiGLU) scaled to d %d, f %d, "
-                "and like Mixtral-8x7B's (d 4096, f 14336, 8 experts, top-2) scaled to d %d, "
-                "f %d, so that each case runs in about a second; weights are still larger than "
-                "the caches, so decode stays memory-bound as in the full model. Timers only (run "
-                "`ffnroof bench` for PAPI counters and peer libraries). Results: "
-                "`bench/bench.json`.\n\n",
-            QUICK_DENSE_D, QUICK_DENSE_F, QUICK_MOE_D, QUICK_MOE_F);
+    ffn_md_quick_host(md, &host, &cal, &hw, &kres, krc != 0, &cdev);
+    ffn_md_quick_layers(md, QUICK_DENSE_D, QUICK_DENSE_F, QUICK_MOE_D, QUICK_MOE_F);
     ffn_md_validation(md, &b);
     fputs("### Charts\n\n", md);
     rep_opts oq = *o;

@@ -198,3 +198,44 @@ void ffn_md_compare_chart(FILE *fp, const char *nm)
                      "Where the time of one MoE layer goes on the busiest device, per device and "
                      "decode batch.");
 }
+
+void ffn_md_quick_host(FILE *fp, const ffn_host_info *host, const ffn_calibration *cal,
+                       const ffn_hw *hw, const ffn_kcal_result *kres, bool fit_failed,
+                       const ffn_plot_device *cdev)
+{
+    fprintf(fp, "## The question\n\nWhat can this host (%s, %d CPUs usable) do for the "
+                "feed-forward layers of a Transformer: its empirical roofline, how close "
+                "ffnroof's FFN kernels come to it, how well the simulator predicts them once "
+                "calibrated, and how the host compares with datacenter devices for llama2-7b and "
+                "Mixtral-8x7B?\n\n",
+            host->cpu_model, host->allowed_cpus);
+    char t1[32], t2[32], t3[32];
+    fprintf(fp, "## This host's roofline (measured %s)\n\n", cal->date);
+    fprintf(fp, "| roof | kind | value |\n|---|---|---:|\n");
+    for (int i = 0; i < cdev->n_ceil; i++)
+        fprintf(fp, "| %s | %s | %s |\n", cdev->ceil[i].name, ffn_roof_kind_name(cdev->ceil[i].kind),
+                ffn_units_str(t1, sizeof t1, cdev->ceil[i].value,
+                   cdev->ceil[i].kind == FFN_ROOF_COMPUTE ? FFN_UNIT_FLOPS : FFN_UNIT_BPS));
+    fprintf(fp, "\nCore clock %s (%s). The spec written from it, `calibration/hw.yaml`, has "
+                "main-memory bandwidth %s and fp32 peak %s; its efficiency parameters were "
+                "fitted to %zu kernel runs (median |error| %.1f%%, held-out median %.1f%% over "
+                "%zu runs)%s. Raw points: `calibration/calibration.json`.%s%s\n\n",
+            ffn_units_str(t2, sizeof t2, cal->clock.hz, FFN_UNIT_FREQ), cal->clock.method,
+            ffn_units_str(t1, sizeof t1, hw->mem_bandwidth_bps, FFN_UNIT_BPS),
+            ffn_units_str(t3, sizeof t3, hw->peak_flops[FFN_DT_FP32], FFN_UNIT_FLOPS), kres->n_fit,
+            100 * kres->fit_median_abs, 100 * kres->check_median_abs, kres->n_check,
+            fit_failed ? " - the fit failed, efficiency left neutral" : "", cal->notes[0] ? " Notes: " : "",
+            cal->notes);
+}
+
+void ffn_md_quick_layers(FILE *fp, int dense_d, int dense_f, int moe_d, int moe_f)
+{
+    fputs("## Validation: ffnroof's kernels on this host\n\n", fp);
+    fprintf(fp, "Layers shaped like llama2-7b's (d 4096, f 11008, SwiGLU) scaled to d %d, f %d, "
+                "and like Mixtral-8x7B's (d 4096, f 14336, 8 experts, top-2) scaled to d %d, "
+                "f %d, so that each case runs in about a second; weights are still larger than "
+                "the caches, so decode stays memory-bound as in the full model. Timers only (run "
+                "`ffnroof bench` for PAPI counters and peer libraries). Results: "
+                "`bench/bench.json`.\n\n",
+            dense_d, dense_f, moe_d, moe_f);
+}

@@ -9,6 +9,7 @@
 
 #include "ffnroof/compare.h"
 #include "ffnroof/plot.h"
+#include "ffnroof/profile.h"
 
 /* "# title" and the line that says when (today, "2025-01-31") and by which command. */
 void ffn_md_header(FILE *fp, const char *title, const char *today, const char *command);
@@ -31,5 +32,14 @@ void ffn_md_bench_inputs(FILE *fp, const ffn_plot_bench *b, const char *bench_pa
 void ffn_md_validation(FILE *fp, const ffn_plot_bench *b);
 /* A comparison's model, settings and devices with the source of each spec. */
 void ffn_md_compare_inputs(FILE *fp, const ffn_compare *c);
+
+/* `report --quick`: the question about this host, then its roofline (cdev, the calibration read
+ * back) as a table and the spec written from it (hw: clock, bandwidth, fp32 peak, the kernel
+ * fit kres, which failed when fit_failed). */
+void ffn_md_quick_host(FILE *fp, const ffn_host_info *host, const ffn_calibration *cal,
+                       const ffn_hw *hw, const ffn_kcal_result *kres, bool fit_failed,
+                       const ffn_plot_device *cdev);
+/* `report --quick`: what the validation's scaled layers are (d and f of each). */
+void ffn_md_quick_layers(FILE *fp, int dense_d, int dense_f, int moe_d, int moe_f);
 
 #endif
