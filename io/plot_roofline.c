@@ -66,7 +66,7 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
     } roof;
     static roof roofs[FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS];
     int n_roofs = 0;
-    const char *keys[FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS]; /* each key's first name */
+    const char *keys[FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS];
     int n_keys = 0;
     const bool multi = c->n_dev > 1;
     char buf[32], lab[256], name[80], cn[40];
@@ -78,12 +78,10 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             for (int i = 0; i < dv->n_ceil; i++) {
                 const ffn_plot_ceiling *e = &dv->ceil[i];
                 if ((e->kind != FFN_ROOF_COMPUTE) != (pass == 1)) continue;
-                /* the colour's key: the name's first word ("bf16" of "bf16/fp16", "fp32" of
-                 * "fp32 avx512", "memory" of "memory (spec)") */
-                const size_t kl = strcspn(e->name, "/ ");
+                /* the colour's key is the name: a level read-only and read-write, or the same
+                 * roof on several devices ("bf16/fp16", "HBM"), share one */
                 int k = 0;
-                while (k < n_keys && (strlen(keys[k]) != kl || strncmp(keys[k], e->name, kl)))
-                    k++;
+                while (k < n_keys && strcmp(keys[k], e->name)) k++;
                 if (k == n_keys) keys[n_keys++] = e->name;
                 roof *r = &roofs[n_roofs++];
                 r->dev = d;
