@@ -2,8 +2,9 @@
  * oneDNN, through ffn_peers when it was built) in one run, against this host's measured fp32
  * FMA peak and read-only memory bandwidth.
  *
- *   bench_kernels [--threads N] [--reps N] [--case prefill|decode|all] [--act NAME]
- *                 [--shape T,d,f] [--no-peers] [--verbose] [--kernels NAME,...]
+ *   bench_kernels [--threads N] [--reps N] [--case prefill|decode|qdecode|qprefill|all]
+ *                 [--act NAME] [--shape T,d,f] [--group G] [--no-peers] [--verbose]
+ *                 [--kernels NAME,...]
  *
  * Kernels: those of the ISA level dispatch selects (FFNROOF_ISA honoured: FFNROOF_ISA=avx2 on
  * an AVX-512 host runs the AVX2 kernels), or those whose names contain a word of --kernels
@@ -25,7 +26,15 @@
  * fraction of its median, so a busy host lowers both sides alike (the header's peak and
  * bandwidth lines are best-of-5 figures taken before the rounds, for reference). FLOPs and
  * bytes are ffn_kernel_flops/ffn_kernel_bytes (the simulator's count) for every
- * implementation. */
+ * implementation.
+ *
+ * Quantized cases (issue 16), the best kernel of each format at the selected level:
+ *  - qdecode: T=1, d=4096, f=11008: our fp32 decode beside W8A32, W8A16, W4A32 and W4A16 (int4
+ *    groups of --group G, default 128, symmetric), each as a fraction of the read probe (the
+ *    bytes include the scales: ffn_kernel_bytes) and as a ratio to the fp32 decode;
+ *  - qprefill: T=512 and the prefill shape: our bf16 prefill beside W8A8 (the best W8A8 kernel,
+ *    and the AVX-512 one where the best is AMX) and oneDNN's int8 FFN (u8s8s32 matmuls: the
+ *    ffn_peers int8 peer), ratios to our bf16 prefill and to oneDNN int8. */
 #define _DEFAULT_SOURCE 1
 #include <math.h>
 #include <stdint.h>
@@ -332,6 +341,7 @@ static uint64_t probe_read(const uint64_t *b, size_t n, int nt)
 /* One implementation under test: ours (a kernel), a peer, or the read-bandwidth probe. */
 typedef struct impl {
     char name[64];
+    ffn_kshape s; /* the case's shape, with the group of an int4 kernel */
     int kind; /* 0 kernel, 1 peer, 2 read probe, 3 FMA probe */
     const ffn_kernel *k, *count_k;
     void **packed;
@@ -346,10 +356,10 @@ typedef struct impl {
     double *ts;
 } impl;
 
-static int call_once(impl *m, int i, const weights *w, size_t T, const float *x, float *y, int nt)
+static int call_once(impl *m, int i, size_t T, const float *x, float *y, int nt)
 {
     const int c = (i + 2) % m->copies;
-    if (m->kind == 0) return m->k->forward(&w->s, m->packed[c], T, x, y, m->ws, m->wb, nt);
+    if (m->kind == 0) return m->k->forward(&m->s, m->packed[c], T, x, y, m->ws, m->wb, nt);
 #if defined(FFN_BENCH_HAVE_FFN_PEERS)
     if (m->kind == 1) return ffn_peer_forward(m->peers[c], T, x, y);
 #endif
@@ -359,9 +369,10 @@ static int call_once(impl *m, int i, const weights *w, size_t T, const float *x,
 }
 
 /* pr: the median over rounds of (probe time / this time), for the paired fraction. */
-static void print_impl(const impl *m, const ffn_kshape *s, size_t T, double t, double peak,
-                       double probe_bps, double probe_t, double pr, bool decode)
+static void print_impl(const impl *m, size_t T, double t, double peak, double probe_bps,
+                       double probe_t, double pr, bool decode)
 {
+    const ffn_kshape *s = &m->s;
     const double gflops = ffn_kernel_flops(s, T) / t * 1e-9;
     const double gbps = ffn_kernel_bytes(m->count_k, s, T) / t * 1e-9;
     printf("  %-30s %9.3f ms %8.1f GFLOP/s %7.2f GB/s", m->name, t * 1e3, gflops, gbps);
@@ -387,6 +398,7 @@ static bool kernel_wanted(const ffn_kernel *k)
 {
     if (!kernel_filter) {
         if (k->isa == FFN_ISA_REF) return false;
+        if (k->wdtype == FFN_DT_INT8 || k->wdtype == FFN_DT_INT4) return false; /* q cases */
         ffn_isa lv = FFN_ISA_PORTABLE;
         ffn_isa_selected(&lv, NULL);
         const ffn_kernel *b = NULL;
@@ -401,8 +413,48 @@ static bool kernel_wanted(const ffn_kernel *k)
     return false;
 }
 
+/* The implementations of a quantized case (1 qdecode, 2 qprefill; see the header), appended to
+ * ms: our baseline first (fp32 decode, bf16 prefill). Returns the count. */
+static int quant_impls(int qcase, const ffn_kshape *s0, unsigned group, impl *ms)
+{
+    static const struct {
+        ffn_dtype w, a;
+    } dec[] = {{FFN_DT_FP32, FFN_DT_FP32},
+               {FFN_DT_INT8, FFN_DT_FP32},
+               {FFN_DT_INT8, FFN_DT_BF16},
+               {FFN_DT_INT4, FFN_DT_FP32},
+               {FFN_DT_INT4, FFN_DT_BF16}},
+      pre[] = {{FFN_DT_BF16, FFN_DT_FP32}, {FFN_DT_INT8, FFN_DT_INT8}};
+    const size_t nf = qcase == 1 ? sizeof dec / sizeof dec[0] : sizeof pre / sizeof pre[0];
+    int n = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const ffn_dtype wd = qcase == 1 ? dec[i].w : pre[i].w,
+                        ad = qcase == 1 ? dec[i].a : pre[i].a;
+        const ffn_kernel *k = NULL;
+        ffn_diag dg;
+        if (ffn_kernel_best_q(wd, ad, &k, &dg)) {
+            fprintf(stderr, "bench_kernels: no %s kernel with %s activations: %s\n",
+                    ffn_dtype_name(wd), ffn_dtype_name(ad), dg.msg);
+            continue;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) { /* W8A8: the AVX-512 (VNNI) tile beside an AMX choice */
+                if (!(wd == FFN_DT_INT8 && ad == FFN_DT_INT8 && k->isa == FFN_ISA_AMX)) break;
+                if (ffn_kernel_get_q(FFN_ISA_AVX512, wd, ad, &k, NULL)) break;
+            }
+            impl *m = &ms[n++];
+            memset(m, 0, sizeof *m);
+            m->s = *s0;
+            if (wd == FFN_DT_INT4) m->s.group = group;
+            snprintf(m->name, sizeof m->name, "%s", k->name);
+            m->k = m->count_k = k;
+        }
+    }
+    return n;
+}
+
 static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act act, int nt, int reps,
-                     bool peers, double peak, bool verbose)
+                     bool peers, double peak, bool verbose, int qcase, unsigned group)
 {
     const bool decode = T <= 4;
     weights w;
@@ -427,13 +479,19 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     impl ms[16];
     int n = 0;
     memset(ms, 0, sizeof ms);
-    const ffn_kernel *ks[32];
-    const size_t nk = ffn_kernel_list(ks, 32);
-    for (size_t i = 0; i < nk && i < 32 && n < 12; i++) {
+    const ffn_kernel *ks[256];
+    const size_t nk = qcase ? 0 : ffn_kernel_list(ks, 256);
+    for (size_t i = 0; i < nk && i < 256 && n < 12; i++) {
         if (!kernel_wanted(ks[i])) continue;
         impl *m = &ms[n++];
+        m->s = w.s;
+        if (ks[i]->wdtype == FFN_DT_INT4) m->s.group = group;
         snprintf(m->name, sizeof m->name, "%s", ks[i]->name);
         m->k = m->count_k = ks[i];
+    }
+    if (qcase) {
+        printf("  (int4: groups of %u along K, symmetric, bf16 scales)\n", group);
+        n = quant_impls(qcase, &w.s, group, ms);
     }
     const int first_peer = n;
 #if defined(FFN_BENCH_HAVE_FFN_PEERS)
@@ -442,15 +500,22 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         ffn_dtype dt;
     } pl[] = {{FFN_PEER_OPENBLAS, FFN_DT_FP32},
               {FFN_PEER_ONEDNN, FFN_DT_FP32},
-              {FFN_PEER_ONEDNN, FFN_DT_BF16}};
+              {FFN_PEER_ONEDNN, FFN_DT_BF16},
+              {FFN_PEER_ONEDNN, FFN_DT_INT8}};
     ffn_peer_lib peer_lib[16];
     ffn_dtype peer_dt[16];
-    if (peers) {
+    const ffn_kernel *ref8 = NULL;
+    ffn_kernel_get_q(FFN_ISA_REF, FFN_DT_INT8, FFN_DT_INT8, &ref8, NULL);
+    if (qcase == 2 && peers && !ffn_peer_available(FFN_PEER_ONEDNN))
+        printf("  (no oneDNN int8 peer: ffnroof was built without oneDNN)\n");
+    if (peers && qcase != 1) {
         for (size_t i = 0; i < sizeof pl / sizeof pl[0]; i++) {
             if (!ffn_peer_available(pl[i].lib)) continue;
+            if ((qcase == 2) != (pl[i].dt == FFN_DT_INT8)) continue; /* qprefill: int8 only */
             impl *m = &ms[n];
             m->kind = 1;
-            m->count_k = pl[i].dt == FFN_DT_BF16 ? ref16 : ref32;
+            m->s = w.s;
+            m->count_k = pl[i].dt == FFN_DT_BF16 ? ref16 : pl[i].dt == FFN_DT_INT8 ? ref8 : ref32;
             peer_lib[n] = pl[i].lib;
             peer_dt[n] = pl[i].dt;
             n++;
@@ -463,13 +528,13 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     bool failed[16] = {false};
     for (int i = 0; i < n; i++) {
         impl *m = &ms[i];
-        const double wbytes = ffn_kernel_bytes(m->count_k, &w.s, 0);
+        const double wbytes = ffn_kernel_bytes(m->count_k, &m->s, 0);
         m->copies = decode ? (int)ceil(2.0 * (double)llc / wbytes) : 1;
         if (decode && m->copies < DECODE_COPIES) m->copies = DECODE_COPIES;
         if (m->copies > max_copies) max_copies = m->copies;
         if (m->kind == 0) {
             m->packed = calloc((size_t)m->copies, sizeof *m->packed);
-            m->wb = m->k->workspace_bytes(&w.s, T, nt);
+            m->wb = m->k->workspace_bytes(&m->s, T, nt);
             m->ws = xmalloc(m->wb);
         }
 #if defined(FFN_BENCH_HAVE_FFN_PEERS)
@@ -482,9 +547,9 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
             impl *m = &ms[i];
             if (failed[i] || c >= m->copies) continue;
             if (m->kind == 0) {
-                const size_t pb = m->k->packed_bytes(&w.s);
+                const size_t pb = m->k->packed_bytes(&m->s);
                 m->packed[c] = xmalloc(pb);
-                if (m->k->pack(&w.s, &w.kw, m->packed[c], pb)) {
+                if (m->k->pack(&m->s, &w.kw, m->packed[c], pb)) {
                     fprintf(stderr, "%s: pack failed\n", m->name);
                     failed[i] = true;
                 }
@@ -499,7 +564,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
             }
             if (c == 0)
                 snprintf(m->name, sizeof m->name, "peer %s %s (%.40s)",
-                         ffn_peer_lib_name(peer_lib[i]), peer_dt[i] == FFN_DT_BF16 ? "bf16" : "fp32",
+                         ffn_peer_lib_name(peer_lib[i]), ffn_dtype_name(peer_dt[i]),
                          ffn_peer_describe(m->peers[0]));
 #endif
         }
@@ -563,7 +628,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
             const int i = order[k];
             usleep(150000); /* OpenBLAS threads spin ~2^28 cycles after a call */
             const double t0 = now_s();
-            const int rc = call_once(&ms[i], r, &w, T, x, y, nt);
+            const int rc = call_once(&ms[i], r, T, x, y, nt);
             const double t = now_s() - t0;
             if (rc < 0) fprintf(stderr, "%s: call failed (%d)\n", ms[i].name, rc);
             if (r >= 0) ms[i].ts[r] = t;
@@ -591,11 +656,13 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     (void)peak;
     for (int i = 0; i < n; i++)
         if (i != probe)
-            print_impl(&ms[i], &w.s, T, med[i], probe_flops, probe_bps, med[probe],
+            print_impl(&ms[i], T, med[i], probe_flops, probe_bps, med[probe],
                        paired_ratio(ms[probe].ts, ms[i].ts, reps), decode);
     int f32 = -1;
     for (int i = 0; i < first_peer_kept; i++)
         if (ms[i].k->wdtype == FFN_DT_FP32) f32 = i;
+    if (qcase && first_peer_kept > 0) /* the case's baseline: fp32 decode, bf16 prefill */
+        f32 = ms[0].k->wdtype == (qcase == 1 ? FFN_DT_FP32 : FFN_DT_BF16) ? 0 : -1;
     printf("  ratios (other time / our time; > 1: ours is faster): of the medians, and the median "
            "of the per-round ratios\n");
     for (int i = 0; i < first_peer_kept; i++) {
@@ -634,6 +701,7 @@ int main(int argc, char **argv)
     bool peers = true, verbose = false;
     ffn_act act = FFN_ACT_SWIGLU;
     size_t shape[3] = {0, 0, 0};
+    unsigned group = 128;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             nt = atoi(argv[++i]);
@@ -647,7 +715,13 @@ int main(int argc, char **argv)
             peers = false;
         else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
             kernel_filter = argv[++i];
-        else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc) {
+            group = (unsigned)atoi(argv[++i]);
+            if (group != 32 && group != 64 && group != 128) {
+                fprintf(stderr, "bench_kernels: --group takes 32, 64 or 128\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
             if (ffn_act_parse(argv[++i], &act)) {
                 fprintf(stderr, "bench_kernels: unknown activation '%s'\n", argv[i]);
                 return 2;
@@ -659,8 +733,9 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr,
-                    "usage: bench_kernels [--threads N] [--reps N] [--case prefill|decode|all]\n"
-                    "                     [--act NAME] [--shape T,d,f] [--no-peers]\n"
+                    "usage: bench_kernels [--threads N] [--reps N]\n"
+                    "                     [--case prefill|decode|qdecode|qprefill|all]\n"
+                    "                     [--act NAME] [--shape T,d,f] [--group G] [--no-peers]\n"
                     "                     [--kernels NAME,...]\n");
             return 2;
         }
@@ -683,12 +758,17 @@ int main(int argc, char **argv)
            getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
 
     if (shape[0] || shape[1]) {
-        run_case("custom", shape[0], shape[1], shape[2], act, nt, reps, peers, peak, verbose);
+        run_case("custom", shape[0], shape[1], shape[2], act, nt, reps, peers, peak, verbose, 0,
+                 group);
         return 0;
     }
     if (!strcmp(which, "all") || !strcmp(which, "prefill"))
-        run_case("prefill", 512, 2048, 5632, act, nt, reps, peers, peak, verbose);
+        run_case("prefill", 512, 2048, 5632, act, nt, reps, peers, peak, verbose, 0, group);
     if (!strcmp(which, "all") || !strcmp(which, "decode"))
-        run_case("decode", 1, 4096, 11008, act, nt, reps, peers, peak, verbose);
+        run_case("decode", 1, 4096, 11008, act, nt, reps, peers, peak, verbose, 0, group);
+    if (!strcmp(which, "all") || !strcmp(which, "qprefill"))
+        run_case("qprefill", 512, 2048, 5632, act, nt, reps, peers, peak, verbose, 2, group);
+    if (!strcmp(which, "all") || !strcmp(which, "qdecode"))
+        run_case("qdecode", 1, 4096, 11008, act, nt, reps, peers, peak, verbose, 1, group);
     return 0;
 }

@@ -9,9 +9,14 @@
  *    is scaled once (out += s partial): two FMA and three shuffle-port ops per 32 weights;
  *  - q4 with zero points: w' = u s - z s built exactly by one FMA per 16 weights (u, z <= 15 and
  *    bf16 s: the products are exact), then as q8;
- *  - one row (T = 1) reads each panel as four concurrent streams (quarters of K, or of its
+ *  - one row (T = 1) reads each panel as NS = 4 concurrent streams (quarters of K, or of its
  *    groups), each with its own accumulators, summed in a fixed order, as the fp32 row stream;
- *    software prefetch 4 KiB ahead of each stream.
+ *    software prefetch 4 KiB ahead of each stream. Eight streams measured slower (bench_kernels
+ *    --case qdecode, 2026-12-01, SPR-class VM: W4A16 53% of the read probe against 63%).
+ *    From DRAM W8 reaches about 78% and W4 about 63% of the read probe where fp32 reaches
+ *    95-98%: with the weights resident in the 300 MiB L3 W4 runs at only ~22 GB/s, so the
+ *    in-register dequantization (6 uops per 32 weights, 3 on the shuffle port), not memory,
+ *    sets that pace.
  *  - quant (W8A8): max |x| (and a NaN/Inf check) in one pass, codes in a second: the fp32
  *    division and round-half-away-from-zero of quant.h, exactly (+ the table's offset). */
 #include "avx512_common.h"
@@ -19,7 +24,7 @@
 
 extern const ffn_ukernels ffn_ukernels_avx512;
 
-enum { NR = 32, G = 6, PF = 4096 };
+enum { NR = 32, G = 6, PF = 4096, NS = 4 };
 
 /* ---- W8 --------------------------------------------------------------------------------- */
 
@@ -39,12 +44,12 @@ FFN_AI void store_scaled(float *c, __m512 a0, __m512 a1, const float *scale)
 static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c)
 {
     const int8_t *q = (const int8_t *)w->q;
-    __m512 a0[4], a1[4];
-    for (int i = 0; i < 4; i++)
+    __m512 a0[NS], a1[NS];
+    for (int i = 0; i < NS; i++)
         a0[i] = a1[i] = _mm512_setzero_ps();
-    const size_t qk = kc / 4;
+    const size_t qk = kc / NS;
     for (size_t k = 0; k < qk; k++)
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < NS; i++) {
             const size_t kk = (size_t)i * qk + k;
             if (kk % 2 == 0) _mm_prefetch((const char *)(q + kk * NR) + PF, _MM_HINT_T0);
             __m512 b0, b1;
@@ -53,15 +58,19 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
             a0[i] = _mm512_fmadd_ps(av, b0, a0[i]);
             a1[i] = _mm512_fmadd_ps(av, b1, a1[i]);
         }
-    for (size_t k = 4 * qk; k < kc; k++) {
+    for (size_t k = NS * qk; k < kc; k++) {
         __m512 b0, b1;
         q8_row(q, k, &b0, &b1);
         const __m512 av = _mm512_set1_ps(a[k * as]);
         a0[0] = _mm512_fmadd_ps(av, b0, a0[0]);
         a1[0] = _mm512_fmadd_ps(av, b1, a1[0]);
     }
-    store_scaled(c, _mm512_add_ps(_mm512_add_ps(a0[0], a0[1]), _mm512_add_ps(a0[2], a0[3])),
-                 _mm512_add_ps(_mm512_add_ps(a1[0], a1[1]), _mm512_add_ps(a1[2], a1[3])), w->scale);
+    for (int h = NS / 2; h > 0; h /= 2) /* a fixed pairwise order */
+        for (int i = 0; i < h; i++) {
+            a0[i] = _mm512_add_ps(a0[i], a0[i + h]);
+            a1[i] = _mm512_add_ps(a1[i], a1[i + h]);
+        }
+    store_scaled(c, a0[0], a1[0], w->scale);
 }
 
 FFN_AI void q8_body(const int m, size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w,
@@ -150,21 +159,21 @@ static __m512 lut_sym(void)
     return _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
 }
 
-/* Symmetric, one row: four streams over quarters of the groups. */
+/* Symmetric, one row: NS streams over as many parts of the groups. */
 static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c)
 {
     const uint8_t *q = w->q;
-    const size_t Gs = w->group, ng = kc / Gs, qg = ng / 4;
+    const size_t Gs = w->group, ng = kc / Gs, qg = ng / NS;
     const __m512 lut = lut_sym();
-    __m512 o0[4], o1[4];
-    for (int i = 0; i < 4; i++)
+    __m512 o0[NS], o1[NS];
+    for (int i = 0; i < NS; i++)
         o0[i] = o1[i] = _mm512_setzero_ps();
     for (size_t gi = 0; gi < qg; gi++) {
-        __m512 p0[4], p1[4];
-        for (int i = 0; i < 4; i++)
+        __m512 p0[NS], p1[NS];
+        for (int i = 0; i < NS; i++)
             p0[i] = p1[i] = _mm512_setzero_ps();
         for (size_t k = 0; k < Gs; k++)
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < NS; i++) {
                 const size_t kk = ((size_t)i * qg + gi) * Gs + k;
                 if (kk % 4 == 0) _mm_prefetch((const char *)(q + kk * 16) + PF, _MM_HINT_T0);
                 __m512 b0, b1;
@@ -173,14 +182,14 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
                 p0[i] = _mm512_fmadd_ps(av, b0, p0[i]);
                 p1[i] = _mm512_fmadd_ps(av, b1, p1[i]);
             }
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < NS; i++) {
             __m512 s0, s1;
             g_scales(w->gscale, (size_t)i * qg + gi, &s0, &s1);
             o0[i] = _mm512_fmadd_ps(s0, p0[i], o0[i]);
             o1[i] = _mm512_fmadd_ps(s1, p1[i], o1[i]);
         }
     }
-    for (size_t g = 4 * qg; g < ng; g++) { /* the groups past the four quarters */
+    for (size_t g = NS * qg; g < ng; g++) { /* the groups past the NS parts */
         __m512 p0 = _mm512_setzero_ps(), p1 = _mm512_setzero_ps();
         for (size_t k = g * Gs; k < (g + 1) * Gs; k++) {
             __m512 b0, b1;
@@ -194,9 +203,13 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
         o0[0] = _mm512_fmadd_ps(s0, p0, o0[0]);
         o1[0] = _mm512_fmadd_ps(s1, p1, o1[0]);
     }
-    _mm512_storeu_ps(c, _mm512_add_ps(_mm512_add_ps(o0[0], o0[1]), _mm512_add_ps(o0[2], o0[3])));
-    _mm512_storeu_ps(c + 16,
-                     _mm512_add_ps(_mm512_add_ps(o1[0], o1[1]), _mm512_add_ps(o1[2], o1[3])));
+    for (int h = NS / 2; h > 0; h /= 2)
+        for (int i = 0; i < h; i++) {
+            o0[i] = _mm512_add_ps(o0[i], o0[i + h]);
+            o1[i] = _mm512_add_ps(o1[i], o1[i + h]);
+        }
+    _mm512_storeu_ps(c, o0[0]);
+    _mm512_storeu_ps(c + 16, o1[0]);
 }
 
 /* Symmetric, m rows: partial sums per group, scaled at the group's end. */
