@@ -62,6 +62,7 @@ typedef struct ffn_cli_seen {
         const char *arg;
     } opt[64];
     size_t n;
+    bool started; /* ffn_cli_getopt has reset getopt for this parse */
 } ffn_cli_seen;
 /* Call at the top of each getopt_long loop with the value it returned: an option given twice,
  * or both options of a pair ("--fused" and "--unfused", "--X" and "--no-X"), is an error that
@@ -71,6 +72,16 @@ typedef struct ffn_cli_seen {
 struct option;
 int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, const struct option *opts, int c,
                  const int *repeatable);
+/* The step of every command's option loop: getopt_long over opts (short options "h" only,
+ * ':' for a missing value), getopt reset on the first call of a parse (seen starts as {0}), and
+ * each option through ffn_cli_once. Returns the option, -1 at the end, or -2 when ffn_cli_once
+ * refused it (it printed why; return FFN_EXIT_USAGE). */
+int ffn_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts,
+                   ffn_cli_seen *seen, const int *repeatable);
+/* What every command does with the other values of the loop: 'h' prints usage on stdout
+ * (FFN_EXIT_OK), ':' says the option needs a value ("option '--x' needs a value", or
+ * "--x needs a value" with quote false), anything else is an unknown option (FFN_EXIT_USAGE). */
+int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *), bool quote);
 
 /* Strict option values: returns 0 or prints the problem and returns FFN_EXIT_USAGE. */
 int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,

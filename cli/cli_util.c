@@ -131,6 +131,31 @@ int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_c
     return 0;
 }
 
+int ffn_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts,
+                   ffn_cli_seen *seen, const int *repeatable)
+{
+    if (!seen->started) {
+        optind = 1;
+        opterr = 0;
+        seen->started = true;
+    }
+    int c = getopt_long(argc, argv, ":h", opts, NULL);
+    if (c != -1 && ffn_cli_once(cmd, seen, opts, c, repeatable)) return -2;
+    return c;
+}
+
+int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *), bool quote)
+{
+    if (c == 'h') {
+        usage(stdout);
+        return FFN_EXIT_OK;
+    }
+    if (c == ':')
+        return ffn_cli_usage(cmd, quote ? "option '%s' needs a value" : "%s needs a value",
+                             argv[optind - 1]);
+    return ffn_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
 int ffn_cli_dtype(const char *cmd, const char *opt, const char *s, ffn_dtype *out)
 {
     if (ffn_dtype_parse(s, out))

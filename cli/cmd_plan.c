@@ -179,10 +179,8 @@ int ffn_cmd_plan(int argc, char **argv)
     size_t n_prices = 0;
     int c;
     ffn_cli_seen seen = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (ffn_cli_once(CMD, &seen, opts, c, (const int[]){O_PRICE, 0})) return FFN_EXIT_USAGE;
+    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, (const int[]){O_PRICE, 0})) != -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
         if (c == 'h') {
             usage(stdout);
             return FFN_EXIT_OK;

@@ -441,11 +441,10 @@ int ffn_cmd_plot(int argc, char **argv)
     o.render = true;
     int c, rc;
     ffn_cli_seen seen = {0};
-    optind = 1;
-    opterr = 0;
     argc--, argv++; /* argv[0] is now the chart kind */
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (ffn_cli_once(CMD, &seen, opts, c, (const int[]){O_CAL, O_BENCH, 0})) return FFN_EXIT_USAGE;
+    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, (const int[]){O_CAL, O_BENCH, 0})) !=
+           -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
         case O_HW:
             o.hw_list = optarg;
@@ -516,13 +515,8 @@ int ffn_cmd_plot(int argc, char **argv)
         case O_NORENDER:
             o.render = false;
             break;
-        case 'h':
-            usage(stdout);
-            return FFN_EXIT_OK;
-        case ':':
-            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            return ffn_cli_opt_other(CMD, c, argv, usage, true);
         }
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);

@@ -111,10 +111,8 @@ int ffn_cmd_predict(int argc, char **argv)
     uint64_t v;
     int c, rc;
     ffn_cli_seen seen = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
+    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
         case O_HW:
             hw_name = optarg;
@@ -215,13 +213,8 @@ int ffn_cmd_predict(int argc, char **argv)
         case O_OUT:
             out_path = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return FFN_EXIT_OK;
-        case ':':
-            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            return ffn_cli_opt_other(CMD, c, argv, usage, true);
         }
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);

@@ -462,10 +462,8 @@ int ffn_cmd_report(int argc, char **argv)
     bool compare_opts = false;
     int c;
     ffn_cli_seen seen = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
+    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
         case O_COMPARE:
             o.compare = true;

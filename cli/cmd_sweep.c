@@ -195,10 +195,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     int fused = -1;
     int c;
     ffn_cli_seen seen = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (ffn_cli_once(CMD, &seen, opts, c, NULL)) return FFN_EXIT_USAGE;
+    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
         if (c == 'h') {
             usage(stdout);
             return FFN_EXIT_OK;
