@@ -438,7 +438,8 @@ int ffn_cmd_bench(int argc, char **argv)
     ffn_diag d;
     ffn_diag_clear(&d);
     for (size_t i = 0; i < n; i++)
-        if ((rc = ffn_bench_case_check(&cases[i], &bo, &d))) return ffn_cli_diag(&d);
+        if ((rc = ffn_bench_case_check(&cases[i], &bo, &d)))
+            return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", d.msg);
     /* the output folder, before anything runs */
     char out_buf[512];
     if (!out_dir) {

@@ -60,6 +60,7 @@ bool ffn_blayer_same(const ffn_blayer *L, const ffn_bench_case *c, const ffn_ker
     return L->packed && L->kind == c->kind && L->shape.d == c->shape.d &&
            L->shape.f == c->shape.f && L->shape.act == c->shape.act &&
            L->shape.bias == c->shape.bias && L->wdtype == c->wdtype && L->kern == k &&
+           L->shape.group == c->shape.group && L->shape.zero_point == c->shape.zero_point &&
            (c->kind == FFN_BENCH_DENSE || (L->E == c->n_experts && L->k == c->top_k));
 }
 
@@ -193,7 +194,7 @@ int ffn_blayer_verify(ffn_blayer *L, size_t T, ffn_bench_result *r, ffn_diag *di
     int rc;
     if (L->kind == FFN_BENCH_DENSE) {
         const ffn_kernel *ref;
-        if ((rc = ffn_kernel_get(FFN_ISA_REF, L->wdtype, &ref, diag))) return rc;
+        if ((rc = ffn_kernel_get_q(FFN_ISA_REF, L->wdtype, L->kern->adtype, &ref, diag))) return rc;
         size_t pb = ref->packed_bytes(&L->shape), wb = ref->workspace_bytes(&L->shape, vt, 1);
         void *p = ffn__bench_xalloc(pb), *ws = ffn__bench_xalloc(wb);
         if (!p || !ws) {

@@ -13,7 +13,7 @@
 static int case_layer(const ffn_hw *hw, const ffn_bench_case *c, ffn_layer_cost *lcp)
 {
     ffn_layer_cost lc;
-    const ffn_dtype cdt = ffn_bench_cdtype(c->wdtype);
+    const ffn_dtype cdt = c->adtype == FFN_DT_INT8 ? FFN_DT_INT8 : ffn_bench_cdtype(c->wdtype);
     if (c->kind == FFN_BENCH_DENSE) {
         ffn_fit_point p;
         memset(&p, 0, sizeof p);
@@ -22,7 +22,9 @@ static int case_layer(const ffn_hw *hw, const ffn_bench_case *c, ffn_layer_cost 
         p.f = c->shape.f;
         p.act = c->shape.act;
         p.wdtype = c->wdtype;
-        p.adtype = FFN_DT_FP32;
+        p.adtype = c->adtype; /* fp32, bf16, or int8 (W8A8: the activation-quantization pass) */
+        p.group = c->shape.group;
+        p.zero_point = c->shape.zero_point;
         p.cdtype_set = true;
         p.cdtype = cdt;
         int rc = ffn_fit_point_layer(hw, &p, &lc);

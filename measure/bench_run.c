@@ -54,6 +54,13 @@ int ffn__bench_threads(int t)
     return n > 0 ? (int)n : 1;
 }
 
+/* The compute units a case runs on: int8 dot products for W8A8, else fp32 FMA for every
+ * weight but bf16/fp16 (whose own). */
+static ffn_dtype case_cdtype(const ffn_bench_case *c)
+{
+    return c->adtype == FFN_DT_INT8 ? FFN_DT_INT8 : ffn_bench_cdtype(c->wdtype);
+}
+
 ffn_dtype ffn_bench_cdtype(ffn_dtype wdt)
 {
     return wdt == FFN_DT_BF16 || wdt == FFN_DT_FP16 ? wdt : FFN_DT_FP32;
@@ -62,8 +69,40 @@ ffn_dtype ffn_bench_cdtype(ffn_dtype wdt)
 static int get_kernel(const ffn_bench_case *c, const ffn_bench_opts *o, const ffn_kernel **k,
                       ffn_diag *diag)
 {
-    if (o && o->isa_set) return ffn_kernel_get(o->isa, c->wdtype, k, diag);
-    return ffn_kernel_best(c->wdtype, k, diag);
+    if (o && o->isa_set) return ffn_kernel_get_q(o->isa, c->wdtype, c->adtype, k, diag);
+    return ffn_kernel_best_q(c->wdtype, c->adtype, k, diag);
+}
+
+/* The quantized formats a case may ask for: int4 groups of 32, 64 or 128 dividing d and f,
+ * int8 without groups, bf16 or int8 activations only with int8/int4 weights, int8 with int8. */
+static int check_format(const ffn_bench_case *c, ffn_diag *diag)
+{
+    const bool q = c->wdtype == FFN_DT_INT8 || c->wdtype == FFN_DT_INT4;
+    const unsigned G = c->shape.group;
+    if (c->wdtype == FFN_DT_INT4) {
+        if ((G != 32 && G != 64 && G != 128) || c->shape.d % G || c->shape.f % G)
+            return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                                "int4 group size %u does not suit d = %zu, f = %zu: groups are "
+                                "32, 64 or 128 weights and must divide both",
+                                G, c->shape.d, c->shape.f);
+    } else if (G || c->shape.zero_point) {
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "a group size and zero points go with int4 weights only");
+    }
+    if (c->adtype != FFN_DT_FP32 && !q)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "%s activations go with int8 or int4 weights (float kernels multiply "
+                            "fp32 activations)",
+                            ffn_dtype_name(c->adtype) ? ffn_dtype_name(c->adtype) : "?");
+    if (c->adtype != FFN_DT_FP32 && c->adtype != FFN_DT_BF16 && c->adtype != FFN_DT_INT8)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "activations are fp32, bf16 or int8");
+    if (c->adtype == FFN_DT_INT8 && c->wdtype != FFN_DT_INT8)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "int8 activations (W8A8) go with int8 weights only");
+    if (q && c->kind == FFN_BENCH_MOE)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "quantized weights bench dense layers only");
+    return 0;
 }
 
 int ffn_bench_case_check(const ffn_bench_case *c, const ffn_bench_opts *o, ffn_diag *diag)
@@ -76,6 +115,8 @@ int ffn_bench_case_check(const ffn_bench_case *c, const ffn_bench_opts *o, ffn_d
     if (c->kind == FFN_BENCH_MOE && (c->n_experts == 0 || c->top_k == 0 || c->top_k > c->n_experts))
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "MoE top-k %zu is not in [1, %zu]",
                             c->top_k, c->n_experts);
+    int frc = check_format(c, diag);
+    if (frc) return frc;
     /* 2^40 bytes of weights is far beyond any host this runs on; refuse before multiplying. */
     double g = ffn_act_gated(c->shape.act) ? 2.0 : 1.0;
     double E = c->kind == FFN_BENCH_MOE ? (double)c->n_experts : 1.0;
@@ -201,7 +242,7 @@ static int run_case(const ffn_hw *hw, ffn_blayer *L, const ffn_bench_case *cs,
     r->isa = L->kern->isa;
     r->threads = ffn__bench_threads(o->threads);
     r->cold = !o->warm;
-    r->cdtype = ffn_bench_cdtype(cs->wdtype);
+    r->cdtype = case_cdtype(cs);
     r->max_rel_err = NAN;
     const size_t T = cs->tokens;
     int rc = ffn_blayer_buffers(L, T, r->threads, o->seed, diag);
@@ -223,9 +264,16 @@ static int run_case(const ffn_hw *hw, ffn_blayer *L, const ffn_bench_case *cs,
 
     /* the work of one call */
     const double g = ffn_act_gated(cs->shape.act) ? 2.0 : 1.0;
-    const double wb = ffn_dtype_bytes(cs->wdtype, 0);
+    const bool qw = cs->wdtype == FFN_DT_INT8 || cs->wdtype == FFN_DT_INT4;
+    const double wb = ffn_dtype_bytes(cs->wdtype, 0), bb = qw ? 4.0 : wb; /* biases: fp32 */
     const double dd = (double)cs->shape.d, ff = (double)cs->shape.f;
-    const double w1 = (g + 1.0) * dd * ff * wb + (cs->shape.bias ? (g * ff + dd) * wb : 0);
+    const double w1 =
+        (qw ? ffn_weight_matrix_bytes(cs->wdtype, cs->shape.group, cs->shape.zero_point,
+                                      cs->shape.d, (uint64_t)g * cs->shape.f) +
+                  ffn_weight_matrix_bytes(cs->wdtype, cs->shape.group, cs->shape.zero_point,
+                                          cs->shape.f, cs->shape.d)
+            : (g + 1.0) * dd * ff * wb) +
+        (cs->shape.bias ? (g * ff + dd) * bb : 0);
     if (L->kind == FFN_BENCH_DENSE) {
         r->flops = ffn_kernel_flops(&L->shape, T);
         r->bytes = ffn_kernel_bytes(L->kern, &L->shape, T);
@@ -243,8 +291,15 @@ static int run_case(const ffn_hw *hw, ffn_blayer *L, const ffn_bench_case *cs,
             snprintf(bp->error, sizeof bp->error, "the peers run dense layers only");
             continue;
         }
-        /* OpenBLAS has fp32 weights only: a bf16 case is compared with its fp32 FFN */
+        /* OpenBLAS has fp32 weights only: a bf16 or quantized case is compared with its fp32
+         * FFN; oneDNN's int8 FFN is W8A8, the peer of int8 activations only */
         bp->dtype = p == FFN_PEER_OPENBLAS ? FFN_DT_FP32 : cs->wdtype;
+        if (p == FFN_PEER_ONEDNN && qw && cs->adtype != FFN_DT_INT8) {
+            snprintf(bp->error, sizeof bp->error,
+                     "no oneDNN peer for %s weights with %s activations (its int8 FFN is W8A8)",
+                     ffn_dtype_name(cs->wdtype), ffn_dtype_name(cs->adtype));
+            continue;
+        }
         ffn_diag pd;
         ffn_diag_clear(&pd);
         int prc = ffn_peer_init((ffn_peer_lib)p, bp->dtype, &L->shape, &L->kw[0], T, o->threads,

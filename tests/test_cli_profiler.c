@@ -287,6 +287,26 @@ Test(cli_profiler, bench_table_sums_up_its_prediction_errors)
     cr_assert_null(strstr(slurp(out_path), "prediction |err| over"));
 }
 
+/* The quantized kernels through bench: the format's kernel runs, is verified against its
+ * reference and paired with the simulator's op. */
+Test(cli_profiler, bench_runs_the_quantized_kernels)
+{
+    const char *spec = tiny_spec();
+    static const char *fmts[] = {"--dtype int8", "--dtype int8 --adtype int8",
+                                 "--dtype int4 --group 32 --adtype bf16"};
+    static const char *tags[] = {"w8a32_ffn__", "w8a8_ffn__", "w4a16_ffn__"};
+    for (size_t i = 0; i < 3; i++) {
+        char args[600];
+        snprintf(args, sizeof args,
+                 "bench --hw '%s' --shape 5,64,96 %s --reps 2 --verify --threads 2 --format csv "
+                 "--out bq%zu",
+                 spec, fmts[i], i);
+        cr_assert_eq(run(args), 0, "%s: %s", fmts[i], slurp(err_path));
+        const char *out = slurp(out_path);
+        cr_assert(strstr(out, tags[i]) != NULL, "%s ran another kernel: %s", fmts[i], out);
+    }
+}
+
 Test(cli_profiler, bad_input_exits_2_with_one_line)
 {
     const char *spec = tiny_spec();
@@ -296,7 +316,14 @@ Test(cli_profiler, bad_input_exits_2_with_one_line)
         "--shape 4,32",
         "--shape 4,32,48,nope",
         "--shape 4,32,48 --experts 2,3",
-        "--shape 4,32,48 --dtype int8",
+        "--shape 4,32,48 --dtype fp8",
+        "--shape 4,32,48 --dtype int4 --group 64", /* 64 does not divide d = 32 */
+        "--shape 4,32,48 --dtype int4 --group 48",
+        "--shape 4,32,48 --dtype int8 --group 32",
+        "--shape 4,32,48 --adtype int8",
+        "--shape 4,32,48 --dtype int4 --adtype int8",
+        "--shape 4,32,48 --dtype int8 --adtype fp16",
+        "--shape 4,32,48 --experts 4,2 --dtype int8",
         "--shape 4,32,48 --isa sparc",
         "--shape 4,32,48 --model llama2-7b",
         "--shape 4,32,48 --batch 4",

@@ -249,7 +249,11 @@ typedef struct ffn_bench_case {
     size_t tokens;       /* T of the kernel call, >= 1 */
     ffn_kshape shape;    /* d, f (per expert for MoE), act, bias */
     size_t n_experts, top_k; /* MoE: E >= 1, 1 <= k <= E (softmax scoring, Mixtral) */
-    ffn_dtype wdtype;        /* weight dtype; activations are fp32 */
+    ffn_dtype wdtype;        /* weight dtype (int4: its group and zero point are shape's) */
+    /* The format the kernel multiplies activations in (ffn_kernel.adtype): FFN_DT_FP32 (0, every
+     * float kernel), or for int8/int4 weights FFN_DT_BF16 and (int8 only) FFN_DT_INT8 (W8A8).
+     * x and y stay fp32 either way. */
+    ffn_dtype adtype;
 } ffn_bench_case;
 
 #define FFN_BENCH_MAX_EVENTS 24
