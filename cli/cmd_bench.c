@@ -42,8 +42,13 @@ static void usage(FILE *fp)
         "                        --shape prefill when T > 1, else decode: a label only)\n"
         "  --batch LIST          --model: sequences, e.g. 1,4 or 1-64:x2 (default: 1)\n"
         "  --seq S               --model: prompt tokens per sequence (default: 512)\n"
-        "  --dtype D             weight dtype fp32, bf16 or fp16 (default: fp32;\n"
-        "                        activations are always fp32)\n"
+        "  --dtype D             weight dtype fp32, bf16, fp16, int8 (one scale per output\n"
+        "                        channel) or int4 (groups along K; default: fp32)\n"
+        "  --group G             int4: weights per scale, 32, 64 or 128, dividing d and f\n"
+        "                        (default: 128)\n"
+        "  --adtype A            int8/int4: the activations the kernel multiplies, fp32,\n"
+        "                        bf16 or int8 (W8A8: per-token int8, int8 weights only;\n"
+        "                        default: fp32). x and y are fp32 in memory either way\n"
         "  --isa I               auto, list, or the ISA level to cap dispatch at: ref,\n"
         "                        portable, avx2, avx512, avx512_bf16, amx, neon, sve\n"
         "                        (default: auto = FFNROOF_ISA, else the highest this CPU\n"
@@ -87,7 +92,7 @@ const char *__lsan_default_options(void)
 
 enum {
     O_HW = 256, O_MODEL, O_SHAPE, O_EXPERTS, O_PHASE, O_BATCH, O_SEQ, O_DTYPE, O_ISA, O_THREADS,
-    O_PEERS, O_EVENTS, O_REPS, O_VERIFY, O_FORMAT, O_OUT, O_WARM
+    O_PEERS, O_EVENTS, O_REPS, O_VERIFY, O_FORMAT, O_OUT, O_WARM, O_GROUP, O_ADTYPE
 };
 
 /* "T,d,f[,act]" */
@@ -214,6 +219,7 @@ int ffn_cmd_bench(int argc, char **argv)
         {"reps", required_argument, 0, O_REPS},     {"verify", no_argument, 0, O_VERIFY},
         {"format", required_argument, 0, O_FORMAT}, {"out", required_argument, 0, O_OUT},
         {"help", no_argument, 0, 'h'},              {"warm", no_argument, 0, O_WARM},
+        {"group", required_argument, 0, O_GROUP},   {"adtype", required_argument, 0, O_ADTYPE},
         {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
     const char *events_s = NULL, *out_dir = NULL;
@@ -225,7 +231,8 @@ int ffn_cmd_bench(int argc, char **argv)
     ffn_bench_opts bo;
     memset(&bo, 0, sizeof bo);
     bo.seed = 1;
-    ffn_dtype wdt = FFN_DT_FP32;
+    ffn_dtype wdt = FFN_DT_FP32, adt = FFN_DT_FP32;
+    uint64_t group = 0;
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
     ffn_cli_seen seen = {0};
@@ -259,8 +266,21 @@ int ffn_cmd_bench(int argc, char **argv)
             break;
         case O_DTYPE:
             if (ffn_dtype_parse(optarg, &wdt) ||
-                (wdt != FFN_DT_FP32 && wdt != FFN_DT_BF16 && wdt != FFN_DT_FP16))
-                return ffn_cli_usage(CMD, "--dtype must be fp32, bf16 or fp16; got '%s'", optarg);
+                (wdt != FFN_DT_FP32 && wdt != FFN_DT_BF16 && wdt != FFN_DT_FP16 &&
+                 wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4))
+                return ffn_cli_usage(CMD, "--dtype must be fp32, bf16, fp16, int8 or int4; got '%s'",
+                                     optarg);
+            break;
+        case O_GROUP:
+            if ((rc = ffn_cli_u64(CMD, "--group", optarg, 1, 1u << 20, &group))) return rc;
+            if (group != 32 && group != 64 && group != 128)
+                return ffn_cli_usage(CMD, "--group must be 32, 64 or 128; got %llu",
+                                     (unsigned long long)group);
+            break;
+        case O_ADTYPE:
+            if (ffn_dtype_parse(optarg, &adt) ||
+                (adt != FFN_DT_FP32 && adt != FFN_DT_BF16 && adt != FFN_DT_INT8))
+                return ffn_cli_usage(CMD, "--adtype must be fp32, bf16 or int8; got '%s'", optarg);
             break;
         case O_ISA:
             if (!strcmp(optarg, "auto")) {
@@ -337,6 +357,12 @@ int ffn_cmd_bench(int argc, char **argv)
     if (experts_s && !shape_s) return ffn_cli_usage(CMD, "--experts goes with --shape");
     bo.threads = (int)threads;
     bo.reps = reps;
+    if (group && wdt != FFN_DT_INT4) return ffn_cli_usage(CMD, "--group goes with --dtype int4");
+    if (adt != FFN_DT_FP32 && wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4)
+        return ffn_cli_usage(CMD, "--adtype %s goes with --dtype int8 or int4", ffn_dtype_name(adt));
+    if (adt == FFN_DT_INT8 && wdt != FFN_DT_INT8)
+        return ffn_cli_usage(CMD, "--adtype int8 (W8A8) goes with --dtype int8");
+    if (wdt == FFN_DT_INT4 && !group) group = 128;
 
     /* the cases */
     static ffn_bench_case cases[MAX_CASES];
@@ -353,7 +379,9 @@ int ffn_cmd_bench(int argc, char **argv)
         k->shape.d = s3[1];
         k->shape.f = s3[2];
         k->shape.act = act;
+        k->shape.group = (unsigned)group;
         k->wdtype = wdt;
+        k->adtype = adt;
         k->phase = phases == 2 || (phases == 0 && s3[0] == 1) ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
         if (phases == 3) return ffn_cli_usage(CMD, "--phase both needs --model");
         k->batch = k->phase == FFN_PHASE_DECODE ? s3[0] : 1;
@@ -401,14 +429,17 @@ int ffn_cmd_bench(int argc, char **argv)
                 k->shape.bias = m.mlp_bias;
                 k->n_experts = moe ? m.moe.n_experts : 0;
                 k->top_k = moe ? m.moe.top_k : 0;
+                k->shape.group = (unsigned)group;
                 k->wdtype = wdt;
+                k->adtype = adt;
             }
         }
     }
     ffn_diag d;
     ffn_diag_clear(&d);
     for (size_t i = 0; i < n; i++)
-        if ((rc = ffn_bench_case_check(&cases[i], &bo, &d))) return ffn_cli_diag(&d);
+        if ((rc = ffn_bench_case_check(&cases[i], &bo, &d)))
+            return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", d.msg);
     /* the output folder, before anything runs */
     char out_buf[512];
     if (!out_dir) {
