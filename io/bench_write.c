@@ -7,7 +7,8 @@
 #include "ffnroof/bench_io.h"
 #include "ffnroof/json.h"
 
-void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b);
+#include "profile_json.h"
+
 void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra);
 
 static void spec(ffn_json *j, const ffn_bench_meta *m)
@@ -90,6 +91,23 @@ static void num_or_null(ffn_json *j, const char *key, double v)
         ffn_json_null(j, key);
 }
 
+void ffn__json_case_layer(ffn_json *j, const ffn_bench_case *c)
+{
+    ffn_json_u64(j, "tokens", c->tokens);
+    ffn_json_u64(j, "d", c->shape.d);
+    ffn_json_u64(j, "f", c->shape.f);
+    ffn_json_str(j, "act", ffn_act_name(c->shape.act));
+    if (c->kind == FFN_BENCH_MOE) {
+        ffn_json_u64(j, "experts", c->n_experts);
+        ffn_json_u64(j, "top_k", c->top_k);
+    } else {
+        ffn_json_null(j, "experts");
+        ffn_json_null(j, "top_k");
+    }
+    ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
+    ffn_json_str(j, "adtype", "fp32");
+}
+
 static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
 {
     const ffn_bench_case *c = &r->c;
@@ -103,19 +121,7 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
         ffn_json_u64(j, "seq", c->seq);
     else
         ffn_json_null(j, "seq");
-    ffn_json_u64(j, "tokens", c->tokens);
-    ffn_json_u64(j, "d", c->shape.d);
-    ffn_json_u64(j, "f", c->shape.f);
-    ffn_json_str(j, "act", ffn_act_name(c->shape.act));
-    if (moe) {
-        ffn_json_u64(j, "experts", c->n_experts);
-        ffn_json_u64(j, "top_k", c->top_k);
-    } else {
-        ffn_json_null(j, "experts");
-        ffn_json_null(j, "top_k");
-    }
-    ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
-    ffn_json_str(j, "adtype", "fp32");
+    ffn__json_case_layer(j, c);
     ffn_json_str(j, "isa", ffn_isa_name(r->isa));
     ffn_json_str(j, "kernel", r->kernel);
     ffn_json_u64(j, "threads", (uint64_t)r->threads);

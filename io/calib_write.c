@@ -7,8 +7,8 @@
 #include "ffnroof/bench_io.h"
 #include "ffnroof/json.h"
 
-/* A "; "-separated list as a JSON array of strings. */
-void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b);
+#include "profile_json.h"
+
 void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b)
 {
     ffn_json_arr_begin(j, key);
@@ -97,19 +97,7 @@ static void kernel_run(ffn_json *j, const ffn_kcal_run *kr)
     ffn_json_obj_begin(j, NULL);
     ffn_json_str(j, "kind", c->kind == FFN_BENCH_MOE ? "moe" : "dense");
     ffn_json_str(j, "phase", ffn_phase_name(c->phase));
-    ffn_json_u64(j, "tokens", c->tokens);
-    ffn_json_u64(j, "d", c->shape.d);
-    ffn_json_u64(j, "f", c->shape.f);
-    ffn_json_str(j, "act", ffn_act_name(c->shape.act));
-    if (c->kind == FFN_BENCH_MOE) {
-        ffn_json_u64(j, "experts", c->n_experts);
-        ffn_json_u64(j, "top_k", c->top_k);
-    } else {
-        ffn_json_null(j, "experts");
-        ffn_json_null(j, "top_k");
-    }
-    ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
-    ffn_json_str(j, "adtype", "fp32");
+    ffn__json_case_layer(j, c);
     ffn_json_str(j, "kernel", r->kernel);
     ffn_json_str(j, "isa", ffn_isa_name(r->isa));
     ffn_json_u64(j, "threads", (uint64_t)r->threads);

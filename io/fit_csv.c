@@ -55,23 +55,8 @@ int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_poi
         }
         /* Split at every comma: an empty field is an error, not a column that vanishes. */
         char *fields[6];
-        int nf = 0, want = ffn ? 5 : 4;
-        for (char *t = line;; nf++) {
-            char *comma = strchr(t, ',');
-            if (nf < 6) fields[nf] = t;
-            if (comma) *comma = '\0';
-            if (!*t) {
-                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(t - line) + 1,
-                                  "empty field (column %d)", nf + 1);
-                break;
-            }
-            if (!comma) {
-                nf++;
-                break;
-            }
-            t = comma + 1;
-        }
-        if (rc) break;
+        int nf, want = ffn ? 5 : 4;
+        if ((rc = ffn__input_fields(line, fields, 6, &nf, path, lineno, diag))) break;
         if (nf != want) {
             rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1, "expected %d columns, got %d",
                               want, nf);

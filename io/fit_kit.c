@@ -110,23 +110,8 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
         if (line[0] == '#' || line[0] == '\0') continue;
         /* split at every comma; an empty field is an error */
         char *f[8];
-        int nf = 0;
-        for (char *t = line;; nf++) {
-            char *comma = strchr(t, ',');
-            if (comma) *comma = '\0';
-            if (nf < 8) f[nf] = t;
-            if (!*t) {
-                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(t - line) + 1,
-                                  "empty field (column %d)", nf + 1);
-                break;
-            }
-            if (!comma) {
-                nf++;
-                break;
-            }
-            t = comma + 1;
-        }
-        if (rc) break;
+        int nf;
+        if ((rc = ffn__input_fields(line, f, 8, &nf, path, lineno, diag))) break;
         if (!header) {
             header = true;
             for (int i = 0; i < 5 && !rc; i++)

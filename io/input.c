@@ -121,3 +121,22 @@ bool ffn__input_line(ffn_input *in, size_t *off, char **line)
     *line = s;
     return true;
 }
+
+int ffn__input_fields(char *line, char **f, int cap, int *nf, const char *path, int lineno,
+                      ffn_diag *diag)
+{
+    *nf = 0;
+    for (char *t = line;; (*nf)++) {
+        char *comma = strchr(t, ',');
+        if (*nf < cap) f[*nf] = t;
+        if (comma) *comma = '\0';
+        if (!*t)
+            return ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(t - line) + 1,
+                                "empty field (column %d)", *nf + 1);
+        if (!comma) {
+            (*nf)++;
+            return 0;
+        }
+        t = comma + 1;
+    }
+}

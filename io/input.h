@@ -31,4 +31,10 @@ int ffn__input_text(const ffn_input *in, const char *path, size_t *start, ffn_di
  * *off moves past it. Returns false when there is no line left. */
 bool ffn__input_line(ffn_input *in, size_t *off, char **line);
 
+/* Split a CSV line in place at every comma: the first cap fields in f[], their count (all of
+ * them, also beyond cap) in *nf. An empty field is an error, not a column that vanishes:
+ * FFN_ESCHEMA with diag at path:lineno and the field's column. */
+int ffn__input_fields(char *line, char **f, int cap, int *nf, const char *path, int lineno,
+                      ffn_diag *diag);
+
 #endif
