@@ -231,32 +231,22 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                              idx);
             idx++;
         }
-        if (nm) {
-            fprintf(data, "\n\n# [%d] %s: measured points (intensity FLOP/B, FLOP/s, \"label\")\n",
-                    idx, name);
+        for (int pred = 0; pred < 2; pred++) { /* the measured points, then the predicted */
+            if (!(pred ? np : nm)) continue;
+            const char *what = pred ? "predicted" : "measured";
+            fprintf(data, "\n\n# [%d] %s: %s points (intensity FLOP/B, FLOP/s, \"label\")\n",
+                    idx, name, what);
             for (size_t i = 0; i < c->n_pts; i++) {
                 const ffn_plot_point *p = &c->pts[i];
-                if (p->device != d || !(p->intensity > 0) || !(p->measured_flops > 0)) continue;
+                const double v = pred ? p->predicted_flops : p->measured_flops;
+                if (p->device != d || !(p->intensity > 0) || !(v > 0)) continue;
                 ffn__plot_clean(lab, sizeof lab, p->label);
-                fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, p->measured_flops, lab);
+                fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, v, lab);
             }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points pt %d ps 1.3 "
-                                  "lc rgb point_colour title \"measured\"",
-                             idx, meas_pt[d % 6]);
-            idx++;
-        }
-        if (np) {
-            fprintf(data, "\n\n# [%d] %s: predicted points (intensity FLOP/B, FLOP/s, \"label\")\n",
-                    idx, name);
-            for (size_t i = 0; i < c->n_pts; i++) {
-                const ffn_plot_point *p = &c->pts[i];
-                if (p->device != d || !(p->intensity > 0) || !(p->predicted_flops > 0)) continue;
-                ffn__plot_clean(lab, sizeof lab, p->label);
-                fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, p->predicted_flops, lab);
-            }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points pt %d ps 1.4 "
-                                  "lc rgb point_colour title \"predicted\"",
-                             idx, pred_pt[d % 6]);
+            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points pt %d ps %s "
+                                  "lc rgb point_colour title \"%s\"",
+                             idx, pred ? pred_pt[d % 6] : meas_pt[d % 6], pred ? "1.4" : "1.3",
+                             what);
             idx++;
         }
         if (!nm && !np) continue;
