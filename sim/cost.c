@@ -105,10 +105,17 @@ ffn_dtype ffn_compute_dtype(const ffn_hw *hw, ffn_dtype w, ffn_dtype a)
     return FFN_DT_FP32;
 }
 
+/* The peak an op of compute dtype cdt runs at: its own, else fp32's, else (a spec that
+ * publishes no fp32 rate: TPUs, Cerebras) the widest floating-point peak the device has, so
+ * that the fp32 vector work of routing and elementwise ops is priced at a rate the device has
+ * rather than at 1 FLOP/s. */
 static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
 {
     double p = hw->peak_flops[cdt];
-    if (p <= 0) p = hw->peak_flops[FFN_DT_FP32];
+    static const ffn_dtype widest_first[] = {FFN_DT_FP32, FFN_DT_TF32, FFN_DT_BF16, FFN_DT_FP16,
+                                             FFN_DT_FP8};
+    for (size_t i = 0; !(p > 0) && i < sizeof widest_first / sizeof widest_first[0]; i++)
+        p = hw->peak_flops[widest_first[i]];
     return p > 0 ? p : 1.0;
 }
 

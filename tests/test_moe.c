@@ -158,6 +158,30 @@ Test(moe, flops_scale_with_topk)
     cr_assert(fabs(e2 / gemm - 1) < 1e-3, "expert flops %.6g vs %.6g", e2, gemm);
 }
 
+/* A spec that publishes no fp32 rate (TPUs) prices the router's top-k and the combine, fp32
+ * vector work, at its widest floating-point peak, not at 1 FLOP/s (which once made a TPU v5e
+ * MoE layer take 195,630 s): with only a bf16 peak the layer costs what it costs with an fp32
+ * peak as high as that bf16 one. */
+Test(moe, routing_without_an_fp32_peak_runs_at_the_widest_float_peak)
+{
+    ffn_hw hw = test_hw();
+    hw.peak_flops[FFN_DT_FP32] = 0;
+    ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    run.phase = FFN_PHASE_DECODE;
+    run.batch = 8;
+    ffn_result r, ref;
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+    hw.peak_flops[FFN_DT_FP32] = hw.peak_flops[FFN_DT_BF16];
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &ref, NULL), 0);
+    cr_assert_lt(r.moe_detail.router_s, 1e-3);
+    cr_assert_lt(r.moe_detail.combine_s, 1e-3);
+    cr_assert_float_eq(r.moe_detail.router_s, ref.moe_detail.router_s, 1e-15);
+    cr_assert_float_eq(r.moe_detail.combine_s, ref.moe_detail.combine_s, 1e-15);
+    cr_assert_float_eq(r.predicted_s, ref.predicted_s, 1e-12);
+}
+
 Test(moe, alltoall_bytes_follow_ep)
 {
     ffn_hw hw = test_hw();
