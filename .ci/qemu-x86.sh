@@ -3,7 +3,7 @@
 # an AVX2 CPU without AVX-512 (qemu's Haswell: AVX2, FMA, F16C) and on the x86-64 baseline
 # (qemu64: SSE2, no AVX), from one release build in its own tree. On Haswell the bench must pick
 # the avx2 kernels and on qemu64 the portable ones, for fp32, bf16 and fp16 and every
-# activation, and match the reference kernel. A test whose ISA feature or peer library the
+# activation and for the int8/int4 formats, and match the reference kernel. A test whose ISA feature or peer library the
 # emulated CPU lacks skips with its reason (cr_skip); FFNROOF_EMULATED=1 tells the timing-based
 # checks that time here is TCG's, not the CPU's.
 #
@@ -106,6 +106,35 @@ check_bench() {
                 echo "$line: ok"
             else
                 echo "$line: FAILED (wanted an $isa kernel within the $dt bound)" >&2
+                fail=1
+            fi
+            rm -rf "$out/b"
+        done
+    done
+    # The quantized formats (issue 16): W8A32, W8A16, W8A8 and W4A16 (groups of 32, with zero
+    # points through the suites), decode and prefill; the bound is the W8A8 one, where a code of
+    # h may flip against the reference (test_kernels_quant derives the tight ones).
+    local fmt
+    for fmt in "int8" "int8 --adtype bf16" "int8 --adtype int8" "int4 --group 32 --adtype bf16"; do
+        for T in 1 17; do
+            # shellcheck disable=SC2086
+            if ! QEMU_CPU=$cpu "$qemu" "$bin" bench --hw epyc-9654 --shape "$T,64,96,swiglu" \
+                --dtype $fmt --reps 2 --verify --format csv --out "$out/b" \
+                >"$out/csv" 2>"$out/err"; then
+                echo "qemu-x86.sh: bench $fmt T=$T failed under -cpu $cpu:" >&2
+                cat "$out/err" >&2
+                fail=1
+                continue
+            fi
+            k=$(sed -n 's/^ *"kernel": "\(.*\)",$/\1/p' "$out/b/bench.json")
+            kisa=$(sed -n 's/^ *"isa": "\(.*\)",$/\1/p' "$out/b/bench.json")
+            err=$(sed -n 's/^ *"max_rel_err": \([^,]*\),\{0,1\}$/\1/p' "$out/b/bench.json")
+            line="qemu-x86.sh: -cpu ${cpu%%,*} $fmt T=$T: ${k:-?} (isa ${kisa:-?}), max rel err ${err:-?}"
+            if [ "$kisa" = "$isa" ] && [[ $k == *"__${isa}"* ]] && awk -v e="$err" \
+                'BEGIN { exit !(e != "" && e + 0 == e && e >= 0 && e <= 1e-3) }'; then
+                echo "$line: ok"
+            else
+                echo "$line: FAILED (wanted an $isa kernel within the bound)" >&2
                 fail=1
             fi
             rm -rf "$out/b"

@@ -86,8 +86,8 @@ FFN__DRIVER_KERNEL(ffn_kernel_f16_portable, "f16_ffn__portable_6x8", FFN_ISA_POR
                    FFN_DT_FP16, drv_portable_f16, 0, 0);
 QKERNELS(portable, ffn_ukernels_q_portable, 0x50510000u, "portable_6x8", FFN_ISA_PORTABLE);
 static const ffn__drv drv_portable_w8a8 = DRVI8(ffn_ukernels_i8_portable, 0x50513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_portable, "w8a8_ffn__portable", FFN_ISA_PORTABLE, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_portable_w8a8, 0, 0);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_portable, "w8a8_ffn__portable_1x32", FFN_ISA_PORTABLE,
+                     FFN_DT_INT8, FFN_DT_INT8, drv_portable_w8a8, 0, 0);
 
 #if defined(FFN_HAVE_AVX2)
 static const ffn__drv drv_avx2_f32 = DRV(ffn_ukernels_avx2, FFN_UKR_F32, 0x32463332u);

@@ -409,12 +409,14 @@ static void check_shape(const ffn_kernel *const *ks, size_t nk, ffn_dtype wdt, s
 static const size_t Ts[] = {0, 1, 2, 3, 4, 5, 7, 15, 17, 33, 70};
 
 /* FFNROOF_KERNEL_SHAPES=small (.ci/aarch64.sh on the 256- and 512-bit SVE CPUs, the slowest to
- * emulate): the T that cross a table's switch or tile (0, 1, 4, 5, 17, 33) on shapes of at most
- * 2^14 weights per matrix, which still hold every column and K tail of every panel width. */
+ * emulate), and every emulated run (FFNROOF_EMULATED: qemu-x86.sh's TCG is 20-100x slower, and
+ * the same kernels run the full set natively): the T that cross a table's switch or tile (0, 1, 4,
+ * 5, 17, 33) on shapes of at most 2^14 weights per matrix, which still hold every column and K tail
+ * of every panel width. */
 static bool small_run(size_t T, size_t d, size_t f)
 {
     const char *sel = getenv("FFNROOF_KERNEL_SHAPES");
-    if (!sel || strcmp(sel, "small")) return true;
+    if ((!sel || strcmp(sel, "small")) && !getenv("FFNROOF_EMULATED")) return true;
     const bool t_ok = T == 0 || T == 1 || T == 4 || T == 5 || T == 17 || T == 33;
     return t_ok && d * f <= ((size_t)1 << 14);
 }
@@ -888,7 +890,7 @@ Test(kernels_quant, dispatch_for_cpu_classes)
         cr_assert_str_eq(pick_q(spr, FFN_ISA_AVX512, I8, I8), "w8a8_ffn__avx512vnni_8x32");
         cr_assert_str_eq(pick_q(spr, FFN_ISA_AVX2, I8, I8), built("w8a8_ffn__avx2_2x32")
                                                                 ? "w8a8_ffn__avx2_2x32"
-                                                                : "w8a8_ffn__portable");
+                                                                : "w8a8_ffn__portable_1x32");
     }
     if (built("w8a8_ffn__amx_32x32")) {
         cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I8, I8), "w8a8_ffn__amx_32x32");
@@ -896,12 +898,12 @@ Test(kernels_quant, dispatch_for_cpu_classes)
                          "w8a8_ffn__avx512vnni_8x32", "AMX-BF16 without AMX-INT8");
     }
     if (built("w8a8_ffn__neondot_2x32")) {
-        cr_assert_str_eq(pick_q(FFN_CPU_NEON, FFN_ISA_SVE, I8, I8), "w8a8_ffn__portable",
+        cr_assert_str_eq(pick_q(FFN_CPU_NEON, FFN_ISA_SVE, I8, I8), "w8a8_ffn__portable_1x32",
                          "ARMv8.0 without SDOT");
         cr_assert_str_eq(pick_q(a76, FFN_ISA_SVE, I8, I8), "w8a8_ffn__neondot_2x32");
         cr_assert_str_eq(pick_q(n2, FFN_ISA_NEON, I8, FFN_DT_FP32), "w8a32_ffn__neon_8x12");
     }
-    cr_assert_str_eq(pick_q(0, FFN_ISA_AMX, I8, I8), "w8a8_ffn__portable");
+    cr_assert_str_eq(pick_q(0, FFN_ISA_AMX, I8, I8), "w8a8_ffn__portable_1x32");
     cr_assert_str_eq(pick_q(spr, FFN_ISA_PORTABLE, I4, FFN_DT_BF16), "w4a16_ffn__portable_6x8");
     cr_assert_str_eq(pick_q(spr, FFN_ISA_REF, I8, I8), "w8a8_ffn__ref");
 }
