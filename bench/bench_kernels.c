@@ -490,7 +490,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         m->k = m->count_k = ks[i];
     }
     if (qcase) {
-        printf("  (int4: groups of %u along K, symmetric, bf16 scales)\n", group);
+        if (qcase == 1) printf("  (int4: groups of %u along K, symmetric, bf16 scales)\n", group);
         n = quant_impls(qcase, &w.s, group, ms);
     }
     const int first_peer = n;
