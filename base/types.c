@@ -9,12 +9,16 @@
 static const char *const dtype_names[FFN_DT_COUNT] = {"fp32", "tf32", "bf16", "fp16",
                                                       "fp8",  "int8", "int4"};
 static const char *const isa_names[FFN_ISA_COUNT] = {
-    [FFN_ISA_REF] = "ref",         [FFN_ISA_PORTABLE] = "portable",
-    [FFN_ISA_AVX2] = "avx2",       [FFN_ISA_AVX512] = "avx512",
-    [FFN_ISA_AVX512_BF16] = "avx512_bf16", [FFN_ISA_AMX] = "amx",
-    [FFN_ISA_NEON] = "neon",       [FFN_ISA_SVE] = "sve",
+    [FFN_ISA_REF] = "ref",
+    [FFN_ISA_PORTABLE] = "portable",
+    [FFN_ISA_AVX2] = "avx2",
+    [FFN_ISA_AVX512] = "avx512",
+    [FFN_ISA_AVX512_BF16] = "avx512_bf16",
+    [FFN_ISA_AMX] = "amx",
+    [FFN_ISA_NEON] = "neon",
+    [FFN_ISA_SVE] = "sve",
 };
-static const char *const act_names[FFN_ACT_COUNT] = {"relu", "gelu",   "gelu_tanh", "silu",
+static const char *const act_names[FFN_ACT_COUNT] = {"relu",   "gelu",  "gelu_tanh", "silu",
                                                      "swiglu", "geglu", "reglu"};
 
 static bool ieq(const char *a, const char *b)
@@ -34,7 +38,7 @@ int ffn_dtype_parse(const char *s, ffn_dtype *out)
     static const struct {
         const char *alias;
         ffn_dtype dt;
-    } aliases[] = {{"float32", FFN_DT_FP32}, {"float", FFN_DT_FP32},   {"float16", FFN_DT_FP16},
+    } aliases[] = {{"float32", FFN_DT_FP32}, {"float", FFN_DT_FP32},    {"float16", FFN_DT_FP16},
                    {"half", FFN_DT_FP16},    {"bfloat16", FFN_DT_BF16}, {"e4m3", FFN_DT_FP8},
                    {"e5m2", FFN_DT_FP8},     {"float8", FFN_DT_FP8}};
     if (!s || !out) return FFN_EINVAL;
@@ -125,8 +129,10 @@ int ffn_act_parse(const char *s, ffn_act *out)
     static const struct {
         const char *alias;
         ffn_act a;
-    } aliases[] = {{"gelu_new", FFN_ACT_GELU_TANH},      {"gelu_pytorch_tanh", FFN_ACT_GELU_TANH},
-                   {"gelu_fast", FFN_ACT_GELU_TANH},     {"swish", FFN_ACT_SILU},
+    } aliases[] = {{"gelu_new", FFN_ACT_GELU_TANH},
+                   {"gelu_pytorch_tanh", FFN_ACT_GELU_TANH},
+                   {"gelu_fast", FFN_ACT_GELU_TANH},
+                   {"swish", FFN_ACT_SILU},
                    {"gelu_erf", FFN_ACT_GELU}};
     if (!s || !out) return FFN_EINVAL;
     for (int i = 0; i < FFN_ACT_COUNT; i++)

@@ -342,7 +342,7 @@ static uint64_t probe_read(const uint64_t *b, size_t n, int nt)
 typedef struct impl {
     char name[64];
     ffn_kshape s; /* the case's shape, with the group of an int4 kernel */
-    int kind; /* 0 kernel, 1 peer, 2 read probe, 3 FMA probe */
+    int kind;     /* 0 kernel, 1 peer, 2 read probe, 3 FMA probe */
     const ffn_kernel *k, *count_k;
     void **packed;
     int copies;
@@ -749,8 +749,7 @@ int main(int argc, char **argv)
     size_t bw_buf = 0;
     const double bw = measure_read_bw(nt, &bw_buf);
     printf("host: %d threads, LLC %zu MiB (sysconf)\n", nt, llc_bytes() >> 20);
-    printf("  fp32 FMA peak      %9.1f GFLOP/s (%s, best of 5)\n", peak * 1e-9,
-           fma_probe_name);
+    printf("  fp32 FMA peak      %9.1f GFLOP/s (%s, best of 5)\n", peak * 1e-9, fma_probe_name);
     printf("  read bandwidth     %9.1f GB/s (read-only sum over %zu MiB, best of 5)\n", bw * 1e-9,
            bw_buf >> 20);
     const char *isa_env = getenv("FFNROOF_ISA");

@@ -66,7 +66,8 @@ static double rate(void (*fn)(bench_ctx *, uint64_t), bench_ctx *c, double secon
     uint64_t n = 0, batch = 64;
     double t0 = cpu_now(), w0 = wall_now(), t;
     do {
-        for (uint64_t i = 0; i < batch; i++) fn(c, n + i);
+        for (uint64_t i = 0; i < batch; i++)
+            fn(c, n + i);
         n += batch;
         t = cpu_now() - t0;
     } while (t < seconds);

@@ -475,7 +475,8 @@ int main(int argc, char **argv)
                 if (g == 0)
                     printf("  measured inside the predicted p10-p90 range (x%.3g-x%.3g%s): "
                            "%.0f%% of FFNs, %.0f%% of ops\n",
-                           p10, p90, dflt ? ", default" : "", k ? 100.0 * (double)inside / (double)k : 0.0,
+                           p10, p90, dflt ? ", default" : "",
+                           k ? 100.0 * (double)inside / (double)k : 0.0,
                            n_ops ? 100.0 * (double)inside_ops / (double)n_ops : 0.0);
             }
             qsort(res, nres, sizeof *res, cmp_result_abs_desc);

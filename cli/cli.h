@@ -110,8 +110,8 @@ struct ffn_scenario;
 /* plan/sweep: load --scenario FILE, or start an empty scenario that the flags fill (then
  * --model and --hw are required). Returns 0 or prints the problem and returns
  * FFN_EXIT_USAGE. */
-int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model,
-                           const char *hw, struct ffn_scenario *sc);
+int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model, const char *hw,
+                           struct ffn_scenario *sc);
 int ffn_cli_load_scenario_inputs(const struct ffn_scenario *sc, ffn_hw *hws, ffn_model *models);
 
 /* Data lookup: NAME -> <dir>/<kind>/NAME.yaml, searched in $FFNROOF_DATA_DIR, the source tree

@@ -100,8 +100,8 @@ int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, ui
     if (*end || errno == ERANGE)
         return ffn_cli_usage(cmd, "%s needs a whole number, got '%s'", opt, s);
     if (v < lo || v > hi)
-        return ffn_cli_usage(cmd, "%s must be in [%llu, %llu], got %s", opt,
-                             (unsigned long long)lo, (unsigned long long)hi, s);
+        return ffn_cli_usage(cmd, "%s must be in [%llu, %llu], got %s", opt, (unsigned long long)lo,
+                             (unsigned long long)hi, s);
     *out = v;
     return 0;
 }
@@ -115,16 +115,20 @@ int ffn_cli_double(const char *cmd, const char *opt, const char *s, double lo, d
     double v = strtod(s, &end);
     if (*end || errno == ERANGE || !isfinite(v))
         return ffn_cli_usage(cmd, "%s needs a finite number, got '%s'", opt, s);
-    if (v < lo || v > hi) return ffn_cli_usage(cmd, "%s must be in [%g, %g], got %s", opt, lo, hi, s);
+    if (v < lo || v > hi)
+        return ffn_cli_usage(cmd, "%s must be in [%g, %g], got %s", opt, lo, hi, s);
     *out = v;
     return 0;
 }
 
 int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_csv)
 {
-    if (!strcmp(s, "table")) *out = FFN_FMT_TABLE;
-    else if (!strcmp(s, "json")) *out = FFN_FMT_JSON;
-    else if (!strcmp(s, "csv") && allow_csv) *out = FFN_FMT_CSV;
+    if (!strcmp(s, "table"))
+        *out = FFN_FMT_TABLE;
+    else if (!strcmp(s, "json"))
+        *out = FFN_FMT_JSON;
+    else if (!strcmp(s, "csv") && allow_csv)
+        *out = FFN_FMT_CSV;
     else
         return ffn_cli_usage(cmd, "--format must be table, json%s; got '%s'",
                              allow_csv ? " or csv" : "", s);
@@ -159,8 +163,8 @@ int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *)
 int ffn_cli_dtype(const char *cmd, const char *opt, const char *s, ffn_dtype *out)
 {
     if (ffn_dtype_parse(s, out))
-        return ffn_cli_usage(cmd, "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)",
-                             opt, s);
+        return ffn_cli_usage(
+            cmd, "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)", opt, s);
     return 0;
 }
 
@@ -206,8 +210,8 @@ int ffn_cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t l
                 if (slen && (*st == 'x' || *st == '*')) geometric = true, st++, slen--;
                 if (parse_u(cmd, opt, st, slen, &step)) return FFN_EXIT_USAGE;
                 if (step == 0 || (geometric && step < 2))
-                    return ffn_cli_usage(cmd, "%s: the step of '%.*s' must be %s", opt, (int)len,
-                                         p, geometric ? ">= 2" : ">= 1");
+                    return ffn_cli_usage(cmd, "%s: the step of '%.*s' must be %s", opt, (int)len, p,
+                                         geometric ? ">= 2" : ">= 1");
             }
             if (b < a) return ffn_cli_usage(cmd, "%s: empty range '%.*s'", opt, (int)len, p);
         }
@@ -290,12 +294,13 @@ int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *p
                 strcmp(kind, "hw") ? kind : "device", name);
         char names[256][64];
         size_t cnt = ffn_data_names(dir, names, 256);
-        for (size_t i = 0; i < cnt; i++) fprintf(stderr, " %s", names[i]);
+        for (size_t i = 0; i < cnt; i++)
+            fprintf(stderr, " %s", names[i]);
         fprintf(stderr, "\n");
         return FFN_EXIT_USAGE;
     }
-    return ffn_cli_usage(cmd, "no %s/ data folder found for '%s' (set FFNROOF_DATA_DIR or give a path)",
-                         kind, name);
+    return ffn_cli_usage(
+        cmd, "no %s/ data folder found for '%s' (set FFNROOF_DATA_DIR or give a path)", kind, name);
 }
 
 int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw)
@@ -335,7 +340,8 @@ int ffn_cli_out_open(const char *cmd, ffn_cli_out *o, const char *path)
     if (is_dir(path))
         return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write '%s': is a directory", path);
     o->fp = fopen(o->tmp, "w");
-    if (!o->fp) return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write '%s': %s", path, strerror(errno));
+    if (!o->fp)
+        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "cannot write '%s': %s", path, strerror(errno));
     return 0;
 }
 
@@ -403,15 +409,19 @@ int ffn_cli_load_scenario_inputs(const ffn_scenario *sc, ffn_hw *hws, ffn_model 
 
 int ffn_cli_phases(const char *cmd, const char *s, unsigned *mask)
 {
-    if (!strcmp(s, "prefill")) *mask = 1u;
-    else if (!strcmp(s, "decode")) *mask = 2u;
-    else if (!strcmp(s, "both")) *mask = 3u;
-    else return ffn_cli_usage(cmd, "--phase must be prefill, decode or both; got '%s'", s);
+    if (!strcmp(s, "prefill"))
+        *mask = 1u;
+    else if (!strcmp(s, "decode"))
+        *mask = 2u;
+    else if (!strcmp(s, "both"))
+        *mask = 3u;
+    else
+        return ffn_cli_usage(cmd, "--phase must be prefill, decode or both; got '%s'", s);
     return 0;
 }
 
-int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model,
-                           const char *hw, ffn_scenario *sc)
+int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model, const char *hw,
+                           ffn_scenario *sc)
 {
     if (scenario) {
         ffn_diag d;

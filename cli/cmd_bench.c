@@ -25,54 +25,53 @@
 
 static void usage(FILE *fp)
 {
-    fputs(
-        "usage: ffnroof bench (--model M | --shape T,d,f[,act]) [options]\n"
-        "\n"
-        "Run ffnroof's FFN kernels on this host (weights flushed from the caches before every\n"
-        "call, unless --warm), with PAPI counters, beside the library peers, against the\n"
-        "roofline and the simulator's prediction on a spec.\n"
-        "\n"
-        "  --hw SPEC             spec for the roofline and the prediction (default: the last\n"
-        "                        calibration, " FFN_LAST_CAL_DIR "/hw.yaml; when there is\n"
-        "                        none, `ffnroof calibrate --quick` runs first)\n"
-        "  --model M             the model's FFN shapes (a MoE model benches its MoE layer)\n"
-        "  --shape T,d,f[,act]   one layer of T tokens (act default swiglu)\n"
-        "  --experts E,k         with --shape: a MoE layer of E experts, top-k (softmax)\n"
-        "  --phase P             prefill, decode or both (default: both with --model; with\n"
-        "                        --shape prefill when T > 1, else decode: a label only)\n"
-        "  --batch LIST          --model: sequences, e.g. 1,4 or 1-64:x2 (default: 1)\n"
-        "  --seq S               --model: prompt tokens per sequence (default: 512)\n"
-        "  --dtype D             weight dtype fp32, bf16, fp16, int8 (one scale per output\n"
-        "                        channel) or int4 (groups along K; default: fp32)\n"
-        "  --group G             int4: weights per scale, 32, 64 or 128, dividing d and f\n"
-        "                        (default: 128)\n"
-        "  --adtype A            int8/int4: the activations the kernel multiplies, fp32,\n"
-        "                        bf16 or int8 (W8A8: per-token int8, int8 weights only;\n"
-        "                        default: fp32). x and y are fp32 in memory either way\n"
-        "  --isa I               auto, list, or the ISA level to cap dispatch at: ref,\n"
-        "                        portable, avx2, avx512, avx512_bf16, amx, neon, sve\n"
-        "                        (default: auto = FFNROOF_ISA, else the highest this CPU\n"
-        "                        runs; list prints `ffnroof cpu` and exits)\n"
-        "  --threads N           threads (default: every CPU allowed)\n"
-        "  --peers LIST          openblas,onednn (default: none; dense layers only)\n"
-        "  --events LIST         PAPI events to count (default: cycles, instructions, FP ops\n"
-        "                        and cache misses where the host has them, plus\n"
-        "                        sde:::ffnroof::{flops,weight_bytes,act_bytes,kernel_calls})\n"
-        "  --reps N              exactly N timed calls (default: until stable, <= 4 s a case)\n"
-        "  --verify              compare with the reference kernel (first 16 tokens)\n"
-        "  --warm                leave the weights in the caches between calls (predicted as\n"
-        "                        the model's --weights hot: each layer's weights read from the\n"
-        "                        innermost level that holds them); the default is cold\n"
-        "                        (flushed), and the JSON's \"weights\" says which\n"
-        "  --format F            table, json or csv on stdout (default: table)\n"
-        "  --out DIR             write DIR/bench.json and DIR/bench.csv (default: a new\n"
-        "                        folder results/bench-<date>-<pid>)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "OpenBLAS with its AVX-512 kernels: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for\n"
-        "the command. Ctrl-C stops after the current call; the finished cases are written and\n"
-        "marked incomplete. Exit codes: 0 ok, 1 failed or interrupted, 2 bad usage or input.\n",
-        fp);
+    fputs("usage: ffnroof bench (--model M | --shape T,d,f[,act]) [options]\n"
+          "\n"
+          "Run ffnroof's FFN kernels on this host (weights flushed from the caches before every\n"
+          "call, unless --warm), with PAPI counters, beside the library peers, against the\n"
+          "roofline and the simulator's prediction on a spec.\n"
+          "\n"
+          "  --hw SPEC             spec for the roofline and the prediction (default: the last\n"
+          "                        calibration, " FFN_LAST_CAL_DIR "/hw.yaml; when there is\n"
+          "                        none, `ffnroof calibrate --quick` runs first)\n"
+          "  --model M             the model's FFN shapes (a MoE model benches its MoE layer)\n"
+          "  --shape T,d,f[,act]   one layer of T tokens (act default swiglu)\n"
+          "  --experts E,k         with --shape: a MoE layer of E experts, top-k (softmax)\n"
+          "  --phase P             prefill, decode or both (default: both with --model; with\n"
+          "                        --shape prefill when T > 1, else decode: a label only)\n"
+          "  --batch LIST          --model: sequences, e.g. 1,4 or 1-64:x2 (default: 1)\n"
+          "  --seq S               --model: prompt tokens per sequence (default: 512)\n"
+          "  --dtype D             weight dtype fp32, bf16, fp16, int8 (one scale per output\n"
+          "                        channel) or int4 (groups along K; default: fp32)\n"
+          "  --group G             int4: weights per scale, 32, 64 or 128, dividing d and f\n"
+          "                        (default: 128)\n"
+          "  --adtype A            int8/int4: the activations the kernel multiplies, fp32,\n"
+          "                        bf16 or int8 (W8A8: per-token int8, int8 weights only;\n"
+          "                        default: fp32). x and y are fp32 in memory either way\n"
+          "  --isa I               auto, list, or the ISA level to cap dispatch at: ref,\n"
+          "                        portable, avx2, avx512, avx512_bf16, amx, neon, sve\n"
+          "                        (default: auto = FFNROOF_ISA, else the highest this CPU\n"
+          "                        runs; list prints `ffnroof cpu` and exits)\n"
+          "  --threads N           threads (default: every CPU allowed)\n"
+          "  --peers LIST          openblas,onednn (default: none; dense layers only)\n"
+          "  --events LIST         PAPI events to count (default: cycles, instructions, FP ops\n"
+          "                        and cache misses where the host has them, plus\n"
+          "                        sde:::ffnroof::{flops,weight_bytes,act_bytes,kernel_calls})\n"
+          "  --reps N              exactly N timed calls (default: until stable, <= 4 s a case)\n"
+          "  --verify              compare with the reference kernel (first 16 tokens)\n"
+          "  --warm                leave the weights in the caches between calls (predicted as\n"
+          "                        the model's --weights hot: each layer's weights read from the\n"
+          "                        innermost level that holds them); the default is cold\n"
+          "                        (flushed), and the JSON's \"weights\" says which\n"
+          "  --format F            table, json or csv on stdout (default: table)\n"
+          "  --out DIR             write DIR/bench.json and DIR/bench.csv (default: a new\n"
+          "                        folder results/bench-<date>-<pid>)\n"
+          "  -h, --help            this help\n"
+          "\n"
+          "OpenBLAS with its AVX-512 kernels: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for\n"
+          "the command. Ctrl-C stops after the current call; the finished cases are written and\n"
+          "marked incomplete. Exit codes: 0 ok, 1 failed or interrupted, 2 bad usage or input.\n",
+          fp);
 }
 
 /* LeakSanitizer (FFNROOF_SANITIZE builds): PAPI 7.0 and libsde keep their event tables until
@@ -91,8 +90,25 @@ const char *__lsan_default_options(void)
 }
 
 enum {
-    O_HW = 256, O_MODEL, O_SHAPE, O_EXPERTS, O_PHASE, O_BATCH, O_SEQ, O_DTYPE, O_ISA, O_THREADS,
-    O_PEERS, O_EVENTS, O_REPS, O_VERIFY, O_FORMAT, O_OUT, O_WARM, O_GROUP, O_ADTYPE
+    O_HW = 256,
+    O_MODEL,
+    O_SHAPE,
+    O_EXPERTS,
+    O_PHASE,
+    O_BATCH,
+    O_SEQ,
+    O_DTYPE,
+    O_ISA,
+    O_THREADS,
+    O_PEERS,
+    O_EVENTS,
+    O_REPS,
+    O_VERIFY,
+    O_FORMAT,
+    O_OUT,
+    O_WARM,
+    O_GROUP,
+    O_ADTYPE
 };
 
 /* "T,d,f[,act]" */
@@ -114,8 +130,9 @@ static int parse_shape(const char *s, uint64_t v[3], ffn_act *act)
     *act = FFN_ACT_SWIGLU;
     if (tok) {
         if (ffn_act_parse(tok, act))
-            return ffn_cli_usage(CMD, "--shape: unknown activation '%s' (relu, gelu, gelu_tanh, "
-                                      "silu, swiglu, geglu, reglu)",
+            return ffn_cli_usage(CMD,
+                                 "--shape: unknown activation '%s' (relu, gelu, gelu_tanh, "
+                                 "silu, swiglu, geglu, reglu)",
                                  tok);
         if (strtok_r(NULL, ",", &save)) return ffn_cli_usage(CMD, "--shape wants T,d,f[,act]");
     }
@@ -144,9 +161,11 @@ static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
     fprintf(fp, " %9s\n", "max_rel");
     for (size_t i = 0; i < n; i++) {
         const ffn_bench_result *x = &r[i];
-        fprintf(fp, "%-4s %-7s %5zu %5zu %6zu %-5s %-22.22s %10.3f %9.3f %8.1f %7.2f %6.1f %4.0f%% %10.3f %+6.1f%% %+6.1f%%",
-                x->c.kind == FFN_BENCH_MOE ? "moe" : "ffn", ffn_phase_name(x->c.phase),
-                x->c.tokens, x->c.shape.d, x->c.shape.f, ffn_dtype_name(x->c.wdtype), x->kernel,
+        fprintf(fp,
+                "%-4s %-7s %5zu %5zu %6zu %-5s %-22.22s %10.3f %9.3f %8.1f %7.2f %6.1f %4.0f%% "
+                "%10.3f %+6.1f%% %+6.1f%%",
+                x->c.kind == FFN_BENCH_MOE ? "moe" : "ffn", ffn_phase_name(x->c.phase), x->c.tokens,
+                x->c.shape.d, x->c.shape.f, ffn_dtype_name(x->c.wdtype), x->kernel,
                 x->time.median * 1e3, x->time.min * 1e3, x->achieved_flops / 1e9,
                 x->achieved_bps / 1e9, x->intensity, 100 * x->efficiency, x->predicted_s * 1e3,
                 100 * x->prediction_error, 100 * x->prediction_error_min);
@@ -163,8 +182,9 @@ static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
         else
             fprintf(fp, " %9s\n", "-");
         if (x->has_moe)
-            fprintf(fp, "     moe: route %.3f ms, permute %.3f ms, experts %.3f ms, combine %.3f ms, "
-                        "%zu experts active\n",
+            fprintf(fp,
+                    "     moe: route %.3f ms, permute %.3f ms, experts %.3f ms, combine %.3f ms, "
+                    "%zu experts active\n",
                     x->route_s * 1e3, x->permute_s * 1e3, x->experts_s * 1e3, x->combine_s * 1e3,
                     x->active_experts);
     }
@@ -182,8 +202,7 @@ static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
     }
     ffn_stats st;
     if (ne > 1 && ffn_stats_compute(e, ne, &st) == 0)
-        fprintf(fp,
-                "prediction |err| over %zu cases: median %.1f%%, worst %.1f%% (%s %s T=%zu)\n",
+        fprintf(fp, "prediction |err| over %zu cases: median %.1f%%, worst %.1f%% (%s %s T=%zu)\n",
                 ne, 100 * st.median, 100 * st.max, r[worst].c.kind == FFN_BENCH_MOE ? "moe" : "ffn",
                 ffn_phase_name(r[worst].c.phase), r[worst].c.tokens);
 }
@@ -191,8 +210,9 @@ static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
 /* Run `ffnroof calibrate --quick` in this process, its table going to stderr. */
 static int calibrate_first(void)
 {
-    fprintf(stderr, "ffnroof bench: no calibration at %s/hw.yaml: running `ffnroof calibrate "
-                    "--quick` first\n",
+    fprintf(stderr,
+            "ffnroof bench: no calibration at %s/hw.yaml: running `ffnroof calibrate "
+            "--quick` first\n",
             FFN_LAST_CAL_DIR);
     fflush(stdout);
     int saved = dup(STDOUT_FILENO);
@@ -209,18 +229,27 @@ static int calibrate_first(void)
 
 int ffn_cmd_bench(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"hw", required_argument, 0, O_HW},         {"model", required_argument, 0, O_MODEL},
-        {"shape", required_argument, 0, O_SHAPE},   {"experts", required_argument, 0, O_EXPERTS},
-        {"phase", required_argument, 0, O_PHASE},   {"batch", required_argument, 0, O_BATCH},
-        {"seq", required_argument, 0, O_SEQ},       {"dtype", required_argument, 0, O_DTYPE},
-        {"isa", required_argument, 0, O_ISA},       {"threads", required_argument, 0, O_THREADS},
-        {"peers", required_argument, 0, O_PEERS},   {"events", required_argument, 0, O_EVENTS},
-        {"reps", required_argument, 0, O_REPS},     {"verify", no_argument, 0, O_VERIFY},
-        {"format", required_argument, 0, O_FORMAT}, {"out", required_argument, 0, O_OUT},
-        {"help", no_argument, 0, 'h'},              {"warm", no_argument, 0, O_WARM},
-        {"group", required_argument, 0, O_GROUP},   {"adtype", required_argument, 0, O_ADTYPE},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"hw", required_argument, 0, O_HW},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"shape", required_argument, 0, O_SHAPE},
+                                         {"experts", required_argument, 0, O_EXPERTS},
+                                         {"phase", required_argument, 0, O_PHASE},
+                                         {"batch", required_argument, 0, O_BATCH},
+                                         {"seq", required_argument, 0, O_SEQ},
+                                         {"dtype", required_argument, 0, O_DTYPE},
+                                         {"isa", required_argument, 0, O_ISA},
+                                         {"threads", required_argument, 0, O_THREADS},
+                                         {"peers", required_argument, 0, O_PEERS},
+                                         {"events", required_argument, 0, O_EVENTS},
+                                         {"reps", required_argument, 0, O_REPS},
+                                         {"verify", no_argument, 0, O_VERIFY},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {"out", required_argument, 0, O_OUT},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"warm", no_argument, 0, O_WARM},
+                                         {"group", required_argument, 0, O_GROUP},
+                                         {"adtype", required_argument, 0, O_ADTYPE},
+                                         {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
     const char *events_s = NULL, *out_dir = NULL;
     unsigned phases = 0; /* bit 0 prefill, bit 1 decode; 0 = default */
@@ -268,8 +297,8 @@ int ffn_cmd_bench(int argc, char **argv)
             if (ffn_dtype_parse(optarg, &wdt) ||
                 (wdt != FFN_DT_FP32 && wdt != FFN_DT_BF16 && wdt != FFN_DT_FP16 &&
                  wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4))
-                return ffn_cli_usage(CMD, "--dtype must be fp32, bf16, fp16, int8 or int4; got '%s'",
-                                     optarg);
+                return ffn_cli_usage(
+                    CMD, "--dtype must be fp32, bf16, fp16, int8 or int4; got '%s'", optarg);
             break;
         case O_GROUP:
             if ((rc = ffn_cli_u64(CMD, "--group", optarg, 1, 1u << 20, &group))) return rc;
@@ -298,11 +327,10 @@ int ffn_cmd_bench(int argc, char **argv)
                     char miss[160];
                     ffn_cpu_feature_list(ffn_isa_requires(isa) & ~ffn_cpu_features(), miss,
                                          sizeof miss);
-                    return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--isa %s: %s%s; this CPU runs: %s",
-                                        optarg,
-                                        ffn_isa_built(isa) ? "this CPU lacks "
-                                                           : "not built into this binary",
-                                        ffn_isa_built(isa) ? miss : "", usable);
+                    return ffn_cli_fail(
+                        FFN_EXIT_USAGE, CMD, "--isa %s: %s%s; this CPU runs: %s", optarg,
+                        ffn_isa_built(isa) ? "this CPU lacks " : "not built into this binary",
+                        ffn_isa_built(isa) ? miss : "", usable);
                 }
                 bo.isa_set = true;
                 bo.isa = isa;
@@ -322,8 +350,10 @@ int ffn_cmd_bench(int argc, char **argv)
                 if (found < 0)
                     return ffn_cli_usage(CMD, "--peers: unknown peer '%s' (openblas, onednn)", t);
                 if (!ffn_peer_available((ffn_peer_lib)found))
-                    return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--peers %s: not found when ffnroof "
-                                                             "was built", t);
+                    return ffn_cli_fail(FFN_EXIT_USAGE, CMD,
+                                        "--peers %s: not found when ffnroof "
+                                        "was built",
+                                        t);
                 bo.peers[found] = true;
             }
             break;
@@ -351,7 +381,8 @@ int ffn_cmd_bench(int argc, char **argv)
         }
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-    if (!model_name == !shape_s) return ffn_cli_usage(CMD, "give exactly one of --model and --shape");
+    if (!model_name == !shape_s)
+        return ffn_cli_usage(CMD, "give exactly one of --model and --shape");
     if (shape_s && (batch_set || seq_set))
         return ffn_cli_usage(CMD, "--batch and --seq go with --model; --shape gives T itself");
     if (experts_s && !shape_s) return ffn_cli_usage(CMD, "--experts goes with --shape");
@@ -359,7 +390,8 @@ int ffn_cmd_bench(int argc, char **argv)
     bo.reps = reps;
     if (group && wdt != FFN_DT_INT4) return ffn_cli_usage(CMD, "--group goes with --dtype int4");
     if (adt != FFN_DT_FP32 && wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4)
-        return ffn_cli_usage(CMD, "--adtype %s goes with --dtype int8 or int4", ffn_dtype_name(adt));
+        return ffn_cli_usage(CMD, "--adtype %s goes with --dtype int8 or int4",
+                             ffn_dtype_name(adt));
     if (adt == FFN_DT_INT8 && wdt != FFN_DT_INT8)
         return ffn_cli_usage(CMD, "--adtype int8 (W8A8) goes with --dtype int8");
     if (wdt == FFN_DT_INT4 && !group) group = 128;
@@ -382,17 +414,20 @@ int ffn_cmd_bench(int argc, char **argv)
         k->shape.group = (unsigned)group;
         k->wdtype = wdt;
         k->adtype = adt;
-        k->phase = phases == 2 || (phases == 0 && s3[0] == 1) ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+        k->phase =
+            phases == 2 || (phases == 0 && s3[0] == 1) ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
         if (phases == 3) return ffn_cli_usage(CMD, "--phase both needs --model");
         k->batch = k->phase == FFN_PHASE_DECODE ? s3[0] : 1;
         k->seq = k->phase == FFN_PHASE_DECODE ? 0 : s3[0];
         if (experts_s) {
             uint64_t ek[2];
             size_t ne = 0;
-            if ((rc = ffn_cli_u64_list(CMD, "--experts", experts_s, 1, 4096, ek, 2, &ne))) return rc;
+            if ((rc = ffn_cli_u64_list(CMD, "--experts", experts_s, 1, 4096, ek, 2, &ne)))
+                return rc;
             if (ne != 2) return ffn_cli_usage(CMD, "--experts wants E,k");
-            if (ek[1] > ek[0]) return ffn_cli_usage(CMD, "--experts: k = %llu is larger than E = %llu",
-                                                    (unsigned long long)ek[1], (unsigned long long)ek[0]);
+            if (ek[1] > ek[0])
+                return ffn_cli_usage(CMD, "--experts: k = %llu is larger than E = %llu",
+                                     (unsigned long long)ek[1], (unsigned long long)ek[0]);
             k->kind = FFN_BENCH_MOE;
             k->n_experts = ek[0];
             k->top_k = ek[1];
@@ -402,12 +437,16 @@ int ffn_cmd_bench(int argc, char **argv)
         if ((rc = ffn_cli_load_model(CMD, model_name, &m))) return rc;
         const bool moe = m.moe.n_experts > 0 && ffn_model_moe_layers(&m) > 0;
         if (moe && m.moe.n_shared)
-            snprintf(notes, sizeof notes, "%s has shared experts: the bench runs the routed "
-                                          "experts only", m.name);
+            snprintf(notes, sizeof notes,
+                     "%s has shared experts: the bench runs the routed "
+                     "experts only",
+                     m.name);
         if (moe && ffn_model_moe_layers(&m) < m.layers) {
             size_t l = strlen(notes);
-            snprintf(notes + l, sizeof notes - l, "%s%s also has dense FFN layers: the bench runs "
-                                                   "its MoE layer", l ? "; " : "", m.name);
+            snprintf(notes + l, sizeof notes - l,
+                     "%s%s also has dense FFN layers: the bench runs "
+                     "its MoE layer",
+                     l ? "; " : "", m.name);
         }
         if (phases == 0) phases = 3;
         for (int ph = 0; ph < 2; ph++) {
@@ -420,8 +459,9 @@ int ffn_cmd_bench(int argc, char **argv)
                 k->batch = batches[b];
                 k->seq = ph ? 0 : seq;
                 uint64_t T = ph ? batches[b] : batches[b] * seq;
-                if (T > (1u << 20)) return ffn_cli_usage(CMD, "batch x seq = %llu tokens is too many",
-                                                         (unsigned long long)T);
+                if (T > (1u << 20))
+                    return ffn_cli_usage(CMD, "batch x seq = %llu tokens is too many",
+                                         (unsigned long long)T);
                 k->tokens = T;
                 k->shape.d = m.hidden;
                 k->shape.f = moe ? m.moe.expert_intermediate : m.intermediate;
@@ -477,8 +517,10 @@ int ffn_cmd_bench(int argc, char **argv)
             return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--events: %s", line);
         }
     } else if (probe.built_in) {
-        for (int i = 0; i < FFN_PAPI_N_DEFAULT; i++) ev[n_ev++] = ffn_papi_default_events[i];
-        for (int i = 0; i < FFN_SDE_N; i++) ev[n_ev++] = ffn_sde_event_names[i];
+        for (int i = 0; i < FFN_PAPI_N_DEFAULT; i++)
+            ev[n_ev++] = ffn_papi_default_events[i];
+        for (int i = 0; i < FFN_SDE_N; i++)
+            ev[n_ev++] = ffn_sde_event_names[i];
         ffn_sde_init();
         if (ffn_counters_create(ev, n_ev, false, &ctr, &d)) {
             ctr = NULL;
@@ -488,15 +530,18 @@ int ffn_cmd_bench(int argc, char **argv)
     {
         size_t l = strlen(notes);
         if (!probe.built_in)
-            snprintf(notes + l, sizeof notes - l, "%scounters: ffnroof was built without PAPI, "
-                                                   "timers only", l ? "; " : "");
+            snprintf(notes + l, sizeof notes - l,
+                     "%scounters: ffnroof was built without PAPI, "
+                     "timers only",
+                     l ? "; " : "");
         else if (probe.n_events_available == 0 && !events_s)
-            snprintf(notes + l, sizeof notes - l, "%sno hardware counters here (%s); the SDE "
-                                                   "events are read through PAPI",
+            snprintf(notes + l, sizeof notes - l,
+                     "%sno hardware counters here (%s); the SDE "
+                     "events are read through PAPI",
                      l ? "; " : "",
                      probe.cpu_disabled_reason[0] ? probe.cpu_disabled_reason
-                     : probe.cpu_pmu_exported    ? "every hardware event failed"
-                                                 : "the kernel exports no CPU PMU");
+                     : probe.cpu_pmu_exported     ? "every hardware event failed"
+                                                  : "the kernel exports no CPU PMU");
         if (!probe.built_in || (probe.n_events_available == 0 && !events_s))
             fprintf(stderr, "ffnroof bench: note: %s\n", notes + l + (l ? 2 : 0));
     }
@@ -554,8 +599,10 @@ int ffn_cmd_bench(int argc, char **argv)
     }
     if (load[0] > (double)(res[0].threads > 0 ? res[0].threads : 1) * 0.5) {
         size_t l = strlen(notes);
-        snprintf(notes + l, sizeof notes - l, "%sload average %.2f at the start: other work was "
-                                               "running", l ? "; " : "", load[0]);
+        snprintf(notes + l, sizeof notes - l,
+                 "%sload average %.2f at the start: other work was "
+                 "running",
+                 l ? "; " : "", load[0]);
     }
     ffn_host_info host;
     ffn_host_info_get(&host);
@@ -584,7 +631,8 @@ int ffn_cmd_bench(int argc, char **argv)
     if ((rc = ffn_cli_out_close(CMD, &o, ffn_bench_write_csv(o.fp, &m, res, done) == 0))) goto out;
 
     bool any_peer = false;
-    for (int p = 0; p < FFN_PEER_COUNT; p++) any_peer = any_peer || bo.peers[p];
+    for (int p = 0; p < FFN_PEER_COUNT; p++)
+        any_peer = any_peer || bo.peers[p];
     if (fmt == FFN_FMT_JSON)
         rc = ffn_bench_write_json(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
     else if (fmt == FFN_FMT_CSV)
@@ -595,8 +643,9 @@ int ffn_cmd_bench(int argc, char **argv)
         printf("wrote %s/bench.json and %s/bench.csv\n", out_dir, out_dir);
     }
     if (brc == FFN_EINTERRUPTED)
-        fprintf(stderr, "ffnroof bench: interrupted: %zu of %zu cases written to %s (marked "
-                        "incomplete)\n",
+        fprintf(stderr,
+                "ffnroof bench: interrupted: %zu of %zu cases written to %s (marked "
+                "incomplete)\n",
                 done, n, out_dir);
     if (!rc && brc) rc = FFN_EXIT_FAIL;
 out:

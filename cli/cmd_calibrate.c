@@ -92,8 +92,8 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
         fprintf(fp, "kernels: fp32 %s, bf16 %s\n", k->fp32_kernel,
                 k->bf16_kernel[0] ? k->bf16_kernel : "(none)");
         fprintf(fp, "\n%-6s %-8s %5s %5s %6s %5s %10s %10s %12s %8s %8s %6s\n", "kind", "phase",
-                "T", "d", "f", "dtype", "median_ms", "min_ms", "predicted_ms", "err_med",
-                "err_min", "role");
+                "T", "d", "f", "dtype", "median_ms", "min_ms", "predicted_ms", "err_med", "err_min",
+                "role");
         for (size_t i = 0; i < k->n_runs; i++) {
             const ffn_bench_result *r = &k->runs[i].r;
             fprintf(fp, "%-6s %-8s %5zu %5zu %6zu %5s %10.3f %10.3f %12.3f %+7.1f%% %+7.1f%% %6s\n",
@@ -103,10 +103,11 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
                     100 * r->prediction_error, 100 * r->prediction_error_min,
                     k->runs[i].fit ? "fit" : "check");
         }
-        fprintf(fp, "error |predicted/fastest - 1|: fit median %.1f%% max %.1f%% (n=%zu); "
-                    "held out median %.1f%% max %.1f%% (n=%zu)\n",
-                100 * k->fit_median_abs, 100 * k->fit_max_abs, k->n_fit,
-                100 * k->check_median_abs, 100 * k->check_max_abs, k->n_check);
+        fprintf(fp,
+                "error |predicted/fastest - 1|: fit median %.1f%% max %.1f%% (n=%zu); "
+                "held out median %.1f%% max %.1f%% (n=%zu)\n",
+                100 * k->fit_median_abs, 100 * k->fit_max_abs, k->n_fit, 100 * k->check_median_abs,
+                100 * k->check_max_abs, k->n_check);
     }
     if (c->notes[0]) fprintf(fp, "\nnotes: %s\n", c->notes);
     fprintf(fp, "\nwrote %s/hw.yaml and %s/calibration.json\n", dir, dir);
@@ -172,7 +173,9 @@ int ffn_cmd_calibrate(int argc, char **argv)
     double load[3] = {-1, -1, -1};
     ffn_prof_loadavg(load);
     ffn_prof_progress prog;
-    ffn_prof_progress_init(&prog, tiny ? "calibrate (tiny)" : quick ? "calibrate --quick" : "calibrate");
+    ffn_prof_progress_init(&prog, tiny    ? "calibrate (tiny)"
+                                  : quick ? "calibrate --quick"
+                                          : "calibrate");
     ffn_prof_sigint_install();
 
     static ffn_calibration cal;
@@ -194,7 +197,8 @@ int ffn_cmd_calibrate(int argc, char **argv)
     if (rc) {
         ffn_prof_progress_end(&prog);
         ffn_prof_sigint_restore();
-        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the microbenchmarks failed (%s)", ffn_strerror(rc));
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the microbenchmarks failed (%s)",
+                            ffn_strerror(rc));
     }
 
     /* the bf16 peak is the one the bf16 kernels can use: AMX when the best bf16 kernel is
@@ -230,9 +234,12 @@ int ffn_cmd_calibrate(int argc, char **argv)
     ffn_diag_clear(&d);
     prog.lo = prog.hi;
     prog.hi = 1.0;
-    rc = ffn_bench_fit_eff(&hw, tiny ? FFN_KCAL_TINY : quick ? FFN_KCAL_QUICK : FFN_KCAL_FULL,
-                           cal.threads, ffn_prof_stop_flag(), ffn_prof_progress_case, &prog,
-                           &kres, &d);
+    rc = ffn_bench_fit_eff(&hw,
+                           tiny    ? FFN_KCAL_TINY
+                           : quick ? FFN_KCAL_QUICK
+                                   : FFN_KCAL_FULL,
+                           cal.threads, ffn_prof_stop_flag(), ffn_prof_progress_case, &prog, &kres,
+                           &d);
     ffn_prof_progress_end(&prog);
     /* Ctrl-C: a spec with half a fit is no spec. Only calibration.json is written, marked
      * incomplete with the runs that finished; no hw.yaml, and the remembered spec of
@@ -241,11 +248,13 @@ int ffn_cmd_calibrate(int argc, char **argv)
     bool complete = rc == 0;
     char notes[1024] = "";
     if (rc == FFN_EINTERRUPTED)
-        snprintf(notes, sizeof notes, "interrupted during the kernel runs: efficiency parameters "
-                                      "left neutral");
+        snprintf(notes, sizeof notes,
+                 "interrupted during the kernel runs: efficiency parameters "
+                 "left neutral");
     else if (rc)
-        snprintf(notes, sizeof notes, "the kernel runs or the fit failed (%.400s): efficiency "
-                                      "parameters left neutral",
+        snprintf(notes, sizeof notes,
+                 "the kernel runs or the fit failed (%.400s): efficiency "
+                 "parameters left neutral",
                  d.msg[0] ? d.msg : ffn_strerror(rc));
     ffn_bench_fit_quality(rc == 0 ? &kres : NULL, &hw.fit);
     char fitw[256];
@@ -264,9 +273,10 @@ int ffn_cmd_calibrate(int argc, char **argv)
     }
     if (load[0] > hw.compute_units * 0.5) {
         size_t l = strlen(notes);
-        snprintf(notes + l, sizeof notes - l, "%sthe load average was %.2f at the start (other "
-                                              "work was running): rerun on a quiet machine for "
-                                              "reference figures",
+        snprintf(notes + l, sizeof notes - l,
+                 "%sthe load average was %.2f at the start (other "
+                 "work was running): rerun on a quiet machine for "
+                 "reference figures",
                  l ? "; " : "", load[0]);
     }
 
@@ -282,8 +292,10 @@ int ffn_cmd_calibrate(int argc, char **argv)
         rc = write_calib(json_path, &cal, kres.n_runs ? &kres : NULL, &mi);
         ffn_prof_sigint_restore();
         if (rc) return rc;
-        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted: %s kept the finished runs, no "
-                                                "spec written", json_path);
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD,
+                            "interrupted: %s kept the finished runs, no "
+                            "spec written",
+                            json_path);
     }
     ffn_prof_sigint_restore();
     if (ffn_hw_write(&hw, spec_path, &d)) return ffn_cli_diag(&d);
@@ -383,11 +395,13 @@ int ffn_prof_progress_stage(void *user, double fraction, const char *stage)
         double f = p->lo + (p->hi - p->lo) * (fraction < 0 ? 0 : fraction > 1 ? 1 : fraction);
         int filled = (int)lround(f * 30);
         char bar[31];
-        for (int i = 0; i < 30; i++) bar[i] = i < filled ? '#' : '.';
+        for (int i = 0; i < 30; i++)
+            bar[i] = i < filled ? '#' : '.';
         bar[30] = 0;
-        int len = fprintf(stderr, "\r%s [%s] %3.0f%% %.60s", p->title, bar, 100 * f,
-                          stage ? stage : "");
-        for (int i = len; i < p->last_len; i++) fputc(' ', stderr);
+        int len =
+            fprintf(stderr, "\r%s [%s] %3.0f%% %.60s", p->title, bar, 100 * f, stage ? stage : "");
+        for (int i = len; i < p->last_len; i++)
+            fputc(' ', stderr);
         p->last_len = len;
         fflush(stderr);
     }
@@ -403,7 +417,8 @@ void ffn_prof_progress_end(ffn_prof_progress *p)
 {
     if (p->show && p->last_len) {
         fputc('\r', stderr);
-        for (int i = 0; i < p->last_len; i++) fputc(' ', stderr);
+        for (int i = 0; i < p->last_len; i++)
+            fputc(' ', stderr);
         fputc('\r', stderr);
         fflush(stderr);
     }

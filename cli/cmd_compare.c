@@ -49,8 +49,22 @@ static void usage(FILE *fp, const char *cmd)
 }
 
 enum {
-    O_MODEL = 256, O_HW, O_SCENARIO, O_DTYPE, O_BATCH, O_SEQ, O_PBATCH, O_FORMAT, O_OUT, O_PLOTS,
-    O_NORENDER, O_COMPARE, O_FORCE, O_QUICK, O_BENCH, O_CAL
+    O_MODEL = 256,
+    O_HW,
+    O_SCENARIO,
+    O_DTYPE,
+    O_BATCH,
+    O_SEQ,
+    O_PBATCH,
+    O_FORMAT,
+    O_OUT,
+    O_PLOTS,
+    O_NORENDER,
+    O_COMPARE,
+    O_FORCE,
+    O_QUICK,
+    O_BENCH,
+    O_CAL
 };
 
 static int load_devices(const char *cmd, ffn_compare *c, const char *list)
@@ -132,17 +146,24 @@ static bool is_report_opt(int c)
 int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ffn_format *fmt,
                       const char **out_path, const char **plots_dir)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL},   {"hw", required_argument, 0, O_HW},
-        {"scenario", required_argument, 0, O_SCENARIO},
-        {"dtype", required_argument, 0, O_DTYPE},   {"batch", required_argument, 0, O_BATCH},
-        {"seq", required_argument, 0, O_SEQ},       {"prefill-batch", required_argument, 0, O_PBATCH},
-        {"format", required_argument, 0, O_FORMAT}, {"out", required_argument, 0, O_OUT},
-        {"plots", required_argument, 0, O_PLOTS},   {"no-render", no_argument, 0, O_NORENDER},
-        {"compare", no_argument, 0, O_COMPARE},     {"force", no_argument, 0, O_FORCE},
-        {"quick", no_argument, 0, O_QUICK},         {"bench", required_argument, 0, O_BENCH},
-        {"calibration", required_argument, 0, O_CAL},
-        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, O_MODEL},
+                                         {"hw", required_argument, 0, O_HW},
+                                         {"scenario", required_argument, 0, O_SCENARIO},
+                                         {"dtype", required_argument, 0, O_DTYPE},
+                                         {"batch", required_argument, 0, O_BATCH},
+                                         {"seq", required_argument, 0, O_SEQ},
+                                         {"prefill-batch", required_argument, 0, O_PBATCH},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {"out", required_argument, 0, O_OUT},
+                                         {"plots", required_argument, 0, O_PLOTS},
+                                         {"no-render", no_argument, 0, O_NORENDER},
+                                         {"compare", no_argument, 0, O_COMPARE},
+                                         {"force", no_argument, 0, O_FORCE},
+                                         {"quick", no_argument, 0, O_QUICK},
+                                         {"bench", required_argument, 0, O_BENCH},
+                                         {"calibration", required_argument, 0, O_CAL},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     bool report = strcmp(cmd, "compare") != 0;
     memset(c, 0, sizeof *c);
     ffn_run_default(&c->run);
@@ -216,8 +237,8 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
         }
     }
     if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    if (scenario && (rc = from_scenario(cmd, c, scenario, !model, !hw, !batch_set, !seq_set,
-                                        !dtype_set)))
+    if (scenario &&
+        (rc = from_scenario(cmd, c, scenario, !model, !hw, !batch_set, !seq_set, !dtype_set)))
         return rc;
     if (model) {
         if ((rc = ffn_cli_resolve(cmd, "models", model, c->model_path, sizeof c->model_path)))
@@ -231,7 +252,8 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
                              scenario ? " (the scenario names none)" : "");
     if ((rc = ffn_cli_load_model(cmd, c->model_path, &c->model))) return rc;
     if (ffn_model_params(&c->model, &c->params))
-        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "parameter count of '%s' overflows", c->model.name);
+        return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "parameter count of '%s' overflows",
+                            c->model.name);
 
     size_t bad = 0;
     ffn_diag dg;
@@ -262,8 +284,8 @@ int ffn_compare_plots(const char *cmd, const ffn_compare *c, const char *dir, co
     static const struct {
         ffn_chart_kind kind;
         const char *name;
-    } charts[] = {{FFN_CHART_LATENCY, "latency"}, {FFN_CHART_ROOFLINE, "roofline"},
-                  {FFN_CHART_MOE, "moe"}};
+    } charts[] = {
+        {FFN_CHART_LATENCY, "latency"}, {FFN_CHART_ROOFLINE, "roofline"}, {FFN_CHART_MOE, "moe"}};
     const void *data[] = {&lc, &rc_chart, &mc};
     for (int i = 0; i < 3; i++) {
         if (charts[i].kind == FFN_CHART_MOE && !c->model.moe.n_experts) continue;
@@ -299,4 +321,3 @@ int ffn_cmd_compare(int argc, char **argv)
     int wr = ffn_compare_write(o.fp, &c, fmt);
     return ffn_cli_out_close("compare", &o, wr == 0);
 }
-

@@ -56,14 +56,13 @@ int ffn_cli_kernel_summary(char *buf, size_t n)
 
 static void usage(FILE *fp)
 {
-    fprintf(fp,
-            "usage: ffnroof cpu [--format table|json]\n\n"
-            "What this CPU runs: its features (CPUID + XCR0, or HWCAP), the ISA levels it can\n"
-            "run, every kernel this binary holds in dispatch order with the features each\n"
-            "needs, and the kernel each weight dtype gets, with the reason the rows above it\n"
-            "were passed over. FFNROOF_ISA=ref|portable|avx2|avx512|avx512_bf16|amx|neon|sve\n"
-            "caps dispatch at that level (a level this CPU cannot run is an error, exit 2).\n\n"
-            "  --format F   table (default) or json\n");
+    fprintf(fp, "usage: ffnroof cpu [--format table|json]\n\n"
+                "What this CPU runs: its features (CPUID + XCR0, or HWCAP), the ISA levels it can\n"
+                "run, every kernel this binary holds in dispatch order with the features each\n"
+                "needs, and the kernel each weight dtype gets, with the reason the rows above it\n"
+                "were passed over. FFNROOF_ISA=ref|portable|avx2|avx512|avx512_bf16|amx|neon|sve\n"
+                "caps dispatch at that level (a level this CPU cannot run is an error, exit 2).\n\n"
+                "  --format F   table (default) or json\n");
 }
 
 static int print_table(ffn_isa lv, const char *env)
@@ -175,8 +174,7 @@ int ffn_cli_cpu_report(ffn_format fmt)
 {
     ffn_isa lv;
     ffn_diag dg;
-    if (ffn_isa_selected(&lv, &dg))
-        return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", dg.msg);
+    if (ffn_isa_selected(&lv, &dg)) return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", dg.msg);
     return fmt == FFN_FMT_JSON ? print_json(lv) : print_table(lv, getenv("FFNROOF_ISA"));
 }
 

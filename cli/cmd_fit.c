@@ -72,7 +72,8 @@ int ffn_cmd_fit(int argc, char **argv)
             data = optarg;
             break;
         case 't':
-            if (ffn_dtype_parse(optarg, &dt)) return ffn_cli_usage(CMD, "unknown dtype '%s'", optarg);
+            if (ffn_dtype_parse(optarg, &dt))
+                return ffn_cli_usage(CMD, "unknown dtype '%s'", optarg);
             break;
         case 'f': {
             flags = 0;
@@ -80,16 +81,26 @@ int ffn_cmd_fit(int argc, char **argv)
             snprintf(buf, sizeof buf, "%s", optarg);
             char *save = NULL;
             for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (!strcmp(t, "launch")) flags |= FFN_FIT_LAUNCH;
-                else if (!strcmp(t, "harness")) flags |= FFN_FIT_HARNESS;
-                else if (!strcmp(t, "overlap")) flags |= FFN_FIT_OVERLAP;
-                else if (!strcmp(t, "compute-ramp")) flags |= FFN_FIT_COMPUTE_RAMP;
-                else if (!strcmp(t, "memory-ramp")) flags |= FFN_FIT_MEMORY_RAMP;
-                else if (!strcmp(t, "by-dtype")) flags |= FFN_FIT_COMPUTE_BY_DTYPE;
-                else if (!strcmp(t, "util")) flags |= FFN_FIT_WAVE_UTIL;
-                else if (!strcmp(t, "gemv")) flags |= FFN_FIT_MEMORY_GEMV;
-                else if (!strcmp(t, "elem")) flags |= FFN_FIT_MEMORY_ELEM;
-                else if (!strcmp(t, "hold-max")) flags |= FFN_FIT_HOLD_MAX;
+                if (!strcmp(t, "launch"))
+                    flags |= FFN_FIT_LAUNCH;
+                else if (!strcmp(t, "harness"))
+                    flags |= FFN_FIT_HARNESS;
+                else if (!strcmp(t, "overlap"))
+                    flags |= FFN_FIT_OVERLAP;
+                else if (!strcmp(t, "compute-ramp"))
+                    flags |= FFN_FIT_COMPUTE_RAMP;
+                else if (!strcmp(t, "memory-ramp"))
+                    flags |= FFN_FIT_MEMORY_RAMP;
+                else if (!strcmp(t, "by-dtype"))
+                    flags |= FFN_FIT_COMPUTE_BY_DTYPE;
+                else if (!strcmp(t, "util"))
+                    flags |= FFN_FIT_WAVE_UTIL;
+                else if (!strcmp(t, "gemv"))
+                    flags |= FFN_FIT_MEMORY_GEMV;
+                else if (!strcmp(t, "elem"))
+                    flags |= FFN_FIT_MEMORY_ELEM;
+                else if (!strcmp(t, "hold-max"))
+                    flags |= FFN_FIT_HOLD_MAX;
                 else if (strcmp(t, "none"))
                     return ffn_cli_usage(CMD, "--fit: unknown parameter '%s'", t);
             }
@@ -204,21 +215,20 @@ int ffn_cmd_fit(int argc, char **argv)
             printf("  util %s: gamma %.4f, alpha %.4f\n", ffn_dtype_name((ffn_dtype)k),
                    e->util_gamma[k], e->util_alpha[k]);
     if (!check)
-        printf("uncertainty:\n  p10: %.4f\n  p90: %.4f\n  points: %zu\n", hw.unc.p10,
-               hw.unc.p90, n);
+        printf("uncertainty:\n  p10: %.4f\n  p90: %.4f\n  points: %zu\n", hw.unc.p10, hw.unc.p90,
+               n);
     printf("\n%10s %8s %8s %8s %12s %12s %8s\n", "m", pts[0].f ? "d" : "n", pts[0].f ? "f" : "k",
            "", "measured", "predicted", "error");
     for (size_t i = 0; i < n; i++)
         printf("%10llu %8llu %8llu %8s %9.4f ms %9.4f ms %+7.1f%%\n", (unsigned long long)pts[i].m,
                (unsigned long long)(pts[i].f ? pts[i].k : pts[i].n),
                (unsigned long long)(pts[i].f ? pts[i].f : pts[i].k),
-               pts[i].f                  ? ffn_act_name(pts[i].act)
+               pts[i].f                ? ffn_act_name(pts[i].act)
                : pts[i].elem_bytes > 0 ? "elem"
-                                         : (pts[i].wdtype != dt ? ffn_dtype_name(pts[i].wdtype) : ""),
-               pts[i].time_s * 1e3,
-               pts[i].time_s * (1 + err[i]) * 1e3, 100 * err[i]);
-    printf("median |error| %.1f%%, mean %.1f%%, max %.1f%%\n", 100 * s.median_abs,
-           100 * s.mean_abs, 100 * s.max_abs);
+                                       : (pts[i].wdtype != dt ? ffn_dtype_name(pts[i].wdtype) : ""),
+               pts[i].time_s * 1e3, pts[i].time_s * (1 + err[i]) * 1e3, 100 * err[i]);
+    printf("median |error| %.1f%%, mean %.1f%%, max %.1f%%\n", 100 * s.median_abs, 100 * s.mean_abs,
+           100 * s.max_abs);
     if (s.median_abs > 0.10 || s.max_abs > 0.35)
         fprintf(stderr,
                 "ffnroof fit: warning: a poor fit (median |error| %.1f%%, max %.1f%%; the model "

@@ -206,7 +206,8 @@ int ffn_cmd_plan(int argc, char **argv)
     ffn_plan_opts *o = &sc.plan;
     ffn_format fmt = FFN_FMT_TABLE;
     uint64_t v;
-    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
+    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models)))
+        goto out;
     if (V(O_HW)) {
         if ((rc = ffn_cli_refs(CMD, "--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
         memset(sc.price_per_hour, 0, sizeof sc.price_per_hour);
@@ -262,8 +263,10 @@ int ffn_cmd_plan(int argc, char **argv)
     }
     if (V(O_ONCHIP)) o->onchip = true;
     if (V(O_MARGIN)) {
-        if (!strcmp(V(O_MARGIN), "median")) o->margin = FFN_MARGIN_MEDIAN;
-        else if (!strcmp(V(O_MARGIN), "p90")) o->margin = FFN_MARGIN_P90;
+        if (!strcmp(V(O_MARGIN), "median"))
+            o->margin = FFN_MARGIN_MEDIAN;
+        else if (!strcmp(V(O_MARGIN), "p90"))
+            o->margin = FFN_MARGIN_P90;
         else {
             rc = ffn_cli_usage(CMD, "--margin must be median or p90; got '%s'", V(O_MARGIN));
             goto out;

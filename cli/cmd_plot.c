@@ -63,8 +63,22 @@ static void usage(FILE *fp)
 }
 
 enum {
-    O_HW = 256, O_CAL, O_BENCH, O_MODEL, O_BATCH, O_SEQ, O_EP, O_DTYPE, O_BY, O_PHASE, O_OUT,
-    O_NAME, O_SIZE, O_TITLE, O_NORENDER, O_LEVELS
+    O_HW = 256,
+    O_CAL,
+    O_BENCH,
+    O_MODEL,
+    O_BATCH,
+    O_SEQ,
+    O_EP,
+    O_DTYPE,
+    O_BY,
+    O_PHASE,
+    O_OUT,
+    O_NAME,
+    O_SIZE,
+    O_TITLE,
+    O_NORENDER,
+    O_LEVELS
 };
 
 typedef struct plot_opts {
@@ -138,7 +152,8 @@ static void append_name(char *buf, size_t n, const char *name)
     if (strstr(buf, name) || l + 1 >= n) return;
     const char *parts[2] = {l ? ", " : "", name};
     for (int i = 0; i < 2; i++)
-        for (const char *p = parts[i]; *p && l + 1 < n; p++) buf[l++] = *p;
+        for (const char *p = parts[i]; *p && l + 1 < n; p++)
+            buf[l++] = *p;
     buf[l] = '\0';
 }
 
@@ -160,7 +175,8 @@ static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
         if (c.n_dev >= FFN_PLOT_MAX_DEVICES) return ffn_cli_usage(CMD, "too many devices");
         ffn_diag d;
         ffn_diag_clear(&d);
-        if (ffn_plot_load_calibration(o->cal[i], &c.dev[c.n_dev], NULL, 0, &d)) return ffn_cli_diag(&d);
+        if (ffn_plot_load_calibration(o->cal[i], &c.dev[c.n_dev], NULL, 0, &d))
+            return ffn_cli_diag(&d);
         append_name(devices, sizeof devices, c.dev[c.n_dev].name);
         c.n_dev++;
     }
@@ -204,8 +220,7 @@ static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
             p->predicted_flops = bc->predicted_s > 0 ? bc->flops / bc->predicted_s : NAN;
         }
     }
-    if (c.n_dev == 0)
-        return ffn_cli_usage(CMD, "roofline needs --hw, --calibration or --bench");
+    if (c.n_dev == 0) return ffn_cli_usage(CMD, "roofline needs --hw, --calibration or --bench");
     if (o->model) {
         if (!n_hw) return ffn_cli_usage(CMD, "--model needs --hw: the devices to predict on");
         if ((rc = ffn_cli_load_model(CMD, o->model, &model))) return rc;
@@ -236,8 +251,8 @@ static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
 }
 
 /* Add a point to the series (device, phase, measured, label), creating it when needed. */
-static void series_add(ffn_latency_chart *c, int dev, ffn_phase ph, bool measured, const char *label,
-                       double tokens, double seconds)
+static void series_add(ffn_latency_chart *c, int dev, ffn_phase ph, bool measured,
+                       const char *label, double tokens, double seconds)
 {
     ffn_latency_series *s = NULL;
     for (int i = 0; i < c->n_series; i++)
@@ -289,8 +304,10 @@ static int plot_latency(const plot_opts *o, ffn_chart_out *co)
     }
     uint64_t def_batch[16], def_seq[16];
     size_t nb = 0, ns = 0;
-    for (uint64_t b = 1; b <= 1024; b *= 2) def_batch[nb++] = b;
-    for (uint64_t s = 64; s <= 16384; s *= 2) def_seq[ns++] = s;
+    for (uint64_t b = 1; b <= 1024; b *= 2)
+        def_batch[nb++] = b;
+    for (uint64_t s = 64; s <= 16384; s *= 2)
+        def_seq[ns++] = s;
     const uint64_t *batch = o->n_batch ? o->batch : def_batch;
     const uint64_t *seq = o->n_seq ? o->seq : def_seq;
     if (o->n_batch) nb = o->n_batch;
@@ -333,9 +350,9 @@ static int plot_latency(const plot_opts *o, ffn_chart_out *co)
         for (size_t k = 0; k < bf.n_cases; k++) {
             const ffn_plot_case *bc = &bf.cases[k];
             char shape[64], lab[80];
-            snprintf(shape, sizeof shape, "%s%s d%llu f%llu %s", strcmp(bc->kind, "moe") ? "" : "moe ",
-                     ffn_phase_name(bc->phase), (unsigned long long)bc->d,
-                     (unsigned long long)bc->f, bc->dtype);
+            snprintf(shape, sizeof shape, "%s%s d%llu f%llu %s",
+                     strcmp(bc->kind, "moe") ? "" : "moe ", ffn_phase_name(bc->phase),
+                     (unsigned long long)bc->d, (unsigned long long)bc->f, bc->dtype);
             snprintf(lab, sizeof lab, "%s measured", shape);
             series_add(&c, dev, bc->phase, true, lab, (double)bc->tokens, bc->median_s);
             if (bc->predicted_s > 0) {
@@ -410,16 +427,15 @@ static int plot_moe(const plot_opts *o, ffn_chart_out *co)
 int ffn_cmd_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"hw", required_argument, 0, O_HW},       {"calibration", required_argument, 0, O_CAL},
-        {"bench", required_argument, 0, O_BENCH}, {"model", required_argument, 0, O_MODEL},
-        {"batch", required_argument, 0, O_BATCH}, {"seq", required_argument, 0, O_SEQ},
-        {"ep", required_argument, 0, O_EP},       {"dtype", required_argument, 0, O_DTYPE},
-        {"by", required_argument, 0, O_BY},       {"phase", required_argument, 0, O_PHASE},
-        {"out", required_argument, 0, O_OUT},     {"name", required_argument, 0, O_NAME},
-        {"size", required_argument, 0, O_SIZE},   {"title", required_argument, 0, O_TITLE},
+        {"hw", required_argument, 0, O_HW},        {"calibration", required_argument, 0, O_CAL},
+        {"bench", required_argument, 0, O_BENCH},  {"model", required_argument, 0, O_MODEL},
+        {"batch", required_argument, 0, O_BATCH},  {"seq", required_argument, 0, O_SEQ},
+        {"ep", required_argument, 0, O_EP},        {"dtype", required_argument, 0, O_DTYPE},
+        {"by", required_argument, 0, O_BY},        {"phase", required_argument, 0, O_PHASE},
+        {"out", required_argument, 0, O_OUT},      {"name", required_argument, 0, O_NAME},
+        {"size", required_argument, 0, O_SIZE},    {"title", required_argument, 0, O_TITLE},
         {"no-render", no_argument, 0, O_NORENDER}, {"help", no_argument, 0, 'h'},
-        {"levels", no_argument, 0, O_LEVELS},
-        {0, 0, 0, 0}};
+        {"levels", no_argument, 0, O_LEVELS},      {0, 0, 0, 0}};
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
         return FFN_EXIT_OK;
@@ -428,10 +444,14 @@ int ffn_cmd_plot(int argc, char **argv)
         return ffn_cli_usage(CMD, "which chart? roofline, latency or moe");
     const char *kind = argv[1];
     int k;
-    if (!strcmp(kind, "roofline")) k = FFN_CHART_ROOFLINE;
-    else if (!strcmp(kind, "latency")) k = FFN_CHART_LATENCY;
-    else if (!strcmp(kind, "moe")) k = FFN_CHART_MOE;
-    else return ffn_cli_usage(CMD, "unknown chart '%s' (roofline, latency or moe)", kind);
+    if (!strcmp(kind, "roofline"))
+        k = FFN_CHART_ROOFLINE;
+    else if (!strcmp(kind, "latency"))
+        k = FFN_CHART_LATENCY;
+    else if (!strcmp(kind, "moe"))
+        k = FFN_CHART_MOE;
+    else
+        return ffn_cli_usage(CMD, "unknown chart '%s' (roofline, latency or moe)", kind);
 
     static plot_opts o;
     memset(&o, 0, sizeof o);
@@ -450,7 +470,8 @@ int ffn_cmd_plot(int argc, char **argv)
             o.hw_list = optarg;
             break;
         case O_CAL:
-            if (o.n_cal >= MAX_FILES) return ffn_cli_usage(CMD, "at most %d --calibration", MAX_FILES);
+            if (o.n_cal >= MAX_FILES)
+                return ffn_cli_usage(CMD, "at most %d --calibration", MAX_FILES);
             o.cal[o.n_cal++] = optarg;
             break;
         case O_BENCH:
@@ -466,7 +487,8 @@ int ffn_cmd_plot(int argc, char **argv)
                 return rc;
             break;
         case O_SEQ:
-            if ((rc = ffn_cli_u64_list(CMD, "--seq", optarg, 1, 1u << 24, o.seq, MAX_GRID, &o.n_seq)))
+            if ((rc = ffn_cli_u64_list(CMD, "--seq", optarg, 1, 1u << 24, o.seq, MAX_GRID,
+                                       &o.n_seq)))
                 return rc;
             break;
         case O_EP:
@@ -478,14 +500,20 @@ int ffn_cmd_plot(int argc, char **argv)
                 return ffn_cli_usage(CMD, "--dtype: unknown dtype '%s'", optarg);
             break;
         case O_BY:
-            if (!strcmp(optarg, "batch")) o.by_ep = false;
-            else if (!strcmp(optarg, "ep")) o.by_ep = true;
-            else return ffn_cli_usage(CMD, "--by must be batch or ep; got '%s'", optarg);
+            if (!strcmp(optarg, "batch"))
+                o.by_ep = false;
+            else if (!strcmp(optarg, "ep"))
+                o.by_ep = true;
+            else
+                return ffn_cli_usage(CMD, "--by must be batch or ep; got '%s'", optarg);
             break;
         case O_PHASE:
-            if (!strcmp(optarg, "decode")) o.phase = FFN_PHASE_DECODE;
-            else if (!strcmp(optarg, "prefill")) o.phase = FFN_PHASE_PREFILL;
-            else return ffn_cli_usage(CMD, "--phase must be decode or prefill; got '%s'", optarg);
+            if (!strcmp(optarg, "decode"))
+                o.phase = FFN_PHASE_DECODE;
+            else if (!strcmp(optarg, "prefill"))
+                o.phase = FFN_PHASE_PREFILL;
+            else
+                return ffn_cli_usage(CMD, "--phase must be decode or prefill; got '%s'", optarg);
             break;
         case O_OUT:
             o.out = optarg;
@@ -500,8 +528,10 @@ int ffn_cmd_plot(int argc, char **argv)
             char tail;
             if (sscanf(optarg, "%ux%u%c", &w, &h, &tail) != 2 || w < 200 || h < 150 || w > 8000 ||
                 h > 8000)
-                return ffn_cli_usage(CMD, "--size must be WxH in pixels (200x150 .. 8000x8000), got "
-                                          "'%s'", optarg);
+                return ffn_cli_usage(CMD,
+                                     "--size must be WxH in pixels (200x150 .. 8000x8000), got "
+                                     "'%s'",
+                                     optarg);
             o.width = (int)w;
             o.height = (int)h;
             break;
@@ -527,8 +557,11 @@ int ffn_cmd_plot(int argc, char **argv)
     if (k == FFN_CHART_LATENCY && o.n_cal)
         return ffn_cli_usage(CMD, "--calibration belongs to the roofline chart");
     if ((rc = ffn_cli_prepare_dir(CMD, o.out))) return rc;
-    ffn_chart_out co = {.dir = o.out, .base = o.name ? o.name : kind, .width = o.width,
-                        .height = o.height, .render = o.render};
+    ffn_chart_out co = {.dir = o.out,
+                        .base = o.name ? o.name : kind,
+                        .width = o.width,
+                        .height = o.height,
+                        .render = o.render};
     if (k == FFN_CHART_ROOFLINE) return plot_roofline(&o, &co);
     if (k == FFN_CHART_LATENCY) return plot_latency(&o, &co);
     return plot_moe(&o, &co);

@@ -74,31 +74,68 @@ static void usage(FILE *fp)
 }
 
 enum {
-    O_HW = 256, O_MODEL, O_PHASE, O_BATCH, O_SEQ, O_CHUNK, O_DTYPE, O_WDTYPE, O_ADTYPE, O_GROUP,
-    O_TP, O_FUSED, O_UNFUSED, O_GATEUP, O_MOC, O_EP, O_EPU, O_DPN, O_ZIPF, O_HIST, O_TRIALS, O_SEED, O_CAP,
-    O_FORMAT, O_OPS, O_OUT, O_WEIGHTS, O_ONCHIP
+    O_HW = 256,
+    O_MODEL,
+    O_PHASE,
+    O_BATCH,
+    O_SEQ,
+    O_CHUNK,
+    O_DTYPE,
+    O_WDTYPE,
+    O_ADTYPE,
+    O_GROUP,
+    O_TP,
+    O_FUSED,
+    O_UNFUSED,
+    O_GATEUP,
+    O_MOC,
+    O_EP,
+    O_EPU,
+    O_DPN,
+    O_ZIPF,
+    O_HIST,
+    O_TRIALS,
+    O_SEED,
+    O_CAP,
+    O_FORMAT,
+    O_OPS,
+    O_OUT,
+    O_WEIGHTS,
+    O_ONCHIP
 };
 
 int ffn_cmd_predict(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"hw", required_argument, 0, O_HW},         {"model", required_argument, 0, O_MODEL},
-        {"phase", required_argument, 0, O_PHASE},   {"batch", required_argument, 0, O_BATCH},
-        {"seq", required_argument, 0, O_SEQ},       {"chunk", required_argument, 0, O_CHUNK},
-        {"dtype", required_argument, 0, O_DTYPE},   {"wdtype", required_argument, 0, O_WDTYPE},
-        {"adtype", required_argument, 0, O_ADTYPE}, {"group-size", required_argument, 0, O_GROUP},
-        {"tp", required_argument, 0, O_TP},         {"fused", no_argument, 0, O_FUSED},
-        {"unfused", no_argument, 0, O_UNFUSED},     {"moc", required_argument, 0, O_MOC},
-        {"gate-up", no_argument, 0, O_GATEUP},
-        {"ep", required_argument, 0, O_EP},         {"ep-uneven", no_argument, 0, O_EPU},
-        {"devices-per-node", required_argument, 0, O_DPN},
-        {"zipf", required_argument, 0, O_ZIPF},     {"histogram", required_argument, 0, O_HIST},
-        {"trials", required_argument, 0, O_TRIALS}, {"seed", required_argument, 0, O_SEED},
-        {"capacity-factor", required_argument, 0, O_CAP},
-        {"format", required_argument, 0, O_FORMAT}, {"ops", no_argument, 0, O_OPS},
-        {"out", required_argument, 0, O_OUT},       {"help", no_argument, 0, 'h'},
-        {"weights", required_argument, 0, O_WEIGHTS}, {"onchip", no_argument, 0, O_ONCHIP},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"hw", required_argument, 0, O_HW},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"phase", required_argument, 0, O_PHASE},
+                                         {"batch", required_argument, 0, O_BATCH},
+                                         {"seq", required_argument, 0, O_SEQ},
+                                         {"chunk", required_argument, 0, O_CHUNK},
+                                         {"dtype", required_argument, 0, O_DTYPE},
+                                         {"wdtype", required_argument, 0, O_WDTYPE},
+                                         {"adtype", required_argument, 0, O_ADTYPE},
+                                         {"group-size", required_argument, 0, O_GROUP},
+                                         {"tp", required_argument, 0, O_TP},
+                                         {"fused", no_argument, 0, O_FUSED},
+                                         {"unfused", no_argument, 0, O_UNFUSED},
+                                         {"moc", required_argument, 0, O_MOC},
+                                         {"gate-up", no_argument, 0, O_GATEUP},
+                                         {"ep", required_argument, 0, O_EP},
+                                         {"ep-uneven", no_argument, 0, O_EPU},
+                                         {"devices-per-node", required_argument, 0, O_DPN},
+                                         {"zipf", required_argument, 0, O_ZIPF},
+                                         {"histogram", required_argument, 0, O_HIST},
+                                         {"trials", required_argument, 0, O_TRIALS},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"capacity-factor", required_argument, 0, O_CAP},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {"ops", no_argument, 0, O_OPS},
+                                         {"out", required_argument, 0, O_OUT},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"weights", required_argument, 0, O_WEIGHTS},
+                                         {"onchip", no_argument, 0, O_ONCHIP},
+                                         {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *out_path = NULL, *hist_path = NULL;
     unsigned phases = 3; /* bit 0 prefill, bit 1 decode */
     uint64_t batches[MAX_BATCHES] = {1};
@@ -238,8 +275,7 @@ int ffn_cmd_predict(int argc, char **argv)
         if (n != model.moe.n_experts)
             return ffn_cli_fail(FFN_EXIT_USAGE, CMD,
                                 "%s: the histogram has %zu entries, model '%s' has %llu experts",
-                                hist_path, n, model.name,
-                                (unsigned long long)model.moe.n_experts);
+                                hist_path, n, model.name, (unsigned long long)model.moe.n_experts);
         run.moe.popularity = hist;
         run.moe.n_popularity = n;
     }
@@ -266,8 +302,12 @@ int ffn_cmd_predict(int argc, char **argv)
             n_res++;
         }
     }
-    ffn_predict_report rep = {.model = &model, .params = &params, .hw = &hw, .runs = results,
-                              .n_runs = n_res, .per_op = per_op};
+    ffn_predict_report rep = {.model = &model,
+                              .params = &params,
+                              .hw = &hw,
+                              .runs = results,
+                              .n_runs = n_res,
+                              .per_op = per_op};
     ffn_cli_out out;
     if ((rc = ffn_cli_out_open(CMD, &out, out_path))) return rc;
     int wr = 0;

@@ -55,9 +55,21 @@ static void usage(FILE *fp)
 }
 
 enum {
-    O_COMPARE = 256, O_BENCH, O_CAL, O_QUICK, O_OUT, O_FORCE, O_NORENDER,
+    O_COMPARE = 256,
+    O_BENCH,
+    O_CAL,
+    O_QUICK,
+    O_OUT,
+    O_FORCE,
+    O_NORENDER,
     /* compare's options, passed through */
-    O_MODEL, O_HW, O_SCENARIO, O_DTYPE, O_BATCH, O_SEQ, O_PBATCH
+    O_MODEL,
+    O_HW,
+    O_SCENARIO,
+    O_DTYPE,
+    O_BATCH,
+    O_SEQ,
+    O_PBATCH
 };
 
 typedef struct rep_opts {
@@ -119,7 +131,8 @@ static int md_compare_section(FILE *fp, const rep_opts *o, const ffn_compare *c,
     int n = 0;
     int rc = ffn_compare_plots(CMD, c, o->dir, prefix, 0, 0, o->render, names, &n);
     if (rc) return rc;
-    for (int i = 0; i < n; i++) ffn_md_compare_chart(fp, names[i]);
+    for (int i = 0; i < n; i++)
+        ffn_md_compare_chart(fp, names[i]);
     return 0;
 }
 
@@ -140,10 +153,11 @@ static int report_compare(const rep_opts *o, int argc, char **argv)
     }
     snprintf(title, sizeof title, "FFN comparison: %s on %s", c.model.name, devs);
     md_header(md, title, o);
-    fprintf(md, "## The question\n\nHow long do the feed-forward layers of **%s** take on %s, in "
-                "prefill and in decode; how many FFN tokens per second, and per watt, does each "
-                "device give; where does each turn compute-bound; and do the weights fit on one "
-                "device?\n\n## Inputs\n\n",
+    fprintf(md,
+            "## The question\n\nHow long do the feed-forward layers of **%s** take on %s, in "
+            "prefill and in decode; how many FFN tokens per second, and per watt, does each "
+            "device give; where does each turn compute-bound; and do the weights fit on one "
+            "device?\n\n## Inputs\n\n",
             c.model.name, devs);
     ffn_md_compare_inputs(md, &c);
     fputs("## Results\n\n", md);
@@ -370,8 +384,10 @@ static int report_quick(const rep_opts *o)
     ffn_prof_progress_end(&prog);
     ffn_prof_sigint_restore();
     if (brc && brc != FFN_EINTERRUPTED)
-        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "bench failed: %s", d.msg[0] ? d.msg : ffn_strerror(brc));
-    if (n_done == 0) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted before any case finished");
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "bench failed: %s",
+                            d.msg[0] ? d.msg : ffn_strerror(brc));
+    if (n_done == 0)
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted before any case finished");
     static ffn_host_info host;
     ffn_host_info_get(&host);
     char date[32];
@@ -404,8 +420,8 @@ static int report_quick(const rep_opts *o)
     char hwlist[PATH_MAX + 64];
     snprintf(hwlist, sizeof hwlist, "%s,xeon-8480,h100-sxm,mi300x", hw_path);
     for (int i = 0; i < 2; i++) {
-        char *av[] = {(char *)CMD, (char *)"--model", (char *)models[i], (char *)"--hw", hwlist,
-                      (char *)"--batch", (char *)"1,16,128", NULL};
+        char *av[] = {(char *)CMD, (char *)"--model", (char *)models[i],  (char *)"--hw",
+                      hwlist,      (char *)"--batch", (char *)"1,16,128", NULL};
         if ((rc = ffn_compare_setup(CMD, 7, av, &cmp[i], NULL, NULL, NULL))) return rc;
     }
 
@@ -441,15 +457,22 @@ out:
 
 int ffn_cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"compare", no_argument, 0, O_COMPARE},     {"bench", required_argument, 0, O_BENCH},
-        {"calibration", required_argument, 0, O_CAL}, {"quick", no_argument, 0, O_QUICK},
-        {"out", required_argument, 0, O_OUT},       {"force", no_argument, 0, O_FORCE},
-        {"no-render", no_argument, 0, O_NORENDER},  {"model", required_argument, 0, O_MODEL},
-        {"hw", required_argument, 0, O_HW},         {"scenario", required_argument, 0, O_SCENARIO},
-        {"dtype", required_argument, 0, O_DTYPE},   {"batch", required_argument, 0, O_BATCH},
-        {"seq", required_argument, 0, O_SEQ},       {"prefill-batch", required_argument, 0, O_PBATCH},
-        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    static const struct option opts[] = {{"compare", no_argument, 0, O_COMPARE},
+                                         {"bench", required_argument, 0, O_BENCH},
+                                         {"calibration", required_argument, 0, O_CAL},
+                                         {"quick", no_argument, 0, O_QUICK},
+                                         {"out", required_argument, 0, O_OUT},
+                                         {"force", no_argument, 0, O_FORCE},
+                                         {"no-render", no_argument, 0, O_NORENDER},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"hw", required_argument, 0, O_HW},
+                                         {"scenario", required_argument, 0, O_SCENARIO},
+                                         {"dtype", required_argument, 0, O_DTYPE},
+                                         {"batch", required_argument, 0, O_BATCH},
+                                         {"seq", required_argument, 0, O_SEQ},
+                                         {"prefill-batch", required_argument, 0, O_PBATCH},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     static rep_opts o;
     memset(&o, 0, sizeof o);
     o.dir = "report";
@@ -517,4 +540,3 @@ int ffn_cmd_report(int argc, char **argv)
     if (o.bench) return report_bench(&o);
     return report_quick(&o);
 }
-

@@ -219,7 +219,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     }
     ffn_plan_opts *o = &sc.plan;
     bool json = false;
-    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models))) goto out;
+    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models)))
+        goto out;
     if (V(O_HW) && (rc = ffn_cli_refs(CMD, "--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
     if (V(O_PHASE) && (rc = ffn_cli_phases(CMD, V(O_PHASE), &sc.sweep_phases))) goto out;
     if ((V(O_BATCH) &&

@@ -84,7 +84,8 @@ int ffn_gnuplot_run(const char *gnuplot, const char *dir, const char *script, co
         }
         dup2(pfd[1], 2);
         if (dir && chdir(dir) != 0) _exit(126);
-        char *const args_p[] = {(char *)gnuplot, (char *)"-e", (char *)preset, (char *)script, NULL};
+        char *const args_p[] = {(char *)gnuplot, (char *)"-e", (char *)preset, (char *)script,
+                                NULL};
         char *const args[] = {(char *)gnuplot, (char *)script, NULL};
         execv(gnuplot, preset && *preset ? args_p : args);
         _exit(127);
@@ -171,8 +172,8 @@ const char *ffn_gnuplot_png_term(const char *gnuplot)
     if (cached[0]) return cached;
     char msg[256];
     /* pngcairo is in Debian's gnuplot-nox; a build without cairo has only libgd's png */
-    int rc = ffn_gnuplot_run(gnuplot, NULL, "/dev/null", "set terminal pngcairo", 20, msg,
-                             sizeof msg);
+    int rc =
+        ffn_gnuplot_run(gnuplot, NULL, "/dev/null", "set terminal pngcairo", 20, msg, sizeof msg);
     snprintf(cached, sizeof cached, "%s", rc == 0 ? "pngcairo" : "png");
     return cached;
 }
@@ -222,8 +223,9 @@ int ffn_chart_emit(const char *cmd, ffn_chart_kind kind, const void *chart, ffn_
     o->rendered = o->gnuplot_missing = false;
     char dir[PATH_MAX], tpath[PATH_MAX + 32];
     if (!ffn_cli_data_dir("plots", dir, sizeof dir))
-        return ffn_cli_fail(FFN_EXIT_FAIL, cmd,
-                            "no plots/ folder with the chart templates found (set FFNROOF_DATA_DIR)");
+        return ffn_cli_fail(
+            FFN_EXIT_FAIL, cmd,
+            "no plots/ folder with the chart templates found (set FFNROOF_DATA_DIR)");
     snprintf(tpath, sizeof tpath, "%s/%s", dir, tmpl_names[kind]);
     char *tmpl = slurp(tpath);
     if (!tmpl) return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot read template '%s'", tpath);
@@ -235,9 +237,12 @@ int ffn_chart_emit(const char *cmd, ffn_chart_kind kind, const void *chart, ffn_
     snprintf(gp_name, sizeof gp_name, "%s.gp", o->base);
     snprintf(png_name, sizeof png_name, "%s.png", o->base);
     snprintf(svg_name, sizeof svg_name, "%s.svg", o->base);
-    ffn_plot_files files = {.data = data_name, .png = png_name, .svg = svg_name,
+    ffn_plot_files files = {.data = data_name,
+                            .png = png_name,
+                            .svg = svg_name,
                             .png_term = have_gp ? ffn_gnuplot_png_term(gp) : "pngcairo",
-                            .width = o->width, .height = o->height};
+                            .width = o->width,
+                            .height = o->height};
 
     char dpath[PATH_MAX + 300], spath[PATH_MAX + 300];
     snprintf(dpath, sizeof dpath, "%s/%s", o->dir, data_name);
@@ -268,7 +273,8 @@ int ffn_chart_emit(const char *cmd, ffn_chart_kind kind, const void *chart, ffn_
     int rc1 = ffn_cli_out_close(cmd, &dout, wr == 0);
     int rc2 = ffn_cli_out_close(cmd, &sout, wr == 0 && rc1 == 0);
     if (wr == 0 && rc1 == 0 && rc2 != 0) unlink(dpath);
-    if (wr) return ffn_cli_fail(wr == FFN_EINVAL ? FFN_EXIT_USAGE : FFN_EXIT_FAIL, cmd, "%s", d.msg);
+    if (wr)
+        return ffn_cli_fail(wr == FFN_EINVAL ? FFN_EXIT_USAGE : FFN_EXIT_FAIL, cmd, "%s", d.msg);
     if (rc1 || rc2) return FFN_EXIT_FAIL;
 
     if (!o->render) {

@@ -18,9 +18,11 @@ static const ffn_cli_cmd commands[] = {
      ffn_cmd_calibrate},
     {"bench", "real FFN kernels on this host: measured vs roofline vs predicted, with peers",
      ffn_cmd_bench},
-    {"compare", "one model on several devices side by side: latency, tokens/s, fit", ffn_cmd_compare},
+    {"compare", "one model on several devices side by side: latency, tokens/s, fit",
+     ffn_cmd_compare},
     {"plot", "roofline, latency and MoE charts (gnuplot: PNG, SVG, data, script)", ffn_cmd_plot},
-    {"report", "a Markdown report with plots: a comparison, bench results or --quick", ffn_cmd_report},
+    {"report", "a Markdown report with plots: a comparison, bench results or --quick",
+     ffn_cmd_report},
     {"cpu", "this CPU's features, the kernels this binary holds and which one each dtype gets",
      ffn_cmd_cpu},
     {"quant", "accuracy of int8/int4/W8A8 formats on one FFN layer, beside their decode speed-up",
@@ -56,7 +58,8 @@ int main(int argc, char **argv)
         const char *d = ffn_cli_data_dir("hw", dir, sizeof dir);
         char kern[256];
         ffn_cli_kernel_summary(kern, sizeof kern);
-        printf("ffnroof %s\n%s\ndata: %s\n", FFNROOF_VERSION, kern, d ? d : "(no hw/ folder found)");
+        printf("ffnroof %s\n%s\ndata: %s\n", FFNROOF_VERSION, kern,
+               d ? d : "(no hw/ folder found)");
         return FFN_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

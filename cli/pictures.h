@@ -33,7 +33,11 @@ double ffn_gnuplot_timeout_s(void);
 
 /* ---- charts into a folder ----------------------------------------------------------------- */
 
-typedef enum ffn_chart_kind { FFN_CHART_ROOFLINE = 0, FFN_CHART_LATENCY, FFN_CHART_MOE } ffn_chart_kind;
+typedef enum ffn_chart_kind {
+    FFN_CHART_ROOFLINE = 0,
+    FFN_CHART_LATENCY,
+    FFN_CHART_MOE
+} ffn_chart_kind;
 
 typedef struct ffn_chart_out {
     const char *dir;  /* existing, writable folder */

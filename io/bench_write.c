@@ -71,14 +71,15 @@ static void counters_available(ffn_json *j, const ffn_bench_meta *m)
         ffn_json_str(j, "hardware_reason", p->cpu_disabled_reason);
     } else {
         char buf[400];
-        snprintf(buf, sizeof buf, "%s%s",
-                 p->cpu_pmu_exported ? "" : "the kernel exports no CPU PMU; ",
-                 p->events[0].reason[0] ? p->events[0].reason : "no hardware event could be counted");
+        snprintf(
+            buf, sizeof buf, "%s%s", p->cpu_pmu_exported ? "" : "the kernel exports no CPU PMU; ",
+            p->events[0].reason[0] ? p->events[0].reason : "no hardware event could be counted");
         ffn_json_str(j, "hardware_reason", buf);
     }
     ffn_json_bool(j, "sde", m->sde_read);
     ffn_json_arr_begin(j, "events");
-    for (size_t i = 0; i < m->n_events; i++) ffn_json_str(j, NULL, m->events[i]);
+    for (size_t i = 0; i < m->n_events; i++)
+        ffn_json_str(j, NULL, m->events[i]);
     ffn_json_arr_end(j);
     ffn_json_obj_end(j);
 }
@@ -240,12 +241,15 @@ int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resu
         ffn_json_str(&j, "name", m->host->host);
         ffn_json_str(&j, "cpu_model", m->host->cpu_model);
         ffn_json_str(&j, "cpu_vendor", m->host->cpu_vendor);
-        ffn_json_u64(&j, "online_cpus", (uint64_t)(m->host->online_cpus > 0 ? m->host->online_cpus : 0));
-        ffn_json_u64(&j, "allowed_cpus", (uint64_t)(m->host->allowed_cpus > 0 ? m->host->allowed_cpus : 0));
+        ffn_json_u64(&j, "online_cpus",
+                     (uint64_t)(m->host->online_cpus > 0 ? m->host->online_cpus : 0));
+        ffn_json_u64(&j, "allowed_cpus",
+                     (uint64_t)(m->host->allowed_cpus > 0 ? m->host->allowed_cpus : 0));
     }
     if (m->load_avg[0] >= 0) {
         ffn_json_arr_begin(&j, "load_avg");
-        for (int i = 0; i < 3; i++) ffn_json_num(&j, NULL, m->load_avg[i]);
+        for (int i = 0; i < 3; i++)
+            ffn_json_num(&j, NULL, m->load_avg[i]);
         ffn_json_arr_end(&j);
     } else {
         ffn_json_null(&j, "load_avg");
@@ -254,7 +258,8 @@ int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resu
     spec(&j, m);
     counters_available(&j, m);
     ffn_json_arr_begin(&j, "cases");
-    for (size_t i = 0; i < n; i++) one_case(&j, &r[i], i + 1);
+    for (size_t i = 0; i < n; i++)
+        one_case(&j, &r[i], i + 1);
     ffn_json_arr_end(&j);
     ffn__json_notes(&j, "notes", m->notes, NULL);
     ffn_json_obj_end(&j);
@@ -281,10 +286,11 @@ int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resul
         const ffn_bench_result *x = &r[i];
         const ffn_bench_case *c = &x->c;
         const bool moe = c->kind == FFN_BENCH_MOE;
-        fprintf(fp, "%zu,%s,%s,%" PRIu64 ",", i + 1, moe ? "moe" : "dense", ffn_phase_name(c->phase),
-                c->batch);
+        fprintf(fp, "%zu,%s,%s,%" PRIu64 ",", i + 1, moe ? "moe" : "dense",
+                ffn_phase_name(c->phase), c->batch);
         if (c->phase == FFN_PHASE_PREFILL) fprintf(fp, "%" PRIu64, c->seq);
-        fprintf(fp, ",%zu,%zu,%zu,%s,", c->tokens, c->shape.d, c->shape.f, ffn_act_name(c->shape.act));
+        fprintf(fp, ",%zu,%zu,%zu,%s,", c->tokens, c->shape.d, c->shape.f,
+                ffn_act_name(c->shape.act));
         if (moe) fprintf(fp, "%zu", c->n_experts);
         fputc(',', fp);
         if (moe) fprintf(fp, "%zu", c->top_k);

@@ -51,7 +51,8 @@ static void host(ffn_json *j, const ffn_host_info *h, const double load[3])
     num_or_null(j, "phys_mem_bytes", h->phys_mem_bytes);
     if (load && load[0] >= 0) {
         ffn_json_arr_begin(j, "load_avg");
-        for (int i = 0; i < 3; i++) ffn_json_num(j, NULL, load[i]);
+        for (int i = 0; i < 3; i++)
+            ffn_json_num(j, NULL, load[i]);
         ffn_json_arr_end(j);
     } else {
         ffn_json_null(j, "load_avg");
@@ -225,7 +226,8 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
     ffn_json_obj_end(&j);
 
     ffn_json_arr_begin(&j, "kernel_runs");
-    for (size_t i = 0; k && i < k->n_runs; i++) kernel_run(&j, &k->runs[i]);
+    for (size_t i = 0; k && i < k->n_runs; i++)
+        kernel_run(&j, &k->runs[i]);
     ffn_json_arr_end(&j);
 
     if (k && m->spec) {
@@ -234,10 +236,12 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
         ffn_json_num(&j, "compute_max", e->compute_max);
         ffn_json_obj_begin(&j, "compute_max_by_dtype");
         for (int d = 0; d < FFN_DT_COUNT; d++)
-            if (e->compute_max_dt[d] > 0) ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->compute_max_dt[d]);
+            if (e->compute_max_dt[d] > 0)
+                ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->compute_max_dt[d]);
         ffn_json_obj_end(&j);
         ffn_json_num(&j, "memory_max", e->memory_max);
-        ffn_json_num(&j, "memory_max_gemv", e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max);
+        ffn_json_num(&j, "memory_max_gemv",
+                     e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max);
         ffn_json_num(&j, "launch_s", e->launch_s);
         ffn_json_num(&j, "overlap_p", e->overlap_p);
         ffn_json_num(&j, "compute_half_flops", e->compute_half_flops);
@@ -282,7 +286,8 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
         ffn_json_str(&j, "name", h->name);
         ffn_json_obj_begin(&j, "peak_flops");
         for (int d = 0; d < FFN_DT_COUNT; d++)
-            if (h->peak_flops[d] > 0) ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), h->peak_flops[d]);
+            if (h->peak_flops[d] > 0)
+                ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), h->peak_flops[d]);
         ffn_json_obj_end(&j);
         ffn_json_obj_begin(&j, "peak_kinds");
         for (int d = 0; d < FFN_DT_COUNT; d++)

@@ -31,9 +31,12 @@ static double tok_s_w(const ffn_hw *hw, const ffn_result *r)
 
 static const char *g(char *buf, size_t n, double v)
 {
-    if (!isfinite(v)) snprintf(buf, n, "-");
-    else if (v >= 100) snprintf(buf, n, "%.0f", v);
-    else snprintf(buf, n, "%.3g", v);
+    if (!isfinite(v))
+        snprintf(buf, n, "-");
+    else if (v >= 100)
+        snprintf(buf, n, "%.0f", v);
+    else
+        snprintf(buf, n, "%.3g", v);
     return buf;
 }
 
@@ -42,8 +45,10 @@ static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *
 {
     ffn_json_obj_begin(j, NULL);
     ffn_json_u64(j, "batch", r->run.batch);
-    if (r->run.phase == FFN_PHASE_PREFILL) ffn_json_u64(j, "seq", r->run.seq);
-    else ffn_json_null(j, "seq");
+    if (r->run.phase == FFN_PHASE_PREFILL)
+        ffn_json_u64(j, "seq", r->run.seq);
+    else
+        ffn_json_null(j, "seq");
     ffn_json_u64(j, "tokens", r->tokens);
     ffn_json_num(j, "layer_s", ffn_plot_layer_latency_s(&c->model, r));
     ffn_json_num(j, "model_s", r->predicted_s);
@@ -90,7 +95,8 @@ static void moe_parts(const ffn_moe_detail *m, char t[6][32])
 {
     const double v[6] = {m->router_s, m->dispatch_s, m->expert_s,
                          m->shared_s, m->combine_s,  m->alltoall_s};
-    for (int k = 0; k < 6; k++) ffn_units_str(t[k], sizeof t[k], v[k], FFN_UNIT_TIME);
+    for (int k = 0; k < 6; k++)
+        ffn_units_str(t[k], sizeof t[k], v[k], FFN_UNIT_TIME);
 }
 
 int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
@@ -114,10 +120,13 @@ int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
     ffn_json_u64(&j, "seq", c->run.seq);
     ffn_json_u64(&j, "prefill_batch", c->run.batch);
     ffn_json_arr_begin(&j, "decode_batches");
-    for (size_t b = 0; b < c->n_batch; b++) ffn_json_u64(&j, NULL, c->batch[b]);
+    for (size_t b = 0; b < c->n_batch; b++)
+        ffn_json_u64(&j, NULL, c->batch[b]);
     ffn_json_arr_end(&j);
-    if (c->scenario[0]) ffn_json_str(&j, "scenario", c->scenario);
-    else ffn_json_null(&j, "scenario");
+    if (c->scenario[0])
+        ffn_json_str(&j, "scenario", c->scenario);
+    else
+        ffn_json_null(&j, "scenario");
     ffn_json_obj_end(&j);
     ffn_json_arr_begin(&j, "devices");
     for (size_t i = 0; i < c->n_dev; i++) {
@@ -133,18 +142,23 @@ int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
         ffn_json_str(&j, "compute_dtype", ffn_dtype_name(d->decode[0].compute_dtype));
         ffn_json_num(&j, "mem_bandwidth_bps", d->hw.mem_bandwidth_bps);
         ffn_json_num(&j, "mem_capacity_bytes", d->hw.mem_capacity_bytes);
-        if (d->hw.tdp_w > 0) ffn_json_num(&j, "tdp_w", d->hw.tdp_w);
-        else ffn_json_null(&j, "tdp_w");
+        if (d->hw.tdp_w > 0)
+            ffn_json_num(&j, "tdp_w", d->hw.tdp_w);
+        else
+            ffn_json_null(&j, "tdp_w");
         ffn_json_num(&j, "ridge_tokens", d->decode[0].ridge_tokens);
         ffn_json_num(&j, "weight_bytes", d->weight_bytes);
         ffn_json_bool(&j, "fits", d->fits);
-        if (d->devices_for_weights) ffn_json_u64(&j, "devices_for_weights", d->devices_for_weights);
-        else ffn_json_null(&j, "devices_for_weights");
+        if (d->devices_for_weights)
+            ffn_json_u64(&j, "devices_for_weights", d->devices_for_weights);
+        else
+            ffn_json_null(&j, "devices_for_weights");
         ffn_json_arr_begin(&j, "prefill");
         json_point(&j, c, d, &d->prefill[0]);
         ffn_json_arr_end(&j);
         ffn_json_arr_begin(&j, "decode");
-        for (size_t b = 0; b < c->n_batch; b++) json_point(&j, c, d, &d->decode[b]);
+        for (size_t b = 0; b < c->n_batch; b++)
+            json_point(&j, c, d, &d->decode[b]);
         ffn_json_arr_end(&j);
         ffn_json_obj_end(&j);
     }
@@ -155,8 +169,10 @@ int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
 
 static void csv_num(FILE *fp, double v)
 {
-    if (isfinite(v)) fprintf(fp, ",%.6g", v);
-    else fputc(',', fp);
+    if (isfinite(v))
+        fprintf(fp, ",%.6g", v);
+    else
+        fputc(',', fp);
 }
 
 static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, const ffn_result *r)
@@ -176,8 +192,10 @@ static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, con
     fprintf(fp, ",%d,", d->fits ? 1 : 0);
     if (d->devices_for_weights) fprintf(fp, "%llu", (unsigned long long)d->devices_for_weights);
     const ffn_moe_detail *m = &r->moe_detail;
-    double v[6] = {m->router_s, m->dispatch_s, m->expert_s, m->shared_s, m->combine_s, m->alltoall_s};
-    for (int k = 0; k < 6; k++) csv_num(fp, r->moe_layers ? v[k] : NAN);
+    double v[6] = {m->router_s, m->dispatch_s, m->expert_s,
+                   m->shared_s, m->combine_s,  m->alltoall_s};
+    for (int k = 0; k < 6; k++)
+        csv_num(fp, r->moe_layers ? v[k] : NAN);
     fputc('\n', fp);
 }
 
@@ -189,16 +207,20 @@ int ffn_compare_write_csv(FILE *fp, const ffn_compare *c)
           fp);
     for (size_t i = 0; i < c->n_dev; i++) {
         csv_row(fp, c, &c->dev[i], &c->dev[i].prefill[0]);
-        for (size_t b = 0; b < c->n_batch; b++) csv_row(fp, c, &c->dev[i], &c->dev[i].decode[b]);
+        for (size_t b = 0; b < c->n_batch; b++)
+            csv_row(fp, c, &c->dev[i], &c->dev[i].decode[b]);
     }
     return ferror(fp) ? FFN_EIO : 0;
 }
 
 static const char *fit_text(char *buf, size_t n, const ffn_cmp_device *d)
 {
-    if (!d->devices_for_weights) snprintf(buf, n, "unknown");
-    else if (d->fits) snprintf(buf, n, "yes");
-    else snprintf(buf, n, "no, %llu", (unsigned long long)d->devices_for_weights);
+    if (!d->devices_for_weights)
+        snprintf(buf, n, "unknown");
+    else if (d->fits)
+        snprintf(buf, n, "yes");
+    else
+        snprintf(buf, n, "no, %llu", (unsigned long long)d->devices_for_weights);
     return buf;
 }
 
@@ -206,11 +228,11 @@ int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
 {
     char a[32], b[32], e[32], f[32], h[32];
     fprintf(fp, "model   %s: %s G params (%s weights in %s)\n", c->model.name,
-            g(a, sizeof a, (double)c->params.total / 1e9), ffn_units_str(b, sizeof b, c->dev[0].weight_bytes,
-                                                             FFN_UNIT_BYTES),
+            g(a, sizeof a, (double)c->params.total / 1e9),
+            ffn_units_str(b, sizeof b, c->dev[0].weight_bytes, FFN_UNIT_BYTES),
             ffn_dtype_name(c->run.wdtype));
-    fprintf(fp, "        prefill %llu x %llu tokens; decode batches", (unsigned long long)c->run.batch,
-            (unsigned long long)c->run.seq);
+    fprintf(fp, "        prefill %llu x %llu tokens; decode batches",
+            (unsigned long long)c->run.batch, (unsigned long long)c->run.seq);
     for (size_t i = 0; i < c->n_batch; i++)
         fprintf(fp, "%s%llu", i ? "," : " ", (unsigned long long)c->batch[i]);
     fprintf(fp, "\n        FFN only, per device, no TP/EP; tokens/s are FFN upper bounds\n\n");
@@ -219,7 +241,8 @@ int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
     for (size_t i = 0; i < c->n_dev; i++) {
         const ffn_cmp_device *d = &c->dev[i];
         fprintf(fp, "%-16.16s %-4.4s %11s %11s %6s %8s %9s\n", d->hw.name,
-                ffn_hw_kind_name(d->hw.kind), ffn_units_str(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
+                ffn_hw_kind_name(d->hw.kind),
+                ffn_units_str(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
                 ffn_units_str(b, sizeof b, d->hw.mem_bandwidth_bps, FFN_UNIT_BPS),
                 d->hw.tdp_w > 0 ? ffn_units_str(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
                 g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
@@ -231,21 +254,23 @@ int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
         for (size_t p = 0; p <= c->n_batch; p++) {
             const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
             char rg[80], fw[320];
-            fprintf(fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s %s%s\n", p ? "" : d->hw.name,
-                    ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
-                    ffn_units_str(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
-                    ffn_units_str(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
-                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound),
-                    ffn_range_text(rg, sizeof rg, r->predicted_s, r->predicted_p10_s,
-                                   r->predicted_p90_s, r->unc_default, true),
-                    fit_warning(d, fw, sizeof fw) ? "  ! fit" : "");
+            fprintf(
+                fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s %s%s\n", p ? "" : d->hw.name,
+                ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
+                ffn_units_str(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
+                ffn_units_str(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
+                g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound),
+                ffn_range_text(rg, sizeof rg, r->predicted_s, r->predicted_p10_s,
+                               r->predicted_p90_s, r->unc_default, true),
+                fit_warning(d, fw, sizeof fw) ? "  ! fit" : "");
         }
     }
     fprintf(fp, "model p10-p90: the range of the model time (docs/model.md, \"Uncertainty\"); "
                 "* = default\n");
     print_fit_warnings(fp, c, "! fit: ");
     if (c->model.moe.n_experts) {
-        fprintf(fp, "\none MoE layer, busiest device (decode):\n%-16s %6s %9s %9s %9s %9s %9s %9s\n",
+        fprintf(fp,
+                "\none MoE layer, busiest device (decode):\n%-16s %6s %9s %9s %9s %9s %9s %9s\n",
                 "device", "batch", "router", "dispatch", "experts", "shared", "combine", "all2all");
         for (size_t i = 0; i < c->n_dev; i++)
             for (size_t p = 0; p < c->n_batch; p++) {
@@ -261,31 +286,36 @@ int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
 int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c)
 {
     char a[32], b[32], e[32], f[32], h[32];
-    fprintf(fp, "| device | kind | %s peak | memory bandwidth | memory | TDP | ridge (tokens/step) | "
-                "weights fit (devices needed) |\n|---|---|---:|---:|---:|---:|---:|---|\n",
+    fprintf(fp,
+            "| device | kind | %s peak | memory bandwidth | memory | TDP | ridge (tokens/step) | "
+            "weights fit (devices needed) |\n|---|---|---:|---:|---:|---:|---:|---|\n",
             ffn_dtype_name(c->dev[0].decode[0].compute_dtype));
     for (size_t i = 0; i < c->n_dev; i++) {
         const ffn_cmp_device *d = &c->dev[i];
         char cap[32];
         fprintf(fp, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", d->hw.name,
-                ffn_hw_kind_name(d->hw.kind), ffn_units_str(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
+                ffn_hw_kind_name(d->hw.kind),
+                ffn_units_str(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
                 ffn_units_str(b, sizeof b, d->hw.mem_bandwidth_bps, FFN_UNIT_BPS),
                 ffn_units_str(cap, sizeof cap, d->hw.mem_capacity_bytes, FFN_UNIT_BYTES),
                 d->hw.tdp_w > 0 ? ffn_units_str(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
                 g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
     }
-    fprintf(fp, "\n| device | phase | batch | tokens/step | FFN per layer | FFN, whole model | "
-                "FFN tokens/s | tokens/s per W | bound |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    fprintf(
+        fp,
+        "\n| device | phase | batch | tokens/step | FFN per layer | FFN, whole model | "
+        "FFN tokens/s | tokens/s per W | bound |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < c->n_dev; i++) {
         const ffn_cmp_device *d = &c->dev[i];
         for (size_t p = 0; p <= c->n_batch; p++) {
             const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
-            fprintf(fp, "| %s | %s | %llu | %llu | %s | %s | %s | %s | %s |\n", d->hw.name,
-                    ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
-                    (unsigned long long)r->tokens,
-                    ffn_units_str(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
-                    ffn_units_str(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
-                    g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
+            fprintf(
+                fp, "| %s | %s | %llu | %llu | %s | %s | %s | %s | %s |\n", d->hw.name,
+                ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
+                (unsigned long long)r->tokens,
+                ffn_units_str(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
+                ffn_units_str(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
+                g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
         }
     }
     print_fit_warnings(fp, c, "\n> ");
@@ -331,8 +361,10 @@ void ffn_compare_charts(const ffn_compare *c, const char *today, ffn_latency_cha
             for (uint64_t t = ph ? 1 : 128; t <= (ph ? 1024u : 32768u) && s->n < 16; t *= 2) {
                 ffn_run r = c->run;
                 r.phase = s->phase;
-                if (ph) r.batch = t;
-                else r.batch = 1, r.seq = t;
+                if (ph)
+                    r.batch = t;
+                else
+                    r.batch = 1, r.seq = t;
                 ffn_result res;
                 ffn_diag dg;
                 ffn_diag_clear(&dg);
@@ -359,8 +391,8 @@ void ffn_compare_charts(const ffn_compare *c, const char *today, ffn_latency_cha
 
     memset(mc, 0, sizeof *mc);
     if (!c->model.moe.n_experts) return;
-    snprintf(mc->title, sizeof mc->title, "MoE layer time: %.60s on %.100s, %s (%s)",
-             c->model.name, devices, dt, today);
+    snprintf(mc->title, sizeof mc->title, "MoE layer time: %.60s on %.100s, %s (%s)", c->model.name,
+             devices, dt, today);
     snprintf(mc->xlabel, sizeof mc->xlabel, "device and decode batch");
     for (size_t i = 0; i < c->n_dev; i++)
         for (size_t b = 0; b < c->n_batch && mc->n_bars < FFN_PLOT_MAX_BARS; b++) {

@@ -23,8 +23,8 @@ static int parse_u64(const char *s, uint64_t *v)
     return 0;
 }
 
-int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point *pts,
-                     size_t cap, size_t *n, ffn_diag *diag)
+int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point *pts, size_t cap,
+                     size_t *n, ffn_diag *diag)
 {
     *n = 0;
     ffn_input in;
@@ -78,9 +78,8 @@ int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_poi
             p->k = b;
             p->f = c;
             if (ffn_act_parse(fields[3], &p->act)) {
-                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno,
-                                  (int)(fields[3] - line) + 1, "unknown activation '%s'",
-                                  fields[3]);
+                rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(fields[3] - line) + 1,
+                                  "unknown activation '%s'", fields[3]);
                 break;
             }
         } else {

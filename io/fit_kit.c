@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {"gemm", "silu_mul", "copy", "read", "binary", "unary",
-                                         NULL};
+static const char *const kind_names[] = {"gemm",   "silu_mul", "copy", "read",
+                                         "binary", "unary",    NULL};
 enum { K_GEMM = 0, K_SILU_MUL, K_COPY, K_READ, K_BINARY, K_UNARY };
 
 static int parse_dim(const char *s, uint64_t *v)
@@ -77,8 +77,7 @@ static double time_unit(const char *col)
     return 0;
 }
 
-int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n,
-                     ffn_diag *diag)
+int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n, ffn_diag *diag)
 {
     *n = 0;
     ffn_input in;
@@ -94,10 +93,14 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
     while (!rc && ffn__input_line(&in, &off, &line)) {
         lineno++;
         if (!strncmp(line, "#@", 2)) {
-            if (!strcmp(line, "#@ harness off")) no_harness = true;
-            else if (!strcmp(line, "#@ harness on")) no_harness = false;
-            else if (!strcmp(line, "#@ best-of-sweep on")) best_of_sweep = true;
-            else if (!strcmp(line, "#@ best-of-sweep off")) best_of_sweep = false;
+            if (!strcmp(line, "#@ harness off"))
+                no_harness = true;
+            else if (!strcmp(line, "#@ harness on"))
+                no_harness = false;
+            else if (!strcmp(line, "#@ best-of-sweep on"))
+                best_of_sweep = true;
+            else if (!strcmp(line, "#@ best-of-sweep off"))
+                best_of_sweep = false;
             else {
                 rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1,
                                   "unknown directive '%s' ('#@ harness on|off', "
@@ -138,8 +141,7 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
             continue;
         }
         if (nf != 6) {
-            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1, "expected 6 columns, got %d",
-                              nf);
+            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1, "expected 6 columns, got %d", nf);
             break;
         }
         if (*n >= cap) {
@@ -150,8 +152,9 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
         for (int i = 0; kind_names[i]; i++)
             if (!strcmp(f[0], kind_names[i])) kind = i;
         if (kind < 0) {
-            rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1,
-                              "unknown kind '%s' (gemm, silu_mul, copy, read, binary, unary)", f[0]);
+            rc =
+                ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1,
+                             "unknown kind '%s' (gemm, silu_mul, copy, read, binary, unary)", f[0]);
             break;
         }
         ffn_dtype dt;
@@ -164,8 +167,8 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
         for (int i = 0; i < 3 && !rc; i++)
             if (parse_dim(f[2 + i], &d[i]))
                 rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, (int)(f[2 + i] - line) + 1,
-                                  "'%s' must be a whole number in [1, 2^40], got '%s'",
-                                  want[2 + i], f[2 + i]);
+                                  "'%s' must be a whole number in [1, 2^40], got '%s'", want[2 + i],
+                                  f[2 + i]);
         if (rc) break;
         char *end;
         errno = 0;

@@ -29,7 +29,8 @@ int ffn_hist_load(const char *path, double *out, size_t cap, size_t *n, ffn_diag
         if (hash) *hash = '\0';
         char *p = line;
         while (*p) {
-            while (*p && (isspace((unsigned char)*p) || *p == ',')) p++;
+            while (*p && (isspace((unsigned char)*p) || *p == ','))
+                p++;
             if (!*p) break;
             int col = (int)(p - line) + 1;
             char *end;

@@ -16,8 +16,8 @@ _Static_assert(FFN_DT_COUNT == 7, "the keys of peak: in load_peak() follow enum 
 static const char *const kind_names[] = {"gpu", "cpu", "accelerator", NULL};
 /* The dtype keys of `peak`, `compute_max_by_dtype` and `tiles_by_dtype`, in enum ffn_dtype
  * order. */
-static const char *const dtype_keys[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4",
-                                         NULL};
+static const char *const dtype_keys[] = {"fp32", "tf32", "bf16", "fp16",
+                                         "fp8",  "int8", "int4", NULL};
 
 /* Sane ranges. They are wide enough for any real device and tight enough to catch unit slips
  * (a bandwidth typed in bits, a capacity typed in GB where TB was meant, ...). */
@@ -238,8 +238,7 @@ static int load_util_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
             return ffn_y_error(y, m, FFN_ESCHEMA, "'util_by_dtype: %s' needs 'gamma'",
                                dtype_keys[d]);
         rc = fraction(y, m, "gamma", &e->util_gamma[d]);
-        if (!rc)
-            rc = ffn_y_num(y, m, "alpha", false, FFN_UNIT_NONE, 0.0, 1.0, &e->util_alpha[d]);
+        if (!rc) rc = ffn_y_num(y, m, "alpha", false, FFN_UNIT_NONE, 0.0, 1.0, &e->util_alpha[d]);
         if (!rc && e->util_alpha[d] >= e->util_gamma[d])
             rc = ffn_y_error(y, ffn_y_get(y, m, "alpha", NULL), FFN_ERANGE,
                              "'alpha' must be less than 'gamma' (one wave would reach nothing)");
@@ -293,8 +292,8 @@ static int load_fit(ffn_ydoc *y, yaml_node_t *root, ffn_fit_quality *q)
     rc = ffn_y_num(y, m, "median_error", false, FFN_UNIT_NONE, 0.0, 1e6, &q->median_error);
     if (!rc) rc = ffn_y_num(y, m, "worst_error", false, FFN_UNIT_NONE, 0.0, 1e6, &q->worst_error);
     if (!rc)
-        rc = ffn_y_num(y, m, "held_out_median", false, FFN_UNIT_NONE, 0.0, 1e6,
-                       &q->held_out_median);
+        rc =
+            ffn_y_num(y, m, "held_out_median", false, FFN_UNIT_NONE, 0.0, 1e6, &q->held_out_median);
     uint64_t pts = 0;
     if (!rc) rc = ffn_y_u64(y, m, "points", false, 0, 100000000, &pts);
     q->points = (uint32_t)pts;
@@ -308,27 +307,38 @@ bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n)
     if (!hw || !hw->fit.recorded) return false;
     if (hw->fit.failed) {
         if (buf)
-            snprintf(buf, n, "warning: the efficiency fit of spec '%s' failed: its predictions "
-                             "are the plain roofline and may be far off",
+            snprintf(buf, n,
+                     "warning: the efficiency fit of spec '%s' failed: its predictions "
+                     "are the plain roofline and may be far off",
                      hw->name);
         return true;
     }
     if (!(hw->fit.median_error > FFN_FIT_WARN_MEDIAN)) return false;
     if (buf)
-        snprintf(buf, n, "warning: the efficiency fit of spec '%s' has a median error of %.1f%% "
-                         "(over %.0f%%) on its own kernel runs: its predictions are unreliable",
+        snprintf(buf, n,
+                 "warning: the efficiency fit of spec '%s' has a median error of %.1f%% "
+                 "(over %.0f%%) on its own kernel runs: its predictions are unreliable",
                  hw->name, 100 * hw->fit.median_error, 100 * FFN_FIT_WARN_MEDIAN);
     return true;
 }
 
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
-    static const char *const allowed[] = {"compute_max", "compute_max_by_dtype", "compute_half",
-                                          "memory_max",  "memory_half",  "memory_max_gemv",
+    static const char *const allowed[] = {"compute_max",
+                                          "compute_max_by_dtype",
+                                          "compute_half",
+                                          "memory_max",
+                                          "memory_half",
+                                          "memory_max_gemv",
                                           "tiles",
-                                          "tiles_by_dtype", "launch",    "harness",
-                                          "overlap",     "source",       "util_by_dtype",
-                                          "memory_max_elem", NULL};
+                                          "tiles_by_dtype",
+                                          "launch",
+                                          "harness",
+                                          "overlap",
+                                          "source",
+                                          "util_by_dtype",
+                                          "memory_max_elem",
+                                          NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -371,8 +381,7 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
     if (!rc) {
         /* Kept in the document only (any length), but it must be text. */
         yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
-        if (src && !ffn_y_text(src))
-            rc = ffn_y_error(y, src, FFN_ESCHEMA, "'source' must be text");
+        if (src && !ffn_y_text(src)) rc = ffn_y_error(y, src, FFN_ESCHEMA, "'source' must be text");
     }
     return rc;
 }
@@ -396,10 +405,9 @@ static int load_derived(ffn_ydoc *y, yaml_node_t *root)
 static int load_all(ffn_ydoc *y, ffn_hw *hw)
 {
     static const char *const allowed[] = {
-        "name",         "vendor",        "kind",       "source", "derived",
-        "peak",         "compute_units", "clock",      "memory", "onchip",
-        "interconnect", "network",       "efficiency", "power",  "uncertainty", "fit",
-        NULL};
+        "name",        "vendor", "kind",   "source",       "derived", "peak",       "compute_units",
+        "clock",       "memory", "onchip", "interconnect", "network", "efficiency", "power",
+        "uncertainty", "fit",    NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "a hardware spec");
     if (!rc) rc = ffn_y_check_keys(y, root, allowed);

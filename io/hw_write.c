@@ -194,8 +194,8 @@ static bool eff_is_default(const ffn_eff *e)
             return false;
     if (e->memory_max_elem > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
-           e->memory_half_bytes == 0.0 && e->memory_max_gemv == 0.0 && e->n_tiles == 0 && e->launch_s == 0.0 && e->harness_s == 0.0 &&
-           e->overlap_p == 0.0;
+           e->memory_half_bytes == 0.0 && e->memory_max_gemv == 0.0 && e->n_tiles == 0 &&
+           e->launch_s == 0.0 && e->harness_s == 0.0 && e->overlap_p == 0.0;
 }
 
 static void write_spec(FILE *f, const ffn_hw *hw)
@@ -243,7 +243,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         fputs("efficiency:\n", f);
         put_num(f, "  ", "compute_max", e->compute_max, FFN_UNIT_NONE);
         bool any = false;
-        for (int d = 0; d < FFN_DT_COUNT; d++) any = any || e->compute_max_dt[d] > 0;
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            any = any || e->compute_max_dt[d] > 0;
         if (any) {
             fputs("  compute_max_by_dtype:\n", f);
             for (int d = 0; d < FFN_DT_COUNT; d++)
@@ -259,7 +260,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         put_tiles(f, e->tiles, e->n_tiles);
         fputc('\n', f);
         bool by_dt = false;
-        for (int d = 0; d < FFN_DT_COUNT; d++) by_dt = by_dt || e->tiles_dt[d].n_tiles > 0;
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            by_dt = by_dt || e->tiles_dt[d].n_tiles > 0;
         if (by_dt) {
             fputs("  tiles_by_dtype:\n", f);
             for (int d = 0; d < FFN_DT_COUNT; d++) {
@@ -273,7 +275,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
             }
         }
         bool util = false;
-        for (int d = 0; d < FFN_DT_COUNT; d++) util = util || e->util_gamma[d] > 0;
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            util = util || e->util_gamma[d] > 0;
         if (util) {
             fputs("  util_by_dtype:\n", f);
             for (int d = 0; d < FFN_DT_COUNT; d++) {

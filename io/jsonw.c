@@ -10,7 +10,8 @@ void ffn_json_init(ffn_json *j, FILE *fp, bool pretty)
     j->depth = 0;
     j->pretty = pretty;
     j->err = 0;
-    for (int i = 0; i < FFN_JSON_MAX_DEPTH; i++) j->need_comma[i] = false;
+    for (int i = 0; i < FFN_JSON_MAX_DEPTH; i++)
+        j->need_comma[i] = false;
 }
 
 void ffn_json_doc_begin(ffn_json *j, FILE *fp, const char *schema)
@@ -24,7 +25,8 @@ static void indent(ffn_json *j)
 {
     if (!j->pretty) return;
     fputc('\n', j->fp);
-    for (int i = 0; i < j->depth; i++) fputs("  ", j->fp);
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->fp);
 }
 
 static void put_string(ffn_json *j, const char *s)

@@ -82,8 +82,8 @@ static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layou
     char rg[80];
     fprintf(fp, "%20s step %s %s%s\n", "",
             ffn_units_str(step, sizeof step, L->step.step_s / L->step.margin_scale, FFN_UNIT_TIME),
-            ffn_range_text(rg, sizeof rg, L->step.step_s / L->step.margin_scale,
-                           L->step.step_p10_s, L->step.step_p90_s, L->step.range_default, false),
+            ffn_range_text(rg, sizeof rg, L->step.step_s / L->step.margin_scale, L->step.step_p10_s,
+                           L->step.step_p90_s, L->step.range_default, false),
             L->step.margin_scale != 1.0 ? ", sized at p90" : "");
     if (!L->feasible) fprintf(fp, "%20s %s\n", "", L->why);
 }
@@ -100,8 +100,10 @@ static void describe(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o)
                 (unsigned long long)o->output);
     fprintf(fp, "\n         W %s, A %s, KV %s; SLO", ffn_dtype_name(o->wdtype),
             ffn_dtype_name(o->adtype), ffn_dtype_name(o->kv_dtype));
-    if (o->tpot_s > 0) fprintf(fp, " TPOT %s", ffn_units_str(a, sizeof a, o->tpot_s, FFN_UNIT_TIME));
-    if (o->ttft_s > 0) fprintf(fp, " TTFT %s", ffn_units_str(b, sizeof b, o->ttft_s, FFN_UNIT_TIME));
+    if (o->tpot_s > 0)
+        fprintf(fp, " TPOT %s", ffn_units_str(a, sizeof a, o->tpot_s, FFN_UNIT_TIME));
+    if (o->ttft_s > 0)
+        fprintf(fp, " TTFT %s", ffn_units_str(b, sizeof b, o->ttft_s, FFN_UNIT_TIME));
     if (o->tpot_s <= 0 && o->ttft_s <= 0) fprintf(fp, " none");
     fprintf(fp, "\n         ");
     if (o->target_tokens_per_s > 0) fprintf(fp, "target %.6g tokens/s; ", o->target_tokens_per_s);
@@ -136,7 +138,7 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
                     ffn_units_str(wb, sizeof wb, p->plan->weight_bytes_all, FFN_UNIT_BYTES),
                     (unsigned long long)p->plan->devices_for_weights,
                     ffn_units_str(ub, sizeof ub, p->hw->mem_capacity_bytes * o->mem_utilization,
-                          FFN_UNIT_BYTES));
+                                  FFN_UNIT_BYTES));
         }
         if (all)
             for (size_t k = 0; k < p->plan->n_layouts; k++) {
@@ -176,7 +178,7 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
     uint64_t ctx = o->phase == FFN_PLAN_PREFILL ? o->prompt : o->prompt + o->output;
     fprintf(fp, "  KV       %s/token/layer x %llu layers x %llu tokens = %s per sequence\n",
             ffn_units_str(a, sizeof a, ffn_plan_kv_bytes_per_token_layer(p->m, o->kv_dtype, L->tp),
-                  FFN_UNIT_BYTES),
+                          FFN_UNIT_BYTES),
             (unsigned long long)p->m->layers, (unsigned long long)ctx,
             ffn_units_str(b, sizeof b, m->kv_bytes_per_seq, FFN_UNIT_BYTES));
     fprintf(fp, "  memory   %s usable (%.0f%% of %s); fits up to batch %llu\n",
@@ -223,7 +225,8 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
                     "  rate     %llu x %llu / (%llu x %s + %llu prefills x %s)\n"
                     "           = %.5g tokens/s per replica\n",
                     (unsigned long long)L->max_batch, (unsigned long long)o->output,
-                    (unsigned long long)o->output, ffn_units_str(a, sizeof a, s->step_s, FFN_UNIT_TIME),
+                    (unsigned long long)o->output,
+                    ffn_units_str(a, sizeof a, s->step_s, FFN_UNIT_TIME),
                     (unsigned long long)((L->max_batch + o->prefill_batch - 1) / o->prefill_batch),
                     ffn_units_str(b, sizeof b, L->ttft_s, FFN_UNIT_TIME), L->tokens_per_s_replica);
         else
@@ -240,7 +243,8 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
         if (isfinite(L->tokens_per_s_per_watt))
             fprintf(fp, "  power    %.5g tokens/s / (%llu x %s) = %.4g tokens/s per W\n",
                     L->tokens_per_s_fleet, (unsigned long long)L->devices,
-                    ffn_units_str(a, sizeof a, p->hw->tdp_w, FFN_UNIT_POWER), L->tokens_per_s_per_watt);
+                    ffn_units_str(a, sizeof a, p->hw->tdp_w, FFN_UNIT_POWER),
+                    L->tokens_per_s_per_watt);
         if (isfinite(L->tokens_per_dollar))
             fprintf(fp, "  cost     %.4g tokens per dollar at $%.4g per device-hour\n",
                     L->tokens_per_dollar, o->price_per_hour);

@@ -63,7 +63,7 @@ int ffn__plot_begin(ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag);
  * xrange NULL: "[*:*]"), @XLABEL@ (NULL: ""), @SETUP@ and @PLOT@ filled; frees both buffers.
  * Returns 0, or FFN_EIO with diag when either stream has an error. */
 int ffn__plot_end(FILE *data, FILE *script, const char *tmpl, const ffn_plot_files *f,
-                  const char *title, const double *xrange, const double *yrange,
-                  const char *xlabel, ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag);
+                  const char *title, const double *xrange, const double *yrange, const char *xlabel,
+                  ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag);
 
 #endif

@@ -21,7 +21,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                             const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag)
 {
     int n_ceil = 0;
-    for (int d = 0; d < c->n_dev; d++) n_ceil += c->dev[d].n_ceil;
+    for (int d = 0; d < c->n_dev; d++)
+        n_ceil += c->dev[d].n_ceil;
     if (c->n_dev <= 0 || n_ceil == 0)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: no device ceilings");
 
@@ -53,8 +54,10 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         double bmain = ffn_plot_device_main_bw(&c->dev[d]);
         double pmin = ffn__plot_device_min_peak(&c->dev[d]);
         /* the slowest roof should enter the chart, but not drag it down by many decades */
-        if (bmain > 0) ylo = fmin(ylo, fmax(bmain * xmin, pmin / 1e4));
-        else if (pmin > 0) ylo = fmin(ylo, pmin / 10);
+        if (bmain > 0)
+            ylo = fmin(ylo, fmax(bmain * xmin, pmin / 1e4));
+        else if (pmin > 0)
+            ylo = fmin(ylo, pmin / 10);
     }
     ffn_plot_log_range(ylo, yhi, &ymin, &dummy);
     ffn_plot_log_range(ylo, yhi, &dummy, &ymax);
@@ -81,7 +84,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 /* the colour's key is the name: a level read-only and read-write, or the same
                  * roof on several devices ("bf16/fp16", "HBM"), share one */
                 int k = 0;
-                while (k < n_keys && strcmp(keys[k], e->name)) k++;
+                while (k < n_keys && strcmp(keys[k], e->name))
+                    k++;
                 if (k == n_keys) keys[n_keys++] = e->name;
                 roof *r = &roofs[n_roofs++];
                 r->dev = d;
@@ -91,15 +95,15 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 char ridge[48] = "";
                 if (pass == 0 && bmain > 0) /* the ridge against main memory */
                     snprintf(ridge, sizeof ridge, ", ridge %.3g FLOP/B", e->value / bmain);
-                snprintf(r->title, sizeof r->title, "%s %s%s%s%s", cn,
-                         ffn_units_str(buf, sizeof buf, e->value,
-                                       pass ? FFN_UNIT_BPS : FFN_UNIT_FLOPS),
-                         pass ? ", " : "", pass ? ffn_roof_kind_name(e->kind) : "", ridge);
+                snprintf(
+                    r->title, sizeof r->title, "%s %s%s%s%s", cn,
+                    ffn_units_str(buf, sizeof buf, e->value, pass ? FFN_UNIT_BPS : FFN_UNIT_FLOPS),
+                    pass ? ", " : "", pass ? ffn_roof_kind_name(e->kind) : "", ridge);
             }
             /* highest first, as the lines stand on the chart (a stable insertion sort) */
             for (int a = first + 1; a < n_roofs; a++)
-                for (int b = a; b > first && dv->ceil[roofs[b].ceil].value >
-                                                 dv->ceil[roofs[b - 1].ceil].value;
+                for (int b = a;
+                     b > first && dv->ceil[roofs[b].ceil].value > dv->ceil[roofs[b - 1].ceil].value;
                      b--) {
                     roof t = roofs[b];
                     roofs[b] = roofs[b - 1];
@@ -140,8 +144,9 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             small_key ? " font \",9\" spacing 1.0" : "");
 
     int idx = 0;
-    fprintf(data, "# ffnroof roofline data: x = arithmetic intensity (FLOP/byte), "
-                  "y = performance (FLOP/s)\n# chart: %s\n# axes: x [%g:%g], y [%g:%g]\n",
+    fprintf(data,
+            "# ffnroof roofline data: x = arithmetic intensity (FLOP/byte), "
+            "y = performance (FLOP/s)\n# chart: %s\n# axes: x [%g:%g], y [%g:%g]\n",
             c->title, xmin, xmax, ymin, ymax);
     /* device d's lines: solid, dashed, dash-dotted, ... (read-write roofs dotted) */
     static const int dev_dt[] = {1, 2, 4, 5};
@@ -184,7 +189,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             if (ro->dev != d) continue;
             const ffn_plot_device *dv = &c->dev[ro->dev];
             const ffn_plot_ceiling *e = &dv->ceil[ro->ceil];
-            const double pmax = ffn__plot_device_max(dv, false), btop = ffn__plot_device_max(dv, true);
+            const double pmax = ffn__plot_device_max(dv, false),
+                         btop = ffn__plot_device_max(dv, true);
             const int dt = e->kind == FFN_ROOF_READ_WRITE ? 3 : dev_dt[ro->dev % 4];
             const double lw = e->kind == FFN_ROOF_READ_WRITE ? 2.5 : 2;
             ffn__plot_clean(name, sizeof name, dv->name);
@@ -194,7 +200,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 fprintf(data, "\n\n# [%d] %s: compute ceiling %s (x y per end)\n", idx, name,
                         ro->title);
                 fprintf(data, "%.6g %.6g\n%.6g %.6g\n", x0, e->value, xmax, e->value);
-                ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw 2.5 dt %d title \"%s\"",
+                ffn__plot_clause(&pc,
+                                 "datafile index %d with lines lt %d lw 2.5 dt %d title \"%s\"",
                                  idx, ro->lt, dt, ro->title);
             } else {
                 /* y = bw * x up to the highest compute roof */
@@ -226,16 +233,17 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 fprintf(data, "%.6g %.6g\n%.6g %.6g\n\n", p->intensity, p->measured_flops,
                         p->intensity, p->predicted_flops);
             }
-            ffn__plot_clause(&pc, "datafile index %d with lines lw 0.8 dt 3 lc rgb pair_colour "
-                                  "notitle",
+            ffn__plot_clause(&pc,
+                             "datafile index %d with lines lw 0.8 dt 3 lc rgb pair_colour "
+                             "notitle",
                              idx);
             idx++;
         }
         for (int pred = 0; pred < 2; pred++) { /* the measured points, then the predicted */
             if (!(pred ? np : nm)) continue;
             const char *what = pred ? "predicted" : "measured";
-            fprintf(data, "\n\n# [%d] %s: %s points (intensity FLOP/B, FLOP/s, \"label\")\n",
-                    idx, name, what);
+            fprintf(data, "\n\n# [%d] %s: %s points (intensity FLOP/B, FLOP/s, \"label\")\n", idx,
+                    name, what);
             for (size_t i = 0; i < c->n_pts; i++) {
                 const ffn_plot_point *p = &c->pts[i];
                 const double v = pred ? p->predicted_flops : p->measured_flops;
@@ -243,8 +251,9 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 ffn__plot_clean(lab, sizeof lab, p->label);
                 fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, v, lab);
             }
-            ffn__plot_clause(&pc, "datafile index %d using 1:2 with points pt %d ps %s "
-                                  "lc rgb point_colour title \"%s\"",
+            ffn__plot_clause(&pc,
+                             "datafile index %d using 1:2 with points pt %d ps %s "
+                             "lc rgb point_colour title \"%s\"",
                              idx, pred ? pred_pt[d % 6] : meas_pt[d % 6], pred ? "1.4" : "1.3",
                              what);
             idx++;
@@ -261,10 +270,9 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             ffn__plot_clean(lab, sizeof lab, p->label);
             const double w = 6.0 * (double)strlen(lab), h = 11, x = PX(p->intensity), y = PY(v);
             /* right, right above/below, left, left above/below, above, below, further out */
-            const double cand[][2] = {{10, 0},        {10, 12},       {10, -12},  {-10 - w, 0},
-                                      {-10 - w, 12},  {-10 - w, -12}, {-w / 2, 15},
-                                      {-w / 2, -15},  {10, 24},       {10, -24},  {-10 - w, 24},
-                                      {-10 - w, -24}};
+            const double cand[][2] = {{10, 0},       {10, 12},       {10, -12},     {-10 - w, 0},
+                                      {-10 - w, 12}, {-10 - w, -12}, {-w / 2, 15},  {-w / 2, -15},
+                                      {10, 24},      {10, -24},      {-10 - w, 24}, {-10 - w, -24}};
             const size_t n_cand = sizeof cand / sizeof cand[0];
             size_t best = 0;
             double best_cost = INFINITY;
@@ -290,8 +298,9 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             double ly = pow(10, ly0 + ((b.y0 + b.y1) / 2 - PB) / (PT - PB) * (ly1 - ly0));
             fprintf(data, "%.6g %.6g \"%s\"\n", lx, ly, lab);
         }
-        ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with labels left font \",8\" "
-                              "tc rgb point_colour notitle",
+        ffn__plot_clause(&pc,
+                         "datafile index %d using 1:2:3 with labels left font \",8\" "
+                         "tc rgb point_colour notitle",
                          idx);
         idx++;
     }
@@ -303,20 +312,23 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         const double bmain = ffn_plot_device_main_bw(dv), pmax = ffn__plot_device_max(dv, false);
         if (!(bmain > 0 && pmax > 0)) continue;
         ffn__plot_clean(name, sizeof name, dv->name);
-        fprintf(data, "\n\n# [%d] %s: ridge points against %s (x = peak / bandwidth, y = peak, "
-                      "line type)\n",
+        fprintf(data,
+                "\n\n# [%d] %s: ridge points against %s (x = peak / bandwidth, y = peak, "
+                "line type)\n",
                 idx, name, ffn_units_str(buf, sizeof buf, bmain, FFN_UNIT_BPS));
         for (int r = 0; r < n_roofs; r++)
             if (roofs[r].dev == d && dv->ceil[roofs[r].ceil].kind == FFN_ROOF_COMPUTE)
                 fprintf(data, "%.6g %.6g %d\n", dv->ceil[roofs[r].ceil].value / bmain,
                         dv->ceil[roofs[r].ceil].value, roofs[r].lt);
         if (ridge_titled)
-            ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with points pt 12 ps 2 lw 1.5 "
-                                  "lc variable notitle",
+            ffn__plot_clause(&pc,
+                             "datafile index %d using 1:2:3 with points pt 12 ps 2 lw 1.5 "
+                             "lc variable notitle",
                              idx);
         else
-            ffn__plot_clause(&pc, "datafile index %d using 1:2:3 with points pt 12 ps 2 lw 1.5 "
-                                  "lc variable title \"ridge points (against main memory)\"",
+            ffn__plot_clause(&pc,
+                             "datafile index %d using 1:2:3 with points pt 12 ps 2 lw 1.5 "
+                             "lc variable title \"ridge points (against main memory)\"",
                              idx);
         ridge_titled = true;
         idx++;

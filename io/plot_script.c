@@ -7,23 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void ffn__plot_clean(char *dst, size_t n, const char *src)
 {
     size_t j = 0;
     for (size_t i = 0; src[i] && j + 1 < n; i++) {
         char ch = src[i];
-        if (ch == '"') ch = '\'';
-        else if (ch == '\\') ch = '/';
-        else if ((unsigned char)ch < 0x20) ch = ' ';
+        if (ch == '"')
+            ch = '\'';
+        else if (ch == '\\')
+            ch = '/';
+        else if ((unsigned char)ch < 0x20)
+            ch = ' ';
         dst[j++] = ch;
     }
     dst[j] = '\0';
 }
 
 /* Write template with the @KEY@ fields replaced; unknown @...@ text is left alone. */
-static int substitute(FILE *out, const char *tmpl, const char *const *keys,
-                      const char *const *vals, size_t n_keys)
+static int substitute(FILE *out, const char *tmpl, const char *const *keys, const char *const *vals,
+                      size_t n_keys)
 {
     for (const char *p = tmpl; *p;) {
         if (*p == '@') {
@@ -80,11 +82,20 @@ static int plot_script(FILE *script, const char *tmpl, const ffn_plot_files *f,
     char w[16], h[16];
     snprintf(w, sizeof w, "%d", f->width > 0 ? f->width : 1200);
     snprintf(h, sizeof h, "%d", f->height > 0 ? f->height : 800);
-    const char *keys[] = {"TITLE", "DATA", "PNG",   "SVG",    "PNGTERM", "WIDTH",
-                          "HEIGHT", "XRANGE", "YRANGE", "XLABEL", "SETUP",  "PLOT"};
-    const char *vals[] = {sp->title, f->data, f->png, f->svg, f->png_term ? f->png_term : "pngcairo",
-                          w, h, sp->xrange ? sp->xrange : "[*:*]", sp->yrange ? sp->yrange : "[*:*]",
-                          sp->xlabel ? sp->xlabel : "", sp->setup ? sp->setup : "", sp->plot};
+    const char *keys[] = {"TITLE",  "DATA",   "PNG",    "SVG",    "PNGTERM", "WIDTH",
+                          "HEIGHT", "XRANGE", "YRANGE", "XLABEL", "SETUP",   "PLOT"};
+    const char *vals[] = {sp->title,
+                          f->data,
+                          f->png,
+                          f->svg,
+                          f->png_term ? f->png_term : "pngcairo",
+                          w,
+                          h,
+                          sp->xrange ? sp->xrange : "[*:*]",
+                          sp->yrange ? sp->yrange : "[*:*]",
+                          sp->xlabel ? sp->xlabel : "",
+                          sp->setup ? sp->setup : "",
+                          sp->plot};
     return substitute(script, tmpl, keys, vals, sizeof keys / sizeof keys[0]);
 }
 
@@ -94,7 +105,6 @@ static int plot_finish(FILE *data, FILE *script, ffn_diag *diag, int rc)
         rc = ffn_diag_set(diag, FFN_EIO, NULL, 0, 0, "cannot write the chart's data or script");
     return rc;
 }
-
 
 int ffn__plot_begin(ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag)
 {
@@ -109,8 +119,8 @@ int ffn__plot_begin(ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag)
 }
 
 int ffn__plot_end(FILE *data, FILE *script, const char *tmpl, const ffn_plot_files *f,
-                  const char *title, const double *xrange, const double *yrange,
-                  const char *xlabel, ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag)
+                  const char *title, const double *xrange, const double *yrange, const char *xlabel,
+                  ffn__membuf *setup, ffn__plotcmd *pc, ffn_diag *diag)
 {
     fputc('\n', pc->mb.fp);
     char xr[64], yr[64], t[300], xl[80];

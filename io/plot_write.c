@@ -34,8 +34,9 @@ int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text
     ffn__plotcmd pc;
     int rc = ffn__plot_begin(&setup, &pc, diag);
     if (rc) return rc;
-    fprintf(data, "# ffnroof FFN latency data: x = tokens per step, y = FFN time per layer (s)\n"
-                  "# chart: %s\n# axes: x [%g:%g], y [%g:%g]\n",
+    fprintf(data,
+            "# ffnroof FFN latency data: x = tokens per step, y = FFN time per layer (s)\n"
+            "# chart: %s\n# axes: x [%g:%g], y [%g:%g]\n",
             c->title, xmin, xmax, ymin, ymax);
     int idx = 0;
     char lab[160];
@@ -50,22 +51,25 @@ int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text
         int lt = se->device + 1;
         bool decode = se->phase == FFN_PHASE_DECODE;
         if (se->measured)
-            ffn__plot_clause(&pc, "datafile index %d with points lt %d pt %d ps 1.4 title \"%s\"", idx, lt,
-                   decode ? 9 : 7, lab);
+            ffn__plot_clause(&pc, "datafile index %d with points lt %d pt %d ps 1.4 title \"%s\"",
+                             idx, lt, decode ? 9 : 7, lab);
         else
-            ffn__plot_clause(&pc, "datafile index %d with linespoints lt %d dt %d pt %d ps 0.9 title \"%s\"",
-                   idx, lt, decode ? 2 : 1, decode ? 8 : 6, lab);
+            ffn__plot_clause(
+                &pc, "datafile index %d with linespoints lt %d dt %d pt %d ps 0.9 title \"%s\"",
+                idx, lt, decode ? 2 : 1, decode ? 8 : 6, lab);
         idx++;
     }
     for (int d = 0; d < c->n_dev; d++) {
         double r = c->ridge_tokens[d];
         if (!(r > 0) || !isfinite(r)) continue;
         ffn__plot_clean(lab, sizeof lab, c->device[d]);
-        fprintf(data, "\n\n# [%d] %s: ridge point (tokens per step where the FFN turns "
-                      "compute-bound)\n%.6g %.6g\n%.6g %.6g\n",
+        fprintf(data,
+                "\n\n# [%d] %s: ridge point (tokens per step where the FFN turns "
+                "compute-bound)\n%.6g %.6g\n%.6g %.6g\n",
                 idx, lab, r, ymin, r, ymax);
-        ffn__plot_clause(&pc, "datafile index %d with lines lt %d lw 1.2 dt 4 title \"%s ridge (%.0f tokens)\"",
-               idx, d + 1, lab, r);
+        ffn__plot_clause(
+            &pc, "datafile index %d with lines lt %d lw 1.2 dt 4 title \"%s ridge (%.0f tokens)\"",
+            idx, d + 1, lab, r);
         idx++;
     }
     const double xr[2] = {xmin, xmax}, yr[2] = {ymin, ymax};
@@ -79,20 +83,20 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: no MoE bars");
     static const char *const parts[] = {"router", "dispatch", "experts",
                                         "shared", "combine",  "alltoall"};
-    static const char *const titles[] = {"router",         "dispatch",
-                                         "routed experts", "shared experts",
-                                         "combine",        "all-to-all (EP)"};
+    static const char *const titles[] = {"router",         "dispatch", "routed experts",
+                                         "shared experts", "combine",  "all-to-all (EP)"};
     bool used[6] = {false};
     double top = 0, low = INFINITY;
     char lab[160], tot[32];
-    fprintf(data, "# ffnroof MoE data: seconds per MoE layer on the busiest device\n# chart: %s\n"
-                  "# label router dispatch experts shared combine alltoall total \"total\"\n",
+    fprintf(data,
+            "# ffnroof MoE data: seconds per MoE layer on the busiest device\n# chart: %s\n"
+            "# label router dispatch experts shared combine alltoall total \"total\"\n",
             c->title);
     fprintf(data, "\n\n# [0] one row per bar: its parts, their sum and the sum as text\n");
     for (int b = 0; b < c->n_bars; b++) {
         const ffn_moe_bar *x = &c->bars[b];
-        double v[6] = {x->router_s, x->dispatch_s, x->expert_s, x->shared_s, x->combine_s,
-                       x->alltoall_s};
+        double v[6] = {x->router_s, x->dispatch_s, x->expert_s,
+                       x->shared_s, x->combine_s,  x->alltoall_s};
         double sum = 0;
         for (int k = 0; k < 6; k++) {
             if (!(v[k] >= 0) || !isfinite(v[k])) v[k] = 0;
@@ -103,7 +107,8 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
         top = fmax(top, sum);
         ffn__plot_clean(lab, sizeof lab, x->label);
         fprintf(data, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g %.6g \"%s\"\n", lab, v[0], v[1], v[2],
-                v[3], v[4], v[5], sum, sum > 0 ? ffn_units_str(tot, sizeof tot, sum, FFN_UNIT_TIME) : "");
+                v[3], v[4], v[5], sum,
+                sum > 0 ? ffn_units_str(tot, sizeof tot, sum, FFN_UNIT_TIME) : "");
     }
     if (!(top > 0))
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: every MoE time is 0");
@@ -117,7 +122,8 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
     bool first = true;
     for (int k = 0; k < 6; k++) {
         if (!used[k]) continue;
-        ffn__plot_clause(&pc, "datafile index 0 using ($%d > 0 ? $%d : NaN)%s @%s_style title \"%s\"",
+        ffn__plot_clause(&pc,
+                         "datafile index 0 using ($%d > 0 ? $%d : NaN)%s @%s_style title \"%s\"",
                          k + 2, k + 2, first ? ":xtic(1)" : "", parts[k], titles[k]);
         first = false;
     }

@@ -84,7 +84,8 @@ int ffn_plot_load_calibration(const char *path, ffn_plot_device *out, char *date
     uint64_t all = 0;
     if ((rc = get_u64(&y, root, "threads", &all))) goto done;
     yaml_node_t *host = ffn_y_get(&y, root, "host", NULL);
-    if (host && host->type == YAML_MAPPING_NODE) get_text(&y, host, "name", out->name, sizeof out->name);
+    if (host && host->type == YAML_MAPPING_NODE)
+        get_text(&y, host, "name", out->name, sizeof out->name);
     if (!out->name[0]) snprintf(out->name, sizeof out->name, "calibrated host");
     snprintf(out->origin, sizeof out->origin, "calibration.json");
 
@@ -173,9 +174,12 @@ static int parse_case(ffn_ydoc *y, yaml_node_t *c, ffn_plot_case *o)
     get_text(y, c, "act", o->act, sizeof o->act);
     get_text(y, c, "dtype", o->dtype, sizeof o->dtype);
     get_text(y, c, "isa", o->isa, sizeof o->isa);
-    if (!strcmp(phase, "prefill")) o->phase = FFN_PHASE_PREFILL;
-    else if (!strcmp(phase, "decode")) o->phase = FFN_PHASE_DECODE;
-    else return ffn_y_error(y, c, FFN_ESCHEMA, "case without a phase (prefill or decode)");
+    if (!strcmp(phase, "prefill"))
+        o->phase = FFN_PHASE_PREFILL;
+    else if (!strcmp(phase, "decode"))
+        o->phase = FFN_PHASE_DECODE;
+    else
+        return ffn_y_error(y, c, FFN_ESCHEMA, "case without a phase (prefill or decode)");
     if ((rc = get_u64(y, c, "id", &id)) || (rc = get_u64(y, c, "batch", &o->batch)) ||
         (rc = get_u64(y, c, "tokens", &o->tokens)) || (rc = get_u64(y, c, "d", &o->d)) ||
         (rc = get_u64(y, c, "f", &o->f)) || (rc = get_u64(y, c, "experts", &o->experts)) ||
@@ -186,8 +190,8 @@ static int parse_case(ffn_ydoc *y, yaml_node_t *c, ffn_plot_case *o)
     yaml_node_t *t = ffn_y_get(y, c, "time_s", NULL);
     o->median_s = o->min_s = o->p90_s = NAN;
     if (t && t->type == YAML_MAPPING_NODE) {
-        if ((rc = get_num(y, t, "median", &o->median_s)) || (rc = get_num(y, t, "min", &o->min_s)) ||
-            (rc = get_num(y, t, "p90", &o->p90_s)))
+        if ((rc = get_num(y, t, "median", &o->median_s)) ||
+            (rc = get_num(y, t, "min", &o->min_s)) || (rc = get_num(y, t, "p90", &o->p90_s)))
             return rc;
     }
     if (!(o->median_s > 0))

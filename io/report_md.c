@@ -21,9 +21,10 @@ static void source_line(char *dst, size_t n, const char *src)
 
 void ffn_md_header(FILE *fp, const char *title, const char *today, const char *command)
 {
-    fprintf(fp, "# %s\n\n*Written by ffnroof on %s with `%s`. Every chart has its data file "
-                "(`.dat`) and gnuplot script (`.gp`) beside it: restyle the script and run "
-                "`gnuplot NAME.gp` in this folder (docs/reports.md).*\n\n",
+    fprintf(fp,
+            "# %s\n\n*Written by ffnroof on %s with `%s`. Every chart has its data file "
+            "(`.dat`) and gnuplot script (`.gp`) beside it: restyle the script and run "
+            "`gnuplot NAME.gp` in this folder (docs/reports.md).*\n\n",
             title, today, command);
 }
 
@@ -77,9 +78,10 @@ static int cmp_dbl(const void *a, const void *b)
 void ffn_md_validation(FILE *fp, const ffn_plot_bench *b)
 {
     char t1[32], t2[32], t3[32];
-    fprintf(fp, "| # | kind | phase | tokens | d | f | experts (top-k) | dtype | threads | measured "
-                "(median) | roofline | predicted | prediction error | fraction of roof |\n"
-                "|---:|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
+    fprintf(fp,
+            "| # | kind | phase | tokens | d | f | experts (top-k) | dtype | threads | measured "
+            "(median) | roofline | predicted | prediction error | fraction of roof |\n"
+            "|---:|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
     static double errs[FFN_PLOT_MAX_CASES];
     size_t ne = 0, within10 = 0, within25 = 0;
     for (size_t i = 0; i < b->n_cases; i++) {
@@ -96,7 +98,8 @@ void ffn_md_validation(FILE *fp, const ffn_plot_bench *b)
             within25 += a <= 0.25;
         }
         if (isfinite(c->efficiency)) snprintf(frac, sizeof frac, "%.0f%%", 100 * c->efficiency);
-        fprintf(fp, "| %d | %s | %s | %llu | %llu | %llu | %s | %s | %d | %s | %s | %s | %s | %s |\n",
+        fprintf(fp,
+                "| %d | %s | %s | %llu | %llu | %llu | %s | %s | %d | %s | %s | %s | %s | %s |\n",
                 c->id, c->kind, ffn_phase_name(c->phase), (unsigned long long)c->tokens,
                 (unsigned long long)c->d, (unsigned long long)c->f, ex, c->dtype, c->threads,
                 ffn_units_str(t1, sizeof t1, c->median_s, FFN_UNIT_TIME),
@@ -106,12 +109,15 @@ void ffn_md_validation(FILE *fp, const ffn_plot_bench *b)
     if (ne) {
         qsort(errs, ne, sizeof errs[0], cmp_dbl);
         double med = ne % 2 ? errs[ne / 2] : 0.5 * (errs[ne / 2 - 1] + errs[ne / 2]);
-        fprintf(fp, "\nPrediction error over %zu cases: median |error| %.1f%%, worst %.1f%%; "
-                    "%zu within 10%%, %zu within 25%%.\n",
+        fprintf(fp,
+                "\nPrediction error over %zu cases: median |error| %.1f%%, worst %.1f%%; "
+                "%zu within 10%%, %zu within 25%%.\n",
                 ne, 100 * med, 100 * errs[ne - 1], within10, within25);
     }
-    if (!b->complete) fputs("\n**The bench run was incomplete** (interrupted): only the cases "
-                            "that finished are shown.\n", fp);
+    if (!b->complete)
+        fputs("\n**The bench run was incomplete** (interrupted): only the cases "
+              "that finished are shown.\n",
+              fp);
     fputc('\n', fp);
 }
 
@@ -120,10 +126,10 @@ void ffn_md_bench_inputs(FILE *fp, const ffn_plot_bench *b, const char *bench_pa
 {
     char src[600];
     source_line(src, sizeof src, b->spec_source);
-    fprintf(fp, "## Inputs\n\n- Bench results: `%s` (%s%s), measured on **%s**%s%s%s.\n", bench_path,
-            b->date[0] ? b->date : "date not recorded", b->complete ? "" : ", incomplete",
-            b->host[0] ? b->host : "an unnamed host", b->cpu_model[0] ? " (" : "", b->cpu_model,
-            b->cpu_model[0] ? ")" : "");
+    fprintf(fp, "## Inputs\n\n- Bench results: `%s` (%s%s), measured on **%s**%s%s%s.\n",
+            bench_path, b->date[0] ? b->date : "date not recorded",
+            b->complete ? "" : ", incomplete", b->host[0] ? b->host : "an unnamed host",
+            b->cpu_model[0] ? " (" : "", b->cpu_model, b->cpu_model[0] ? ")" : "");
     fprintf(fp, "- Roofline and predictions on the spec **%s**: %s\n", b->spec.name,
             src[0] ? src : "(no source recorded)");
     fprintf(fp, "- Counters: %s.\n",
@@ -141,7 +147,8 @@ void ffn_md_compare_inputs(FILE *fp, const ffn_compare *c)
     fprintf(fp, "- Model **%s** (`%s`): %llu layers, hidden %llu, %s", m->name, c->model_path,
             (unsigned long long)m->layers, (unsigned long long)m->hidden, ffn_act_name(m->act));
     if (m->moe.n_experts)
-        fprintf(fp, ", %llu experts of intermediate %llu, top-%llu", (unsigned long long)m->moe.n_experts,
+        fprintf(fp, ", %llu experts of intermediate %llu, top-%llu",
+                (unsigned long long)m->moe.n_experts,
                 (unsigned long long)m->moe.expert_intermediate, (unsigned long long)m->moe.top_k);
     else
         fprintf(fp, ", FFN intermediate %llu", (unsigned long long)m->intermediate);
@@ -203,39 +210,43 @@ void ffn_md_quick_host(FILE *fp, const ffn_host_info *host, const ffn_calibratio
                        const ffn_hw *hw, const ffn_kcal_result *kres, bool fit_failed,
                        const ffn_plot_device *cdev)
 {
-    fprintf(fp, "## The question\n\nWhat can this host (%s, %d CPUs usable) do for the "
-                "feed-forward layers of a Transformer: its empirical roofline, how close "
-                "ffnroof's FFN kernels come to it, how well the simulator predicts them once "
-                "calibrated, and how the host compares with datacenter devices for llama2-7b and "
-                "Mixtral-8x7B?\n\n",
+    fprintf(fp,
+            "## The question\n\nWhat can this host (%s, %d CPUs usable) do for the "
+            "feed-forward layers of a Transformer: its empirical roofline, how close "
+            "ffnroof's FFN kernels come to it, how well the simulator predicts them once "
+            "calibrated, and how the host compares with datacenter devices for llama2-7b and "
+            "Mixtral-8x7B?\n\n",
             host->cpu_model, host->allowed_cpus);
     char t1[32], t2[32], t3[32];
     fprintf(fp, "## This host's roofline (measured %s)\n\n", cal->date);
     fprintf(fp, "| roof | kind | value |\n|---|---|---:|\n");
     for (int i = 0; i < cdev->n_ceil; i++)
-        fprintf(fp, "| %s | %s | %s |\n", cdev->ceil[i].name, ffn_roof_kind_name(cdev->ceil[i].kind),
-                ffn_units_str(t1, sizeof t1, cdev->ceil[i].value,
-                   cdev->ceil[i].kind == FFN_ROOF_COMPUTE ? FFN_UNIT_FLOPS : FFN_UNIT_BPS));
-    fprintf(fp, "\nCore clock %s (%s). The spec written from it, `calibration/hw.yaml`, has "
-                "main-memory bandwidth %s and fp32 peak %s; its efficiency parameters were "
-                "fitted to %zu kernel runs (median |error| %.1f%%, held-out median %.1f%% over "
-                "%zu runs)%s. Raw points: `calibration/calibration.json`.%s%s\n\n",
+        fprintf(
+            fp, "| %s | %s | %s |\n", cdev->ceil[i].name, ffn_roof_kind_name(cdev->ceil[i].kind),
+            ffn_units_str(t1, sizeof t1, cdev->ceil[i].value,
+                          cdev->ceil[i].kind == FFN_ROOF_COMPUTE ? FFN_UNIT_FLOPS : FFN_UNIT_BPS));
+    fprintf(fp,
+            "\nCore clock %s (%s). The spec written from it, `calibration/hw.yaml`, has "
+            "main-memory bandwidth %s and fp32 peak %s; its efficiency parameters were "
+            "fitted to %zu kernel runs (median |error| %.1f%%, held-out median %.1f%% over "
+            "%zu runs)%s. Raw points: `calibration/calibration.json`.%s%s\n\n",
             ffn_units_str(t2, sizeof t2, cal->clock.hz, FFN_UNIT_FREQ), cal->clock.method,
             ffn_units_str(t1, sizeof t1, hw->mem_bandwidth_bps, FFN_UNIT_BPS),
             ffn_units_str(t3, sizeof t3, hw->peak_flops[FFN_DT_FP32], FFN_UNIT_FLOPS), kres->n_fit,
             100 * kres->fit_median_abs, 100 * kres->check_median_abs, kres->n_check,
-            fit_failed ? " - the fit failed, efficiency left neutral" : "", cal->notes[0] ? " Notes: " : "",
-            cal->notes);
+            fit_failed ? " - the fit failed, efficiency left neutral" : "",
+            cal->notes[0] ? " Notes: " : "", cal->notes);
 }
 
 void ffn_md_quick_layers(FILE *fp, int dense_d, int dense_f, int moe_d, int moe_f)
 {
     fputs("## Validation: ffnroof's kernels on this host\n\n", fp);
-    fprintf(fp, "Layers shaped like llama2-7b's (d 4096, f 11008, SwiGLU) scaled to d %d, f %d, "
-                "and like Mixtral-8x7B's (d 4096, f 14336, 8 experts, top-2) scaled to d %d, "
-                "f %d, so that each case runs in about a second; weights are still larger than "
-                "the caches, so decode stays memory-bound as in the full model. Timers only (run "
-                "`ffnroof bench` for PAPI counters and peer libraries). Results: "
-                "`bench/bench.json`.\n\n",
+    fprintf(fp,
+            "Layers shaped like llama2-7b's (d 4096, f 11008, SwiGLU) scaled to d %d, f %d, "
+            "and like Mixtral-8x7B's (d 4096, f 14336, 8 experts, top-2) scaled to d %d, "
+            "f %d, so that each case runs in about a second; weights are still larger than "
+            "the caches, so decode stays memory-bound as in the full model. Timers only (run "
+            "`ffnroof bench` for PAPI counters and peer libraries). Results: "
+            "`bench/bench.json`.\n\n",
             dense_d, dense_f, moe_d, moe_f);
 }

@@ -32,7 +32,8 @@ static void json_op(ffn_json *j, const ffn_op *op)
         ffn_json_u64(j, "k", op->k);
         ffn_json_u64(j, "instances", op->instances);
     }
-    if (op->kind != FFN_OP_COMM) ffn_json_str(j, "compute_dtype", ffn_dtype_name(op->compute_dtype));
+    if (op->kind != FFN_OP_COMM)
+        ffn_json_str(j, "compute_dtype", ffn_dtype_name(op->compute_dtype));
     ffn_json_num(j, "flops", op->flops);
     ffn_json_num(j, "bytes", op->bytes);
     ffn_json_num(j, "weight_bytes", op->weight_bytes);
@@ -43,8 +44,7 @@ static void json_op(ffn_json *j, const ffn_op *op)
     if (op->kind != FFN_OP_COMM) {
         /* on-chip memory (docs/model.md): where the weights came from, the bytes memory
          * served, the spill of a fused intermediate */
-        ffn_json_u64(j, "weights_level",
-                     (uint64_t)(op->weights_level > 0 ? op->weights_level : 0));
+        ffn_json_u64(j, "weights_level", (uint64_t)(op->weights_level > 0 ? op->weights_level : 0));
         ffn_json_num(j, "memory_bytes", op->served_bytes[FFN_SRC_MEMORY]);
         ffn_json_num(j, "spill_bytes", op->spill_bytes);
     }
@@ -62,7 +62,8 @@ static void json_layer(ffn_json *j, const char *key, const ffn_layer_cost *c, ui
     ffn_json_num(j, "predicted_s", c->predicted_s);
     ffn_json_num(j, "comm_s", c->comm_s);
     ffn_json_arr_begin(j, "ops");
-    for (int i = 0; i < c->n_ops; i++) json_op(j, &c->ops[i]);
+    for (int i = 0; i < c->n_ops; i++)
+        json_op(j, &c->ops[i]);
     ffn_json_arr_end(j);
     ffn_json_obj_end(j);
 }
@@ -109,7 +110,8 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
     /* ops of one layer: the dense layer's, else the MoE layer's */
     const ffn_layer_cost *one = r->dense_layers ? &r->dense : &r->moe;
     ffn_json_arr_begin(j, "ops");
-    for (int i = 0; i < one->n_ops; i++) json_op(j, &one->ops[i]);
+    for (int i = 0; i < one->n_ops; i++)
+        json_op(j, &one->ops[i]);
     ffn_json_arr_end(j);
     ffn_json_obj_begin(j, "layers");
     if (r->dense_layers) json_layer(j, "dense", &r->dense, r->dense_layers);
@@ -208,14 +210,16 @@ int ffn_write_predict_json(FILE *fp, const ffn_predict_report *r)
     ffn_json_num(&j, "peak_flops", r->n_runs ? r->runs[0].peak_flops : hw->peak_flops[FFN_DT_BF16]);
     ffn_json_obj_begin(&j, "peak_flops_by_dtype");
     for (int d = 0; d < FFN_DT_COUNT; d++)
-        if (hw->peak_flops[d] > 0) ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), hw->peak_flops[d]);
+        if (hw->peak_flops[d] > 0)
+            ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), hw->peak_flops[d]);
     ffn_json_obj_end(&j);
     ffn_json_num(&j, "mem_bandwidth_bps", hw->mem_bandwidth_bps);
     ffn_json_num(&j, "mem_capacity_bytes", hw->mem_capacity_bytes);
     ffn_json_obj_end(&j);
 
     ffn_json_arr_begin(&j, "runs");
-    for (size_t i = 0; i < r->n_runs; i++) ffn_json_run(&j, NULL, &r->runs[i]);
+    for (size_t i = 0; i < r->n_runs; i++)
+        ffn_json_run(&j, NULL, &r->runs[i]);
     ffn_json_arr_end(&j);
     ffn_json_obj_end(&j);
     return ffn_json_finish(&j);
@@ -233,7 +237,8 @@ int ffn_write_predict_csv_header(FILE *fp)
 int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, const ffn_result *r)
 {
     char seq[32] = "";
-    if (r->run.phase == FFN_PHASE_PREFILL) snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->run.seq);
+    if (r->run.phase == FFN_PHASE_PREFILL)
+        snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->run.seq);
     char ridge[32] = "";
     if (isfinite(r->ridge_tokens)) snprintf(ridge, sizeof ridge, "%.0f", r->ridge_tokens);
     char moe[64] = ",";
@@ -243,14 +248,16 @@ int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, co
     /* where the weights were read from: the on-chip level's name, or memory */
     const char *from =
         ffn_source_name(hw, r->weights_level > 0 ? r->weights_level - 1 : FFN_SRC_MEMORY);
-    fprintf(fp, "%s,%s,%s,%llu,%s,%llu,%s,%s,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6g,%s,%.6e,%.6e,%.6e,%s,%.6e,%.6e,%s,%s,%s\n",
+    fprintf(fp,
+            "%s,%s,%s,%llu,%s,%llu,%s,%s,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6g,%s,%.6e,%.6e,%.6e,%s,%."
+            "6e,%.6e,%s,%s,%s\n",
             m->name, hw->name, ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch, seq,
             (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype),
             ffn_dtype_name(r->run.adtype), (unsigned long long)r->run.tp,
             (unsigned long long)r->run.ep, r->run.fused ? 1 : 0, r->flops, r->bytes,
-            r->weight_bytes, r->intensity, ffn_bound_name(r->bound), r->roofline_s,
-            r->predicted_s, r->comm_s, ridge, r->mem.infer_peak_bytes, r->mem.train_model_bytes,
-            moe, ffn_weights_name(r->run.weights), from);
+            r->weight_bytes, r->intensity, ffn_bound_name(r->bound), r->roofline_s, r->predicted_s,
+            r->comm_s, ridge, r->mem.infer_peak_bytes, r->mem.train_model_bytes, moe,
+            ffn_weights_name(r->run.weights), from);
     return ferror(fp) ? FFN_EIO : 0;
 }
 
@@ -307,8 +314,7 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
     if (m->layers > moe) fprintf(fp, " f %llu", (unsigned long long)m->intermediate);
     if (moe)
         fprintf(fp, ", %llu experts of %llu, top-%llu", (unsigned long long)m->moe.n_experts,
-                (unsigned long long)m->moe.expert_intermediate,
-                (unsigned long long)m->moe.top_k);
+                (unsigned long long)m->moe.expert_intermediate, (unsigned long long)m->moe.top_k);
     fputc('\n', fp);
     fprintf(fp, "device  %s: %s at %s\n", hw->name,
             fmt(a, sizeof a, hw->mem_capacity_bytes, FFN_UNIT_BYTES),
@@ -354,7 +360,7 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                 ffn_range_text(rg, sizeof rg, x->predicted_s, x->predicted_p10_s,
                                x->predicted_p90_s, false, true),
                 x->unc_default ? "the default of a spec without a fit"
-                                 : "from the spec's fit residuals");
+                               : "from the spec's fit residuals");
         if (isfinite(x->ridge_tokens))
             fprintf(fp, "  %-10s compute-bound from %.0f tokens/step\n", "ridge", x->ridge_tokens);
         else

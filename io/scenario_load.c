@@ -501,10 +501,10 @@ int ffn_scenario_sweep_defaults(ffn_scenario *sc)
 int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
 {
     static const char *const allowed[] = {
-        "name",           "description", "model",  "hw",     "phase",   "prompt",   "output",
-        "prefill_batch",  "chunk",       "dtype",  "wdtype", "adtype",  "kv_dtype", "group_size",
-        "fused",          "slo",         "target", "limits", "layouts", "moe",      "objective",
-        "price_per_hour", "sweep",       "source", "weights", "onchip", NULL};
+        "name",           "description", "model",  "hw",      "phase",   "prompt",   "output",
+        "prefill_batch",  "chunk",       "dtype",  "wdtype",  "adtype",  "kv_dtype", "group_size",
+        "fused",          "slo",         "target", "limits",  "layouts", "moe",      "objective",
+        "price_per_hour", "sweep",       "source", "weights", "onchip",  NULL};
     ffn_scenario_init(sc);
     ffn_ydoc y;
     int rc = ffn_ydoc_load(&y, path, diag);

@@ -16,11 +16,22 @@ typedef struct {
 
 /* Longest first, so "Ki" is tried before "K". */
 static const prefix prefixes[] = {
-    {"Ki", 1024.0},       {"Mi", 1048576.0},   {"Gi", 1073741824.0},
-    {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0}, {"k", 1e3}, {"K", 1e3},
-    {"M", 1e6},           {"G", 1e9},          {"T", 1e12},
-    {"P", 1e15},          {"E", 1e18},         {"m", 1e-3},
-    {"u", 1e-6},          {"\xc2\xb5", 1e-6},  {"n", 1e-9},
+    {"Ki", 1024.0},
+    {"Mi", 1048576.0},
+    {"Gi", 1073741824.0},
+    {"Ti", 1099511627776.0},
+    {"Pi", 1125899906842624.0},
+    {"k", 1e3},
+    {"K", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15},
+    {"E", 1e18},
+    {"m", 1e-3},
+    {"u", 1e-6},
+    {"\xc2\xb5", 1e-6},
+    {"n", 1e-9},
     {"", 1.0},
 };
 
@@ -32,14 +43,14 @@ typedef struct {
 } base_unit;
 
 static const base_unit units[] = {
-    {"B/s", FFN_UNIT_BPS, 1.0, false},       {"Bps", FFN_UNIT_BPS, 1.0, false},
-    {"b/s", FFN_UNIT_BPS, 0.125, false},     {"bps", FFN_UNIT_BPS, 0.125, false},
-    {"bit/s", FFN_UNIT_BPS, 0.125, false},   {"B", FFN_UNIT_BYTES, 1.0, false},
-    {"b", FFN_UNIT_BYTES, 0.125, false},     {"bit", FFN_UNIT_BYTES, 0.125, false},
-    {"FLOPS", FFN_UNIT_FLOPS, 1.0, false},   {"FLOP/s", FFN_UNIT_FLOPS, 1.0, false},
-    {"OPS", FFN_UNIT_FLOPS, 1.0, false},     {"OP/s", FFN_UNIT_FLOPS, 1.0, false},
-    {"FLOP", FFN_UNIT_FLOP, 1.0, false},     {"s", FFN_UNIT_TIME, 1.0, true},
-    {"W", FFN_UNIT_POWER, 1.0, false},       {"Hz", FFN_UNIT_FREQ, 1.0, false},
+    {"B/s", FFN_UNIT_BPS, 1.0, false},     {"Bps", FFN_UNIT_BPS, 1.0, false},
+    {"b/s", FFN_UNIT_BPS, 0.125, false},   {"bps", FFN_UNIT_BPS, 0.125, false},
+    {"bit/s", FFN_UNIT_BPS, 0.125, false}, {"B", FFN_UNIT_BYTES, 1.0, false},
+    {"b", FFN_UNIT_BYTES, 0.125, false},   {"bit", FFN_UNIT_BYTES, 0.125, false},
+    {"FLOPS", FFN_UNIT_FLOPS, 1.0, false}, {"FLOP/s", FFN_UNIT_FLOPS, 1.0, false},
+    {"OPS", FFN_UNIT_FLOPS, 1.0, false},   {"OP/s", FFN_UNIT_FLOPS, 1.0, false},
+    {"FLOP", FFN_UNIT_FLOP, 1.0, false},   {"s", FFN_UNIT_TIME, 1.0, true},
+    {"W", FFN_UNIT_POWER, 1.0, false},     {"Hz", FFN_UNIT_FREQ, 1.0, false},
 };
 
 const char *ffn_unit_kind_name(ffn_unit kind)
@@ -78,17 +89,20 @@ static const char *scan_number(const char *s)
     const char *p = s;
     if (*p == '+' || *p == '-') p++;
     bool digits = false;
-    while (isdigit((unsigned char)*p)) p++, digits = true;
+    while (isdigit((unsigned char)*p))
+        p++, digits = true;
     if (*p == '.') {
         p++;
-        while (isdigit((unsigned char)*p)) p++, digits = true;
+        while (isdigit((unsigned char)*p))
+            p++, digits = true;
     }
     if (!digits) return s;
     if (*p == 'e' || *p == 'E') {
         const char *q = p + 1;
         if (*q == '+' || *q == '-') q++;
         if (isdigit((unsigned char)*q)) {
-            while (isdigit((unsigned char)*q)) q++;
+            while (isdigit((unsigned char)*q))
+                q++;
             p = q;
         }
     }
@@ -103,10 +117,13 @@ static double scaled(const char *num, double v, double mult)
 {
     if (mult == 1.0) return v;
     int e10 = 0;
-    for (double m = mult; m >= 10.0 && e10 < 30; m /= 10.0) e10++;
-    for (double m = mult; m < 1.0 && e10 > -30; m *= 10.0) e10--;
+    for (double m = mult; m >= 10.0 && e10 < 30; m /= 10.0)
+        e10++;
+    for (double m = mult; m < 1.0 && e10 > -30; m *= 10.0)
+        e10--;
     double p10 = 1.0;
-    for (int k = 0; k < (e10 < 0 ? -e10 : e10); k++) p10 *= 10.0;
+    for (int k = 0; k < (e10 < 0 ? -e10 : e10); k++)
+        p10 *= 10.0;
     if ((e10 >= 0 ? p10 : 1.0 / p10) != mult || e10 == 0) return v * mult; /* binary prefix */
     char buf[96];
     const char *e = strpbrk(num, "eE");
@@ -124,7 +141,8 @@ int ffn_units_parse(const char *text, ffn_unit kind, double *out, char *why, siz
 {
     if (!text || !out) return fail(why, why_n, FFN_EINVAL, "%s", "no value");
     const char *s = text;
-    while (*s == ' ' || *s == '\t') s++;
+    while (*s == ' ' || *s == '\t')
+        s++;
     const char *end = scan_number(s);
     if (end == s) return fail(why, why_n, FFN_EPARSE, "'%s' is not a number", text);
     char numbuf[64];
@@ -135,10 +153,12 @@ int ffn_units_parse(const char *text, ffn_unit kind, double *out, char *why, siz
     double v = strtod(numbuf, NULL);
     if (!isfinite(v)) return fail(why, why_n, FFN_ERANGE, "'%s' is not a finite number", text);
     const char *u = end;
-    while (*u == ' ' || *u == '\t') u++;
+    while (*u == ' ' || *u == '\t')
+        u++;
     char ubuf[32];
     size_t ulen = strlen(u);
-    while (ulen && (u[ulen - 1] == ' ' || u[ulen - 1] == '\t')) ulen--;
+    while (ulen && (u[ulen - 1] == ' ' || u[ulen - 1] == '\t'))
+        ulen--;
     if (ulen >= sizeof ubuf) return fail(why, why_n, FFN_EPARSE, "unknown unit in '%s'", text);
     memcpy(ubuf, u, ulen);
     ubuf[ulen] = '\0';
@@ -187,14 +207,15 @@ int ffn_units_parse(const char *text, ffn_unit kind, double *out, char *why, siz
 
 int ffn_units_format(double v, ffn_unit kind, char *buf, size_t n)
 {
-    static const char *const sym[FFN_UNIT_COUNT] = {"", "B", "B/s", "FLOP/s", "FLOP", "s", "W", "Hz"};
+    static const char *const sym[FFN_UNIT_COUNT] = {"",     "B", "B/s", "FLOP/s",
+                                                    "FLOP", "s", "W",   "Hz"};
     if ((unsigned)kind >= FFN_UNIT_COUNT) return snprintf(buf, n, "%g", v);
     if (kind == FFN_UNIT_NONE) return snprintf(buf, n, "%.3g", v);
     if (!isfinite(v)) return snprintf(buf, n, "%g %s", v, sym[kind]);
     static const struct {
         double m;
         const char *p;
-    } pre[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"},
+    } pre[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"},  {1e6, "M"},
                {1e3, "k"},  {1.0, ""},   {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}};
     double a = fabs(v);
     size_t lo = kind == FFN_UNIT_TIME ? sizeof pre / sizeof pre[0] : 7;
@@ -202,8 +223,9 @@ int ffn_units_format(double v, ffn_unit kind, char *buf, size_t n)
         if (a >= pre[i].m * 0.9995 || i + 1 == lo) {
             if (kind == FFN_UNIT_TIME && pre[i].m > 1.0) continue;
             double x = v / pre[i].m;
-            const char *fmt = fabs(x) >= 99.95 ? "%.0f %s%s" : fabs(x) >= 9.995 ? "%.1f %s%s"
-                                                                                : "%.2f %s%s";
+            const char *fmt = fabs(x) >= 99.95   ? "%.0f %s%s"
+                              : fabs(x) >= 9.995 ? "%.1f %s%s"
+                                                 : "%.2f %s%s";
             if (a == 0.0) return snprintf(buf, n, "0 %s", sym[kind]);
             return snprintf(buf, n, fmt, x, pre[i].p, sym[kind]);
         }
@@ -213,7 +235,9 @@ int ffn_units_format(double v, ffn_unit kind, char *buf, size_t n)
 
 const char *ffn_units_str(char *buf, size_t n, double v, ffn_unit kind)
 {
-    if (!isfinite(v)) snprintf(buf, n, "-");
-    else ffn_units_format(v, kind, buf, n);
+    if (!isfinite(v))
+        snprintf(buf, n, "-");
+    else
+        ffn_units_format(v, kind, buf, n);
     return buf;
 }

@@ -308,12 +308,13 @@ unsigned ffn_edit_distance(const char *a, const char *b)
     size_t la = strlen(a), lb = strlen(b);
     if (la > 63 || lb > 63) return 255;
     unsigned prev[64], cur[64];
-    for (size_t j = 0; j <= lb; j++) prev[j] = (unsigned)j;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (unsigned)j;
     for (size_t i = 1; i <= la; i++) {
         cur[0] = (unsigned)i;
         for (size_t j = 1; j <= lb; j++) {
-            unsigned sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) !=
-                                          tolower((unsigned char)b[j - 1]));
+            unsigned sub = prev[j - 1] +
+                           (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
             unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
             cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
         }
@@ -344,8 +345,7 @@ int ffn_y_check_keys(ffn_ydoc *y, yaml_node_t *map, const char *const *allowed)
         if (ok) continue;
         size_t len = strlen(t);
         if (best && best_d <= (len > 6 ? 3u : 2u))
-            return ffn_y_error(y, k, FFN_ESCHEMA, "unknown key '%s' (did you mean '%s'?)", t,
-                               best);
+            return ffn_y_error(y, k, FFN_ESCHEMA, "unknown key '%s' (did you mean '%s'?)", t, best);
         return ffn_y_error(y, k, FFN_ESCHEMA, "unknown key '%s'", t);
     }
     return 0;
@@ -365,7 +365,8 @@ int ffn_y_node_u64(ffn_ydoc *y, yaml_node_t *n, const char *what, uint64_t lo, u
     const char *t = ffn_y_text(n);
     if (!t) return ffn_y_error(y, n, FFN_ESCHEMA, "'%s' must be an integer", what);
     const char *p = t;
-    while (*p == ' ') p++;
+    while (*p == ' ')
+        p++;
     if (!isdigit((unsigned char)*p)) {
         if (*p == '-' && isdigit((unsigned char)p[1]))
             return ffn_y_error(y, n, FFN_ERANGE, "'%s' must not be negative (got %s)", what, t);
@@ -377,7 +378,8 @@ int ffn_y_node_u64(ffn_ydoc *y, yaml_node_t *n, const char *what, uint64_t lo, u
     /* JSON writers sometimes print integers as 4096.0 */
     if (*end == '.') {
         char *q = end + 1;
-        while (*q == '0') q++;
+        while (*q == '0')
+            q++;
         if (*q == '\0') end = q;
     }
     if (*end != '\0')

@@ -47,9 +47,9 @@ static uint64_t detect_x86(void)
                f16c = (c >> 29) & 1u;
     if (!osxsave || __get_cpuid_max(0, NULL) < 7) return 0;
     const uint64_t xcr0 = xgetbv0();
-    const bool os_ymm = (xcr0 & 0x6u) == 0x6u;          /* SSE, AVX state */
+    const bool os_ymm = (xcr0 & 0x6u) == 0x6u;             /* SSE, AVX state */
     const bool os_zmm = os_ymm && (xcr0 & 0xe0u) == 0xe0u; /* opmask, ZMM_Hi256, Hi16_ZMM */
-    bool os_amx = (xcr0 & 0x60000u) == 0x60000u;        /* XTILECFG, XTILEDATA */
+    bool os_amx = (xcr0 & 0x60000u) == 0x60000u;           /* XTILECFG, XTILEDATA */
     __cpuid_count(7, 0, a, b, c, d);
     const unsigned sub_max = a;
     const bool avx2 = (b >> 5) & 1u, f = (b >> 16) & 1u, dq = (b >> 17) & 1u, bw = (b >> 30) & 1u,
@@ -67,8 +67,8 @@ static uint64_t detect_x86(void)
     if ((m & FFN_CPU_AVX512) && vnni) m |= FFN_CPU_AVX512_VNNI;
     if ((m & FFN_CPU_AVX512) && bf16) m |= FFN_CPU_AVX512_BF16;
     if ((m & FFN_CPU_AVX512) && fp16) m |= FFN_CPU_AVX512_FP16;
-    /* Linux wants a per-process permission (ARCH_REQ_XCOMP_PERM = 0x1023 for XFEATURE_XTILEDATA
-     * = 18) before the first tile instruction. */
+        /* Linux wants a per-process permission (ARCH_REQ_XCOMP_PERM = 0x1023 for XFEATURE_XTILEDATA
+         * = 18) before the first tile instruction. */
 #if defined(__x86_64__) && defined(__linux__)
     if (os_amx && amx_tile) os_amx = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
 #else
@@ -95,7 +95,7 @@ static uint64_t detect_arm(size_t *sve_vl)
         const int vl = prctl(51 /* PR_SVE_GET_VL */);
         if (vl > 0) {
             m |= FFN_CPU_SVE;
-            *sve_vl = (size_t)(vl & 0xffff); /* PR_SVE_VL_LEN_MASK */
+            *sve_vl = (size_t)(vl & 0xffff);         /* PR_SVE_VL_LEN_MASK */
             if ((hw2 >> 1) & 1ul) m |= FFN_CPU_SVE2; /* HWCAP2_SVE2 */
         }
     }

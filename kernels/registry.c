@@ -42,8 +42,14 @@ static const struct {
 
 /* Driver descriptors: one per (microkernel table, weight dtype). The id tags packed weights so
  * forward refuses a blob packed by another kernel (layouts differ in nr and dtype). */
-#define DRV(tbl, w, tag) {.u = &(tbl), .t = NULL, .wdt = (w), .id = (tag)}
-#define DRVT(tbl, tag) {.u = NULL, .t = &(tbl), .wdt = FFN_UKR_BF16, .id = (tag)}
+#define DRV(tbl, w, tag)                                                                           \
+    {                                                                                              \
+        .u = &(tbl), .t = NULL, .wdt = (w), .id = (tag)                                            \
+    }
+#define DRVT(tbl, tag)                                                                             \
+    {                                                                                              \
+        .u = NULL, .t = &(tbl), .wdt = FFN_UKR_BF16, .id = (tag)                                   \
+    }
 /* Quantized: float activations (qf FFN_UKR_Q8 / Q4, bf16-rounded or not), and W8A8. */
 #define DRVQ(tbl, qfmt, bf, tag)                                                                   \
     {                                                                                              \
@@ -78,12 +84,12 @@ static const struct {
 static const ffn__drv drv_portable_f32 = DRV(ffn_ukernels_portable, FFN_UKR_F32, 0x50463332u);
 static const ffn__drv drv_portable_bf16 = DRV(ffn_ukernels_portable, FFN_UKR_BF16, 0x50423136u);
 static const ffn__drv drv_portable_f16 = DRV(ffn_ukernels_portable, FFN_UKR_F16, 0x50463136u);
-FFN__DRIVER_KERNEL(ffn_kernel_f32_portable, "f32_ffn__portable_6x8", FFN_ISA_PORTABLE,
-                   FFN_DT_FP32, drv_portable_f32, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f32_portable, "f32_ffn__portable_6x8", FFN_ISA_PORTABLE, FFN_DT_FP32,
+                   drv_portable_f32, 0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_bf16_portable, "bf16_ffn__portable_6x8", FFN_ISA_PORTABLE,
                    FFN_DT_BF16, drv_portable_bf16, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_f16_portable, "f16_ffn__portable_6x8", FFN_ISA_PORTABLE,
-                   FFN_DT_FP16, drv_portable_f16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f16_portable, "f16_ffn__portable_6x8", FFN_ISA_PORTABLE, FFN_DT_FP16,
+                   drv_portable_f16, 0, 0);
 QKERNELS(portable, ffn_ukernels_q_portable, 0x50510000u, "portable_6x8", FFN_ISA_PORTABLE);
 static const ffn__drv drv_portable_w8a8 = DRVI8(ffn_ukernels_i8_portable, 0x50513838u);
 FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_portable, "w8a8_ffn__portable_1x32", FFN_ISA_PORTABLE,
@@ -117,8 +123,8 @@ static const ffn__drv drv_avx512_bf16 = DRV(ffn_ukernels_avx512, FFN_UKR_BF16, 0
 static const ffn__drv drv_avx512_f16 = DRV(ffn_ukernels_avx512, FFN_UKR_F16, 0x41463136u);
 FFN__DRIVER_KERNEL(ffn_kernel_f32_avx512, "f32_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP32,
                    drv_avx512_f32, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512, "bf16_ffn__avx512_14x32", FFN_ISA_AVX512,
-                   FFN_DT_BF16, drv_avx512_bf16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512, "bf16_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_BF16,
+                   drv_avx512_bf16, 0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_f16_avx512, "f16_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP16,
                    drv_avx512_f16, 0, 0);
 QKERNELS(avx512, ffn_ukernels_q_avx512, 0x41510000u, "avx512_14x32", FFN_ISA_AVX512);
@@ -135,8 +141,8 @@ FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx512vnni, "w8a8_ffn__avx512vnni_8x32", FF
 
 #if defined(FFN_HAVE_AVX512_BF16)
 static const ffn__drv drv_avx512bf16 = DRVT(ffn_ukernels_avx512bf16, 0x44423136u);
-FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512bf16, "bf16_ffn__avx512bf16_14x32",
-                   FFN_ISA_AVX512_BF16, FFN_DT_BF16, drv_avx512bf16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512bf16, "bf16_ffn__avx512bf16_14x32", FFN_ISA_AVX512_BF16,
+                   FFN_DT_BF16, drv_avx512bf16, 0, 0);
 #endif
 
 #if defined(FFN_HAVE_AMX)
@@ -174,12 +180,12 @@ FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neondot, "w8a8_ffn__neondot_2x32", FFN_ISA_
 static const ffn__drv drv_sve_f32 = DRV(ffn_ukernels_sve, FFN_UKR_F32, 0x53463332u);
 static const ffn__drv drv_sve_bf16 = DRV(ffn_ukernels_sve, FFN_UKR_BF16, 0x53423136u);
 static const ffn__drv drv_sve_f16 = DRV(ffn_ukernels_sve, FFN_UKR_F16, 0x53463136u);
-FFN__DRIVER_KERNEL(ffn_kernel_f32_sve, FFN_SVE_NAME("f32"), FFN_ISA_SVE, FFN_DT_FP32,
-                   drv_sve_f32, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f32_sve, FFN_SVE_NAME("f32"), FFN_ISA_SVE, FFN_DT_FP32, drv_sve_f32,
+                   0, 0);
 FFN__DRIVER_KERNEL(ffn_kernel_bf16_sve, FFN_SVE_NAME("bf16"), FFN_ISA_SVE, FFN_DT_BF16,
                    drv_sve_bf16, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_f16_sve, FFN_SVE_NAME("f16"), FFN_ISA_SVE, FFN_DT_FP16,
-                   drv_sve_f16, 0, 0);
+FFN__DRIVER_KERNEL(ffn_kernel_f16_sve, FFN_SVE_NAME("f16"), FFN_ISA_SVE, FFN_DT_FP16, drv_sve_f16,
+                   0, 0);
 QKERNELS(sve, ffn_ukernels_q_sve, 0x53510000u, "sve_8x3vl", FFN_ISA_SVE);
 #endif
 
@@ -284,7 +290,8 @@ size_t ffn_isa_usable_list(char *buf, size_t n)
     size_t len = 0;
     if (buf && n) buf[0] = '\0';
     for (int i = 0; i < FFN_ISA_COUNT; i++)
-        if (ffn_isa_available((ffn_isa)i)) len = ffn__list_add(buf, n, len, ffn_isa_name((ffn_isa)i));
+        if (ffn_isa_available((ffn_isa)i))
+            len = ffn__list_add(buf, n, len, ffn_isa_name((ffn_isa)i));
     return len;
 }
 
@@ -320,8 +327,8 @@ static void select_level(void)
     if (!env || !*env || !strcasecmp(env, "auto")) return;
     ffn_isa lv;
     if (ffn_isa_parse(env, &lv)) {
-        sel.rc = diag(&sel.dg, FFN_EINVAL, "FFNROOF_ISA='%.64s' is not an ISA name; this CPU runs: %s",
-                      env, usable);
+        sel.rc = diag(&sel.dg, FFN_EINVAL,
+                      "FFNROOF_ISA='%.64s' is not an ISA name; this CPU runs: %s", env, usable);
         return;
     }
     if (!ffn_isa_available(lv)) {
@@ -332,9 +339,9 @@ static void select_level(void)
                           "FFNROOF_ISA=%s: not built into this binary; this CPU runs: %s",
                           ffn_isa_name(lv), usable);
         else
-            sel.rc = diag(&sel.dg, FFN_EUNSUPPORTED,
-                          "FFNROOF_ISA=%s: this CPU lacks %s; it runs: %s", ffn_isa_name(lv), miss,
-                          usable);
+            sel.rc =
+                diag(&sel.dg, FFN_EUNSUPPORTED, "FFNROOF_ISA=%s: this CPU lacks %s; it runs: %s",
+                     ffn_isa_name(lv), miss, usable);
         return;
     }
     sel.level = lv;
@@ -399,7 +406,8 @@ int ffn_kernel_get_q(ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype, const ffn_
         if (!ffn_isa_built(isa))
             return diag(dg, FFN_EUNSUPPORTED, "isa '%s' is not built into this binary; usable: %s",
                         ffn_isa_name(isa), usable);
-        return diag(dg, FFN_EUNSUPPORTED, "isa '%s' is not available on this CPU/OS (lacks %s); usable: %s",
+        return diag(dg, FFN_EUNSUPPORTED,
+                    "isa '%s' is not available on this CPU/OS (lacks %s); usable: %s",
                     ffn_isa_name(isa), miss, usable);
     }
     return ffn_kernel_for_features_q(ffn_cpu_features(), isa, wdtype, adtype, out, dg);

@@ -18,13 +18,13 @@ typedef struct ffn_blayer {
     size_t E, k;
     ffn_dtype wdtype;
     const ffn_kernel *kern;
-    float *w;             /* all unpacked fp32 weights, one block */
-    ffn_kweights *kw;     /* [E] (1 for dense) */
-    float *router;        /* [d][E] (MoE) */
+    float *w;         /* all unpacked fp32 weights, one block */
+    ffn_kweights *kw; /* [E] (1 for dense) */
+    float *router;    /* [d][E] (MoE) */
     void *packed;
     size_t packed_bytes;
     ffn_bmoe *moe;
-    float *x, *y, *yref;  /* [Tmax][d] */
+    float *x, *y, *yref; /* [Tmax][d] */
     size_t Tmax;
     void *ws;
     size_t ws_bytes;
@@ -39,8 +39,8 @@ void ffn_blayer_free(ffn_blayer *L);
 /* Whether L already holds c's layer packed for k. */
 bool ffn_blayer_same(const ffn_blayer *L, const ffn_bench_case *c, const ffn_kernel *k);
 /* Random weights for c (from seed), packed for k. */
-int ffn_blayer_prepare(ffn_blayer *L, const ffn_bench_case *c, const ffn_kernel *k,
-                       uint64_t seed, ffn_diag *diag);
+int ffn_blayer_prepare(ffn_blayer *L, const ffn_bench_case *c, const ffn_kernel *k, uint64_t seed,
+                       ffn_diag *diag);
 /* Buffers for T tokens and `threads` threads, and fresh random inputs x. */
 int ffn_blayer_buffers(ffn_blayer *L, size_t T, int threads, uint64_t seed, ffn_diag *diag);
 /* y = FFN(x) for T tokens; MoE: timing[4] and tokens[E] as ffn_bmoe_forward (NULL to skip). */

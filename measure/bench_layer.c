@@ -64,8 +64,8 @@ bool ffn_blayer_same(const ffn_blayer *L, const ffn_bench_case *c, const ffn_ker
            (c->kind == FFN_BENCH_DENSE || (L->E == c->n_experts && L->k == c->top_k));
 }
 
-int ffn_blayer_prepare(ffn_blayer *L, const ffn_bench_case *c, const ffn_kernel *k,
-                       uint64_t seed, ffn_diag *diag)
+int ffn_blayer_prepare(ffn_blayer *L, const ffn_bench_case *c, const ffn_kernel *k, uint64_t seed,
+                       ffn_diag *diag)
 {
     ffn_blayer_free(L);
     L->kind = c->kind;
@@ -141,9 +141,8 @@ nomem:
 int ffn_blayer_buffers(ffn_blayer *L, size_t T, int threads, uint64_t seed, ffn_diag *diag)
 {
     const size_t d = L->shape.d;
-    size_t need = L->kind == FFN_BENCH_DENSE
-                      ? L->kern->workspace_bytes(&L->shape, T, threads)
-                      : ffn_bmoe_ws_bytes(L->moe, T, threads);
+    size_t need = L->kind == FFN_BENCH_DENSE ? L->kern->workspace_bytes(&L->shape, T, threads)
+                                             : ffn_bmoe_ws_bytes(L->moe, T, threads);
     if (T > L->Tmax) {
         free(L->x);
         free(L->y);

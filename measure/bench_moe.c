@@ -10,8 +10,8 @@ struct ffn_bmoe {
     ffn_moe_shape s;
 };
 
-ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, size_t d, size_t f, size_t E, size_t top_k,
-                       ffn_act act, bool bias)
+ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, size_t d, size_t f, size_t E, size_t top_k, ffn_act act,
+                       bool bias)
 {
     ffn_bmoe *m = calloc(1, sizeof *m);
     if (!m) return NULL;
@@ -41,8 +41,8 @@ size_t ffn_bmoe_packed_bytes(const ffn_bmoe *m)
     return ffn_moe_packed_bytes(m->k, &m->s);
 }
 
-int ffn_bmoe_pack(const ffn_bmoe *m, const float *router, const ffn_kweights *experts,
-                  void *packed, size_t n)
+int ffn_bmoe_pack(const ffn_bmoe *m, const float *router, const ffn_kweights *experts, void *packed,
+                  size_t n)
 {
     ffn_moe_weights w = {router, NULL, experts, NULL};
     return ffn_moe_pack(m->k, &m->s, &w, packed, n);
@@ -54,8 +54,7 @@ size_t ffn_bmoe_ws_bytes(const ffn_bmoe *m, size_t T, int threads)
 }
 
 int ffn_bmoe_forward(const ffn_bmoe *m, const void *packed, size_t T, const float *x, float *y,
-                     void *ws, size_t ws_bytes, int threads, double *timing,
-                     size_t *expert_tokens)
+                     void *ws, size_t ws_bytes, int threads, double *timing, size_t *expert_tokens)
 {
     ffn_kmoe_stats st;
     int rc = ffn_moe_forward(m->k, &m->s, packed, T, x, y, ws, ws_bytes, threads,

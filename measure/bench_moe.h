@@ -13,18 +13,17 @@ typedef struct ffn_bmoe ffn_bmoe;
 
 /* Softmax scoring with renormalised top-k (Mixtral), no shared expert. NULL when out of memory
  * or the shape is invalid. */
-ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, size_t d, size_t f, size_t E, size_t top_k,
-                       ffn_act act, bool bias);
+ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, size_t d, size_t f, size_t E, size_t top_k, ffn_act act,
+                       bool bias);
 void ffn_bmoe_free(ffn_bmoe *m);
 size_t ffn_bmoe_packed_bytes(const ffn_bmoe *m);
-int ffn_bmoe_pack(const ffn_bmoe *m, const float *router, const ffn_kweights *experts,
-                  void *packed, size_t n);
+int ffn_bmoe_pack(const ffn_bmoe *m, const float *router, const ffn_kweights *experts, void *packed,
+                  size_t n);
 size_t ffn_bmoe_ws_bytes(const ffn_bmoe *m, size_t T, int threads);
 /* timing[4] = route, permute, experts, combine seconds (NULL to skip); expert_tokens[E] =
  * tokens each expert received (NULL to skip). */
 int ffn_bmoe_forward(const ffn_bmoe *m, const void *packed, size_t T, const float *x, float *y,
-                     void *ws, size_t ws_bytes, int threads, double *timing,
-                     size_t *expert_tokens);
+                     void *ws, size_t ws_bytes, int threads, double *timing, size_t *expert_tokens);
 int ffn_bmoe_count(const ffn_bmoe *m, size_t T, const size_t *expert_tokens, double *flops,
                    double *bytes, size_t *active_experts);
 size_t ffn_bmoe_ref_ws_bytes(const ffn_bmoe *m);

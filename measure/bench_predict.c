@@ -80,7 +80,8 @@ int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_wei
     if (served) {
         memset(served, 0, (FFN_HW_MAX_LEVELS + 1) * sizeof *served);
         for (int i = 0; i < lc.n_ops; i++)
-            for (int k = 0; k <= FFN_HW_MAX_LEVELS; k++) served[k] += lc.ops[i].served_bytes[k];
+            for (int k = 0; k <= FFN_HW_MAX_LEVELS; k++)
+                served[k] += lc.ops[i].served_bytes[k];
     }
     if (roofline_s) *roofline_s = lc.roofline_s;
     if (predicted_s) *predicted_s = lc.predicted_s;

@@ -36,7 +36,8 @@ static void flush_lines(const void *p, size_t n)
 {
 #if defined(FFN_BENCH_CLFLUSH)
     const char *c = p;
-    for (size_t i = 0; i < n; i += 64) _mm_clflush(c + i);
+    for (size_t i = 0; i < n; i += 64)
+        _mm_clflush(c + i);
     _mm_mfence();
 #else
     (void)p;
@@ -153,7 +154,8 @@ static void evict_caches(round_ctx *c)
 {
     if (!c->evict) return;
     /* writes: dirty lines force every earlier line out of an inclusive or victim LLC */
-    for (size_t i = 0; i < EVICT_BYTES; i += 64) c->evict[i] = (unsigned char)(c->evict[i] + 1);
+    for (size_t i = 0; i < EVICT_BYTES; i += 64)
+        c->evict[i] = (unsigned char)(c->evict[i] + 1);
 }
 
 static void counters_accumulate(ffn_bench_result *r, const ffn_counter_value *v, size_t n)
@@ -203,7 +205,8 @@ static int one_round(void *vctx, double *out)
         return rc;
     }
     if (c->recording && L->kind == FFN_BENCH_MOE && c->n_moe_t < MAX_SAMPLES) {
-        for (int i = 0; i < 4; i++) c->moe_t[i][c->n_moe_t] = tm[i];
+        for (int i = 0; i < 4; i++)
+            c->moe_t[i][c->n_moe_t] = tm[i];
         c->n_moe_t++;
     }
     for (int p = 0; p < FFN_PEER_COUNT; p++) {
@@ -214,8 +217,8 @@ static int one_round(void *vctx, double *out)
         int prc = ffn_peer_forward(c->peers[p], c->T, L->x, L->yref);
         double p1 = ffn_time_now_s();
         if (prc) {
-            snprintf(c->r->peers[p].error, sizeof c->r->peers[p].error,
-                     "forward failed (%s)", ffn_strerror(prc));
+            snprintf(c->r->peers[p].error, sizeof c->r->peers[p].error, "forward failed (%s)",
+                     ffn_strerror(prc));
             ffn_peer_free(c->peers[p]);
             c->peers[p] = NULL;
             continue;
@@ -259,8 +262,10 @@ static int run_case(const ffn_hw *hw, ffn_blayer *L, const ffn_bench_case *cs,
     c.evict = evict;
     double *store = calloc((FFN_PEER_COUNT + 4) * MAX_SAMPLES, sizeof(double));
     if (!store) return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
-    for (int p = 0; p < FFN_PEER_COUNT; p++) c.peer_t[p] = store + (size_t)p * MAX_SAMPLES;
-    for (int i = 0; i < 4; i++) c.moe_t[i] = store + (size_t)(FFN_PEER_COUNT + i) * MAX_SAMPLES;
+    for (int p = 0; p < FFN_PEER_COUNT; p++)
+        c.peer_t[p] = store + (size_t)p * MAX_SAMPLES;
+    for (int i = 0; i < 4; i++)
+        c.moe_t[i] = store + (size_t)(FFN_PEER_COUNT + i) * MAX_SAMPLES;
 
     /* the work of one call */
     const double g = ffn_act_gated(cs->shape.act) ? 2.0 : 1.0;
@@ -378,8 +383,8 @@ static int run_case(const ffn_hw *hw, ffn_blayer *L, const ffn_bench_case *cs,
     if (hw && hw->mem_bandwidth_bps > 0 && hw->peak_flops[FFN_DT_FP32] > 0) {
         /* warm runs are predicted with the weights where the model says they stay */
         rc = ffn_bench_predict_weights(hw, cs, r->cold ? FFN_WEIGHTS_COLD : FFN_WEIGHTS_HOT,
-                                       &r->roofline_s, &r->predicted_s, &r->bound,
-                                       r->level_bytes, &r->weights_level);
+                                       &r->roofline_s, &r->predicted_s, &r->bound, r->level_bytes,
+                                       &r->weights_level);
         r->n_levels = hw->n_levels < FFN_HW_MAX_LEVELS ? hw->n_levels : FFN_HW_MAX_LEVELS;
         for (int i = 0; i < r->n_levels; i++)
             snprintf(r->level_names[i], sizeof r->level_names[i], "%s", hw->levels[i].name);
@@ -403,17 +408,19 @@ done:
     else if (rc && (c.err || !diag || !diag->msg[0]))
         ffn_diag_set(diag, rc, NULL, 0, 0, "%s failed on T=%zu (%s)", L->kern->name, T,
                      ffn_strerror(rc));
-    for (int p = 0; p < FFN_PEER_COUNT; p++) ffn_peer_free(c.peers[p]);
+    for (int p = 0; p < FFN_PEER_COUNT; p++)
+        ffn_peer_free(c.peers[p]);
     free(store);
     return rc;
 }
 
-int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n,
-                  const ffn_bench_opts *o, ffn_bench_progress_fn progress, void *user,
-                  ffn_bench_result *res, size_t *n_done, ffn_diag *diag)
+int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n, const ffn_bench_opts *o,
+                  ffn_bench_progress_fn progress, void *user, ffn_bench_result *res, size_t *n_done,
+                  ffn_diag *diag)
 {
     if (n_done) *n_done = 0;
-    if (!cases || !o || !res || !n_done) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "bad arguments");
+    if (!cases || !o || !res || !n_done)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "bad arguments");
     ffn_diag_clear(diag);
     for (size_t i = 0; i < n; i++) {
         int rc = ffn_bench_case_check(&cases[i], o, diag);
@@ -421,7 +428,8 @@ int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n,
     }
     ffn_sde_init(); /* FFN_EUNSUPPORTED without PAPI: the counters still count */
     bool any_peer = false;
-    for (int p = 0; p < FFN_PEER_COUNT; p++) any_peer = any_peer || o->peers[p];
+    for (int p = 0; p < FFN_PEER_COUNT; p++)
+        any_peer = any_peer || o->peers[p];
     unsigned char *evict = NULL;
     if (any_peer && !o->warm) {
         evict = ffn__bench_xalloc(EVICT_BYTES);
@@ -439,9 +447,9 @@ int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n,
         const ffn_bench_case *c = &cases[i];
         if (progress) {
             char label[160];
-            snprintf(label, sizeof label, "%s %s T=%zu d=%zu f=%zu %s", c->kind == FFN_BENCH_MOE ? "moe" : "dense",
-                     ffn_phase_name(c->phase), c->tokens, c->shape.d, c->shape.f,
-                     ffn_dtype_name(c->wdtype));
+            snprintf(label, sizeof label, "%s %s T=%zu d=%zu f=%zu %s",
+                     c->kind == FFN_BENCH_MOE ? "moe" : "dense", ffn_phase_name(c->phase),
+                     c->tokens, c->shape.d, c->shape.f, ffn_dtype_name(c->wdtype));
             if (progress(user, (double)i / (double)n, label)) {
                 rc = FFN_EINTERRUPTED;
                 break;
@@ -449,14 +457,14 @@ int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n,
         }
         const ffn_kernel *k;
         if ((rc = get_kernel(c, o, &k, diag))) break;
-        if (!ffn_blayer_same(&L, c, k) && (rc = ffn_blayer_prepare(&L, c, k, o->seed, diag)))
-            break;
+        if (!ffn_blayer_same(&L, c, k) && (rc = ffn_blayer_prepare(&L, c, k, o->seed, diag))) break;
         rc = run_case(hw, &L, c, o, evict, &res[i], diag);
         if (rc) break;
         *n_done = i + 1;
     }
     if (progress && rc == 0) progress(user, 1.0, "done");
-    if (rc == FFN_EINTERRUPTED && diag && !diag->msg[0]) ffn_diag_set(diag, rc, NULL, 0, 0, "interrupted");
+    if (rc == FFN_EINTERRUPTED && diag && !diag->msg[0])
+        ffn_diag_set(diag, rc, NULL, 0, 0, "interrupted");
     ffn_blayer_free(&L);
     free(evict);
     return rc;

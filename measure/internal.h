@@ -31,7 +31,8 @@ double ffn__peak_fp16_avx512(uint64_t iters);
 #define FFN__FP16_AVX512_FLOPS_PER_ITER (16.0 * 32.0 * 2.0) /* 16 zmm FMA x 32 lanes x 2 */
 double ffn__peak_int8_vnni(uint64_t iters);
 double ffn__peak_int8_avx_vnni(uint64_t iters);
-#define FFN__INT8_AVX_VNNI_FLOPS_PER_ITER (12.0 * 8.0 * 4.0 * 2.0) /* 12 VPDPBUSD ymm x 8 x 4 MAC */
+/* 12 VPDPBUSD ymm x 8 x 4 MAC */
+#define FFN__INT8_AVX_VNNI_FLOPS_PER_ITER (12.0 * 8.0 * 4.0 * 2.0)
 #define FFN__INT8_VNNI_FLOPS_PER_ITER (16.0 * 16.0 * 4.0 * 2.0) /* 16 VPDPBUSD x 16 x 4 MAC */
 double ffn__peak_int8_avx2(uint64_t iters);
 #define FFN__INT8_AVX2_FLOPS_PER_ITER (8.0 * 32.0 * 2.0) /* 8 VPMADDUBSW/VPMADDWD x 32 MAC */

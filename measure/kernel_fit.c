@@ -73,7 +73,9 @@ static const kshape_def cal_quick[] = {
 
 size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t cap)
 {
-    const kshape_def *defs = mode == FFN_KCAL_TINY ? cal_tiny : mode == FFN_KCAL_QUICK ? cal_quick : cal_full;
+    const kshape_def *defs = mode == FFN_KCAL_TINY    ? cal_tiny
+                             : mode == FFN_KCAL_QUICK ? cal_quick
+                                                      : cal_full;
     size_t nd = mode == FFN_KCAL_TINY    ? sizeof cal_tiny / sizeof cal_tiny[0]
                 : mode == FFN_KCAL_QUICK ? sizeof cal_quick / sizeof cal_quick[0]
                                          : sizeof cal_full / sizeof cal_full[0];
@@ -103,9 +105,9 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
     return n;
 }
 
-int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads, const volatile sig_atomic_t *stop,
-                      ffn_bench_progress_fn progress, void *user, ffn_kcal_result *out,
-                      ffn_diag *diag)
+int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
+                      const volatile sig_atomic_t *stop, ffn_bench_progress_fn progress, void *user,
+                      ffn_kcal_result *out, ffn_diag *diag)
 {
     if (!hw || !out) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "bad arguments");
     memset(out, 0, sizeof *out);
@@ -180,7 +182,8 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads, const volatil
         if (r->c.kind != FFN_BENCH_DENSE || !(r->time.min > 0)) continue;
         const ffn_dtype cdt = ffn_bench_cdtype(r->c.wdtype);
         const double bps = r->bytes / r->time.min, fps = r->flops / r->time.min;
-        const double peak = hw->peak_flops[cdt] > 0 ? hw->peak_flops[cdt] : hw->peak_flops[FFN_DT_FP32];
+        const double peak =
+            hw->peak_flops[cdt] > 0 ? hw->peak_flops[cdt] : hw->peak_flops[FFN_DT_FP32];
         const bool membound = r->bytes / hw->mem_bandwidth_bps > r->flops / peak;
         if (membound && bps > hw->mem_bandwidth_bps) {
             if (!(out->bw_raised_from > 0)) out->bw_raised_from = hw->mem_bandwidth_bps;

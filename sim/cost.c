@@ -138,9 +138,9 @@ static double wave_model(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
 {
     *waves_out = 1;
     /* The tiles of the kernels for this dtype, else the device's (min 16 rows, no GEMV). */
-    const ffn_tileset *ts =
-        (unsigned)cdt < FFN_DT_COUNT && hw->eff.tiles_dt[cdt].n_tiles > 0 ? &hw->eff.tiles_dt[cdt]
-                                                                           : NULL;
+    const ffn_tileset *ts = (unsigned)cdt < FFN_DT_COUNT && hw->eff.tiles_dt[cdt].n_tiles > 0
+                                ? &hw->eff.tiles_dt[cdt]
+                                : NULL;
     const int n_tiles = ts ? ts->n_tiles : hw->eff.n_tiles;
     const uint32_t(*tl)[2] = ts ? ts->tiles : hw->eff.tiles;
     const uint64_t min_rows = ts && ts->min_rows ? ts->min_rows : 16;
@@ -161,7 +161,8 @@ static double wave_model(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
             tm = m;
         } else if (m < tm) {
             uint64_t r = min_rows;
-            while (r < m) r *= 2;
+            while (r < m)
+                r *= 2;
             if (r < tm) tm = r;
         }
         /* Tiles of all instances share the machine (grouped GEMM); a padded tile costs as much
@@ -177,8 +178,8 @@ static double wave_model(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
         }
         uint64_t waves = ceil_div(tiles * splits, units);
         double useful = (double)m * (double)n * (double)k * (double)instances;
-        double paid = (double)waves * (double)units * (double)tm * (double)tn *
-                      (double)ceil_div(k, splits);
+        double paid =
+            (double)waves * (double)units * (double)tm * (double)tn * (double)ceil_div(k, splits);
         double e = useful / paid;
         if (e > best) {
             best = e;
@@ -188,8 +189,8 @@ static double wave_model(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
     return best > 0 ? (best < 1.0 ? best : 1.0) : 1.0;
 }
 
-double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                           uint64_t instances, ffn_dtype cdt)
+double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                           ffn_dtype cdt)
 {
     uint64_t w;
     return wave_model(hw, m, n, k, instances, cdt, &w);
@@ -265,12 +266,12 @@ static double gemm_mmax(const ffn_hw *hw, uint64_t m)
 {
     const ffn_eff *e = &hw->eff;
     return m == 1 && e->memory_max_gemv > 0 ? e->memory_max_gemv
-           : e->memory_max > 0                ? e->memory_max
-                                              : 1.0;
+           : e->memory_max > 0              ? e->memory_max
+                                            : 1.0;
 }
 
-double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                          uint64_t instances, double flops, double bytes, ffn_dtype cdt)
+double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                          double flops, double bytes, ffn_dtype cdt)
 {
     if (flops <= 0 && bytes <= 0) return 0;
     double mmax = gemm_mmax(hw, m);
@@ -309,17 +310,22 @@ const char *ffn_weights_name(ffn_weights w)
 int ffn_weights_parse(const char *s, ffn_weights *out)
 {
     if (!s) return FFN_EINVAL;
-    if (!strcmp(s, "cold")) *out = FFN_WEIGHTS_COLD;
-    else if (!strcmp(s, "hot")) *out = FFN_WEIGHTS_HOT;
-    else if (!strcmp(s, "auto")) *out = FFN_WEIGHTS_AUTO;
-    else return FFN_EINVAL;
+    if (!strcmp(s, "cold"))
+        *out = FFN_WEIGHTS_COLD;
+    else if (!strcmp(s, "hot"))
+        *out = FFN_WEIGHTS_HOT;
+    else if (!strcmp(s, "auto"))
+        *out = FFN_WEIGHTS_AUTO;
+    else
+        return FFN_EINVAL;
     return 0;
 }
 
 static int n_levels(const ffn_hw *hw)
 {
-    return hw->n_levels < 0 ? 0 : hw->n_levels > FFN_HW_MAX_LEVELS ? FFN_HW_MAX_LEVELS
-                                                                    : hw->n_levels;
+    return hw->n_levels < 0                   ? 0
+           : hw->n_levels > FFN_HW_MAX_LEVELS ? FFN_HW_MAX_LEVELS
+                                              : hw->n_levels;
 }
 
 double ffn_level_usable_bytes(const ffn_hw *hw, int i)
@@ -386,7 +392,8 @@ static void serve(ffn_op *op, const ffn_hw *hw, double mmax, double *tm_ideal, d
     const bool bound = op->traffic_bound && op->kind == FFN_OP_GEMM && nl > 0;
     if (!r && !bound) {
         op->served_bytes[FFN_SRC_MEMORY] = B;
-        for (int j = 0; j < nl; j++) op->served_bytes[j] = B;
+        for (int j = 0; j < nl; j++)
+            op->served_bytes[j] = B;
         *tm_ideal = B / bw;
         *tm_eff = B / (bw * mmax * ramp(B, half));
         return;
@@ -399,8 +406,7 @@ static void serve(ffn_op *op, const ffn_hw *hw, double mmax, double *tm_ideal, d
     double q[FFN_HW_MAX_LEVELS];
     for (int j = 0; j < nl; j++) {
         double sl = hw->levels[j].slices > 1 ? (double)hw->levels[j].slices : 1.0;
-        q[j] = bound ? ffn_gemm_traffic_bytes(M, N, K, I, e, hw->levels[j].capacity_bytes / sl)
-                     : 0;
+        q[j] = bound ? ffn_gemm_traffic_bytes(M, N, K, I, e, hw->levels[j].capacity_bytes / sl) : 0;
     }
     /* a resident level with no bandwidth holds the weights but cannot be charged: memory */
     const bool r_nobw = r && !(hw->levels[r - 1].bandwidth_bps > 0);
@@ -426,7 +432,7 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
 {
     const bool gemm = op->kind == FFN_OP_GEMM;
     const ffn_eff *e = &hw->eff;
-    double mmax = gemm ? gemm_mmax(hw, op->m)
+    double mmax = gemm                     ? gemm_mmax(hw, op->m)
                   : e->memory_max_elem > 0 ? e->memory_max_elem
                   : e->memory_max > 0      ? e->memory_max
                                            : 1.0;
@@ -465,17 +471,16 @@ void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, ui
     op->bytes = op->weight_bytes + I * (M * K + M * N) * abytes;
 }
 
-void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,
-                 uint64_t k, uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
+void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n, uint64_t k,
+                 uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
                  double epilogue_flops_per_out)
 {
-    ffn_op_gemm_counts(op, name, m, n, k, instances, wbytes, abytes, cdt,
-                       epilogue_flops_per_out);
+    ffn_op_gemm_counts(op, name, m, n, k, instances, wbytes, abytes, cdt, epilogue_flops_per_out);
     ffn_op_recost(op, hw);
 }
 
-void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double elems,
-                        double flops, double bytes)
+void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double elems, double flops,
+                        double bytes)
 {
     memset(op, 0, sizeof *op);
     set_name(op, name);
@@ -494,8 +499,7 @@ void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kin
     ffn_op_recost(op, hw);
 }
 
-void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes,
-                      uint64_t n)
+void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes, uint64_t n)
 {
     memset(op, 0, sizeof *op);
     set_name(op, name);

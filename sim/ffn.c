@@ -30,13 +30,13 @@ void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
         c->bytes += op->bytes;
         c->weight_bytes += op->weight_bytes;
         double p = hw->peak_flops[op->compute_dtype] > 0 ? hw->peak_flops[op->compute_dtype]
-                                                          : hw->peak_flops[FFN_DT_FP32];
+                                                         : hw->peak_flops[FFN_DT_FP32];
         c->compute_s += op->flops / p;
         if (op->vec_ops > 0 && hw->peak_flops[FFN_DT_FP32] > 0)
             c->compute_s += op->vec_ops / hw->peak_flops[FFN_DT_FP32];
         /* the slowest source of the op's bytes (memory unless on-chip memory is modelled) */
         c->memory_s += op->weights_level || op->traffic_bound ? op->memory_s
-                                                               : op->bytes / hw->mem_bandwidth_bps;
+                                                              : op->bytes / hw->mem_bandwidth_bps;
     }
 }
 
@@ -95,10 +95,9 @@ static void proj_counts(ffn_op *op, const ffn_run *run, const char *name, uint64
     op->vec_ops = q + pass;
 }
 
-int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f,
-                         ffn_act act, bool bias, uint64_t T, uint64_t instances,
-                         const char *prefix, double tok_scale, double w_scale,
-                         ffn_layer_cost *out)
+int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
+                         bool bias, uint64_t T, uint64_t instances, const char *prefix,
+                         double tok_scale, double w_scale, ffn_layer_cost *out)
 {
     const bool qweights = run->wdtype == FFN_DT_INT8 || run->wdtype == FFN_DT_INT4;
     const double ab = ffn_run_act_bytes(run);
@@ -457,7 +456,8 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
     if (out->comm_s > (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
     out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, &rr);
-    if (out->moe_layers && out->predicted_s > 0) out->moe_detail.share_of_ffn = moe_s / out->predicted_s;
+    if (out->moe_layers && out->predicted_s > 0)
+        out->moe_detail.share_of_ffn = moe_s / out->predicted_s;
     /* activations per device: the EP group splits the tokens (data-parallel attention) */
     uint64_t ep = out->moe_layers && run->ep > 1 ? run->ep : 1;
     ffn_activation_memory(m, run, (T + ep - 1) / ep, m->layers, &out->mem);

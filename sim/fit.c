@@ -28,8 +28,8 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
     memset(c, 0, sizeof *c);
     if (p->elem_bytes > 0) {
         /* one elementwise kernel */
-        ffn_op_elem(&c->ops[0], hw, "elem", FFN_OP_ELEMWISE, (double)p->m * (double)(p->n ? p->n : 1),
-                    p->elem_flops, p->elem_bytes);
+        ffn_op_elem(&c->ops[0], hw, "elem", FFN_OP_ELEMWISE,
+                    (double)p->m * (double)(p->n ? p->n : 1), p->elem_flops, p->elem_bytes);
         c->n_ops = 1;
         ffn_layer_sum(c, hw);
         return 0;
@@ -48,8 +48,7 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
         ffn_dense_ops(hw, &run, p->k, p->f, p->act, false, p->m, 1, "", c);
     } else {
         ffn_op_gemm(&c->ops[0], hw, "gemm", p->m, p->n, p->k, 1, ffn_dtype_bytes(p->wdtype, 0),
-                    ffn_dtype_bytes(p->adtype, 0), ffn_compute_dtype(hw, p->wdtype, p->adtype),
-                    0);
+                    ffn_dtype_bytes(p->adtype, 0), ffn_compute_dtype(hw, p->wdtype, p->adtype), 0);
         c->n_ops = 1;
     }
     if (p->cdtype_set)
@@ -109,7 +108,8 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
     double *sorted = n > 256 ? malloc(n * sizeof *sorted) : NULL;
     size_t m = sorted ? n : (n < 256 ? n : 256);
     if (!sorted) sorted = local;
-    for (size_t i = 0; i < m; i++) sorted[i] = fabs(tmp[i]);
+    for (size_t i = 0; i < m; i++)
+        sorted[i] = fabs(tmp[i]);
     qsort(sorted, m, sizeof sorted[0], cmp_double);
     s->median_abs = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
     if (sorted != local) free(sorted);
@@ -138,8 +138,8 @@ typedef struct fit_ctx {
     const ffn_fit_point *pts;
     size_t n;
     unsigned flags;
-    int dim; /* NP, plus one per extra compute dtype with FFN_FIT_COMPUTE_BY_DTYPE, plus one
-                with FFN_FIT_MEMORY_GEMV */
+    int dim;     /* NP, plus one per extra compute dtype with FFN_FIT_COMPUTE_BY_DTYPE, plus one
+                    with FFN_FIT_MEMORY_GEMV */
     int gemv_ix; /* x index of memory_max_gemv, -1 when not fitted */
     int elem_ix; /* x index of memory_max_elem, -1 when not fitted */
     /* FFN_FIT_WAVE_UTIL: one (gamma, alpha/gamma) pair per dtype class among the GEMM
@@ -185,8 +185,10 @@ static void apply(fit_ctx *c, const double *x)
         e->compute_max = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[0]);
     }
     if (!(c->flags & FFN_FIT_HOLD_MAX)) e->memory_max = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[1]);
-    if (c->flags & FFN_FIT_LAUNCH) e->launch_s = exp(x[2]);
-    else if (c->flags & FFN_FIT_HARNESS) e->harness_s = exp(x[2]);
+    if (c->flags & FFN_FIT_LAUNCH)
+        e->launch_s = exp(x[2]);
+    else if (c->flags & FFN_FIT_HARNESS)
+        e->harness_s = exp(x[2]);
     if (c->flags & FFN_FIT_OVERLAP) e->overlap_p = 1.0 + exp(x[3]);
     if (c->flags & FFN_FIT_COMPUTE_RAMP) e->compute_half_flops = exp(x[4]);
     if (c->flags & FFN_FIT_MEMORY_RAMP) e->memory_half_bytes = exp(x[5]);
@@ -232,12 +234,15 @@ static void nelder_mead(fit_ctx *c, double *x0, int iters)
         if (f[NPD] - f[0] < 1e-12) break;
         double cen[NP_MAX] = {0};
         for (int i = 0; i < NPD; i++)
-            for (int d = 0; d < NPD; d++) cen[d] += simplex[i][d] / NPD;
+            for (int d = 0; d < NPD; d++)
+                cen[d] += simplex[i][d] / NPD;
         double xr[NP_MAX] = {0}, xe[NP_MAX] = {0}, xc[NP_MAX] = {0};
-        for (int d = 0; d < NPD; d++) xr[d] = cen[d] + (cen[d] - simplex[NPD][d]);
+        for (int d = 0; d < NPD; d++)
+            xr[d] = cen[d] + (cen[d] - simplex[NPD][d]);
         double fr = objective(c, xr);
         if (fr < f[0]) {
-            for (int d = 0; d < NPD; d++) xe[d] = cen[d] + 2.0 * (xr[d] - cen[d]);
+            for (int d = 0; d < NPD; d++)
+                xe[d] = cen[d] + 2.0 * (xr[d] - cen[d]);
             double fe = objective(c, xe);
             if (fe < fr) {
                 memcpy(simplex[NPD], xe, sizeof xe);
@@ -264,7 +269,8 @@ static void nelder_mead(fit_ctx *c, double *x0, int iters)
             continue;
         }
         for (int i = 1; i <= NPD; i++) {
-            for (int d = 0; d < NPD; d++) simplex[i][d] = simplex[0][d] + 0.5 * (simplex[i][d] - simplex[0][d]);
+            for (int d = 0; d < NPD; d++)
+                simplex[i][d] = simplex[0][d] + 0.5 * (simplex[i][d] - simplex[0][d]);
             f[i] = objective(c, simplex[i]);
         }
     }
@@ -291,8 +297,14 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
     }
     if ((flags & FFN_FIT_MEMORY_ELEM) && n_elem == 0) return FFN_EINVAL;
     if ((flags & FFN_FIT_WAVE_UTIL) && n_elem == n) return FFN_EINVAL;
-    fit_ctx c = {.hw = *hw, .pts = pts, .n = n, .flags = flags, .dim = NP, .gemv_ix = -1,
-                 .elem_ix = -1, .util_ix = -1};
+    fit_ctx c = {.hw = *hw,
+                 .pts = pts,
+                 .n = n,
+                 .flags = flags,
+                 .dim = NP,
+                 .gemv_ix = -1,
+                 .elem_ix = -1,
+                 .util_ix = -1};
     if (flags & FFN_FIT_COMPUTE_BY_DTYPE) {
         bool seen[FFN_DT_COUNT] = {false};
         for (size_t i = 0; i < n; i++)
@@ -324,8 +336,10 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
     }
     if (flags & FFN_FIT_MEMORY_ELEM) c.elem_ix = c.dim++;
     /* Start: 90% of peak, 85% of bandwidth, 5 us launch, p = 4, ramps at 1 GFLOP / 1 MB. */
-    double x[NP_MAX] = {log(0.85 / 0.10), log(0.80 / 0.15), log(5e-6), log(3.0), log(1e9), log(1e6)};
-    for (int j = NP; j < NP_MAX; j++) x[j] = x[0];
+    double x[NP_MAX] = {log(0.85 / 0.10), log(0.80 / 0.15), log(5e-6),
+                        log(3.0),         log(1e9),         log(1e6)};
+    for (int j = NP; j < NP_MAX; j++)
+        x[j] = x[0];
     if (c.gemv_ix >= 0) x[c.gemv_ix] = x[1];
     if (c.elem_ix >= 0) x[c.elem_ix] = x[1];
     if (c.util_ix >= 0)
@@ -335,7 +349,8 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
         }
     if (!(flags & FFN_FIT_LAUNCH)) c.hw.eff.launch_s = hw->eff.launch_s;
     /* Restarts shake the simplex out of shallow minima. */
-    for (int r = 0; r < 6; r++) nelder_mead(&c, x, 4000);
+    for (int r = 0; r < 6; r++)
+        nelder_mead(&c, x, 4000);
     apply(&c, x);
     *out = c.hw.eff;
     return 0;
@@ -352,12 +367,12 @@ static double achieved(const ffn_hw *hw, const ffn_fit_point *p)
     return 2.0 * (double)p->m * (double)p->n * (double)p->k / (t * peak);
 }
 
-int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
-                ffn_eff *out)
+int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags, ffn_eff *out)
 {
     if (!hw || !pts || !out || n == 0) return FFN_EINVAL;
     size_t n_best = 0;
-    for (size_t i = 0; i < n; i++) n_best += pts[i].best_of_sweep;
+    for (size_t i = 0; i < n; i++)
+        n_best += pts[i].best_of_sweep;
     if (n_best == 0) return fit_core(hw, pts, n, flags, out);
     /* Best-of-sweep points (a published maximum over many shapes) are not fitted to: they
      * set the wave utilisation of a dtype class the other points do not cover, by the ratio

@@ -35,8 +35,8 @@ static double probit(double p)
     static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
                                -2.400758277161838e+00, -2.549732539343734e+00,
                                4.374664141464968e+00,  2.938163982698783e+00};
-    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
-                               2.445134137142996e+00, 3.754408661907416e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                               3.754408661907416e+00};
     if (p <= 0) return -INFINITY;
     if (p >= 1) return INFINITY;
     if (p < 0.02425) {
@@ -122,7 +122,8 @@ static uint64_t splitmix64(uint64_t *x)
 
 static void rng_seed(rng *r, uint64_t seed)
 {
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
 }
 
 static uint64_t rotl(uint64_t x, int k)
@@ -170,7 +171,8 @@ static int popularity(uint64_t E, const ffn_moe_opts *o, double *p)
         z += p[i];
     }
     if (!(z > 0)) return FFN_EINVAL;
-    for (uint64_t i = 0; i < E; i++) p[i] /= z;
+    for (uint64_t i = 0; i < E; i++)
+        p[i] /= z;
     return 0;
 }
 
@@ -190,7 +192,8 @@ static void route_token(rng *r, uint64_t E, uint64_t k, const double *logp, bool
         }
         return;
     }
-    for (uint64_t i = 0; i < E; i++) key[i] = logp[i] - log(-log(rng_unif(r)));
+    for (uint64_t i = 0; i < E; i++)
+        key[i] = logp[i] - log(-log(rng_unif(r)));
     for (uint64_t j = 0; j < k; j++) {
         uint64_t best = 0;
         double bk = -INFINITY;
@@ -227,10 +230,12 @@ static int simulate(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
         const uint64_t S = 4096;
         for (uint64_t t = 0; t < S; t++) {
             route_token(&r, E, k, logp, uniform, perm, key, chosen);
-            for (uint64_t j = 0; j < k; j++) q[chosen[j]] += 1.0 / (double)S;
+            for (uint64_t j = 0; j < k; j++)
+                q[chosen[j]] += 1.0 / (double)S;
         }
         if (uniform)
-            for (uint64_t i = 0; i < E; i++) q[i] = (double)k / (double)E;
+            for (uint64_t i = 0; i < E; i++)
+                q[i] = (double)k / (double)E;
     }
     double sum_cov = 0, sum_max = 0, sum_dmax = 0, sum_dcov = 0, sum_drop = 0;
     const double copies = (double)T * (double)k;
@@ -239,7 +244,8 @@ static int simulate(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
         if (exact) {
             for (uint64_t t = 0; t < T; t++) {
                 route_token(&r, E, k, logp, uniform, perm, key, chosen);
-                for (uint64_t j = 0; j < k; j++) load[chosen[j]] += 1;
+                for (uint64_t j = 0; j < k; j++)
+                    load[chosen[j]] += 1;
             }
         } else {
             for (uint64_t i = 0; i < E; i++) {
@@ -280,8 +286,7 @@ int ffn_moe_routing(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
                     double capacity_factor, ffn_moe_stats *out)
 {
     memset(out, 0, sizeof *out);
-    if (E == 0 || k == 0 || k > E || E > MAX_EXPERTS || n_dev == 0 || n_dev > E)
-        return FFN_EINVAL;
+    if (E == 0 || k == 0 || k > E || E > MAX_EXPERTS || n_dev == 0 || n_dev > E) return FFN_EINVAL;
     if (o && o->popularity && o->n_popularity != E) return FFN_EINVAL;
     if (o && !(o->zipf_s >= 0 && isfinite(o->zipf_s))) return FFN_EINVAL;
     if (T == 0) return 0;
@@ -306,11 +311,11 @@ int ffn_moe_routing(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
         out->max_expert_load =
             q >= 1 ? lam : expected_max_load(lam, (double)T * q * (1 - q), (double)E, (double)T, q);
         double pd = e_local / (double)E; /* share of experts on one device */
-        double dvar = (double)T * (double)k * pd * (1 - pd) *
-                      (E > 1 ? (double)(E - k) / (double)(E - 1) : 0);
-        out->max_device_load = n_dev > 1 ? expected_max_load(lam * e_local, dvar, (double)n_dev,
-                                                             (double)T, 0)
-                                         : copies;
+        double dvar =
+            (double)T * (double)k * pd * (1 - pd) * (E > 1 ? (double)(E - k) / (double)(E - 1) : 0);
+        out->max_device_load =
+            n_dev > 1 ? expected_max_load(lam * e_local, dvar, (double)n_dev, (double)T, 0)
+                      : copies;
         out->dropped_fraction = cap > 0 ? expected_overflow_poisson(lam, cap) / lam : 0;
     }
     if (out->max_expert_load < out->mean_expert_load) out->max_expert_load = out->mean_expert_load;
@@ -433,8 +438,9 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
          * is T*k*d*bytes*(N-1)/N per direction. */
         double per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
         det->alltoall_bytes = (double)T * K * D * ab * ((double)N - 1.0) / (double)N;
-        uint64_t dpn = run->moe.devices_per_node ? run->moe.devices_per_node
-                                                 : (hw->devices_per_node ? hw->devices_per_node : N);
+        uint64_t dpn = run->moe.devices_per_node
+                           ? run->moe.devices_per_node
+                           : (hw->devices_per_node ? hw->devices_per_node : N);
         alltoall(&op, hw, "alltoall_dispatch", per_dev, N, dpn);
         det->alltoall_s += op.predicted_s;
         push(out, &op);
@@ -461,8 +467,8 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         double w_scale = touched / (double)inst;
         ffn_layer_cost ex;
         memset(&ex, 0, sizeof ex);
-        ffn_dense_ops_scaled(hw, run, m->hidden, fe, m->act, m->mlp_bias, m_exp, inst,
-                             "experts_", tok_scale, w_scale, &ex);
+        ffn_dense_ops_scaled(hw, run, m->hidden, fe, m->act, m->mlp_bias, m_exp, inst, "experts_",
+                             tok_scale, w_scale, &ex);
         for (int i = 0; i < ex.n_ops; i++) {
             det->expert_s += ex.ops[i].predicted_s;
             push(out, &ex.ops[i]);
@@ -480,8 +486,9 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
     }
     if (N > 1) {
         double per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
-        uint64_t dpn = run->moe.devices_per_node ? run->moe.devices_per_node
-                                                 : (hw->devices_per_node ? hw->devices_per_node : N);
+        uint64_t dpn = run->moe.devices_per_node
+                           ? run->moe.devices_per_node
+                           : (hw->devices_per_node ? hw->devices_per_node : N);
         alltoall(&op, hw, "alltoall_combine", per_dev, N, dpn);
         det->alltoall_s += op.predicted_s;
         push(out, &op);

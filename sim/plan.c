@@ -622,8 +622,7 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
         if (!ffn_plan_memory(m, &out->params, hw, o, 1, 1, 1, 1, 0, &all)) {
             out->weight_bytes_all = all.weight_bytes;
             double usable = hw->mem_capacity_bytes * o->mem_utilization;
-            out->devices_for_weights =
-                usable > 0 ? (uint64_t)ceil(all.weight_bytes / usable) : 0;
+            out->devices_for_weights = usable > 0 ? (uint64_t)ceil(all.weight_bytes / usable) : 0;
         }
     }
     out->opts.objective = ffn_plan_objective(o);

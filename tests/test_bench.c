@@ -157,7 +157,8 @@ Test(bench, statistics_prediction_and_verification)
         cr_assert_float_eq(r[i].roofline_s, roof, 1e-15);
         cr_assert_float_eq(r[i].efficiency, roof / r[i].time.median, 1e-12);
         cr_assert_float_eq(r[i].prediction_error, pred / r[i].time.median - 1, 1e-12);
-        cr_assert_float_eq(r[i].achieved_flops, r[i].flops / r[i].time.median, 1e-6 * r[i].achieved_flops);
+        cr_assert_float_eq(r[i].achieved_flops, r[i].flops / r[i].time.median,
+                           1e-6 * r[i].achieved_flops);
         /* neutral efficiency, no launch: the prediction is the roofline */
         cr_assert_float_eq(pred, roof, 1e-12 * roof);
         /* fp32 against the double-accumulating reference */
@@ -304,13 +305,13 @@ Test(bench, warm_runs_are_predicted_hot_and_say_so)
     ffn_bench_case c = dense_case(1, 64, 128, FFN_ACT_GELU, FFN_DT_FP32);
     double cold_s, warm_s, served[FFN_HW_MAX_LEVELS + 1];
     int lv = -1;
-    cr_assert_eq(ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_COLD, NULL, &cold_s, NULL, served,
-                                           &lv), 0);
+    cr_assert_eq(
+        ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_COLD, NULL, &cold_s, NULL, served, &lv), 0);
     cr_assert_eq(lv, 0);
     /* cold: DRAM serves weights + activations: 65,536 + (64 + 128 + 128 + 64) x 4 = 67,072 B */
     cr_assert_float_eq(served[FFN_SRC_MEMORY], 67072.0, 1e-6);
-    cr_assert_eq(ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_HOT, NULL, &warm_s, NULL, served,
-                                           &lv), 0);
+    cr_assert_eq(
+        ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_HOT, NULL, &warm_s, NULL, served, &lv), 0);
     cr_assert_eq(lv, 1);
     cr_assert_float_eq(served[FFN_SRC_MEMORY], 1536.0, 1e-6); /* activations only */
     cr_assert_float_eq(served[0], 67072.0, 1e-6);

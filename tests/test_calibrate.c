@@ -104,9 +104,9 @@ Test(calibrate, per_dtype_fit_recovers_what_it_generated)
 
     ffn_hw start = cpu();
     ffn_eff e;
-    cr_assert_eq(ffn_eff_fit(&start, p, n,
-                             FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_LAUNCH | FFN_FIT_OVERLAP, &e),
-                 0);
+    cr_assert_eq(
+        ffn_eff_fit(&start, p, n, FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_LAUNCH | FFN_FIT_OVERLAP, &e),
+        0);
     cr_assert_float_eq(e.compute_max_dt[FFN_DT_FP32], 0.82, 0.02);
     cr_assert_float_eq(e.compute_max_dt[FFN_DT_BF16], 0.21, 0.01);
     cr_assert_float_eq(e.compute_max, e.compute_max_dt[FFN_DT_FP32], 1e-15);
@@ -196,10 +196,14 @@ static void synthetic_calibration(ffn_calibration *c)
     c->clock.hz = 3.8e9;
     c->clock.median_hz = 3.79e9;
     c->clock.reps = 5;
-    c->peaks[FFN_PEAK_FP32_AVX512][0] = (ffn_peak_result){FFN_PEAK_FP32_AVX512, 1, 235e9, 230e9, 100, 9, true};
-    c->peaks[FFN_PEAK_FP32_AVX512][1] = (ffn_peak_result){FFN_PEAK_FP32_AVX512, 2, 470e9, 460e9, 100, 9, true};
-    c->peaks[FFN_PEAK_BF16_AVX512][1] = (ffn_peak_result){FFN_PEAK_BF16_AVX512, 2, 918e9, 900e9, 100, 9, true};
-    c->peaks[FFN_PEAK_BF16_AMX][1] = (ffn_peak_result){FFN_PEAK_BF16_AMX, 2, 6.78e12, 6.7e12, 100, 9, true};
+    c->peaks[FFN_PEAK_FP32_AVX512][0] =
+        (ffn_peak_result){FFN_PEAK_FP32_AVX512, 1, 235e9, 230e9, 100, 9, true};
+    c->peaks[FFN_PEAK_FP32_AVX512][1] =
+        (ffn_peak_result){FFN_PEAK_FP32_AVX512, 2, 470e9, 460e9, 100, 9, true};
+    c->peaks[FFN_PEAK_BF16_AVX512][1] =
+        (ffn_peak_result){FFN_PEAK_BF16_AVX512, 2, 918e9, 900e9, 100, 9, true};
+    c->peaks[FFN_PEAK_BF16_AMX][1] =
+        (ffn_peak_result){FFN_PEAK_BF16_AMX, 2, 6.78e12, 6.7e12, 100, 9, true};
     double sizes[] = {32e3, 64e3, 1e6, 2e6, 64e6, 128e6, 512e6, 1024e6};
     double bw[] = {600e9, 600e9, 360e9, 360e9, 60e9, 60e9, 30e9, 30e9};
     for (int i = 0; i < 8; i++)
@@ -329,8 +333,9 @@ Test(calibrate, calibration_json_round_trips)
     yaml_node_t *by = ffn_y_get(&y, fit, "compute_max_by_dtype", NULL);
     cr_assert_float_eq(atof(ffn_y_text(ffn_y_get(&y, by, "bf16", NULL))), 0.2, 1e-12);
     yaml_node_t *spec = ffn_y_get(&y, root, "spec", NULL);
-    cr_assert_str_eq(ffn_y_text(ffn_y_get(&y, ffn_y_get(&y, spec, "peak_kinds", NULL), "bf16", NULL)),
-                     "bf16_amx");
+    cr_assert_str_eq(
+        ffn_y_text(ffn_y_get(&y, ffn_y_get(&y, spec, "peak_kinds", NULL), "bf16", NULL)),
+        "bf16_amx");
     yaml_node_t *notes = ffn_y_get(&y, root, "notes", NULL);
     cr_assert_eq(notes->data.sequence.items.top - notes->data.sequence.items.start, 3);
     ffn_ydoc_release(&y);

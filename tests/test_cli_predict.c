@@ -52,7 +52,8 @@ static char *slurp(const char *path)
 static int count_lines(const char *s)
 {
     int n = 0;
-    for (; *s; s++) n += *s == '\n';
+    for (; *s; s++)
+        n += *s == '\n';
     return n;
 }
 
@@ -103,8 +104,9 @@ Test(cli_predict, json_for_every_model_on_every_device)
         for (size_t j = 0; j < nh; j++) {
             char args[512], ctx[160];
             snprintf(ctx, sizeof ctx, "%s on %s", models[i], hws[j]);
-            snprintf(args, sizeof args, "predict --model %s --hw %s --format json --batch 4 --seq 512",
-                     models[i], hws[j]);
+            snprintf(args, sizeof args,
+                     "predict --model %s --hw %s --format json --batch 4 --seq 512", models[i],
+                     hws[j]);
             int rc = run(args);
             cr_assert_eq(rc, 0, "%s: exit %d: %s", ctx, rc, slurp(err_path));
             ffn_ydoc y;
@@ -181,9 +183,11 @@ Test(cli_predict, moe_json_has_breakdown)
     yaml_node_t *runs = need(&y, ffn_ydoc_root(&y), "runs", "moe");
     yaml_node_t *r = yaml_document_get_node(&y.doc, runs->data.sequence.items.start[0]);
     yaml_node_t *moe = need(&y, r, "moe", "moe");
-    const char *keys[] = {"experts_touched", "imbalance", "dropped_fraction", "router_s",
-                          "dispatch_s", "expert_s", "combine_s", "alltoall_s", "share_of_ffn"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) num(&y, moe, keys[i], "moe");
+    const char *keys[] = {"experts_touched", "imbalance",  "dropped_fraction",
+                          "router_s",        "dispatch_s", "expert_s",
+                          "combine_s",       "alltoall_s", "share_of_ffn"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        num(&y, moe, keys[i], "moe");
     double touched = num(&y, moe, "experts_touched", "moe");
     /* 8 (1 - (6/8)^16) = 7.919... */
     cr_assert(touched > 7.91 && touched < 7.93, "%g", touched);
@@ -192,7 +196,8 @@ Test(cli_predict, moe_json_has_breakdown)
 
 Test(cli_predict, csv_one_row_per_run)
 {
-    cr_assert_eq(run("predict --model llama2-7b --hw a100-sxm-80gb --batch 1,8,64 --format csv"), 0);
+    cr_assert_eq(run("predict --model llama2-7b --hw a100-sxm-80gb --batch 1,8,64 --format csv"),
+                 0);
     char *s = slurp(out_path);
     cr_assert_eq(count_lines(s), 1 + 6);
     cr_assert(!strncmp(s, "model,hw,phase,batch", 20));
@@ -213,10 +218,27 @@ Test(cli_predict, help_lists_every_flag_with_default)
 {
     cr_assert_eq(run("predict --help"), 0);
     char *s = slurp(out_path);
-    const char *flags[] = {"--hw", "--model", "--phase", "--batch", "--seq", "--chunk", "--dtype",
-                           "--wdtype", "--adtype", "--tp", "--fused", "--unfused", "--format",
-                           "--ep", "--zipf", "--histogram", "--trials", "--seed",
-                           "--capacity-factor", "--weights", "--onchip"};
+    const char *flags[] = {"--hw",
+                           "--model",
+                           "--phase",
+                           "--batch",
+                           "--seq",
+                           "--chunk",
+                           "--dtype",
+                           "--wdtype",
+                           "--adtype",
+                           "--tp",
+                           "--fused",
+                           "--unfused",
+                           "--format",
+                           "--ep",
+                           "--zipf",
+                           "--histogram",
+                           "--trials",
+                           "--seed",
+                           "--capacity-factor",
+                           "--weights",
+                           "--onchip"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         cr_assert(strstr(s, flags[i]), "--help does not mention %s", flags[i]);
 }

@@ -78,10 +78,10 @@ static char *slurp(const char *path)
 static int count_lines(const char *s)
 {
     int n = 0;
-    for (; *s; s++) n += *s == '\n';
+    for (; *s; s++)
+        n += *s == '\n';
     return n;
 }
-
 
 /* The tiny calibration, made once per suite run. Under emulation (FFNROOF_EMULATED=1,
  * .ci/qemu-x86.sh) TCG's roofs are far below any CPU's (~0.1 GFLOP/s) and calibrate refuses to
@@ -278,8 +278,9 @@ Test(cli_profiler, bench_table_sums_up_its_prediction_errors)
     const char *l = strstr(out, "prediction |err| over 4 cases: median ");
     cr_assert_not_null(l, "%s", out);
     double med = -1, worst = -1;
-    cr_assert_eq(sscanf(l, "prediction |err| over 4 cases: median %lf%%, worst %lf%%", &med, &worst),
-                 2, "%s", l);
+    cr_assert_eq(
+        sscanf(l, "prediction |err| over 4 cases: median %lf%%, worst %lf%%", &med, &worst), 2,
+        "%s", l);
     cr_assert(med >= 0 && worst >= med, "%s", l);
     /* one case: no summary */
     snprintf(args, sizeof args, "bench --hw '%s' --shape 4,32,48 --reps 2 --out b4", spec);
@@ -347,10 +348,12 @@ Test(cli_profiler, bad_input_exits_2_with_one_line)
     }
     /* unknown PAPI events: one line that lists what is available */
     if (ffn_sde_init() != FFN_EUNSUPPORTED) {
-        snprintf(args, sizeof args, "bench --hw '%s' --shape 4,32,48 --events PAPI_NOPE_NOPE", spec);
+        snprintf(args, sizeof args, "bench --hw '%s' --shape 4,32,48 --events PAPI_NOPE_NOPE",
+                 spec);
         cr_expect_eq(run(args), 2);
         const char *err = slurp(err_path);
-        cr_expect(count_lines(err) == 1 || (count_lines(err) == 2 && strstr(err, "--help'")), "%s", err);
+        cr_expect(count_lines(err) == 1 || (count_lines(err) == 2 && strstr(err, "--help'")), "%s",
+                  err);
         cr_expect(strstr(err, "PAPI_NOPE_NOPE") != NULL, "%s", err);
         cr_expect(strstr(err, "sde:::ffnroof::flops") != NULL, "%s", err);
     }

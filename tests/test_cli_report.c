@@ -72,7 +72,8 @@ static bool exists(const char *name)
 static int lines(const char *s)
 {
     int n = 0;
-    for (; *s; s++) n += *s == '\n';
+    for (; *s; s++)
+        n += *s == '\n';
     return n;
 }
 
@@ -202,7 +203,8 @@ Test(cli_report, compare_json_and_csv)
     const char *j = slurp(out_path);
     cr_expect(strstr(j, "\"schema\": \"ffnroof.compare/1\""));
     int devs = 0;
-    for (const char *p = j; (p = strstr(p, "\"devices_for_weights\"")); p++) devs++;
+    for (const char *p = j; (p = strstr(p, "\"devices_for_weights\"")); p++)
+        devs++;
     cr_expect_eq(devs, 3);
     /* Mixtral in bf16 (93 GB) does not fit an 80 GB H100 but fits a 192 GB MI300X */
     const char *h = strstr(j, "\"name\": \"h100-sxm\"");
@@ -212,8 +214,9 @@ Test(cli_report, compare_json_and_csv)
     cr_assert_eq(run("compare --model llama2-7b --hw h100-sxm,xeon-8480 --batch 1,8,64 --format "
                      "csv"),
                  0);
-    cr_expect_eq(lines(slurp(out_path)), 1 + 2 * (1 + 3), "header + per device prefill + 3 "
-                                                          "decode rows");
+    cr_expect_eq(lines(slurp(out_path)), 1 + 2 * (1 + 3),
+                 "header + per device prefill + 3 "
+                 "decode rows");
     cr_assert_eq(run("compare --model llama2-7b --hw h100-sxm"), 0);
     cr_expect(strstr(slurp(out_path), "ridge"));
 }
@@ -240,8 +243,9 @@ Test(cli_report, report_compare_is_kept_without_force)
     cr_expect_eq(run("report --out r --compare --model llama2-7b --hw h100-sxm"), 2);
     cr_expect(strstr(slurp(err_path), "--force"));
     cr_expect(strstr(slurp(p), "mixtral-8x7b"), "untouched");
-    cr_assert_eq(run("report --out r --force --no-render --compare --model llama2-7b --hw h100-sxm"),
-                 0, "%s", slurp(err_path));
+    cr_assert_eq(
+        run("report --out r --force --no-render --compare --model llama2-7b --hw h100-sxm"), 0,
+        "%s", slurp(err_path));
     stat(p, &b);
     cr_expect(strstr(slurp(p), "llama2-7b on h100-sxm"));
     (void)a, (void)b;

@@ -84,8 +84,7 @@ Test(fit, harness_is_measured_but_not_predicted)
     /* ... the device prediction does not */
     double flops = 2.0 * 1024 * 1024, bytes = (1024.0 * 1024 + 2 * 1024) * 2;
     cr_assert_float_eq(ffn_predict_gemm_s(&truth, 1, 1024, 1024, 1, flops, bytes, FFN_DT_FP16),
-                       ffn_predict_gemm_s(&no_harness, 1, 1024, 1024, 1, flops, bytes,
-                                          FFN_DT_FP16),
+                       ffn_predict_gemm_s(&no_harness, 1, 1024, 1024, 1, flops, bytes, FFN_DT_FP16),
                        1e-15);
     /* fitting the harness with launch given recovers it */
     ffn_hw start = gpu();
@@ -118,12 +117,11 @@ Test(fit, shipped_a100_reproduces_the_issue_data)
 {
     ffn_hw hw;
     ffn_diag d;
-    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/a100-sxm-80gb.yaml", &hw, &d), 0, "%s",
-                 d.msg);
+    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/a100-sxm-80gb.yaml", &hw, &d), 0, "%s", d.msg);
     ffn_fit_point p[64];
     size_t n;
-    cr_assert_eq(ffn_fit_csv_load(FFNROOF_TEST_DATA "/fit/a100-sxm-80gb-gemm-fp16.csv",
-                                  FFN_DT_FP16, FFN_DT_FP16, p, 64, &n, &d),
+    cr_assert_eq(ffn_fit_csv_load(FFNROOF_TEST_DATA "/fit/a100-sxm-80gb-gemm-fp16.csv", FFN_DT_FP16,
+                                  FFN_DT_FP16, p, 64, &n, &d),
                  0, "%s", d.msg);
     cr_assert_eq(n, 18);
     double err[64];

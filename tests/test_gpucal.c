@@ -155,8 +155,10 @@ Test(gpucal, wave_util_fit_recovers_synthetic_constants)
     memset(start.eff.util_alpha, 0, sizeof start.eff.util_alpha);
     ffn_eff e;
     cr_assert_eq(ffn_eff_fit(&start, p, n, FFN_FIT_WAVE_UTIL | FFN_FIT_HOLD_MAX, &e), 0);
-    cr_expect_float_eq(e.util_gamma[FFN_DT_FP16], 0.82, 0.005, "gamma %g", e.util_gamma[FFN_DT_FP16]);
-    cr_expect_float_eq(e.util_alpha[FFN_DT_FP16], 0.15, 0.005, "alpha %g", e.util_alpha[FFN_DT_FP16]);
+    cr_expect_float_eq(e.util_gamma[FFN_DT_FP16], 0.82, 0.005, "gamma %g",
+                       e.util_gamma[FFN_DT_FP16]);
+    cr_expect_float_eq(e.util_alpha[FFN_DT_FP16], 0.15, 0.005, "alpha %g",
+                       e.util_alpha[FFN_DT_FP16]);
     /* fp16 and bf16 are one class: bf16 gets the same pair */
     cr_expect_float_eq(e.util_gamma[FFN_DT_BF16], e.util_gamma[FFN_DT_FP16], 1e-15);
     cr_expect_eq(e.memory_max, truth.eff.memory_max, "hold-max keeps memory_max");
@@ -223,7 +225,8 @@ Test(gpucal, models_without_the_new_terms_predict_as_before)
     for (int i = 0; cpus[i]; i++) {
         ffn_hw hw;
         load_hw(cpus[i], &hw);
-        for (int d = 0; d < FFN_DT_COUNT; d++) cr_expect_eq(hw.eff.util_gamma[d], 0.0);
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            cr_expect_eq(hw.eff.util_gamma[d], 0.0);
         cr_expect_eq(hw.eff.memory_max_elem, 0.0);
         ffn_hw ref = hw;
         ref.eff.memory_max_elem = hw.eff.memory_max;
@@ -378,8 +381,10 @@ Test(gpucal, cli_fit_turns_the_sample_into_a_calibrated_spec, .init = setup, .fi
     ffn_diag d;
     cr_assert_eq(ffn_hw_load(tmp_path, &hw, &d), 0, "%s", d.msg);
     /* the sample's generating constants (tests/data/fit/gpu-kit-sample.csv header) */
-    cr_expect_float_eq(hw.eff.util_gamma[FFN_DT_BF16], 0.78, 0.01, "%g", hw.eff.util_gamma[FFN_DT_BF16]);
-    cr_expect_float_eq(hw.eff.util_alpha[FFN_DT_BF16], 0.12, 0.01, "%g", hw.eff.util_alpha[FFN_DT_BF16]);
+    cr_expect_float_eq(hw.eff.util_gamma[FFN_DT_BF16], 0.78, 0.01, "%g",
+                       hw.eff.util_gamma[FFN_DT_BF16]);
+    cr_expect_float_eq(hw.eff.util_alpha[FFN_DT_BF16], 0.12, 0.01, "%g",
+                       hw.eff.util_alpha[FFN_DT_BF16]);
     cr_expect_float_eq(hw.eff.memory_max, 0.88, 0.01, "%g", hw.eff.memory_max);
     cr_expect_float_eq(hw.eff.memory_max_gemv, 0.80, 0.01, "%g", hw.eff.memory_max_gemv);
     cr_expect_float_eq(hw.eff.memory_max_elem, 0.85, 0.01, "%g", hw.eff.memory_max_elem);

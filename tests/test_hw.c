@@ -100,8 +100,8 @@ static void scratch_done(void)
 
 static const char *const required_devices[] = {
     "a100-sxm-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h200",
-    "b200",          "mi300x",         "gaudi3",    "tpu-v5e",   "tpu-v5p",
-    "epyc-9654",     "epyc-9755",      "xeon-8480", "graviton4", NULL};
+    "b200",          "mi300x",         "gaudi3",         "tpu-v5e",  "tpu-v5p",   "epyc-9654",
+    "epyc-9755",     "xeon-8480",      "graviton4",      NULL};
 
 Test(hw, every_shipped_spec_loads_and_is_consistent)
 {

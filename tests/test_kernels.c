@@ -280,9 +280,20 @@ static void check_shape(const ffn_kernel *const *ks, size_t nk, size_t T, size_t
 Test(kernels, matches_reference_every_activation_and_shape, .timeout = 1800)
 {
     static const size_t shapes[][3] = {
-        {1, 1, 1},     {3, 15, 31},     {17, 17, 33},  {64, 64, 31},   {0, 64, 33},
-        {255, 17, 33}, {1, 1000, 2730}, {3, 1000, 33}, {17, 64, 2730}, {64, 1000, 31},
-        {255, 15, 1},  {600, 17, 33},   {4, 64, 31},   {5, 15, 33},
+        {1, 1, 1},
+        {3, 15, 31},
+        {17, 17, 33},
+        {64, 64, 31},
+        {0, 64, 33},
+        {255, 17, 33},
+        {1, 1000, 2730},
+        {3, 1000, 33},
+        {17, 64, 2730},
+        {64, 1000, 31},
+        {255, 15, 1},
+        {600, 17, 33},
+        {4, 64, 31},
+        {5, 15, 33},
         /* more than two row blocks: the work-sharing counter splits rows and panels */
         {1100, 33, 65},
     };
@@ -297,9 +308,10 @@ Test(kernels, matches_reference_every_activation_and_shape, .timeout = 1800)
     if (small) fprintf(stderr, "kernels: FFNROOF_KERNEL_SHAPES=small: shapes up to 1e6 T*d*f\n");
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int a = 0; a < FFN_ACT_COUNT; a++)
-            if (!small || (double)shapes[si][0] * (double)shapes[si][1] * (double)shapes[si][2] <= 1e6)
-            check_shape(ks, nk, shapes[si][0], shapes[si][1], shapes[si][2], (ffn_act)a,
-                        (si + (size_t)a) % 2 == 1, 2);
+            if (!small ||
+                (double)shapes[si][0] * (double)shapes[si][1] * (double)shapes[si][2] <= 1e6)
+                check_shape(ks, nk, shapes[si][0], shapes[si][1], shapes[si][2], (ffn_act)a,
+                            (si + (size_t)a) % 2 == 1, 2);
 }
 
 Test(kernels, reference_dtypes_agree_with_fp32_reference)
@@ -503,8 +515,10 @@ Test(kernels, dispatch_names_and_availability)
     /* Without an override the best fp32 kernel is that of the best available ISA. */
     if (getenv("FFNROOF_ISA") == NULL) {
         if (ffn_isa_available(FFN_ISA_AVX512)) cr_assert_eq(k->isa, FFN_ISA_AVX512);
-        if (ffn_isa_available(FFN_ISA_SVE)) cr_assert_eq(k->isa, FFN_ISA_SVE);
-        else if (ffn_isa_available(FFN_ISA_NEON)) cr_assert_eq(k->isa, FFN_ISA_NEON);
+        if (ffn_isa_available(FFN_ISA_SVE))
+            cr_assert_eq(k->isa, FFN_ISA_SVE);
+        else if (ffn_isa_available(FFN_ISA_NEON))
+            cr_assert_eq(k->isa, FFN_ISA_NEON);
     }
 }
 
@@ -552,8 +566,7 @@ static const ffn_kernel *first_row_within(ffn_dtype dt, uint64_t mask)
     uint64_t req[MAXK];
     const size_t n = ffn_kernel_table(ks, req, MAXK);
     for (size_t i = 0; i < n && i < MAXK; i++)
-        if (ks[i]->wdtype == dt && ks[i]->isa != FFN_ISA_REF && (req[i] & ~mask) == 0)
-            return ks[i];
+        if (ks[i]->wdtype == dt && ks[i]->isa != FFN_ISA_REF && (req[i] & ~mask) == 0) return ks[i];
     return NULL;
 }
 
@@ -584,7 +597,8 @@ Test(kernels, every_row_needs_at_least_what_its_level_needs)
 
 Test(kernels, dispatch_picks_the_newest_row_this_cpu_runs)
 {
-    if (getenv("FFNROOF_ISA")) cr_skip_test("FFNROOF_ISA is set: the uncapped choice is not tested");
+    if (getenv("FFNROOF_ISA"))
+        cr_skip_test("FFNROOF_ISA is set: the uncapped choice is not tested");
     const uint64_t cpu = ffn_cpu_features();
     char feats[256];
     ffn_cpu_feature_list(cpu, feats, sizeof feats);
@@ -698,7 +712,7 @@ Test(kernels, dispatch_for_cpu_classes_we_do_not_have)
 {
     const uint64_t haswell = FFN_CPU_AVX2;
     const uint64_t skx = haswell | FFN_CPU_AVX512 | FFN_CPU_AVX512_VNNI; /* Skylake-SP..Ice Lake */
-    const uint64_t zen4 = skx | FFN_CPU_AVX512_BF16;                       /* Zen 4/5, Cooper Lake */
+    const uint64_t zen4 = skx | FFN_CPU_AVX512_BF16;                     /* Zen 4/5, Cooper Lake */
     const uint64_t spr = zen4 | FFN_CPU_AVX512_FP16 | FFN_CPU_AMX_BF16 | FFN_CPU_AMX_INT8;
     /* Each level's own best: the levels are nested on x86, so the highest level allows all. */
     if (ffn_isa_built(FFN_ISA_AVX2)) {
@@ -719,9 +733,9 @@ Test(kernels, dispatch_for_cpu_classes_we_do_not_have)
         cr_assert_str_eq(pick_at(spr, FFN_ISA_AMX, FFN_DT_BF16), "bf16_ffn__amx_32x32");
         cr_assert_str_eq(pick_at(spr, FFN_ISA_AVX512_BF16, FFN_DT_BF16),
                          "bf16_ffn__avx512bf16_14x32");
-        cr_assert_str_eq(pick_at(spr, FFN_ISA_AVX2, FFN_DT_BF16),
-                         ffn_isa_built(FFN_ISA_AVX2) ? "bf16_ffn__avx2_6x16"
-                                                     : "bf16_ffn__portable_6x8");
+        cr_assert_str_eq(pick_at(spr, FFN_ISA_AVX2, FFN_DT_BF16), ffn_isa_built(FFN_ISA_AVX2)
+                                                                      ? "bf16_ffn__avx2_6x16"
+                                                                      : "bf16_ffn__portable_6x8");
     }
     /* the x86-64 baseline, and a CPU whose OS does not save the AVX state: portable */
     cr_assert_str_eq(pick_at(0, FFN_ISA_AMX, FFN_DT_FP32), "f32_ffn__portable_6x8");

@@ -91,7 +91,8 @@ Test(kernels_arm, a_neon_only_cpu_gets_the_neon_kernels)
 {
     skip_unless_aarch64();
     if (has(FFN_CPU_SVE)) cr_skip_test("this CPU has SVE (see the SVE tests)");
-    if (getenv("FFNROOF_ISA")) cr_skip_test("FFNROOF_ISA is set: the uncapped choice is not tested");
+    if (getenv("FFNROOF_ISA"))
+        cr_skip_test("FFNROOF_ISA is set: the uncapped choice is not tested");
     expect_best(FFN_ISA_NEON);
 }
 
@@ -99,7 +100,8 @@ Test(kernels_arm, an_sve_cpu_gets_the_sve_kernels)
 {
     skip_unless_aarch64();
     if (!has(FFN_CPU_SVE)) cr_skip_test("this CPU has no SVE");
-    if (getenv("FFNROOF_ISA")) cr_skip_test("FFNROOF_ISA is set: the uncapped choice is not tested");
+    if (getenv("FFNROOF_ISA"))
+        cr_skip_test("FFNROOF_ISA is set: the uncapped choice is not tested");
     expect_best(FFN_ISA_SVE);
 }
 
@@ -123,8 +125,7 @@ Test(kernels_arm, ffnroof_isa_sve_on_a_neon_only_cpu_is_an_error)
     const ffn_kernel *k = NULL;
     ffn_diag dg;
     cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), FFN_EUNSUPPORTED);
-    cr_assert(strstr(dg.msg, "sve") != NULL && strstr(dg.msg, "neon") != NULL, "diag: %s",
-              dg.msg);
+    cr_assert(strstr(dg.msg, "sve") != NULL && strstr(dg.msg, "neon") != NULL, "diag: %s", dg.msg);
 }
 
 /* The panel width nr of a kernel, from its packed size: for d a multiple of nr and f = 8 <= nr
@@ -173,7 +174,7 @@ Test(kernels_arm, dispatch_for_arm_cpu_classes)
 {
     if (!ffn_isa_built(FFN_ISA_NEON) || !ffn_isa_built(FFN_ISA_SVE))
         cr_skip_test("this binary holds no NEON and SVE kernels (not an AArch64 build)");
-    const uint64_t n1 = FFN_CPU_NEON | FFN_CPU_ARM_FP16 | FFN_CPU_ARM_DOTPROD; /* Graviton2 */
+    const uint64_t n1 = FFN_CPU_NEON | FFN_CPU_ARM_FP16 | FFN_CPU_ARM_DOTPROD;  /* Graviton2 */
     const uint64_t v1 = n1 | FFN_CPU_ARM_BF16 | FFN_CPU_ARM_I8MM | FFN_CPU_SVE; /* Graviton3 */
     const uint64_t v2 = v1 | FFN_CPU_SVE2;                                      /* Graviton4 */
     const uint64_t a64fx = FFN_CPU_NEON | FFN_CPU_ARM_FP16 | FFN_CPU_SVE;       /* no BF16 */
@@ -192,7 +193,7 @@ Test(kernels_arm, dispatch_for_arm_cpu_classes)
         cr_assert_str_eq(pick_at(FFN_CPU_SVE, FFN_ISA_SVE, dt), pick_at(0, FFN_ISA_SVE, dt),
                          "SVE without Advanced SIMD (an OS that hid ASIMD) gets portable");
     }
-    cr_assert_eq(ffn_kernel_for_features(n1, FFN_ISA_AVX2, FFN_DT_FP32, &(const ffn_kernel *){0},
-                                         NULL),
-                 0, "an x86 cap on an Arm CPU still finds the portable kernel");
+    cr_assert_eq(
+        ffn_kernel_for_features(n1, FFN_ISA_AVX2, FFN_DT_FP32, &(const ffn_kernel *){0}, NULL), 0,
+        "an x86 cap on an Arm CPU still finds the portable kernel");
 }

@@ -35,7 +35,8 @@ static ffn_model mixtral_like(uint64_t k)
     m.moe.n_experts = 8;
     m.moe.top_k = k;
     m.moe.expert_intermediate = 14336;
-    for (int i = 0; i < 32; i++) m.layer_moe[i] = true;
+    for (int i = 0; i < 32; i++)
+        m.layer_moe[i] = true;
     return m;
 }
 
@@ -70,9 +71,8 @@ Test(moe, closed_form_matches_seeded_simulation)
         cr_assert(sim.monte_carlo);
         double closed = ffn_moe_coverage_uniform(E, k, T);
         cr_assert(fabs(sim.experts_touched / closed - 1) < 0.01,
-                  "E=%llu k=%llu T=%llu: simulated %.4f vs closed form %.4f",
-                  (unsigned long long)E, (unsigned long long)k, (unsigned long long)T,
-                  sim.experts_touched, closed);
+                  "E=%llu k=%llu T=%llu: simulated %.4f vs closed form %.4f", (unsigned long long)E,
+                  (unsigned long long)k, (unsigned long long)T, sim.experts_touched, closed);
     }
 }
 
@@ -111,8 +111,8 @@ Test(moe, imbalance_one_when_balanced_and_grows_with_skew)
         o.zipf_s = skews[i];
         o.trials = 64;
         ffn_moe_routing(64, 4, 4096, 1, &o, 0, &s);
-        cr_assert_gt(s.imbalance, prev, "skew %.1f: imbalance %.3f <= %.3f", skews[i],
-                     s.imbalance, prev);
+        cr_assert_gt(s.imbalance, prev, "skew %.1f: imbalance %.3f <= %.3f", skews[i], s.imbalance,
+                     prev);
         prev = s.imbalance;
     }
 }

@@ -254,8 +254,8 @@ Test(onchip, cold_default_is_bit_for_bit_as_before)
     ffn_op_gemm_counts(&op, "gemm", 300, 500, 700, 2, 2, 2, FFN_DT_FP32, 0);
     ffn_op_recost(&op, &hw);
     cr_assert_eq(op.roofline_s, ffn_roofline_s(&hw, op.flops, op.bytes, FFN_DT_FP32));
-    cr_assert_eq(op.predicted_s, ffn_predict_gemm_s(&hw, 300, 500, 700, 2, op.flops, op.bytes,
-                                                    FFN_DT_FP32));
+    cr_assert_eq(op.predicted_s,
+                 ffn_predict_gemm_s(&hw, 300, 500, 700, 2, op.flops, op.bytes, FFN_DT_FP32));
 }
 
 Test(onchip, weights_names_parse)

@@ -114,8 +114,12 @@ static void close_to(double got, double want, const char *what)
     cr_expect(fabs(got - want) <= 1e-5 * fabs(want), "%s: got %.9g, want %.9g", what, got, want);
 }
 
-static const ffn_plot_files files = {.data = "t.dat", .png = "t.png", .svg = "t.svg",
-                                     .png_term = "pngcairo", .width = 800, .height = 600};
+static const ffn_plot_files files = {.data = "t.dat",
+                                     .png = "t.png",
+                                     .svg = "t.svg",
+                                     .png_term = "pngcairo",
+                                     .width = 800,
+                                     .height = 600};
 
 /* A device with known ceilings: fp32 1 TFLOP/s, bf16 4 TFLOP/s; read-only L2 400 GB/s and DRAM
  * 100 GB/s; read-write DRAM 80 GB/s. Two kernel points. */
@@ -260,8 +264,10 @@ Test(plot, several_devices_get_their_own_dash_and_legend_header)
     cr_assert_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, NULL), 0);
     out_close(&o);
     /* a legend header per device with its dash, ceilings of the same name in one colour */
-    cr_expect(strstr(o.script, "keyentry with lines lc rgb point_colour lw 2 dt 1 title \"testdev\""));
-    cr_expect(strstr(o.script, "keyentry with lines lc rgb point_colour lw 2 dt 2 title \"other\""));
+    cr_expect(
+        strstr(o.script, "keyentry with lines lc rgb point_colour lw 2 dt 1 title \"testdev\""));
+    cr_expect(
+        strstr(o.script, "keyentry with lines lc rgb point_colour lw 2 dt 2 title \"other\""));
     cr_expect(strstr(o.script, "with lines lt 3 lw 2.5 dt 2 title \"fp16 1.00 PFLOP/s, ridge 333 "
                                "FLOP/B\""),
               "%s", o.script);
@@ -360,7 +366,8 @@ Test(plot, moe_golden_on_a_log_axis_and_skips_empty_parts)
     cr_expect(strstr(o.script, "using ($7 > 0 ? $7 : NaN) @alltoall_style"));
     cr_expect(strstr(o.script, "using 0:8:(bar_width) with boxes @total_style"));
     cr_expect(strstr(o.script, "using 0:8:9 with labels"));
-    cr_expect(!strstr(o.script, "title \"shared experts\""), "an all-zero part is left out of the legend");
+    cr_expect(!strstr(o.script, "title \"shared experts\""),
+              "an all-zero part is left out of the legend");
     cr_expect(strstr(o.script, "set xlabel \"expert-parallel degree\""));
     out_free(&o);
     free(t);

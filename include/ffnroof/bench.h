@@ -30,13 +30,13 @@
 typedef struct ffn_bench_opts {
     bool isa_set; /* else the best kernel (ffn_kernel_best, FFNROOF_ISA honoured) */
     ffn_isa isa;
-    int threads;                   /* <= 0: all cores */
-    bool peers[FFN_PEER_COUNT];    /* peers to run beside ours (dense cases only) */
-    size_t reps;                   /* exactly this many timed rounds; 0 = until stable */
-    double case_time_s;            /* cap per case (all implementations), default 4 s */
-    bool verify;                   /* compare with the reference kernel */
-    bool warm;                     /* do not flush the weights before each call */
-    ffn_counters *counters;        /* counted around every timed call of ours; NULL = none */
+    int threads;                    /* <= 0: all cores */
+    bool peers[FFN_PEER_COUNT];     /* peers to run beside ours (dense cases only) */
+    size_t reps;                    /* exactly this many timed rounds; 0 = until stable */
+    double case_time_s;             /* cap per case (all implementations), default 4 s */
+    bool verify;                    /* compare with the reference kernel */
+    bool warm;                      /* do not flush the weights before each call */
+    ffn_counters *counters;         /* counted around every timed call of ours; NULL = none */
     const char *const *event_names; /* names of counters' events, in order */
     size_t n_events;
     const volatile sig_atomic_t *stop;
@@ -71,9 +71,9 @@ int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_wei
  * share the packed weights) into res[0..n); *n_done counts the finished ones. hw may be NULL
  * (no roofline or prediction: those fields are NAN). Returns 0, FFN_EINTERRUPTED (stop flag
  * or progress callback), or the first error (with diag). */
-int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n,
-                  const ffn_bench_opts *o, ffn_bench_progress_fn progress, void *user,
-                  ffn_bench_result *res, size_t *n_done, ffn_diag *diag);
+int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n, const ffn_bench_opts *o,
+                  ffn_bench_progress_fn progress, void *user, ffn_bench_result *res, size_t *n_done,
+                  ffn_diag *diag);
 
 /* ---------------------------------------------------------------------------------------------
  * Fitting a calibrated spec's efficiency model to kernel runs (`ffnroof calibrate`). */
@@ -94,8 +94,8 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
  * overlap_p (sim/fit.c, FFN_FIT_COMPUTE_BY_DTYPE) to the fit cases' fastest times (a shared
  * host only ever slows a sample down), store the result in hw->eff and predict every case
  * with it. */
-int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads, const volatile sig_atomic_t *stop,
-                      ffn_bench_progress_fn progress, void *user, ffn_kcal_result *out,
-                      ffn_diag *diag);
+int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
+                      const volatile sig_atomic_t *stop, ffn_bench_progress_fn progress, void *user,
+                      ffn_kcal_result *out, ffn_diag *diag);
 
 #endif

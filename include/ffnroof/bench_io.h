@@ -17,11 +17,11 @@
 /* What a calibration file says besides the measurements. */
 typedef struct ffn_calib_meta {
     bool complete;
-    double load_avg[3];     /* at the start; negative when unknown */
-    const char *spec_file;  /* the hw.yaml written ("" or NULL when none) */
-    const ffn_hw *spec;     /* the spec written (NULL when none) */
+    double load_avg[3];                  /* at the start; negative when unknown */
+    const char *spec_file;               /* the hw.yaml written ("" or NULL when none) */
+    const ffn_hw *spec;                  /* the spec written (NULL when none) */
     const char *peak_kind[FFN_DT_COUNT]; /* the peak kind chosen per dtype, NULL when none */
-    const char *notes;      /* extra "; "-separated notes, or NULL */
+    const char *notes;                   /* extra "; "-separated notes, or NULL */
 } ffn_calib_meta;
 
 /* c: the microbenchmarks; k: the kernel runs and the fit (NULL when not run). */

@@ -24,7 +24,7 @@ typedef struct ffn_cmp_device {
     char hw_path[1024];
     ffn_result prefill[FFN_CMP_MAX_BATCH];
     ffn_result decode[FFN_CMP_MAX_BATCH];
-    double weight_bytes; /* all weights of the model in wdtype */
+    double weight_bytes;          /* all weights of the model in wdtype */
     uint64_t devices_for_weights; /* ceil(weights / capacity); 0 when the capacity is unknown */
     bool fits;
 } ffn_cmp_device;

@@ -110,7 +110,6 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
  * class's points), alpha in the reference class's proportion to gamma; the reference class is
  * the one with the most GEMM points. Returns 0 or FFN_EINVAL (no points, non-positive times;
  * FFN_FIT_MEMORY_GEMV without both one-row and larger points). */
-int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags,
-                ffn_eff *out);
+int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags, ffn_eff *out);
 
 #endif

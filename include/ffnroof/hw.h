@@ -58,7 +58,7 @@ typedef struct ffn_tileset {
  * (padding to whole tiles, a partly empty last wave, split-K when there are fewer tiles than
  * units; docs/model.md), and pnorm_p(a,b) = (a^p + b^p)^(1/p) (p = 0 means max(a,b)). */
 typedef struct ffn_eff {
-    double compute_max;        /* fraction of peak reached by large, well-shaped GEMMs, (0,1] */
+    double compute_max; /* fraction of peak reached by large, well-shaped GEMMs, (0,1] */
     double compute_max_dt[FFN_DT_COUNT]; /* per compute dtype where it differs; 0 = compute_max */
     double compute_half_flops; /* op size at which the size ramp halves efficiency; 0 = off */
     double memory_max;         /* fraction of peak bandwidth reached by large transfers, (0,1] */
@@ -76,7 +76,7 @@ typedef struct ffn_eff {
      * (host-side timing, framework dispatch). Not device time: predictions leave it out, the
      * fit adds it back to compare with its measurements. */
     double harness_s;
-    double overlap_p;                    /* p of the p-norm; 0 = max (perfect overlap) */
+    double overlap_p; /* p of the p-norm; 0 = max (perfect overlap) */
     /* Wave utilisation (NeuSight's form, docs/model.md "Waves"): a GEMM computing in dtype d
      * whose best tile grid runs in W waves over the compute units reaches
      *   util = util_gamma[d] - util_alpha[d] / W
@@ -124,7 +124,7 @@ typedef struct ffn_hw {
     char name[64];
     char vendor[32];
     ffn_hw_kind kind;
-    char source[1024]; /* datasheet(s) or "measured by ... on <host>, <date>" */
+    char source[1024];               /* datasheet(s) or "measured by ... on <host>, <date>" */
     double peak_flops[FFN_DT_COUNT]; /* dense peak per compute dtype; 0 = not supported */
     uint32_t compute_units;          /* SMs, CUs, cores, TensorCores */
     double clock_hz;
@@ -136,8 +136,8 @@ typedef struct ffn_hw {
     ffn_link scaleout;
     uint32_t devices_per_node; /* devices sharing one scale-up domain; 1 when none */
     ffn_eff eff;
-    ffn_unc unc;  /* from `uncertainty:`; the default (is_default) when absent */
-    double tdp_w; /* 0 when not published */
+    ffn_unc unc;         /* from `uncertainty:`; the default (is_default) when absent */
+    double tdp_w;        /* 0 when not published */
     ffn_fit_quality fit; /* from `fit:`; recorded false when absent */
 } ffn_hw;
 

@@ -26,19 +26,19 @@
 /* CPU features, one bit each (id, bit, name): a feature is set only when the CPU has it and the
  * OS saves its state (and, for AMX, Linux granted the tile permission). */
 #define FFN_CPU_FEATURE_MAP(X)                                                                     \
-    X(AVX2, 0, "avx2")               /* AVX2 + FMA + F16C, OS ymm state */                         \
+    X(AVX2, 0, "avx2") /* AVX2 + FMA + F16C, OS ymm state */                                       \
     X(AVX_VNNI, 1, "avx_vnni")                                                                     \
-    X(AVX512, 2, "avx512")           /* F, BW, VL, DQ, OS zmm + opmask state */                    \
+    X(AVX512, 2, "avx512") /* F, BW, VL, DQ, OS zmm + opmask state */                              \
     X(AVX512_VNNI, 3, "avx512_vnni")                                                               \
     X(AVX512_BF16, 4, "avx512_bf16")                                                               \
     X(AVX512_FP16, 5, "avx512_fp16")                                                               \
-    X(AMX_BF16, 6, "amx_bf16")       /* AMX-TILE + AMX-BF16, OS tile state, Linux permission */     \
+    X(AMX_BF16, 6, "amx_bf16") /* AMX-TILE + AMX-BF16, OS tile state, Linux permission */          \
     X(AMX_INT8, 7, "amx_int8")                                                                     \
-    X(NEON, 16, "neon")              /* AArch64 Advanced SIMD (HWCAP_ASIMD) */                     \
-    X(ARM_FP16, 17, "asimdhp")       /* fp16 arithmetic (FEAT_FP16) */                             \
-    X(ARM_DOTPROD, 18, "asimddp")    /* SDOT/UDOT (FEAT_DotProd) */                                \
-    X(ARM_BF16, 19, "bf16")          /* BFDOT/BFMMLA (FEAT_BF16) */                                \
-    X(ARM_I8MM, 20, "i8mm")          /* SMMLA (FEAT_I8MM) */                                       \
+    X(NEON, 16, "neon")           /* AArch64 Advanced SIMD (HWCAP_ASIMD) */                        \
+    X(ARM_FP16, 17, "asimdhp")    /* fp16 arithmetic (FEAT_FP16) */                                \
+    X(ARM_DOTPROD, 18, "asimddp") /* SDOT/UDOT (FEAT_DotProd) */                                   \
+    X(ARM_BF16, 19, "bf16")       /* BFDOT/BFMMLA (FEAT_BF16) */                                   \
+    X(ARM_I8MM, 20, "i8mm")       /* SMMLA (FEAT_I8MM) */                                          \
     X(SVE, 21, "sve")                                                                              \
     X(SVE2, 22, "sve2")
 

@@ -42,10 +42,10 @@ typedef struct ffn_moe_cfg {
     uint64_t shared_intermediate; /* intermediate size of ONE shared expert */
     bool shared_gate;             /* sigmoid gate on the shared expert (Qwen2-MoE): d x 1 */
     ffn_router_scoring scoring;
-    bool norm_topk; /* renormalise the top-k weights */
-    uint64_t n_group;    /* group-limited routing (DeepSeek): groups of experts, 0 = off */
-    uint64_t topk_group; /* groups a token may pick from */
-    bool router_bias;    /* per-expert score-correction bias (DeepSeek-V3) */
+    bool norm_topk;         /* renormalise the top-k weights */
+    uint64_t n_group;       /* group-limited routing (DeepSeek): groups of experts, 0 = off */
+    uint64_t topk_group;    /* groups a token may pick from */
+    bool router_bias;       /* per-expert score-correction bias (DeepSeek-V3) */
     double capacity_factor; /* 0 = dropless */
     /* Added by the model loader (informational; layer_moe[] is authoritative): */
     uint64_t first_dense_layers; /* leading layers with a dense FFN */
@@ -68,8 +68,8 @@ typedef struct ffn_model {
     ffn_norm_kind norm;
     bool norm_bias;
     bool final_norm;
-    bool pooler; /* BERT pooler (d x d + d) */
-    bool parallel_block; /* attention and MLP share one input norm (GPT-J/NeoX style) */
+    bool pooler;             /* BERT pooler (d x d + d) */
+    bool parallel_block;     /* attention and MLP share one input norm (GPT-J/NeoX style) */
     uint64_t encoder_layers; /* encoder-decoder models: encoder layers of `layers` total */
     ffn_attn_cfg attn;
     ffn_moe_cfg moe;
@@ -90,10 +90,10 @@ typedef struct ffn_params {
     uint64_t attention; /* projections, biases, MLA norms */
     uint64_t ffn;
     uint64_t ffn_active;
-    uint64_t router; /* gating weights (+ correction biases, shared-expert gates) */
-    uint64_t norm;   /* all norm weights and biases */
-    uint64_t other;  /* pooler etc. */
-    uint64_t active; /* per token: total - inactive routed experts */
+    uint64_t router;  /* gating weights (+ correction biases, shared-expert gates) */
+    uint64_t norm;    /* all norm weights and biases */
+    uint64_t other;   /* pooler etc. */
+    uint64_t active;  /* per token: total - inactive routed experts */
     double ffn_share; /* ffn / total */
 } ffn_params;
 

@@ -61,8 +61,8 @@ typedef struct ffn_plot_device {
 /* A kernel (or whole-FFN) point on a roofline: measured and/or predicted FLOP/s at the same
  * arithmetic intensity. NAN marks what is missing. */
 typedef struct ffn_plot_point {
-    int device;      /* index into the chart's devices */
-    char label[48];  /* "decode T=8 fp32" */
+    int device;       /* index into the chart's devices */
+    char label[48];   /* "decode T=8 fp32" */
     double intensity; /* FLOP/B */
     double measured_flops;
     double predicted_flops;
@@ -82,7 +82,7 @@ typedef struct ffn_latency_series {
     int device;
     ffn_phase phase;
     bool measured;
-    double tokens[FFN_PLOT_MAX_SERIES_POINTS]; /* tokens per step */
+    double tokens[FFN_PLOT_MAX_SERIES_POINTS];  /* tokens per step */
     double seconds[FFN_PLOT_MAX_SERIES_POINTS]; /* per layer */
     int n;
 } ffn_latency_series;
@@ -156,7 +156,7 @@ int ffn_plot_load_calibration(const char *path, ffn_plot_device *out, char *date
 /* One case of a bench.json, as far as the pictures and the validation table need it. */
 typedef struct ffn_plot_case {
     int id;
-    char kind[8];  /* "dense" | "moe" */
+    char kind[8]; /* "dense" | "moe" */
     ffn_phase phase;
     uint64_t batch, tokens, d, f, experts, top_k;
     char act[16];

@@ -107,8 +107,8 @@ typedef enum ffn_peak_kind {
     FFN_PEAK_COUNT
 } ffn_peak_kind;
 
-const char *ffn_peak_name(ffn_peak_kind k);      /* "fp32_avx512", ...; NULL when out of range */
-ffn_dtype ffn_peak_dtype(ffn_peak_kind k);       /* the dtype whose peak it measures */
+const char *ffn_peak_name(ffn_peak_kind k); /* "fp32_avx512", ...; NULL when out of range */
+ffn_dtype ffn_peak_dtype(ffn_peak_kind k);  /* the dtype whose peak it measures */
 
 typedef struct ffn_peak_result {
     ffn_peak_kind kind;
@@ -245,9 +245,9 @@ typedef enum ffn_bench_kind { FFN_BENCH_DENSE = 0, FFN_BENCH_MOE } ffn_bench_kin
 typedef struct ffn_bench_case {
     ffn_bench_kind kind;
     ffn_phase phase;
-    uint64_t batch, seq; /* what the tokens stand for (seq 0 for decode) */
-    size_t tokens;       /* T of the kernel call, >= 1 */
-    ffn_kshape shape;    /* d, f (per expert for MoE), act, bias */
+    uint64_t batch, seq;     /* what the tokens stand for (seq 0 for decode) */
+    size_t tokens;           /* T of the kernel call, >= 1 */
+    ffn_kshape shape;        /* d, f (per expert for MoE), act, bias */
     size_t n_experts, top_k; /* MoE: E >= 1, 1 <= k <= E (softmax scoring, Mixtral) */
     ffn_dtype wdtype;        /* weight dtype (int4: its group and zero point are shape's) */
     /* The format the kernel multiplies activations in (ffn_kernel.adtype): FFN_DT_FP32 (0, every
@@ -318,7 +318,7 @@ typedef struct ffn_kcal_run {
 typedef struct ffn_kcal_result {
     ffn_kcal_run runs[FFN_KCAL_MAX];
     size_t n_runs;
-    ffn_eff eff;                  /* fitted */
+    ffn_eff eff; /* fitted */
     double fit_median_abs, fit_max_abs;
     double launch_bound_s; /* the launch cost's upper bound: the fastest fitted call */
     size_t n_fit;

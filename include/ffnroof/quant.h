@@ -54,8 +54,8 @@ size_t ffn_qweight_nscales(const ffn_qweight_fmt *fmt, size_t K, size_t N);
 /* Quantize W [K][N] fp32: q [K][N] (int8 storage of the int8 or int4 code; for int4 with a
  * zero point the code is 0..15), scale [nscales], zero [nscales] (zero points; may be NULL when
  * fmt has none). Scale index: 0 (tensor), n (channel), (k / G) * N + n (group). */
-int ffn_qweight_quantize(const ffn_qweight_fmt *fmt, size_t K, size_t N, const float *w,
-                         int8_t *q, float *scale, uint8_t *zero);
+int ffn_qweight_quantize(const ffn_qweight_fmt *fmt, size_t K, size_t N, const float *w, int8_t *q,
+                         float *scale, uint8_t *zero);
 
 /* W' [K][N] fp32 = dequantized q (exactly the values the reference GEMM multiplies by). */
 int ffn_qweight_dequantize(const ffn_qweight_fmt *fmt, size_t K, size_t N, const int8_t *q,
@@ -66,7 +66,7 @@ int ffn_qact_quantize(size_t T, size_t K, const float *x, int8_t *q, float *scal
 
 /* SmoothQuant factors m [K] for activations x [T][K] and weight W [K][N], alpha in [0, 1]
  * (0.5 by default); m_k = 1 where a channel of x or W is all zero. */
-int ffn_smooth_factors(size_t T, size_t K, const float *x, size_t N, const float *w,
-                       double alpha, float *m);
+int ffn_smooth_factors(size_t T, size_t K, const float *x, size_t N, const float *w, double alpha,
+                       float *m);
 
 #endif

@@ -16,10 +16,10 @@
 
 typedef enum ffn_phase { FFN_PHASE_PREFILL = 0, FFN_PHASE_DECODE } ffn_phase;
 typedef enum ffn_op_kind {
-    FFN_OP_GEMM = 0,  /* matrix multiply (possibly grouped over experts) */
-    FFN_OP_ELEMWISE,  /* activation, gate multiply, bias, scoring, top-k */
-    FFN_OP_MEMORY,    /* pure data movement (MoE dispatch/combine permutation) */
-    FFN_OP_COMM       /* collective over a link (all-reduce, all-to-all) */
+    FFN_OP_GEMM = 0, /* matrix multiply (possibly grouped over experts) */
+    FFN_OP_ELEMWISE, /* activation, gate multiply, bias, scoring, top-k */
+    FFN_OP_MEMORY,   /* pure data movement (MoE dispatch/combine permutation) */
+    FFN_OP_COMM      /* collective over a link (all-reduce, all-to-all) */
 } ffn_op_kind;
 typedef enum ffn_bound { FFN_BOUND_MEMORY = 0, FFN_BOUND_COMPUTE, FFN_BOUND_COMM } ffn_bound;
 
@@ -40,10 +40,10 @@ typedef struct ffn_moe_opts {
     double zipf_s;            /* expert popularity p_i ~ 1/i^s; 0 = uniform routing */
     const double *popularity; /* borrowed histogram of n_popularity = E weights, or NULL */
     uint64_t n_popularity;
-    uint64_t trials;          /* Monte-Carlo routing trials; 0 = closed forms where they exist */
+    uint64_t trials; /* Monte-Carlo routing trials; 0 = closed forms where they exist */
     uint64_t seed;
-    double capacity_factor;   /* overrides the model's; 0 = the model's (0 there = dropless) */
-    bool ep_uneven;           /* allow an EP degree that does not divide the experts */
+    double capacity_factor;    /* overrides the model's; 0 = the model's (0 there = dropless) */
+    bool ep_uneven;            /* allow an EP degree that does not divide the experts */
     uint64_t devices_per_node; /* overrides hw->devices_per_node when > 0 */
 } ffn_moe_opts;
 
@@ -61,9 +61,9 @@ typedef struct ffn_run {
      * the per-token quantisation pass reads (docs/model.md, "Quantized weights and
      * activations"); bf16 by default, fp32 for ffnroof's own kernels. Ignored otherwise. */
     ffn_dtype act_io_dtype;
-    uint64_t tp;         /* tensor-parallel degree: intermediate dim split across tp devices */
-    uint64_t ep;         /* expert-parallel degree (MoE layers) */
-    bool fused;          /* gate+up as one GEMM with the activation in its epilogue */
+    uint64_t tp; /* tensor-parallel degree: intermediate dim split across tp devices */
+    uint64_t ep; /* expert-parallel degree (MoE layers) */
+    bool fused;  /* gate+up as one GEMM with the activation in its epilogue */
     /* With fused: gate+up still one GEMM, but the activation (and gate multiply) is a kernel
      * of its own reading the GEMM's g*[T,f] output: three kernels per layer, as vLLM-style
      * GPU stacks run it (docs/model.md, "Kernels of the FFN"). Ignored when !fused. */
@@ -91,22 +91,22 @@ typedef struct ffn_op {
     char name[24];
     ffn_op_kind kind;
     ffn_dtype compute_dtype;
-    uint64_t m, n, k;     /* GEMM: tokens x out x in (per instance); elementwise: m elements */
-    uint64_t instances;   /* identical instances (e.g. experts that run), >= 1 */
-    double flops;         /* all instances */
+    uint64_t m, n, k;   /* GEMM: tokens x out x in (per instance); elementwise: m elements */
+    uint64_t instances; /* identical instances (e.g. experts that run), >= 1 */
+    double flops;       /* all instances */
     /* Quantisation work on the fp32 vector units, all instances: dequantising weights,
      * quantising activations, rescaling int32 sums (docs/model.md). Not part of flops; its
      * time vec_ops / peak[fp32] adds to the op's compute time. */
     double vec_ops;
-    double bytes;         /* compulsory memory traffic, all instances */
-    double weight_bytes;  /* the part of bytes that is weights */
-    double roofline_s;    /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
-    double predicted_s;   /* efficiency model (docs/model.md) */
-    ffn_bound bound;      /* from the roofline */
+    double bytes;        /* compulsory memory traffic, all instances */
+    double weight_bytes; /* the part of bytes that is weights */
+    double roofline_s;   /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
+    double predicted_s;  /* efficiency model (docs/model.md) */
+    ffn_bound bound;     /* from the roofline */
     /* On-chip memory (docs/model.md, "On-chip memory"). Inputs, set before ffn_op_recost: */
-    int weights_level;    /* 1-based level the weights are read from; 0 = memory */
-    bool traffic_bound;   /* charge the tiled-GEMM traffic bound per level (GEMMs) */
-    double spill_bytes;   /* part of bytes: a fused intermediate spilled to memory */
+    int weights_level;  /* 1-based level the weights are read from; 0 = memory */
+    bool traffic_bound; /* charge the tiled-GEMM traffic bound per level (GEMMs) */
+    double spill_bytes; /* part of bytes: a fused intermediate spilled to memory */
     /* Outputs of ffn_op_recost: bytes each source served, [i] on-chip level i (0-based),
      * [FFN_HW_MAX_LEVELS] memory, and the ideal time of the slowest source. */
     double served_bytes[FFN_HW_MAX_LEVELS + 1];
@@ -136,14 +136,14 @@ typedef struct ffn_act_mem {
     double infer_peak_bytes;
     uint64_t infer_tokens; /* T the peak was computed for (a chunk when chunked) */
     /* training: saved for backward per layer, three recompute policies */
-    double train_input_bytes;   /* input of the first linear */
-    double train_preact_bytes;  /* gate (and up) outputs: the activation's inputs */
-    double train_postact_bytes; /* activation output: the input of the down projection */
-    double train_mask_bytes;    /* dropout mask, 1 byte per element, when dropout > 0 */
-    double train_layer_bytes;           /* no recompute */
-    double train_layer_actrecomp_bytes; /* activation recomputed from its input */
-    double train_layer_fullrecomp_bytes;/* only the layer input kept */
-    double train_model_bytes;           /* no recompute, all layers */
+    double train_input_bytes;            /* input of the first linear */
+    double train_preact_bytes;           /* gate (and up) outputs: the activation's inputs */
+    double train_postact_bytes;          /* activation output: the input of the down projection */
+    double train_mask_bytes;             /* dropout mask, 1 byte per element, when dropout > 0 */
+    double train_layer_bytes;            /* no recompute */
+    double train_layer_actrecomp_bytes;  /* activation recomputed from its input */
+    double train_layer_fullrecomp_bytes; /* only the layer input kept */
+    double train_model_bytes;            /* no recompute, all layers */
     double train_model_actrecomp_bytes;
     double train_model_fullrecomp_bytes;
 } ffn_act_mem;
@@ -174,10 +174,10 @@ typedef struct ffn_moe_detail {
 /* Whole-model FFN result for one run. */
 typedef struct ffn_result {
     ffn_run run;
-    uint64_t tokens;      /* tokens per step (T) */
-    uint64_t steps;       /* prefill chunks (1 unless chunked) */
+    uint64_t tokens; /* tokens per step (T) */
+    uint64_t steps;  /* prefill chunks (1 unless chunked) */
     ffn_dtype compute_dtype;
-    double peak_flops;    /* peak of compute_dtype used */
+    double peak_flops; /* peak of compute_dtype used */
     uint64_t dense_layers, moe_layers;
     ffn_layer_cost dense; /* valid when dense_layers > 0 */
     ffn_layer_cost moe;   /* valid when moe_layers > 0 */
@@ -219,14 +219,14 @@ double ffn_act_flops(ffn_act a);
 /* Ideal roofline time of an op: max(flops/peak, bytes/bw). */
 double ffn_roofline_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt);
 /* Predicted time of a GEMM (m x n x k, `instances` run back-to-back in one grouped launch). */
-double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                          uint64_t instances, double flops, double bytes, ffn_dtype cdt);
+double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                          double flops, double bytes, ffn_dtype cdt);
 /* Predicted time of an elementwise / memory op. */
 double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes);
 /* Tile/wave-quantization efficiency of an [m,k] x [k,n] GEMM (instances of it in one grouped
  * launch) computing in cdt, on the best of hw's tiles for cdt, in (0, 1]. */
-double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                           uint64_t instances, ffn_dtype cdt);
+double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                           ffn_dtype cdt);
 
 /* Waves the best tile of that GEMM runs in over hw's compute units (1 without tiles). */
 uint64_t ffn_wave_count(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
@@ -236,14 +236,13 @@ uint64_t ffn_wave_count(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, ui
 double ffn_wave_util(const ffn_eff *e, ffn_dtype cdt, double waves);
 
 /* Fill op as a GEMM / elementwise op and cost it. */
-void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n,
-                 uint64_t k, uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
+void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n, uint64_t k,
+                 uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
                  double epilogue_flops_per_out);
 void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kind, double elems,
                  double flops, double bytes);
 /* Ring all-reduce of `bytes` over n devices: 2(n-1)/n * bytes / bw + 2(n-1) * latency. */
-void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes,
-                      uint64_t n);
+void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes, uint64_t n);
 
 /* Cost one dense FFN layer of intermediate f on T tokens (per device: f/tp). */
 int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
@@ -278,10 +277,9 @@ int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, 
                   ffn_layer_cost *out);
 /* The same with FLOPs and activation bytes scaled by tok_scale and weight bytes by w_scale
  * before costing (MoE: expected, fractional tokens and experts on a rounded grid). */
-int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f,
-                         ffn_act act, bool bias, uint64_t T, uint64_t instances,
-                         const char *prefix, double tok_scale, double w_scale,
-                         ffn_layer_cost *out);
+int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
+                         bool bias, uint64_t T, uint64_t instances, const char *prefix,
+                         double tok_scale, double w_scale, ffn_layer_cost *out);
 void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw);
 /* (Re)derive an op's times and bound from its counts. */
 void ffn_op_recost(ffn_op *op, const ffn_hw *hw);
@@ -289,8 +287,8 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw);
 void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, uint64_t k,
                         uint64_t instances, double wbytes, double abytes, ffn_dtype cdt,
                         double epilogue_flops_per_out);
-void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double elems,
-                        double flops, double bytes);
+void ffn_op_elem_counts(ffn_op *op, const char *name, ffn_op_kind kind, double elems, double flops,
+                        double bytes);
 
 /* On-chip memory (docs/model.md, "On-chip memory"). */
 /* Usable capacity of level i (0-based) of hw for data re-read across calls, whole device. */

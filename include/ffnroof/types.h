@@ -112,5 +112,4 @@ typedef struct ffn_kshape {
     bool zero_point;
 } ffn_kshape;
 
-
 #endif

@@ -153,14 +153,30 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
 
 #define BODY_CASES(wdt, stream)                                                                    \
     switch (m) {                                                                                   \
-    case 8: body(wdt, 8, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 7: body(wdt, 7, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 6: body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 5: body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 4: body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 3: body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 2: body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    default: body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                      \
+    case 8:                                                                                        \
+        body(wdt, 8, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 7:                                                                                        \
+        body(wdt, 7, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 6:                                                                                        \
+        body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 5:                                                                                        \
+        body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 4:                                                                                        \
+        body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    default:                                                                                       \
+        body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
     }
 
 static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b, float *c,
@@ -171,7 +187,7 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
 }
 
 #define GEMV(fname, wdt)                                                                           \
-    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,    \
+    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \
     {                                                                                              \
         if (m == 1) {                                                                              \

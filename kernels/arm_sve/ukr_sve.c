@@ -54,9 +54,9 @@ FFN_AI void load_row(const int wdt, const void *B, size_t k, size_t vl, svfloat3
 
 /* SVE vectors are sizeless (no arrays of them): the 24 accumulators are named c<row><vector>. */
 #define ACC_INIT(r)                                                                                \
-    svfloat32_t c##r##0 = svdup_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0;                \
+    svfloat32_t c##r##0 = svdup_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0;                 \
     if (acc && m > r) {                                                                            \
-        const float *cr = C + (size_t)(r) * ldc;                                                   \
+        const float *cr = C + (size_t)(r)*ldc;                                                     \
         c##r##0 = svld1_f32(pt, cr);                                                               \
         c##r##1 = svld1_f32(pt, cr + vl);                                                          \
         c##r##2 = svld1_f32(pt, cr + 2 * vl);                                                      \
@@ -69,7 +69,7 @@ FFN_AI void load_row(const int wdt, const void *B, size_t k, size_t vl, svfloat3
     }
 #define ACC_STORE(r)                                                                               \
     if (m > r) {                                                                                   \
-        float *cr = C + (size_t)(r) * ldc;                                                         \
+        float *cr = C + (size_t)(r)*ldc;                                                           \
         svst1_f32(pt, cr, c##r##0);                                                                \
         svst1_f32(pt, cr + vl, c##r##1);                                                           \
         svst1_f32(pt, cr + 2 * vl, c##r##2);                                                       \
@@ -129,7 +129,7 @@ FFN_AI void body(const int wdt, const int m, size_t kc, const float *A, size_t a
     do {                                                                                           \
         svfloat32_t b0, b1, b2;                                                                    \
         load_row(wdt, B, kk, vl, &b0, &b1, &b2);                                                   \
-        const svfloat32_t av = svdup_n_f32(A[(kk) * as]);                                          \
+        const svfloat32_t av = svdup_n_f32(A[(kk)*as]);                                            \
         s##i##0 = svmla_f32_x(pt, s##i##0, b0, av);                                                \
         s##i##1 = svmla_f32_x(pt, s##i##1, b1, av);                                                \
         s##i##2 = svmla_f32_x(pt, s##i##2, b2, av);                                                \
@@ -165,14 +165,30 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
 
 #define BODY_CASES(wdt, stream)                                                                    \
     switch (m) {                                                                                   \
-    case 8: body(wdt, 8, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 7: body(wdt, 7, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 6: body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 5: body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 4: body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 3: body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 2: body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    default: body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                      \
+    case 8:                                                                                        \
+        body(wdt, 8, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 7:                                                                                        \
+        body(wdt, 7, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 6:                                                                                        \
+        body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 5:                                                                                        \
+        body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 4:                                                                                        \
+        body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    default:                                                                                       \
+        body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
     }
 
 static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b, float *c,
@@ -183,7 +199,7 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
 }
 
 #define GEMV(fname, wdt)                                                                           \
-    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,    \
+    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \
     {                                                                                              \
         if (m == 1) {                                                                              \

@@ -26,6 +26,9 @@ enum { MR = 8, NR = 32, G = 4 };
 
 /* ---- prefill: BFDOT --------------------------------------------------------------------- */
 
+/* The macros and the tile body below are runs of macro calls without semicolons, which
+ * clang-format cannot lay out stably: the house style is switched off for them. */
+// clang-format off
 #define DP_INIT(r) svfloat32_t e##r = svdup_n_f32(0.0f), f##r = e##r;
 #define DP_LOADA(r)                                                                                \
     const svbfloat16_t q##r =                                                                      \
@@ -70,18 +73,35 @@ FFN_AI void dp_body(const int m, size_t np, const uint16_t *A, size_t lda, const
     }
 }
 
-static void dp_tile(size_t m, size_t np, const uint16_t *A, size_t lda, const uint16_t *B,
-                    float *C)
+// clang-format on
+
+static void dp_tile(size_t m, size_t np, const uint16_t *A, size_t lda, const uint16_t *B, float *C)
 {
     switch (m) {
-    case 8: dp_body(8, np, A, lda, B, C); break;
-    case 7: dp_body(7, np, A, lda, B, C); break;
-    case 6: dp_body(6, np, A, lda, B, C); break;
-    case 5: dp_body(5, np, A, lda, B, C); break;
-    case 4: dp_body(4, np, A, lda, B, C); break;
-    case 3: dp_body(3, np, A, lda, B, C); break;
-    case 2: dp_body(2, np, A, lda, B, C); break;
-    default: dp_body(1, np, A, lda, B, C); break;
+    case 8:
+        dp_body(8, np, A, lda, B, C);
+        break;
+    case 7:
+        dp_body(7, np, A, lda, B, C);
+        break;
+    case 6:
+        dp_body(6, np, A, lda, B, C);
+        break;
+    case 5:
+        dp_body(5, np, A, lda, B, C);
+        break;
+    case 4:
+        dp_body(4, np, A, lda, B, C);
+        break;
+    case 3:
+        dp_body(3, np, A, lda, B, C);
+        break;
+    case 2:
+        dp_body(2, np, A, lda, B, C);
+        break;
+    default:
+        dp_body(1, np, A, lda, B, C);
+        break;
     }
 }
 
@@ -99,6 +119,7 @@ static void dp_gemm(size_t kp, const uint16_t *a, size_t lda, size_t m, const ui
 
 /* ---- decode: fp32 x, widened pairs ------------------------------------------------------ */
 
+// clang-format off
 #define GV_INIT(r) svfloat32_t e##r = svdup_n_f32(0.0f), o##r = e##r;
 #define GV_STEP(r)                                                                                 \
     if (m > r) {                                                                                   \
@@ -129,22 +150,31 @@ FFN_AI void gv_body(const int m, size_t kc, const float *A, size_t as, const uin
     }
 }
 
+// clang-format on
+
 static void gemv(size_t m, size_t kc, const float *a, size_t as, const void *w, float *c,
                  size_t ldc)
 {
     const uint16_t *B = w;
     switch (m) {
-    case 1: gv_body(1, kc, a, as, B, c, ldc); break;
-    case 2: gv_body(2, kc, a, as, B, c, ldc); break;
-    case 3: gv_body(3, kc, a, as, B, c, ldc); break;
-    default: gv_body(4, kc, a, as, B, c, ldc); break;
+    case 1:
+        gv_body(1, kc, a, as, B, c, ldc);
+        break;
+    case 2:
+        gv_body(2, kc, a, as, B, c, ldc);
+        break;
+    case 3:
+        gv_body(3, kc, a, as, B, c, ldc);
+        break;
+    default:
+        gv_body(4, kc, a, as, B, c, ldc);
+        break;
     }
 }
 
 /* dst = bf16 (round to nearest even; NaN stays NaN) of src, by BFCVT into the low half of
  * each 32-bit lane and a truncating 16-bit store. */
-static void narrow(size_t rows, size_t n, const float *src, size_t lds, uint16_t *dst,
-                   size_t ldd)
+static void narrow(size_t rows, size_t n, const float *src, size_t lds, uint16_t *dst, size_t ldd)
 {
     for (size_t r = 0; r < rows; r++)
         for (size_t i = 0; i < n; i += svcntw()) {

@@ -54,13 +54,13 @@ static size_t nr_of(const ffn_ukernels *u)
 /* ---- layouts ------------------------------------------------------------------------------ */
 
 typedef struct layout {
-    size_t nr, nh;      /* panel width; h columns per up panel (nr/2 gated, nr otherwise) */
-    size_t np1, pd;     /* up panels, down panels */
-    size_t kp1, kp2;    /* K of the up and down panels as stored (bf16 tiles: padded to 32) */
-    size_t ldh;         /* h row length (columns np1 * nh; bf16 tiles: padded, see below) */
-    size_t ldx;         /* bf16 tiles: x row length in the workspace */
-    size_t pb1, pb2;    /* bytes per up and down panel */
-    size_t rowb;        /* bytes per k row of a panel's weights (codes when quantized) */
+    size_t nr, nh;   /* panel width; h columns per up panel (nr/2 gated, nr otherwise) */
+    size_t np1, pd;  /* up panels, down panels */
+    size_t kp1, kp2; /* K of the up and down panels as stored (bf16 tiles: padded to 32) */
+    size_t ldh;      /* h row length (columns np1 * nh; bf16 tiles: padded, see below) */
+    size_t ldx;      /* bf16 tiles: x row length in the workspace */
+    size_t pb1, pb2; /* bytes per up and down panel */
+    size_t rowb;     /* bytes per k row of a panel's weights (codes when quantized) */
     size_t off_w1, off_w2, off_b1, off_b2, total;
 } layout;
 
@@ -224,11 +224,11 @@ int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
 
 typedef struct wsplan {
     bool stream;
-    size_t rows;               /* rows of x and h held (padded to mr / row_tile) */
-    size_t mc;                 /* row block */
-    size_t x_bytes, h_bytes;   /* shared */
-    size_t asum_bytes;         /* shared: W4 zero points, group sums of x and h (decode) */
-    size_t per_thread;         /* accumulators + widening scratch + epilogue rows */
+    size_t rows;             /* rows of x and h held (padded to mr / row_tile) */
+    size_t mc;               /* row block */
+    size_t x_bytes, h_bytes; /* shared */
+    size_t asum_bytes;       /* shared: W4 zero points, group sums of x and h (decode) */
+    size_t per_thread;       /* accumulators + widening scratch + epilogue rows */
     size_t acc_floats, wbuf_floats, hbuf_floats;
 } wsplan;
 
@@ -240,8 +240,7 @@ static size_t block_rows(size_t T, size_t mc_max, size_t mr)
     return ((T + blocks - 1) / blocks + mr - 1) / mr * mr;
 }
 
-static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, size_t T,
-                    wsplan *p)
+static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, size_t T, wsplan *p)
 {
     memset(p, 0, sizeof *p);
     const size_t nr = l->nr;
@@ -257,7 +256,8 @@ static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, si
         const size_t mc = Tpad < t->mc ? Tpad : t->mc;
         p->acc_floats = p->stream ? t->stream_g * nr : t->panels * mc * nr;
         p->hbuf_floats = (p->stream ? t->stream_g : mc) * nr;
-        p->per_thread = ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->hbuf_floats * 4, 64);
+        p->per_thread =
+            ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->hbuf_floats * 4, 64);
         return;
     }
     const ffn_ukernels *u = fu(dv);
@@ -526,8 +526,8 @@ static void f32_thread(const job *jb, int t, int nt)
                     const size_t m = mc - i < mr ? mc - i : mr;
                     size_t pfb;
                     const void *pf = pf_slice(bj + (pc + kc) * rb, next_bytes, i, mc, mr, &pfb);
-                    u->gemm(m, kc, xp + ((ic + i) / mr * d + pc) * mr, mr, B, ts.acc + i * nr,
-                            nr, pc > 0, pf, pfb);
+                    u->gemm(m, kc, xp + ((ic + i) / mr * d + pc) * mr, mr, B, ts.acc + i * nr, nr,
+                            pc > 0, pf, pfb);
                 }
             }
             const size_t n_out = f - j * nh < nh ? f - j * nh : nh;

@@ -58,9 +58,8 @@ typedef void (*ffn_ukr_widen_fn)(size_t n, const uint16_t *src, float *dst);
  * (swiglu, geglu, reglu) apply the base function (silu, gelu, relu) to the gate. Must match
  * kernels/ref's definitions (NaN propagation included) within the bound documented in
  * tests/test_kernels.c. */
-typedef void (*ffn_ukr_act_fn)(ffn_act act, size_t rows, size_t n, const float *g,
-                               const float *u, size_t ldc, const float *bg, const float *bu,
-                               float *h, size_t ldh);
+typedef void (*ffn_ukr_act_fn)(ffn_act act, size_t rows, size_t n, const float *g, const float *u,
+                               size_t ldc, const float *bg, const float *bu, float *h, size_t ldh);
 
 /* One ISA's fp32-schedule microkernels. NULL entries are absent (the registry then lists no
  * kernel of that dtype for the ISA). */
@@ -111,8 +110,7 @@ typedef struct ffn_ukernels_bf16t {
     ffn_ukr_gemv_fn gemv;
     /* dst[r * ldd + i] = bf16 (round to nearest even, NaN stays a NaN) of src[r * lds + i],
      * r < rows, i < n. */
-    void (*narrow)(size_t rows, size_t n, const float *src, size_t lds, uint16_t *dst,
-                   size_t ldd);
+    void (*narrow)(size_t rows, size_t n, const float *src, size_t lds, uint16_t *dst, size_t ldd);
     ffn_ukr_act_fn act;
 } ffn_ukernels_bf16t;
 

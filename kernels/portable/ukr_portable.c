@@ -3,8 +3,9 @@
  * They are what a CPU no ISA folder fits runs, so they must be real kernels, not the oracle:
  * the tile (6 rows x 8 columns: 12 accumulator vectors of 4 floats, 2 for B, 1 broadcast, within
  * the 16 registers of SSE2 and of any wider target) is written with the compilers' generic
- * 4-float vectors and named accumulators, so GCC and Clang keep it in registers. The activations use libm (expf, erfcf) in fp32;
- * kernels/ref is the double-precision oracle they are tested against. */
+ * 4-float vectors and named accumulators, so GCC and Clang keep it in registers. The activations
+ * use libm (expf, erfcf) in fp32; kernels/ref is the double-precision oracle they are tested
+ * against. */
 #include "../driver/ukernel.h"
 #include "../kern_internal.h"
 #include "../kern_qukernels.h"
@@ -41,8 +42,8 @@ static void gemm6(size_t kc, const float *a, size_t as, const float *b, float *c
 #undef DECL
     if (acc) {
 #define LD(r)                                                                                      \
-    c##r##0 = v4_load(c + (r) * ldc);                                                              \
-    c##r##1 = v4_load(c + (r) * ldc + 4);
+    c##r##0 = v4_load(c + (r)*ldc);                                                                \
+    c##r##1 = v4_load(c + (r)*ldc + 4);
         ROW6(LD)
 #undef LD
     } else {
@@ -63,8 +64,8 @@ static void gemm6(size_t kc, const float *a, size_t as, const float *b, float *c
 #undef FM
     }
 #define ST(r)                                                                                      \
-    v4_store(c + (r) * ldc, c##r##0);                                                              \
-    v4_store(c + (r) * ldc + 4, c##r##1);
+    v4_store(c + (r)*ldc, c##r##0);                                                                \
+    v4_store(c + (r)*ldc + 4, c##r##1);
     ROW6(ST)
 #undef ST
 }

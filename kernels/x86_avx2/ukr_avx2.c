@@ -96,17 +96,30 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
         a1[0] = _mm256_fmadd_ps(a, b1, a1[0]);
     }
     _mm256_storeu_ps(C, _mm256_add_ps(_mm256_add_ps(a0[0], a0[1]), _mm256_add_ps(a0[2], a0[3])));
-    _mm256_storeu_ps(C + 8, _mm256_add_ps(_mm256_add_ps(a1[0], a1[1]), _mm256_add_ps(a1[2], a1[3])));
+    _mm256_storeu_ps(C + 8,
+                     _mm256_add_ps(_mm256_add_ps(a1[0], a1[1]), _mm256_add_ps(a1[2], a1[3])));
 }
 
 #define BODY_CASES(wdt, stream)                                                                    \
     switch (m) {                                                                                   \
-    case 6: body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 5: body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 4: body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 3: body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 2: body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    default: body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                      \
+    case 6:                                                                                        \
+        body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 5:                                                                                        \
+        body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 4:                                                                                        \
+        body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    default:                                                                                       \
+        body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
     }
 
 /* The full 6-row tile with its 12 accumulators as named variables: with arrays of vectors GCC 12
@@ -121,8 +134,8 @@ static void gemm6(size_t kc, const float *A, size_t as, const float *B, float *C
 #undef DECL
     if (acc) {
 #define LD(r)                                                                                      \
-    c##r##0 = _mm256_loadu_ps(C + (r) * ldc);                                                      \
-    c##r##1 = _mm256_loadu_ps(C + (r) * ldc + 8);
+    c##r##0 = _mm256_loadu_ps(C + (r)*ldc);                                                        \
+    c##r##1 = _mm256_loadu_ps(C + (r)*ldc + 8);
         ROW6(LD)
 #undef LD
     } else {
@@ -144,8 +157,8 @@ static void gemm6(size_t kc, const float *A, size_t as, const float *B, float *C
 #undef FM
     }
 #define ST(r)                                                                                      \
-    _mm256_storeu_ps(C + (r) * ldc, c##r##0);                                                      \
-    _mm256_storeu_ps(C + (r) * ldc + 8, c##r##1);
+    _mm256_storeu_ps(C + (r)*ldc, c##r##0);                                                        \
+    _mm256_storeu_ps(C + (r)*ldc + 8, c##r##1);
     ROW6(ST)
 #undef ST
 }
@@ -162,7 +175,7 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
 }
 
 #define GEMV(fname, wdt)                                                                           \
-    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,    \
+    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \
     {                                                                                              \
         if (m == 1) {                                                                              \
@@ -196,8 +209,8 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i,
-                         _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + i))));
+        _mm256_storeu_ps(
+            dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + i))));
     for (; i < n; i++) {
         uint16_t tmp[8] = {src[i]};
         float out[8];
@@ -228,15 +241,17 @@ FFN_AI __m256 v_exp(__m256 x)
      * built from its exponent bits, so underflow to 0 and overflow to Inf come out right. */
     const __m256i ni = _mm256_cvtps_epi32(n);
     const __m256i h1 = _mm256_srai_epi32(ni, 1), h2 = _mm256_sub_epi32(ni, h1);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h1, _mm256_set1_epi32(127)), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h2, _mm256_set1_epi32(127)), 23));
+    const __m256 s1 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h1, _mm256_set1_epi32(127)), 23));
+    const __m256 s2 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h2, _mm256_set1_epi32(127)), 23));
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
 FFN_AI __m256 v_silu(__m256 x)
 {
-    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f),
-                                          v_exp(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+    return _mm256_div_ps(
+        x, _mm256_add_ps(_mm256_set1_ps(1.0f), v_exp(_mm256_sub_ps(_mm256_setzero_ps(), x))));
 }
 
 FFN_AI __m256 v_gelu_tanh(__m256 x)
@@ -251,7 +266,8 @@ FFN_AI __m256 v_gelu(__m256 x)
 {
     const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    const __m256 za = _mm256_mul_ps(_mm256_and_ps(x, absmask), _mm256_set1_ps(0.70710678118654752f));
+    const __m256 za =
+        _mm256_mul_ps(_mm256_and_ps(x, absmask), _mm256_set1_ps(0.70710678118654752f));
     /* erfc(10) < 3e-45: beyond, y = 0 exactly (and z stays finite so z*z - hi is no Inf-Inf) */
     const __m256 small = _mm256_cmp_ps(za, _mm256_set1_ps(10.0f), _CMP_LE_OQ);
     const __m256 z = _mm256_min_ps(_mm256_set1_ps(10.0f), za);

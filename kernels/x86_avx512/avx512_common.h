@@ -105,7 +105,7 @@ FFN_AI __m512 v_act(ffn_act a, __m512 g)
 
 /* The AVX-512 activation epilogue (ffn_ukr_act_fn), shared by the AVX-512 microkernel tables
  * (ukr_avx512.c defines it). */
-void ffn__avx512_act(ffn_act act, size_t rows, size_t n, const float *g, const float *u,
-                     size_t ldc, const float *bg, const float *bu, float *h, size_t ldh);
+void ffn__avx512_act(ffn_act act, size_t rows, size_t n, const float *g, const float *u, size_t ldc,
+                     const float *bg, const float *bu, float *h, size_t ldh);
 
 #endif

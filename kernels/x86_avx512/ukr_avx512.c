@@ -109,20 +109,48 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
 
 #define BODY_CASES(wdt, stream)                                                                    \
     switch (m) {                                                                                   \
-    case 14: body(wdt, 14, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                     \
-    case 13: body(wdt, 13, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                     \
-    case 12: body(wdt, 12, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                     \
-    case 11: body(wdt, 11, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                     \
-    case 10: body(wdt, 10, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                     \
-    case 9: body(wdt, 9, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 8: body(wdt, 8, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 7: body(wdt, 7, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 6: body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 5: body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 4: body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 3: body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    case 2: body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                       \
-    default: body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream); break;                      \
+    case 14:                                                                                       \
+        body(wdt, 14, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                 \
+        break;                                                                                     \
+    case 13:                                                                                       \
+        body(wdt, 13, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                 \
+        break;                                                                                     \
+    case 12:                                                                                       \
+        body(wdt, 12, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                 \
+        break;                                                                                     \
+    case 11:                                                                                       \
+        body(wdt, 11, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                 \
+        break;                                                                                     \
+    case 10:                                                                                       \
+        body(wdt, 10, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                 \
+        break;                                                                                     \
+    case 9:                                                                                        \
+        body(wdt, 9, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 8:                                                                                        \
+        body(wdt, 8, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 7:                                                                                        \
+        body(wdt, 7, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 6:                                                                                        \
+        body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 5:                                                                                        \
+        body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 4:                                                                                        \
+        body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
+    default:                                                                                       \
+        body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
+        break;                                                                                     \
     }
 
 /* The full 14-row tile with its 28 accumulators as named variables (GCC 12 keeps arrays of
@@ -137,8 +165,8 @@ static void gemm14(size_t kc, const float *A, const float *B, float *C, size_t l
 #undef DECL
     if (acc) {
 #define LD(r)                                                                                      \
-    c##r##_0 = _mm512_loadu_ps(C + (r) * ldc);                                                     \
-    c##r##_1 = _mm512_loadu_ps(C + (r) * ldc + 16);
+    c##r##_0 = _mm512_loadu_ps(C + (r)*ldc);                                                       \
+    c##r##_1 = _mm512_loadu_ps(C + (r)*ldc + 16);
         ROW14(LD)
 #undef LD
     } else {
@@ -163,8 +191,8 @@ static void gemm14(size_t kc, const float *A, const float *B, float *C, size_t l
 #undef FM
     }
 #define ST(r)                                                                                      \
-    _mm512_storeu_ps(C + (r) * ldc, c##r##_0);                                                     \
-    _mm512_storeu_ps(C + (r) * ldc + 16, c##r##_1);
+    _mm512_storeu_ps(C + (r)*ldc, c##r##_0);                                                       \
+    _mm512_storeu_ps(C + (r)*ldc + 16, c##r##_1);
     ROW14(ST)
 #undef ST
 }
@@ -181,7 +209,7 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
 }
 
 #define GEMV(fname, wdt)                                                                           \
-    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,    \
+    static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \
     {                                                                                              \
         if (m == 1) {                                                                              \
@@ -220,8 +248,8 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
     }
 }
 
-void ffn__avx512_act(ffn_act act, size_t rows, size_t n, const float *g, const float *u,
-                     size_t ldc, const float *bg, const float *bu, float *h, size_t ldh)
+void ffn__avx512_act(ffn_act act, size_t rows, size_t n, const float *g, const float *u, size_t ldc,
+                     const float *bg, const float *bu, float *h, size_t ldh)
 {
     for (size_t r = 0; r < rows; r++)
         for (size_t i = 0; i < n; i += 16) {

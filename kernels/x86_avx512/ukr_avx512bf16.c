@@ -122,12 +122,24 @@ void ffn__bf16t_gemv(size_t m, size_t kc, const float *a, size_t as, const void 
 {
     const uint16_t *B = w;
     switch (m) {
-    case 1: shift_m1(kc, a, as, B, c); break;
-    case 2: shift_body(2, kc, a, as, B, c, ldc); break;
-    case 3: shift_body(3, kc, a, as, B, c, ldc); break;
-    case 4: shift_body(4, kc, a, as, B, c, ldc); break;
-    case 5: shift_body(5, kc, a, as, B, c, ldc); break;
-    default: shift_body(6, kc, a, as, B, c, ldc); break;
+    case 1:
+        shift_m1(kc, a, as, B, c);
+        break;
+    case 2:
+        shift_body(2, kc, a, as, B, c, ldc);
+        break;
+    case 3:
+        shift_body(3, kc, a, as, B, c, ldc);
+        break;
+    case 4:
+        shift_body(4, kc, a, as, B, c, ldc);
+        break;
+    case 5:
+        shift_body(5, kc, a, as, B, c, ldc);
+        break;
+    default:
+        shift_body(6, kc, a, as, B, c, ldc);
+        break;
     }
 }
 
@@ -179,24 +191,52 @@ FFN_AI void dp_body(const int m, size_t np, const uint16_t *A, size_t lda, const
     }
 }
 
-static void dp_tile(size_t m, size_t np, const uint16_t *A, size_t lda, const uint16_t *B,
-                    float *C, bool load_c)
+static void dp_tile(size_t m, size_t np, const uint16_t *A, size_t lda, const uint16_t *B, float *C,
+                    bool load_c)
 {
     switch (m) {
-    case 14: dp_body(14, np, A, lda, B, C, load_c); break;
-    case 13: dp_body(13, np, A, lda, B, C, load_c); break;
-    case 12: dp_body(12, np, A, lda, B, C, load_c); break;
-    case 11: dp_body(11, np, A, lda, B, C, load_c); break;
-    case 10: dp_body(10, np, A, lda, B, C, load_c); break;
-    case 9: dp_body(9, np, A, lda, B, C, load_c); break;
-    case 8: dp_body(8, np, A, lda, B, C, load_c); break;
-    case 7: dp_body(7, np, A, lda, B, C, load_c); break;
-    case 6: dp_body(6, np, A, lda, B, C, load_c); break;
-    case 5: dp_body(5, np, A, lda, B, C, load_c); break;
-    case 4: dp_body(4, np, A, lda, B, C, load_c); break;
-    case 3: dp_body(3, np, A, lda, B, C, load_c); break;
-    case 2: dp_body(2, np, A, lda, B, C, load_c); break;
-    default: dp_body(1, np, A, lda, B, C, load_c); break;
+    case 14:
+        dp_body(14, np, A, lda, B, C, load_c);
+        break;
+    case 13:
+        dp_body(13, np, A, lda, B, C, load_c);
+        break;
+    case 12:
+        dp_body(12, np, A, lda, B, C, load_c);
+        break;
+    case 11:
+        dp_body(11, np, A, lda, B, C, load_c);
+        break;
+    case 10:
+        dp_body(10, np, A, lda, B, C, load_c);
+        break;
+    case 9:
+        dp_body(9, np, A, lda, B, C, load_c);
+        break;
+    case 8:
+        dp_body(8, np, A, lda, B, C, load_c);
+        break;
+    case 7:
+        dp_body(7, np, A, lda, B, C, load_c);
+        break;
+    case 6:
+        dp_body(6, np, A, lda, B, C, load_c);
+        break;
+    case 5:
+        dp_body(5, np, A, lda, B, C, load_c);
+        break;
+    case 4:
+        dp_body(4, np, A, lda, B, C, load_c);
+        break;
+    case 3:
+        dp_body(3, np, A, lda, B, C, load_c);
+        break;
+    case 2:
+        dp_body(2, np, A, lda, B, C, load_c);
+        break;
+    default:
+        dp_body(1, np, A, lda, B, C, load_c);
+        break;
     }
 }
 

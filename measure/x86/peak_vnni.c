@@ -43,6 +43,7 @@ double ffn__peak_int8_vnni(uint64_t iters)
     int32_t lanes[16];
     _mm512_storeu_si512((void *)lanes, s);
     int64_t t = 0;
-    for (int i = 0; i < 16; i++) t += lanes[i];
+    for (int i = 0; i < 16; i++)
+        t += lanes[i];
     return (double)t;
 }
