@@ -6,7 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
-mapfile -t files < <(git ls-files '*.c' '*.h')
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    mapfile -t files < <(git ls-files '*.c' '*.h')
+else # an exported tree: every source outside build folders
+    mapfile -t files < <(find . -name '*.c' -o -name '*.h' | grep -v -E '^\./(build[^/]*|results)/' |
+        sed 's|^\./||' | sort)
+fi
 if [ "${1:-}" = --fix ]; then
     clang-format -i "${files[@]}"
     exit 0

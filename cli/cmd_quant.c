@@ -523,7 +523,7 @@ int ffn_cmd_quant(int argc, char **argv)
         if (!groups) groups = o.groups; /* then the check below says why */
     }
     ffn_qeval_fmt fmts[FFN_QEVAL_MAX_ROWS];
-    size_t nf;
+    size_t nf = 0;
     if ((rc = parse_formats(formats, groups, fmts, &nf))) goto out;
     /* every int4 group must divide K of both GEMMs */
     for (size_t i = 0; i < nf; i++)
