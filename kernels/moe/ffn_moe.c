@@ -86,8 +86,11 @@ int ffn_moe_shape_check(const ffn_moe_shape *s)
     return 0;
 }
 
+/* Experts are dense float FFNs: no quantization group (the fields are zeroed, not left to the
+ * caller's stack). */
 void ffn__moe_expert_shape(const ffn_moe_shape *s, ffn_kshape *e)
 {
+    *e = (ffn_kshape){0};
     e->d = s->d;
     e->f = s->f;
     e->act = s->act;
@@ -96,6 +99,7 @@ void ffn__moe_expert_shape(const ffn_moe_shape *s, ffn_kshape *e)
 
 void ffn__moe_shared_shape(const ffn_moe_shape *s, ffn_kshape *e)
 {
+    *e = (ffn_kshape){0};
     e->d = s->d;
     e->f = s->f_shared;
     e->act = s->act;
