@@ -19,38 +19,9 @@
  * at T = 4 by 6-17%). */
 #include "../x86_avx512/avx512_common.h"
 #include "../x86_avx512/ukr_bf16t.h"
+#include "amx_tiles.h"
 
 enum { NR = 32, AMX_KC = 256, AMX_G = 8, AMX_MC = 512 };
-
-typedef struct tilecfg {
-    uint8_t palette, start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} tilecfg;
-
-/* Tiles 0-3: C (2x2 blocks of 16x16 fp32); 4, 5: A (16 rows x 32 bf16); 6, 7: B (16 pair rows
- * x 16 columns x 2). Every tile is 16 rows of 64 bytes. */
-static void amx_begin(void)
-{
-    tilecfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 8; i++) {
-        cfg.colsb[i] = 64;
-        cfg.rows[i] = 16;
-    }
-    /* GCC 12's ldtilecfg builtin does not tell the optimiser that it reads the 64 bytes, so
-     * once this is inlined the rows/colsb stores can be dropped as dead (seen: only the palette
-     * byte written, then a #GP on the first tile load). Let cfg escape into memory first. */
-    __asm__ volatile("" : : "r"(&cfg) : "memory");
-    _tile_loadconfig(&cfg);
-}
-
-static void amx_end(void)
-{
-    _tile_release();
-}
 
 static void amx_gemm(size_t kp, const uint16_t *A, size_t lda, size_t m, const uint16_t *B,
                      size_t np, const uint16_t *Bnext, size_t nnext, float *cbuf)
@@ -112,8 +83,8 @@ const ffn_ukernels_bf16t ffn_ukernels_amx = {
     .mc = AMX_MC,
     .stream_rows = 2,
     .stream_g = 6,
-    .begin = amx_begin,
-    .end = amx_end,
+    .begin = ffn__amx_begin,
+    .end = ffn__amx_end,
     .gemm = amx_gemm,
     .gemv = ffn__bf16t_gemv,
     .narrow = ffn__bf16t_narrow,

@@ -8,36 +8,9 @@
  * instead, which reads each weight byte once without padding T to 32 rows. */
 #include "../x86_avx512/avx512_common.h"
 #include "../x86_avx512/ukr_avx512_q.h"
+#include "amx_tiles.h"
 
 enum { NR = 32, AMX_KC = 512, AMX_G = 8, AMX_MC = 512 };
-
-typedef struct tilecfg {
-    uint8_t palette, start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} tilecfg;
-
-/* Tiles 0-3: C (2x2 blocks of 16x16 int32); 4, 5: A (16 rows x 64 codes); 6, 7: B (16 k-quad
- * rows x 16 columns x 4). Every tile is 16 rows of 64 bytes. */
-static void amx_begin(void)
-{
-    tilecfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 8; i++) {
-        cfg.colsb[i] = 64;
-        cfg.rows[i] = 16;
-    }
-    /* As in ukr_amx.c: let cfg escape so GCC keeps the stores ldtilecfg reads. */
-    __asm__ volatile("" : : "r"(&cfg) : "memory");
-    _tile_loadconfig(&cfg);
-}
-
-static void amx_end(void)
-{
-    _tile_release();
-}
 
 /* c (32 rows of 32 int32, row stride 32) -= 128 * bsum. */
 static void unoffset(int32_t *c, const int32_t *bsum)
@@ -121,8 +94,8 @@ const ffn_ukernels_i8 ffn_ukernels_i8_amx = {
     .mc = AMX_MC,
     .stream_rows = 4,
     .stream_g = 4,
-    .begin = amx_begin,
-    .end = amx_end,
+    .begin = ffn__amx_begin,
+    .end = ffn__amx_end,
     .gemm = amx_gemm,
     .gemv = ffn__avx512vnni_i8_gemv,
     .quant = amx_quant,
