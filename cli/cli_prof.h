@@ -29,7 +29,6 @@ int ffn_prof_progress_case(void *user, double fraction, const char *label);
 void ffn_prof_progress_end(ffn_prof_progress *p);
 
 void ffn_prof_sigint_install(void);
-void ffn_prof_sigint_restore(void);
 const volatile sig_atomic_t *ffn_prof_stop_flag(void);
 
 #endif

@@ -583,7 +583,6 @@ int ffn_cmd_bench(int argc, char **argv)
     bo.stop = ffn_prof_stop_flag();
     int brc = ffn_bench_run(&hw, cases, n, &bo, ffn_prof_progress_case, &prog, res, &done, &d);
     ffn_prof_progress_end(&prog);
-    ffn_prof_sigint_restore();
     if (brc && brc != FFN_EINTERRUPTED) {
         char line[600];
         ffn_diag_format(&d, line, sizeof line);

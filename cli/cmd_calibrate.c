@@ -191,12 +191,10 @@ int ffn_cmd_calibrate(int argc, char **argv)
     rc = ffn_calibrate_run(&co, &cal);
     if (rc == FFN_EINTERRUPTED) {
         ffn_prof_progress_end(&prog);
-        ffn_prof_sigint_restore();
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted during the microbenchmarks");
     }
     if (rc) {
         ffn_prof_progress_end(&prog);
-        ffn_prof_sigint_restore();
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the microbenchmarks failed (%s)",
                             ffn_strerror(rc));
     }
@@ -208,7 +206,6 @@ int ffn_cmd_calibrate(int argc, char **argv)
     static ffn_hw hw;
     if ((rc = ffn_calibration_to_hw(&cal, use_amx, &hw))) {
         ffn_prof_progress_end(&prog);
-        ffn_prof_sigint_restore();
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "no fp32 peak or no memory bandwidth was measured");
     }
     const char *peak_kind[FFN_DT_COUNT] = {0};
@@ -290,14 +287,12 @@ int ffn_cmd_calibrate(int argc, char **argv)
         memcpy(mi.peak_kind, peak_kind, sizeof peak_kind);
         mi.notes = "interrupted during the kernel runs: no spec written";
         rc = write_calib(json_path, &cal, kres.n_runs ? &kres : NULL, &mi);
-        ffn_prof_sigint_restore();
         if (rc) return rc;
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD,
                             "interrupted: %s kept the finished runs, no "
                             "spec written",
                             json_path);
     }
-    ffn_prof_sigint_restore();
     if (ffn_hw_write(&hw, spec_path, &d)) return ffn_cli_diag(&d);
     ffn_calib_meta m;
     memset(&m, 0, sizeof m);
@@ -348,8 +343,6 @@ void ffn_prof_loadavg(double load[3])
 }
 
 static volatile sig_atomic_t prof_stop;
-static struct sigaction prof_old_sa;
-static bool prof_installed;
 
 static void on_sigint(int sig)
 {
@@ -365,14 +358,13 @@ void ffn_prof_sigint_install(void)
     sigemptyset(&sa.sa_mask);
     /* a second Ctrl-C kills as usual */
     sa.sa_flags = SA_RESETHAND;
+    /* Never taken away again: a Ctrl-C that lands while the results are being written (or
+     * between the last write and exit) would otherwise kill the program by the signal, halfway
+     * through its files or with no exit status the caller can read. After the measurements the
+     * first Ctrl-C only sets the flag, which nothing polls any more, so the files are finished;
+     * a second one kills as usual. */
     prof_stop = 0;
-    if (sigaction(SIGINT, &sa, &prof_old_sa) == 0) prof_installed = true;
-}
-
-void ffn_prof_sigint_restore(void)
-{
-    if (prof_installed) sigaction(SIGINT, &prof_old_sa, NULL);
-    prof_installed = false;
+    sigaction(SIGINT, &sa, NULL);
 }
 
 const volatile sig_atomic_t *ffn_prof_stop_flag(void)

@@ -312,7 +312,6 @@ static int report_quick(const rep_opts *o)
     rc = ffn_calibrate_run(&copt, &cal);
     if (rc) {
         ffn_prof_progress_end(&prog);
-        ffn_prof_sigint_restore();
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "calibration %s",
                             rc == FFN_EINTERRUPTED ? "interrupted" : ffn_strerror(rc));
     }
@@ -321,7 +320,6 @@ static int report_quick(const rep_opts *o)
     static ffn_hw hw;
     if (ffn_calibration_to_hw(&cal, use_amx, &hw)) {
         ffn_prof_progress_end(&prog);
-        ffn_prof_sigint_restore();
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "no fp32 peak or no memory bandwidth was measured");
     }
     static ffn_kcal_result kres;
@@ -333,7 +331,6 @@ static int report_quick(const rep_opts *o)
                                 ffn_prof_progress_case, &prog, &kres, &d);
     ffn_prof_progress_end(&prog);
     if (krc == FFN_EINTERRUPTED) {
-        ffn_prof_sigint_restore();
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted during the kernel fit");
     }
     char notes[600] = "";
@@ -349,7 +346,6 @@ static int report_quick(const rep_opts *o)
         if (ffn_hw_fit_warning(&hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", CMD, fw);
     }
     if ((rc = ffn_hw_write(&hw, hw_path, &d))) {
-        ffn_prof_sigint_restore();
         return ffn_cli_diag(&d);
     }
     const char *peak_kind[FFN_DT_COUNT] = {0};
@@ -363,7 +359,6 @@ static int report_quick(const rep_opts *o)
     cm.notes = notes;
     calib_args ca = {&cal, krc == 0 || kres.n_runs ? &kres : NULL, &cm};
     if ((rc = write_file(cal_path, calib_writer, &ca))) {
-        ffn_prof_sigint_restore();
         return rc;
     }
 
@@ -382,7 +377,6 @@ static int report_quick(const rep_opts *o)
     ffn_diag_clear(&d);
     int brc = ffn_bench_run(&hw, cases, n, &bo, ffn_prof_progress_case, &prog, res, &n_done, &d);
     ffn_prof_progress_end(&prog);
-    ffn_prof_sigint_restore();
     if (brc && brc != FFN_EINTERRUPTED)
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "bench failed: %s",
                             d.msg[0] ? d.msg : ffn_strerror(brc));
