@@ -37,6 +37,9 @@ extern const ffn_ukernels_q ffn_ukernels_q_neon;
 #if defined(FFN_HAVE_NEON_DOT)
 extern const ffn_ukernels_i8 ffn_ukernels_i8_neondot;
 #endif
+#if defined(FFN_HAVE_NEON_I8MM)
+extern const ffn_ukernels_i8 ffn_ukernels_i8_neoni8mm;
+#endif
 #if defined(FFN_HAVE_SVE)
 extern const ffn_ukernels_q ffn_ukernels_q_sve;
 #endif

@@ -170,6 +170,11 @@ FFN__DRIVER_KERNEL(ffn_kernel_f16_neon, FFN_NEON_NAME("f16"), FFN_ISA_NEON, FFN_
 QKERNELS(neon, ffn_ukernels_q_neon, 0x4e510000u, "neon_8x12", FFN_ISA_NEON);
 #endif
 
+#if defined(FFN_HAVE_NEON_I8MM)
+static const ffn__drv drv_neoni8mm_w8a8 = DRVI8(ffn_ukernels_i8_neoni8mm, 0x4d513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neoni8mm, "w8a8_ffn__neoni8mm_4x16", FFN_ISA_NEON, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_neoni8mm_w8a8, 0, 4);
+#endif
 #if defined(FFN_HAVE_NEON_DOT)
 static const ffn__drv drv_neondot_w8a8 = DRVI8(ffn_ukernels_i8_neondot, 0x44513838u);
 FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neondot, "w8a8_ffn__neondot_2x32", FFN_ISA_NEON, FFN_DT_INT8,
@@ -237,6 +242,9 @@ static const row table[] = {
     {&ffn_kernel_bf16_neon, FFN_CPU_NEON},
     {&ffn_kernel_f16_neon, FFN_CPU_NEON},
     QROWS(neon, FFN_CPU_NEON),
+#if defined(FFN_HAVE_NEON_I8MM)
+    {&ffn_kernel_w8a8_neoni8mm, FFN_CPU_NEON | FFN_CPU_ARM_I8MM},
+#endif
 #if defined(FFN_HAVE_NEON_DOT)
     {&ffn_kernel_w8a8_neondot, FFN_CPU_NEON | FFN_CPU_ARM_DOTPROD},
 #endif

@@ -903,6 +903,14 @@ Test(kernels_quant, dispatch_for_cpu_classes)
         cr_assert_str_eq(pick_q(a76, FFN_ISA_SVE, I8, I8), "w8a8_ffn__neondot_2x32");
         cr_assert_str_eq(pick_q(n2, FFN_ISA_NEON, I8, FFN_DT_FP32), "w8a32_ffn__neon_8x12");
     }
+    if (built("w8a8_ffn__neoni8mm_4x16")) {
+        cr_assert_str_eq(pick_q(n2, FFN_ISA_NEON, I8, I8), "w8a8_ffn__neoni8mm_4x16",
+                         "Neoverse N2: SMMLA before SDOT");
+        cr_assert_str_eq(pick_q(n2 | FFN_CPU_SVE, FFN_ISA_SVE, I8, I8), "w8a8_ffn__neoni8mm_4x16",
+                         "the sve level allows FEAT_I8MM");
+        cr_assert_str_eq(pick_q(a76, FFN_ISA_SVE, I8, I8), "w8a8_ffn__neondot_2x32",
+                         "SDOT without FEAT_I8MM");
+    }
     cr_assert_str_eq(pick_q(0, FFN_ISA_AMX, I8, I8), "w8a8_ffn__portable_1x32");
     cr_assert_str_eq(pick_q(spr, FFN_ISA_PORTABLE, I4, FFN_DT_BF16), "w4a16_ffn__portable_6x8");
     cr_assert_str_eq(pick_q(spr, FFN_ISA_REF, I8, I8), "w8a8_ffn__ref");
