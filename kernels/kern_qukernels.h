@@ -42,6 +42,7 @@ extern const ffn_ukernels_i8 ffn_ukernels_i8_neoni8mm;
 #endif
 #if defined(FFN_HAVE_SVE)
 extern const ffn_ukernels_q ffn_ukernels_q_sve;
+extern const ffn_ukernels_i8 ffn_ukernels_i8_sve;
 #endif
 
 /* The quantized reference kernels (kernels/quant/ffn_qref.c). */

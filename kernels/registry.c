@@ -175,6 +175,11 @@ static const ffn__drv drv_neoni8mm_w8a8 = DRVI8(ffn_ukernels_i8_neoni8mm, 0x4d51
 FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neoni8mm, "w8a8_ffn__neoni8mm_4x16", FFN_ISA_NEON, FFN_DT_INT8,
                      FFN_DT_INT8, drv_neoni8mm_w8a8, 0, 4);
 #endif
+#if defined(FFN_HAVE_SVE)
+static const ffn__drv drv_sve_w8a8 = DRVI8(ffn_ukernels_i8_sve, 0x53513838u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_sve, "w8a8_ffn__sve_8x2vl", FFN_ISA_SVE, FFN_DT_INT8,
+                     FFN_DT_INT8, drv_sve_w8a8, 0, 4);
+#endif
 #if defined(FFN_HAVE_NEON_DOT)
 static const ffn__drv drv_neondot_w8a8 = DRVI8(ffn_ukernels_i8_neondot, 0x44513838u);
 FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neondot, "w8a8_ffn__neondot_2x32", FFN_ISA_NEON, FFN_DT_INT8,
@@ -244,6 +249,10 @@ static const row table[] = {
     QROWS(neon, FFN_CPU_NEON),
 #if defined(FFN_HAVE_NEON_I8MM)
     {&ffn_kernel_w8a8_neoni8mm, FFN_CPU_NEON | FFN_CPU_ARM_I8MM},
+#endif
+#if defined(FFN_HAVE_SVE)
+    /* after SMMLA (32 products an instruction at any vector length), before NEON SDOT */
+    {&ffn_kernel_w8a8_sve, FFN_CPU_NEON | FFN_CPU_SVE},
 #endif
 #if defined(FFN_HAVE_NEON_DOT)
     {&ffn_kernel_w8a8_neondot, FFN_CPU_NEON | FFN_CPU_ARM_DOTPROD},

@@ -911,6 +911,13 @@ Test(kernels_quant, dispatch_for_cpu_classes)
         cr_assert_str_eq(pick_q(a76, FFN_ISA_SVE, I8, I8), "w8a8_ffn__neondot_2x32",
                          "SDOT without FEAT_I8MM");
     }
+    if (built("w8a8_ffn__sve_8x2vl")) {
+        const uint64_t a64fx = FFN_CPU_NEON | FFN_CPU_ARM_FP16 | FFN_CPU_ARM_DOTPROD | FFN_CPU_SVE;
+        cr_assert_str_eq(pick_q(a64fx, FFN_ISA_SVE, I8, I8), "w8a8_ffn__sve_8x2vl",
+                         "A64FX: SVE without FEAT_I8MM runs SVE SDOT");
+        cr_assert_str_eq(pick_q(a64fx, FFN_ISA_NEON, I8, I8), "w8a8_ffn__neondot_2x32",
+                         "FFNROOF_ISA=neon keeps SVE out");
+    }
     cr_assert_str_eq(pick_q(0, FFN_ISA_AMX, I8, I8), "w8a8_ffn__portable_1x32");
     cr_assert_str_eq(pick_q(spr, FFN_ISA_PORTABLE, I4, FFN_DT_BF16), "w4a16_ffn__portable_6x8");
     cr_assert_str_eq(pick_q(spr, FFN_ISA_REF, I8, I8), "w8a8_ffn__ref");

@@ -1,9 +1,8 @@
 /* SVE quantized microkernels for float activations: the generic kernels of
  * portable/ukr_q_generic.h at the SVE panel width (3 vectors: 12, 24, 48 columns at 128, 256,
  * 512-bit vectors, the f32_gemm__sve_8x3vl tile's, read from svcntw() as the driver reads it),
- * compiled with +sve so the compiler may vectorise them. W8A8 on an SVE CPU runs the NEON SDOT
- * tile (the sve level allows FEAT_DotProd). Correct under qemu at every width; not timed on
- * Arm hardware. */
+ * compiled with +sve so the compiler may vectorise them (W8A8 is ukr_sve_i8.c's). Correct under
+ * qemu at every width; not timed on Arm hardware. */
 #include <arm_sve.h>
 
 #include "../portable/ukr_q_generic.h"
