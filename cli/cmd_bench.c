@@ -45,6 +45,8 @@ static void usage(FILE *fp)
           "                        channel) or int4 (groups along K; default: fp32)\n"
           "  --group G             int4: weights per scale, 32, 64 or 128, dividing d and f\n"
           "                        (default: 128)\n"
+          "  --zero-point          int4: asymmetric groups, one 4-bit zero point per group\n"
+          "                        and column (default: symmetric, codes -8..7)\n"
           "  --adtype A            int8/int4: the activations the kernel multiplies, fp32,\n"
           "                        bf16 or int8 (W8A8: per-token int8, int8 weights only;\n"
           "                        default: fp32). x and y are fp32 in memory either way\n"
@@ -108,7 +110,8 @@ enum {
     O_OUT,
     O_WARM,
     O_GROUP,
-    O_ADTYPE
+    O_ADTYPE,
+    O_ZERO_POINT
 };
 
 /* "T,d,f[,act]" */
@@ -249,6 +252,7 @@ int ffn_cmd_bench(int argc, char **argv)
                                          {"warm", no_argument, 0, O_WARM},
                                          {"group", required_argument, 0, O_GROUP},
                                          {"adtype", required_argument, 0, O_ADTYPE},
+                                         {"zero-point", no_argument, 0, O_ZERO_POINT},
                                          {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
     const char *events_s = NULL, *out_dir = NULL;
@@ -262,6 +266,7 @@ int ffn_cmd_bench(int argc, char **argv)
     bo.seed = 1;
     ffn_dtype wdt = FFN_DT_FP32, adt = FFN_DT_FP32;
     uint64_t group = 0;
+    bool zero_point = false;
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
     ffn_cli_seen seen = {0};
@@ -305,6 +310,9 @@ int ffn_cmd_bench(int argc, char **argv)
             if (group != 32 && group != 64 && group != 128)
                 return ffn_cli_usage(CMD, "--group must be 32, 64 or 128; got %llu",
                                      (unsigned long long)group);
+            break;
+        case O_ZERO_POINT:
+            zero_point = true;
             break;
         case O_ADTYPE:
             if (ffn_dtype_parse(optarg, &adt) ||
@@ -389,6 +397,8 @@ int ffn_cmd_bench(int argc, char **argv)
     bo.threads = (int)threads;
     bo.reps = reps;
     if (group && wdt != FFN_DT_INT4) return ffn_cli_usage(CMD, "--group goes with --dtype int4");
+    if (zero_point && wdt != FFN_DT_INT4)
+        return ffn_cli_usage(CMD, "--zero-point goes with --dtype int4");
     if (adt != FFN_DT_FP32 && wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4)
         return ffn_cli_usage(CMD, "--adtype %s goes with --dtype int8 or int4",
                              ffn_dtype_name(adt));
@@ -412,6 +422,7 @@ int ffn_cmd_bench(int argc, char **argv)
         k->shape.f = s3[2];
         k->shape.act = act;
         k->shape.group = (unsigned)group;
+        k->shape.zero_point = zero_point;
         k->wdtype = wdt;
         k->adtype = adt;
         k->phase =
@@ -470,6 +481,7 @@ int ffn_cmd_bench(int argc, char **argv)
                 k->n_experts = moe ? m.moe.n_experts : 0;
                 k->top_k = moe ? m.moe.top_k : 0;
                 k->shape.group = (unsigned)group;
+                k->shape.zero_point = zero_point;
                 k->wdtype = wdt;
                 k->adtype = adt;
             }

@@ -106,7 +106,16 @@ void ffn__json_case_layer(ffn_json *j, const ffn_bench_case *c)
         ffn_json_null(j, "top_k");
     }
     ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
-    ffn_json_str(j, "adtype", "fp32");
+    /* the format the kernel multiplies activations in: fp32, or bf16 / int8 (W8A8) for
+     * quantized weights; int4's group size and zero points (null for other dtypes) */
+    ffn_json_str(j, "adtype", ffn_dtype_name(c->adtype));
+    if (c->wdtype == FFN_DT_INT4) {
+        ffn_json_u64(j, "group", c->shape.group);
+        ffn_json_bool(j, "zero_point", c->shape.zero_point);
+    } else {
+        ffn_json_null(j, "group");
+        ffn_json_null(j, "zero_point");
+    }
 }
 
 static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
@@ -280,7 +289,7 @@ int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resul
     fputs("id,kind,phase,batch,seq,tokens,d,f,act,experts,top_k,dtype,isa,kernel,threads,"
           "cold_weights,time_median_s,time_min_s,time_p90_s,samples,flops,bytes,achieved_flops,"
           "achieved_bps,intensity,bound,roofline_s,predicted_s,prediction_error,efficiency,"
-          "openblas_median_s,onednn_median_s,max_rel_err,complete\n",
+          "openblas_median_s,onednn_median_s,max_rel_err,complete,adtype,group,zero_point\n",
           fp);
     for (size_t i = 0; i < n; i++) {
         const ffn_bench_result *x = &r[i];
@@ -313,7 +322,12 @@ int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resul
         for (int p = 0; p < FFN_PEER_COUNT; p++)
             csv_num(fp, x->peers[p].time.n ? x->peers[p].time.median : NAN);
         csv_num(fp, x->verified ? x->max_rel_err : NAN);
-        fprintf(fp, ",%s\n", m->complete ? "true" : "false");
+        fprintf(fp, ",%s,%s,", m->complete ? "true" : "false", ffn_dtype_name(c->adtype));
+        if (c->wdtype == FFN_DT_INT4)
+            fprintf(fp, "%u,%s", c->shape.group, c->shape.zero_point ? "true" : "false");
+        else
+            fputc(',', fp);
+        fputc('\n', fp);
     }
     return ferror(fp) ? FFN_EIO : 0;
 }

@@ -294,9 +294,13 @@ Test(cli_profiler, bench_runs_the_quantized_kernels)
 {
     const char *spec = tiny_spec();
     static const char *fmts[] = {"--dtype int8", "--dtype int8 --adtype int8",
-                                 "--dtype int4 --group 32 --adtype bf16"};
-    static const char *tags[] = {"w8a32_ffn__", "w8a8_ffn__", "w4a16_ffn__"};
-    for (size_t i = 0; i < 3; i++) {
+                                 "--dtype int4 --group 32 --adtype bf16",
+                                 "--dtype int4 --group 32 --zero-point"};
+    static const char *tags[] = {"w8a32_ffn__", "w8a8_ffn__", "w4a16_ffn__", "w4a32_ffn__"};
+    /* the CSV's last columns: complete, adtype, group, zero_point */
+    static const char *tails[] = {",true,fp32,,\n", ",true,int8,,\n", ",true,bf16,32,false\n",
+                                  ",true,fp32,32,true\n"};
+    for (size_t i = 0; i < 4; i++) {
         char args[600];
         snprintf(args, sizeof args,
                  "bench --hw '%s' --shape 5,64,96 %s --reps 2 --verify --threads 2 --format csv "
@@ -305,6 +309,19 @@ Test(cli_profiler, bench_runs_the_quantized_kernels)
         cr_assert_eq(run(args), 0, "%s: %s", fmts[i], slurp(err_path));
         const char *out = slurp(out_path);
         cr_assert(strstr(out, tags[i]) != NULL, "%s ran another kernel: %s", fmts[i], out);
+        cr_assert(strstr(out, tails[i]) != NULL, "%s: the format columns: %s", fmts[i], out);
+        char path[256];
+        snprintf(path, sizeof path, "%s/bq%zu/bench.json", dir, i);
+        const char *js = slurp(path);
+        cr_assert_not_null(js);
+        const char *adt = i == 1   ? "\"adtype\": \"int8\""
+                          : i == 2 ? "\"adtype\": \"bf16\""
+                                   : "\"adtype\": \"fp32\"";
+        cr_assert(strstr(js, adt) != NULL, "%s: %s", fmts[i], adt);
+        cr_assert(strstr(js, i < 2 ? "\"group\": null" : "\"group\": 32") != NULL);
+        cr_assert(strstr(js, i == 3   ? "\"zero_point\": true"
+                             : i == 2 ? "\"zero_point\": false"
+                                      : "\"zero_point\": null") != NULL);
     }
 }
 
@@ -321,6 +338,7 @@ Test(cli_profiler, bad_input_exits_2_with_one_line)
         "--shape 4,32,48 --dtype int4 --group 64", /* 64 does not divide d = 32 */
         "--shape 4,32,48 --dtype int4 --group 48",
         "--shape 4,32,48 --dtype int8 --group 32",
+        "--shape 4,32,48 --dtype int8 --zero-point",
         "--shape 4,32,48 --adtype int8",
         "--shape 4,32,48 --dtype int4 --adtype int8",
         "--shape 4,32,48 --dtype int8 --adtype fp16",
