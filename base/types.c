@@ -109,6 +109,12 @@ double ffn_weight_matrix_bytes(ffn_dtype dt, unsigned group, bool zero_point, ui
     }
 }
 
+double ffn_weight_elem_bytes(ffn_dtype dt, unsigned group, bool zero_point, uint64_t K)
+{
+    if (K == 0) K = 1;
+    return ffn_weight_matrix_bytes(dt, group, zero_point, K, 1) / (double)K;
+}
+
 double ffn_quant_gemm_vec_ops(ffn_dtype wdt, ffn_dtype adt, unsigned group, bool zero_point,
                               uint64_t M, uint64_t K, uint64_t N)
 {

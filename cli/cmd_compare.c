@@ -126,6 +126,8 @@ static int from_scenario(const char *cmd, ffn_compare *c, const char *path, bool
         c->run.wdtype = sc.plan.wdtype;
         c->run.adtype = sc.plan.adtype;
         c->run.group_size = sc.plan.group_size;
+        c->run.zero_point = sc.plan.zero_point;
+        c->run.act_io_dtype = sc.plan.act_io_dtype;
     }
     if (want_batch && sc.n_batch) {
         c->n_batch = 0;

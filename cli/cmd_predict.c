@@ -32,6 +32,9 @@ static void usage(FILE *fp)
         "                        (default: bf16)\n"
         "  --wdtype D --adtype D weights and activations separately (e.g. int4 + bf16 = W4A16)\n"
         "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
+        "  --zero-point          int4: a 4-bit zero point per group too (default: symmetric)\n"
+        "  --act-io-dtype D      W8A8 (--adtype int8): the dtype x, h and y are stored in\n"
+        "                        between the int8 GEMMs, fp32, bf16 or fp16 (default: bf16)\n"
         "  --tp N                tensor-parallel degree (default: 1)\n"
         "  --fused | --unfused   gate+up as one GEMM with the activation in its epilogue\n"
         "                        (default: --fused)\n"
@@ -84,6 +87,8 @@ enum {
     O_WDTYPE,
     O_ADTYPE,
     O_GROUP,
+    O_ZP,
+    O_ACTIO,
     O_TP,
     O_FUSED,
     O_UNFUSED,
@@ -116,6 +121,8 @@ int ffn_cmd_predict(int argc, char **argv)
                                          {"wdtype", required_argument, 0, O_WDTYPE},
                                          {"adtype", required_argument, 0, O_ADTYPE},
                                          {"group-size", required_argument, 0, O_GROUP},
+                                         {"zero-point", no_argument, 0, O_ZP},
+                                         {"act-io-dtype", required_argument, 0, O_ACTIO},
                                          {"tp", required_argument, 0, O_TP},
                                          {"fused", no_argument, 0, O_FUSED},
                                          {"unfused", no_argument, 0, O_UNFUSED},
@@ -187,6 +194,16 @@ int ffn_cmd_predict(int argc, char **argv)
         case O_GROUP:
             if ((rc = ffn_cli_u64(CMD, "--group-size", optarg, 1, 1u << 20, &v))) return rc;
             run.group_size = (unsigned)v;
+            break;
+        case O_ZP:
+            run.zero_point = true;
+            break;
+        case O_ACTIO:
+            if ((rc = ffn_cli_dtype(CMD, "--act-io-dtype", optarg, &run.act_io_dtype))) return rc;
+            if (run.act_io_dtype != FFN_DT_FP32 && run.act_io_dtype != FFN_DT_BF16 &&
+                run.act_io_dtype != FFN_DT_FP16)
+                return ffn_cli_usage(CMD, "--act-io-dtype must be fp32, bf16 or fp16; got '%s'",
+                                     optarg);
             break;
         case O_TP:
             if ((rc = ffn_cli_u64(CMD, "--tp", optarg, 1, 4096, &run.tp))) return rc;

@@ -46,6 +46,9 @@ static void usage(FILE *fp)
           "  --dtype LIST          dtypes, D or W/A: bf16,fp8,int4/bf16 (default: bf16)\n"
           "  --chunk C             chunked prefill (default: off)\n"
           "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
+          "  --zero-point          int4: a 4-bit zero point per group too (default: symmetric)\n"
+          "  --act-io-dtype D      W8A8: x, h and y in memory as fp32, bf16 or fp16 (default:\n"
+          "                        bf16)\n"
           "  --fused | --unfused   (default: --fused)\n"
           "  --zipf S --trials N --seed N --capacity-factor C --devices-per-node N\n"
           "  --ep-uneven           MoE routing, as for predict\n"
@@ -81,6 +84,8 @@ enum {
     O_DTYPE,
     O_CHUNK,
     O_GROUP,
+    O_ZP,
+    O_ACTIO,
     O_FUSED,
     O_UNFUSED,
     O_ZIPF,
@@ -175,6 +180,8 @@ int ffn_cmd_sweep(int argc, char **argv)
                                          {"dtype", required_argument, 0, O_DTYPE},
                                          {"chunk", required_argument, 0, O_CHUNK},
                                          {"group-size", required_argument, 0, O_GROUP},
+                                         {"zero-point", no_argument, 0, O_ZP},
+                                         {"act-io-dtype", required_argument, 0, O_ACTIO},
                                          {"fused", no_argument, 0, O_FUSED},
                                          {"unfused", no_argument, 0, O_UNFUSED},
                                          {"zipf", required_argument, 0, O_ZIPF},
@@ -270,6 +277,16 @@ int ffn_cmd_sweep(int argc, char **argv)
         goto out;
     if (V(O_GROUP)) o->group_size = (unsigned)v;
     if (V(O_EPU)) o->moe.ep_uneven = true;
+    if (V(O_ZP)) o->zero_point = true;
+    if (V(O_ACTIO)) {
+        if ((rc = ffn_cli_dtype(CMD, "--act-io-dtype", V(O_ACTIO), &o->act_io_dtype))) goto out;
+        if (o->act_io_dtype != FFN_DT_FP32 && o->act_io_dtype != FFN_DT_BF16 &&
+            o->act_io_dtype != FFN_DT_FP16) {
+            rc = ffn_cli_usage(CMD, "--act-io-dtype must be fp32, bf16 or fp16; got '%s'",
+                               V(O_ACTIO));
+            goto out;
+        }
+    }
     if (fused >= 0) o->fused = fused == 1;
     if (V(O_WEIGHTS) && ffn_weights_parse(V(O_WEIGHTS), &o->weights)) {
         rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(O_WEIGHTS));
@@ -322,6 +339,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     ffn_run_default(&g.base);
     g.base.chunk = o->chunk;
     g.base.group_size = o->group_size;
+    g.base.zero_point = o->zero_point;
+    g.base.act_io_dtype = o->act_io_dtype;
     g.base.fused = o->fused;
     g.base.weights = o->weights;
     g.base.onchip = o->onchip;

@@ -330,6 +330,15 @@ static int load_plan(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
     uint64_t gs = o->group_size;
     if (!rc) rc = ffn_y_u64(y, root, "group_size", false, 1, 1u << 20, &gs);
     o->group_size = (unsigned)gs;
+    if (!rc) rc = ffn_y_bool(y, root, "zero_point", false, &o->zero_point);
+    bool ioset = false;
+    if (!rc) rc = dtype_key(y, root, "act_io_dtype", &o->act_io_dtype, &ioset);
+    if (!rc && ioset && o->act_io_dtype != FFN_DT_FP32 && o->act_io_dtype != FFN_DT_BF16 &&
+        o->act_io_dtype != FFN_DT_FP16)
+        rc = ffn_y_error(y, ffn_y_get(y, root, "act_io_dtype", NULL), FFN_ESCHEMA,
+                         "'act_io_dtype': the activations in memory are fp32, bf16 or fp16, not "
+                         "%s",
+                         ffn_dtype_name(o->act_io_dtype));
     if (!rc) rc = ffn_y_bool(y, root, "fused", false, &o->fused);
     static const char *const residency[] = {"cold", "hot", "auto", NULL}; /* ffn_weights order */
     int wr = (int)o->weights;
@@ -501,10 +510,11 @@ int ffn_scenario_sweep_defaults(ffn_scenario *sc)
 int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
 {
     static const char *const allowed[] = {
-        "name",           "description", "model",  "hw",      "phase",   "prompt",   "output",
-        "prefill_batch",  "chunk",       "dtype",  "wdtype",  "adtype",  "kv_dtype", "group_size",
-        "fused",          "slo",         "target", "limits",  "layouts", "moe",      "objective",
-        "price_per_hour", "sweep",       "source", "weights", "onchip",  NULL};
+        "name",     "description",   "model",      "hw",           "phase",     "prompt",
+        "output",   "prefill_batch", "chunk",      "dtype",        "wdtype",    "adtype",
+        "kv_dtype", "group_size",    "zero_point", "act_io_dtype", "fused",     "slo",
+        "target",   "limits",        "layouts",    "moe",          "objective", "price_per_hour",
+        "sweep",    "source",        "weights",    "onchip",       NULL};
     ffn_scenario_init(sc);
     ffn_ydoc y;
     int rc = ffn_ydoc_load(&y, path, diag);

@@ -2,12 +2,18 @@
  * and its decode steps over a few batches on every device, and how many devices its weights
  * need by capacity. Pure: no I/O, no allocation. */
 #include "ffnroof/compare.h"
+#include "ffnroof/plan.h"
 
 #include <math.h>
 
 int ffn_compare_predict(ffn_compare *c, size_t *failed, ffn_diag *diag)
 {
-    double wbytes = (double)c->params.total * ffn_dtype_bytes(c->run.wdtype, c->run.group_size);
+    /* the whole model on one device, scales included, embeddings and norms in 16 bits when the
+     * weights are narrower: the same footprint as plan's */
+    double ffn_b, other_b;
+    ffn_weight_footprint(&c->model, &c->params, c->run.wdtype, c->run.group_size, c->run.zero_point,
+                         1, 1, &ffn_b, &other_b);
+    const double wbytes = ffn_b + other_b;
     for (size_t i = 0; i < c->n_dev; i++) {
         ffn_cmp_device *d = &c->dev[i];
         ffn_run r = c->run;

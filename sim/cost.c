@@ -242,7 +242,10 @@ static double ramp(double size, double half)
 
 /* The GEMM time for a memory time tm computed by the caller (memory or on-chip levels).
  * Quantisation work (vec_ops) runs on the fp32 vector units beside the dot products, which on
- * a CPU share their ports: its ideal time adds to the FLOPs' before the efficiency applies. */
+ * a CPU share their ports: its time adds to the FLOPs'. It is scaled by c_max but not by the
+ * wave and size ramp, which describe how the dot products fill the matrix units: a
+ * dequantisation touches each weight once whatever M is, so a GEMV's 16-row tile padding (wave
+ * 1/16 at M = 1 on a GPU) must not multiply it. */
 static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                           double flops, double vec_ops, ffn_dtype cdt, double tm)
 {
@@ -257,8 +260,7 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     if (isfinite(util)) cmax = util;
     const double r = ramp(flops, e->compute_half_flops);
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * r);
-    if (vec_ops > 0)
-        tc = (flops / peak_of(hw, cdt) + vec_ops / peak_of(hw, FFN_DT_FP32)) / (cmax * wave * r);
+    if (vec_ops > 0) tc += vec_ops / (peak_of(hw, FFN_DT_FP32) * cmax);
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
 }
 

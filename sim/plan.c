@@ -70,6 +70,7 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->prefill_batch = 1;
     o->wdtype = o->adtype = o->kv_dtype = FFN_DT_BF16;
     o->group_size = 128;
+    o->act_io_dtype = FFN_DT_BF16; /* ffn_run_default's */
     o->fused = true;
     o->moe.seed = 1;
     o->max_devices = 64;
@@ -141,12 +142,21 @@ double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype,
     return 2.0 * heads * s.hd * kvb;
 }
 
-/* Weight bytes of the non-FFN parameters kept in 16 bits when the FFN/attention weights are
- * narrower (embeddings, norms, routers are not quantised by the usual int4/fp8 recipes). */
-static double other_bytes(const ffn_plan_opts *o)
+/* Bytes per weight of the parameters the usual int4/fp8 recipes leave in 16 bits when the
+ * projections are narrower (embeddings, LM head, norms, routers); else the weights' own. */
+static double other_elem_bytes(ffn_dtype wdt, unsigned group)
 {
-    double wb = ffn_dtype_bytes(o->wdtype, o->group_size);
-    return ffn_dtype_bits(o->wdtype) < 16 ? 2.0 : wb;
+    return ffn_dtype_bits(wdt) < 16 ? 2.0 : ffn_dtype_bytes(wdt, group);
+}
+
+/* Bytes per FFN weight: gate and up (K = d) and down (K = f) with their scales. */
+static double ffn_elem_bytes(ffn_dtype wdt, unsigned group, bool zp, bool gated, uint64_t d,
+                             uint64_t f)
+{
+    const double g = gated ? 2.0 : 1.0;
+    return (g * ffn_weight_elem_bytes(wdt, group, zp, d) +
+            ffn_weight_elem_bytes(wdt, group, zp, f)) /
+           (g + 1.0);
 }
 
 /* Parameters of one routed expert (as sim/params.c counts them). */
@@ -184,27 +194,44 @@ static double activation_peak(const ffn_model *m, const ffn_plan_opts *o, uint64
     return peak;
 }
 
+void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,
+                          bool zero_point, uint64_t tp, uint64_t ep, double *ffn_bytes,
+                          double *other_bytes)
+{
+    const double TP = (double)(tp ? tp : 1), EP = (double)(ep ? ep : 1);
+    const bool gated = ffn_act_gated(m->act);
+    const uint64_t Lm = ffn_model_moe_layers(m);
+    double routed_total = 0, routed_dev = 0;
+    if (Lm && m->moe.n_experts) {
+        routed_total = (double)Lm * (double)m->moe.n_experts * expert_params(m);
+        routed_dev = (double)Lm * ceil((double)m->moe.n_experts / EP) * expert_params(m);
+    }
+    const double wb_dense = ffn_elem_bytes(wdt, group, zero_point, gated, m->hidden,
+                                           m->intermediate ? m->intermediate : 1);
+    const double wb_exp =
+        Lm ? ffn_elem_bytes(wdt, group, zero_point, gated, m->hidden,
+                            m->moe.expert_intermediate ? m->moe.expert_intermediate : 1)
+           : wb_dense;
+    /* dense FFNs and shared experts are split over TP and replicated over EP ranks (shared
+     * experts at the dense FFN's bytes per weight: the two differ only in the scales' 4 / K) */
+    const double dense_dev = ((double)p->ffn - routed_total) / TP;
+    *ffn_bytes = dense_dev * wb_dense + routed_dev / TP * wb_exp;
+    const double attn_dev = (double)p->attention / TP;
+    const double emb_dev = (double)p->embedding / TP; /* vocabulary-parallel embedding, LM head */
+    const double rest = (double)(p->router + p->norm + p->other);
+    const double ob = other_elem_bytes(wdt, group);
+    *other_bytes =
+        attn_dev * ffn_weight_elem_bytes(wdt, group, zero_point, m->hidden) + (emb_dev + rest) * ob;
+}
+
 int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
                     const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t batch,
                     uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out)
 {
     memset(out, 0, sizeof *out);
     if (!tp || !ep) return FFN_EINVAL;
-    const double wb = ffn_dtype_bytes(o->wdtype, o->group_size), ob = other_bytes(o);
-    const double TP = (double)tp;
-    const uint64_t Lm = ffn_model_moe_layers(m);
-    double routed_total = 0, routed_dev = 0;
-    if (Lm && m->moe.n_experts) {
-        routed_total = (double)Lm * (double)m->moe.n_experts * expert_params(m);
-        routed_dev = (double)Lm * ceil((double)m->moe.n_experts / (double)ep) * expert_params(m);
-    }
-    /* dense FFNs and shared experts are split over TP and replicated over EP ranks */
-    double ffn_dev = ((double)p->ffn - routed_total + routed_dev) / TP;
-    double attn_dev = (double)p->attention / TP;
-    double emb_dev = (double)p->embedding / TP; /* vocabulary-parallel embedding and LM head */
-    double rest = (double)(p->router + p->norm + p->other);
-    out->ffn_weight_bytes = ffn_dev * wb;
-    out->other_weight_bytes = attn_dev * wb + (emb_dev + rest) * ob;
+    ffn_weight_footprint(m, p, o->wdtype, o->group_size, o->zero_point, tp, ep,
+                         &out->ffn_weight_bytes, &out->other_weight_bytes);
     out->weight_bytes = out->ffn_weight_bytes + out->other_weight_bytes;
     const uint64_t seqs = ceil_div(batch, ep);
     out->kv_bytes_per_seq =
@@ -243,6 +270,8 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     r.wdtype = o->wdtype;
     r.adtype = o->adtype;
     r.group_size = o->group_size;
+    r.zero_point = o->zero_point;
+    r.act_io_dtype = o->act_io_dtype;
     r.tp = tp;
     r.ep = ep;
     r.fused = o->fused;
@@ -284,7 +313,8 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     st->ffn_bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
 
     const attn_shape s = shape_of(m);
-    const double ab = ffn_dtype_bytes(o->adtype, 0), wb = ffn_dtype_bytes(o->wdtype, o->group_size);
+    const double ab = ffn_dtype_bytes(o->adtype, 0);
+    const double wb = ffn_weight_elem_bytes(o->wdtype, o->group_size, o->zero_point, m->hidden);
     const double TP = (double)tp, Hd = s.H / TP, D = (double)m->hidden, Tq = (double)T_step;
     const double Bs = (double)seqs, ctx = (double)context;
     const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
@@ -328,7 +358,9 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     {
         double Pv = ceil((double)m->vocab / TP) * D;
         st->lm_head_s = coarse_s(hw, 2.0 * Bs * Pv,
-                                 Pv * other_bytes(o) + Bs * Pv / D * 4.0 + Bs * D * ab, cdt, 1.0);
+                                 Pv * other_elem_bytes(o->wdtype, o->group_size) +
+                                     Bs * Pv / D * 4.0 + Bs * D * ab,
+                                 cdt, 1.0);
     }
     st->step_s = st->ffn_s + st->attn_proj_s + st->attn_core_s + st->attn_comm_s + st->lm_head_s;
     st->ffn_share = st->step_s > 0 ? st->ffn_s / st->step_s : 0;

@@ -238,7 +238,10 @@ Test(cli_predict, help_lists_every_flag_with_default)
                            "--seed",
                            "--capacity-factor",
                            "--weights",
-                           "--onchip"};
+                           "--onchip",
+                           "--group-size",
+                           "--zero-point",
+                           "--act-io-dtype"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         cr_assert(strstr(s, flags[i]), "--help does not mention %s", flags[i]);
 }
@@ -268,6 +271,7 @@ Test(cli_predict, bad_input)
     bad("predict --model llama2-7b --hw h100-sxm --frobnicate", "unknown option");
     bad("predict --model llama2-7b --hw h100-sxm --ep 2", "has no experts");
     bad("predict --model llama2-7b --hw h100-sxm --weights warm", "is not hot, cold or auto");
+    bad("predict --model llama2-7b --hw h100-sxm --act-io-dtype int8", "fp32, bf16 or fp16");
     bad("predict --model mixtral-8x7b --hw h100-sxm --ep 3", "--ep-uneven");
     bad("predict --model mixtral-8x7b --hw h100-sxm --zipf nan", "--zipf");
     bad("predict --model mixtral-8x7b --hw h100-sxm --histogram " FFNROOF_TEST_DATA
@@ -323,4 +327,43 @@ Test(cli_predict, weights_and_onchip_say_where_the_bytes_come_from)
     cr_assert(strstr(s, "\"weights\": \"auto\""), "%s", s);
     /* 12 layers x 9.44 MB = 113 MB: more than the L2's and the L3's usable 89.6 / 84 MB */
     cr_assert(strstr(s, "\"weights_level\": 0"), "%s", s);
+}
+
+/* The CSV's 14th column, weight_bytes, of the first run. */
+static double csv_weight_bytes(const char *s)
+{
+    const char *l = strchr(s, '\n');
+    cr_assert_not_null(l);
+    l++;
+    for (int c = 0; c < 13; c++) {
+        l = strchr(l, ',');
+        cr_assert_not_null(l);
+        l++;
+    }
+    return strtod(l, NULL);
+}
+
+/* --zero-point adds int4's zero points (0.5 B a group and column: per LLaMA-2-7B layer
+ * 0.5 (32 x 22016 + 86 x 4096) = 528,384 B); --act-io-dtype says what a W8A8 layer's x, h and y
+ * are stored in (fp32 moves more bytes than the default bf16). */
+Test(cli_predict, zero_points_and_act_io_dtype_reach_the_model)
+{
+    const char *base = "predict --model llama2-7b --hw h100-sxm --phase decode --format csv "
+                       "--wdtype int4 --adtype bf16";
+    char args[400];
+    cr_assert_eq(run(base), 0, "%s", slurp(err_path));
+    const double sym = csv_weight_bytes(slurp(out_path));
+    snprintf(args, sizeof args, "%s --zero-point", base);
+    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
+    const double zp = csv_weight_bytes(slurp(out_path));
+    /* the CSV has 7 significant digits: 2.2e9 B to within 1,000 B */
+    cr_assert_float_eq(zp - sym, 32 * 528384.0, 1000.0, "%.17g - %.17g", zp, sym);
+    const char *w8 = "predict --model llama2-7b --hw h100-sxm --phase prefill --format json "
+                     "--wdtype int8 --adtype int8";
+    cr_assert_eq(run(w8), 0, "%s", slurp(err_path));
+    char *a = strdup(slurp(out_path));
+    snprintf(args, sizeof args, "%s --act-io-dtype fp32", w8);
+    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
+    cr_assert(strcmp(a, slurp(out_path)) != 0, "--act-io-dtype fp32 changed nothing");
+    free(a);
 }

@@ -112,6 +112,49 @@ Test(plan, hand_worked_dense_example)
     cr_assert_eq(plan.layouts[0].bottleneck, FFN_BN_CAPACITY);
 }
 
+/* Quantized footprints, counted by hand for LLaMA-2-7B (d 4096, f 11008, 32 layers, vocab
+ * 32000): int8 weights carry one fp32 scale per output channel (gate and up: f channels of K =
+ * d; down: d channels of K = f; the attention projections: d channels each of K = d), int4 with
+ * zero points 2.5 bytes per group of 128 and column; embeddings and norms stay 16-bit. plan's
+ * memory and compare's weights are the same footprint. */
+Test(plan, quantized_footprints_include_scales_and_zero_points)
+{
+    static ffn_model m;
+    load_model("llama2-7b", &m);
+    ffn_params p;
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    const double D = 4096, F = 11008, L = 32, V = 32000;
+    const double emb = 2 * V * D, norms = (2 * L + 1) * D;
+    double ffn_b, other_b;
+    ffn_weight_footprint(&m, &p, FFN_DT_INT8, 128, false, 1, 1, &ffn_b, &other_b);
+    cr_assert_float_eq(ffn_b, L * (3 * D * F + 4 * (2 * F + D)), 1e-3, "%.17g", ffn_b);
+    cr_assert_float_eq(other_b, L * (4 * D * D + 4 * 4 * D) + (emb + norms) * 2, 1e-3);
+    ffn_weight_footprint(&m, &p, FFN_DT_INT4, 128, true, 1, 1, &ffn_b, &other_b);
+    const double g_up = D / 128, g_down = F / 128; /* 32 and 86 groups along K */
+    cr_assert_float_eq(ffn_b, L * (1.5 * D * F + 2.5 * (2 * F * g_up + D * g_down)), 1e-3);
+    cr_assert_float_eq(other_b, L * (2 * D * D + 2.5 * 4 * D * g_up) + (emb + norms) * 2, 1e-3);
+    /* TP 2 halves the FFN and attention, and the vocabulary-parallel embeddings */
+    double f2, o2;
+    ffn_weight_footprint(&m, &p, FFN_DT_INT4, 128, true, 2, 1, &f2, &o2);
+    cr_assert_float_eq(f2, ffn_b / 2, 1e-3);
+    cr_assert_float_eq(o2, (other_b - norms * 2) / 2 + norms * 2, 1e-3);
+    /* bf16: exactly 2 bytes a parameter, as before */
+    ffn_weight_footprint(&m, &p, FFN_DT_BF16, 128, false, 1, 1, &ffn_b, &other_b);
+    cr_assert_float_eq(ffn_b + other_b, 2.0 * (double)p.total, 1e-3);
+    /* plan's memory is this footprint */
+    static ffn_hw hw;
+    load_hw("h100-sxm", &hw);
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.wdtype = FFN_DT_INT8;
+    o.adtype = FFN_DT_BF16;
+    ffn_plan_mem mem;
+    cr_assert_eq(ffn_plan_memory(&m, &p, &hw, &o, 1, 1, 1, 1024, 0, &mem), 0);
+    ffn_weight_footprint(&m, &p, FFN_DT_INT8, 128, false, 1, 1, &ffn_b, &other_b);
+    cr_assert_float_eq(mem.ffn_weight_bytes, ffn_b, 1e-6);
+    cr_assert_float_eq(mem.weight_bytes, ffn_b + other_b, 1e-6);
+}
+
 /* Devices for the target as the SLO loosens, for a dense and two MoE models. */
 Test(plan, looser_slo_never_needs_more_devices)
 {

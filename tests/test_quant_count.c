@@ -350,3 +350,40 @@ Test(quant_count, a_kernel_fit_point_costs_what_the_kernel_counts)
         cr_assert_eq(c.ops[0].compute_dtype, i == 0 ? FFN_DT_INT8 : FFN_DT_BF16);
     }
 }
+
+/* The dequantisation is priced per weight, not per padded tile: on a GPU spec whose wave model
+ * pads a decode GEMV to 16-row tiles (wave ~1/19 at M = 1 here), the vector work is not
+ * multiplied by 1/wave. A device with wave tiles and memory fast enough that the GEMMs are
+ * compute-bound (100 TFLOP/s bf16, 50 TFLOP/s fp32, 100 units of 128x128 tiles, 10 PB/s):
+ * LLaMA-2-7B's FFN layer decoding one token as W4A16 (G = 128) has the FLOPs of a bf16 layer and
+ * a dequantisation of 135,266,304 ops, 2.7 us at 50 TFLOP/s, so the two predictions differ by
+ * that, where the padded pricing made it about 50 us. */
+Test(quant_count, gemv_dequantisation_is_not_padded_to_tiles)
+{
+    ffn_hw hw;
+    memset(&hw, 0, sizeof hw);
+    strcpy(hw.name, "tile-gpu");
+    hw.kind = FFN_HW_GPU;
+    hw.peak_flops[FFN_DT_FP32] = 50e12;
+    hw.peak_flops[FFN_DT_BF16] = 100e12;
+    hw.mem_bandwidth_bps = 1e16;
+    hw.compute_units = 100;
+    hw.eff.compute_max = hw.eff.memory_max = 1.0;
+    hw.eff.n_tiles = 1;
+    hw.eff.tiles[0][0] = hw.eff.tiles[0][1] = 128;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.wdtype = FFN_DT_INT4;
+    run.adtype = FFN_DT_BF16;
+    run.fused = true;
+    ffn_layer_cost c, b;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &c), 0);
+    close_rel(c.vec_ops, 3.0 * 4096 * 11008, 1e-12);
+    run.wdtype = FFN_DT_BF16;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &b), 0);
+    close_rel(c.flops, b.flops, 1e-12);
+    const double t_v = 3.0 * 4096 * 11008 / 50e12;
+    cr_assert(b.predicted_s > 10 * t_v, "the GEMMs are compute-bound on padded tiles: %.3g s",
+              b.predicted_s);
+    close_rel(c.predicted_s - b.predicted_s, t_v, 0.02);
+}

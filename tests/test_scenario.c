@@ -85,7 +85,8 @@ Test(scenario, full_example)
     int rc = load_text("name: x\ndescription: all keys\nmodel: [llama3-8b, ../m/custom.yaml]\n"
                        "hw: [h100-sxm, h200]\nphase: both\nprompt: 4096\noutput: 128\n"
                        "prefill_batch: 4\nchunk: 512\nwdtype: int4\nadtype: bf16\nkv_dtype: fp8\n"
-                       "group_size: 64\nfused: false\nslo: {tpot: 40 ms, ttft: 2 s}\n"
+                       "group_size: 64\nzero_point: true\nact_io_dtype: fp32\nfused: false\n"
+                       "slo: {tpot: 40 ms, ttft: 2 s}\n"
                        "target: {tokens_per_s: 5000}\n"
                        "limits: {max_devices: 16, max_batch: 512, memory_utilization: 0.85}\n"
                        "layouts: {tp: [1, 2, 4], ep: 1-8:x2, ep_uneven: true}\n"
@@ -103,6 +104,8 @@ Test(scenario, full_example)
     cr_assert_eq(sc.plan.wdtype, FFN_DT_INT4);
     cr_assert_eq(sc.plan.kv_dtype, FFN_DT_FP8);
     cr_assert_eq(sc.plan.group_size, 64);
+    cr_assert(sc.plan.zero_point);
+    cr_assert_eq(sc.plan.act_io_dtype, FFN_DT_FP32);
     cr_assert_not(sc.plan.fused);
     cr_assert_float_eq(sc.plan.tpot_s, 0.040, 1e-15);
     cr_assert_float_eq(sc.plan.ttft_s, 2.0, 1e-15);
@@ -203,6 +206,8 @@ Test(scenario, bad_input_names_file_line_col)
         {HEAD "phase: train\n", FFN_ESCHEMA, 4, 8, "phase"},
         {HEAD "weights: warm\n", FFN_ESCHEMA, 4, 10, "weights"},
         {HEAD "onchip: maybe\n", FFN_ESCHEMA, 4, 9, "onchip"},
+        {HEAD "zero_point: 1\n", FFN_ESCHEMA, 4, 13, "zero_point"},
+        {HEAD "act_io_dtype: int8\n", FFN_ESCHEMA, 4, 15, "fp32, bf16 or fp16"},
         {HEAD "objective: speed\n", FFN_ESCHEMA, 4, 12, "objective"},
         {HEAD "price_per_hour: {h300: 2}\n", FFN_ESCHEMA, 4, 18,
          "not one of the scenario's devices"},

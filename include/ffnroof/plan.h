@@ -64,6 +64,8 @@ typedef struct ffn_plan_opts {
     uint64_t chunk;         /* chunked prefill (FFN only), 0 = off */
     ffn_dtype wdtype, adtype, kv_dtype;
     unsigned group_size;
+    bool zero_point;        /* int4 weights: a 4-bit zero point per group */
+    ffn_dtype act_io_dtype; /* W8A8: the dtype x, h and y are stored in (ffn_run's) */
     bool fused;
     ffn_moe_opts moe;
     double tpot_s;              /* per-output-token SLO (decode step time); 0 = none */
@@ -176,6 +178,16 @@ bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_obj
 int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
                     const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t batch,
                     uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out);
+
+/* Weight bytes of the model on one device of layout (tp, ep), scales and zero points included:
+ * *ffn_bytes the FFNs (dense FFNs and shared experts split over TP, routed experts over EP;
+ * gate/up weights have K = hidden, down K = the intermediate size), *other_bytes the rest:
+ * attention projections in wdt (K = hidden), embeddings, norms and routers in 16 bits when wdt
+ * is narrower (the usual int4/fp8 recipes do not quantize them), else in wdt. tp = ep = 1: the
+ * whole model (ffnroof compare's "weights"). */
+void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,
+                          bool zero_point, uint64_t tp, uint64_t ep, double *ffn_bytes,
+                          double *other_bytes);
 
 /* KV-cache bytes per token per layer on one device under TP (GQA: ceil(kv_heads/tp) heads;
  * MLA: the latent, replicated across TP). */

@@ -58,6 +58,10 @@ double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size);
  * G = group (0 means 128). */
 double ffn_weight_matrix_bytes(ffn_dtype dt, unsigned group, bool zero_point, uint64_t K,
                                uint64_t N);
+/* Bytes per weight of such a matrix, its scales and zero points included:
+ * ffn_weight_matrix_bytes(dt, group, zero_point, K, 1) / K (K >= 1). What a footprint made of
+ * parameter counts multiplies by (int8: 1 + 4 / K, the per-channel scale shared by K weights). */
+double ffn_weight_elem_bytes(ffn_dtype dt, unsigned group, bool zero_point, uint64_t K);
 
 /* Vector operations (not FLOPs: fp32 vector work beside the GEMM's 2 M N K, timed at the fp32
  * peak) that a GEMM [M][K] x [K][N] with weights in wdt spends on its quantisation when it
