@@ -291,23 +291,6 @@ static int gemm(size_t T, size_t K, size_t N, const double *A, const float *B, c
     return ffn__team_run(nt, gemm_part, &j);
 }
 
-/* The activations as kernels/ref/ffn_ref.c computes them, in double. */
-static double act1(ffn_act a, double g)
-{
-    switch (a) {
-    case FFN_ACT_RELU:
-    case FFN_ACT_REGLU:
-        return g < 0 ? 0 : g;
-    case FFN_ACT_GELU:
-    case FFN_ACT_GEGLU:
-        return 0.5 * g * (1.0 + erf(g * 0.70710678118654752440));
-    case FFN_ACT_GELU_TANH:
-        return 0.5 * g * (1.0 + tanh(0.79788456080286535588 * (g + 0.044715 * g * g * g)));
-    default: /* silu, swiglu */
-        return g / (1.0 + exp(-g));
-    }
-}
-
 typedef struct layer {
     const float *wg, *wu, *wd;
     const float *bg, *bu, *bd;
@@ -335,7 +318,7 @@ static int first_half(const ffn_kshape *s, const layer *L, size_t T, const doubl
     if (!rc && gated) rc = gemm(T, s->d, f, X, L->wu, L->bu, U, threads);
     if (!rc)
         for (size_t i = 0; i < T * f; i++)
-            H[i] = gated ? act1(s->act, H[i]) * U[i] : act1(s->act, H[i]);
+            H[i] = gated ? ffn_act_ref(s->act, H[i]) * U[i] : ffn_act_ref(s->act, H[i]);
     free(U);
     return rc;
 }

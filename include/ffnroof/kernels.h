@@ -138,6 +138,11 @@ uint64_t ffn_kernel_requires(const ffn_kernel *k);
  * over this list. */
 size_t ffn_kernel_list(const ffn_kernel **out, size_t n);
 
+/* The activation a of the FFN (ffn_act: relu, gelu by erf, gelu_tanh, silu; a gated variant
+ * applies its base activation to the gate) at g, in double: the definition the reference
+ * kernels compute and every vector kernel is tested against (kernels/ref/ffn_ref.c). */
+double ffn_act_ref(ffn_act a, double g);
+
 /* The best kernel for wdtype with dispatch capped at level isa (isa = ref: the reference
  * kernel). FFN_EUNSUPPORTED when the CPU cannot run that level or no kernel of the level or
  * below stores that dtype (diag says which). */

@@ -329,11 +329,24 @@ static tscratch scratch_of(const job *jb, int t)
     return ts;
 }
 
-static void barrier(void)
+void ffn__drv_barrier(void)
 {
 #if defined(_OPENMP)
 #pragma omp barrier
 #endif
+}
+
+void ffn__drv_team(int nt, ffn__drv_thread_fn fn, const void *arg)
+{
+#if defined(_OPENMP)
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        fn(arg, omp_get_thread_num(), omp_get_num_threads());
+        return;
+    }
+#endif
+    (void)nt;
+    fn(arg, 0, 1);
 }
 
 /* h (rows x nh, row stride nh, into out) of `rows` accumulator rows c (row stride nr) of up
@@ -384,7 +397,7 @@ static void group_sums(const job *jb, const float *a, size_t K, float *asum, int
                 sum += a[k * T + r];
             asum[g * T + r] = sum;
         }
-    barrier();
+    ffn__drv_barrier();
 }
 
 /* One decode gemv call over panel j of the matrix at w (K rows, panel stride pb). */
@@ -421,7 +434,7 @@ static void stream_thread(const job *jb, int t, int nt)
     for (size_t k = lo; k < hi; k++)
         for (size_t r = 0; r < T; r++)
             xt[k * T + r] = act_in(jb, jb->x[r * d + k]);
-    barrier();
+    ffn__drv_barrier();
     if (sx) group_sums(jb, xt, d, sx, t, nt);
     while (ffn__grab(&jb->next[0], l->np1, ffn__grab_chunk(l->pb1), &lo, &hi))
         for (size_t j = lo; j < hi; j++) {
@@ -435,7 +448,7 @@ static void stream_thread(const job *jb, int t, int nt)
                         ht[(j * nh + c) * T + r0 + r] = act_in(jb, ts.hbuf[r * nh + c]);
             }
         }
-    barrier();
+    ffn__drv_barrier();
     if (sh) group_sums(jb, ht, f, sh, t, nt);
     while (ffn__grab(&jb->next[1], l->pd, ffn__grab_chunk(l->pb2), &lo, &hi))
         for (size_t j = lo; j < hi; j++)
@@ -508,7 +521,7 @@ static void f32_thread(const job *jb, int t, int nt)
                     dst[k * mr] = 0.0f;
             }
         }
-    barrier();
+    ffn__drv_barrier();
 
     /* Gate/up GEMM and the activation epilogue into hp[panel][ldh][mr]. */
     const size_t nic = (T + mcb - 1) / mcb;
@@ -539,7 +552,7 @@ static void f32_thread(const job *jb, int t, int nt)
                     dst[c * mr] = act_in(jb, src[c]);
             }
         }
-    barrier();
+    ffn__drv_barrier();
 
     /* Down GEMM: partial sums of the group's panels in the thread's buffer, y at the end. */
     const size_t ngrp = (l->pd + DG - 1) / DG;
@@ -599,7 +612,7 @@ static void bf16t_thread(const job *jb, int t, int nt)
         }
         memset(hb + r * l->ldh + hcols, 0, (l->ldh - hcols) * 2);
     }
-    barrier();
+    ffn__drv_barrier();
     if (tk->begin) tk->begin();
 
     /* Gate/up: row blocks x groups of panels (contiguous shares of the panels per thread). */
@@ -622,7 +635,7 @@ static void bf16t_thread(const job *jb, int t, int nt)
             }
         }
     }
-    barrier();
+    ffn__drv_barrier();
 
     /* Down: y = h W_down (+ b_down). */
     ffn__split(l->pd, t, nt, &lo, &hi);
@@ -649,6 +662,11 @@ static void run_thread(const job *jb, int t, int nt)
         bf16t_thread(jb, t, nt);
     else
         f32_thread(jb, t, nt);
+}
+
+static void team_thread(const void *arg, int t, int nt)
+{
+    run_thread(arg, t, nt);
 }
 
 int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
@@ -685,13 +703,6 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
         .thr = w + p.x_bytes + p.h_bytes + p.asum_bytes,
         .next = next,
     };
-#if defined(_OPENMP)
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        run_thread(&jb, omp_get_thread_num(), omp_get_num_threads());
-        return 0;
-    }
-#endif
-    run_thread(&jb, 0, 1);
+    ffn__drv_team(nt, team_thread, &jb);
     return 0;
 }

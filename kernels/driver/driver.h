@@ -35,6 +35,13 @@ typedef struct ffn__drv {
     const ffn_ukernels_i8 *i8;
 } ffn__drv;
 
+/* The team of a forward: fn(arg, t, nt) on nt threads (an OpenMP team; one thread without
+ * OpenMP or for nt <= 1), and the barrier its threads meet at (a no-op with one). Both
+ * schedules (driver.c, driver_i8.c) run their threads through these. */
+typedef void (*ffn__drv_thread_fn)(const void *arg, int t, int nt);
+void ffn__drv_team(int nt, ffn__drv_thread_fn fn, const void *arg);
+void ffn__drv_barrier(void);
+
 /* The W8A8 schedule (driver_i8.c), called by the four entry points below when dv->i8 is set. */
 size_t ffn__drv_i8_packed_bytes(const ffn__drv *dv, const ffn_kshape *s);
 int ffn__drv_i8_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,

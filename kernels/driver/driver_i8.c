@@ -14,10 +14,6 @@
 #include "driver.h"
 #include "qpack.h"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 enum { NR = 32 };
 
 typedef struct i8layout {
@@ -156,13 +152,6 @@ typedef struct i8job {
     size_t *next;
 } i8job;
 
-static void barrier(void)
-{
-#if defined(_OPENMP)
-#pragma omp barrier
-#endif
-}
-
 /* Rows [lo, hi) of src (n fp32 each, stride lds) quantized into codes (stride ldq, zero past n
  * up to ldq) and scales; rows from T on are zero. */
 static void quant_rows(const i8job *jb, size_t lo, size_t hi, const float *src, size_t n,
@@ -250,7 +239,7 @@ static void run_thread(const i8job *jb, int t, int nt)
     size_t lo, hi;
     ffn__split(p->rows, t, nt, &lo, &hi);
     quant_rows(jb, lo, hi, jb->x, s->d, s->d, xq, p->ldx, sx);
-    barrier();
+    ffn__drv_barrier();
     if (jb->u->begin) jb->u->begin();
     const i8mat up = {.a = xq,
                       .lda = p->ldx,
@@ -259,9 +248,9 @@ static void run_thread(const i8job *jb, int t, int nt)
                       .b = (const int8_t *)(jb->pk + l->off_c1),
                       .bsum = (const int32_t *)(const void *)(jb->pk + l->off_s1)};
     run_mat(jb, &up, &jb->next[0], t, 0);
-    barrier();
+    ffn__drv_barrier();
     quant_rows(jb, lo, hi, hf, s->f, p->ldf, hq, p->ldh, sh);
-    barrier();
+    ffn__drv_barrier();
     const i8mat down = {.a = hq,
                         .lda = p->ldh,
                         .kp = l->kp2,
@@ -270,6 +259,11 @@ static void run_thread(const i8job *jb, int t, int nt)
                         .bsum = (const int32_t *)(const void *)(jb->pk + l->off_s2)};
     run_mat(jb, &down, &jb->next[1], t, 1);
     if (jb->u->end) jb->u->end();
+}
+
+static void team_thread(const void *arg, int t, int nt)
+{
+    run_thread(arg, t, nt);
 }
 
 int ffn__drv_i8_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
@@ -296,13 +290,6 @@ int ffn__drv_i8_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshap
         .w = ffn__align64(ws),
         .next = next,
     };
-#if defined(_OPENMP)
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        run_thread(&jb, omp_get_thread_num(), omp_get_num_threads());
-        return 0;
-    }
-#endif
-    run_thread(&jb, 0, 1);
+    ffn__drv_team(nt, team_thread, &jb);
     return 0;
 }

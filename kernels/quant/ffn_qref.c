@@ -175,24 +175,6 @@ static void matvec(const ffn_kernel *k, const ffn_kshape *s, const qmat *m,
     }
 }
 
-static double act_base(ffn_act a, double g)
-{
-    switch (a) {
-    case FFN_ACT_RELU:
-    case FFN_ACT_REGLU:
-        return g < 0 ? 0.0 : g;
-    case FFN_ACT_GELU:
-    case FFN_ACT_GEGLU:
-        return 0.5 * g * (1.0 + erf(g * 0.70710678118654752440));
-    case FFN_ACT_GELU_TANH:
-        return 0.5 * g * (1.0 + tanh(0.79788456080286535588 * (g + 0.044715 * g * g * g)));
-    case FFN_ACT_SILU:
-    case FFN_ACT_SWIGLU:
-    default:
-        return g / (1.0 + exp(-g));
-    }
-}
-
 /* The activations one product multiplies: a[] (fp32 and bf16), or codes qa[] and scale *sa
  * (int8), from the fp32 row v of n values. */
 static void prep(ffn_dtype adt, size_t n, const float *v, double *a, uint8_t *qa, float *sa)
@@ -232,7 +214,7 @@ static int forward_q(const ffn_kernel *k, uint32_t id, const ffn_kshape *s, cons
         matvec(k, s, &l.w1, p + l.off_g, a, qa, sa, isum, g);
         if (gated) matvec(k, s, &l.w1, p + l.off_u, a, qa, sa, isum, u);
         for (size_t j = 0; j < f; j++) {
-            h[j] = act_base(s->act, g[j]) * (gated ? u[j] : 1.0);
+            h[j] = ffn_act_ref(s->act, g[j]) * (gated ? u[j] : 1.0);
             hf[j] = (float)h[j];
         }
         if (k->adtype == FFN_DT_FP32)

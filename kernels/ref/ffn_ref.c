@@ -129,7 +129,7 @@ static size_t workspace_bytes(const ffn_kshape *s, size_t T, int threads)
     return (3 * s->f + 2 * m) * sizeof(double) + 64;
 }
 
-static double act_base(ffn_act a, double g)
+double ffn_act_ref(ffn_act a, double g)
 {
     switch (a) {
     case FFN_ACT_RELU:
@@ -184,7 +184,7 @@ static int forward_dt(const ffn_kernel *k, uint32_t id, const ffn_kshape *s, con
             }
         }
         for (size_t j = 0; j < f; j++)
-            h[j] = act_base(s->act, g[j]) * (gated ? u[j] : 1.0);
+            h[j] = ffn_act_ref(s->act, g[j]) * (gated ? u[j] : 1.0);
         if (s->bias)
             load(dt, acc, bd, d);
         else
