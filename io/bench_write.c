@@ -84,14 +84,6 @@ static void counters_available(ffn_json *j, const ffn_bench_meta *m)
     ffn_json_obj_end(j);
 }
 
-static void num_or_null(ffn_json *j, const char *key, double v)
-{
-    if (isfinite(v))
-        ffn_json_num(j, key, v);
-    else
-        ffn_json_null(j, key);
-}
-
 void ffn__json_case_layer(ffn_json *j, const ffn_bench_case *c)
 {
     ffn_json_u64(j, "tokens", c->tokens);
@@ -144,16 +136,16 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
     ffn_json_num(j, "flops", r->flops);
     ffn_json_num(j, "bytes", r->bytes);
     ffn_json_num(j, "weight_bytes", r->weight_bytes);
-    num_or_null(j, "achieved_flops", r->achieved_flops);
-    num_or_null(j, "achieved_bps", r->achieved_bps);
-    num_or_null(j, "intensity", r->intensity);
+    ffn_json_num_or_null(j, "achieved_flops", r->achieved_flops);
+    ffn_json_num_or_null(j, "achieved_bps", r->achieved_bps);
+    ffn_json_num_or_null(j, "intensity", r->intensity);
     if (isfinite(r->roofline_s))
         ffn_json_str(j, "bound", ffn_bound_name(r->bound));
     else
         ffn_json_null(j, "bound");
     ffn_json_str(j, "compute_dtype", ffn_dtype_name(r->cdtype));
-    num_or_null(j, "roofline_s", r->roofline_s);
-    num_or_null(j, "predicted_s", r->predicted_s);
+    ffn_json_num_or_null(j, "roofline_s", r->roofline_s);
+    ffn_json_num_or_null(j, "predicted_s", r->predicted_s);
     if (r->level_bytes_source) {
         /* the cache-aware roofline: bytes each level served per call, and where they came
          * from (the model's per-level traffic, or host counters) */
@@ -169,9 +161,9 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
         }
         ffn_json_arr_end(j);
     }
-    num_or_null(j, "prediction_error", r->prediction_error);
-    num_or_null(j, "prediction_error_min", r->prediction_error_min);
-    num_or_null(j, "efficiency", r->efficiency);
+    ffn_json_num_or_null(j, "prediction_error", r->prediction_error);
+    ffn_json_num_or_null(j, "prediction_error_min", r->prediction_error_min);
+    ffn_json_num_or_null(j, "efficiency", r->efficiency);
     ffn_json_arr_begin(j, "counters");
     for (size_t i = 0; i < r->n_counters; i++) {
         const ffn_counter_value *v = &r->counters[i];
@@ -192,13 +184,13 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
     ffn_json_u64(j, "calls", (uint64_t)(r->calls > 0 ? r->calls : 0));
     if (r->has_moe) {
         ffn_json_obj_begin(j, "moe");
-        num_or_null(j, "route_s", r->route_s);
-        num_or_null(j, "permute_s", r->permute_s);
-        num_or_null(j, "experts_s", r->experts_s);
-        num_or_null(j, "combine_s", r->combine_s);
+        ffn_json_num_or_null(j, "route_s", r->route_s);
+        ffn_json_num_or_null(j, "permute_s", r->permute_s);
+        ffn_json_num_or_null(j, "experts_s", r->experts_s);
+        ffn_json_num_or_null(j, "combine_s", r->combine_s);
         double over = r->route_s + r->permute_s + r->combine_s;
         double tot = over + r->experts_s;
-        num_or_null(j, "routing_share", tot > 0 ? over / tot : NAN);
+        ffn_json_num_or_null(j, "routing_share", tot > 0 ? over / tot : NAN);
         ffn_json_u64(j, "active_experts", r->active_experts);
         ffn_json_obj_end(j);
     } else {
@@ -214,7 +206,7 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
         ffn_json_str(j, "dtype", ffn_dtype_name(bp->dtype));
         if (bp->time.n) {
             ffn__json_time(j, "time_s", &bp->time, false);
-            num_or_null(j, "speedup", bp->speedup);
+            ffn_json_num_or_null(j, "speedup", bp->speedup);
         } else {
             ffn_json_null(j, "time_s");
             ffn_json_null(j, "speedup");
@@ -227,7 +219,7 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
     }
     ffn_json_arr_end(j);
     if (r->verified) {
-        num_or_null(j, "max_rel_err", r->max_rel_err);
+        ffn_json_num_or_null(j, "max_rel_err", r->max_rel_err);
         ffn_json_u64(j, "verify_tokens", r->verify_tokens);
     } else {
         ffn_json_null(j, "max_rel_err");
@@ -275,14 +267,6 @@ int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resu
     return ffn_json_finish(&j);
 }
 
-static void csv_num(FILE *fp, double v)
-{
-    if (isfinite(v))
-        fprintf(fp, ",%.9g", v);
-    else
-        fputc(',', fp);
-}
-
 int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n)
 {
     if (!fp || !m || (n && !r)) return FFN_EINVAL;
@@ -305,23 +289,23 @@ int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resul
         if (moe) fprintf(fp, "%zu", c->top_k);
         fprintf(fp, ",%s,%s,%s,%d,%s", ffn_dtype_name(c->wdtype), ffn_isa_name(x->isa), x->kernel,
                 x->threads, x->cold ? "true" : "false");
-        csv_num(fp, x->time.median);
-        csv_num(fp, x->time.min);
-        csv_num(fp, x->time.p90);
+        ffn_csv_num(fp, x->time.median, 9);
+        ffn_csv_num(fp, x->time.min, 9);
+        ffn_csv_num(fp, x->time.p90, 9);
         fprintf(fp, ",%zu", x->time.n);
-        csv_num(fp, x->flops);
-        csv_num(fp, x->bytes);
-        csv_num(fp, x->achieved_flops);
-        csv_num(fp, x->achieved_bps);
-        csv_num(fp, x->intensity);
+        ffn_csv_num(fp, x->flops, 9);
+        ffn_csv_num(fp, x->bytes, 9);
+        ffn_csv_num(fp, x->achieved_flops, 9);
+        ffn_csv_num(fp, x->achieved_bps, 9);
+        ffn_csv_num(fp, x->intensity, 9);
         fprintf(fp, ",%s", isfinite(x->roofline_s) ? ffn_bound_name(x->bound) : "");
-        csv_num(fp, x->roofline_s);
-        csv_num(fp, x->predicted_s);
-        csv_num(fp, x->prediction_error);
-        csv_num(fp, x->efficiency);
+        ffn_csv_num(fp, x->roofline_s, 9);
+        ffn_csv_num(fp, x->predicted_s, 9);
+        ffn_csv_num(fp, x->prediction_error, 9);
+        ffn_csv_num(fp, x->efficiency, 9);
         for (int p = 0; p < FFN_PEER_COUNT; p++)
-            csv_num(fp, x->peers[p].time.n ? x->peers[p].time.median : NAN);
-        csv_num(fp, x->verified ? x->max_rel_err : NAN);
+            ffn_csv_num(fp, x->peers[p].time.n ? x->peers[p].time.median : NAN, 9);
+        ffn_csv_num(fp, x->verified ? x->max_rel_err : NAN, 9);
         fprintf(fp, ",%s,%s,", m->complete ? "true" : "false", ffn_dtype_name(c->adtype));
         if (c->wdtype == FFN_DT_INT4)
             fprintf(fp, "%u,%s", c->shape.group, c->shape.zero_point ? "true" : "false");

@@ -31,13 +31,10 @@ void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b)
     ffn_json_arr_end(j);
 }
 
-/* A number, or null when it was not measured (0 or not finite). */
-static void num_or_null(ffn_json *j, const char *key, double v)
+/* A measured quantity: 0 means it was not measured (null in the file). */
+static double pos(double v)
 {
-    if (v > 0 && isfinite(v))
-        ffn_json_num(j, key, v);
-    else
-        ffn_json_null(j, key);
+    return v > 0 ? v : NAN;
 }
 
 static void host(ffn_json *j, const ffn_host_info *h, const double load[3])
@@ -48,7 +45,7 @@ static void host(ffn_json *j, const ffn_host_info *h, const double load[3])
     ffn_json_str(j, "cpu_vendor", h->cpu_vendor);
     ffn_json_u64(j, "online_cpus", (uint64_t)(h->online_cpus > 0 ? h->online_cpus : 0));
     ffn_json_u64(j, "allowed_cpus", (uint64_t)(h->allowed_cpus > 0 ? h->allowed_cpus : 0));
-    num_or_null(j, "phys_mem_bytes", h->phys_mem_bytes);
+    ffn_json_num_or_null(j, "phys_mem_bytes", pos(h->phys_mem_bytes));
     if (load && load[0] >= 0) {
         ffn_json_arr_begin(j, "load_avg");
         for (int i = 0; i < 3; i++)
@@ -162,8 +159,8 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
     ffn_json_obj_end(&j);
 
     ffn_json_obj_begin(&j, "clock");
-    num_or_null(&j, "hz", c->clock.hz);
-    num_or_null(&j, "median_hz", c->clock.median_hz);
+    ffn_json_num_or_null(&j, "hz", pos(c->clock.hz));
+    ffn_json_num_or_null(&j, "median_hz", pos(c->clock.median_hz));
     ffn_json_num(&j, "spread_rel", c->clock.spread_rel);
     ffn_json_u64(&j, "reps", (uint64_t)(c->clock.reps > 0 ? c->clock.reps : 0));
     ffn_json_str(&j, "method", c->clock.method);
@@ -187,10 +184,10 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
     ffn_json_arr_end(&j);
 
     ffn_json_obj_begin(&j, "bandwidth");
-    num_or_null(&j, "max_bytes", c->max_bytes);
+    ffn_json_num_or_null(&j, "max_bytes", pos(c->max_bytes));
     ffn_json_obj_begin(&j, "tail_read_bps");
-    num_or_null(&j, "one_thread", c->tail_read_bps[0]);
-    num_or_null(&j, "all_threads", c->tail_read_bps[1]);
+    ffn_json_num_or_null(&j, "one_thread", pos(c->tail_read_bps[0]));
+    ffn_json_num_or_null(&j, "all_threads", pos(c->tail_read_bps[1]));
     ffn_json_obj_end(&j);
     ffn_json_arr_begin(&j, "points");
     for (size_t i = 0; i < c->n_points; i++) {
@@ -218,7 +215,7 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
                 ffn_json_num(&j, "bandwidth_bps", v->bandwidth_bps);
                 ffn_json_num(&j, "first_bytes", v->first_bytes);
                 ffn_json_num(&j, "last_bytes", v->last_bytes);
-                num_or_null(&j, "capacity_bytes", v->capacity_bytes);
+                ffn_json_num_or_null(&j, "capacity_bytes", pos(v->capacity_bytes));
                 ffn_json_u64(&j, "n_points", (uint64_t)(v->n_points > 0 ? v->n_points : 0));
                 ffn_json_obj_end(&j);
             }
@@ -294,7 +291,7 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
             if (m->peak_kind[d]) ffn_json_str(&j, ffn_dtype_name((ffn_dtype)d), m->peak_kind[d]);
         ffn_json_obj_end(&j);
         ffn_json_num(&j, "mem_bandwidth_bps", h->mem_bandwidth_bps);
-        num_or_null(&j, "clock_hz", h->clock_hz);
+        ffn_json_num_or_null(&j, "clock_hz", pos(h->clock_hz));
         ffn_json_u64(&j, "compute_units", h->compute_units);
         ffn_json_obj_end(&j);
     } else {

@@ -167,14 +167,6 @@ int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
     return ffn_json_finish(&j);
 }
 
-static void csv_num(FILE *fp, double v)
-{
-    if (isfinite(v))
-        fprintf(fp, ",%.6g", v);
-    else
-        fputc(',', fp);
-}
-
 static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, const ffn_result *r)
 {
     bool pre = r->run.phase == FFN_PHASE_PREFILL;
@@ -182,20 +174,20 @@ static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, con
             ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch);
     if (pre) fprintf(fp, "%llu", (unsigned long long)r->run.seq);
     fprintf(fp, ",%llu,%s", (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype));
-    csv_num(fp, ffn_plot_layer_latency_s(&c->model, r));
-    csv_num(fp, r->predicted_s);
-    csv_num(fp, tok_s(r));
-    csv_num(fp, tok_s_w(&d->hw, r));
+    ffn_csv_num(fp, ffn_plot_layer_latency_s(&c->model, r), 6);
+    ffn_csv_num(fp, r->predicted_s, 6);
+    ffn_csv_num(fp, tok_s(r), 6);
+    ffn_csv_num(fp, tok_s_w(&d->hw, r), 6);
     fprintf(fp, ",%s", ffn_bound_name(r->bound));
-    csv_num(fp, r->ridge_tokens);
-    csv_num(fp, d->weight_bytes);
+    ffn_csv_num(fp, r->ridge_tokens, 6);
+    ffn_csv_num(fp, d->weight_bytes, 6);
     fprintf(fp, ",%d,", d->fits ? 1 : 0);
     if (d->devices_for_weights) fprintf(fp, "%llu", (unsigned long long)d->devices_for_weights);
     const ffn_moe_detail *m = &r->moe_detail;
     double v[6] = {m->router_s, m->dispatch_s, m->expert_s,
                    m->shared_s, m->combine_s,  m->alltoall_s};
     for (int k = 0; k < 6; k++)
-        csv_num(fp, r->moe_layers ? v[k] : NAN);
+        ffn_csv_num(fp, r->moe_layers ? v[k] : NAN, 6);
     fputc('\n', fp);
 }
 

@@ -144,6 +144,22 @@ void ffn_json_null(ffn_json *j, const char *key)
     fputs("null", j->fp);
 }
 
+void ffn_json_num_or_null(ffn_json *j, const char *key, double v)
+{
+    if (isfinite(v))
+        ffn_json_num(j, key, v);
+    else
+        ffn_json_null(j, key);
+}
+
+void ffn_csv_num(FILE *fp, double v, int digits)
+{
+    if (isfinite(v))
+        fprintf(fp, ",%.*g", digits, v);
+    else
+        fputc(',', fp);
+}
+
 int ffn_json_finish(ffn_json *j)
 {
     fputc('\n', j->fp);

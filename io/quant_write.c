@@ -82,14 +82,6 @@ int ffn_quant_write_table(FILE *fp, const ffn_qeval_report *r)
     return finish(fp);
 }
 
-static void num_or_null(ffn_json *j, const char *key, double v)
-{
-    if (isfinite(v))
-        ffn_json_num(j, key, v);
-    else
-        ffn_json_null(j, key);
-}
-
 int ffn_quant_write_json(FILE *fp, const ffn_qeval_report *r)
 {
     if (!fp || !r) return FFN_EINVAL;
@@ -133,10 +125,10 @@ int ffn_quant_write_json(FILE *fp, const ffn_qeval_report *r)
         else
             ffn_json_null(&j, "threads");
         ffn_json_str(&j, "fp32_kernel", r->fp32_kernel);
-        num_or_null(&j, "fp32_time_s", r->fp32_time_s);
-        num_or_null(&j, "fp32_kernel_rel_l2", r->fp32_check_rel_l2);
+        ffn_json_num_or_null(&j, "fp32_time_s", r->fp32_time_s);
+        ffn_json_num_or_null(&j, "fp32_kernel_rel_l2", r->fp32_check_rel_l2);
         ffn_json_str(&j, "host_cpu", r->host_cpu);
-        num_or_null(&j, "load_avg", r->load_avg[0] >= 0 ? r->load_avg[0] : NAN);
+        ffn_json_num_or_null(&j, "load_avg", r->load_avg[0] >= 0 ? r->load_avg[0] : NAN);
     }
     ffn_json_obj_end(&j);
     ffn_json_arr_begin(&j, "formats");
@@ -145,14 +137,14 @@ int ffn_quant_write_json(FILE *fp, const ffn_qeval_report *r)
         ffn_json_obj_begin(&j, NULL);
         ffn_json_str(&j, "format", w->name);
         ffn_json_num(&j, "bits_per_weight", w->bits_per_weight);
-        num_or_null(&j, "rel_l2", w->m.rel_l2);
-        num_or_null(&j, "max_abs", w->m.max_abs);
-        num_or_null(&j, "cosine", w->m.cosine);
+        ffn_json_num_or_null(&j, "rel_l2", w->m.rel_l2);
+        ffn_json_num_or_null(&j, "max_abs", w->m.max_abs);
+        ffn_json_num_or_null(&j, "cosine", w->m.cosine);
         if (r->speed && w->speed.ran) {
             ffn_json_str(&j, "kernel", w->speed.kernel);
-            num_or_null(&j, "time_s", w->speed.time_s);
-            num_or_null(&j, "speedup", w->speed.speedup);
-            num_or_null(&j, "kernel_rel_l2", w->speed.check_rel_l2);
+            ffn_json_num_or_null(&j, "time_s", w->speed.time_s);
+            ffn_json_num_or_null(&j, "speedup", w->speed.speedup);
+            ffn_json_num_or_null(&j, "kernel_rel_l2", w->speed.check_rel_l2);
         } else {
             ffn_json_null(&j, "kernel");
             ffn_json_null(&j, "time_s");
@@ -166,14 +158,6 @@ int ffn_quant_write_json(FILE *fp, const ffn_qeval_report *r)
     return ffn_json_finish(&j) ? FFN_EIO : finish(fp);
 }
 
-static void csv_num(FILE *fp, double v)
-{
-    if (isfinite(v))
-        fprintf(fp, ",%.9g", v);
-    else
-        fputc(',', fp);
-}
-
 int ffn_quant_write_csv(FILE *fp, const ffn_qeval_report *r)
 {
     if (!fp || !r) return FFN_EINVAL;
@@ -185,19 +169,19 @@ int ffn_quant_write_csv(FILE *fp, const ffn_qeval_report *r)
         const bool ran = r->speed && w->speed.ran;
         fprintf(fp, "%zu,%zu,%s,%zu,%s", r->shape.d, r->shape.f, ffn_act_name(r->shape.act),
                 r->tokens, r->checkpoint ? "checkpoint" : wdist_name(&r->synth));
-        csv_num(fp, r->synth.outlier_frac);
+        ffn_csv_num(fp, r->synth.outlier_frac, 9);
         fprintf(fp, ",%zu", r->outlier_channels);
-        csv_num(fp, r->synth.outlier_scale);
-        csv_num(fp, r->alpha);
+        ffn_csv_num(fp, r->synth.outlier_scale, 9);
+        ffn_csv_num(fp, r->alpha, 9);
         fprintf(fp, ",%llu,%s", (unsigned long long)r->synth.seed, w->name);
-        csv_num(fp, w->bits_per_weight);
-        csv_num(fp, w->m.rel_l2);
-        csv_num(fp, w->m.max_abs);
-        csv_num(fp, w->m.cosine);
+        ffn_csv_num(fp, w->bits_per_weight, 9);
+        ffn_csv_num(fp, w->m.rel_l2, 9);
+        ffn_csv_num(fp, w->m.max_abs, 9);
+        ffn_csv_num(fp, w->m.cosine, 9);
         fprintf(fp, ",%s", ran ? w->speed.kernel : "");
-        csv_num(fp, ran ? w->speed.time_s : NAN);
-        csv_num(fp, ran ? w->speed.speedup : NAN);
-        csv_num(fp, ran ? w->speed.check_rel_l2 : NAN);
+        ffn_csv_num(fp, ran ? w->speed.time_s : NAN, 9);
+        ffn_csv_num(fp, ran ? w->speed.speedup : NAN, 9);
+        ffn_csv_num(fp, ran ? w->speed.check_rel_l2 : NAN, 9);
         fputc('\n', fp);
     }
     return finish(fp);

@@ -31,6 +31,11 @@ void ffn_json_u64(ffn_json *j, const char *key, uint64_t v);
 void ffn_json_str(ffn_json *j, const char *key, const char *s);
 void ffn_json_bool(ffn_json *j, const char *key, bool v);
 void ffn_json_null(ffn_json *j, const char *key);
+/* v, or null where v is not finite (a quantity that was not measured or does not apply). */
+void ffn_json_num_or_null(ffn_json *j, const char *key, double v);
+/* One CSV cell after a comma: v with `digits` significant digits, empty where v is not finite
+ * (the CSV writers' null). */
+void ffn_csv_num(FILE *fp, double v, int digits);
 /* Ends the document (a newline) and returns 0 or FFN_EIO. */
 int ffn_json_finish(ffn_json *j);
 
