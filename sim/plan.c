@@ -2,13 +2,13 @@
  * layout, the step time of a decode or prefill step (the FFN from ffn_predict() plus the rest of
  * the layer at a coarser level), the largest batch under the latency SLO, throughput, devices
  * for a target, efficiency per watt and per dollar, and the bottleneck. Pure: no I/O, no
- * allocation.
+ * allocation. Memory per device is plan_memory.c's.
  *
  * Layout: a replica is tp x ep devices. Attention is data-parallel over the ep ranks (each
  * holds the attention weights and the KV cache of its ceil(B/ep) sequences, as in DeepSeek-V3's
  * serving, arXiv:2412.19437 sec. 3.4) and tensor-parallel over tp within a rank (Megatron-LM,
  * Shoeybi et al. 2019); routed experts are spread over the ep ranks and split over tp. */
-#include "ffnroof/plan.h"
+#include "plan_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -84,11 +84,6 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->objective = FFN_OBJ_COUNT; /* auto: devices with a target, else tokens per device */
 }
 
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return b ? (a + b - 1) / b : 0;
-}
-
 static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
 {
     double p = hw->peak_flops[cdt];
@@ -106,152 +101,6 @@ static double coarse_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype c
     double tc = flops / (peak_of(hw, cdt) * cmax);
     double tm = bytes / ((hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0) * mmax);
     return (tc > tm ? tc : tm) + launches * hw->eff.launch_s;
-}
-
-/* Attention shape. Decode with MLA runs in the absorbed form over the latent (DeepSeek-V2,
- * arXiv:2405.04434 sec. 2.1.2-2.1.3): scores over kv_lora + rope, values over kv_lora. */
-typedef struct attn_shape {
-    bool mla;
-    double H, Hkv, hd;            /* heads, kv heads, head dim */
-    double lora, rope, nope, vhd; /* MLA */
-} attn_shape;
-
-static attn_shape shape_of(const ffn_model *m)
-{
-    attn_shape s = {0};
-    const ffn_attn_cfg *a = &m->attn;
-    s.H = (double)(a->n_heads ? a->n_heads : 1);
-    s.Hkv = (double)(a->n_kv_heads ? a->n_kv_heads : a->n_heads ? a->n_heads : 1);
-    s.hd = a->head_dim ? (double)a->head_dim : (double)m->hidden / s.H;
-    s.mla = a->kv_lora_rank > 0;
-    s.lora = (double)a->kv_lora_rank;
-    s.rope = (double)a->qk_rope_head_dim;
-    s.nope = (double)a->qk_nope_head_dim;
-    s.vhd = (double)(a->v_head_dim ? a->v_head_dim : a->qk_nope_head_dim);
-    return s;
-}
-
-double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype, uint64_t tp)
-{
-    const attn_shape s = shape_of(m);
-    const double kvb = ffn_dtype_bytes(kv_dtype, 0);
-    if (s.mla) return (s.lora + s.rope) * kvb; /* the compressed latent + the shared rope key */
-    /* K and V of the kv heads this device holds: kv heads are split over TP until each device
-     * has one, then replicated. */
-    double heads = ceil(s.Hkv / (double)(tp ? tp : 1));
-    return 2.0 * heads * s.hd * kvb;
-}
-
-/* Bytes per weight of the parameters the usual int4/fp8 recipes leave in 16 bits when the
- * projections are narrower (embeddings, LM head, norms, routers); else the weights' own. */
-static double other_elem_bytes(ffn_dtype wdt, unsigned group)
-{
-    return ffn_dtype_bits(wdt) < 16 ? 2.0 : ffn_dtype_bytes(wdt, group);
-}
-
-/* Bytes per FFN weight: gate and up (K = d) and down (K = f) with their scales. */
-static double ffn_elem_bytes(ffn_dtype wdt, unsigned group, bool zp, bool gated, uint64_t d,
-                             uint64_t f)
-{
-    const double g = gated ? 2.0 : 1.0;
-    return (g * ffn_weight_elem_bytes(wdt, group, zp, d) +
-            ffn_weight_elem_bytes(wdt, group, zp, f)) /
-           (g + 1.0);
-}
-
-/* Parameters of one routed expert (as sim/params.c counts them). */
-static double expert_params(const ffn_model *m)
-{
-    const double g = ffn_act_gated(m->act) ? 2.0 : 1.0, d = (double)m->hidden;
-    const double fe = (double)m->moe.expert_intermediate;
-    return (g + 1.0) * d * fe + (m->mlp_bias ? g * fe + d : 0.0);
-}
-
-/* Transient activation peak of one layer for T tokens on one device (bytes). */
-static double activation_peak(const ffn_model *m, const ffn_plan_opts *o, uint64_t tp, uint64_t T,
-                              uint64_t seqs)
-{
-    if (T == 0) return 0;
-    ffn_run r;
-    ffn_run_default(&r);
-    r.wdtype = o->wdtype;
-    r.adtype = o->adtype;
-    r.tp = tp;
-    r.fused = o->fused;
-    ffn_act_mem am;
-    ffn_activation_memory(m, &r, T, m->layers, &am);
-    const attn_shape s = shape_of(m);
-    const double ab = ffn_dtype_bytes(o->adtype, 0), Hd = s.H / (double)tp;
-    double dqk = s.mla ? s.nope + s.rope : s.hd, dv = s.mla ? s.vhd : s.hd;
-    double kvw = s.mla ? Hd * (s.nope + s.vhd) : 2.0 * ceil(s.Hkv / (double)tp) * s.hd;
-    /* residual input, Q, K and V, the attention output */
-    double attn = (double)T * ab * ((double)m->hidden + Hd * dqk + kvw + Hd * dv);
-    /* fp32 logits of the last token of each sequence, vocabulary split over TP */
-    double logits = (double)seqs * ceil((double)m->vocab / (double)tp) * 4.0;
-    double peak = am.infer_peak_bytes;
-    if (attn > peak) peak = attn;
-    if (logits > peak) peak = logits;
-    return peak;
-}
-
-void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,
-                          bool zero_point, uint64_t tp, uint64_t ep, double *ffn_bytes,
-                          double *other_bytes)
-{
-    const double TP = (double)(tp ? tp : 1), EP = (double)(ep ? ep : 1);
-    const bool gated = ffn_act_gated(m->act);
-    const uint64_t Lm = ffn_model_moe_layers(m);
-    double routed_total = 0, routed_dev = 0;
-    if (Lm && m->moe.n_experts) {
-        routed_total = (double)Lm * (double)m->moe.n_experts * expert_params(m);
-        routed_dev = (double)Lm * ceil((double)m->moe.n_experts / EP) * expert_params(m);
-    }
-    const double wb_dense = ffn_elem_bytes(wdt, group, zero_point, gated, m->hidden,
-                                           m->intermediate ? m->intermediate : 1);
-    const double wb_exp =
-        Lm ? ffn_elem_bytes(wdt, group, zero_point, gated, m->hidden,
-                            m->moe.expert_intermediate ? m->moe.expert_intermediate : 1)
-           : wb_dense;
-    /* dense FFNs and shared experts are split over TP and replicated over EP ranks (shared
-     * experts at the dense FFN's bytes per weight: the two differ only in the scales' 4 / K) */
-    const double dense_dev = ((double)p->ffn - routed_total) / TP;
-    *ffn_bytes = dense_dev * wb_dense + routed_dev / TP * wb_exp;
-    const double attn_dev = (double)p->attention / TP;
-    const double emb_dev = (double)p->embedding / TP; /* vocabulary-parallel embedding, LM head */
-    const double rest = (double)(p->router + p->norm + p->other);
-    const double ob = other_elem_bytes(wdt, group);
-    *other_bytes =
-        attn_dev * ffn_weight_elem_bytes(wdt, group, zero_point, m->hidden) + (emb_dev + rest) * ob;
-}
-
-int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                    const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t batch,
-                    uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!tp || !ep) return FFN_EINVAL;
-    ffn_weight_footprint(m, p, o->wdtype, o->group_size, o->zero_point, tp, ep,
-                         &out->ffn_weight_bytes, &out->other_weight_bytes);
-    out->weight_bytes = out->ffn_weight_bytes + out->other_weight_bytes;
-    const uint64_t seqs = ceil_div(batch, ep);
-    out->kv_bytes_per_seq =
-        (double)context * (double)m->layers * ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
-    out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
-    /* decode: one token per sequence; a prefill-only plan: the prompt (or a chunk) per seq */
-    uint64_t T = seqs;
-    if (o->phase == FFN_PLAN_PREFILL) {
-        uint64_t per = o->chunk && o->chunk < context ? o->chunk : context;
-        T = seqs * per;
-    }
-    out->activation_bytes = activation_peak(m, o, tp, T, seqs);
-    if (prefill_tokens) {
-        double a = activation_peak(m, o, tp, prefill_tokens, o->prefill_batch);
-        if (a > out->activation_bytes) out->activation_bytes = a;
-    }
-    out->total_bytes = out->weight_bytes + out->kv_bytes + out->activation_bytes;
-    out->usable_bytes = hw->mem_capacity_bytes * o->mem_utilization;
-    out->fits = out->total_bytes <= out->usable_bytes;
-    return 0;
 }
 
 int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
@@ -284,7 +133,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     r.weights_level = st->ffn.weights_level; /* the dense re-costing below places them alike */
     const ffn_result *f = &st->ffn;
     const double S = (double)f->steps, L = (double)m->layers;
-    const uint64_t seqs = ceil_div(batch, ep);
+    const uint64_t seqs = ffn__ceil_div(batch, ep);
     const uint64_t per_seq =
         phase == FFN_PHASE_DECODE ? 1 : (r.chunk && r.chunk < context ? r.chunk : context);
     const uint64_t T_step = seqs * per_seq; /* tokens per step on one device (attention) */
@@ -312,7 +161,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     }
     st->ffn_bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
 
-    const attn_shape s = shape_of(m);
+    const ffn__attn_shape s = ffn__plan_attn_shape(m);
     const double ab = ffn_dtype_bytes(o->adtype, 0);
     const double wb = ffn_weight_elem_bytes(o->wdtype, o->group_size, o->zero_point, m->hidden);
     const double TP = (double)tp, Hd = s.H / TP, D = (double)m->hidden, Tq = (double)T_step;
@@ -358,7 +207,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     {
         double Pv = ceil((double)m->vocab / TP) * D;
         st->lm_head_s = coarse_s(hw, 2.0 * Bs * Pv,
-                                 Pv * other_elem_bytes(o->wdtype, o->group_size) +
+                                 Pv * ffn__plan_other_elem_bytes(o->wdtype, o->group_size) +
                                      Bs * Pv / D * 4.0 + Bs * D * ab,
                                  cdt, 1.0);
     }
@@ -482,7 +331,7 @@ static bool fits_at(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
     uint64_t pre = 0;
     if (o->phase == FFN_PLAN_BOTH) {
         uint64_t per = o->chunk && o->chunk < o->prompt ? o->chunk : o->prompt;
-        pre = ceil_div(o->prefill_batch, ep) * per;
+        pre = ffn__ceil_div(o->prefill_batch, ep) * per;
     }
     ffn_plan_mem tmp;
     if (!mem) mem = &tmp;
@@ -600,7 +449,8 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
         tps = (double)B / st->step_s;
     else /* each of the B sequences is prefilled once per O decode steps */
         tps = (double)B * (double)o->output /
-              ((double)o->output * st->step_s + (double)ceil_div(B, o->prefill_batch) * L->ttft_s);
+              ((double)o->output * st->step_s +
+               (double)ffn__ceil_div(B, o->prefill_batch) * L->ttft_s);
     L->tokens_per_s_replica = tps;
     L->tokens_per_s_device = tps / (double)(tp * ep);
     if (o->target_tokens_per_s > 0) {
