@@ -150,52 +150,9 @@ static void host_date(char *buf, size_t n, bool compact)
     strftime(buf, n, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static void print_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
-                        const ffn_bench_result *r, size_t n, bool any_peer)
+/* Several cases: how well the spec predicted them, in one line under the table. */
+static void print_error_summary(FILE *fp, const ffn_bench_result *r, size_t n)
 {
-    if (hw)
-        fprintf(fp, "spec %s (%s): fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, memory %.2f GB/s\n",
-                hw->name, spec_file, hw->peak_flops[FFN_DT_FP32] / 1e9,
-                hw->peak_flops[FFN_DT_BF16] / 1e9, hw->mem_bandwidth_bps / 1e9);
-    fprintf(fp, "%-4s %-7s %5s %5s %6s %-5s %-22s %10s %9s %8s %7s %6s %5s %10s %7s %7s", "kind",
-            "phase", "T", "d", "f", "dtype", "kernel", "median_ms", "min_ms", "GFLOP/s", "GB/s",
-            "FLOP/B", "roof", "pred_ms", "err", "err_min");
-    if (any_peer) fprintf(fp, " %12s %12s", "openblas_ms", "onednn_ms");
-    fprintf(fp, " %9s\n", "max_rel");
-    for (size_t i = 0; i < n; i++) {
-        const ffn_bench_result *x = &r[i];
-        fprintf(fp,
-                "%-4s %-7s %5zu %5zu %6zu %-5s %-22.22s %10.3f %9.3f %8.1f %7.2f %6.1f %4.0f%% "
-                "%10.3f %+6.1f%% %+6.1f%%",
-                x->c.kind == FFN_BENCH_MOE ? "moe" : "ffn", ffn_phase_name(x->c.phase), x->c.tokens,
-                x->c.shape.d, x->c.shape.f, ffn_dtype_name(x->c.wdtype), x->kernel,
-                x->time.median * 1e3, x->time.min * 1e3, x->achieved_flops / 1e9,
-                x->achieved_bps / 1e9, x->intensity, 100 * x->efficiency, x->predicted_s * 1e3,
-                100 * x->prediction_error, 100 * x->prediction_error_min);
-        if (any_peer)
-            for (int p = 0; p < FFN_PEER_COUNT; p++) {
-                const ffn_bench_peer *bp = &x->peers[p];
-                if (bp->time.n)
-                    fprintf(fp, " %7.3f(%.2fx)", bp->time.median * 1e3, bp->speedup);
-                else
-                    fprintf(fp, " %12s", bp->ran ? "failed" : "-");
-            }
-        if (x->verified)
-            fprintf(fp, " %9.2e\n", x->max_rel_err);
-        else
-            fprintf(fp, " %9s\n", "-");
-        if (x->has_moe)
-            fprintf(fp,
-                    "     moe: route %.3f ms, permute %.3f ms, experts %.3f ms, combine %.3f ms, "
-                    "%zu experts active\n",
-                    x->route_s * 1e3, x->permute_s * 1e3, x->experts_s * 1e3, x->combine_s * 1e3,
-                    x->active_experts);
-    }
-    fprintf(fp, "(roof = roofline time / measured median; err = predicted / median - 1, err_min = "
-                "predicted / min - 1; peers: median (their time / ours))\n");
-    char fw[320];
-    if (hw && ffn_hw_fit_warning(hw, fw, sizeof fw)) fprintf(fp, "! every pred_ms above: %s\n", fw);
-    /* Several cases: how well the spec predicted them, in one line. */
     double e[256];
     size_t ne = 0, worst = 0;
     for (size_t i = 0; i < n && ne < sizeof e / sizeof e[0]; i++) {
@@ -649,7 +606,8 @@ int ffn_cmd_bench(int argc, char **argv)
     else if (fmt == FFN_FMT_CSV)
         rc = ffn_bench_write_csv(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
     else {
-        print_table(stdout, &hw, spec_file, res, done, any_peer);
+        ffn_bench_write_table(stdout, &hw, spec_file, res, done, any_peer);
+        print_error_summary(stdout, res, done);
         if (notes[0]) printf("notes: %s\n", notes);
         printf("wrote %s/bench.json and %s/bench.csv\n", out_dir, out_dir);
     }

@@ -315,3 +315,52 @@ int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_resul
     }
     return ferror(fp) ? FFN_EIO : 0;
 }
+
+int ffn_bench_write_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
+                          const ffn_bench_result *r, size_t n, bool any_peer)
+{
+    if (!fp || (n && !r)) return FFN_EINVAL;
+    if (hw)
+        fprintf(fp, "spec %s (%s): fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, memory %.2f GB/s\n",
+                hw->name, spec_file, hw->peak_flops[FFN_DT_FP32] / 1e9,
+                hw->peak_flops[FFN_DT_BF16] / 1e9, hw->mem_bandwidth_bps / 1e9);
+    fprintf(fp, "%-4s %-7s %5s %5s %6s %-5s %-24s %10s %9s %8s %7s %6s %5s %10s %7s %7s", "kind",
+            "phase", "T", "d", "f", "dtype", "kernel", "median_ms", "min_ms", "GFLOP/s", "GB/s",
+            "FLOP/B", "roof", "pred_ms", "err", "err_min");
+    if (any_peer) fprintf(fp, " %12s %12s", "openblas_ms", "onednn_ms");
+    fprintf(fp, " %9s\n", "max_rel");
+    for (size_t i = 0; i < n; i++) {
+        const ffn_bench_result *x = &r[i];
+        fprintf(fp,
+                "%-4s %-7s %5zu %5zu %6zu %-5s %-24.24s %10.3f %9.3f %8.1f %7.2f %6.1f %4.0f%% "
+                "%10.3f %+6.1f%% %+6.1f%%",
+                x->c.kind == FFN_BENCH_MOE ? "moe" : "ffn", ffn_phase_name(x->c.phase), x->c.tokens,
+                x->c.shape.d, x->c.shape.f, ffn_dtype_name(x->c.wdtype), x->kernel,
+                x->time.median * 1e3, x->time.min * 1e3, x->achieved_flops / 1e9,
+                x->achieved_bps / 1e9, x->intensity, 100 * x->efficiency, x->predicted_s * 1e3,
+                100 * x->prediction_error, 100 * x->prediction_error_min);
+        if (any_peer)
+            for (int p = 0; p < FFN_PEER_COUNT; p++) {
+                const ffn_bench_peer *bp = &x->peers[p];
+                if (bp->time.n)
+                    fprintf(fp, " %7.3f(%.2fx)", bp->time.median * 1e3, bp->speedup);
+                else
+                    fprintf(fp, " %12s", bp->ran ? "failed" : "-");
+            }
+        if (x->verified)
+            fprintf(fp, " %9.2e\n", x->max_rel_err);
+        else
+            fprintf(fp, " %9s\n", "-");
+        if (x->has_moe)
+            fprintf(fp,
+                    "     moe: route %.3f ms, permute %.3f ms, experts %.3f ms, combine %.3f ms, "
+                    "%zu experts active\n",
+                    x->route_s * 1e3, x->permute_s * 1e3, x->experts_s * 1e3, x->combine_s * 1e3,
+                    x->active_experts);
+    }
+    fprintf(fp, "(roof = roofline time / measured median; err = predicted / median - 1, err_min = "
+                "predicted / min - 1; peers: median (their time / ours))\n");
+    char fw[320];
+    if (hw && ffn_hw_fit_warning(hw, fw, sizeof fw)) fprintf(fp, "! every pred_ms above: %s\n", fw);
+    return ferror(fp) ? FFN_EIO : 0;
+}

@@ -45,5 +45,10 @@ typedef struct ffn_bench_meta {
 
 int ffn_bench_write_json(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n);
 int ffn_bench_write_csv(FILE *fp, const ffn_bench_meta *m, const ffn_bench_result *r, size_t n);
+/* The table `ffnroof bench` prints: the spec's roofs (hw may be NULL), one row per case (times in
+ * ms, the roof fraction, the prediction and its errors, the peers' medians with our speed-up,
+ * the verification error), MoE cases' time split, a legend, and the spec's fit warning. */
+int ffn_bench_write_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
+                          const ffn_bench_result *r, size_t n, bool any_peer);
 
 #endif
