@@ -30,6 +30,12 @@ const char *ffn__bw_probe_isa(void)
     if (env && env[0] && ffn_isa_selected(&isa, NULL) == 0) allowed = ffn_isa_allows(isa);
     if (ffn_cpu_caps_get()->avx512f && (allowed & FFN_CPU_AVX512)) return "avx512";
     if ((ffn_cpu_features() & FFN_CPU_AVX2) && (allowed & FFN_CPU_AVX2)) return "avx2";
+#elif defined(FFN_MEASURE_HAVE_SVE) && defined(__aarch64__)
+    uint64_t allowed = ~(uint64_t)0;
+    const char *env = getenv("FFNROOF_ISA");
+    ffn_isa isa;
+    if (env && env[0] && ffn_isa_selected(&isa, NULL) == 0) allowed = ffn_isa_allows(isa);
+    if ((ffn_cpu_features() & FFN_CPU_SVE) && (allowed & FFN_CPU_SVE)) return "sve";
 #endif
     return "portable";
 }
@@ -43,7 +49,34 @@ static void pick_kernels(ffn__bw_kernels *k)
         ffn__bw_avx512_kernels(k);
     else if (strcmp(w, "avx2") == 0)
         ffn__bw_avx2_kernels(k);
+#elif defined(FFN_MEASURE_HAVE_SVE) && defined(__aarch64__)
+    if (strcmp(ffn__bw_probe_isa(), "sve") == 0) ffn__bw_sve_kernels(k);
 #endif
+}
+
+size_t ffn__bw_kernel_sets(ffn__bw_kernels *out, const char **names, size_t cap)
+{
+    size_t n = 0;
+    if (n < cap) {
+        ffn__bw_portable_kernels(&out[n]);
+        names[n++] = "portable";
+    }
+#if defined(FFN_MEASURE_HAVE_X86)
+    if (n < cap && (ffn_cpu_features() & FFN_CPU_AVX2)) {
+        ffn__bw_avx2_kernels(&out[n]);
+        names[n++] = "avx2";
+    }
+    if (n < cap && ffn_cpu_caps_get()->avx512f) {
+        ffn__bw_avx512_kernels(&out[n]);
+        names[n++] = "avx512";
+    }
+#elif defined(FFN_MEASURE_HAVE_SVE) && defined(__aarch64__)
+    if (n < cap && (ffn_cpu_features() & FFN_CPU_SVE)) {
+        ffn__bw_sve_kernels(&out[n]);
+        names[n++] = "sve";
+    }
+#endif
+    return n;
 }
 
 bool ffn_bw_kernel_available(ffn_bw_kernel k)

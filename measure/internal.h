@@ -74,7 +74,12 @@ typedef struct ffn__bw_kernels {
 void ffn__bw_portable_kernels(ffn__bw_kernels *k);
 void ffn__bw_avx512_kernels(ffn__bw_kernels *k);
 void ffn__bw_avx2_kernels(ffn__bw_kernels *k);
-/* The widest probe width the CPU and FFNROOF_ISA allow: "avx512", "avx2" or "portable". */
+void ffn__bw_sve_kernels(ffn__bw_kernels *k);
+/* Every bandwidth kernel set built into this library that this CPU runs (portable first; the
+ * FFNROOF_ISA cap does not apply), with its name: what tests check the kernels' results on.
+ * Returns the count (at most cap). */
+size_t ffn__bw_kernel_sets(ffn__bw_kernels *out, const char **names, size_t cap);
+/* The widest probe width the CPU and FFNROOF_ISA allow: "avx512", "avx2", "sve" or "portable". */
 const char *ffn__bw_probe_isa(void);
 
 /* --- thread team --------------------------------------------------------------------------- */

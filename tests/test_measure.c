@@ -11,6 +11,7 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
+#include "../measure/internal.h"
 
 /* ---------------------------------------------------------------------------------------------
  * statistics */
@@ -401,6 +402,50 @@ Test(measure, fp32_probe_sve_fmla)
         cr_assert_eq(ffn_peak_measure(k, t, 0.002, 0.02, &r), 0);
         cr_assert(isfinite(r.flops_per_s) && r.flops_per_s > 0, "x%d: %g", t, r.flops_per_s);
     }
+}
+
+/* Every bandwidth kernel set this CPU runs (portable, AVX2, AVX-512, SVE at any vector length
+ * under qemu) computes what it streams: the read sum, the copy, the triad, with and without
+ * non-temporal stores, on 3 x 256 floats (small integers: every sum exact). */
+Test(measure, bandwidth_kernels_compute_what_they_stream)
+{
+    ffn__bw_kernels ks[4];
+    const char *names[4];
+    const size_t nk = ffn__bw_kernel_sets(ks, names, 4);
+    cr_assert_geq(nk, 1);
+    cr_assert_str_eq(names[0], "portable");
+    enum { N = 3 * FFN__BW_ALIGN_ELEMS };
+    float *a = aligned_alloc(64, N * 4), *b = aligned_alloc(64, N * 4),
+          *c = aligned_alloc(64, N * 4);
+    cr_assert(a && b && c);
+    for (size_t i = 0; i < nk; i++) {
+        double want = 0;
+        for (size_t e = 0; e < N; e++) {
+            a[e] = (float)(e % 7);
+            want += (double)(e % 7);
+        }
+        cr_assert_float_eq(ks[i].read(a, N), want, 0, "%s read", names[i]);
+        for (int nt = 0; nt < 2; nt++) {
+            double (*cp)(float *restrict, const float *restrict, size_t) =
+                nt ? ks[i].copy_nt : ks[i].copy;
+            if (!cp) continue;
+            memset(b, 0, N * 4);
+            cp(b, a, N);
+            cr_assert_arr_eq(b, a, N * 4, "%s copy%s", names[i], nt ? "_nt" : "");
+            double (*tr)(float *restrict, const float *restrict, const float *restrict, float,
+                         size_t) = nt ? ks[i].triad_nt : ks[i].triad;
+            if (!tr) continue;
+            for (size_t e = 0; e < N; e++)
+                c[e] = (float)(e % 5);
+            tr(b, a, c, 3.0f, N);
+            for (size_t e = 0; e < N; e++)
+                cr_assert_float_eq(b[e], (float)(e % 7) + 3.0f * (float)(e % 5), 0,
+                                   "%s triad%s at %zu", names[i], nt ? "_nt" : "", e);
+        }
+    }
+    free(a);
+    free(b);
+    free(c);
 }
 
 Test(measure, bandwidth_smoke)
