@@ -3,14 +3,16 @@
 # case of the grid against one calibrated spec, then |predicted / measured median - 1| per
 # dtype and kind, median and worst. The grid is LLaMA-shaped (d = 2048 f = 5632 and d = 4096
 # f = 11008, neither a calibration shape), T = 1 .. 1024 dense and a MoE layer of 8 experts
-# top-2 at T = 1 .. 256, fp32 and bf16 weights.
+# top-2 at T = 1 .. 256, fp32 and bf16 weights; --quant adds the quantized formats of issue 16
+# on the dense shapes (W8 with fp32 activations, W8A8, W4A16 in groups of 128; T = 1 .. 512).
 #
 #   bench/profiler_grid.sh [--ffnroof PATH] [--hw SPEC] [--threads N] [--out FILE.csv] [--quick]
+#                          [--quant]
 #
 # --ffnroof defaults to build/cli/ffnroof (scripts/main.sh builds it); --hw to bench's own
 # default (the last calibration); --quick runs a third of the grid. Writes every case's CSV
 # row (docs/formats-bench.md) to --out (default results/profiler-grid.csv) and prints the
-# summary. Takes about 4 minutes on 2 cores.
+# summary by kind/dtype/adtype. Takes about 4 minutes on 2 cores (--quant: about 2 more).
 set -eu
 
 FFNROOF=./build/cli/ffnroof # what scripts/main.sh builds (Release)
@@ -18,6 +20,7 @@ HW=
 THREADS=
 OUT=results/profiler-grid.csv
 QUICK=0
+QUANT=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --ffnroof) FFNROOF=$2; shift 2 ;;
@@ -25,7 +28,8 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --quant) QUANT=1; shift ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "profiler_grid.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -58,13 +62,23 @@ for dt in fp32 bf16; do
     done
     for T in $Tm; do one --shape "$T,2048,5632" --experts 8,2 --dtype "$dt"; done
 done
+if [ "$QUANT" = 1 ]; then
+    if [ "$QUICK" = 1 ]; then Tq="1 128"; else Tq="1 16 128 512"; fi
+    for q in "int8" "int8 --adtype int8" "int4 --group 128 --adtype bf16"; do
+        for df in 2048,5632 4096,11008; do
+            # shellcheck disable=SC2086
+            for T in $Tq; do one --shape "$T,$df" --dtype $q; done
+        done
+    done
+fi
 echo >&2
 cat "$tmp/hdr" "$tmp/rows.csv" > "$OUT"
 
 # |error| by group: kind/dtype, then all
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
          { e = $(col["prediction_error"]); if (e == "") next; if (e < 0) e = -e;
-           print $(col["kind"]) "/" $(col["dtype"]), e; print "all", e }' "$OUT" |
+           a = ("adtype" in col) ? $(col["adtype"]) : "fp32"
+           print $(col["kind"]) "/" $(col["dtype"]) "/" a, e; print "all", e }' "$OUT" |
     sort -k1,1 -k2,2g > "$tmp/errs"
 echo "prediction error |predicted / measured median - 1| on $(tail -n +2 "$OUT" | wc -l) cases ($OUT):"
 for g in $(cut -d' ' -f1 "$tmp/errs" | uniq); do
@@ -72,5 +86,5 @@ for g in $(cut -d' ' -f1 "$tmp/errs" | uniq); do
     c=$(wc -l < "$tmp/g")
     med=$(awk -v c="$c" '{ v[NR] = $1 } END { if (c % 2) m = v[(c + 1) / 2]; else m = (v[c / 2] + v[c / 2 + 1]) / 2; printf "%.1f", 100 * m }' "$tmp/g")
     max=$(tail -1 "$tmp/g" | awk '{ printf "%.1f", 100 * $1 }')
-    printf '  %-12s n=%-3s median %5s%%   worst %5s%%\n' "$g" "$c" "$med" "$max"
+    printf '  %-18s n=%-3s median %5s%%   worst %5s%%\n' "$g" "$c" "$med" "$max"
 done
