@@ -119,7 +119,7 @@ int ffn_blayer_prepare(ffn_blayer *L, const ffn_bench_case *c, const ffn_kernel 
         L->router = ffn__bench_xalloc(d * E * sizeof(float));
         if (!L->router) goto nomem;
         fill(L->router, d * E, ag, &s);
-        L->moe = ffn_bmoe_new(k, d, f, E, c->top_k, c->shape.act, bias);
+        L->moe = ffn_bmoe_new(k, &c->shape, E, c->top_k);
         if (!L->moe) goto nomem;
         L->packed_bytes = ffn_bmoe_packed_bytes(L->moe);
         L->packed = ffn__bench_xalloc(L->packed_bytes);
@@ -205,6 +205,11 @@ int ffn_blayer_verify(ffn_blayer *L, size_t T, ffn_bench_result *r, ffn_diag *di
         if (!rc) rc = ref->forward(&L->shape, p, vt, L->x, L->yref, ws, wb, 1);
         free(p);
         free(ws);
+    } else if (L->wdtype == FFN_DT_INT8 || L->wdtype == FFN_DT_INT4) {
+        /* quantized experts: the MoE layer with the format's reference kernel as its experts */
+        const ffn_kernel *ref;
+        if ((rc = ffn_kernel_get_q(FFN_ISA_REF, L->wdtype, L->kern->adtype, &ref, diag))) return rc;
+        rc = ffn_bmoe_kernel_forward(L->moe, ref, L->router, L->kw, vt, L->x, L->yref);
     } else {
         size_t wb = ffn_bmoe_ref_ws_bytes(L->moe);
         void *ws = ffn__bench_xalloc(wb);

@@ -10,18 +10,19 @@ struct ffn_bmoe {
     ffn_moe_shape s;
 };
 
-ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, size_t d, size_t f, size_t E, size_t top_k, ffn_act act,
-                       bool bias)
+ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, const ffn_kshape *e, size_t E, size_t top_k)
 {
     ffn_bmoe *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->k = k;
-    m->s.d = d;
-    m->s.f = f;
+    m->s.d = e->d;
+    m->s.f = e->f;
     m->s.n_experts = E;
     m->s.top_k = top_k;
-    m->s.act = act;
-    m->s.bias = bias;
+    m->s.act = e->act;
+    m->s.bias = e->bias;
+    m->s.group = e->group;
+    m->s.zero_point = e->zero_point;
     m->s.score = FFN_MOE_SOFTMAX;
     m->s.norm_topk = true;
     if (!k || ffn_moe_shape_check(&m->s)) {
@@ -94,4 +95,19 @@ int ffn_bmoe_ref_forward(const ffn_bmoe *m, const float *router, const ffn_kweig
 {
     ffn_moe_weights w = {router, NULL, experts, NULL};
     return ffn_moe_ref_forward(&m->s, &w, T, x, y, NULL, ws, ws_bytes);
+}
+
+int ffn_bmoe_kernel_forward(const ffn_bmoe *m, const ffn_kernel *ref, const float *router,
+                            const ffn_kweights *experts, size_t T, const float *x, float *y)
+{
+    ffn_moe_weights w = {router, NULL, experts, NULL};
+    const size_t pb = ffn_moe_packed_bytes(ref, &m->s),
+                 wb = ffn_moe_workspace_bytes(ref, &m->s, T, 1);
+    if (!pb || !wb) return FFN_EINVAL;
+    void *p = aligned_alloc(64, (pb + 63) / 64 * 64), *ws = aligned_alloc(64, (wb + 63) / 64 * 64);
+    int rc = !p || !ws ? FFN_ENOMEM : ffn_moe_pack(ref, &m->s, &w, p, pb);
+    if (!rc) rc = ffn_moe_forward(ref, &m->s, p, T, x, y, ws, wb, 1, NULL);
+    free(p);
+    free(ws);
+    return rc;
 }

@@ -11,10 +11,10 @@
 
 typedef struct ffn_bmoe ffn_bmoe;
 
-/* Softmax scoring with renormalised top-k (Mixtral), no shared expert. NULL when out of memory
- * or the shape is invalid. */
-ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, size_t d, size_t f, size_t E, size_t top_k, ffn_act act,
-                       bool bias);
+/* Softmax scoring with renormalised top-k (Mixtral), no shared expert; each expert has shape e
+ * (d, f, act, bias, and a quantized kernel's group and zero point). NULL when out of memory or
+ * the shape is invalid. */
+ffn_bmoe *ffn_bmoe_new(const ffn_kernel *k, const ffn_kshape *e, size_t E, size_t top_k);
 void ffn_bmoe_free(ffn_bmoe *m);
 size_t ffn_bmoe_packed_bytes(const ffn_bmoe *m);
 int ffn_bmoe_pack(const ffn_bmoe *m, const float *router, const ffn_kweights *experts, void *packed,
@@ -29,5 +29,10 @@ int ffn_bmoe_count(const ffn_bmoe *m, size_t T, const size_t *expert_tokens, dou
 size_t ffn_bmoe_ref_ws_bytes(const ffn_bmoe *m);
 int ffn_bmoe_ref_forward(const ffn_bmoe *m, const float *router, const ffn_kweights *experts,
                          size_t T, const float *x, float *y, void *ws, size_t ws_bytes);
+/* The same layer through ffn_moe_forward with another expert kernel `ref` (a quantized format's
+ * reference kernel: the experts' quantization is the kernel's, so a quantized MoE is checked
+ * against the same formats, not against fp32), packed and run on one thread; its own buffers. */
+int ffn_bmoe_kernel_forward(const ffn_bmoe *m, const ffn_kernel *ref, const float *router,
+                            const ffn_kweights *experts, size_t T, const float *x, float *y);
 
 #endif

@@ -100,9 +100,6 @@ static int check_format(const ffn_bench_case *c, ffn_diag *diag)
     if (c->adtype == FFN_DT_INT8 && c->wdtype != FFN_DT_INT8)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "int8 activations (W8A8) go with int8 weights only");
-    if (q && c->kind == FFN_BENCH_MOE)
-        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
-                            "quantized weights bench dense layers only");
     return 0;
 }
 

@@ -705,3 +705,75 @@ Test(kernels_moe, bad_arguments_are_refused)
     free(packed);
     moe_data_free(&m);
 }
+
+/* Quantized experts: every int8/int4 kernel this CPU runs serves as the MoE layer's experts
+ * (W8 with fp32 or bf16 activations, W8A8, W4 in groups with and without zero points, a shared
+ * expert too), and the layer matches the same layer whose experts are that format's reference
+ * kernel: routing is the MoE code's in both, so what is compared is the experts' quantized
+ * arithmetic, to within the summation error the dense suite allows (test_kernels_quant). The
+ * group and zero point reach every expert's shape, and a layer packed with one group is refused
+ * by a forward asked for another. */
+Test(kernels_moe, quantized_experts_match_their_reference)
+{
+    const ffn_kernel *all[256];
+    const size_t c = ffn_kernel_list(all, 256);
+    size_t tested = 0;
+    for (size_t i = 0; i < c && i < 256; i++) {
+        const ffn_kernel *k = all[i];
+        if ((k->wdtype != FFN_DT_INT8 && k->wdtype != FFN_DT_INT4) || k->isa == FFN_ISA_REF)
+            continue;
+        const ffn_kernel *ref = NULL;
+        cr_assert_eq(ffn_kernel_get_q(FFN_ISA_REF, k->wdtype, k->adtype, &ref, NULL), 0);
+        for (int zp = 0; zp < (k->wdtype == FFN_DT_INT4 ? 2 : 1); zp++) {
+            ffn_moe_shape s = {.d = 64,
+                               .f = 128,
+                               .n_experts = 6,
+                               .top_k = 2,
+                               .f_shared = 64,
+                               .act = FFN_ACT_SWIGLU,
+                               .bias = zp == 1,
+                               .score = FFN_MOE_SOFTMAX,
+                               .norm_topk = true,
+                               .group = k->wdtype == FFN_DT_INT4 ? 32 : 0,
+                               .zero_point = zp == 1};
+            moe_data m;
+            moe_data_init(&m, &s, false, 4242 + i);
+            const size_t T = 19;
+            float *x = rand_array(T * s.d, 1.0f);
+            float *y = malloc(T * s.d * sizeof *y), *yr = malloc(T * s.d * sizeof *yr);
+            cr_assert(y && yr);
+            moe_run r, rr;
+            run_prepare(&r, k, &m, T);
+            run_prepare(&rr, ref, &m, T);
+            cr_assert_eq(ffn_moe_forward(k, &s, r.packed, T, x, y, r.ws, r.ws_bytes, 2, NULL), 0,
+                         "%s", k->name);
+            cr_assert_eq(ffn_moe_forward(ref, &s, rr.packed, T, x, yr, rr.ws, rr.ws_bytes, 1, NULL),
+                         0);
+            double num = 0, den = 0;
+            for (size_t e = 0; e < T * s.d; e++) {
+                num += ((double)y[e] - yr[e]) * ((double)y[e] - yr[e]);
+                den += (double)yr[e] * yr[e];
+            }
+            const double tol = k->adtype == FFN_DT_BF16 ? 1e-2 : 1e-5;
+            cr_assert(den > 0 && sqrt(num / den) < tol, "%s zp=%d: rel L2 %.3g", k->name, zp,
+                      sqrt(num / den));
+            if (k->wdtype == FFN_DT_INT4) {
+                /* G = 64 divides d, f and f_shared too: only the packed header can tell */
+                ffn_moe_shape other = s;
+                other.group = 64;
+                cr_assert_eq(ffn_moe_shape_check(&other), 0);
+                cr_assert_neq(
+                    ffn_moe_forward(k, &other, r.packed, T, x, y, r.ws, r.ws_bytes, 1, NULL), 0,
+                    "%s: packed with G = 32, run as G = 64", k->name);
+            }
+            run_free(&r);
+            run_free(&rr);
+            free(x);
+            free(y);
+            free(yr);
+            moe_data_free(&m);
+            tested++;
+        }
+    }
+    if (!tested) cr_skip_test("no quantized ISA kernel on this CPU");
+}

@@ -48,6 +48,10 @@ typedef struct ffn_moe_shape {
     ffn_moe_score score;
     bool norm_topk;    /* renormalise the k chosen weights to sum to 1 */
     float route_scale; /* multiplies every routed weight; 0 means 1 */
+    /* Quantized experts (a kernel with int8 or int4 weights): int4's weights per scale (32, 64
+     * or 128) and zero points, passed to every expert's ffn_kshape; 0 and false otherwise. */
+    unsigned group;
+    bool zero_point;
 } ffn_moe_shape;
 
 /* Unpacked fp32 weights (borrowed; never modified). */

@@ -19,7 +19,7 @@
 typedef struct moe_header {
     uint64_t magic;
     uint64_t d, f, n_experts, top_k, f_shared;
-    uint32_t act, bias, score, norm_topk, has_select, wdtype, isa;
+    uint32_t act, bias, score, norm_topk, has_select, wdtype, isa, group, zero_point;
     float route_scale;
 } moe_header;
 
@@ -95,6 +95,8 @@ void ffn__moe_expert_shape(const ffn_moe_shape *s, ffn_kshape *e)
     e->f = s->f;
     e->act = s->act;
     e->bias = s->bias;
+    e->group = s->group;
+    e->zero_point = s->zero_point;
 }
 
 void ffn__moe_shared_shape(const ffn_moe_shape *s, ffn_kshape *e)
@@ -104,6 +106,8 @@ void ffn__moe_shared_shape(const ffn_moe_shape *s, ffn_kshape *e)
     e->f = s->f_shared;
     e->act = s->act;
     e->bias = s->bias;
+    e->group = s->group;
+    e->zero_point = s->zero_point;
 }
 
 static bool kernel_ok(const ffn_kernel *k)
@@ -167,6 +171,8 @@ static void fill_header(const ffn_kernel *k, const ffn_moe_shape *s, bool has_se
     h->has_select = has_select;
     h->wdtype = (uint32_t)k->wdtype;
     h->isa = (uint32_t)k->isa;
+    h->group = s->group;
+    h->zero_point = s->zero_point;
     h->route_scale = s->route_scale;
 }
 
