@@ -35,6 +35,8 @@ static void json_op(ffn_json *j, const ffn_op *op)
     if (op->kind != FFN_OP_COMM)
         ffn_json_str(j, "compute_dtype", ffn_dtype_name(op->compute_dtype));
     ffn_json_num(j, "flops", op->flops);
+    /* quantisation work on the fp32 vector units, not in flops (docs/model.md) */
+    ffn_json_num(j, "vec_ops", op->vec_ops);
     ffn_json_num(j, "bytes", op->bytes);
     ffn_json_num(j, "weight_bytes", op->weight_bytes);
     ffn_json_num(j, "intensity", op->bytes > 0 ? op->flops / op->bytes : 0);
@@ -56,6 +58,7 @@ static void json_layer(ffn_json *j, const char *key, const ffn_layer_cost *c, ui
     ffn_json_obj_begin(j, key);
     ffn_json_u64(j, "layers", layers);
     ffn_json_num(j, "flops", c->flops);
+    ffn_json_num(j, "vec_ops", c->vec_ops);
     ffn_json_num(j, "bytes", c->bytes);
     ffn_json_num(j, "weight_bytes", c->weight_bytes);
     ffn_json_num(j, "roofline_s", c->roofline_s);
@@ -95,6 +98,7 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
 
     ffn_json_obj_begin(j, "ffn");
     ffn_json_num(j, "flops", r->flops);
+    ffn_json_num(j, "vec_ops", r->vec_ops);
     ffn_json_num(j, "bytes", r->bytes);
     ffn_json_num(j, "weight_bytes", r->weight_bytes);
     ffn_json_num(j, "intensity", r->intensity);
@@ -229,7 +233,7 @@ int ffn_write_predict_csv_header(FILE *fp)
 {
     fputs("model,hw,phase,batch,seq,tokens,wdtype,adtype,tp,ep,fused,flops,bytes,weight_bytes,"
           "intensity,bound,roofline_s,predicted_s,comm_s,ridge_tokens,activation_peak_bytes,"
-          "training_saved_bytes,experts_touched,imbalance,weights,weights_from\n",
+          "training_saved_bytes,experts_touched,imbalance,weights,weights_from,vec_ops\n",
           fp);
     return ferror(fp) ? FFN_EIO : 0;
 }
@@ -250,14 +254,14 @@ int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, co
         ffn_source_name(hw, r->weights_level > 0 ? r->weights_level - 1 : FFN_SRC_MEMORY);
     fprintf(fp,
             "%s,%s,%s,%llu,%s,%llu,%s,%s,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6g,%s,%.6e,%.6e,%.6e,%s,%."
-            "6e,%.6e,%s,%s,%s\n",
+            "6e,%.6e,%s,%s,%s,%.6e\n",
             m->name, hw->name, ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch, seq,
             (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype),
             ffn_dtype_name(r->run.adtype), (unsigned long long)r->run.tp,
             (unsigned long long)r->run.ep, r->run.fused ? 1 : 0, r->flops, r->bytes,
             r->weight_bytes, r->intensity, ffn_bound_name(r->bound), r->roofline_s, r->predicted_s,
             r->comm_s, ridge, r->mem.infer_peak_bytes, r->mem.train_model_bytes, moe,
-            ffn_weights_name(r->run.weights), from);
+            ffn_weights_name(r->run.weights), from, r->vec_ops);
     return ferror(fp) ? FFN_EIO : 0;
 }
 
