@@ -386,7 +386,11 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "--tp %llu does not divide the expert intermediate size %llu",
                             (unsigned long long)tp, (unsigned long long)c->expert_intermediate);
-    const double ab = ffn_dtype_bytes(run->adtype, 0);
+    /* Activations between the experts' GEMMs (router input, dispatch, combine, all-to-all,
+     * all-reduce) move in their memory dtype: act_io_dtype for W8A8, whose int8 copies exist
+     * only inside each expert's GEMMs (the per-token quantisation is charged there), else
+     * adtype. */
+    const double ab = ffn_run_act_bytes(run);
     /* The router is kept in 16-bit or wider even when experts are quantised. */
     ffn_dtype rdt = ffn_dtype_bits(run->wdtype) < 16 ? FFN_DT_BF16 : run->wdtype;
     const double rb = ffn_dtype_bytes(rdt, 0);

@@ -387,3 +387,38 @@ Test(quant_count, gemv_dequantisation_is_not_padded_to_tiles)
               b.predicted_s);
     close_rel(c.predicted_s - b.predicted_s, t_v, 0.02);
 }
+
+/* W8A8 experts: the tokens travel between devices in their memory dtype (act_io_dtype, bf16 by
+ * default), not as the int8 codes that exist only inside each expert's GEMMs. 64 tokens, top-2
+ * of 8 experts over EP 8, d = 256: the all-to-all moves 64 x 2 x 256 x 2 B x 7/8 one way in bf16,
+ * twice that with fp32 activations in memory (it moved 1 B an element before). */
+Test(quant_count, w8a8_moe_dispatch_moves_the_memory_dtype)
+{
+    ffn_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "moe-q8");
+    m.hidden = 256;
+    m.layers = 1;
+    m.intermediate = 512;
+    m.act = FFN_ACT_SWIGLU;
+    m.moe.n_experts = 8;
+    m.moe.top_k = 2;
+    m.moe.expert_intermediate = 512;
+    m.moe.scoring = FFN_SCORE_SOFTMAX;
+    m.moe.layer_freq = 1;
+    m.layer_moe[0] = true;
+    ffn_hw hw = cpu();
+    hw.scaleup.bandwidth_bps = 100e9;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.phase = FFN_PHASE_DECODE;
+    run.wdtype = run.adtype = FFN_DT_INT8;
+    run.ep = 8;
+    ffn_layer_cost c;
+    ffn_moe_detail det;
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, 64, &c, &det, NULL), 0);
+    close_rel(det.alltoall_bytes, 64.0 * 2 * 256 * 2 * 7 / 8, 1e-12);
+    run.act_io_dtype = FFN_DT_FP32;
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, 64, &c, &det, NULL), 0);
+    close_rel(det.alltoall_bytes, 64.0 * 2 * 256 * 4 * 7 / 8, 1e-12);
+}
