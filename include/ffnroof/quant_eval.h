@@ -185,4 +185,13 @@ typedef struct ffn_qeval_report {
     ffn_qeval_row rows[FFN_QEVAL_MAX_ROWS];
 } ffn_qeval_report;
 
+/* The report's speed column (r->speed_opts set, r->rows[] filled with their formats): the fp32
+ * baseline kernel timed before and after the formats, each format's kernel at T = 1 (the
+ * SmoothQuant-migrated layer, smoothing alpha, for w8a8-smooth; rows whose kernel refuses the
+ * shape are left not run), its own error on the T tokens x against y_ref where it computes the
+ * same function, rows that run one kernel on one shape sharing their best time, and every
+ * speed-up against the baseline. 0, or the failing kernel's error with diag saying which. */
+int ffn_qspeed_report(const ffn_kshape *s, const ffn_kweights *w, size_t T, const float *x,
+                      const double *y_ref, double alpha, ffn_qeval_report *r, ffn_diag *diag);
+
 #endif
