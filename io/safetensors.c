@@ -6,6 +6,7 @@
 #include "ffnroof/safetensors.h"
 
 #include "ffnroof/limits.h"
+#include "safetensors_internal.h"
 #include "ydoc.h"
 
 #include <errno.h>
@@ -37,9 +38,6 @@ unsigned ffn_st_dtype_bits(ffn_st_dtype dt)
     return (unsigned)dt < FFN_ST_DTYPE_COUNT ? dtypes[dt].bits : 0;
 }
 
-/* Tensor names can be long; a message quotes at most this many characters of one. */
-#define NAME_IN_MSG 160
-
 void ffn_st_close(ffn_st_file *st)
 {
     if (!st) return;
@@ -53,7 +51,7 @@ void ffn_st_close(ffn_st_file *st)
 }
 
 /* Read exactly n bytes at off; FFN_EIO with the reason otherwise. */
-static int read_at(const ffn_st_file *st, void *buf, size_t n, uint64_t off, ffn_diag *diag)
+int ffn__st_read_at(const ffn_st_file *st, void *buf, size_t n, uint64_t off, ffn_diag *diag)
 {
     unsigned char *p = buf;
     while (n > 0) {
@@ -90,14 +88,8 @@ static int header_diag(const ffn_st_file *st, int rc, ffn_diag *diag, const char
     return ffn_diag_set(diag, rc, st->path, 0, 0, "JSON header%s: %s", where, msg);
 }
 
-static int tensor_error(const ffn_st_file *st, ffn_diag *diag, int rc, const char *tensor,
-                        const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-static int tensor_error(const ffn_st_file *st, ffn_diag *diag, int rc, const char *tensor,
-                        const char *fmt, ...)
+int ffn__st_tensor_error(const ffn_st_file *st, ffn_diag *diag, int rc, const char *tensor,
+                         const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -107,7 +99,7 @@ static int tensor_error(const ffn_st_file *st, ffn_diag *diag, int rc, const cha
     return ffn_diag_set(diag, rc, st->path, 0, 0, "%s (tensor '%.*s')", msg, NAME_IN_MSG, tensor);
 }
 
-static void shape_text(const ffn_st_tensor *t, char *buf, size_t n)
+void ffn__st_shape_text(const ffn_st_tensor *t, char *buf, size_t n)
 {
     size_t len = (size_t)snprintf(buf, n, "[");
     for (unsigned i = 0; i < t->ndim && len < n; i++)
@@ -129,18 +121,20 @@ static int parse_entry(ffn_st_file *st, ffn_ydoc *y, yaml_node_t *v, const char 
     for (int i = 0; i < FFN_ST_DTYPE_COUNT; i++)
         if (!strcmp(dt, dtypes[i].name)) t->dtype = (ffn_st_dtype)i;
     if (t->dtype == FFN_ST_DTYPE_COUNT)
-        return tensor_error(st, diag, FFN_ESCHEMA, name,
-                            "unknown dtype '%s' (the format's are BOOL, U8, I8, F8_E5M2, "
-                            "F8_E4M3, F8_E8M0, I16, U16, F16, BF16, I32, U32, F32, F64, I64, "
-                            "U64, F4, F6_E2M3, F6_E3M2, C64)",
-                            dt);
+        return ffn__st_tensor_error(
+            st, diag, FFN_ESCHEMA, name,
+            "unknown dtype '%s' (the format's are BOOL, U8, I8, F8_E5M2, "
+            "F8_E4M3, F8_E8M0, I16, U16, F16, BF16, I32, U32, F32, F64, I64, "
+            "U64, F4, F6_E2M3, F6_E3M2, C64)",
+            dt);
     yaml_node_t *sh = ffn_y_get(y, v, "shape", NULL);
-    if (!sh) return tensor_error(st, diag, FFN_ESCHEMA, name, "no 'shape'");
+    if (!sh) return ffn__st_tensor_error(st, diag, FFN_ESCHEMA, name, "no 'shape'");
     if ((rc = ffn_y_expect_seq(y, sh, "'shape'"))) return header_diag(st, rc, diag, name);
     const size_t ndim = (size_t)(sh->data.sequence.items.top - sh->data.sequence.items.start);
     if (ndim > FFN_ST_MAX_DIMS)
-        return tensor_error(st, diag, FFN_ERANGE, name, "a shape of %zu dimensions (at most %d)",
-                            ndim, FFN_ST_MAX_DIMS);
+        return ffn__st_tensor_error(st, diag, FFN_ERANGE, name,
+                                    "a shape of %zu dimensions (at most %d)", ndim,
+                                    FFN_ST_MAX_DIMS);
     t->ndim = (unsigned)ndim;
     uint64_t elements = 1;
     bool overflow = false, zero = false;
@@ -155,19 +149,20 @@ static int parse_entry(ffn_st_file *st, ffn_ydoc *y, yaml_node_t *v, const char 
         elements *= t->shape[i];
     }
     char shp[200];
-    shape_text(t, shp, sizeof shp);
+    ffn__st_shape_text(t, shp, sizeof shp);
     /* a zero dimension makes the tensor empty whatever the others say */
     if (zero)
         elements = 0;
     else if (overflow)
-        return tensor_error(st, diag, FFN_EOVERFLOW, name, "shape %s overflows 64 bits", shp);
+        return ffn__st_tensor_error(st, diag, FFN_EOVERFLOW, name, "shape %s overflows 64 bits",
+                                    shp);
     t->elements = elements;
     yaml_node_t *of = ffn_y_get(y, v, "data_offsets", NULL);
-    if (!of) return tensor_error(st, diag, FFN_ESCHEMA, name, "no 'data_offsets'");
+    if (!of) return ffn__st_tensor_error(st, diag, FFN_ESCHEMA, name, "no 'data_offsets'");
     if ((rc = ffn_y_expect_seq(y, of, "'data_offsets'"))) return header_diag(st, rc, diag, name);
     if (of->data.sequence.items.top - of->data.sequence.items.start != 2)
-        return tensor_error(st, diag, FFN_ESCHEMA, name,
-                            "'data_offsets' must be two numbers, [begin, end]");
+        return ffn__st_tensor_error(st, diag, FFN_ESCHEMA, name,
+                                    "'data_offsets' must be two numbers, [begin, end]");
     uint64_t be[2];
     for (int i = 0; i < 2; i++) {
         yaml_node_t *e = yaml_document_get_node(&y->doc, of->data.sequence.items.start[i]);
@@ -177,30 +172,32 @@ static int parse_entry(ffn_st_file *st, ffn_ydoc *y, yaml_node_t *v, const char 
     t->begin = be[0];
     t->end = be[1];
     if (t->end < t->begin)
-        return tensor_error(st, diag, FFN_ESCHEMA, name,
-                            "data_offsets [%llu, %llu] end before they begin",
-                            (unsigned long long)t->begin, (unsigned long long)t->end);
+        return ffn__st_tensor_error(st, diag, FFN_ESCHEMA, name,
+                                    "data_offsets [%llu, %llu] end before they begin",
+                                    (unsigned long long)t->begin, (unsigned long long)t->end);
     const unsigned bits = dtypes[t->dtype].bits;
     if (elements > UINT64_MAX / bits)
-        return tensor_error(st, diag, FFN_EOVERFLOW, name, "shape %s of %s overflows 64 bits", shp,
-                            dt);
+        return ffn__st_tensor_error(st, diag, FFN_EOVERFLOW, name,
+                                    "shape %s of %s overflows 64 bits", shp, dt);
     if (elements * bits % 8)
-        return tensor_error(st, diag, FFN_ESCHEMA, name,
-                            "shape %s of %s (%u bits each) is not a whole number of bytes", shp, dt,
-                            bits);
+        return ffn__st_tensor_error(st, diag, FFN_ESCHEMA, name,
+                                    "shape %s of %s (%u bits each) is not a whole number of bytes",
+                                    shp, dt, bits);
     const uint64_t bytes = elements * bits / 8;
     if (t->end - t->begin != bytes)
-        return tensor_error(st, diag, FFN_ESCHEMA, name,
-                            "shape %s of %s needs %llu bytes but data_offsets [%llu, %llu] "
-                            "hold %llu",
-                            shp, dt, (unsigned long long)bytes, (unsigned long long)t->begin,
-                            (unsigned long long)t->end, (unsigned long long)(t->end - t->begin));
+        return ffn__st_tensor_error(st, diag, FFN_ESCHEMA, name,
+                                    "shape %s of %s needs %llu bytes but data_offsets [%llu, %llu] "
+                                    "hold %llu",
+                                    shp, dt, (unsigned long long)bytes,
+                                    (unsigned long long)t->begin, (unsigned long long)t->end,
+                                    (unsigned long long)(t->end - t->begin));
     if (t->end > st->data_bytes)
-        return tensor_error(st, diag, FFN_ERANGE, name,
-                            "data_offsets [%llu, %llu] run past the end of the file (its data "
-                            "section holds %llu bytes: truncated?)",
-                            (unsigned long long)t->begin, (unsigned long long)t->end,
-                            (unsigned long long)st->data_bytes);
+        return ffn__st_tensor_error(
+            st, diag, FFN_ERANGE, name,
+            "data_offsets [%llu, %llu] run past the end of the file (its data "
+            "section holds %llu bytes: truncated?)",
+            (unsigned long long)t->begin, (unsigned long long)t->end,
+            (unsigned long long)st->data_bytes);
     return 0;
 }
 
@@ -234,17 +231,18 @@ static int check_layout(ffn_st_file *st, ffn_diag *diag)
     for (size_t i = 0; i < st->n_tensors && !rc; i++) {
         const ffn_st_tensor *t = order[i];
         if (t->begin > at)
-            rc = tensor_error(st, diag, FFN_ESCHEMA, t->name,
-                              "bytes %llu..%llu of the data belong to no tensor (a hole before "
-                              "this one)",
-                              (unsigned long long)at, (unsigned long long)t->begin);
+            rc = ffn__st_tensor_error(
+                st, diag, FFN_ESCHEMA, t->name,
+                "bytes %llu..%llu of the data belong to no tensor (a hole before "
+                "this one)",
+                (unsigned long long)at, (unsigned long long)t->begin);
         else if (t->begin < at)
-            rc = tensor_error(st, diag, FFN_ESCHEMA, t->name,
-                              "data_offsets [%llu, %llu] overlap those of tensor '%.*s' [%llu, "
-                              "%llu]",
-                              (unsigned long long)t->begin, (unsigned long long)t->end, NAME_IN_MSG,
-                              prev->name, (unsigned long long)prev->begin,
-                              (unsigned long long)prev->end);
+            rc = ffn__st_tensor_error(
+                st, diag, FFN_ESCHEMA, t->name,
+                "data_offsets [%llu, %llu] overlap those of tensor '%.*s' [%llu, "
+                "%llu]",
+                (unsigned long long)t->begin, (unsigned long long)t->end, NAME_IN_MSG, prev->name,
+                (unsigned long long)prev->begin, (unsigned long long)prev->end);
         at = t->end;
         prev = t;
     }
@@ -380,7 +378,7 @@ int ffn_st_open(ffn_st_file *st, const char *path, ffn_diag *diag)
         goto out;
     }
     unsigned char len8[8];
-    if ((rc = read_at(st, len8, 8, 0, diag))) goto out;
+    if ((rc = ffn__st_read_at(st, len8, 8, 0, diag))) goto out;
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--)
         n = n << 8 | len8[i];
@@ -409,7 +407,7 @@ int ffn_st_open(ffn_st_file *st, const char *path, ffn_diag *diag)
         rc = ffn_diag_set(diag, FFN_ENOMEM, path, 0, 0, "out of memory reading the header");
         goto out;
     }
-    if ((rc = read_at(st, text, (size_t)n, 8, diag))) goto out;
+    if ((rc = ffn__st_read_at(st, text, (size_t)n, 8, diag))) goto out;
     text[n] = '\0';
     if (text[0] != '{') {
         rc = ffn_diag_set(diag, FFN_EPARSE, path, 0, 0,
@@ -462,7 +460,7 @@ static float bf16_to_f32(uint16_t h)
 }
 
 /* n elements of little-endian raw data of dtype dt -> fp32. */
-static void widen(ffn_st_dtype dt, const unsigned char *raw, float *out, size_t n)
+void ffn__st_widen(ffn_st_dtype dt, const unsigned char *raw, float *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (dt == FFN_ST_F32) {
@@ -477,264 +475,41 @@ static void widen(ffn_st_dtype dt, const unsigned char *raw, float *out, size_t 
     }
 }
 
-static bool readable(ffn_st_dtype dt)
+bool ffn__st_readable(ffn_st_dtype dt)
 {
     return dt == FFN_ST_F32 || dt == FFN_ST_F16 || dt == FFN_ST_BF16;
 }
 
-static int unsupported(const ffn_st_file *st, const ffn_st_tensor *t, ffn_diag *diag)
+int ffn__st_unsupported(const ffn_st_file *st, const ffn_st_tensor *t, ffn_diag *diag)
 {
-    return tensor_error(st, diag, FFN_EUNSUPPORTED, t->name,
-                        "dtype %s cannot be read as weights (F32, F16 or BF16 can)",
-                        dtypes[t->dtype].name);
+    return ffn__st_tensor_error(st, diag, FFN_EUNSUPPORTED, t->name,
+                                "dtype %s cannot be read as weights (F32, F16 or BF16 can)",
+                                dtypes[t->dtype].name);
 }
-
-/* Bytes of one chunk of a streamed read. */
-#define CHUNK_BYTES ((size_t)4 << 20)
 
 int ffn_st_read_f32(const ffn_st_file *st, const ffn_st_tensor *t, float *out, size_t n,
                     ffn_diag *diag)
 {
     if (!st || !t || (!out && t->elements))
         return ffn_diag_set(diag, FFN_EINVAL, st ? st->path : NULL, 0, 0, "no tensor given");
-    if (!readable(t->dtype)) return unsupported(st, t, diag);
+    if (!ffn__st_readable(t->dtype)) return ffn__st_unsupported(st, t, diag);
     if (t->elements > n)
-        return tensor_error(st, diag, FFN_ENOSPACE, t->name,
-                            "%llu elements do not fit a buffer of %zu",
-                            (unsigned long long)t->elements, n);
+        return ffn__st_tensor_error(st, diag, FFN_ENOSPACE, t->name,
+                                    "%llu elements do not fit a buffer of %zu",
+                                    (unsigned long long)t->elements, n);
     const size_t esize = dtypes[t->dtype].bits / 8;
-    unsigned char *buf = malloc(CHUNK_BYTES);
+    unsigned char *buf = malloc(FFN__ST_CHUNK_BYTES);
     if (!buf) return ffn_diag_set(diag, FFN_ENOMEM, st->path, 0, 0, "out of memory");
     int rc = 0;
     const uint64_t base = 8 + st->header_bytes + t->begin;
     for (uint64_t done = 0; done < t->elements && !rc;) {
         const uint64_t left = t->elements - done;
-        const size_t cnt = left < CHUNK_BYTES / esize ? (size_t)left : CHUNK_BYTES / esize;
-        rc = read_at(st, buf, cnt * esize, base + done * esize, diag);
-        if (!rc) widen(t->dtype, buf, out + done, cnt);
+        const size_t cnt =
+            left < FFN__ST_CHUNK_BYTES / esize ? (size_t)left : FFN__ST_CHUNK_BYTES / esize;
+        rc = ffn__st_read_at(st, buf, cnt * esize, base + done * esize, diag);
+        if (!rc) ffn__st_widen(t->dtype, buf, out + done, cnt);
         done += cnt;
     }
     free(buf);
-    return rc;
-}
-
-void ffn_st_ffn_free(ffn_st_ffn *ffn)
-{
-    if (!ffn) return;
-    free(ffn->w_gate);
-    free(ffn->w_up);
-    free(ffn->w_down);
-    ffn->w_gate = ffn->w_up = ffn->w_down = NULL;
-}
-
-/* A 2-D [rows][cols] tensor t -> out [cols][rows] (its transpose), read in blocks of rows. */
-static int read_transposed(const ffn_st_file *st, const ffn_st_tensor *t, float *out,
-                           ffn_diag *diag)
-{
-    const size_t rows = (size_t)t->shape[0], cols = (size_t)t->shape[1];
-    const size_t esize = dtypes[t->dtype].bits / 8;
-    size_t block = CHUNK_BYTES / (cols * esize);
-    if (block < 1) block = 1;
-    if (block > rows) block = rows;
-    unsigned char *raw = malloc(block * cols * esize);
-    float *tmp = malloc(block * cols * sizeof *tmp);
-    int rc = 0;
-    if (!raw || !tmp) rc = ffn_diag_set(diag, FFN_ENOMEM, st->path, 0, 0, "out of memory");
-    const uint64_t base = 8 + st->header_bytes + t->begin;
-    for (size_t r0 = 0; r0 < rows && !rc; r0 += block) {
-        const size_t nr = rows - r0 < block ? rows - r0 : block;
-        rc = read_at(st, raw, nr * cols * esize, base + (uint64_t)r0 * cols * esize, diag);
-        if (rc) break;
-        widen(t->dtype, raw, tmp, nr * cols);
-        for (size_t c = 0; c < cols; c++)
-            for (size_t r = 0; r < nr; r++)
-                out[c * rows + r0 + r] = tmp[r * cols + c];
-    }
-    free(raw);
-    free(tmp);
-    return rc;
-}
-
-static const char *const prefixes[] = {"model.", "model.language_model.", "language_model.model."};
-
-/* Which layers' gate_proj the file holds, as "layers 0-15" or "no layer" text for a message. */
-static void layers_held(const ffn_st_file *st, char *buf, size_t n)
-{
-    unsigned long lo = ~0ul, hi = 0;
-    size_t count = 0;
-    for (size_t i = 0; i < st->n_tensors; i++) {
-        const char *s = strstr(st->tensors[i].name, "layers.");
-        if (!s || !strstr(s, ".mlp.gate_proj.weight")) continue;
-        char *end;
-        const unsigned long l = strtoul(s + 7, &end, 10);
-        if (end == s + 7 || *end != '.') continue;
-        if (l < lo) lo = l;
-        if (l > hi) hi = l;
-        count++;
-    }
-    if (!count)
-        snprintf(buf, n, "the file holds no *.layers.N.mlp.gate_proj.weight tensor");
-    else if (lo == hi)
-        snprintf(buf, n, "the file holds layer %lu", lo);
-    else
-        snprintf(buf, n, "the file holds layers %lu-%lu (%zu of them)", lo, hi, count);
-}
-
-/* The three weights t[i] of files st[i] (the same file, or the shards of an index): shapes and
- * dtypes checked, then read transposed into out. */
-static int read_parts(const ffn_st_file *const st[3], const ffn_st_tensor *const t[3],
-                      unsigned layer, ffn_st_ffn *out, ffn_diag *diag)
-{
-    for (int i = 0; i < 3; i++) {
-        char shp[200];
-        shape_text(t[i], shp, sizeof shp);
-        if (t[i]->ndim != 2 || t[i]->elements == 0)
-            return tensor_error(st[i], diag, FFN_ESCHEMA, t[i]->name,
-                                "a weight must be a non-empty matrix, not shape %s", shp);
-        if (!readable(t[i]->dtype)) return unsupported(st[i], t[i], diag);
-    }
-    const uint64_t f = t[0]->shape[0], d = t[0]->shape[1];
-    char g[200], s[200];
-    shape_text(t[0], g, sizeof g);
-    shape_text(t[1], s, sizeof s);
-    if (t[1]->shape[0] != f || t[1]->shape[1] != d)
-        return tensor_error(st[1], diag, FFN_ESCHEMA, t[1]->name,
-                            "up_proj is %s but gate_proj is %s: both are [intermediate][hidden]", s,
-                            g);
-    shape_text(t[2], s, sizeof s);
-    if (t[2]->shape[0] != d || t[2]->shape[1] != f)
-        return tensor_error(st[2], diag, FFN_ESCHEMA, t[2]->name,
-                            "down_proj is %s but gate_proj is %s: down_proj must be [%llu, %llu] "
-                            "([hidden][intermediate])",
-                            s, g, (unsigned long long)d, (unsigned long long)f);
-    if (d > SIZE_MAX / f / sizeof(float))
-        return tensor_error(st[0], diag, FFN_EOVERFLOW, t[0]->name, "shape %s is too large", g);
-    out->d = (size_t)d;
-    out->f = (size_t)f;
-    out->dtype = t[0]->dtype;
-    const size_t n = out->d * out->f;
-    out->w_gate = malloc(n * sizeof(float));
-    out->w_up = malloc(n * sizeof(float));
-    out->w_down = malloc(n * sizeof(float));
-    if (!out->w_gate || !out->w_up || !out->w_down)
-        return ffn_diag_set(diag, FFN_ENOMEM, st[0]->path, 0, 0,
-                            "out of memory for layer %u's weights (%zu MiB)", layer,
-                            3 * n * sizeof(float) >> 20);
-    int rc;
-    if ((rc = read_transposed(st[0], t[0], out->w_gate, diag))) return rc;
-    if ((rc = read_transposed(st[1], t[1], out->w_up, diag))) return rc;
-    return read_transposed(st[2], t[2], out->w_down, diag);
-}
-
-static const char *const parts[3] = {"gate_proj", "up_proj", "down_proj"};
-
-int ffn_st_read_ffn(const ffn_st_file *st, unsigned layer, ffn_st_ffn *out, ffn_diag *diag)
-{
-    memset(out, 0, sizeof *out);
-    const ffn_st_tensor *t[3] = {NULL, NULL, NULL};
-    char name[3][160];
-    for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0] && !t[0]; p++) {
-        snprintf(out->prefix, sizeof out->prefix, "%slayers.%u.mlp.", prefixes[p], layer);
-        for (int i = 0; i < 3; i++) {
-            snprintf(name[i], sizeof name[i], "%s%s.weight", out->prefix, parts[i]);
-            t[i] = ffn_st_find(st, name[i]);
-        }
-    }
-    if (!t[0]) {
-        char held[96];
-        layers_held(st, held, sizeof held);
-        return ffn_diag_set(diag, FFN_ENOTFOUND, st->path, 0, 0,
-                            "no tensor 'model.layers.%u.mlp.gate_proj.weight' (nor under "
-                            "model.language_model. or language_model.model.); %s",
-                            layer, held);
-    }
-    for (int i = 1; i < 3; i++)
-        if (!t[i])
-            return ffn_diag_set(diag, FFN_ENOTFOUND, st->path, 0, 0,
-                                "no tensor '%s' beside '%s' (a gated MLP has gate_proj, up_proj "
-                                "and down_proj)",
-                                name[i], name[0]);
-    const ffn_st_file *const sts[3] = {st, st, st};
-    return read_parts(sts, t, layer, out, diag);
-}
-
-int ffn_st_read_ffn_index(const char *index_path, unsigned layer, ffn_st_ffn *out, ffn_diag *diag)
-{
-    memset(out, 0, sizeof *out);
-    ffn_ydoc y;
-    int rc = ffn_ydoc_load(&y, index_path, diag);
-    ffn_st_file st[3];
-    int opened = 0;
-    if (rc) goto out;
-    yaml_node_t *map = ffn_y_get(&y, ffn_ydoc_root(&y), "weight_map", NULL);
-    if (!map || map->type != YAML_MAPPING_NODE) {
-        rc = ffn_y_error(&y, map ? map : ffn_ydoc_root(&y), FFN_ESCHEMA,
-                         "a safetensors index needs 'weight_map', an object of tensor names to "
-                         "shard files");
-        goto out;
-    }
-    char name[3][160];
-    const char *shard[3] = {NULL, NULL, NULL};
-    yaml_node_t *node[3] = {NULL, NULL, NULL};
-    for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0] && !node[0]; p++) {
-        snprintf(out->prefix, sizeof out->prefix, "%slayers.%u.mlp.", prefixes[p], layer);
-        for (int i = 0; i < 3; i++) {
-            snprintf(name[i], sizeof name[i], "%s%s.weight", out->prefix, parts[i]);
-            node[i] = ffn_y_get(&y, map, name[i], NULL);
-        }
-    }
-    for (int i = 0; i < 3 && !rc; i++) {
-        if (!node[i]) {
-            if (i == 0)
-                rc = ffn_diag_set(diag, FFN_ENOTFOUND, index_path, 0, 0,
-                                  "the weight_map has no 'model.layers.%u.mlp.gate_proj.weight' "
-                                  "(nor under model.language_model. or language_model.model.)",
-                                  layer);
-            else
-                rc = ffn_diag_set(diag, FFN_ENOTFOUND, index_path, 0, 0,
-                                  "the weight_map has no '%s' beside '%s'", name[i], name[0]);
-            break;
-        }
-        shard[i] = ffn_y_text(node[i]);
-        /* a shard is a file beside the index, as the Hugging Face writers name them */
-        if (!shard[i] || !*shard[i] || strchr(shard[i], '/') || !strcmp(shard[i], "..") ||
-            !strcmp(shard[i], "."))
-            rc = ffn_y_error(&y, node[i], FFN_ESCHEMA,
-                             "the shard of '%s' must be a file name beside the index", name[i]);
-    }
-    if (rc) goto out;
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s", index_path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[1] = '\0';
-    else
-        dir[0] = '\0';
-    const ffn_st_file *sts[3];
-    const ffn_st_tensor *t[3];
-    for (int i = 0; i < 3; i++) {
-        int same = -1;
-        for (int j = 0; j < i; j++)
-            if (!strcmp(shard[j], shard[i])) same = j;
-        if (same >= 0) {
-            sts[i] = sts[same];
-        } else {
-            char path[1200];
-            snprintf(path, sizeof path, "%s%s", dir, shard[i]);
-            if ((rc = ffn_st_open(&st[opened], path, diag))) goto out;
-            sts[i] = &st[opened++];
-        }
-        t[i] = ffn_st_find(sts[i], name[i]);
-        if (!t[i]) {
-            rc = ffn_diag_set(diag, FFN_ENOTFOUND, sts[i]->path, 0, 0,
-                              "no tensor '%s', which %s says is here", name[i], index_path);
-            goto out;
-        }
-    }
-    rc = read_parts(sts, t, layer, out, diag);
-out:
-    for (int i = 0; i < opened; i++)
-        ffn_st_close(&st[i]);
-    ffn_ydoc_release(&y);
     return rc;
 }
