@@ -80,12 +80,6 @@ static void i8_gemm(size_t kp, const uint8_t *a, size_t lda, size_t m, const int
     }
 }
 
-static void i8_quant(size_t rows, size_t n, const float *src, size_t lds, uint8_t *q, size_t ldq,
-                     float *scale)
-{
-    ffn__qg_quant(0, rows, n, src, lds, q, ldq, scale);
-}
-
 const ffn_ukernels_i8 ffn_ukernels_i8_neoni8mm = {
     .isa = "neon",
     .gemm_name = "q8a8_gemm__neoni8mm_4x16",
@@ -99,6 +93,6 @@ const ffn_ukernels_i8 ffn_ukernels_i8_neoni8mm = {
     .stream_g = 4,
     .gemm = i8_gemm,
     .gemv = i8_gemm,
-    .quant = i8_quant,
+    .quant = ffn__qg_quant_s8,
     .act = ffn__neon_act,
 };

@@ -30,12 +30,6 @@ static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst
     ffn__qg_q4_dequant(NR, k0, kc, w, dst);
 }
 
-static void quant(size_t rows, size_t n, const float *src, size_t lds, uint8_t *q, size_t ldq,
-                  float *scale)
-{
-    ffn__qg_quant(0, rows, n, src, lds, q, ldq, scale);
-}
-
 const ffn_ukernels_q ffn_ukernels_q_portable = {
     .isa = "portable",
     .gemv_name = {"q8_gemv__portable", "q4_gemv__portable"},
@@ -59,6 +53,6 @@ const ffn_ukernels_i8 ffn_ukernels_i8_portable = {
     .stream_g = 1,
     .gemm = ffn__qg_i8_gemm,
     .gemv = NULL,
-    .quant = quant,
+    .quant = ffn__qg_quant_s8,
     .act = ffn__portable_act,
 };

@@ -125,4 +125,12 @@ static inline void ffn__qg_quant(unsigned offset, size_t rows, size_t n, const f
         ffn__qact_row(n, src + r * lds, q + r * ldq, scale + r, offset);
 }
 
+/* ffn_ukernels_i8.quant of a table that keeps the activation codes signed (a_offset 0: SDOT,
+ * SMMLA, the portable tile), compiled with the including folder's flags. */
+static inline void ffn__qg_quant_s8(size_t rows, size_t n, const float *src, size_t lds, uint8_t *q,
+                                    size_t ldq, float *scale)
+{
+    ffn__qg_quant(0, rows, n, src, lds, q, ldq, scale);
+}
+
 #endif
