@@ -7,12 +7,13 @@
 # on the dense shapes (W8 with fp32 activations, W8A8, W4A16 in groups of 128; T = 1 .. 512).
 #
 #   bench/profiler_grid.sh [--ffnroof PATH] [--hw SPEC] [--threads N] [--out FILE.csv] [--quick]
-#                          [--quant]
+#                          [--quant] [--warm]
 #
 # --ffnroof defaults to build/cli/ffnroof (scripts/main.sh builds it); --hw to bench's own
 # default (the last calibration); --quick runs a third of the grid. Writes every case's CSV
 # row (docs/formats-bench.md) to --out (default results/profiler-grid.csv) and prints the
-# summary by kind/dtype/adtype. Takes about 4 minutes on 2 cores (--quant: about 2 more).
+# summary by kind/dtype/adtype. --warm leaves the weights in the caches between calls (bench
+# --warm, predicted as the model's --weights hot: issue 15's on-chip residency). Takes about 4 minutes on 2 cores (--quant: about 2 more).
 set -eu
 
 FFNROOF=./build/cli/ffnroof # what scripts/main.sh builds (Release)
@@ -21,6 +22,7 @@ THREADS=
 OUT=results/profiler-grid.csv
 QUICK=0
 QUANT=0
+WARM=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --ffnroof) FFNROOF=$2; shift 2 ;;
@@ -29,7 +31,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --quant) QUANT=1; shift ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --warm) WARM=1; shift ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "profiler_grid.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -40,6 +43,7 @@ trap 'rm -rf "$tmp"' EXIT
 opts=""
 [ -n "$HW" ] && opts="$opts --hw $HW"
 [ -n "$THREADS" ] && opts="$opts --threads $THREADS"
+[ "$WARM" = 1 ] && opts="$opts --warm"
 if [ "$QUICK" = 1 ]; then Ts="1 16 128 512"; Tm="1 64"; else Ts="1 4 16 32 64 128 256 512 1024"; Tm="1 16 64 256"; fi
 
 n=0
