@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; shift ;;
     --quant) QUANT=1; shift ;;
     --warm) WARM=1; shift ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "profiler_grid.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
