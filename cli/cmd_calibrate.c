@@ -68,8 +68,13 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
     const int t = c->n_levels[FFN_BW_READ][1] > 0 ? 1 : 0;
     for (int i = 0; i < c->n_levels[FFN_BW_READ][t]; i++) {
         const ffn_level *l = &c->levels[FFN_BW_READ][t][i];
-        fprintf(fp, "  %-5s %8.1f GB/s  up to %.3g MiB\n", l->name, l->bandwidth_bps / 1e9,
-                l->capacity_bytes / 1048576.0);
+        /* the last level (main memory) has no capacity: the sweep's end is not one */
+        if (l->capacity_bytes > 0)
+            fprintf(fp, "  %-5s %8.1f GB/s  up to %.3g MiB\n", l->name, l->bandwidth_bps / 1e9,
+                    l->capacity_bytes / 1048576.0);
+        else
+            fprintf(fp, "  %-5s %8.1f GB/s  beyond the levels above\n", l->name,
+                    l->bandwidth_bps / 1e9);
     }
     fprintf(fp, "main memory (read-only tail): %.2f GB/s one thread, %.2f GB/s all threads\n",
             c->tail_read_bps[0] / 1e9, c->tail_read_bps[1] / 1e9);

@@ -37,7 +37,6 @@ static void make_plan(bool quick, plan *p)
         p->bw_1t[FFN_BW_READ] = true;
         p->bw_all[FFN_BW_READ] = true;
         p->bw_all[FFN_BW_TRIAD] = true;
-        p->bw_all[FFN_BW_TRIAD_NT] = true;
     } else {
         p->clock_s = 0.3;
         p->peak_sample_s = 0.02;
