@@ -28,6 +28,8 @@ int ffn_prof_progress_stage(void *user, double fraction, const char *stage);
 int ffn_prof_progress_case(void *user, double fraction, const char *label);
 void ffn_prof_progress_end(ffn_prof_progress *p);
 
+/* Ctrl-C sets the flag below (a second one kills); installed for the rest of the process, so
+ * an interrupt while results are written cannot kill the program halfway through a file. */
 void ffn_prof_sigint_install(void);
 const volatile sig_atomic_t *ffn_prof_stop_flag(void);
 

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "bench_internal.h"
 #include "ffnroof/kernels_moe.h"
 
 struct ffn_bmoe {
@@ -104,7 +105,7 @@ int ffn_bmoe_kernel_forward(const ffn_bmoe *m, const ffn_kernel *ref, const floa
     const size_t pb = ffn_moe_packed_bytes(ref, &m->s),
                  wb = ffn_moe_workspace_bytes(ref, &m->s, T, 1);
     if (!pb || !wb) return FFN_EINVAL;
-    void *p = aligned_alloc(64, (pb + 63) / 64 * 64), *ws = aligned_alloc(64, (wb + 63) / 64 * 64);
+    void *p = ffn__bench_xalloc(pb), *ws = ffn__bench_xalloc(wb);
     int rc = !p || !ws ? FFN_ENOMEM : ffn_moe_pack(ref, &m->s, &w, p, pb);
     if (!rc) rc = ffn_moe_forward(ref, &m->s, p, T, x, y, ws, wb, 1, NULL);
     free(p);
