@@ -9,29 +9,7 @@ extern const ffn_ukernels ffn_ukernels_neon;
 
 enum { NR = 12, G = 4 };
 
-static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    ffn__qg_q8_gemv(NR, m, kc, a, as, w, c, ldc);
-}
-
-static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    ffn__qg_q4_gemv(NR, m, kc, a, as, w, c, ldc);
-}
-
-static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q8_dequant(NR, k0, kc, w, dst);
-}
-
-static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q4_dequant(NR, k0, kc, w, dst);
-}
+FFN__QG_FLOAT_ENTRIES(NR)
 
 const ffn_ukernels_q ffn_ukernels_q_neon = {
     .isa = "neon",

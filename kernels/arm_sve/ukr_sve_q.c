@@ -19,29 +19,7 @@ static size_t nr_sve(void)
     return nr > FFN_UKR_MAX_NR ? FFN_UKR_MAX_NR : nr;
 }
 
-static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    ffn__qg_q8_gemv(nr_sve(), m, kc, a, as, w, c, ldc);
-}
-
-static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    ffn__qg_q4_gemv(nr_sve(), m, kc, a, as, w, c, ldc);
-}
-
-static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q8_dequant(nr_sve(), k0, kc, w, dst);
-}
-
-static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q4_dequant(nr_sve(), k0, kc, w, dst);
-}
+FFN__QG_FLOAT_ENTRIES(nr_sve())
 
 const ffn_ukernels_q ffn_ukernels_q_sve = {
     .isa = "sve",

@@ -125,6 +125,32 @@ static inline void ffn__qg_quant(unsigned offset, size_t rows, size_t n, const f
         ffn__qact_row(n, src + r * lds, q + r * ldq, scale + r, offset);
 }
 
+/* The float-activation table's four entry points (static q8_gemv, q4_gemv, q8_dequant,
+ * q4_dequant) as the generic kernels above at panel width NREXPR (a constant, or an expression
+ * such as the SVE table's vector-length-derived width), compiled with the including folder's
+ * flags: what the portable, NEON and SVE tables each wrote out by hand. */
+#define FFN__QG_FLOAT_ENTRIES(NREXPR)                                                              \
+    static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,         \
+                        const ffn_ukr_qpanel *w, float *c, size_t ldc)                             \
+    {                                                                                              \
+        (void)asum;                                                                                \
+        ffn__qg_q8_gemv(NREXPR, m, kc, a, as, w, c, ldc);                                          \
+    }                                                                                              \
+    static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,         \
+                        const ffn_ukr_qpanel *w, float *c, size_t ldc)                             \
+    {                                                                                              \
+        (void)asum;                                                                                \
+        ffn__qg_q4_gemv(NREXPR, m, kc, a, as, w, c, ldc);                                          \
+    }                                                                                              \
+    static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)              \
+    {                                                                                              \
+        ffn__qg_q8_dequant(NREXPR, k0, kc, w, dst);                                                \
+    }                                                                                              \
+    static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)              \
+    {                                                                                              \
+        ffn__qg_q4_dequant(NREXPR, k0, kc, w, dst);                                                \
+    }
+
 /* ffn_ukernels_i8.quant of a table that keeps the activation codes signed (a_offset 0: SDOT,
  * SMMLA, the portable tile), compiled with the including folder's flags. */
 static inline void ffn__qg_quant_s8(size_t rows, size_t n, const float *src, size_t lds, uint8_t *q,
