@@ -279,6 +279,12 @@ enum { N_ROWS = sizeof table / sizeof table[0] };
 /* A diagnostic with no file position (base/error.c's ffn_diag_set). */
 #define diag(dg, err, ...) ffn_diag_set((dg), (err), NULL, 0, 0, __VA_ARGS__)
 
+unsigned ffn_kernel_stream_rows(const ffn_kernel *k)
+{
+    if (!k) return 0;
+    return k->impl ? ffn__drv_stream_rows((const ffn__drv *)k->impl) : k->stream_rows;
+}
+
 uint64_t ffn_isa_requires(ffn_isa isa)
 {
     return (unsigned)isa < FFN_ISA_COUNT ? levels[isa].requires : 0;

@@ -131,17 +131,25 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     hw->eff.tiles[0][0] = 1;
     hw->eff.tiles[0][1] = 32;
     /* A kernel whose prefill engine pads rows (AMX: T up to a multiple of 32, except the few
-     * tokens whose weights it streams) pays for the padded rows: its dtype gets its own tile. */
+     * tokens whose weights it streams) pays for the padded rows: its dtype gets its own tile.
+     * A kernel that streams its weights for more than one token (the driver's gemv path, T up
+     * to stream_rows) records those rows, so that they are served at the GEMV bandwidth
+     * (ffn_gemv_rows); its tile stays the device's 1 x 32. */
     memset(hw->eff.tiles_dt, 0, sizeof hw->eff.tiles_dt);
     for (int dt = 0; dt < FFN_DT_COUNT; dt++) {
         const ffn_kernel *kk;
-        if (ffn_kernel_best((ffn_dtype)dt, &kk, NULL) || kk->row_tile <= 1) continue;
+        if (ffn_kernel_best((ffn_dtype)dt, &kk, NULL)) continue;
+        const unsigned srows = ffn_kernel_stream_rows(kk);
+        if (kk->row_tile <= 1 && srows <= 1) continue;
         ffn_tileset *ts = &hw->eff.tiles_dt[ffn_bench_cdtype((ffn_dtype)dt)];
+        /* two weight dtypes computing in one dtype (bf16 and fp16 weights on a widening
+         * kernel): the first one's kernel decides */
+        if (ts->n_tiles > 0) continue;
         ts->n_tiles = 1;
-        ts->tiles[0][0] = kk->row_tile;
+        ts->tiles[0][0] = kk->row_tile > 1 ? kk->row_tile : 1;
         ts->tiles[0][1] = 32;
-        ts->min_rows = kk->row_tile;
-        ts->gemv_rows = kk->stream_rows;
+        ts->min_rows = kk->row_tile > 1 ? kk->row_tile : 1;
+        ts->gemv_rows = srows;
     }
 
     ffn_bench_opts o;
@@ -216,7 +224,7 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
      * share of the bandwidth than the weight-bound batches: its own fraction when the fit
      * has both kinds of point (not the tiny test set). */
     unsigned flags = FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
-    if (ffn_fit_points_split_gemv(pts, np)) flags |= FFN_FIT_MEMORY_GEMV;
+    if (ffn_fit_points_split_gemv(hw, pts, np)) flags |= FFN_FIT_MEMORY_GEMV;
     hw->eff.memory_max_gemv = 0;
     rc = ffn_eff_fit(hw, pts, np, flags, &out->eff);
     if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");

@@ -264,19 +264,25 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
 }
 
-static double gemm_mmax(const ffn_hw *hw, uint64_t m)
+uint64_t ffn_gemv_rows(const ffn_hw *hw, ffn_dtype cdt)
+{
+    const ffn_tileset *ts = (unsigned)cdt < FFN_DT_COUNT ? &hw->eff.tiles_dt[cdt] : NULL;
+    return ts && ts->n_tiles > 0 && ts->gemv_rows > 1 ? ts->gemv_rows : 1;
+}
+
+static double gemm_mmax(const ffn_hw *hw, uint64_t m, ffn_dtype cdt)
 {
     const ffn_eff *e = &hw->eff;
-    return m == 1 && e->memory_max_gemv > 0 ? e->memory_max_gemv
-           : e->memory_max > 0              ? e->memory_max
-                                            : 1.0;
+    return m <= ffn_gemv_rows(hw, cdt) && e->memory_max_gemv > 0 ? e->memory_max_gemv
+           : e->memory_max > 0                                   ? e->memory_max
+                                                                 : 1.0;
 }
 
 double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                           double flops, double bytes, ffn_dtype cdt)
 {
     if (flops <= 0 && bytes <= 0) return 0;
-    double mmax = gemm_mmax(hw, m);
+    double mmax = gemm_mmax(hw, m, cdt);
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, hw->eff.memory_half_bytes));
     return gemm_time_s(hw, m, n, k, instances, flops, 0, cdt, tm);
 }
@@ -434,7 +440,7 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
 {
     const bool gemm = op->kind == FFN_OP_GEMM;
     const ffn_eff *e = &hw->eff;
-    double mmax = gemm                     ? gemm_mmax(hw, op->m)
+    double mmax = gemm                     ? gemm_mmax(hw, op->m, op->compute_dtype)
                   : e->memory_max_elem > 0 ? e->memory_max_elem
                   : e->memory_max > 0      ? e->memory_max
                                            : 1.0;

@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool ffn_fit_points_split_gemv(const ffn_fit_point *pts, size_t n)
+bool ffn_fit_points_split_gemv(const ffn_hw *hw, const ffn_fit_point *pts, size_t n)
 {
     bool one = false, more = false;
     for (size_t i = 0; i < n; i++) {
-        one = one || pts[i].m == 1;
-        more = more || pts[i].m > 1;
+        if (pts[i].elem_bytes > 0 || pts[i].m == 0) continue; /* not a GEMM or a layer */
+        const bool gemv = pts[i].m <= ffn_gemv_rows(hw, ffn_fit_point_cdtype(hw, &pts[i]));
+        one = one || gemv;
+        more = more || !gemv;
     }
     return one && more;
 }
@@ -331,7 +333,7 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
     }
     if (flags & FFN_FIT_MEMORY_GEMV) {
         /* both kinds of point, or the two fractions cannot be told apart */
-        if (!ffn_fit_points_split_gemv(pts, n)) return FFN_EINVAL;
+        if (!ffn_fit_points_split_gemv(hw, pts, n)) return FFN_EINVAL;
         c.gemv_ix = c.dim++;
     }
     if (flags & FFN_FIT_MEMORY_ELEM) c.elem_ix = c.dim++;

@@ -179,6 +179,48 @@ Test(calibrate, fit_recovers_the_gemv_bandwidth_and_padded_bf16_rows)
     cr_assert_eq(ffn_eff_fit(&start, p + 3, 12, fl, &e2), FFN_EINVAL); /* T = 4 .. 256 */
 }
 
+Test(calibrate, streaming_kernels_get_the_gemv_bandwidth_up_to_their_stream_rows)
+{
+    /* an AVX2/AVX-512-style fp32 kernel streams its weights for up to 6 tokens (the driver's
+     * gemv path): those calls read at the GEMV fraction, 7 tokens and more at memory_max */
+    ffn_hw truth = cpu();
+    ffn_tileset *ts = &truth.eff.tiles_dt[FFN_DT_FP32];
+    ts->n_tiles = 1;
+    ts->tiles[0][0] = 1;
+    ts->tiles[0][1] = 32;
+    ts->min_rows = 1;
+    ts->gemv_rows = 6;
+    cr_assert_eq(ffn_gemv_rows(&truth, FFN_DT_FP32), 6);
+    cr_assert_eq(ffn_gemv_rows(&truth, FFN_DT_BF16), 1, "no tiles for bf16: one row");
+    truth.eff.memory_max = 0.4;
+    truth.eff.memory_max_gemv = 0.8;
+    const double bytes = 4.0 * 4096 * 11008, fl = 2.0 * 4096 * 11008;
+    for (uint64_t m = 1; m <= 8; m++) {
+        const double t =
+            ffn_predict_gemm_s(&truth, m, 11008, 4096, 1, fl * (double)m, bytes, FFN_DT_FP32);
+        const double want = bytes / (truth.mem_bandwidth_bps * (m <= 6 ? 0.8 : 0.4));
+        cr_assert_float_eq(t, want, 1e-6 * want, "m=%llu: %g s, want %g s", (unsigned long long)m,
+                           t, want);
+    }
+    /* the fit tells the two fractions apart on points of 4 tokens, and recovers both */
+    truth.eff.compute_max = truth.eff.compute_max_dt[FFN_DT_FP32] = 0.7;
+    ffn_fit_point p[32];
+    size_t n = 0;
+    ffn_fit_point q[32];
+    kernel_points(q, &truth);
+    for (size_t i = 0; i < 15; i++) /* the fp32 points of kernel_points, without T = 1 */
+        if (q[i].m > 1) p[n++] = q[i];
+    cr_assert(ffn_fit_points_split_gemv(&truth, p, n), "T = 4 points are streaming GEMVs");
+    ffn_hw start = cpu();
+    start.eff.tiles_dt[FFN_DT_FP32] = *ts;
+    const ffn_hw plain = cpu();
+    cr_assert(!ffn_fit_points_split_gemv(&plain, p, n), "without stream rows: no GEMV points");
+    ffn_eff e;
+    cr_assert_eq(ffn_eff_fit(&start, p, n, FFN_FIT_MEMORY_GEMV, &e), 0);
+    cr_assert_float_eq(e.memory_max_gemv, 0.8, 0.01, "%g", e.memory_max_gemv);
+    cr_assert_float_eq(e.memory_max, 0.4, 0.01, "%g", e.memory_max);
+}
+
 /* A calibration as ffn_calibrate_run would leave it, filled by hand. */
 static void synthetic_calibration(ffn_calibration *c)
 {

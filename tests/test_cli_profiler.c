@@ -155,11 +155,27 @@ Test(cli_profiler, calibrate_writes_a_spec_that_loads_and_predicts)
         cr_assert_eq(ts->n_tiles, 1);
         cr_assert_eq(ts->tiles[0][0], kb->row_tile);
         cr_assert_eq(ts->min_rows, kb->row_tile);
-        cr_assert_eq(ts->gemv_rows, kb->stream_rows);
-    } else {
-        cr_assert_eq(hw.eff.tiles_dt[FFN_DT_BF16].n_tiles, 0);
+        cr_assert_eq(ts->gemv_rows, ffn_kernel_stream_rows(kb));
     }
-    cr_assert_eq(hw.eff.tiles_dt[FFN_DT_FP32].n_tiles, 0);
+    /* a kernel that streams its weights for more than one token records those tokens (its
+     * tile stays the device's 1 x 32); one that pads nothing and streams one token leaves the
+     * device's tiles */
+    for (int dt = 0; dt < 2; dt++) {
+        const ffn_dtype wd = dt ? FFN_DT_BF16 : FFN_DT_FP32;
+        const ffn_kernel *k;
+        cr_assert_eq(ffn_kernel_best(wd, &k, NULL), 0);
+        if (k->row_tile > 1) continue;
+        const ffn_tileset *ts = &hw.eff.tiles_dt[wd];
+        const unsigned sr = ffn_kernel_stream_rows(k);
+        if (sr > 1) {
+            cr_assert_eq(ts->n_tiles, 1, "%s", k->name);
+            cr_assert_eq(ts->tiles[0][0], 1u);
+            cr_assert_eq(ts->gemv_rows, sr, "%s: %u", k->name, ts->gemv_rows);
+            cr_assert_eq(ffn_gemv_rows(&hw, wd), sr);
+        } else {
+            cr_assert_eq(ts->n_tiles, 0, "%s", k->name);
+        }
+    }
     ffn_bench_case c;
     memset(&c, 0, sizeof c);
     c.kind = FFN_BENCH_DENSE;

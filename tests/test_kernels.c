@@ -570,6 +570,32 @@ static const ffn_kernel *first_row_within(ffn_dtype dt, uint64_t mask)
     return NULL;
 }
 
+Test(kernels, stream_rows_come_from_the_microkernel_tables)
+{
+    /* the model serves calls on up to ffn_kernel_stream_rows tokens at the GEMV bandwidth
+     * (calibrate writes them into tiles_by_dtype): they must be the driver's own switch */
+    const ffn_kernel *ks[MAXK];
+    uint64_t req[MAXK];
+    const size_t n = ffn_kernel_table(ks, req, MAXK);
+    cr_assert_eq(ffn_kernel_stream_rows(NULL), 0u);
+    for (size_t i = 0; i < n && i < MAXK; i++) {
+        const ffn_kernel *k = ks[i];
+        const unsigned sr = ffn_kernel_stream_rows(k);
+        if (k->isa == FFN_ISA_REF) {
+            cr_expect_eq(sr, 0u, "%s: the reference streams nothing", k->name);
+            continue;
+        }
+        cr_expect_not_null(k->impl, "%s: a driver kernel without its descriptor", k->name);
+        if (k->stream_rows)
+            cr_expect_eq(sr, k->stream_rows, "%s: the registry says %u, the table %u", k->name,
+                         k->stream_rows, sr);
+        cr_expect(sr <= 64, "%s: streams %u tokens", k->name, sr);
+        /* every float table has a decode stream (the portable W8A8 table has none) */
+        if (k->wdtype != FFN_DT_INT8 && k->wdtype != FFN_DT_INT4)
+            cr_expect(sr >= 1, "%s: no decode stream", k->name);
+    }
+}
+
 Test(kernels, every_row_needs_at_least_what_its_level_needs)
 {
     const ffn_kernel *ks[MAXK];

@@ -86,9 +86,10 @@ int ffn_fit_dtype_class(ffn_dtype d);
  * FFN_EINVAL (no points). */
 int ffn_fit_uncertainty(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, ffn_unc *out);
 
-/* Whether the points can tell memory_max_gemv from memory_max: some have one row (m == 1)
- * and some more (what FFN_FIT_MEMORY_GEMV needs). */
-bool ffn_fit_points_split_gemv(const ffn_fit_point *pts, size_t n);
+/* Whether the points can tell memory_max_gemv from memory_max: some are streaming GEMVs (m up
+ * to ffn_gemv_rows of their compute dtype on hw; one row where hw's tiles say nothing) and
+ * some are not (what FFN_FIT_MEMORY_GEMV needs). */
+bool ffn_fit_points_split_gemv(const ffn_hw *hw, const ffn_fit_point *pts, size_t n);
 /* The compute dtype of a point: cdtype when cdtype_set, else the simulator's rule. */
 ffn_dtype ffn_fit_point_cdtype(const ffn_hw *hw, const ffn_fit_point *p);
 /* Cost the op of a point as the simulator does (f > 0: a fused dense FFN layer on m tokens

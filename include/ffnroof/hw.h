@@ -53,7 +53,8 @@ typedef struct ffn_tileset {
  * bytes B on a tile grid of `tiles` tiles takes
  *   t = launch_s + pnorm_p( F / (peak * compute_max * wave_eff * F/(F+compute_half_flops)),
  *                           B / (bw * memory_max * B/(B+memory_half_bytes)) )
- * (memory_max_gemv in place of memory_max for a GEMM of one row when it is set)
+ * (memory_max_gemv in place of memory_max, when it is set, for a GEMM of one row or of up to
+ * its dtype's gemv_rows rows: ffn_gemv_rows)
  * where wave_eff is the useful share of the work paid for on the best tile shape in tiles[]
  * (padding to whole tiles, a partly empty last wave, split-K when there are fewer tiles than
  * units; docs/model.md), and pnorm_p(a,b) = (a^p + b^p)^(1/p) (p = 0 means max(a,b)). */

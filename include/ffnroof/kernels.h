@@ -95,7 +95,16 @@ typedef struct ffn_kernel {
      * FFN_DT_INT8 (W8A8: x and h quantized per token on the fly, int8 dot products, int32
      * accumulate). x and y stay fp32 at the interface in every case. */
     ffn_dtype adtype;
+    /* Private to kernels/: the driver descriptor of a driver kernel (NULL for the reference
+     * kernels), which ffn_kernel_stream_rows reads. */
+    const void *impl;
 } ffn_kernel;
+
+/* Tokens up to which k streams its weights instead of running its GEMM tiles (the driver's
+ * gemv path: every weight byte read once, no row padding; 0 = never): what its microkernel
+ * table says, for every driver kernel, else k->stream_rows. The simulator serves these calls
+ * at the spec's GEMV bandwidth (ffn_gemv_rows). */
+unsigned ffn_kernel_stream_rows(const ffn_kernel *k);
 
 /* The work of one forward call, counted the simulator's way (fused variant: the intermediate
  * is written once and read once; weights in the kernel's dtype with their scales (s->group,

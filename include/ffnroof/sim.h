@@ -228,6 +228,11 @@ double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes);
 double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                            ffn_dtype cdt);
 
+/* Rows up to which a GEMM computing in cdt runs as a streaming GEMV and is served at
+ * memory_max_gemv: the dtype's tiles_by_dtype gemv_rows where set (a CPU kernel that streams
+ * its weights for up to that many tokens), else 1 (a matrix-vector product only). */
+uint64_t ffn_gemv_rows(const ffn_hw *hw, ffn_dtype cdt);
+
 /* Waves the best tile of that GEMM runs in over hw's compute units (1 without tiles). */
 uint64_t ffn_wave_count(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                         ffn_dtype cdt);

@@ -240,13 +240,21 @@ static size_t block_rows(size_t T, size_t mc_max, size_t mr)
     return ((T + blocks - 1) / blocks + mr - 1) / mr * mr;
 }
 
+unsigned ffn__drv_stream_rows(const ffn__drv *dv)
+{
+    if (dv->i8) return dv->i8->gemv ? dv->i8->stream_rows : 0;
+    if (dv->t) return dv->t->stream_rows;
+    if (dv->q) return dv->q->stream_rows;
+    return dv->u->gemv[dv->wdt] ? dv->u->stream_rows[dv->wdt] : 0;
+}
+
 static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, size_t T, wsplan *p)
 {
     memset(p, 0, sizeof *p);
     const size_t nr = l->nr;
     if (dv->t) {
         const ffn_ukernels_bf16t *t = dv->t;
-        p->stream = T <= t->stream_rows;
+        p->stream = T <= ffn__drv_stream_rows(dv);
         const size_t Tpad = ffn__round_up(T, t->row_tile > 1 ? t->row_tile : 1);
         p->rows = Tpad;
         p->mc = t->mc;
@@ -261,7 +269,7 @@ static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, si
         return;
     }
     const ffn_ukernels *u = fu(dv);
-    p->stream = dv->q ? T <= dv->q->stream_rows : T <= u->stream_rows[dv->wdt] && u->gemv[dv->wdt];
+    p->stream = T <= ffn__drv_stream_rows(dv);
     if (p->stream) {
         const size_t g = dv->q ? dv->q->stream_g : u->stream_g;
         p->rows = T;

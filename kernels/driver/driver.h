@@ -52,6 +52,8 @@ int ffn__drv_i8_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshap
                         size_t ws_bytes, int threads);
 
 size_t ffn__drv_packed_bytes(const ffn__drv *dv, const ffn_kshape *s);
+/* Tokens up to which forward runs the table's gemv (the switch each schedule makes). */
+unsigned ffn__drv_stream_rows(const ffn__drv *dv);
 int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
                   const ffn_kweights *w, void *packed, size_t packed_bytes);
 size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads);
@@ -92,6 +94,7 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
                             .forward = var##_fwd,                                                  \
                             .row_tile = (rtile),                                                   \
                             .stream_rows = (srows),                                                \
-                            .adtype = (adt)}
+                            .adtype = (adt),                                                       \
+                            .impl = &(drv)}
 
 #endif

@@ -108,7 +108,7 @@ static void plan_ws(const ffn__drv *dv, const i8layout *l, const ffn_kshape *s, 
 {
     const ffn_ukernels_i8 *u = dv->i8;
     memset(p, 0, sizeof *p);
-    p->stream = T <= u->stream_rows && u->gemv;
+    p->stream = T <= ffn__drv_stream_rows(dv);
     const size_t rt = p->stream || u->row_tile < 1 ? 1 : u->row_tile;
     p->rows = ffn__round_up(T, rt);
     p->mc = p->stream ? u->stream_g : (p->rows < u->mc ? p->rows : u->mc);

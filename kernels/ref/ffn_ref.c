@@ -220,10 +220,10 @@ static int forward_f16(const ffn_kshape *s, const void *p, size_t T, const float
 
 const ffn_kernel ffn_kernel_f32_ref = {
     "f32_ffn__ref", FFN_ISA_REF, FFN_DT_FP32, packed_bytes_f32, pack_f32, workspace_bytes,
-    forward_f32,    0,           0,           FFN_DT_FP32};
+    forward_f32,    0,           0,           FFN_DT_FP32,      NULL};
 const ffn_kernel ffn_kernel_bf16_ref = {
     "bf16_ffn__ref", FFN_ISA_REF, FFN_DT_BF16, packed_bytes_bf16, pack_bf16, workspace_bytes,
-    forward_bf16,    0,           0,           FFN_DT_FP32};
+    forward_bf16,    0,           0,           FFN_DT_FP32,       NULL};
 const ffn_kernel ffn_kernel_f16_ref = {
     "f16_ffn__ref", FFN_ISA_REF, FFN_DT_FP16, packed_bytes_f16, pack_f16, workspace_bytes,
-    forward_f16,    0,           0,           FFN_DT_FP32};
+    forward_f16,    0,           0,           FFN_DT_FP32,      NULL};
