@@ -1,5 +1,6 @@
-/* The portable FFN driver (see driver.h): packing, blocking, threads and epilogues for every
- * ISA, calling microkernels only through the tables of ukernel.h.
+/* The portable FFN driver (see driver.h): blocking, threads and epilogues for every ISA,
+ * calling microkernels only through the tables of ukernel.h (the weights' packing and layout:
+ * driver_pack.c).
  *
  * Threads. One OpenMP team per forward call; work items (a row block and a few weight panels)
  * come from a shared counter (ffn__grab) rather than fixed shares, so a thread slowed by another
@@ -18,7 +19,7 @@
  *    (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
  *  - T <= stream_rows: no blocking, whole panels streamed through the table's gemv, x and h in
  *    k-major panels T rows wide. */
-#include "driver.h"
+#include "drv_internal.h"
 
 #include <math.h>
 
@@ -30,195 +31,6 @@
 #endif
 
 enum { DG = 4, GRAB_PANELS = 4 };
-
-static size_t wsize(int wdt)
-{
-    return wdt == FFN_UKR_F32 ? 4u : 2u;
-}
-
-/* The fp32 schedule's table: the float kernels' own, or the quantized table's GEMM tile. */
-static const ffn_ukernels *fu(const ffn__drv *dv)
-{
-    return dv->q ? dv->q->f32 : dv->u;
-}
-
-/* The GEMM tile width of the fp32 schedule (SVE: from the vector length). */
-static size_t nr_of(const ffn_ukernels *u)
-{
-    if (!u->vl_bytes) return u->nr;
-    size_t nr = u->vl_bytes() / 4 * u->nr;
-    if (nr < 2) nr = 2;
-    return nr > FFN_UKR_MAX_NR ? FFN_UKR_MAX_NR : nr;
-}
-
-/* ---- layouts ------------------------------------------------------------------------------ */
-
-typedef struct layout {
-    size_t nr, nh;   /* panel width; h columns per up panel (nr/2 gated, nr otherwise) */
-    size_t np1, pd;  /* up panels, down panels */
-    size_t kp1, kp2; /* K of the up and down panels as stored (bf16 tiles: padded to 32) */
-    size_t ldh;      /* h row length (columns np1 * nh; bf16 tiles: padded, see below) */
-    size_t ldx;      /* bf16 tiles: x row length in the workspace */
-    size_t pb1, pb2; /* bytes per up and down panel */
-    size_t rowb;     /* bytes per k row of a panel's weights (codes when quantized) */
-    size_t off_w1, off_w2, off_b1, off_b2, total;
-} layout;
-
-static void get_layout(const ffn__drv *dv, const ffn_kshape *s, layout *l)
-{
-    const bool gated = ffn__gated(s->act);
-    const size_t es = wsize(dv->wdt);
-    l->nr = dv->t ? 32 : nr_of(fu(dv));
-    l->nh = gated ? l->nr / 2 : l->nr;
-    l->np1 = (s->f + l->nh - 1) / l->nh;
-    l->pd = (s->d + l->nr - 1) / l->nr;
-    if (dv->t) {
-        l->kp1 = ffn__round_up(s->d, 32);
-        l->kp2 = ffn__round_up(s->f, 32);
-        /* Row strides of x (bf16) and h: an odd number of cache lines, so the 16 rows of an AMX
-         * tile load fall into 16 different L1 sets. With a stride of a multiple of 4 KiB (d or f
-         * a multiple of 2048, e.g. d = 2048 and 4096 of the LLaMA shapes) all 16 rows hit one
-         * 12-way set and every A tile load missed L1: T = 512, d = 2048, f = 5632, one thread,
-         * ran at 900-920 GFLOP/s against 1030-1090 at d = 1024 or 2560 before this padding. */
-        l->ldx = (l->kp1 / 32) % 2 ? l->kp1 : l->kp1 + 32;
-        const size_t hc = ffn__round_up(l->np1 * l->nh, 32);
-        l->ldh = (hc > l->kp2 ? hc : l->kp2);
-        l->ldh = (l->ldh / 32) % 2 ? l->ldh : l->ldh + 32;
-    } else {
-        l->kp1 = s->d;
-        l->kp2 = s->f;
-        l->ldx = s->d;
-        l->ldh = l->np1 * l->nh;
-    }
-    if (dv->q) {
-        l->pb1 = ffn__qpanel_bytes(dv->qf, s->d, l->nr, s->group, s->zero_point);
-        l->pb2 = ffn__qpanel_bytes(dv->qf, s->f, l->nr, s->group, s->zero_point);
-        l->rowb = dv->qf == FFN_UKR_Q8 ? l->nr : l->nr / 2;
-    } else {
-        l->pb1 = l->kp1 * l->nr * es;
-        l->pb2 = l->kp2 * l->nr * es;
-        l->rowb = l->nr * es;
-    }
-    l->off_w1 = FFN__PACK_HDR;
-    l->off_w2 = l->off_w1 + ffn__round_up(l->np1 * l->pb1, 64);
-    l->off_b1 = l->off_w2 + ffn__round_up(l->pd * l->pb2, 64);
-    l->off_b2 = l->off_b1 + (s->bias ? l->np1 * l->nr * 4 : 0);
-    l->total = l->off_b2 + (s->bias ? l->pd * l->nr * 4 : 0);
-}
-
-/* 0 when s suits dv (a quantized kernel also checks the group and zero point). */
-static int check_shape(const ffn__drv *dv, const ffn_kshape *s)
-{
-    if (!dv->q) return ffn__check_shape(s);
-    return ffn__qcheck_shape(s, dv->qf == FFN_UKR_Q8 ? FFN_DT_INT8 : FFN_DT_INT4,
-                             dv->abf16 ? FFN_DT_BF16 : FFN_DT_FP32);
-}
-
-size_t ffn__drv_packed_bytes(const ffn__drv *dv, const ffn_kshape *s)
-{
-    if (dv && dv->i8) return ffn__drv_i8_packed_bytes(dv, s);
-    if (!dv || check_shape(dv, s)) return 0;
-    layout l;
-    get_layout(dv, s, &l);
-    return l.total;
-}
-
-/* The value stored for weight v, as the weight dtype's bits (fp32: the float's bits). */
-static void put_w(int wdt, unsigned char *dst, size_t i, float v)
-{
-    if (wdt == FFN_UKR_F32) {
-        memcpy(dst + 4 * i, &v, 4);
-        return;
-    }
-    const uint16_t h = wdt == FFN_UKR_BF16 ? ffn__f32_to_bf16(v) : ffn__f32_to_f16(v);
-    memcpy(dst + 2 * i, &h, 2);
-}
-
-/* fp32 of v rounded to the weight dtype (the biases the references use). */
-static float round_w(int wdt, float v)
-{
-    if (wdt == FFN_UKR_BF16) return ffn__bf16_to_f32(ffn__f32_to_bf16(v));
-    if (wdt == FFN_UKR_F16) return ffn__f16_to_f32(ffn__f32_to_f16(v));
-    return v;
-}
-
-/* Index of element (k, c) in a panel of nr columns: KN (k-major) or VNNI pairs. */
-static size_t pidx(bool vnni, size_t nr, size_t k, size_t c)
-{
-    return vnni ? (k / 2) * 2 * nr + c * 2 + (k & 1) : k * nr + c;
-}
-
-int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
-                  const ffn_kweights *w, void *packed, size_t n)
-{
-    if (dv->i8) return ffn__drv_i8_pack(dv, k, s, w, packed, n);
-    if (check_shape(dv, s)) return FFN_EINVAL;
-    int rc = ffn__check_pack(k, s, w, packed, n);
-    if (rc) return rc;
-    layout l;
-    get_layout(dv, s, &l);
-    if (dv->q) {
-        const bool gated = ffn__gated(s->act);
-        unsigned char *base = packed;
-        rc = ffn__qpack_float(dv->qf, s->d, s->f, w->w_gate, gated ? w->w_up : NULL, s->group,
-                              s->zero_point, l.nr, base + l.off_w1, l.pb1, l.np1);
-        if (!rc)
-            rc = ffn__qpack_float(dv->qf, s->f, s->d, w->w_down, NULL, s->group, s->zero_point,
-                                  l.nr, base + l.off_w2, l.pb2, l.pd);
-        if (rc) return rc; /* a NaN or Inf weight has no scale */
-        if (s->bias) {
-            float *b1 = (float *)(void *)(base + l.off_b1);
-            float *b2 = (float *)(void *)(base + l.off_b2);
-            for (size_t j = 0; j < l.np1; j++)
-                for (size_t c = 0; c < l.nr; c++) {
-                    const size_t col = gated ? j * l.nh + (c % l.nh) : j * l.nr + c;
-                    const float *src = gated && c >= l.nh ? w->b_up : w->b_gate;
-                    b1[j * l.nr + c] = col < s->f ? src[col] : 0.0f;
-                }
-            for (size_t j = 0; j < l.pd * l.nr; j++)
-                b2[j] = j < s->d ? w->b_down[j] : 0.0f;
-        }
-        ffn__qwrite_hdr(packed, dv->id, s);
-        return 0;
-    }
-    const size_t d = s->d, f = s->f, nr = l.nr, nh = l.nh, es = wsize(dv->wdt);
-    const bool gated = ffn__gated(s->act), vnni = dv->t != NULL;
-    unsigned char *base = packed;
-    unsigned char *w1 = base + l.off_w1, *w2 = base + l.off_w2;
-    memset(w1, 0, l.off_b1 - l.off_w1); /* padding between and after the panels */
-    for (size_t j = 0; j < l.np1; j++) {
-        unsigned char *pj = w1 + j * l.kp1 * nr * es;
-        for (size_t kk = 0; kk < l.kp1; kk++)
-            for (size_t c = 0; c < nr; c++) {
-                const size_t col = gated ? j * nh + (c % nh) : j * nr + c;
-                const float *src = gated && c >= nh ? w->w_up : w->w_gate;
-                const float v = col < f && kk < d ? src[kk * f + col] : 0.0f;
-                put_w(dv->wdt, pj, pidx(vnni, nr, kk, c), v);
-            }
-    }
-    for (size_t j = 0; j < l.pd; j++) {
-        unsigned char *pj = w2 + j * l.kp2 * nr * es;
-        for (size_t kk = 0; kk < l.kp2; kk++)
-            for (size_t c = 0; c < nr; c++) {
-                const size_t col = j * nr + c;
-                const float v = col < d && kk < f ? w->w_down[kk * d + col] : 0.0f;
-                put_w(dv->wdt, pj, pidx(vnni, nr, kk, c), v);
-            }
-    }
-    if (s->bias) {
-        float *b1 = (float *)(void *)(base + l.off_b1), *b2 = (float *)(void *)(base + l.off_b2);
-        for (size_t j = 0; j < l.np1; j++)
-            for (size_t c = 0; c < nr; c++) {
-                const size_t col = gated ? j * nh + (c % nh) : j * nr + c;
-                const float *src = gated && c >= nh ? w->b_up : w->b_gate;
-                b1[j * nr + c] = col < f ? round_w(dv->wdt, src[col]) : 0.0f;
-            }
-        for (size_t j = 0; j < l.pd * nr; j++)
-            b2[j] = j < d ? round_w(dv->wdt, w->b_down[j]) : 0.0f;
-    }
-    ffn__write_hdr(packed, dv->id, s);
-    return 0;
-}
 
 /* ---- workspace ---------------------------------------------------------------------------- */
 
@@ -248,7 +60,8 @@ unsigned ffn__drv_stream_rows(const ffn__drv *dv)
     return dv->u->gemv[dv->wdt] ? dv->u->stream_rows[dv->wdt] : 0;
 }
 
-static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, size_t T, wsplan *p)
+static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_kshape *s, size_t T,
+                    wsplan *p)
 {
     memset(p, 0, sizeof *p);
     const size_t nr = l->nr;
@@ -268,7 +81,7 @@ static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, si
             ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->hbuf_floats * 4, 64);
         return;
     }
-    const ffn_ukernels *u = fu(dv);
+    const ffn_ukernels *u = ffn__drv_fu(dv);
     p->stream = T <= ffn__drv_stream_rows(dv);
     if (p->stream) {
         const size_t g = dv->q ? dv->q->stream_g : u->stream_g;
@@ -295,9 +108,9 @@ static void plan_ws(const ffn__drv *dv, const layout *l, const ffn_kshape *s, si
 size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads)
 {
     if (dv && dv->i8) return ffn__drv_i8_workspace_bytes(dv, s, T, threads);
-    if (!dv || check_shape(dv, s) || T == 0) return 0;
-    layout l;
-    get_layout(dv, s, &l);
+    if (!dv || ffn__drv_check_shape(dv, s) || T == 0) return 0;
+    ffn__drv_layout l;
+    ffn__drv_get_layout(dv, s, &l);
     wsplan p;
     plan_ws(dv, &l, s, T, &p);
     return 64 + p.x_bytes + p.h_bytes + p.asum_bytes + (size_t)ffn__threads(threads) * p.per_thread;
@@ -308,7 +121,7 @@ size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t 
 typedef struct job {
     const ffn__drv *dv;
     const ffn_kshape *s;
-    const layout *l;
+    const ffn__drv_layout *l;
     const wsplan *p;
     const unsigned char *w1, *w2;
     const float *b1, *b2;
@@ -364,7 +177,7 @@ static void epi_act(const job *jb, size_t j, size_t rows, const float *c, float 
     const ffn_kshape *s = jb->s;
     const size_t nr = jb->l->nr, nh = jb->l->nh;
     const float *b = jb->b1 ? jb->b1 + j * nr : NULL;
-    const ffn_ukr_act_fn act = jb->dv->t ? jb->dv->t->act : fu(jb->dv)->act;
+    const ffn_ukr_act_fn act = jb->dv->t ? jb->dv->t->act : ffn__drv_fu(jb->dv)->act;
     if (ffn__gated(s->act))
         act(s->act, rows, nh, c, c + nh, nr, b, b ? b + nh : NULL, out, nh);
     else
@@ -429,7 +242,7 @@ static void stream_gemv(const job *jb, size_t m, size_t K, const float *a, const
 static void stream_thread(const job *jb, int t, int nt)
 {
     const ffn_kshape *s = jb->s;
-    const layout *l = jb->l;
+    const ffn__drv_layout *l = jb->l;
     const size_t d = s->d, f = s->f, T = jb->T, nh = l->nh;
     const size_t g = jb->dv->t   ? jb->dv->t->stream_g
                      : jb->dv->q ? jb->dv->q->stream_g
@@ -504,9 +317,9 @@ static const float *chunk_b(const job *jb, const unsigned char *panel, size_t K,
 
 static void f32_thread(const job *jb, int t, int nt)
 {
-    const ffn_ukernels *u = fu(jb->dv);
+    const ffn_ukernels *u = ffn__drv_fu(jb->dv);
     const ffn_kshape *s = jb->s;
-    const layout *l = jb->l;
+    const ffn__drv_layout *l = jb->l;
     const size_t d = s->d, f = s->f, T = jb->T, nr = l->nr, nh = l->nh, mr = u->mr;
     const size_t mcb = jb->p->mc, KC = u->kc, rb = l->rowb;
     const size_t ldh = l->ldh, pb1 = l->pb1, pb2 = l->pb2;
@@ -599,7 +412,7 @@ static void bf16t_thread(const job *jb, int t, int nt)
 {
     const ffn_ukernels_bf16t *tk = jb->dv->t;
     const ffn_kshape *s = jb->s;
-    const layout *l = jb->l;
+    const ffn__drv_layout *l = jb->l;
     const size_t d = s->d, f = s->f, T = jb->T, Tpad = jb->p->rows, nh = l->nh;
     const size_t pb1 = l->kp1 * 32, pb2 = l->kp2 * 32; /* elements per panel */
     const uint16_t *w1 = (const uint16_t *)(const void *)jb->w1;
@@ -685,8 +498,8 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
     int rc = dv->q ? ffn__qcheck_forward(k, dv->id, s, packed, T, x, y, ws, ws_bytes, threads)
                    : ffn__check_forward(k, dv->id, s, packed, T, x, y, ws, ws_bytes, threads);
     if (rc || T == 0) return rc;
-    layout l;
-    get_layout(dv, s, &l);
+    ffn__drv_layout l;
+    ffn__drv_get_layout(dv, s, &l);
     wsplan p;
     plan_ws(dv, &l, s, T, &p);
     const int nt = ffn__threads(threads);
