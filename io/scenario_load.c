@@ -1,23 +1,17 @@
 /* Loader for scenarios (include/ffnroof/scenario.h, format in docs/formats-scenario.md). Every
  * key goes through the position-aware getters of io/ydoc.h, so each rejection is one
- * "file:line:col: message" naming the key; unknown keys get a "did you mean" hint. Also the grid
- * syntax shared with the command line and the lookup of the models and devices a scenario
- * names. */
+ * "file:line:col: message" naming the key; unknown keys get a "did you mean" hint. The grid
+ * syntax it shares with the command line is in grid_parse.c; the lookup of the models and
+ * devices a scenario names in scenario_resolve.c. */
 #define _GNU_SOURCE
 #include "ffnroof/scenario.h"
 
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
 #include "ydoc.h"
-
-#define BIG (1ull << 40)
 
 void ffn_scenario_init(ffn_scenario *sc)
 {
@@ -34,121 +28,7 @@ void ffn_scenario_release(ffn_scenario *sc)
     ffn_scenario_init(sc);
 }
 
-/* ---- grids -------------------------------------------------------------------------------- */
-
-static int num(const char *s, size_t len, uint64_t *v, char *why, size_t wn)
-{
-    char buf[32];
-    if (len == 0 || len >= sizeof buf) {
-        snprintf(why, wn, "'%.*s' is not a whole number", (int)(len < 40 ? len : 40), s);
-        return FFN_EPARSE;
-    }
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    for (size_t i = 0; i < len; i++)
-        if (!isdigit((unsigned char)buf[i])) {
-            snprintf(why, wn, "'%s' is not a whole number", buf);
-            return FFN_EPARSE;
-        }
-    errno = 0;
-    *v = strtoull(buf, NULL, 10);
-    if (errno == ERANGE) {
-        snprintf(why, wn, "'%s' is too large", buf);
-        return FFN_ERANGE;
-    }
-    return 0;
-}
-
-int ffn_grid_parse(const char *s, uint64_t lo, uint64_t hi, uint64_t *out, size_t cap, size_t *n,
-                   char *why, size_t wn)
-{
-    *n = 0;
-    if (!s) s = "";
-    const char *p = s;
-    while (*p == ' ')
-        p++;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        while (len && p[len - 1] == ' ')
-            len--;
-        const char *dash = memchr(p, '-', len);
-        uint64_t a, b, step = 1;
-        bool geometric = false;
-        int rc;
-        if (!dash) {
-            if ((rc = num(p, len, &a, why, wn))) return rc;
-            b = a;
-        } else {
-            if ((rc = num(p, (size_t)(dash - p), &a, why, wn))) return rc;
-            const char *rest = dash + 1;
-            size_t rlen = len - (size_t)(rest - p);
-            const char *colon = memchr(rest, ':', rlen);
-            if ((rc = num(rest, colon ? (size_t)(colon - rest) : rlen, &b, why, wn))) return rc;
-            if (colon) {
-                const char *st = colon + 1;
-                size_t slen = rlen - (size_t)(st - rest);
-                if (slen && (*st == 'x' || *st == '*')) geometric = true, st++, slen--;
-                if ((rc = num(st, slen, &step, why, wn))) return rc;
-                if (step == 0 || (geometric && step < 2)) {
-                    snprintf(why, wn, "the step of '%.*s' must be %s", (int)len, p,
-                             geometric ? ">= 2" : ">= 1");
-                    return FFN_ERANGE;
-                }
-            }
-            if (b < a) {
-                snprintf(why, wn, "empty range '%.*s'", (int)len, p);
-                return FFN_ERANGE;
-            }
-        }
-        for (uint64_t v = a; v <= b;) {
-            if (v < lo || v > hi) {
-                snprintf(why, wn, "%llu is outside [%llu, %llu]", (unsigned long long)v,
-                         (unsigned long long)lo, (unsigned long long)hi);
-                return FFN_ERANGE;
-            }
-            if (*n >= cap) {
-                snprintf(why, wn, "more than %zu values", cap);
-                return FFN_ENOSPACE;
-            }
-            out[(*n)++] = v;
-            uint64_t next = geometric ? v * step : v + step;
-            if (next <= v || (geometric && next / step != v)) break; /* overflow */
-            v = next;
-        }
-        if (!comma) break;
-        p = comma + 1;
-        while (*p == ' ')
-            p++;
-        if (!*p) {
-            snprintf(why, wn, "trailing comma in '%s'", s);
-            return FFN_EPARSE;
-        }
-    }
-    if (*n == 0) {
-        snprintf(why, wn, "empty grid");
-        return FFN_ERANGE;
-    }
-    return 0;
-}
-
-int ffn_dtype_pair_parse(const char *s, ffn_dtype *w, ffn_dtype *a)
-{
-    if (!s) return FFN_EINVAL;
-    const char *slash = strchr(s, '/');
-    if (!slash) {
-        if (ffn_dtype_parse(s, w)) return FFN_EINVAL;
-        *a = *w;
-        return 0;
-    }
-    char buf[32];
-    size_t l = (size_t)(slash - s);
-    if (l == 0 || l >= sizeof buf) return FFN_EINVAL;
-    memcpy(buf, s, l);
-    buf[l] = '\0';
-    if (ffn_dtype_parse(buf, w) || ffn_dtype_parse(slash + 1, a)) return FFN_EINVAL;
-    return 0;
-}
+/* ---- grids (the syntax itself: grid_parse.c) ------------------------------------------ */
 
 /* Parse one grid string into a fresh array, growing it up to cap values. */
 static int grid_alloc(const char *t, uint64_t lo, uint64_t hi, size_t cap, uint64_t **out,
@@ -535,110 +415,6 @@ int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
     if (rc) {
         ffn_scenario_release(sc);
         return rc;
-    }
-    return 0;
-}
-
-/* ---- lookup -------------------------------------------------------------------------------- */
-
-static bool looks_like_path(const char *s)
-{
-    size_t l = strlen(s);
-    return strchr(s, '/') || (l > 5 && !strcmp(s + l - 5, ".yaml")) ||
-           (l > 4 && !strcmp(s + l - 4, ".yml")) || (l > 5 && !strcmp(s + l - 5, ".json"));
-}
-
-static bool is_file(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp((const char *)a, (const char *)b);
-}
-
-size_t ffn_data_names(const char *dir, char (*names)[64], size_t cap)
-{
-    size_t cnt = 0;
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && cnt < cap) {
-        size_t l = strlen(e->d_name);
-        if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && l - 5 < 64) {
-            memcpy(names[cnt], e->d_name, l - 5);
-            names[cnt][l - 5] = '\0';
-            cnt++;
-        }
-    }
-    closedir(d);
-    qsort(names, cnt, sizeof names[0], by_name);
-    return cnt;
-}
-
-int ffn_scenario_resolve(const ffn_scenario *sc, const ffn_sc_ref *ref, const char *data_dir,
-                         const char *kind, char *path, size_t n, ffn_diag *diag)
-{
-    const char *file = sc && sc->path[0] ? sc->path : NULL;
-    int line = file ? ref->line : 0, col = file ? ref->col : 0;
-    if (looks_like_path(ref->name)) {
-        if (ref->name[0] == '/' || !file) {
-            snprintf(path, n, "%s", ref->name);
-        } else {
-            const char *slash = strrchr(file, '/');
-            int dl = slash ? (int)(slash - file) : 0;
-            if (dl)
-                snprintf(path, n, "%.*s/%s", dl, file, ref->name);
-            else
-                snprintf(path, n, "%s", ref->name);
-        }
-        if (is_file(path)) return 0;
-        size_t l = strlen(ref->name);
-        bool calibrated = l >= 7 && !strcmp(ref->name + l - 7, "hw.yaml");
-        return ffn_diag_set(diag, FFN_ENOTFOUND, file, line, col,
-                            "%s file '%s' not found (looked for '%s')%s", kind, ref->name, path,
-                            calibrated ? "; a calibrated host spec is written by "
-                                         "'ffnroof calibrate --out DIR' as DIR/hw.yaml"
-                                       : "");
-    }
-    if (!data_dir)
-        return ffn_diag_set(
-            diag, FFN_ENOTFOUND, file, line, col,
-            "no data folder to look up %s '%s' (set FFNROOF_DATA_DIR or give a path)", kind,
-            ref->name);
-    snprintf(path, n, "%s/%s.yaml", data_dir, ref->name);
-    if (is_file(path)) return 0;
-    char list[400] = "";
-    char names[256][64];
-    size_t cnt = ffn_data_names(data_dir, names, 256);
-    for (size_t i = 0; i < cnt; i++) {
-        size_t l = strlen(list);
-        if (l + strlen(names[i]) + 6 >= sizeof list) {
-            snprintf(list + l, sizeof list - l, ", ...");
-            break;
-        }
-        snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
-    }
-    return ffn_diag_set(diag, FFN_ENOTFOUND, file, line, col, "unknown %s '%.100s'; known: %s",
-                        kind, ref->name, list);
-}
-
-int ffn_scenario_load_inputs(const ffn_scenario *sc, const char *hw_dir, const char *models_dir,
-                             ffn_hw *hws, ffn_model *models, ffn_diag *diag)
-{
-    char path[1024];
-    for (size_t i = 0; i < sc->n_models; i++) {
-        int rc =
-            ffn_scenario_resolve(sc, &sc->models[i], models_dir, "model", path, sizeof path, diag);
-        if (!rc) rc = ffn_model_load(path, &models[i], diag);
-        if (rc) return rc;
-    }
-    for (size_t i = 0; i < sc->n_hws; i++) {
-        int rc = ffn_scenario_resolve(sc, &sc->hws[i], hw_dir, "device", path, sizeof path, diag);
-        if (!rc) rc = ffn_hw_load(path, &hws[i], diag);
-        if (rc) return rc;
     }
     return 0;
 }
