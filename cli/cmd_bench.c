@@ -403,46 +403,16 @@ int ffn_cmd_bench(int argc, char **argv)
     } else {
         static ffn_model m;
         if ((rc = ffn_cli_load_model(CMD, model_name, &m))) return rc;
-        const bool moe = m.moe.n_experts > 0 && ffn_model_moe_layers(&m) > 0;
-        if (moe && m.moe.n_shared)
-            snprintf(notes, sizeof notes,
-                     "%s has shared experts: the bench runs the routed "
-                     "experts only",
-                     m.name);
-        if (moe && ffn_model_moe_layers(&m) < m.layers) {
-            size_t l = strlen(notes);
-            snprintf(notes + l, sizeof notes - l,
-                     "%s%s also has dense FFN layers: the bench runs "
-                     "its MoE layer",
-                     l ? "; " : "", m.name);
-        }
-        if (phases == 0) phases = 3;
-        for (int ph = 0; ph < 2; ph++) {
-            if (!(phases & (1 << ph))) continue;
-            for (size_t b = 0; b < n_batches && n < MAX_CASES; b++) {
-                ffn_bench_case *k = &cases[n++];
-                memset(k, 0, sizeof *k);
-                k->kind = moe ? FFN_BENCH_MOE : FFN_BENCH_DENSE;
-                k->phase = ph ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
-                k->batch = batches[b];
-                k->seq = ph ? 0 : seq;
-                uint64_t T = ph ? batches[b] : batches[b] * seq;
-                if (T > (1u << 20))
-                    return ffn_cli_usage(CMD, "batch x seq = %llu tokens is too many",
-                                         (unsigned long long)T);
-                k->tokens = T;
-                k->shape.d = m.hidden;
-                k->shape.f = moe ? m.moe.expert_intermediate : m.intermediate;
-                k->shape.act = m.act;
-                k->shape.bias = m.mlp_bias;
-                k->n_experts = moe ? m.moe.n_experts : 0;
-                k->top_k = moe ? m.moe.top_k : 0;
-                k->shape.group = (unsigned)group;
-                k->shape.zero_point = zero_point;
-                k->wdtype = wdt;
-                k->adtype = adt;
-            }
-        }
+        ffn_bench_case tmpl;
+        memset(&tmpl, 0, sizeof tmpl);
+        tmpl.shape.group = (unsigned)group;
+        tmpl.shape.zero_point = zero_point;
+        tmpl.wdtype = wdt;
+        tmpl.adtype = adt;
+        ffn_diag md;
+        if (ffn_bench_model_cases(&m, &tmpl, phases ? phases : 3, batches, n_batches, seq, cases,
+                                  MAX_CASES, &n, notes, sizeof notes, &md))
+            return ffn_cli_usage(CMD, "%s", md.msg);
     }
     ffn_diag d;
     ffn_diag_clear(&d);

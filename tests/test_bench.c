@@ -330,3 +330,59 @@ Test(bench, warm_runs_are_predicted_hot_and_say_so)
     cr_assert_str_eq(r.level_names[0], "L2");
     cr_assert_float_eq(r.predicted_s, warm_s, 1e-15);
 }
+
+Test(bench, model_cases_cover_every_phase_and_batch)
+{
+    ffn_model m;
+    ffn_diag d;
+    cr_assert_eq(ffn_model_load(FFNROOF_SOURCE_DIR "/models/llama2-7b.yaml", &m, &d), 0, "%s",
+                 d.msg);
+    ffn_bench_case tmpl, c[8];
+    memset(&tmpl, 0, sizeof tmpl);
+    tmpl.wdtype = FFN_DT_INT4;
+    tmpl.adtype = FFN_DT_BF16;
+    tmpl.shape.group = 64;
+    const uint64_t batches[] = {1, 4};
+    size_t n = 0;
+    char notes[256];
+    cr_assert_eq(
+        ffn_bench_model_cases(&m, &tmpl, 3, batches, 2, 512, c, 8, &n, notes, sizeof notes, &d), 0);
+    cr_assert_eq(n, 4);
+    cr_assert_str_empty(notes);
+    const uint64_t tokens[] = {512, 2048, 1, 4};
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(c[i].kind, FFN_BENCH_DENSE);
+        cr_expect_eq(c[i].phase, i < 2 ? FFN_PHASE_PREFILL : FFN_PHASE_DECODE);
+        cr_expect_eq(c[i].tokens, tokens[i], "case %zu: %llu tokens", i,
+                     (unsigned long long)c[i].tokens);
+        cr_expect_eq(c[i].seq, i < 2 ? 512u : 0u);
+        cr_expect_eq(c[i].shape.d, m.hidden);
+        cr_expect_eq(c[i].shape.f, m.intermediate);
+        cr_expect_eq(c[i].shape.act, m.act);
+        cr_expect_eq(c[i].wdtype, FFN_DT_INT4);
+        cr_expect_eq(c[i].adtype, FFN_DT_BF16);
+        cr_expect_eq(c[i].shape.group, 64u);
+    }
+    /* decode only, capped at cap */
+    cr_assert_eq(ffn_bench_model_cases(&m, &tmpl, 2, batches, 2, 512, c, 1, &n, NULL, 0, &d), 0);
+    cr_assert_eq(n, 1);
+    cr_expect_eq(c[0].tokens, 1u);
+    /* too many tokens: an error that says how many */
+    const uint64_t big[] = {4096};
+    cr_assert_eq(ffn_bench_model_cases(&m, &tmpl, 1, big, 1, 1024, c, 8, &n, NULL, 0, &d),
+                 FFN_ERANGE);
+    cr_expect(strstr(d.msg, "4194304 tokens is too many") != NULL, "%s", d.msg);
+    /* an MoE model: its routed experts, and a note of what is left out */
+    cr_assert_eq(ffn_model_load(FFNROOF_SOURCE_DIR "/models/deepseek-v2-lite.yaml", &m, &d), 0,
+                 "%s", d.msg);
+    cr_assert_eq(
+        ffn_bench_model_cases(&m, &tmpl, 1, batches, 1, 64, c, 8, &n, notes, sizeof notes, &d), 0);
+    cr_assert_eq(n, 1);
+    cr_expect_eq(c[0].kind, FFN_BENCH_MOE);
+    cr_expect_eq(c[0].n_experts, 64u);
+    cr_expect_eq(c[0].top_k, 6u);
+    cr_expect_eq(c[0].shape.f, 1408u);
+    cr_expect(strstr(notes, "shared experts") && strstr(notes, "dense FFN layers"), "%s", notes);
+    cr_assert_eq(ffn_bench_model_cases(NULL, &tmpl, 1, batches, 1, 64, c, 8, &n, NULL, 0, &d),
+                 FFN_EINVAL);
+}

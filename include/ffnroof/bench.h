@@ -50,6 +50,20 @@ typedef int (*ffn_bench_progress_fn)(void *user, double fraction, const char *la
  * FFN_EUNSUPPORTED with diag. */
 int ffn_bench_case_check(const ffn_bench_case *c, const ffn_bench_opts *o, ffn_diag *diag);
 
+/* Tokens one bench case may have (batch x seq of a prefill). */
+#define FFN_BENCH_MAX_TOKENS (1u << 20)
+
+/* The cases `ffnroof bench --model` runs: m's FFN layer (its routed MoE layer when it has
+ * one), for each phase in phases (bit 0 prefill: batch x seq tokens; bit 1 decode: batch
+ * tokens) and each of the n_batches batches, into out[0..*n) (at most cap), the dtypes, group
+ * and zero point from tmpl. notes (nn bytes, may be NULL) say what of m the cases leave out
+ * (shared experts, dense layers beside the MoE ones). 0, or FFN_ERANGE for more than
+ * FFN_BENCH_MAX_TOKENS tokens (with diag). */
+int ffn_bench_model_cases(const ffn_model *m, const ffn_bench_case *tmpl, unsigned phases,
+                          const uint64_t *batches, size_t n_batches, uint64_t seq,
+                          ffn_bench_case *out, size_t cap, size_t *n, char *notes, size_t nn,
+                          ffn_diag *diag);
+
 /* The compute dtype a kernel of weight dtype wdt uses: bf16/fp16 weights multiply in their own
  * dtype (AMX, VDPBF16PS, FMLA.8h) on fp32-stored activations. */
 ffn_dtype ffn_bench_cdtype(ffn_dtype wdt);
