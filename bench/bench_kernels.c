@@ -52,6 +52,8 @@
 #endif
 
 #include "ffnroof/kernels.h"
+#include "ffnroof/measure.h"
+#include "ffnroof/profile.h"
 #if defined(FFN_BENCH_HAVE_FFN_PEERS)
 #include "ffnroof/peers.h"
 #endif
@@ -102,91 +104,30 @@ static void *xmalloc(size_t n)
 
 /* ---- host ceilings ------------------------------------------------------------------------ */
 
-#if defined(__x86_64__)
-__attribute__((target("avx512f,fma"))) static double fma_chain_avx512(long iters)
-{
-    __m512 acc[16];
-    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-    for (int i = 0; i < 16; i++)
-        acc[i] = _mm512_set1_ps((float)i);
-    for (long it = 0; it < iters; it++)
-        for (int i = 0; i < 16; i++)
-            acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-    __m512 s = acc[0];
-    for (int i = 1; i < 16; i++)
-        s = _mm512_add_ps(s, acc[i]);
-    float out[16];
-    _mm512_storeu_ps(out, s);
-    return out[0]; /* keep the result live */
-}
-
-/* 12 ymm chains (of 16 registers: 2 hold the constants): enough to cover an FMA latency of 4-5
- * cycles on 2 ports (Haswell .. Zen 4). */
-__attribute__((target("avx2,fma"))) static double fma_chain_avx2(long iters)
-{
-    __m256 acc[12];
-    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-    for (int i = 0; i < 12; i++)
-        acc[i] = _mm256_set1_ps((float)i);
-    for (long it = 0; it < iters; it++)
-        for (int i = 0; i < 12; i++)
-            acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-    __m256 s = acc[0];
-    for (int i = 1; i < 12; i++)
-        s = _mm256_add_ps(s, acc[i]);
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    return out[0];
-}
-#endif
-
 /* 20 M iterations, as many as the header's peak: about 0.1 s per call, the order of the prefill
  * kernels' own time, so the probe sees the clock the host sustains rather than a short burst
  * (with 4 M iterations, ~10 ms, its rate varied 155-220 GFLOP/s per core between rounds). */
 enum { FMA_PROBE_ITERS = 20 * 1000 * 1000 };
 
-/* The portable roof: 32 chains of acc = acc * m + c in plain C, vectorised for the baseline ISA
- * (SSE2 on x86-64: separate mul and add, C17 does not contract them), as measure/peak_portable.c
- * (the fp32_portable peak of `ffnroof calibrate`). 64 FLOP per iteration. */
-static double chain_portable(long iters)
-{
-    float acc[32];
-    for (int j = 0; j < 32; j++)
-        acc[j] = 0.1f + 0.01f * (float)j;
-    const float m = 0.99999f, c = 1e-5f;
-    for (long i = 0; i < iters; i++)
-        for (int j = 0; j < 32; j++)
-            acc[j] = acc[j] * m + c;
-    double s = 0;
-    for (int j = 0; j < 32; j++)
-        s += acc[j];
-    return s;
-}
-
-/* The FMA probe of the ISA the kernels run (FFNROOF_ISA honoured): zmm chains at avx512 and
- * above, ymm chains at avx2, the plain-C chains below (portable, ref). */
-static double (*fma_chain)(long iters) = chain_portable;
+/* The FMA probe of the ISA the kernels run (FFNROOF_ISA honoured): calibrate's fp32 roof of that
+ * level (ffn_calibration_roof_kind: 16 zmm FMA chains at avx512 and above, 12 ymm chains at
+ * avx2, 32 plain-C mul+add chains below), run through ffn_peak_run. */
+static ffn_peak_kind fma_kind = FFN_PEAK_FP32_PORTABLE;
 static double fma_flops_per_iter = 64.0;
-static const char *fma_probe_name = "32 plain-C mul+add chains per thread (portable)";
 
 static void choose_fma_probe(void)
 {
     ffn_isa lv = FFN_ISA_PORTABLE;
     ffn_isa_selected(&lv, NULL);
-    const uint64_t cpu = ffn_cpu_features() & (ffn_isa_allows(lv) | ffn_isa_requires(lv));
-#if defined(__x86_64__)
-    if (cpu & FFN_CPU_AVX512) {
-        fma_chain = fma_chain_avx512;
-        fma_flops_per_iter = 16.0 * 16 * 2;
-        fma_probe_name = "16 zmm FMA chains per thread";
-    } else if (cpu & FFN_CPU_AVX2) {
-        fma_chain = fma_chain_avx2;
-        fma_flops_per_iter = 12.0 * 8 * 2;
-        fma_probe_name = "12 ymm FMA chains per thread";
-    }
-#else
-    (void)cpu;
-#endif
+    const int k = ffn_calibration_roof_kind(FFN_DT_FP32, lv);
+    fma_kind =
+        k >= 0 && ffn_peak_available((ffn_peak_kind)k) ? (ffn_peak_kind)k : FFN_PEAK_FP32_PORTABLE;
+    fma_flops_per_iter = ffn_peak_flops_per_iter(fma_kind);
+}
+
+static double fma_chain(long iters)
+{
+    return ffn_peak_run(fma_kind, (uint64_t)iters);
 }
 
 /* FLOP/s of fp32 FMAs on nt threads, best of 5. */
@@ -749,7 +690,8 @@ int main(int argc, char **argv)
     size_t bw_buf = 0;
     const double bw = measure_read_bw(nt, &bw_buf);
     printf("host: %d threads, LLC %zu MiB (sysconf)\n", nt, llc_bytes() >> 20);
-    printf("  fp32 FMA peak      %9.1f GFLOP/s (%s, best of 5)\n", peak * 1e-9, fma_probe_name);
+    printf("  fp32 FMA peak      %9.1f GFLOP/s (%s chains, best of 5)\n", peak * 1e-9,
+           ffn_peak_name(fma_kind));
     printf("  read bandwidth     %9.1f GB/s (read-only sum over %zu MiB, best of 5)\n", bw * 1e-9,
            bw_buf >> 20);
     const char *isa_env = getenv("FFNROOF_ISA");

@@ -91,6 +91,11 @@ double ffn_peak_flops_per_iter(ffn_peak_kind k)
     return p->per_vl_byte ? p->flops_per_iter * (double)ffn_cpu_sve_vl_bytes() : p->flops_per_iter;
 }
 
+double ffn_peak_run(ffn_peak_kind k, uint64_t iters)
+{
+    return ffn_peak_available(k) ? g_peaks[k].fn(iters) : 0.0;
+}
+
 bool ffn_peak_available(ffn_peak_kind k)
 {
     if ((unsigned)k >= FFN_PEAK_COUNT || !g_peaks[k].fn) return false;

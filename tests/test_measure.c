@@ -306,6 +306,25 @@ Test(measure, peaks_smoke)
     cr_expect_eq(ffn_peak_measure(FFN_PEAK_COUNT, 1, 0.01, 0.1, &r), FFN_EINVAL);
 }
 
+Test(measure, one_threads_peak_chains_run_for_their_caller)
+{
+    /* bench_kernels times ffn_peak_run itself, in the rounds of the kernels it measures */
+    for (int k = 0; k < FFN_PEAK_COUNT; k++) {
+        if (!ffn_peak_available((ffn_peak_kind)k)) {
+            cr_expect_eq(ffn_peak_run((ffn_peak_kind)k, 100), 0.0, "%s",
+                         ffn_peak_name((ffn_peak_kind)k));
+            continue;
+        }
+        const double v = ffn_peak_run((ffn_peak_kind)k, 1000);
+        cr_expect(isfinite(v), "%s: %g", ffn_peak_name((ffn_peak_kind)k), v);
+    }
+    /* the portable chains start at 0.1 + 0.01 j and decay towards c / (1 - m) = 1: a sum of
+     * 32 values between 0.1 and 1.31 after any number of iterations */
+    const double v = ffn_peak_run(FFN_PEAK_FP32_PORTABLE, 1000);
+    cr_expect(v > 3.2 && v < 42.0, "%g", v);
+    cr_expect_eq(ffn_peak_run(FFN_PEAK_COUNT, 10), 0.0);
+}
+
 /* One int8 dot-product probe (issue 16): where the CPU has its instructions it runs on one and
  * two threads and gives a positive, finite rate, and its name says the ISA that set it; where
  * it lacks them the probe refuses to run, and the test says so. */

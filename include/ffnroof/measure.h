@@ -91,6 +91,12 @@ double ffn_peak_flops_per_iter(ffn_peak_kind k);
 /* Built into this binary and supported by this CPU and OS. */
 bool ffn_peak_available(ffn_peak_kind k);
 
+/* One thread's share of a peak measurement: the kind's independent chains for iters
+ * iterations (ffn_peak_flops_per_iter(k) FLOPs each) on the calling thread, for a caller that
+ * times them itself (bench_kernels interleaves them with the kernels it measures). Returns the
+ * chains' result (to keep them live), 0 when the kind is not available. */
+double ffn_peak_run(ffn_peak_kind k, uint64_t iters);
+
 /* Measure one kind on `threads` pinned threads (1 .. 1024), samples of about sample_s seconds,
  * at most budget_s in total. FFN_EUNSUPPORTED when the kind is not available. */
 int ffn_peak_measure(ffn_peak_kind k, int threads, double sample_s, double budget_s,
