@@ -63,7 +63,18 @@ typedef struct ffn_cli_seen {
     } opt[64];
     size_t n;
     bool started; /* ffn_cli_getopt has reset getopt for this parse */
+    struct {
+        int val;
+        const char **str; /* the option's argument goes here, or */
+        bool *flag;       /* this becomes true */
+    } bind[32];
+    size_t nbind;
 } ffn_cli_seen;
+/* Options whose value goes straight into a variable, bound before the loop: ffn_cli_getopt
+ * stores a bound option itself (its argument as argv holds it, or true for a flag) and returns
+ * only the options the command handles. At most 32 per parse (more are ignored: a bug). */
+void ffn_cli_bind_str(ffn_cli_seen *seen, int val, const char **dst);
+void ffn_cli_bind_flag(ffn_cli_seen *seen, int val, bool *dst);
 /* Call at the top of each getopt_long loop with the value it returned: an option given twice,
  * or both options of a pair ("--fused" and "--unfused", "--X" and "--no-X"), is an error that
  * names both; no option silently overrides another. repeatable lists the options that may be
@@ -74,8 +85,9 @@ int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, const struct option *opts,
                  const int *repeatable);
 /* The step of every command's option loop: getopt_long over opts (short options "h" only,
  * ':' for a missing value), getopt reset on the first call of a parse (seen starts as {0}), and
- * each option through ffn_cli_once. Returns the option, -1 at the end, or -2 when ffn_cli_once
- * refused it (it printed why; return FFN_EXIT_USAGE). */
+ * each option through ffn_cli_once; a bound option (ffn_cli_bind_str/flag) is stored and the
+ * loop goes on. Returns the option, -1 at the end, or -2 when ffn_cli_once refused it (it
+ * printed why; return FFN_EXIT_USAGE). */
 int ffn_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts,
                    ffn_cli_seen *seen, const int *repeatable);
 /* What every command does with the other values of the loop: 'h' prints usage on stdout

@@ -143,9 +143,36 @@ int ffn_cli_getopt(const char *cmd, int argc, char **argv, const struct option *
         opterr = 0;
         seen->started = true;
     }
-    int c = getopt_long(argc, argv, ":h", opts, NULL);
-    if (c != -1 && ffn_cli_once(cmd, seen, opts, c, repeatable)) return -2;
-    return c;
+    for (;;) {
+        const int c = getopt_long(argc, argv, ":h", opts, NULL);
+        if (c == -1) return c;
+        if (ffn_cli_once(cmd, seen, opts, c, repeatable)) return -2;
+        size_t i = 0;
+        while (i < seen->nbind && seen->bind[i].val != c)
+            i++;
+        if (i == seen->nbind) return c;
+        if (seen->bind[i].str) *seen->bind[i].str = optarg;
+        if (seen->bind[i].flag) *seen->bind[i].flag = true;
+    }
+}
+
+static void bind(ffn_cli_seen *seen, int val, const char **str, bool *flag)
+{
+    if (seen->nbind >= sizeof seen->bind / sizeof seen->bind[0]) return;
+    seen->bind[seen->nbind].val = val;
+    seen->bind[seen->nbind].str = str;
+    seen->bind[seen->nbind].flag = flag;
+    seen->nbind++;
+}
+
+void ffn_cli_bind_str(ffn_cli_seen *seen, int val, const char **dst)
+{
+    bind(seen, val, dst, NULL);
+}
+
+void ffn_cli_bind_flag(ffn_cli_seen *seen, int val, bool *dst)
+{
+    bind(seen, val, NULL, dst);
 }
 
 int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *), bool quote)

@@ -227,21 +227,18 @@ int ffn_cmd_bench(int argc, char **argv)
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
     ffn_cli_seen seen = {0};
+    ffn_cli_bind_str(&seen, O_HW, &hw_name);
+    ffn_cli_bind_str(&seen, O_MODEL, &model_name);
+    ffn_cli_bind_str(&seen, O_SHAPE, &shape_s);
+    ffn_cli_bind_str(&seen, O_EXPERTS, &experts_s);
+    ffn_cli_bind_flag(&seen, O_ZERO_POINT, &zero_point);
+    ffn_cli_bind_str(&seen, O_EVENTS, &events_s);
+    ffn_cli_bind_flag(&seen, O_VERIFY, &bo.verify);
+    ffn_cli_bind_flag(&seen, O_WARM, &bo.warm);
+    ffn_cli_bind_str(&seen, O_OUT, &out_dir);
     while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_HW:
-            hw_name = optarg;
-            break;
-        case O_MODEL:
-            model_name = optarg;
-            break;
-        case O_SHAPE:
-            shape_s = optarg;
-            break;
-        case O_EXPERTS:
-            experts_s = optarg;
-            break;
         case O_PHASE:
             if ((rc = ffn_cli_phases(CMD, optarg, &phases))) return rc;
             break;
@@ -267,9 +264,6 @@ int ffn_cmd_bench(int argc, char **argv)
             if (group != 32 && group != 64 && group != 128)
                 return ffn_cli_usage(CMD, "--group must be 32, 64 or 128; got %llu",
                                      (unsigned long long)group);
-            break;
-        case O_ZERO_POINT:
-            zero_point = true;
             break;
         case O_ADTYPE:
             if (ffn_dtype_parse(optarg, &adt) ||
@@ -323,23 +317,11 @@ int ffn_cmd_bench(int argc, char **argv)
             }
             break;
         }
-        case O_EVENTS:
-            events_s = optarg;
-            break;
         case O_REPS:
             if ((rc = ffn_cli_u64(CMD, "--reps", optarg, 1, 400, &reps))) return rc;
             break;
-        case O_VERIFY:
-            bo.verify = true;
-            break;
-        case O_WARM:
-            bo.warm = true;
-            break;
         case O_FORMAT:
             if ((rc = ffn_cli_format(CMD, optarg, &fmt, true))) return rc;
-            break;
-        case O_OUT:
-            out_dir = optarg;
             break;
         default:
             return ffn_cli_opt_other(CMD, c, argv, usage, false);

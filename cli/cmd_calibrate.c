@@ -143,20 +143,14 @@ int ffn_cmd_calibrate(int argc, char **argv)
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
     ffn_cli_seen seen = {0};
+    ffn_cli_bind_flag(&seen, O_QUICK, &quick);
+    ffn_cli_bind_flag(&seen, O_TINY, &tiny);
+    ffn_cli_bind_str(&seen, O_OUT, &out_dir);
     while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_QUICK:
-            quick = true;
-            break;
-        case O_TINY:
-            tiny = true;
-            break;
         case O_THREADS:
             if ((rc = ffn_cli_u64(CMD, "--threads", optarg, 1, 1024, &threads))) return rc;
-            break;
-        case O_OUT:
-            out_dir = optarg;
             break;
         case O_FORMAT:
             if ((rc = ffn_cli_format(CMD, optarg, &fmt, false))) return rc;

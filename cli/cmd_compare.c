@@ -195,8 +195,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
             scenario = optarg;
             break;
         case O_DTYPE:
-            if (ffn_dtype_parse(optarg, &c->run.wdtype))
-                return ffn_cli_usage(cmd, "--dtype: unknown dtype '%s'", optarg);
+            if ((rc = ffn_cli_dtype(cmd, "--dtype", optarg, &c->run.wdtype))) return rc;
             c->run.adtype = c->run.wdtype;
             dtype_set = true;
             break;

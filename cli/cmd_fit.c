@@ -62,18 +62,15 @@ int ffn_cmd_fit(int argc, char **argv)
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
     ffn_cli_seen seen = {0};
+    ffn_cli_bind_str(&seen, 'w', &hw_name);
+    ffn_cli_bind_str(&seen, 'd', &data);
+    ffn_cli_bind_flag(&seen, 'c', &check);
+    ffn_cli_bind_str(&seen, 'o', &out_path);
     while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case 'w':
-            hw_name = optarg;
-            break;
-        case 'd':
-            data = optarg;
-            break;
         case 't':
-            if (ffn_dtype_parse(optarg, &dt))
-                return ffn_cli_usage(CMD, "unknown dtype '%s'", optarg);
+            if ((rc = ffn_cli_dtype(CMD, "--dtype", optarg, &dt))) return rc;
             break;
         case 'f': {
             flags = 0;
@@ -106,12 +103,6 @@ int ffn_cmd_fit(int argc, char **argv)
             }
             break;
         }
-        case 'c':
-            check = true;
-            break;
-        case 'o':
-            out_path = optarg;
-            break;
         case 'F':
             if ((rc = ffn_cli_format(CMD, optarg, &fmt, false))) return rc;
             break;

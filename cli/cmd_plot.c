@@ -461,14 +461,16 @@ int ffn_cmd_plot(int argc, char **argv)
     o.render = true;
     int c, rc;
     ffn_cli_seen seen = {0};
+    ffn_cli_bind_str(&seen, O_HW, &o.hw_list);
+    ffn_cli_bind_str(&seen, O_MODEL, &o.model);
+    ffn_cli_bind_str(&seen, O_OUT, &o.out);
+    ffn_cli_bind_str(&seen, O_TITLE, &o.title);
+    ffn_cli_bind_flag(&seen, O_LEVELS, &o.levels);
     argc--, argv++; /* argv[0] is now the chart kind */
     while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, (const int[]){O_CAL, O_BENCH, 0})) !=
            -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_HW:
-            o.hw_list = optarg;
-            break;
         case O_CAL:
             if (o.n_cal >= MAX_FILES)
                 return ffn_cli_usage(CMD, "at most %d --calibration", MAX_FILES);
@@ -477,9 +479,6 @@ int ffn_cmd_plot(int argc, char **argv)
         case O_BENCH:
             if (o.n_bench >= MAX_FILES) return ffn_cli_usage(CMD, "at most %d --bench", MAX_FILES);
             o.bench[o.n_bench++] = optarg;
-            break;
-        case O_MODEL:
-            o.model = optarg;
             break;
         case O_BATCH:
             if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 24, o.batch, MAX_GRID,
@@ -496,8 +495,7 @@ int ffn_cmd_plot(int argc, char **argv)
                 return rc;
             break;
         case O_DTYPE:
-            if (ffn_dtype_parse(optarg, &o.dtype))
-                return ffn_cli_usage(CMD, "--dtype: unknown dtype '%s'", optarg);
+            if ((rc = ffn_cli_dtype(CMD, "--dtype", optarg, &o.dtype))) return rc;
             break;
         case O_BY:
             if (!strcmp(optarg, "batch"))
@@ -514,9 +512,6 @@ int ffn_cmd_plot(int argc, char **argv)
                 o.phase = FFN_PHASE_PREFILL;
             else
                 return ffn_cli_usage(CMD, "--phase must be decode or prefill; got '%s'", optarg);
-            break;
-        case O_OUT:
-            o.out = optarg;
             break;
         case O_NAME:
             if (!*optarg || strchr(optarg, '/') || strchr(optarg, '\'') || strlen(optarg) > 100)
@@ -536,12 +531,6 @@ int ffn_cmd_plot(int argc, char **argv)
             o.height = (int)h;
             break;
         }
-        case O_TITLE:
-            o.title = optarg;
-            break;
-        case O_LEVELS:
-            o.levels = true;
-            break;
         case O_NORENDER:
             o.render = false;
             break;

@@ -155,15 +155,17 @@ int ffn_cmd_predict(int argc, char **argv)
     uint64_t v;
     int c, rc;
     ffn_cli_seen seen = {0};
+    ffn_cli_bind_str(&seen, O_HW, &hw_name);
+    ffn_cli_bind_str(&seen, O_MODEL, &model_name);
+    ffn_cli_bind_flag(&seen, O_ZP, &run.zero_point);
+    ffn_cli_bind_flag(&seen, O_EPU, &run.moe.ep_uneven);
+    ffn_cli_bind_str(&seen, O_HIST, &hist_path);
+    ffn_cli_bind_flag(&seen, O_OPS, &per_op);
+    ffn_cli_bind_flag(&seen, O_ONCHIP, &run.onchip);
+    ffn_cli_bind_str(&seen, O_OUT, &out_path);
     while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_HW:
-            hw_name = optarg;
-            break;
-        case O_MODEL:
-            model_name = optarg;
-            break;
         case O_PHASE:
             if ((rc = ffn_cli_phases(CMD, optarg, &phases))) return rc;
             break;
@@ -195,9 +197,6 @@ int ffn_cmd_predict(int argc, char **argv)
             if ((rc = ffn_cli_u64(CMD, "--group-size", optarg, 1, 1u << 20, &v))) return rc;
             run.group_size = (unsigned)v;
             break;
-        case O_ZP:
-            run.zero_point = true;
-            break;
         case O_ACTIO:
             if ((rc = ffn_cli_dtype(CMD, "--act-io-dtype", optarg, &run.act_io_dtype))) return rc;
             if (run.act_io_dtype != FFN_DT_FP32 && run.act_io_dtype != FFN_DT_BF16 &&
@@ -226,9 +225,6 @@ int ffn_cmd_predict(int argc, char **argv)
         case O_EP:
             if ((rc = ffn_cli_u64(CMD, "--ep", optarg, 1, 4096, &run.ep))) return rc;
             break;
-        case O_EPU:
-            run.moe.ep_uneven = true;
-            break;
         case O_DPN:
             if ((rc = ffn_cli_u64(CMD, "--devices-per-node", optarg, 1, 4096,
                                   &run.moe.devices_per_node)))
@@ -236,9 +232,6 @@ int ffn_cmd_predict(int argc, char **argv)
             break;
         case O_ZIPF:
             if ((rc = ffn_cli_double(CMD, "--zipf", optarg, 0, 100, &run.moe.zipf_s))) return rc;
-            break;
-        case O_HIST:
-            hist_path = optarg;
             break;
         case O_TRIALS:
             if ((rc = ffn_cli_u64(CMD, "--trials", optarg, 1, 1000000, &run.moe.trials))) return rc;
@@ -254,18 +247,9 @@ int ffn_cmd_predict(int argc, char **argv)
         case O_FORMAT:
             if ((rc = ffn_cli_format(CMD, optarg, &fmt, true))) return rc;
             break;
-        case O_OPS:
-            per_op = true;
-            break;
         case O_WEIGHTS:
             if (ffn_weights_parse(optarg, &run.weights))
                 return ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", optarg);
-            break;
-        case O_ONCHIP:
-            run.onchip = true;
-            break;
-        case O_OUT:
-            out_path = optarg;
             break;
         default:
             return ffn_cli_opt_other(CMD, c, argv, usage, true);

@@ -479,27 +479,15 @@ int ffn_cmd_report(int argc, char **argv)
     bool compare_opts = false;
     int c;
     ffn_cli_seen seen = {0};
+    ffn_cli_bind_flag(&seen, O_COMPARE, &o.compare);
+    ffn_cli_bind_str(&seen, O_BENCH, &o.bench);
+    ffn_cli_bind_str(&seen, O_CAL, &o.cal);
+    ffn_cli_bind_flag(&seen, O_QUICK, &o.quick);
+    ffn_cli_bind_str(&seen, O_OUT, &o.dir);
+    ffn_cli_bind_flag(&seen, O_FORCE, &o.force);
     while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_COMPARE:
-            o.compare = true;
-            break;
-        case O_BENCH:
-            o.bench = optarg;
-            break;
-        case O_CAL:
-            o.cal = optarg;
-            break;
-        case O_QUICK:
-            o.quick = true;
-            break;
-        case O_OUT:
-            o.dir = optarg;
-            break;
-        case O_FORCE:
-            o.force = true;
-            break;
         case O_NORENDER:
             o.render = false;
             break;
