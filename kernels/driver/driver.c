@@ -465,6 +465,18 @@ static size_t bf16t_chunk(const ffn_ukernels_bf16t *tk, size_t panel_bytes)
     return ffn__round_up(ffn__grab_chunk(panel_bytes), g);
 }
 
+/* One gemm call of the bf16 tile schedule: panels [j, j + np) of the weights w (pb elements a
+ * panel) in a run that ends at hi, prefetching up to ge panels that come next: the rest of the
+ * run, else the next run's (nlo, nn from next_run). */
+static void bf16t_gemm(const ffn_ukernels_bf16t *tk, size_t kp, const uint16_t *a, size_t lda,
+                       size_t mc, const uint16_t *w, size_t pb, size_t j, size_t np, size_t hi,
+                       size_t ge, size_t nlo, size_t nn, float *acc)
+{
+    const size_t jn = j + np, left = jn < hi ? hi - jn : nn;
+    const uint16_t *pf = jn < hi ? w + jn * pb : nn ? w + nlo * pb : NULL;
+    tk->gemm(kp, a, lda, mc, w + j * pb, np, pf, left < ge ? left : ge, acc);
+}
+
 static void bf16t_thread(const job *jb, int t, int nt)
 {
     const ffn_ukernels_bf16t *tk = jb->dv->t;
@@ -506,10 +518,9 @@ static void bf16t_thread(const job *jb, int t, int nt)
         /* One row tile: panel by panel, so the weights are read as one sequential stream. */
         const size_t ge = mc > tk->row_tile ? tk->panels : 1;
         for (size_t j = lo; j < hi; j += ge) {
-            const size_t np = hi - j < ge ? hi - j : ge, jn = j + np;
-            const uint16_t *pf = jn < hi ? w1 + jn * pb1 : nn ? w1 + nlo * pb1 : NULL;
-            const size_t pfn = jn < hi ? (hi - jn < ge ? hi - jn : ge) : (nn < ge ? nn : ge);
-            tk->gemm(l->kp1, xb + ic * l->ldx, l->ldx, mc, w1 + j * pb1, np, pf, pfn, ts.acc);
+            const size_t np = hi - j < ge ? hi - j : ge;
+            bf16t_gemm(tk, l->kp1, xb + ic * l->ldx, l->ldx, mc, w1, pb1, j, np, hi, ge, nlo, nn,
+                       ts.acc);
             for (size_t g = 0; g < np; g++) {
                 const size_t n_out = f - (j + g) * nh < nh ? f - (j + g) * nh : nh;
                 epi_act(jb, j + g, mc, ts.acc + g * mc * 32, ts.hbuf);
@@ -530,10 +541,9 @@ static void bf16t_thread(const job *jb, int t, int nt)
         const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
         const size_t ge = mc > tk->row_tile ? tk->panels : 1;
         for (size_t j = lo; j < hi; j += ge) {
-            const size_t np = hi - j < ge ? hi - j : ge, jn = j + np;
-            const uint16_t *pf = jn < hi ? w2 + jn * pb2 : nn ? w2 + nlo * pb2 : NULL;
-            const size_t pfn = jn < hi ? (hi - jn < ge ? hi - jn : ge) : (nn < ge ? nn : ge);
-            tk->gemm(l->kp2, hb + ic * l->ldh, l->ldh, mc, w2 + j * pb2, np, pf, pfn, ts.acc);
+            const size_t np = hi - j < ge ? hi - j : ge;
+            bf16t_gemm(tk, l->kp2, hb + ic * l->ldh, l->ldh, mc, w2, pb2, j, np, hi, ge, nlo, nn,
+                       ts.acc);
             for (size_t g = 0; g < np; g++)
                 for (size_t r = 0; r < mc && ic + r < T; r++)
                     epi_out(jb, ic + r, j + g, ts.acc + (g * mc + r) * 32);
