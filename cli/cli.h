@@ -103,6 +103,10 @@ int ffn_cli_double(const char *cmd, const char *opt, const char *s, double lo, d
 int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_csv);
 /* A dtype option (--dtype, --wdtype, --adtype, --kv-dtype): the names ffn_dtype_parse takes. */
 int ffn_cli_dtype(const char *cmd, const char *opt, const char *s, ffn_dtype *out);
+/* A keyword option: *out = the index of s in names (NULL-terminated), else "OPT must be a, b or
+ * c; got 's'" and FFN_EXIT_USAGE. */
+int ffn_cli_choice(const char *cmd, const char *opt, const char *s, const char *const *names,
+                   int *out);
 /* --phase prefill|decode|both as a mask: bit 0 prefill, bit 1 decode (= FFN_SWEEP_*). */
 int ffn_cli_phases(const char *cmd, const char *s, unsigned *mask);
 /* Integer lists: "1,8,64", ranges "1-1000" (step 1), "16-256:16" (step 16) and geometric

@@ -187,6 +187,28 @@ int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *)
     return ffn_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
+int ffn_cli_choice(const char *cmd, const char *opt, const char *s, const char *const *names,
+                   int *out)
+{
+    int n = 0;
+    while (names[n])
+        n++;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i])) {
+            *out = i;
+            return 0;
+        }
+    char list[256] = "";
+    size_t l = 0;
+    for (int i = 0; i < n && l < sizeof list; i++)
+        l += (size_t)snprintf(list + l, sizeof list - l, "%s%s",
+                              i == 0       ? ""
+                              : i == n - 1 ? " or "
+                                           : ", ",
+                              names[i]);
+    return ffn_cli_usage(cmd, "%s must be %s; got '%s'", opt, list, s);
+}
+
 int ffn_cli_dtype(const char *cmd, const char *opt, const char *s, ffn_dtype *out)
 {
     if (ffn_dtype_parse(s, out))

@@ -263,14 +263,11 @@ int ffn_cmd_plan(int argc, char **argv)
     }
     if (V(O_ONCHIP)) o->onchip = true;
     if (V(O_MARGIN)) {
-        if (!strcmp(V(O_MARGIN), "median"))
-            o->margin = FFN_MARGIN_MEDIAN;
-        else if (!strcmp(V(O_MARGIN), "p90"))
-            o->margin = FFN_MARGIN_P90;
-        else {
-            rc = ffn_cli_usage(CMD, "--margin must be median or p90; got '%s'", V(O_MARGIN));
+        int i;
+        if ((rc = ffn_cli_choice(CMD, "--margin", V(O_MARGIN),
+                                 (const char *const[]){"median", "p90", NULL}, &i)))
             goto out;
-        }
+        o->margin = i == 0 ? FFN_MARGIN_MEDIAN : FFN_MARGIN_P90;
     }
     if (V(O_OBJ) && ffn_objective_parse(V(O_OBJ), &o->objective)) {
         rc = ffn_cli_usage(CMD,

@@ -497,22 +497,22 @@ int ffn_cmd_plot(int argc, char **argv)
         case O_DTYPE:
             if ((rc = ffn_cli_dtype(CMD, "--dtype", optarg, &o.dtype))) return rc;
             break;
-        case O_BY:
-            if (!strcmp(optarg, "batch"))
-                o.by_ep = false;
-            else if (!strcmp(optarg, "ep"))
-                o.by_ep = true;
-            else
-                return ffn_cli_usage(CMD, "--by must be batch or ep; got '%s'", optarg);
+        case O_BY: {
+            int i;
+            if ((rc = ffn_cli_choice(CMD, "--by", optarg,
+                                     (const char *const[]){"batch", "ep", NULL}, &i)))
+                return rc;
+            o.by_ep = i == 1;
             break;
-        case O_PHASE:
-            if (!strcmp(optarg, "decode"))
-                o.phase = FFN_PHASE_DECODE;
-            else if (!strcmp(optarg, "prefill"))
-                o.phase = FFN_PHASE_PREFILL;
-            else
-                return ffn_cli_usage(CMD, "--phase must be decode or prefill; got '%s'", optarg);
+        }
+        case O_PHASE: {
+            int i;
+            if ((rc = ffn_cli_choice(CMD, "--phase", optarg,
+                                     (const char *const[]){"decode", "prefill", NULL}, &i)))
+                return rc;
+            o.phase = i == 0 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
             break;
+        }
         case O_NAME:
             if (!*optarg || strchr(optarg, '/') || strchr(optarg, '\'') || strlen(optarg) > 100)
                 return ffn_cli_usage(CMD, "--name must be a plain file name, got '%s'", optarg);
