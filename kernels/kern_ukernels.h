@@ -21,12 +21,10 @@ extern const ffn_ukernels_bf16t ffn_ukernels_amx;
 #endif
 #if defined(FFN_HAVE_NEON)
 extern const ffn_ukernels ffn_ukernels_neon;
-#define FFN_NEON_NAME(dt) dt "_ffn__neon_8x12"
 #define FFN_NEON_EXTRA_ROWS
 #endif
 #if defined(FFN_HAVE_SVE)
 extern const ffn_ukernels ffn_ukernels_sve;
-#define FFN_SVE_NAME(dt) dt "_ffn__sve_8x3vl"
 #if defined(FFN_HAVE_SVE_BF16) /* SVE + FEAT_BF16: BFDOT tiles (arm_sve/ukr_sve_bf16.c) */
 extern const ffn_kernel ffn_kernel_bf16_svebf16;
 #define FFN_SVE_EXTRA_ROWS                                                                         \

@@ -74,6 +74,19 @@ static const struct {
                          FFN_DT_FP32, drv_##pre##_w4a32, 0, 0);                                    \
     FFN__DRIVER_KERNEL_A(ffn_kernel_w4a16_##pre, "w4a16_ffn__" kn, level, FFN_DT_INT4,             \
                          FFN_DT_BF16, drv_##pre##_w4a16, 0, 0)
+/* The three float-weight kernels of a microkernel table (fp32, bf16 and fp16 weights, widened in
+ * registers or scratch), named "<dt>_ffn__" kn, and the tag base of their packed layouts (the
+ * ISA's letter in the top byte; "F32", "B16", "F16" below it). */
+#define FKERNELS(pre, tbl, tagc, kn, level)                                                        \
+    static const ffn__drv drv_##pre##_f32 = DRV(tbl, FFN_UKR_F32, ((tagc) << 24) | 0x463332u);     \
+    static const ffn__drv drv_##pre##_bf16 = DRV(tbl, FFN_UKR_BF16, ((tagc) << 24) | 0x423136u);   \
+    static const ffn__drv drv_##pre##_f16 = DRV(tbl, FFN_UKR_F16, ((tagc) << 24) | 0x463136u);     \
+    FFN__DRIVER_KERNEL(ffn_kernel_f32_##pre, "f32_ffn__" kn, level, FFN_DT_FP32, drv_##pre##_f32,  \
+                       0, 0);                                                                      \
+    FFN__DRIVER_KERNEL(ffn_kernel_bf16_##pre, "bf16_ffn__" kn, level, FFN_DT_BF16,                 \
+                       drv_##pre##_bf16, 0, 0);                                                    \
+    FFN__DRIVER_KERNEL(ffn_kernel_f16_##pre, "f16_ffn__" kn, level, FFN_DT_FP16, drv_##pre##_f16,  \
+                       0, 0)
 #define QROWS(pre, req)                                                                            \
     {&ffn_kernel_w8a32_##pre, (req)}, {&ffn_kernel_w8a16_##pre, (req)},                            \
         {&ffn_kernel_w4a32_##pre, (req)},                                                          \
@@ -81,30 +94,14 @@ static const struct {
         &ffn_kernel_w4a16_##pre, (req)                                                             \
     }
 
-static const ffn__drv drv_portable_f32 = DRV(ffn_ukernels_portable, FFN_UKR_F32, 0x50463332u);
-static const ffn__drv drv_portable_bf16 = DRV(ffn_ukernels_portable, FFN_UKR_BF16, 0x50423136u);
-static const ffn__drv drv_portable_f16 = DRV(ffn_ukernels_portable, FFN_UKR_F16, 0x50463136u);
-FFN__DRIVER_KERNEL(ffn_kernel_f32_portable, "f32_ffn__portable_6x8", FFN_ISA_PORTABLE, FFN_DT_FP32,
-                   drv_portable_f32, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_bf16_portable, "bf16_ffn__portable_6x8", FFN_ISA_PORTABLE,
-                   FFN_DT_BF16, drv_portable_bf16, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_f16_portable, "f16_ffn__portable_6x8", FFN_ISA_PORTABLE, FFN_DT_FP16,
-                   drv_portable_f16, 0, 0);
+FKERNELS(portable, ffn_ukernels_portable, 0x50u, "portable_6x8", FFN_ISA_PORTABLE);
 QKERNELS(portable, ffn_ukernels_q_portable, 0x50510000u, "portable_6x8", FFN_ISA_PORTABLE);
 static const ffn__drv drv_portable_w8a8 = DRVI8(ffn_ukernels_i8_portable, 0x50513838u);
 FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_portable, "w8a8_ffn__portable_1x32", FFN_ISA_PORTABLE,
                      FFN_DT_INT8, FFN_DT_INT8, drv_portable_w8a8, 0, 0);
 
 #if defined(FFN_HAVE_AVX2)
-static const ffn__drv drv_avx2_f32 = DRV(ffn_ukernels_avx2, FFN_UKR_F32, 0x32463332u);
-static const ffn__drv drv_avx2_bf16 = DRV(ffn_ukernels_avx2, FFN_UKR_BF16, 0x32423136u);
-static const ffn__drv drv_avx2_f16 = DRV(ffn_ukernels_avx2, FFN_UKR_F16, 0x32463136u);
-FFN__DRIVER_KERNEL(ffn_kernel_f32_avx2, "f32_ffn__avx2_6x16", FFN_ISA_AVX2, FFN_DT_FP32,
-                   drv_avx2_f32, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx2, "bf16_ffn__avx2_6x16", FFN_ISA_AVX2, FFN_DT_BF16,
-                   drv_avx2_bf16, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_f16_avx2, "f16_ffn__avx2_6x16", FFN_ISA_AVX2, FFN_DT_FP16,
-                   drv_avx2_f16, 0, 0);
+FKERNELS(avx2, ffn_ukernels_avx2, 0x32u, "avx2_6x16", FFN_ISA_AVX2);
 QKERNELS(avx2, ffn_ukernels_q_avx2, 0x32510000u, "avx2_6x16", FFN_ISA_AVX2);
 static const ffn__drv drv_avx2_w8a8 = DRVI8(ffn_ukernels_i8_avx2, 0x32513838u);
 FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx2, "w8a8_ffn__avx2_2x32", FFN_ISA_AVX2, FFN_DT_INT8,
@@ -118,15 +115,7 @@ FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avxvnni, "w8a8_ffn__avx2vnni_2x32", FFN_ISA
 #endif
 
 #if defined(FFN_HAVE_AVX512)
-static const ffn__drv drv_avx512_f32 = DRV(ffn_ukernels_avx512, FFN_UKR_F32, 0x41463332u);
-static const ffn__drv drv_avx512_bf16 = DRV(ffn_ukernels_avx512, FFN_UKR_BF16, 0x41423136u);
-static const ffn__drv drv_avx512_f16 = DRV(ffn_ukernels_avx512, FFN_UKR_F16, 0x41463136u);
-FFN__DRIVER_KERNEL(ffn_kernel_f32_avx512, "f32_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP32,
-                   drv_avx512_f32, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512, "bf16_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_BF16,
-                   drv_avx512_bf16, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_f16_avx512, "f16_ffn__avx512_14x32", FFN_ISA_AVX512, FFN_DT_FP16,
-                   drv_avx512_f16, 0, 0);
+FKERNELS(avx512, ffn_ukernels_avx512, 0x41u, "avx512_14x32", FFN_ISA_AVX512);
 QKERNELS(avx512, ffn_ukernels_q_avx512, 0x41510000u, "avx512_14x32", FFN_ISA_AVX512);
 static const ffn__drv drv_avx512_w8a8 = DRVI8(ffn_ukernels_i8_avx512, 0x41513838u);
 FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx512, "w8a8_ffn__avx512_8x32", FFN_ISA_AVX512, FFN_DT_INT8,
@@ -158,15 +147,7 @@ FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_amx, "w8a8_ffn__amx_32x32", FFN_ISA_AMX, FF
 #endif
 
 #if defined(FFN_HAVE_NEON)
-static const ffn__drv drv_neon_f32 = DRV(ffn_ukernels_neon, FFN_UKR_F32, 0x4e463332u);
-static const ffn__drv drv_neon_bf16 = DRV(ffn_ukernels_neon, FFN_UKR_BF16, 0x4e423136u);
-static const ffn__drv drv_neon_f16 = DRV(ffn_ukernels_neon, FFN_UKR_F16, 0x4e463136u);
-FFN__DRIVER_KERNEL(ffn_kernel_f32_neon, FFN_NEON_NAME("f32"), FFN_ISA_NEON, FFN_DT_FP32,
-                   drv_neon_f32, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_bf16_neon, FFN_NEON_NAME("bf16"), FFN_ISA_NEON, FFN_DT_BF16,
-                   drv_neon_bf16, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_f16_neon, FFN_NEON_NAME("f16"), FFN_ISA_NEON, FFN_DT_FP16,
-                   drv_neon_f16, 0, 0);
+FKERNELS(neon, ffn_ukernels_neon, 0x4eu, "neon_8x12", FFN_ISA_NEON);
 QKERNELS(neon, ffn_ukernels_q_neon, 0x4e510000u, "neon_8x12", FFN_ISA_NEON);
 #endif
 
@@ -187,15 +168,7 @@ FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neondot, "w8a8_ffn__neondot_2x32", FFN_ISA_
 #endif
 
 #if defined(FFN_HAVE_SVE)
-static const ffn__drv drv_sve_f32 = DRV(ffn_ukernels_sve, FFN_UKR_F32, 0x53463332u);
-static const ffn__drv drv_sve_bf16 = DRV(ffn_ukernels_sve, FFN_UKR_BF16, 0x53423136u);
-static const ffn__drv drv_sve_f16 = DRV(ffn_ukernels_sve, FFN_UKR_F16, 0x53463136u);
-FFN__DRIVER_KERNEL(ffn_kernel_f32_sve, FFN_SVE_NAME("f32"), FFN_ISA_SVE, FFN_DT_FP32, drv_sve_f32,
-                   0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_bf16_sve, FFN_SVE_NAME("bf16"), FFN_ISA_SVE, FFN_DT_BF16,
-                   drv_sve_bf16, 0, 0);
-FFN__DRIVER_KERNEL(ffn_kernel_f16_sve, FFN_SVE_NAME("f16"), FFN_ISA_SVE, FFN_DT_FP16, drv_sve_f16,
-                   0, 0);
+FKERNELS(sve, ffn_ukernels_sve, 0x53u, "sve_8x3vl", FFN_ISA_SVE);
 QKERNELS(sve, ffn_ukernels_q_sve, 0x53510000u, "sve_8x3vl", FFN_ISA_SVE);
 #endif
 
