@@ -262,8 +262,7 @@ Test(cli_plan, bad_input_exits_2)
     cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --margin p90 --format json"), 0);
     cr_assert(strstr(slurp(out_path), "\"margin\": \"p90\""), "%.300s", slurp(out_path));
     cr_assert_eq(run("plot moe --model mixtral-8x7b --hw h100-sxm --by tp"), 2);
-    cr_assert(strstr(slurp(err_path), "--by must be batch or ep; got 'tp'"), "%s",
-              slurp(err_path));
+    cr_assert(strstr(slurp(err_path), "--by must be batch or ep; got 'tp'"), "%s", slurp(err_path));
     cr_assert_eq(run("plan --help"), 0);
     cr_assert(strstr(slurp(out_path), "--scenario"));
     cr_assert_eq(run("sweep --help"), 0);
