@@ -477,15 +477,54 @@ static void bf16t_gemm(const ffn_ukernels_bf16t *tk, size_t kp, const uint16_t *
     tk->gemm(kp, a, lda, mc, w + j * pb, np, pf, left < ge ? left : ge, acc);
 }
 
+/* One GEMM of the bf16 tile schedule over its shared counter: pass 0 x W_gate|up into h (the
+ * activation epilogue, narrowed to bf16; the h columns past f zeroed), pass 1 h W_down into y
+ * (+ b_down). Each row tile goes panel by panel, so the weights are read as one stream. */
+static void bf16t_pass(const job *jb, const tscratch *ts, int pass)
+{
+    const ffn_ukernels_bf16t *tk = jb->dv->t;
+    const ffn__drv_layout *l = jb->l;
+    const size_t f = jb->s->f, T = jb->T, Tpad = jb->p->rows, nh = l->nh;
+    const size_t kp = pass ? l->kp2 : l->kp1, np_all = pass ? l->pd : l->np1, pb = kp * 32;
+    const uint16_t *w = (const uint16_t *)(const void *)(pass ? jb->w2 : jb->w1);
+    const uint16_t *a = (const uint16_t *)(const void *)(pass ? jb->hs : jb->xs);
+    uint16_t *hb = (uint16_t *)(void *)jb->hs;
+    const size_t lda = pass ? l->ldh : l->ldx;
+    const size_t nic = (Tpad + tk->mc - 1) / tk->mc;
+    grabrun g = {0};
+    size_t ib, lo, hi, nlo, nn;
+    while (next_run(&jb->next[pass], nic, np_all, bf16t_chunk(tk, pb * 2), &g, &ib, &lo, &hi, &nlo,
+                    &nn)) {
+        const size_t ic = ib * tk->mc;
+        const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
+        const size_t ge = mc > tk->row_tile ? tk->panels : 1;
+        for (size_t j = lo; j < hi; j += ge) {
+            const size_t np = hi - j < ge ? hi - j : ge;
+            bf16t_gemm(tk, kp, a + ic * lda, lda, mc, w, pb, j, np, hi, ge, nlo, nn, ts->acc);
+            for (size_t gi = 0; gi < np; gi++) {
+                const float *acc = ts->acc + gi * mc * 32;
+                if (pass) {
+                    for (size_t r = 0; r < mc && ic + r < T; r++)
+                        epi_out(jb, ic + r, j + gi, acc + r * 32);
+                    continue;
+                }
+                const size_t n_out = f - (j + gi) * nh < nh ? f - (j + gi) * nh : nh;
+                epi_act(jb, j + gi, mc, acc, ts->hbuf);
+                if (n_out < nh) /* the last panel: zero the h columns past f */
+                    for (size_t r = 0; r < mc; r++)
+                        memset(ts->hbuf + r * nh + n_out, 0, (nh - n_out) * 4);
+                tk->narrow(mc, nh, ts->hbuf, nh, hb + ic * l->ldh + (j + gi) * nh, l->ldh);
+            }
+        }
+    }
+}
+
 static void bf16t_thread(const job *jb, int t, int nt)
 {
     const ffn_ukernels_bf16t *tk = jb->dv->t;
     const ffn_kshape *s = jb->s;
     const ffn__drv_layout *l = jb->l;
-    const size_t d = s->d, f = s->f, T = jb->T, Tpad = jb->p->rows, nh = l->nh;
-    const size_t pb1 = l->kp1 * 32, pb2 = l->kp2 * 32; /* elements per panel */
-    const uint16_t *w1 = (const uint16_t *)(const void *)jb->w1;
-    const uint16_t *w2 = (const uint16_t *)(const void *)jb->w2;
+    const size_t d = s->d, T = jb->T, Tpad = jb->p->rows, nh = l->nh;
     uint16_t *xb = (uint16_t *)(void *)jb->xs, *hb = (uint16_t *)(void *)jb->hs;
     const tscratch ts = scratch_of(jb, t);
     size_t lo, hi;
@@ -505,50 +544,12 @@ static void bf16t_thread(const job *jb, int t, int nt)
     ffn__drv_barrier();
     if (tk->begin) tk->begin();
 
-    /* Gate/up: runs of (row block, panel group) items from the shared counter, so a thread
-     * slowed by another process leaves its panels to the other one (a fixed share made the
-     * whole call wait for it: bf16 T=256 d=2048 took 10.8 to 21.9 ms on the shared VM). */
-    const size_t nic = (Tpad + tk->mc - 1) / tk->mc;
-    grabrun g1 = {0};
-    size_t ib, nlo, nn;
-    while (next_run(&jb->next[0], nic, l->np1, bf16t_chunk(tk, pb1 * 2), &g1, &ib, &lo, &hi, &nlo,
-                    &nn)) {
-        const size_t ic = ib * tk->mc;
-        const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
-        /* One row tile: panel by panel, so the weights are read as one sequential stream. */
-        const size_t ge = mc > tk->row_tile ? tk->panels : 1;
-        for (size_t j = lo; j < hi; j += ge) {
-            const size_t np = hi - j < ge ? hi - j : ge;
-            bf16t_gemm(tk, l->kp1, xb + ic * l->ldx, l->ldx, mc, w1, pb1, j, np, hi, ge, nlo, nn,
-                       ts.acc);
-            for (size_t g = 0; g < np; g++) {
-                const size_t n_out = f - (j + g) * nh < nh ? f - (j + g) * nh : nh;
-                epi_act(jb, j + g, mc, ts.acc + g * mc * 32, ts.hbuf);
-                if (n_out < nh) /* the last panel: zero the h columns past f */
-                    for (size_t r = 0; r < mc; r++)
-                        memset(ts.hbuf + r * nh + n_out, 0, (nh - n_out) * 4);
-                tk->narrow(mc, nh, ts.hbuf, nh, hb + ic * l->ldh + (j + g) * nh, l->ldh);
-            }
-        }
-    }
+    /* Gate/up, then down: runs of (row block, panel group) items from the shared counter, so a
+     * thread slowed by another process leaves its panels to the other one (a fixed share made
+     * the whole call wait for it: bf16 T=256 d=2048 took 10.8 to 21.9 ms on the shared VM). */
+    bf16t_pass(jb, &ts, 0);
     ffn__drv_barrier();
-
-    /* Down: y = h W_down (+ b_down), the same way. */
-    grabrun g2 = {0};
-    while (next_run(&jb->next[1], nic, l->pd, bf16t_chunk(tk, pb2 * 2), &g2, &ib, &lo, &hi, &nlo,
-                    &nn)) {
-        const size_t ic = ib * tk->mc;
-        const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
-        const size_t ge = mc > tk->row_tile ? tk->panels : 1;
-        for (size_t j = lo; j < hi; j += ge) {
-            const size_t np = hi - j < ge ? hi - j : ge;
-            bf16t_gemm(tk, l->kp2, hb + ic * l->ldh, l->ldh, mc, w2, pb2, j, np, hi, ge, nlo, nn,
-                       ts.acc);
-            for (size_t g = 0; g < np; g++)
-                for (size_t r = 0; r < mc && ic + r < T; r++)
-                    epi_out(jb, ic + r, j + g, ts.acc + (g * mc + r) * 32);
-        }
-    }
+    bf16t_pass(jb, &ts, 1);
     if (tk->end) tk->end();
 }
 
