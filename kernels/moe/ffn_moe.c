@@ -2,8 +2,8 @@
  * expert FFNs through a dense ffn_kernel, weighted combine, shared experts (see kernels_moe.h
  * for the routing rules and kernels.h for the dense kernel contract). The routing phases are
  * portable C compiled without ISA flags; they are O(T*d*E + T*k*d) against the experts'
- * O(T*k*d*f), so the expert kernels dominate and carry the ISA-specific speed. Also the packed
- * layout, the workspace layout and the work counts of the MoE call. */
+ * O(T*k*d*f), so the expert kernels dominate and carry the ISA-specific speed. Also the work
+ * counts of the MoE call; its packed and workspace layouts are in moe_layout.c. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,278 +11,6 @@
 
 #include "ffnroof/kernels_moe.h"
 #include "moe_internal.h"
-
-#define MOE_ALIGN ((size_t)64)
-#define MOE_MAGIC UINT64_C(0x4646524f4f464d45) /* "EMFOORFF" */
-
-/* Start of the packed weights: enough of the shape to refuse packed weights of another shape. */
-typedef struct moe_header {
-    uint64_t magic;
-    uint64_t d, f, n_experts, top_k, f_shared;
-    uint32_t act, bias, score, norm_topk, has_select, wdtype, isa, group, zero_point;
-    float route_scale;
-} moe_header;
-
-typedef struct moe_layout {
-    size_t router, select; /* offsets of the fp32 router [d][Ep] (Ep = E rounded up to 16) and
-                              the selection bias [E] */
-    size_t expert, stride; /* expert e's packed weights at expert + e*stride */
-    size_t expert_bytes;   /* k->packed_bytes of one expert */
-    size_t shared, shared_bytes;
-    size_t total;
-} moe_layout;
-
-/* Columns of the packed router: E rounded up to the router block (RB, below). */
-static size_t router_cols(size_t E)
-{
-    return (E + 15u) / 16u * 16u;
-}
-
-static size_t align_up(size_t n)
-{
-    return (n + MOE_ALIGN - 1) / MOE_ALIGN * MOE_ALIGN;
-}
-
-/* a*b, or SIZE_MAX when it overflows (SIZE_MAX then poisons every sum it enters). */
-static size_t mul_sz(size_t a, size_t b)
-{
-    if (a != 0 && b > SIZE_MAX / a) {
-        return SIZE_MAX;
-    }
-    return a * b;
-}
-
-static size_t add_sz(size_t a, size_t b)
-{
-    if (a > SIZE_MAX - b) {
-        return SIZE_MAX;
-    }
-    return a + b;
-}
-
-/* add n bytes at the next aligned offset of *at; returns that offset. */
-static size_t carve(size_t *at, size_t n)
-{
-    size_t off = align_up(*at);
-    if (off < *at || *at == SIZE_MAX || n == SIZE_MAX) {
-        *at = SIZE_MAX;
-        return SIZE_MAX;
-    }
-    *at = add_sz(off, n);
-    return off;
-}
-
-int ffn_moe_shape_check(const ffn_moe_shape *s)
-{
-    if (s == NULL || s->d == 0 || s->f == 0 || s->n_experts == 0 || s->top_k == 0 ||
-        s->top_k > s->n_experts || (unsigned)s->act >= (unsigned)FFN_ACT_COUNT ||
-        (s->score != FFN_MOE_SOFTMAX && s->score != FFN_MOE_SIGMOID) || !isfinite(s->route_scale)) {
-        return FFN_EINVAL;
-    }
-    /* Indices of token copies are int32 and E is compared in int32 too. */
-    if (s->n_experts > (size_t)INT32_MAX) {
-        return FFN_EINVAL;
-    }
-    return 0;
-}
-
-/* Experts are dense float FFNs: no quantization group (the fields are zeroed, not left to the
- * caller's stack). */
-void ffn__moe_expert_shape(const ffn_moe_shape *s, ffn_kshape *e)
-{
-    *e = (ffn_kshape){0};
-    e->d = s->d;
-    e->f = s->f;
-    e->act = s->act;
-    e->bias = s->bias;
-    e->group = s->group;
-    e->zero_point = s->zero_point;
-}
-
-void ffn__moe_shared_shape(const ffn_moe_shape *s, ffn_kshape *e)
-{
-    *e = (ffn_kshape){0};
-    e->d = s->d;
-    e->f = s->f_shared;
-    e->act = s->act;
-    e->bias = s->bias;
-    e->group = s->group;
-    e->zero_point = s->zero_point;
-}
-
-static bool kernel_ok(const ffn_kernel *k)
-{
-    return k != NULL && k->packed_bytes != NULL && k->pack != NULL && k->workspace_bytes != NULL &&
-           k->forward != NULL;
-}
-
-static int layout(const ffn_kernel *k, const ffn_moe_shape *s, moe_layout *l)
-{
-    if (!kernel_ok(k) || ffn_moe_shape_check(s) != 0) {
-        return FFN_EINVAL;
-    }
-    ffn_kshape ke, ks;
-    ffn__moe_expert_shape(s, &ke);
-    ffn__moe_shared_shape(s, &ks);
-    size_t at = sizeof(moe_header);
-    l->router = carve(&at, mul_sz(mul_sz(s->d, router_cols(s->n_experts)), sizeof(float)));
-    l->select = carve(&at, mul_sz(s->n_experts, sizeof(float)));
-    l->expert_bytes = k->packed_bytes(&ke);
-    if (l->expert_bytes == 0) {
-        return FFN_EINVAL;
-    }
-    l->stride = align_up(l->expert_bytes);
-    l->expert = carve(&at, mul_sz(l->stride, s->n_experts));
-    l->shared_bytes = 0;
-    l->shared = 0;
-    if (s->f_shared > 0) {
-        l->shared_bytes = k->packed_bytes(&ks);
-        if (l->shared_bytes == 0) {
-            return FFN_EINVAL;
-        }
-        l->shared = carve(&at, l->shared_bytes);
-    }
-    if (at == SIZE_MAX || l->stride < l->expert_bytes) {
-        return FFN_EOVERFLOW;
-    }
-    l->total = at;
-    return 0;
-}
-
-size_t ffn_moe_packed_bytes(const ffn_kernel *k, const ffn_moe_shape *s)
-{
-    moe_layout l;
-    return layout(k, s, &l) == 0 ? l.total : 0;
-}
-
-static void fill_header(const ffn_kernel *k, const ffn_moe_shape *s, bool has_select, moe_header *h)
-{
-    memset(h, 0, sizeof *h);
-    h->magic = MOE_MAGIC;
-    h->d = s->d;
-    h->f = s->f;
-    h->n_experts = s->n_experts;
-    h->top_k = s->top_k;
-    h->f_shared = s->f_shared;
-    h->act = (uint32_t)s->act;
-    h->bias = s->bias;
-    h->score = (uint32_t)s->score;
-    h->norm_topk = s->norm_topk;
-    h->has_select = has_select;
-    h->wdtype = (uint32_t)k->wdtype;
-    h->isa = (uint32_t)k->isa;
-    h->group = s->group;
-    h->zero_point = s->zero_point;
-    h->route_scale = s->route_scale;
-}
-
-int ffn_moe_pack(const ffn_kernel *k, const ffn_moe_shape *s, const ffn_moe_weights *w,
-                 void *packed, size_t packed_bytes)
-{
-    moe_layout l;
-    int rc = layout(k, s, &l);
-    if (rc != 0) {
-        return rc;
-    }
-    if (w == NULL || w->w_router == NULL || w->experts == NULL || packed == NULL ||
-        ((uintptr_t)packed % MOE_ALIGN) != 0 || ((s->f_shared > 0) != (w->shared != NULL))) {
-        return FFN_EINVAL;
-    }
-    if (packed_bytes < l.total) {
-        return FFN_ENOSPACE;
-    }
-    unsigned char *base = packed;
-    moe_header h;
-    fill_header(k, s, w->b_select != NULL, &h);
-    memcpy(base, &h, sizeof h);
-    /* router [d][E] -> [d][Ep], the padding columns zero */
-    const size_t Ep = router_cols(s->n_experts);
-    float *wr = (float *)(void *)(base + l.router);
-    for (size_t i = 0; i < s->d; ++i) {
-        memcpy(wr + i * Ep, w->w_router + i * s->n_experts, s->n_experts * sizeof(float));
-        memset(wr + i * Ep + s->n_experts, 0, (Ep - s->n_experts) * sizeof(float));
-    }
-    if (w->b_select != NULL) {
-        memcpy(base + l.select, w->b_select, s->n_experts * sizeof(float));
-    } else {
-        memset(base + l.select, 0, s->n_experts * sizeof(float));
-    }
-    ffn_kshape ke, ks;
-    ffn__moe_expert_shape(s, &ke);
-    ffn__moe_shared_shape(s, &ks);
-    for (size_t e = 0; e < s->n_experts; ++e) {
-        rc = k->pack(&ke, &w->experts[e], base + l.expert + e * l.stride, l.expert_bytes);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    if (s->f_shared > 0) {
-        rc = k->pack(&ks, w->shared, base + l.shared, l.shared_bytes);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/* Workspace regions, as offsets from the 64-byte aligned start of the caller's buffer. */
-typedef struct moe_ws {
-    size_t logits; /* float [T][E] */
-    size_t expert; /* int32 [T*k] */
-    size_t weight; /* float [T*k] */
-    size_t offset; /* size_t [E+1] */
-    size_t cursor; /* size_t [E] */
-    size_t taken;  /* unsigned char [E] */
-    size_t perm;   /* int32 [T*k] */
-    size_t inv;    /* int32 [T*k] */
-    size_t xperm;  /* float [T*k][d] */
-    size_t yperm;  /* float [T*k][d] */
-    size_t kws;    /* the dense kernel's workspace */
-    size_t kws_bytes;
-    size_t total; /* including the alignment slack */
-} moe_ws;
-
-static int ws_layout(const ffn_kernel *k, const ffn_moe_shape *s, size_t T, int threads, moe_ws *w)
-{
-    if (!kernel_ok(k) || ffn_moe_shape_check(s) != 0) {
-        return FFN_EINVAL;
-    }
-    size_t slots = mul_sz(T, s->top_k);
-    if (slots > (size_t)INT32_MAX) {
-        return FFN_EOVERFLOW;
-    }
-    size_t E = s->n_experts;
-    size_t at = 0;
-    w->logits = carve(&at, mul_sz(mul_sz(T, E), sizeof(float)));
-    w->expert = carve(&at, mul_sz(slots, sizeof(int32_t)));
-    w->weight = carve(&at, mul_sz(slots, sizeof(float)));
-    w->offset = carve(&at, mul_sz(add_sz(E, 1), sizeof(size_t)));
-    w->cursor = carve(&at, mul_sz(E, sizeof(size_t)));
-    w->taken = carve(&at, E);
-    w->perm = carve(&at, mul_sz(slots, sizeof(int32_t)));
-    w->inv = carve(&at, mul_sz(slots, sizeof(int32_t)));
-    w->xperm = carve(&at, mul_sz(mul_sz(slots, s->d), sizeof(float)));
-    w->yperm = carve(&at, mul_sz(mul_sz(slots, s->d), sizeof(float)));
-    ffn_kshape ke, ks;
-    ffn__moe_expert_shape(s, &ke);
-    ffn__moe_shared_shape(s, &ks);
-    /* No expert receives more than T tokens (a token picks an expert at most once). */
-    size_t kb = k->workspace_bytes(&ke, T, threads);
-    if (s->f_shared > 0) {
-        size_t kbs = k->workspace_bytes(&ks, T, threads);
-        kb = kbs > kb ? kbs : kb;
-    }
-    w->kws_bytes = kb;
-    w->kws = carve(&at, kb);
-    w->total = add_sz(at, MOE_ALIGN - 1);
-    return w->total == SIZE_MAX ? FFN_EOVERFLOW : 0;
-}
-
-size_t ffn_moe_workspace_bytes(const ffn_kernel *k, const ffn_moe_shape *s, size_t T, int threads)
-{
-    moe_ws w;
-    return ws_layout(k, s, T, threads, &w) == 0 ? w.total : 0;
-}
 
 static double now_s(void)
 {
@@ -320,7 +48,7 @@ ROUTER_CLONES
 static void router_gemm(const float *restrict x, const float *restrict wr, size_t T, size_t d,
                         size_t E, float *restrict logits)
 {
-    const size_t Ep = router_cols(E);
+    const size_t Ep = ffn__moe_router_cols(E);
     for (size_t t = 0; t < T; ++t) {
         const float *xt = x + t * d;
         for (size_t e0 = 0; e0 < Ep; e0 += RB) {
@@ -425,7 +153,7 @@ int ffn_moe_forward(const ffn_kernel *k, const ffn_moe_shape *s, const void *pac
                     ffn_kmoe_stats *stats)
 {
     moe_layout l;
-    int rc = layout(k, s, &l);
+    int rc = ffn__moe_layout(k, s, &l);
     if (rc != 0) {
         return rc;
     }
@@ -436,12 +164,12 @@ int ffn_moe_forward(const ffn_kernel *k, const ffn_moe_shape *s, const void *pac
     const unsigned char *pb = packed;
     moe_header h, want;
     memcpy(&h, pb, sizeof h);
-    fill_header(k, s, h.has_select != 0, &want);
+    ffn__moe_fill_header(k, s, h.has_select != 0, &want);
     if (memcmp(&h, &want, sizeof h) != 0) {
         return FFN_EINVAL; /* packed for another shape or kernel, or not packed at all */
     }
     moe_ws w;
-    rc = ws_layout(k, s, T, threads, &w);
+    rc = ffn__moe_ws_layout(k, s, T, threads, &w);
     if (rc != 0) {
         return rc;
     }
