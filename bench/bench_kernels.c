@@ -41,15 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
@@ -58,143 +50,7 @@
 #include "ffnroof/peers.h"
 #endif
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of v[0..n) (n <= 256; v is left as it was, so rounds stay paired). */
-static double median(const double *v, int n)
-{
-    double tmp[256];
-    if (n > 256) n = 256;
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_d);
-    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
-}
-
-/* Median over rounds of num[r] / den[r]: the two calls of a round ran a second or two apart,
- * so the ratio of a pair shares the host's load and bandwidth of that moment. */
-static double paired_ratio(const double *num, const double *den, int n)
-{
-    double q[256];
-    if (n > 256) n = 256;
-    for (int r = 0; r < n; r++)
-        q[r] = num[r] / den[r];
-    return median(q, n);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, 64, n ? n : 64)) {
-        fprintf(stderr, "bench_kernels: out of memory (%zu bytes)\n", n);
-        exit(1);
-    }
-    return p;
-}
-
-/* ---- host ceilings ------------------------------------------------------------------------ */
-
-/* 20 M iterations, as many as the header's peak: about 0.1 s per call, the order of the prefill
- * kernels' own time, so the probe sees the clock the host sustains rather than a short burst
- * (with 4 M iterations, ~10 ms, its rate varied 155-220 GFLOP/s per core between rounds). */
-enum { FMA_PROBE_ITERS = 20 * 1000 * 1000 };
-
-/* The FMA probe of the ISA the kernels run (FFNROOF_ISA honoured): calibrate's fp32 roof of that
- * level (ffn_calibration_roof_kind: 16 zmm FMA chains at avx512 and above, 12 ymm chains at
- * avx2, 32 plain-C mul+add chains below), run through ffn_peak_run. */
-static ffn_peak_kind fma_kind = FFN_PEAK_FP32_PORTABLE;
-static double fma_flops_per_iter = 64.0;
-
-static void choose_fma_probe(void)
-{
-    ffn_isa lv = FFN_ISA_PORTABLE;
-    ffn_isa_selected(&lv, NULL);
-    const int k = ffn_calibration_roof_kind(FFN_DT_FP32, lv);
-    fma_kind =
-        k >= 0 && ffn_peak_available((ffn_peak_kind)k) ? (ffn_peak_kind)k : FFN_PEAK_FP32_PORTABLE;
-    fma_flops_per_iter = ffn_peak_flops_per_iter(fma_kind);
-}
-
-static double fma_chain(long iters)
-{
-    return ffn_peak_run(fma_kind, (uint64_t)iters);
-}
-
-/* FLOP/s of fp32 FMAs on nt threads, best of 5. */
-static double measure_fma_peak(int nt)
-{
-    const long iters = FMA_PROBE_ITERS;
-    double best = 0;
-    for (int rep = 0; rep < 5; rep++) {
-        volatile double sink = 0;
-        const double t0 = now_s();
-#pragma omp parallel num_threads(nt)
-        {
-            const double v = fma_chain(iters);
-#pragma omp atomic
-            sink += v;
-        }
-        const double t = now_s() - t0;
-        const double flops = (double)nt * (double)iters * fma_flops_per_iter;
-        if (flops / t > best) best = flops / t;
-        (void)sink;
-    }
-    return best;
-}
-
-static uint64_t probe_read(const uint64_t *b, size_t n, int nt);
-
-/* The FMA-chain loop on nt threads for iters iterations (fma_flops_per_iter FLOP each per
- * thread). */
-static double fma_probe(int nt, long iters)
-{
-    double sink = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : sink)
-    sink += fma_chain(iters);
-    return sink;
-}
-
-static size_t llc_bytes(void)
-{
-    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return l3 > 0 ? (size_t)l3 : (size_t)32 << 20;
-}
-
-/* Read-only bandwidth (bytes/s) on nt threads: an integer XOR reduction, which the compiler
- * vectorises without reassociation concerns, over a buffer of max(1 GiB, 4 x LLC). */
-static double measure_read_bw(int nt, size_t *buf_bytes)
-{
-    size_t n = 4 * llc_bytes();
-    if (n < ((size_t)1 << 30)) n = (size_t)1 << 30;
-    n = n / 65536 * 65536;
-    *buf_bytes = n;
-    uint64_t *buf = xmalloc(n);
-    const size_t words = n / 8;
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (size_t i = 0; i < words; i++)
-        buf[i] = i * 0x9e3779b97f4a7c15ull;
-    double best = 0;
-    uint64_t total = 0;
-    for (int rep = 0; rep < 5; rep++) {
-        const double t0 = now_s();
-        total ^= probe_read(buf, n, nt);
-        const double t = now_s() - t0;
-        if ((double)n / t > best) best = (double)n / t;
-    }
-    if (total == 42) puts("");
-    free(buf);
-    return best;
-}
+#include "common/bench_common.h"
 
 /* ---- FFN timing -------------------------------------------------------------------------- */
 
@@ -203,18 +59,6 @@ typedef struct weights {
     float *wg, *wu, *wd, *bg, *bu, *bd;
     ffn_kweights kw;
 } weights;
-
-static float *rand_array(size_t n, float scale, uint64_t *st)
-{
-    float *p = xmalloc(n * sizeof *p);
-    for (size_t i = 0; i < n; i++) {
-        *st ^= *st << 13;
-        *st ^= *st >> 7;
-        *st ^= *st << 17;
-        p[i] = scale * (float)((double)(*st >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-    }
-    return p;
-}
 
 static bool is_gated(ffn_act a)
 {
@@ -226,57 +70,10 @@ static void weights_init(weights *w, size_t d, size_t f, ffn_act act)
     uint64_t st = 88172645463325252ull;
     memset(w, 0, sizeof *w);
     w->s = (ffn_kshape){.d = d, .f = f, .act = act, .bias = false};
-    w->wg = rand_array(d * f, 1.0f / sqrtf((float)d), &st);
-    w->wu = is_gated(act) ? rand_array(d * f, 1.0f / sqrtf((float)d), &st) : NULL;
-    w->wd = rand_array(f * d, 1.0f / sqrtf((float)f), &st);
+    w->wg = bench_rand_array(d * f, 1.0f / sqrtf((float)d), &st);
+    w->wu = is_gated(act) ? bench_rand_array(d * f, 1.0f / sqrtf((float)d), &st) : NULL;
+    w->wd = bench_rand_array(f * d, 1.0f / sqrtf((float)f), &st);
     w->kw = (ffn_kweights){w->wg, w->wu, w->wd, NULL, NULL, NULL};
-}
-
-#if defined(__x86_64__)
-/* XOR of 4 x 64 bytes per iteration into 4 independent zmm accumulators: the loads, not the
- * reduction, set the pace. n is a multiple of 256. */
-__attribute__((target("avx512f"))) static uint64_t xor_avx512(const uint64_t *b, size_t n)
-{
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t i = 0; i < n / 8; i += 32) {
-        a0 = _mm512_xor_si512(a0, _mm512_load_si512(b + i));
-        a1 = _mm512_xor_si512(a1, _mm512_load_si512(b + i + 8));
-        a2 = _mm512_xor_si512(a2, _mm512_load_si512(b + i + 16));
-        a3 = _mm512_xor_si512(a3, _mm512_load_si512(b + i + 24));
-    }
-    a0 = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
-    uint64_t o[8];
-    _mm512_storeu_si512(o, a0);
-    return o[0] ^ o[7];
-}
-#endif
-
-/* Read-only pass over n bytes (a multiple of 64 KiB) on nt threads, each a contiguous part. */
-static uint64_t probe_read(const uint64_t *b, size_t n, int nt)
-{
-    uint64_t total = 0;
-#pragma omp parallel num_threads(nt) reduction(^ : total)
-    {
-        int t = 0, T = 1;
-#if defined(_OPENMP)
-        t = omp_get_thread_num();
-        T = omp_get_num_threads();
-#endif
-        const size_t chunks = n / 65536, lo = chunks * (size_t)t / (size_t)T,
-                     hi = chunks * (size_t)(t + 1) / (size_t)T;
-        const uint64_t *p = b + lo * 8192;
-        const size_t bytes = (hi - lo) * 65536;
-#if defined(__x86_64__)
-        if (__builtin_cpu_supports("avx512f")) {
-            total ^= xor_avx512(p, bytes);
-        } else
-#endif
-        {
-            for (size_t i = 0; i < bytes / 8; i++)
-                total ^= p[i];
-        }
-    }
-    return total;
 }
 
 /* One implementation under test: ours (a kernel), a peer, or the read-bandwidth probe. */
@@ -304,8 +101,8 @@ static int call_once(impl *m, int i, size_t T, const float *x, float *y, int nt)
 #if defined(FFN_BENCH_HAVE_FFN_PEERS)
     if (m->kind == 1) return ffn_peer_forward(m->peers[c], T, x, y);
 #endif
-    if (m->kind == 2) return probe_read(m->probe, m->probe_bytes, nt) == 42 ? 1 : 0;
-    if (m->kind == 3) return fma_probe(nt, FMA_PROBE_ITERS) == 42.0 ? 1 : 0;
+    if (m->kind == 2) return bench_probe_read(m->probe, m->probe_bytes, nt) == 42 ? 1 : 0;
+    if (m->kind == 3) return bench_fma_probe(nt, BENCH_FMA_PROBE_ITERS) == 42.0 ? 1 : 0;
     return -1;
 }
 
@@ -401,11 +198,11 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     weights w;
     weights_init(&w, d, f, act);
     uint64_t st = 12345;
-    float *x = rand_array(T * d, 1.0f, &st), *y = xmalloc(T * d * sizeof *y);
+    float *x = bench_rand_array(T * d, 1.0f, &st), *y = bench_xmalloc(T * d * sizeof *y);
     const ffn_kernel *ref32 = NULL, *ref16 = NULL;
     ffn_kernel_get(FFN_ISA_REF, FFN_DT_FP32, &ref32, NULL);
     ffn_kernel_get(FFN_ISA_REF, FFN_DT_BF16, &ref16, NULL);
-    const size_t llc = llc_bytes();
+    const size_t llc = bench_llc_bytes();
     printf("\n%s: T=%zu d=%zu f=%zu act=%s threads=%d, median of %d interleaved rounds\n", label, T,
            d, f, ffn_act_name(act), nt, reps);
 
@@ -476,7 +273,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         if (m->kind == 0) {
             m->packed = calloc((size_t)m->copies, sizeof *m->packed);
             m->wb = m->k->workspace_bytes(&m->s, T, nt);
-            m->ws = xmalloc(m->wb);
+            m->ws = bench_xmalloc(m->wb);
         }
 #if defined(FFN_BENCH_HAVE_FFN_PEERS)
         else
@@ -489,7 +286,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
             if (failed[i] || c >= m->copies) continue;
             if (m->kind == 0) {
                 const size_t pb = m->k->packed_bytes(&m->s);
-                m->packed[c] = xmalloc(pb);
+                m->packed[c] = bench_xmalloc(pb);
                 if (m->k->pack(&m->s, &w.kw, m->packed[c], pb)) {
                     fprintf(stderr, "%s: pack failed\n", m->name);
                     failed[i] = true;
@@ -541,14 +338,14 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         m->kind = 2;
         m->copies = 1;
         m->probe_bytes = (2 * llc < ((size_t)1 << 30) ? (size_t)1 << 30 : 2 * llc) / 65536 * 65536;
-        m->probe = xmalloc(m->probe_bytes);
+        m->probe = bench_xmalloc(m->probe_bytes);
         for (size_t j = 0; j < m->probe_bytes / 8; j++)
             m->probe[j] = j;
         snprintf(m->name, sizeof m->name, "read-only probe (%zu MiB)", m->probe_bytes >> 20);
         probe = n++;
     }
     for (int i = 0; i < n; i++)
-        ms[i].ts = xmalloc((size_t)reps * sizeof(double));
+        ms[i].ts = bench_xmalloc((size_t)reps * sizeof(double));
     /* Each round calls the implementations in a fresh random order (fixed seed): on this VM a
      * fixed order (even rotated, which keeps each one's predecessor) measured the same decode
      * code 1.45x apart in two neighbouring slots. */
@@ -568,9 +365,9 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         for (int k = 0; k < n; k++) {
             const int i = order[k];
             usleep(150000); /* OpenBLAS threads spin ~2^28 cycles after a call */
-            const double t0 = now_s();
+            const double t0 = ffn_time_now_s();
             const int rc = call_once(&ms[i], r, T, x, y, nt);
-            const double t = now_s() - t0;
+            const double t = ffn_time_now_s() - t0;
             if (rc < 0) fprintf(stderr, "%s: call failed (%d)\n", ms[i].name, rc);
             if (r >= 0) ms[i].ts[r] = t;
         }
@@ -584,10 +381,10 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         }
     double med[16];
     for (int i = 0; i < n; i++)
-        med[i] = median(ms[i].ts, reps);
+        med[i] = bench_median(ms[i].ts, reps);
     const double probe_bps = decode ? (double)ms[probe].probe_bytes / med[probe] : 0;
     const double probe_flops =
-        decode ? 0 : (double)nt * FMA_PROBE_ITERS * fma_flops_per_iter / med[probe];
+        decode ? 0 : (double)nt * BENCH_FMA_PROBE_ITERS * bench_fma_flops_per_iter() / med[probe];
     if (decode)
         printf("  %-30s %9.3f ms %28.2f GB/s\n", ms[probe].name, med[probe] * 1e3,
                probe_bps * 1e-9);
@@ -598,7 +395,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     for (int i = 0; i < n; i++)
         if (i != probe)
             print_impl(&ms[i], T, med[i], probe_flops, probe_bps, med[probe],
-                       paired_ratio(ms[probe].ts, ms[i].ts, reps), decode);
+                       bench_paired_ratio(ms[probe].ts, ms[i].ts, reps), decode);
     int f32 = -1;
     for (int i = 0; i < first_peer_kept; i++)
         if (ms[i].k->wdtype == FFN_DT_FP32) f32 = i;
@@ -610,10 +407,10 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         for (int j = first_peer_kept; j < n; j++)
             if (j != probe)
                 printf("    %-28s vs %-40.40s %6.2fx %6.2fx\n", ms[i].name, ms[j].name,
-                       med[j] / med[i], paired_ratio(ms[j].ts, ms[i].ts, reps));
+                       med[j] / med[i], bench_paired_ratio(ms[j].ts, ms[i].ts, reps));
         if (f32 >= 0 && i != f32)
             printf("    %-28s vs %-40.40s %6.2fx %6.2fx\n", ms[i].name, ms[f32].name,
-                   med[f32] / med[i], paired_ratio(ms[f32].ts, ms[i].ts, reps));
+                   med[f32] / med[i], bench_paired_ratio(ms[f32].ts, ms[i].ts, reps));
     }
     for (int i = 0; i < n; i++) {
         for (int c = 0; ms[i].packed && c < ms[i].copies; c++)
@@ -685,13 +482,13 @@ int main(int argc, char **argv)
     if (reps < 1) reps = 1;
     if (reps > 256) reps = 256;
 
-    choose_fma_probe();
-    const double peak = measure_fma_peak(nt);
+    bench_fma_choose();
+    const double peak = bench_fma_peak(nt);
     size_t bw_buf = 0;
-    const double bw = measure_read_bw(nt, &bw_buf);
-    printf("host: %d threads, LLC %zu MiB (sysconf)\n", nt, llc_bytes() >> 20);
+    const double bw = bench_read_bw(nt, &bw_buf);
+    printf("host: %d threads, LLC %zu MiB (sysconf)\n", nt, bench_llc_bytes() >> 20);
     printf("  fp32 FMA peak      %9.1f GFLOP/s (%s chains, best of 5)\n", peak * 1e-9,
-           ffn_peak_name(fma_kind));
+           bench_fma_name());
     printf("  read bandwidth     %9.1f GB/s (read-only sum over %zu MiB, best of 5)\n", bw * 1e-9,
            bw_buf >> 20);
     const char *isa_env = getenv("FFNROOF_ISA");

@@ -18,6 +18,9 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/kernels_moe.h"
+#include "ffnroof/measure.h"
+
+#include "common/bench_common.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static void fill(float *p, size_t n, float a)
@@ -37,24 +40,6 @@ static float *new_floats(size_t n, float a)
     }
     fill(p, n, a);
     return p;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static size_t arg_size(const char *v)
@@ -131,8 +116,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (reps == 0 || ffn_moe_shape_check(&s) != 0) {
-        fprintf(stderr, "bench_moe: invalid shape or repeat count\n");
+    if (reps == 0 || reps > 256 || ffn_moe_shape_check(&s) != 0) {
+        fprintf(stderr, "bench_moe: invalid shape or repeat count (--reps 1..256)\n");
         return 2;
     }
     const ffn_kernel *k = NULL;
@@ -161,9 +146,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_moe: cannot size or allocate the layer\n");
         return 1;
     }
-    double t0 = now_s();
+    double t0 = ffn_time_now_s();
     rc = ffn_moe_pack(k, &s, &w, packed, pb);
-    const double pack_s = now_s() - t0;
+    const double pack_s = ffn_time_now_s() - t0;
     if (rc != 0) {
         fprintf(stderr, "bench_moe: pack failed: %s\n", ffn_strerror(rc));
         return 1;
@@ -179,9 +164,9 @@ int main(int argc, char **argv)
     ffn_kmoe_stats st;
     size_t *tokens = calloc(s.n_experts, sizeof(size_t));
     for (size_t r = 0; r <= reps; r++) { /* run 0 warms up and is not counted */
-        double a = now_s();
+        double a = ffn_time_now_s();
         rc = ffn_moe_forward(k, &s, packed, T, x, y, ws, wsb, threads, &st);
-        double wall = now_s() - a;
+        double wall = ffn_time_now_s() - a;
         if (rc != 0) {
             fprintf(stderr, "bench_moe: forward failed: %s\n", ffn_strerror(rc));
             return 1;
@@ -211,7 +196,7 @@ int main(int argc, char **argv)
                             "routing share"};
     double med[7];
     for (int i = 0; i < 7; i++)
-        med[i] = median(ph[i], reps);
+        med[i] = bench_median(ph[i], (int)reps);
     printf("bench_moe: E=%zu k=%zu d=%zu f=%zu T=%zu act=%s score=%s shared_f=%zu\n", s.n_experts,
            s.top_k, s.d, s.f, T, ffn_act_name(s.act),
            s.score == FFN_MOE_SIGMOID ? "sigmoid" : "softmax", s.f_shared);

@@ -8,6 +8,7 @@
 
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
+#include "ffnroof/measure.h"
 #include "ffnroof/sim.h"
 
 #include "bench_models.h"
@@ -18,13 +19,6 @@ static double cpu_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -64,14 +58,14 @@ static double rate(void (*fn)(bench_ctx *, uint64_t), bench_ctx *c, double secon
                    double *wall_rate)
 {
     uint64_t n = 0, batch = 64;
-    double t0 = cpu_now(), w0 = wall_now(), t;
+    double t0 = cpu_now(), w0 = ffn_time_now_s(), t;
     do {
         for (uint64_t i = 0; i < batch; i++)
             fn(c, n + i);
         n += batch;
         t = cpu_now() - t0;
     } while (t < seconds);
-    *wall_rate = (double)n / (wall_now() - w0);
+    *wall_rate = (double)n / (ffn_time_now_s() - w0);
     return (double)n / t;
 }
 
