@@ -94,6 +94,12 @@ int ffn_cli_getopt(const char *cmd, int argc, char **argv, const struct option *
  * (FFN_EXIT_OK), ':' says the option needs a value ("option '--x' needs a value", or
  * "--x needs a value" with quote false), anything else is an unknown option (FFN_EXIT_USAGE). */
 int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *), bool quote);
+/* For commands that read every option before acting on any (plan, sweep: a scenario loads
+ * first, the flags then override it): option c in [lo, hi) has its value stored in val[c - lo]
+ * ("" for a flag) and -1 is returned; 'h', ':' and anything else go to ffn_cli_opt_other, whose
+ * exit code is returned. */
+int ffn_cli_collect(const char *cmd, int c, char **argv, int lo, int hi, const char **val,
+                    void (*usage)(FILE *));
 
 /* Strict option values: returns 0 or prints the problem and returns FFN_EXIT_USAGE. */
 int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,

@@ -187,6 +187,14 @@ int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *)
     return ffn_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
+int ffn_cli_collect(const char *cmd, int c, char **argv, int lo, int hi, const char **val,
+                    void (*usage)(FILE *))
+{
+    if (c < lo || c >= hi) return ffn_cli_opt_other(cmd, c, argv, usage, true);
+    val[c - lo] = optarg ? optarg : "";
+    return -1;
+}
+
 int ffn_cli_choice(const char *cmd, const char *opt, const char *s, const char *const *names,
                    int *out)
 {

@@ -204,16 +204,10 @@ int ffn_cmd_sweep(int argc, char **argv)
     ffn_cli_seen seen = {0};
     while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
-        if (c == 'h') {
-            usage(stdout);
-            return FFN_EXIT_OK;
-        }
-        if (c == ':') return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
-        if (c < O_SCEN || c >= O_END)
-            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
         if (c == O_FUSED) fused = 1;
         if (c == O_UNFUSED) fused = 0;
-        val[c - O_SCEN] = optarg ? optarg : "";
+        const int r = ffn_cli_collect(CMD, c, argv, O_SCEN, O_END, val, usage);
+        if (r >= 0) return r;
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
 #define V(o) val[(o)-O_SCEN]
