@@ -44,12 +44,7 @@ static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *
                        const ffn_result *r)
 {
     ffn_json_obj_begin(j, NULL);
-    ffn_json_u64(j, "batch", r->run.batch);
-    if (r->run.phase == FFN_PHASE_PREFILL)
-        ffn_json_u64(j, "seq", r->run.seq);
-    else
-        ffn_json_null(j, "seq");
-    ffn_json_u64(j, "tokens", r->tokens);
+    ffn_json_step_shape(j, r);
     ffn_json_num(j, "layer_s", ffn_plot_layer_latency_s(&c->model, r));
     ffn_json_num(j, "model_s", r->predicted_s);
     ffn_json_num(j, "model_p10_s", r->predicted_p10_s); /* the range: docs/model.md */

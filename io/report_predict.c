@@ -71,16 +71,21 @@ static void json_layer(ffn_json *j, const char *key, const ffn_layer_cost *c, ui
     ffn_json_obj_end(j);
 }
 
-void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
+void ffn_json_step_shape(ffn_json *j, const ffn_result *r)
 {
-    ffn_json_obj_begin(j, key);
-    ffn_json_str(j, "phase", ffn_phase_name(r->run.phase));
     ffn_json_u64(j, "batch", r->run.batch);
     if (r->run.phase == FFN_PHASE_PREFILL)
         ffn_json_u64(j, "seq", r->run.seq);
     else
         ffn_json_null(j, "seq");
     ffn_json_u64(j, "tokens", r->tokens);
+}
+
+void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
+{
+    ffn_json_obj_begin(j, key);
+    ffn_json_str(j, "phase", ffn_phase_name(r->run.phase));
+    ffn_json_step_shape(j, r);
     ffn_json_u64(j, "steps", r->steps);
     if (r->run.chunk) ffn_json_u64(j, "chunk", r->run.chunk);
     ffn_json_str(j, "wdtype", ffn_dtype_name(r->run.wdtype));

@@ -37,5 +37,7 @@ const char *ffn_range_text(char *buf, size_t n, double t, double lo, double hi, 
 /* One JSON object for a run (as in runs[] of the predict JSON); `key` as in ffn_json. */
 struct ffn_json;
 void ffn_json_run(struct ffn_json *j, const char *key, const ffn_result *run);
+/* The step's shape inside an open JSON object: "batch", "seq" (null in decode), "tokens". */
+void ffn_json_step_shape(struct ffn_json *j, const ffn_result *run);
 
 #endif
