@@ -132,13 +132,6 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
         double e = I * M * F;
         ffn_op_elem_counts(&ops[n++], OPNAME("act"), FFN_OP_ELEMWISE, e, e * act_fl,
                            (g + 1.0) * e * ab);
-        op = &ops[n];
-        PROJ("down", d, f, d, bias ? 1.0 : 0.0, true);
-        n++;
-        if (bias) {
-            op->weight_bytes += I * D * wb;
-            op->bytes += I * D * wb;
-        }
     } else if (run->fused) {
         /* gate+up as one GEMM [T,d] x [d, g*f]; bias, activation and gate multiply run in the
          * epilogue, so only h [T,f] is written. */
@@ -159,7 +152,10 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
             op->weight_bytes += I * g * F * wb;
             op->bytes += I * g * F * wb;
         }
-        op = &ops[n];
+    }
+    if (run->fused) {
+        /* the down projection, its bias in the epilogue */
+        ffn_op *op = &ops[n];
         PROJ("down", d, f, d, bias ? 1.0 : 0.0, true);
         n++;
         if (bias) {

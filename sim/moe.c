@@ -437,15 +437,15 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
     ffn_op_elem(&op, hw, "dispatch", FFN_OP_MEMORY, Td * K * D, 0, 2.0 * Td * K * D * ab);
     det->dispatch_s = op.predicted_s;
     push(out, &op);
+    /* Each device sends its T_dev*k copies minus those for its own experts: the group total is
+     * T*k*d*bytes*(N-1)/N per direction, the same back for the combine. */
+    const double a2a_per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
+    const uint64_t dpn = run->moe.devices_per_node
+                             ? run->moe.devices_per_node
+                             : (hw->devices_per_node ? hw->devices_per_node : N);
     if (N > 1) {
-        /* Each device sends its T_dev*k copies minus those for its own experts: the group total
-         * is T*k*d*bytes*(N-1)/N per direction. */
-        double per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
         det->alltoall_bytes = (double)T * K * D * ab * ((double)N - 1.0) / (double)N;
-        uint64_t dpn = run->moe.devices_per_node
-                           ? run->moe.devices_per_node
-                           : (hw->devices_per_node ? hw->devices_per_node : N);
-        alltoall(&op, hw, "alltoall_dispatch", per_dev, N, dpn);
+        alltoall(&op, hw, "alltoall_dispatch", a2a_per_dev, N, dpn);
         det->alltoall_s += op.predicted_s;
         push(out, &op);
     }
@@ -489,11 +489,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         }
     }
     if (N > 1) {
-        double per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
-        uint64_t dpn = run->moe.devices_per_node
-                           ? run->moe.devices_per_node
-                           : (hw->devices_per_node ? hw->devices_per_node : N);
-        alltoall(&op, hw, "alltoall_combine", per_dev, N, dpn);
+        alltoall(&op, hw, "alltoall_combine", a2a_per_dev, N, dpn);
         det->alltoall_s += op.predicted_s;
         push(out, &op);
     }
