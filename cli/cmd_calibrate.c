@@ -109,7 +109,7 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
                     k->runs[i].fit ? "fit" : "check");
         }
         fprintf(fp,
-                "error |predicted/fastest - 1|: fit median %.1f%% max %.1f%% (n=%zu); "
+                "error |predicted/median - 1|: fit median %.1f%% max %.1f%% (n=%zu); "
                 "held out median %.1f%% max %.1f%% (n=%zu)\n",
                 100 * k->fit_median_abs, 100 * k->fit_max_abs, k->n_fit, 100 * k->check_median_abs,
                 100 * k->check_max_abs, k->n_check);

@@ -320,7 +320,7 @@ typedef struct ffn_kcal_result {
     size_t n_runs;
     ffn_eff eff; /* fitted */
     double fit_median_abs, fit_max_abs;
-    double launch_bound_s; /* the launch cost's upper bound: the fastest fitted call */
+    double launch_bound_s; /* the launch cost's upper bound: the shortest fitted call (median) */
     size_t n_fit;
     double check_median_abs, check_max_abs;
     size_t n_check;
