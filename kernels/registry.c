@@ -94,38 +94,36 @@ static const struct {
         &ffn_kernel_w4a16_##pre, (req)                                                             \
     }
 
+/* A W8A8 kernel: the int8 driver over one ISA's int8 tables (row tile, stream rows). */
+#define W8A8KERNEL(sfx, ukr, id, label, level, rtile, srows)                                       \
+    static const ffn__drv drv_##sfx##_w8a8 = DRVI8(ukr, id);                                       \
+    FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_##sfx, "w8a8_ffn__" label, level, FFN_DT_INT8,            \
+                         FFN_DT_INT8, drv_##sfx##_w8a8, rtile, srows)
+
 FKERNELS(portable, ffn_ukernels_portable, 0x50u, "portable_6x8", FFN_ISA_PORTABLE);
 QKERNELS(portable, ffn_ukernels_q_portable, 0x50510000u, "portable_6x8", FFN_ISA_PORTABLE);
-static const ffn__drv drv_portable_w8a8 = DRVI8(ffn_ukernels_i8_portable, 0x50513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_portable, "w8a8_ffn__portable_1x32", FFN_ISA_PORTABLE,
-                     FFN_DT_INT8, FFN_DT_INT8, drv_portable_w8a8, 0, 0);
+W8A8KERNEL(portable, ffn_ukernels_i8_portable, 0x50513838u, "portable_1x32", FFN_ISA_PORTABLE, 0,
+           0);
 
 #if defined(FFN_HAVE_AVX2)
 FKERNELS(avx2, ffn_ukernels_avx2, 0x32u, "avx2_6x16", FFN_ISA_AVX2);
 QKERNELS(avx2, ffn_ukernels_q_avx2, 0x32510000u, "avx2_6x16", FFN_ISA_AVX2);
-static const ffn__drv drv_avx2_w8a8 = DRVI8(ffn_ukernels_i8_avx2, 0x32513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx2, "w8a8_ffn__avx2_2x32", FFN_ISA_AVX2, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_avx2_w8a8, 0, 4);
+W8A8KERNEL(avx2, ffn_ukernels_i8_avx2, 0x32513838u, "avx2_2x32", FFN_ISA_AVX2, 0, 4);
 #endif
 
 #if defined(FFN_HAVE_AVX_VNNI)
-static const ffn__drv drv_avxvnni_w8a8 = DRVI8(ffn_ukernels_i8_avxvnni, 0x4e513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avxvnni, "w8a8_ffn__avx2vnni_2x32", FFN_ISA_AVX2, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_avxvnni_w8a8, 0, 4);
+W8A8KERNEL(avxvnni, ffn_ukernels_i8_avxvnni, 0x4e513838u, "avx2vnni_2x32", FFN_ISA_AVX2, 0, 4);
 #endif
 
 #if defined(FFN_HAVE_AVX512)
 FKERNELS(avx512, ffn_ukernels_avx512, 0x41u, "avx512_14x32", FFN_ISA_AVX512);
 QKERNELS(avx512, ffn_ukernels_q_avx512, 0x41510000u, "avx512_14x32", FFN_ISA_AVX512);
-static const ffn__drv drv_avx512_w8a8 = DRVI8(ffn_ukernels_i8_avx512, 0x41513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx512, "w8a8_ffn__avx512_8x32", FFN_ISA_AVX512, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_avx512_w8a8, 0, 4);
+W8A8KERNEL(avx512, ffn_ukernels_i8_avx512, 0x41513838u, "avx512_8x32", FFN_ISA_AVX512, 0, 4);
 #endif
 
 #if defined(FFN_HAVE_AVX512_VNNI)
-static const ffn__drv drv_avx512vnni_w8a8 = DRVI8(ffn_ukernels_i8_avx512vnni, 0x56513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_avx512vnni, "w8a8_ffn__avx512vnni_8x32", FFN_ISA_AVX512,
-                     FFN_DT_INT8, FFN_DT_INT8, drv_avx512vnni_w8a8, 0, 4);
+W8A8KERNEL(avx512vnni, ffn_ukernels_i8_avx512vnni, 0x56513838u, "avx512vnni_8x32", FFN_ISA_AVX512,
+           0, 4);
 #endif
 
 #if defined(FFN_HAVE_AVX512_BF16)
@@ -141,9 +139,7 @@ FFN__DRIVER_KERNEL(ffn_kernel_bf16_amx, "bf16_ffn__amx_32x32", FFN_ISA_AMX, FFN_
 #endif
 
 #if defined(FFN_HAVE_AMX_INT8)
-static const ffn__drv drv_amx_w8a8 = DRVI8(ffn_ukernels_i8_amx, 0x58513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_amx, "w8a8_ffn__amx_32x32", FFN_ISA_AMX, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_amx_w8a8, 32, 4);
+W8A8KERNEL(amx, ffn_ukernels_i8_amx, 0x58513838u, "amx_32x32", FFN_ISA_AMX, 32, 4);
 #endif
 
 #if defined(FFN_HAVE_NEON)
@@ -152,19 +148,13 @@ QKERNELS(neon, ffn_ukernels_q_neon, 0x4e510000u, "neon_8x12", FFN_ISA_NEON);
 #endif
 
 #if defined(FFN_HAVE_NEON_I8MM)
-static const ffn__drv drv_neoni8mm_w8a8 = DRVI8(ffn_ukernels_i8_neoni8mm, 0x4d513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neoni8mm, "w8a8_ffn__neoni8mm_4x16", FFN_ISA_NEON, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_neoni8mm_w8a8, 0, 4);
+W8A8KERNEL(neoni8mm, ffn_ukernels_i8_neoni8mm, 0x4d513838u, "neoni8mm_4x16", FFN_ISA_NEON, 0, 4);
 #endif
 #if defined(FFN_HAVE_SVE)
-static const ffn__drv drv_sve_w8a8 = DRVI8(ffn_ukernels_i8_sve, 0x53513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_sve, "w8a8_ffn__sve_8x2vl", FFN_ISA_SVE, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_sve_w8a8, 0, 4);
+W8A8KERNEL(sve, ffn_ukernels_i8_sve, 0x53513838u, "sve_8x2vl", FFN_ISA_SVE, 0, 4);
 #endif
 #if defined(FFN_HAVE_NEON_DOT)
-static const ffn__drv drv_neondot_w8a8 = DRVI8(ffn_ukernels_i8_neondot, 0x44513838u);
-FFN__DRIVER_KERNEL_A(ffn_kernel_w8a8_neondot, "w8a8_ffn__neondot_2x32", FFN_ISA_NEON, FFN_DT_INT8,
-                     FFN_DT_INT8, drv_neondot_w8a8, 0, 4);
+W8A8KERNEL(neondot, ffn_ukernels_i8_neondot, 0x44513838u, "neondot_2x32", FFN_ISA_NEON, 0, 4);
 #endif
 
 #if defined(FFN_HAVE_SVE)
