@@ -91,11 +91,11 @@ static void human_bytes(double b, char *buf, size_t n)
 }
 
 /* Compare the read-only plateaus with the data/unified caches sysfs reports, each boundary paired
- * with the cache nearest to it in size (ffn_plateau_match), not by index. t = 0: the one-thread
- * curve against one instance of each cache; t = 1: the all-threads curve, whose working set is
- * spread over the threads, against the instances those threads use (a per-core cache counts once
- * per thread, a shared one once per group of shared_cpus). A level whose boundary grows with the
- * threads is per-core, one that stays put is shared. */
+ * with the cache nearest to it in size (ffn_plateau_match), not by index, and named after it. t =
+ * 0: the one-thread curve against one instance of each cache; t = 1: the all-threads curve, whose
+ * working set is spread over the threads, against the instances those threads use (a per-core cache
+ * counts once per thread, a shared one once per group of shared_cpus). A level whose boundary grows
+ * with the threads is per-core, one that stays put is shared. */
 static void compare_with_sysfs(ffn_calibration *c)
 {
     double sys1[FFN_MAX_SYSFS_CACHES], sysn[FFN_MAX_SYSFS_CACHES];
@@ -112,7 +112,7 @@ static void compare_with_sysfs(ffn_calibration *c)
     char a[32], b[32];
     for (int t = 0; t < 2; t++) {
         if (t == 1 && c->threads <= 1) break;
-        const ffn_level *lv = c->levels[FFN_BW_READ][t];
+        ffn_level *lv = c->levels[FFN_BW_READ][t];
         const int nl = c->n_levels[FFN_BW_READ][t];
         if (nl == 0) {
             if (t == 0) ffn__appendf(c->notes, sizeof c->notes, "no bandwidth plateau detected; ");
@@ -147,6 +147,19 @@ static void compare_with_sysfs(ffn_calibration *c)
                              t ? "all threads" : "one thread", b);
             }
         }
+        /* Name the plateaus after the caches they pair with when every boundary pairs with one:
+         * where L1 and L2 read alike (AVX2 loads on a 2 MiB-L2 core), the first plateau ends at
+         * the L2 size and is L2, not L1. With more boundaries than caches listed (a VM's sysfs
+         * that hides a level) the names stay by position. */
+        bool all = measured_caches > 0;
+        for (int j = 0; j < measured_caches && all; j++) {
+            bool paired = false;
+            for (int i = 0; i < ns; i++)
+                paired = paired || match[i] == j;
+            all = paired;
+        }
+        for (int i = 0; all && i < ns; i++)
+            if (match[i] >= 0) snprintf(lv[match[i]].name, sizeof lv[0].name, "L%d", sys_level[i]);
     }
     /* per-core or shared: a boundary that grows with the threads (by more than half their
      * number) belongs to a per-core cache */
@@ -156,8 +169,8 @@ static void compare_with_sysfs(ffn_calibration *c)
         for (int i = 0; i < n0 && i < n1; i++) {
             const double g = c->levels[FFN_BW_READ][1][i].capacity_bytes /
                              c->levels[FFN_BW_READ][0][i].capacity_bytes;
-            ffn__appendf(line, sizeof line, "%sL%d %s (x%.2g with %d threads)", i ? ", " : "",
-                         i + 1,
+            ffn__appendf(line, sizeof line, "%s%s %s (x%.2g with %d threads)", i ? ", " : "",
+                         c->levels[FFN_BW_READ][0][i].name,
                          g > 0.5 * c->threads ? "per-core"
                          : g < 1.5            ? "shared"
                                               : "partly shared",
@@ -487,7 +500,7 @@ int ffn_calibration_to_hw(const ffn_calibration *c, bool use_amx, ffn_hw *hw)
     for (int i = 0; i < nl && hw->n_levels < FFN_HW_MAX_LEVELS; i++) {
         if (!ffn_calibration_level_ok(c, FFN_BW_READ, t, i)) continue;
         ffn_mem_level *m = &hw->levels[hw->n_levels];
-        snprintf(m->name, sizeof m->name, "L%d", hw->n_levels + 1);
+        snprintf(m->name, sizeof m->name, "%s", lv[i].name); /* as the review named it */
         m->capacity_bytes = lv[i].capacity_bytes;
         m->bandwidth_bps = lv[i].bandwidth_bps;
         hw->n_levels++;

@@ -2,7 +2,8 @@
  * summary script does it (ERT 1.1.0, Scripts/summary.py; see docs reference "Roofline tools"):
  * smooth the curve, cluster consecutive points into +-5 % bins, treat a cluster with enough points
  * as a plateau, and accept a plateau as a new level only if it is at least 15 % below the level
- * before it; the levels are named L1, L2, ... and the last one DRAM.
+ * before it; the levels are named L1, L2, ... and the last one DRAM (calibrate renames them after
+ * the caches they pair with: ffn_calibration_review).
  * Two guards against noise that ERT's clean runs do not need: a plateau within +bin_rel above the
  * previous level continues it, and a longer plateau above a short previous level (but still a
  * drop from the level before) replaces it, since a short low stretch is a dip, not a level.

@@ -245,3 +245,44 @@ Test(calroof, sysfs_by_nearest_size_with_one_and_all_threads)
     cr_expect(strstr(c->notes, "L1 = ") == NULL, "%s", c->notes);
     free(c);
 }
+
+/* Where L1 and L2 read alike (AVX2 loads on a core with a 2 MiB L2, as on the model-207 VM at
+ * FFNROOF_ISA=avx2), the first plateau runs up to the L2 size: it is named L2, the next L3, in
+ * the notes and in the spec, not L1 and L2 by position. */
+Test(calroof, plateaus_take_the_names_of_the_caches_they_pair_with)
+{
+    ffn_calibration *c = base();
+    static const double bw[3] = {90e9, 40e9, 12e9}, cap1[3] = {2e6, 100e6, 0};
+    for (int t = 0; t < 2; t++) {
+        ffn_level *lv = c->levels[FFN_BW_READ][t];
+        memset(lv, 0, sizeof c->levels[FFN_BW_READ][t]);
+        for (int i = 0; i < 3; i++) {
+            snprintf(lv[i].name, sizeof lv[i].name, i == 2 ? "DRAM" : "L%d", i + 1);
+            lv[i].bandwidth_bps = bw[i] * (t ? 2 : 1);
+            lv[i].capacity_bytes = cap1[i] * (t && i == 0 ? 2 : 1);
+            lv[i].first_bytes = i ? lv[i - 1].capacity_bytes * 1.5 : 4096;
+            lv[i].last_bytes = i == 2 ? c->max_bytes : lv[i].capacity_bytes * 0.7;
+            lv[i].n_points = 8;
+        }
+        c->n_levels[FFN_BW_READ][t] = 3;
+    }
+    c->n_points = 1;
+    c->points[0] = (ffn_bw_point){FFN_BW_READ, 1, 4096, 90e9, 90e9, 3};
+    const ffn_sysfs_cache sys[3] = {
+        {1, "Data", 48e3, 1}, {2, "Unified", 2e6, 1}, {3, "Unified", 300.0 * 1048576, 2}};
+    memcpy(c->host.caches, sys, sizeof sys);
+    c->host.n_caches = 3;
+    ffn_calibration_review(c);
+    for (int t = 0; t < 2; t++) {
+        cr_expect_str_eq(c->levels[FFN_BW_READ][t][0].name, "L2", "t=%d: %s", t, c->notes);
+        cr_expect_str_eq(c->levels[FFN_BW_READ][t][1].name, "L3", "t=%d", t);
+        cr_expect_str_eq(c->levels[FFN_BW_READ][t][2].name, "DRAM", "t=%d", t);
+    }
+    cr_expect(strstr(c->notes, "L2 per-core") != NULL, "%s", c->notes);
+    ffn_hw hw;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_assert_eq(hw.n_levels, 2);
+    cr_expect_str_eq(hw.levels[0].name, "L2");
+    cr_expect_str_eq(hw.levels[1].name, "L3");
+    free(c);
+}
