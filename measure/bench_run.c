@@ -52,7 +52,7 @@ __attribute__((target("clflushopt"))) static void flush_opt(char *c, size_t n)
 {
     for (size_t i = 0; i < n; i += 64)
         _mm_clflushopt(c + i);
-    _mm_sfence();
+    _mm_mfence(); /* the flushes complete before the call's loads (SFENCE orders stores only) */
 }
 #endif
 
