@@ -2,9 +2,9 @@
  * one core and on all cores, bandwidth sweeps (read-only, copy, triad, non-temporal) on one and all
  * threads, plateau detection on every curve, a comparison of the plateaus with what sysfs claims,
  * and the conversion of the result into an ffn_hw the simulator can use. No printing: progress
- * goes through the caller's callback. The stage plan below is sized so that quick mode takes
- * about 15 s and the default about 60 s on a small VM; sweeps longer than planned only stretch
- * the time, they never skip a stage. */
+ * goes through the caller's callback (the review of the curves against sysfs: cal_review.c).
+ * The stage plan below is sized so that quick mode takes about 10 s and the default about 75 s
+ * on a 2-core VM; sweeps longer than planned only stretch the time, they never skip a stage. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -80,178 +80,6 @@ static int sweep_hook(void *user, double fraction)
     return p->stop;
 }
 
-static void human_bytes(double b, char *buf, size_t n)
-{
-    if (b >= 1024.0 * 1024 * 1024)
-        snprintf(buf, n, "%.3g GiB", b / (1024.0 * 1024 * 1024));
-    else if (b >= 1024.0 * 1024)
-        snprintf(buf, n, "%.3g MiB", b / (1024.0 * 1024));
-    else
-        snprintf(buf, n, "%.3g KiB", b / 1024.0);
-}
-
-/* Compare the read-only plateaus with the data/unified caches sysfs reports, each boundary paired
- * with the cache nearest to it in size (ffn_plateau_match), not by index, and named after it. t =
- * 0: the one-thread curve against one instance of each cache; t = 1: the all-threads curve, whose
- * working set is spread over the threads, against the instances those threads use (a per-core cache
- * counts once per thread, a shared one once per group of shared_cpus). A level whose boundary grows
- * with the threads is per-core, one that stays put is shared. */
-static void compare_with_sysfs(ffn_calibration *c)
-{
-    double sys1[FFN_MAX_SYSFS_CACHES], sysn[FFN_MAX_SYSFS_CACHES];
-    int sys_level[FFN_MAX_SYSFS_CACHES], ns = 0;
-    for (int i = 0; i < c->host.n_caches && ns < FFN_MAX_SYSFS_CACHES; i++) {
-        const ffn_sysfs_cache *sc = &c->host.caches[i];
-        if (strcmp(sc->type, "Instruction") == 0 || !(sc->size_bytes > 0)) continue;
-        const int share = sc->shared_cpus > 0 ? sc->shared_cpus : 1;
-        const int inst = (c->threads + share - 1) / share;
-        sys1[ns] = sc->size_bytes;
-        sysn[ns] = sc->size_bytes * (inst > 0 ? inst : 1);
-        sys_level[ns++] = sc->level;
-    }
-    char a[32], b[32];
-    for (int t = 0; t < 2; t++) {
-        if (t == 1 && c->threads <= 1) break;
-        ffn_level *lv = c->levels[FFN_BW_READ][t];
-        const int nl = c->n_levels[FFN_BW_READ][t];
-        if (nl == 0) {
-            if (t == 0) ffn__appendf(c->notes, sizeof c->notes, "no bandwidth plateau detected; ");
-            continue;
-        }
-        const int measured_caches = nl - 1;
-        if (t == 0 && measured_caches != ns)
-            ffn__appendf(c->notes, sizeof c->notes,
-                         "sysfs lists %d data cache level(s), the one-thread read sweep shows %d "
-                         "plateau(s) before the last; ",
-                         ns, measured_caches);
-        int match[FFN_MAX_SYSFS_CACHES];
-        if (ffn_plateau_match(lv, nl, t ? sysn : sys1, ns, match)) continue;
-        for (int i = 0; i < ns; i++) {
-            const double want = t ? sysn[i] : sys1[i];
-            human_bytes(want, a, sizeof a);
-            if (match[i] < 0) {
-                if (t == 0)
-                    ffn__appendf(c->notes, sizeof c->notes,
-                                 "sysfs lists L%d = %s but no boundary of the one-thread read "
-                                 "sweep pairs with it; ",
-                                 sys_level[i], a);
-                continue;
-            }
-            const double r = lv[match[i]].capacity_bytes / want;
-            if (r < 0.5 || r > 2.0) {
-                human_bytes(lv[match[i]].capacity_bytes, b, sizeof b);
-                ffn__appendf(c->notes, sizeof c->notes,
-                             "sysfs says L%d = %s%s but the nearest measured boundary (%s, %s) "
-                             "is at about %s; ",
-                             sys_level[i], a, t ? " for these threads" : "", lv[match[i]].name,
-                             t ? "all threads" : "one thread", b);
-            }
-        }
-        /* Name the plateaus after the caches they pair with when every boundary pairs with one:
-         * where L1 and L2 read alike (AVX2 loads on a 2 MiB-L2 core), the first plateau ends at
-         * the L2 size and is L2, not L1. With more boundaries than caches listed (a VM's sysfs
-         * that hides a level) the names stay by position. */
-        bool all = measured_caches > 0;
-        for (int j = 0; j < measured_caches && all; j++) {
-            bool paired = false;
-            for (int i = 0; i < ns; i++)
-                paired = paired || match[i] == j;
-            all = paired;
-        }
-        for (int i = 0; all && i < ns; i++)
-            if (match[i] >= 0) snprintf(lv[match[i]].name, sizeof lv[0].name, "L%d", sys_level[i]);
-    }
-    /* per-core or shared: a boundary that grows with the threads (by more than half their
-     * number) belongs to a per-core cache */
-    if (c->threads > 1 && c->n_levels[FFN_BW_READ][0] > 1 && c->n_levels[FFN_BW_READ][1] > 1) {
-        char line[256] = "";
-        const int n0 = c->n_levels[FFN_BW_READ][0] - 1, n1 = c->n_levels[FFN_BW_READ][1] - 1;
-        for (int i = 0; i < n0 && i < n1; i++) {
-            const double g = c->levels[FFN_BW_READ][1][i].capacity_bytes /
-                             c->levels[FFN_BW_READ][0][i].capacity_bytes;
-            ffn__appendf(line, sizeof line, "%s%s %s (x%.2g with %d threads)", i ? ", " : "",
-                         c->levels[FFN_BW_READ][0][i].name,
-                         g > 0.5 * c->threads ? "per-core"
-                         : g < 1.5            ? "shared"
-                                              : "partly shared",
-                         g, c->threads);
-        }
-        if (line[0]) ffn__appendf(c->notes, sizeof c->notes, "measured levels: %s; ", line);
-    }
-    const ffn_level *lv = c->levels[FFN_BW_READ][0];
-    const int nl = c->n_levels[FFN_BW_READ][0];
-    const double llc = ffn_host_llc_bytes(&c->host);
-    if (llc > 0 && c->max_bytes < 2.0 * llc) {
-        human_bytes(llc, a, sizeof a);
-        human_bytes(c->max_bytes, b, sizeof b);
-        ffn__appendf(c->notes, sizeof c->notes,
-                     "the sweep stopped at %s, less than 2x the LLC sysfs reports (%s): if that "
-                     "size is real, the last plateau is not DRAM; ",
-                     b, a);
-    }
-    if (nl > 0 && (lv[nl - 1].n_points < 3 || lv[nl - 1].first_bytes >= c->max_bytes / 2))
-        ffn__appendf(c->notes, sizeof c->notes,
-                     "the last plateau (%s) is short: it may not be the final level; ",
-                     lv[nl - 1].name);
-}
-
-bool ffn_calibration_level_ok(const ffn_calibration *c, ffn_bw_kernel k, int t, int i)
-{
-    if (!c || (unsigned)k >= FFN_BW_COUNT || t < 0 || t > 1) return false;
-    const int nl = c->n_levels[k][t];
-    if (i < 0 || i >= nl) return false;
-    const ffn_level *lv = c->levels[k][t];
-    if (lv[i].last_bytes >= c->max_bytes / 4 || !(lv[i].capacity_bytes > 0)) return false;
-    for (int j = i + 1; j < nl; j++)
-        if (lv[j].bandwidth_bps >= lv[i].bandwidth_bps) return false;
-    const double tail = fmax(c->tail_read_bps[0], c->tail_read_bps[1]);
-    return !(tail > 0) || lv[i].bandwidth_bps >= tail;
-}
-
-/* What must not become a roof, said in the notes: a read-write rate above the read-only one at a
- * DRAM-sized working set (the read probe is then below the real roof, or the host's write path
- * is miscounted), and a level faster than a smaller one before it. */
-static void check_order(ffn_calibration *c)
-{
-    for (int t = 0; t < 2; t++) {
-        if (t == 1 && c->threads <= 1) break;
-        const double ro = c->tail_read_bps[t];
-        if (!(ro > 0)) continue;
-        for (int k = FFN_BW_COPY; k < FFN_BW_COUNT; k++) {
-            double tail[FFN_CAL_MAX_POINTS];
-            size_t nt = 0;
-            const int threads = t == 0 ? 1 : c->threads;
-            for (size_t i = 0; i < c->n_points; i++) {
-                const ffn_bw_point *p = &c->points[i];
-                if ((int)p->kernel == k && p->threads == threads &&
-                    p->size_bytes >= c->max_bytes / 4)
-                    tail[nt++] = p->bytes_per_s;
-            }
-            ffn_stats st;
-            if (nt == 0 || ffn_stats_compute(tail, nt, &st)) continue;
-            if (st.median > 1.05 * ro)
-                ffn__appendf(c->notes, sizeof c->notes,
-                             "%s (%s) at DRAM sizes with %d thread(s) ran at %.2f GB/s, above the "
-                             "read-only %.2f GB/s: not a roof (the memory roof stays the "
-                             "read-only figure); ",
-                             ffn_bw_kernel_name((ffn_bw_kernel)k),
-                             ffn_bw_kernel_kind((ffn_bw_kernel)k), threads, st.median / 1e9,
-                             ro / 1e9);
-        }
-        const ffn_level *lv = c->levels[FFN_BW_READ][t];
-        const int nl = c->n_levels[FFN_BW_READ][t];
-        for (int i = 0; i < nl; i++) {
-            if (lv[i].last_bytes >= c->max_bytes / 4 || !(lv[i].capacity_bytes > 0)) continue;
-            if (!ffn_calibration_level_ok(c, FFN_BW_READ, t, i))
-                ffn__appendf(c->notes, sizeof c->notes,
-                             "the %s read plateau %s (%.1f GB/s) is not faster than a larger "
-                             "level or main memory: not written as a roof; ",
-                             t ? "all-threads" : "one-thread", lv[i].name,
-                             lv[i].bandwidth_bps / 1e9);
-        }
-    }
-}
-
 static void detect_all(ffn_calibration *c)
 {
     for (int k = 0; k < FFN_BW_COUNT; k++) {
@@ -281,13 +109,6 @@ static void detect_all(ffn_calibration *c)
             }
         }
     }
-}
-
-void ffn_calibration_review(ffn_calibration *c)
-{
-    if (!c || c->n_points == 0) return;
-    compare_with_sysfs(c);
-    check_order(c);
 }
 
 int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
