@@ -12,8 +12,9 @@
 # the whole 42-case grid, --full-calibrate the default calibration. Each level/threads pair
 # writes DIR/<level>-t<N>/{hw.yaml,calibration.json,calibrate.txt,grid.csv,grid.txt}; the table
 # goes to stdout and DIR/table.md (the grid's errors against each case's median sample, and
-# against its fastest; "fit" is calibrate's own error on its fit runs: against their medians
-# (calibrations before 2026-12-01 22:00 UTC: their fastest samples), the roofs each level calibrated to DIR/roofs.md;
+# against its fastest; "fit" is calibrate's own error on its fit runs, against their medians
+# (calibrations before 2026-12-01 22:00 UTC: their fastest samples)), the roofs each level
+# calibrated to DIR/roofs.md;
 # --tables-only rebuilds both from the files. About 3 minutes a pair with the defaults on 2
 # cores (the portable level's prefill cases take longest). Run it on a quiet machine: the grid's worst case
 # is set by its least repeatable one (BENCHMARKS.md, "How repeatable the measurements are").

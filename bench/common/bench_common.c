@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #if defined(_OPENMP)
@@ -17,20 +16,10 @@
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 
-static int cmp_d(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 double bench_median(const double *v, int n)
 {
-    double tmp[256];
-    if (n > 256) n = 256;
-    if (n <= 0) return 0;
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_d);
-    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+    ffn_stats s;
+    return n > 0 && ffn_stats_compute(v, (size_t)n, &s) == 0 ? s.median : 0;
 }
 
 double bench_paired_ratio(const double *num, const double *den, int n)

@@ -9,11 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Median of v[0..n) (n <= 256; v is left as it was, so rounds stay paired). */
+/* Median of v[0..n) (measure's ffn_stats; v is left as it was, so rounds stay paired; 0 when n
+ * is 0 or a value is not finite). */
 double bench_median(const double *v, int n);
 
-/* Median over rounds of num[r] / den[r]: the two calls of a round ran a second or two apart, so
- * the ratio of a pair shares the host's load and bandwidth of that moment. */
+/* Median over rounds (at most 256) of num[r] / den[r]: the two calls of a round ran a second or two
+ * apart, so the ratio of a pair shares the host's load and bandwidth of that moment. */
 double bench_paired_ratio(const double *num, const double *den, int n);
 
 /* 64-byte aligned; prints "bench: out of memory" and exits 1 when it cannot. */
