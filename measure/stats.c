@@ -87,9 +87,9 @@ int ffn_repeat_until_stable(ffn_sample_fn fn, void *ctx, const ffn_repeat_opts *
         goto done;
     }
     const double start = ffn_time_now_s();
+    double first = NAN;
     for (size_t i = 0; i < o.warmup; i++) {
-        double v;
-        rc = fn(ctx, &v);
+        rc = fn(ctx, &first);
         if (rc < 0) goto done;
     }
     size_t n = 0, nh = 0;
@@ -98,6 +98,15 @@ int ffn_repeat_until_stable(ffn_sample_fn fn, void *ctx, const ffn_repeat_opts *
         rc = fn(ctx, &v);
         if (rc < 0) goto done;
         x[n++] = v;
+        if (n == 1 && o.slow_min_samples > 0) {
+            const double cost = o.warmup > 0 ? first : v;
+            if (cost > 0 && cost * (double)o.min_samples > o.time_cap_s) {
+                const double need = ceil(o.time_cap_s / cost);
+                const size_t lo =
+                    o.slow_min_samples < o.min_samples ? o.slow_min_samples : o.min_samples;
+                o.min_samples = need > (double)lo ? (size_t)need : lo;
+            }
+        }
         if (n % o.batch == 0) {
             memcpy(tmp, x + n - o.batch, o.batch * sizeof *tmp);
             hist[nh++] = median_of(tmp, o.batch);

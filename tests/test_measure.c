@@ -3,11 +3,13 @@
  * timer and clock estimate, smoke runs of every peak and bandwidth microbenchmark at tiny sizes,
  * the calibration driver's cancellation, and the calibration -> ffn_hw conversion. Everything
  * here is sized to run in a few seconds (also under ASan+UBSan). */
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
@@ -109,6 +111,51 @@ Test(measure, repeat_caps_unstable_runs)
     cr_expect_not(r.stable);
     cr_expect_eq(r.stats.n, 40);
     cr_expect_gt(r.spread, 0.001);
+}
+
+/* A sample that takes `secs` of wall time and reports alternating costs (never stable). */
+typedef struct slow_sampler {
+    int calls;
+    double secs;
+} slow_sampler;
+
+static int slow_sample(void *ctx, double *out)
+{
+    slow_sampler *s = ctx;
+    s->calls++;
+    const struct timespec ts = {0, (long)(s->secs * 1e9)};
+    nanosleep(&ts, NULL);
+    *out = s->secs * (s->calls % 2 ? 1.0 : 1.5);
+    return 0;
+}
+
+Test(measure, repeat_times_slow_samples_for_the_cap_not_nine_times_over)
+{
+    ffn_repeat_opts o = {.batch = 3, .window = 3, .rel_spread = 0.01, .time_cap_s = 0.25};
+    ffn_repeat_result r;
+    slow_sampler s = {0, 0.1};
+    /* off: nine samples, whatever they cost */
+    cr_assert_eq(ffn_repeat_until_stable(slow_sample, &s, &o, &r), 0);
+    cr_expect_eq(r.stats.n, 9);
+    /* on: the first sample (0.1 s) costs more than the cap / 9, so ceil(0.25 / 0.1) = 3 */
+    o.slow_min_samples = 3;
+    s.calls = 0;
+    cr_assert_eq(ffn_repeat_until_stable(slow_sample, &s, &o, &r), 0);
+    cr_expect_eq(r.stats.n, 3);
+    cr_expect_geq(r.elapsed_s, 0.25);
+    /* a warm-up sample is the estimate when there is one: 3 (not 2) is the floor */
+    o.warmup = 1;
+    o.time_cap_s = 0.15;
+    s.calls = 0;
+    cr_assert_eq(ffn_repeat_until_stable(slow_sample, &s, &o, &r), 0);
+    cr_expect_eq(r.stats.n, 3);
+    cr_expect_eq(s.calls, 4);
+    /* cheap samples keep the nine */
+    fake_sampler f = {0, 0, 0.0};
+    const ffn_repeat_opts q = {
+        .batch = 3, .window = 3, .rel_spread = 0.01, .time_cap_s = 10, .slow_min_samples = 3};
+    cr_assert_eq(ffn_repeat_until_stable(fake_sample, &f, &q, &r), 0);
+    cr_expect_eq(r.stats.n, 9);
 }
 
 Test(measure, repeat_passes_errors_on)

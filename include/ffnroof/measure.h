@@ -59,6 +59,11 @@ typedef struct ffn_repeat_opts {
     size_t min_samples; /* default batch * window */
     size_t max_samples; /* default 1000 */
     double time_cap_s;  /* wall-clock cap including warm-up (default 2 s) */
+    /* Slow samples (0 = off): when the first sample (the last warm-up one, else the first
+     * kept) costs more than time_cap_s / min_samples, min_samples becomes
+     * max(slow_min_samples, ceil(time_cap_s / cost)): a call of half a second is then timed
+     * for the cap, not nine times over it. */
+    size_t slow_min_samples;
 } ffn_repeat_opts;
 
 typedef struct ffn_repeat_result {
