@@ -75,69 +75,55 @@ export FFNROOF_EMULATED=1
 bin=$dir/cli/ffnroof
 fail=0
 
-# check_bench CPU ISA: one small layer per weight dtype and activation (T = 1 or 17, sizes that
-# leave vector tails) benched on CPU with --verify; every case must have run a kernel of ISA, not the
-# reference, and match the reference within the dtype's bound.
+# bench_one CPU ISA NAME LABEL BOUND SHAPE ARGS...: one `ffnroof bench --verify` under -cpu CPU
+# must have run a kernel of isa ISA with NAME in its name (the JSON's case row gives the kernel,
+# its isa and max_rel_err), not the reference, within BOUND of the reference.
+bench_one() {
+    local cpu=$1 isa=$2 name=$3 label=$4 bound=$5 shape=$6 k kisa err line
+    shift 6
+    if ! QEMU_CPU=$cpu "$qemu" "$bin" bench --hw epyc-9654 --shape "$shape" "$@" --reps 2 \
+        --verify --format csv --out "$out/b" >"$out/csv" 2>"$out/err"; then
+        echo "qemu-x86.sh: bench $label failed under -cpu $cpu:" >&2
+        cat "$out/err" >&2
+        fail=1
+        return
+    fi
+    k=$(sed -n 's/^ *"kernel": "\(.*\)",$/\1/p' "$out/b/bench.json")
+    kisa=$(sed -n 's/^ *"isa": "\(.*\)",$/\1/p' "$out/b/bench.json")
+    err=$(sed -n 's/^ *"max_rel_err": \([^,]*\),\{0,1\}$/\1/p' "$out/b/bench.json")
+    line="qemu-x86.sh: -cpu ${cpu%%,*} $label: ${k:-?} (isa ${kisa:-?}), max rel err ${err:-?}"
+    if [ "$kisa" = "$isa" ] && [[ $k == *"$name"* ]] && awk -v e="$err" -v t="$bound" \
+        'BEGIN { exit !(e != "" && e + 0 == e && e >= 0 && e <= t + 0) }'; then
+        echo "$line: ok"
+    else
+        echo "$line: FAILED (wanted an $isa kernel within $bound)" >&2
+        fail=1
+    fi
+    rm -rf "$out/b"
+}
+
+# check_bench CPU ISA: one small layer per float weight dtype and activation (T = 1 or 17, sizes
+# that leave vector tails), then the quantized formats. The float bound on max |y - ref| /
+# max |ref| (the reference runs on the same rounded weights): fp32 accumulation order (~1e-6
+# seen); a bf16/fp16 kernel may round x and h to its dtype (2^-8, 2^-11 relative). The quantized
+# formats (issue 16): W8A32, W8A16, W8A8 and W4A16 (groups of 32, with zero points through the
+# suites); the bound is the W8A8 one, where a code of h may flip against the reference
+# (test_kernels_quant derives the tight ones).
 check_bench() {
-    local cpu=$1 isa=$2 dt act out line k kisa err T=1
+    local cpu=$1 isa=$2 dt act fmt out T=1
     out=$(mktemp -d)
     for dt in fp32 bf16 fp16; do
         for act in relu gelu gelu_tanh silu swiglu geglu reglu; do
-            T=$((T == 1 ? 17 : 1)) # decode and prefill paths in turn
-            if ! QEMU_CPU=$cpu "$qemu" "$bin" bench --hw epyc-9654 --shape "$T,72,130,$act" \
-                --dtype "$dt" --reps 2 --verify --format csv --out "$out/b" \
-                >"$out/csv" 2>"$out/err"; then
-                echo "qemu-x86.sh: bench $dt $act failed under -cpu $cpu:" >&2
-                cat "$out/err" >&2
-                fail=1
-                continue
-            fi
-            # The case row of the bench's JSON: kernel, isa and max_rel_err.
-            k=$(sed -n 's/^ *"kernel": "\(.*\)",$/\1/p' "$out/b/bench.json")
-            kisa=$(sed -n 's/^ *"isa": "\(.*\)",$/\1/p' "$out/b/bench.json")
-            err=$(sed -n 's/^ *"max_rel_err": \([^,]*\),\{0,1\}$/\1/p' "$out/b/bench.json")
-            # Bound on max |y - ref| / max |ref| (the reference runs on the same rounded
-            # weights): fp32 accumulation order (~1e-6 seen); a bf16/fp16 kernel may round x and
-            # h to its dtype (2^-8, 2^-11 relative).
-            line="qemu-x86.sh: -cpu ${cpu%%,*} $dt $act: ${k:-?} (isa ${kisa:-?}), max rel err ${err:-?}"
-            if [ "$kisa" = "$isa" ] && [[ $k == *"__${isa}_"* ]] && awk -v e="$err" -v d="$dt" \
-                'BEGIN { t = d == "fp32" ? 1e-4 : d == "fp16" ? 5e-3 : 3e-2;
-                         exit !(e != "" && e + 0 == e && e >= 0 && e <= t) }'; then
-                echo "$line: ok"
-            else
-                echo "$line: FAILED (wanted an $isa kernel within the $dt bound)" >&2
-                fail=1
-            fi
-            rm -rf "$out/b"
+            T=$((T == 1 ? 17 : 1))
+            bench_one "$cpu" "$isa" "__${isa}_" "$dt $act" \
+                "$(case $dt in fp32) echo 1e-4 ;; fp16) echo 5e-3 ;; *) echo 3e-2 ;; esac)" \
+                "$T,72,130,$act" --dtype "$dt"
         done
     done
-    # The quantized formats (issue 16): W8A32, W8A16, W8A8 and W4A16 (groups of 32, with zero
-    # points through the suites), decode and prefill; the bound is the W8A8 one, where a code of
-    # h may flip against the reference (test_kernels_quant derives the tight ones).
-    local fmt
     for fmt in "int8" "int8 --adtype bf16" "int8 --adtype int8" "int4 --group 32 --adtype bf16"; do
         for T in 1 17; do
             # shellcheck disable=SC2086
-            if ! QEMU_CPU=$cpu "$qemu" "$bin" bench --hw epyc-9654 --shape "$T,64,96,swiglu" \
-                --dtype $fmt --reps 2 --verify --format csv --out "$out/b" \
-                >"$out/csv" 2>"$out/err"; then
-                echo "qemu-x86.sh: bench $fmt T=$T failed under -cpu $cpu:" >&2
-                cat "$out/err" >&2
-                fail=1
-                continue
-            fi
-            k=$(sed -n 's/^ *"kernel": "\(.*\)",$/\1/p' "$out/b/bench.json")
-            kisa=$(sed -n 's/^ *"isa": "\(.*\)",$/\1/p' "$out/b/bench.json")
-            err=$(sed -n 's/^ *"max_rel_err": \([^,]*\),\{0,1\}$/\1/p' "$out/b/bench.json")
-            line="qemu-x86.sh: -cpu ${cpu%%,*} $fmt T=$T: ${k:-?} (isa ${kisa:-?}), max rel err ${err:-?}"
-            if [ "$kisa" = "$isa" ] && [[ $k == *"__${isa}"* ]] && awk -v e="$err" \
-                'BEGIN { exit !(e != "" && e + 0 == e && e >= 0 && e <= 1e-3) }'; then
-                echo "$line: ok"
-            else
-                echo "$line: FAILED (wanted an $isa kernel within the bound)" >&2
-                fail=1
-            fi
-            rm -rf "$out/b"
+            bench_one "$cpu" "$isa" "__${isa}" "$fmt T=$T" 1e-3 "$T,64,96,swiglu" --dtype $fmt
         done
     done
     rm -rf "$out"

@@ -7,61 +7,52 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-extern char **environ;
-
 enum { MAX_ARGS = 1024 };
 
-/* argv[] of the variadic list that starts with arg0, into argv[MAX_ARGS] (the array lives on
- * the caller's stack: exec does not return on success); false when the list is longer. */
-#define COLLECT(argv, arg0, ap, ok)                                                                \
-    do {                                                                                           \
-        size_t n_ = 0;                                                                             \
-        (argv)[n_++] = (char *)(arg0);                                                             \
-        while ((argv)[n_ - 1] && n_ < MAX_ARGS)                                                    \
-            (argv)[n_++] = va_arg(ap, char *);                                                     \
-        (ok) = (argv)[n_ - 1] == NULL;                                                             \
-    } while (0)
-
-static int too_long(void)
+/* argv[] of the variadic list that starts with arg (ap just past it), then the exec: execv for
+ * 'v', execvp for 'p', execve with the envp that follows the NULL for 'e'. The array lives on
+ * this frame, which exec leaves only on failure; a list longer than MAX_ARGS is E2BIG. */
+static int exec_list(char kind, const char *file, const char *arg, va_list ap)
 {
-    errno = E2BIG;
-    return -1;
+    char *argv[MAX_ARGS];
+    size_t n = 0;
+    argv[n++] = (char *)arg;
+    while (argv[n - 1] && n < MAX_ARGS)
+        argv[n++] = va_arg(ap, char *);
+    if (argv[n - 1] != NULL) {
+        errno = E2BIG;
+        return -1;
+    }
+    if (kind == 'e') return execve(file, argv, va_arg(ap, char *const *));
+    return kind == 'p' ? execvp(file, argv) : execv(file, argv);
 }
 
 int execl(const char *path, const char *arg, ...)
 {
-    char *argv[MAX_ARGS];
     va_list ap;
-    bool ok;
     va_start(ap, arg);
-    COLLECT(argv, arg, ap, ok);
+    const int rc = exec_list('v', path, arg, ap);
     va_end(ap);
-    return ok ? execv(path, argv) : too_long();
+    return rc;
 }
 
 int execlp(const char *file, const char *arg, ...)
 {
-    char *argv[MAX_ARGS];
     va_list ap;
-    bool ok;
     va_start(ap, arg);
-    COLLECT(argv, arg, ap, ok);
+    const int rc = exec_list('p', file, arg, ap);
     va_end(ap);
-    return ok ? execvp(file, argv) : too_long();
+    return rc;
 }
 
 int execle(const char *path, const char *arg, ...)
 {
-    char *argv[MAX_ARGS];
     va_list ap;
-    bool ok;
     va_start(ap, arg);
-    COLLECT(argv, arg, ap, ok);
-    char *const *envp = ok ? va_arg(ap, char *const *) : NULL;
+    const int rc = exec_list('e', path, arg, ap);
     va_end(ap);
-    return ok ? execve(path, argv, envp) : too_long();
+    return rc;
 }

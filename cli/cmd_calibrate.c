@@ -56,11 +56,11 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
             c->host.cpu_model, c->host.allowed_cpus, c->threads, c->date);
     fprintf(fp, "timer %s, resolution %.3g s; core clock %.3g GHz (dependent add chain)\n",
             c->timer.source, c->timer.res_measured_s, c->clock.hz / 1e9);
-    fprintf(fp, "\n%-14s %8s %16s\n", "peak", "threads", "GFLOP/s");
+    fprintf(fp, "\n%-20s %8s %12s\n", "peak", "threads", "GFLOP/s");
     for (int p = 0; p < FFN_PEAK_COUNT; p++)
         for (int t = 0; t < 2; t++)
             if (c->peaks[p][t].flops_per_s > 0)
-                fprintf(fp, "%-14s %8d %16.1f\n", ffn_peak_name((ffn_peak_kind)p),
+                fprintf(fp, "%-20s %8d %12.1f\n", ffn_peak_name((ffn_peak_kind)p),
                         c->peaks[p][t].threads, c->peaks[p][t].flops_per_s / 1e9);
     fprintf(fp, "\nbandwidth probes: %s loads%s%s\n", c->bw_probe[0] ? c->bw_probe : "portable",
             c->isa_capped ? "; FFNROOF_ISA=" : "", c->isa_capped ? ffn_isa_name(c->isa) : "");

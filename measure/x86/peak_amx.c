@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../../kernels/x86_amx/amx_tiles.h"
 #include "ffnroof/error.h"
 #include "internal.h"
 
@@ -41,35 +42,11 @@ int ffn__amx_enable(void)
     return g_amx_rc;
 }
 
-typedef struct tilecfg {
-    unsigned char palette_id;
-    unsigned char start_row;
-    unsigned char reserved[14];
-    unsigned short colsb[16];
-    unsigned char rows[16];
-} tilecfg;
-
-static void config_tiles(void)
-{
-    _Alignas(64) tilecfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette_id = 1;
-    for (int t = 0; t < 8; t++) {
-        cfg.rows[t] = 16;
-        cfg.colsb[t] = 64;
-    }
-    /* GCC 12's ldtilecfg builtin does not tell the optimiser that it reads the 64 bytes, so
-     * once this is inlined the rows/colsb stores can be dropped as dead (seen: only the palette
-     * byte written, then a #GP on the first tile load). Let cfg escape into memory first. */
-    __asm__ volatile("" : : "r"(&cfg) : "memory");
-    _tile_loadconfig(&cfg);
-}
-
 /* Configure the tiles, load the same operand block into A (4, 5) and B (6, 7) and zero the
  * accumulators C (0-3): the 2x2 block the probes below repeat. */
 static void start_tiles(const void *ab)
 {
-    config_tiles();
+    ffn__amx_begin(); /* the kernels' tile set-up: eight tiles of 16 rows x 64 bytes */
     _tile_loadd(4, ab, 64);
     _tile_loadd(5, ab, 64);
     _tile_loadd(6, ab, 64);
@@ -98,7 +75,7 @@ double ffn__peak_bf16_amx(uint64_t iters)
     s += out[0];
     _tile_stored(3, out, 64);
     s += out[255];
-    _tile_release();
+    ffn__amx_end();
     return s;
 }
 
@@ -119,6 +96,6 @@ double ffn__peak_int8_amx(uint64_t iters)
     s += out[0];
     _tile_stored(3, out, 64);
     s += out[255];
-    _tile_release();
+    ffn__amx_end();
     return s;
 }
