@@ -192,3 +192,29 @@ Test(calfit, kernel_fit_launch_is_bounded, .timeout = 300)
     cr_expect_eq(q.points, k->n_fit);
     free(k);
 }
+
+/* The default and --quick fits each include, per dtype, a fitted call so small that its time is
+ * nearly all the fixed cost per call (under 128 KiB of fp32 weights, one token): the point
+ * that anchors the launch cost, which the larger shapes alone left free (docs/profiler.md). */
+Test(calfit, default_and_quick_fits_anchor_the_launch_cost)
+{
+    const ffn_kcal_mode modes[] = {FFN_KCAL_FULL, FFN_KCAL_QUICK};
+    for (size_t m = 0; m < 2; m++) {
+        ffn_bench_case cases[FFN_KCAL_MAX];
+        bool fit[FFN_KCAL_MAX];
+        const size_t n = ffn_kcal_cases(modes[m], cases, fit, FFN_KCAL_MAX);
+        cr_assert_gt(n, 0);
+        int anchors[FFN_DT_COUNT] = {0}, dtypes[FFN_DT_COUNT] = {0};
+        for (size_t i = 0; i < n; i++) {
+            const ffn_bench_case *c = &cases[i];
+            dtypes[c->wdtype] = 1;
+            const double wbytes = 3.0 * (double)c->shape.d * (double)c->shape.f * 4.0;
+            if (fit[i] && c->kind == FFN_BENCH_DENSE && c->tokens == 1 && wbytes <= 128 * 1024)
+                anchors[c->wdtype]++;
+        }
+        for (int dt = 0; dt < FFN_DT_COUNT; dt++)
+            if (dtypes[dt])
+                cr_expect_eq(anchors[dt], 1, "mode %zu, %s: %d launch anchors", m,
+                             ffn_dtype_name((ffn_dtype)dt), anchors[dt]);
+    }
+}
