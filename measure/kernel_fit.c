@@ -51,15 +51,12 @@ typedef struct kshape_def {
  * The first shape (T = 1, d = 64, f = 128: 96 KiB of fp32 weights) does almost no work: its
  * median is the kernel's fixed cost per call (about 10 us with two threads here), which
  * anchors the fit's launch cost. Without it the launch was free to take up what the larger
- * decode shapes' bandwidth did not explain: 18-262 us in the default fit and 573 us in a
- * --quick one (2026-12-02, model-207 VM), which then charged a 1.1 ms decode half a
- * millisecond more and a MoE layer's many small GEMMs several. */
-#define LAUNCH_SHAPE                                                                               \
-    {                                                                                              \
-        FFN_PHASE_DECODE, 1, 64, 128, true, false                                                  \
-    }
+ * decode shapes' bandwidth did not explain: 0-316 us in session 7's default fits (1.1-1.5 ms at
+ * the portable level) and 573 us in a --quick one (2026-12-02, model-207 VM), which then charged
+ * a 1.1 ms decode half a millisecond more and a MoE layer's many small GEMMs several. */
+#define LAUNCH_SHAPE FFN_PHASE_DECODE, 1, 64, 128, true, false
 static const kshape_def cal_full[] = {
-    LAUNCH_SHAPE,
+    {LAUNCH_SHAPE},
     {FFN_PHASE_DECODE, 1, 3072, 8192, true, false},
     {FFN_PHASE_PREFILL, 4, 1536, 4096, true, false},
     {FFN_PHASE_PREFILL, 16, 2560, 6912, true, false},
@@ -86,7 +83,7 @@ static const kshape_def cal_tiny[] = {
  * sat at the ridge and left the GEMM bandwidth share nearly free (fitted 0.28-0.30 where T = 16
  * reads its weights at 0.43-0.45 of the read bandwidth, BENCHMARKS.md). */
 static const kshape_def cal_quick[] = {
-    LAUNCH_SHAPE,
+    {LAUNCH_SHAPE},
     {FFN_PHASE_PREFILL, 256, 1024, 2816, true, false},
     {FFN_PHASE_PREFILL, 16, 1536, 4096, true, false},
     {FFN_PHASE_DECODE, 1, 2048, 6144, true, false},
