@@ -110,14 +110,13 @@ bench_one() {
 # suites); the bound is the W8A8 one, where a code of h may flip against the reference
 # (test_kernels_quant derives the tight ones).
 check_bench() {
-    local cpu=$1 isa=$2 dt act fmt out T=1
+    local cpu=$1 isa=$2 dt act fmt out bound T=1
     out=$(mktemp -d)
     for dt in fp32 bf16 fp16; do
+        case $dt in fp32) bound=1e-4 ;; fp16) bound=5e-3 ;; *) bound=3e-2 ;; esac
         for act in relu gelu gelu_tanh silu swiglu geglu reglu; do
             T=$((T == 1 ? 17 : 1))
-            bench_one "$cpu" "$isa" "__${isa}_" "$dt $act" \
-                "$(case $dt in fp32) echo 1e-4 ;; fp16) echo 5e-3 ;; *) echo 3e-2 ;; esac)" \
-                "$T,72,130,$act" --dtype "$dt"
+            bench_one "$cpu" "$isa" "__${isa}_" "$dt $act" "$bound" "$T,72,130,$act" --dtype "$dt"
         done
     done
     for fmt in "int8" "int8 --adtype bf16" "int8 --adtype int8" "int4 --group 32 --adtype bf16"; do
