@@ -346,6 +346,14 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     }
     for (int i = 0; i < n; i++)
         ms[i].ts = bench_xmalloc((size_t)reps * sizeof(double));
+    /* Every copy is read once before the timed rounds. On the Zen 5 microVM of 2026-12-02 the
+     * first read of a freshly packed buffer ran 2-3x slower than later ones (w8a32 decode:
+     * 15.3, 13.0, 11.9 ... ms over its 8 copies, then 5.0 ms each), and with a 508 MiB L3
+     * reported (the whole socket's) the rotation is 8-16 copies long: the two warm-up rounds
+     * below read only copies 0 and 1, so most timed calls were first reads. */
+    for (int c = 0; c < max_copies; c++)
+        for (int i = 0; i < n; i++)
+            if (c < ms[i].copies && ms[i].copies > 1) (void)call_once(&ms[i], c - 2, T, x, y, nt);
     /* Each round calls the implementations in a fresh random order (fixed seed): on this VM a
      * fixed order (even rotated, which keeps each one's predecessor) measured the same decode
      * code 1.45x apart in two neighbouring slots. */

@@ -124,6 +124,8 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
     ffn_json_bool(&j, "complete", m->complete);
     host(&j, &c->host, m->load_avg);
 
+    /* the caches as the host describes them: sysfs, else CPUID (cache_source says which) */
+    ffn_json_str(&j, "cache_source", c->host.cache_source);
     ffn_json_arr_begin(&j, "sysfs_caches");
     for (int i = 0; i < c->host.n_caches; i++) {
         const ffn_sysfs_cache *s = &c->host.caches[i];

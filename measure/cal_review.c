@@ -1,8 +1,8 @@
 /* The calibration's review of its own curves (ffn_calibration_review, measure.h): the read-only
- * plateau boundaries against the caches sysfs reports (nearest size, one thread and all threads,
- * per-core or shared; the plateaus named after the caches they pair with), what must not become
- * a roof (a read-write rate above the read-only one at DRAM sizes, a level not faster than the
- * one after it: ffn_calibration_level_ok), all said in the calibration's notes. */
+ * plateau boundaries against the caches sysfs (else CPUID) reports (nearest size, one thread and
+ * all threads, per-core or shared; the plateaus named after the caches they pair with), what must
+ * not become a roof (a read-write rate above the read-only one at DRAM sizes, a level not faster
+ * than the one after it: ffn_calibration_level_ok), all said in the calibration's notes. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -15,26 +15,75 @@ static void human_bytes(double b, char *buf, size_t n)
 {
     if (b >= 1024.0 * 1024 * 1024)
         snprintf(buf, n, "%.3g GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1000.0 * 1024 * 1024)
+        snprintf(buf, n, "%.0f MiB", b / (1024.0 * 1024));
     else if (b >= 1024.0 * 1024)
         snprintf(buf, n, "%.3g MiB", b / (1024.0 * 1024));
     else
         snprintf(buf, n, "%.3g KiB", b / 1024.0);
 }
 
-/* Compare the read-only plateaus with the data/unified caches sysfs reports, each boundary paired
- * with the cache nearest to it in size (ffn_plateau_match), not by index, and named after it. t =
- * 0: the one-thread curve against one instance of each cache; t = 1: the all-threads curve, whose
- * working set is spread over the threads, against the instances those threads use (a per-core cache
- * counts once per thread, a shared one once per group of shared_cpus). A level whose boundary grows
- * with the threads is per-core, one that stays put is shared. */
+/* Name one curve's plateaus after the caches their boundaries pair with (match[i]: the plateau
+ * paired with cache i, or -1). Between two paired plateaus of levels p < n (p = 0 before the
+ * first), k unpaired ones either fill levels the list skipped (p+1 ... p+k, when n - p - 1 >= k:
+ * a VM whose sysfs hides L2) or, with no level number free, are parts of level n and take
+ * letters with it (L3a, L3b: the Zen 5 VM's L3, which reads as two plateaus before DRAM). After
+ * the last paired plateau the numbers go on (p+1, ...). With nothing paired the names stay by
+ * position; the last plateau stays DRAM. */
+static void name_after_caches(ffn_level *lv, int nl, const int *match, const int *sys_level, int ns)
+{
+    const int nb = nl - 1; /* plateaus with a boundary */
+    int lvl[FFN_MAX_LEVELS] = {0};
+    bool any = false;
+    for (int i = 0; i < ns; i++)
+        if (match[i] >= 0 && match[i] < nb && match[i] < FFN_MAX_LEVELS) {
+            lvl[match[i]] = sys_level[i];
+            any = true;
+        }
+    if (!any) return;
+    int j = 0, p = 0;
+    while (j < nb) {
+        int e = j; /* the next paired plateau at or after j */
+        while (e < nb && lvl[e] == 0)
+            e++;
+        const int k = e - j; /* unpaired ones before it */
+        if (e == nb) {       /* none left: numbers go on */
+            for (int u = j; u < nb; u++)
+                snprintf(lv[u].name, sizeof lv[u].name, "L%d", ++p);
+            break;
+        }
+        const int n = lvl[e];
+        if (k == 0 || n - p - 1 >= k) {
+            for (int u = j; u < e; u++)
+                snprintf(lv[u].name, sizeof lv[u].name, "L%d", ++p);
+            snprintf(lv[e].name, sizeof lv[e].name, "L%d", n);
+        } else {
+            for (int u = j; u <= e; u++)
+                snprintf(lv[u].name, sizeof lv[u].name, "L%d%c", n, 'a' + (u - j) % 26);
+        }
+        p = n > p ? n : p;
+        j = e + 1;
+    }
+}
+
+/* Compare the read-only plateaus with the data/unified caches sysfs (or CPUID, where sysfs lists
+ * none) reports, each boundary paired with the cache nearest to it in size (ffn_plateau_match),
+ * not by index, and named after it; the other curves' plateaus are named the same way. t = 0:
+ * the one-thread curve against one instance of each cache; t = 1: the all-threads curve, whose
+ * working set is spread over the threads, against the instances those threads use (a per-core
+ * cache counts once per thread, a shared one once per group of shared_cpus; where the sharing
+ * is unknown, L1 and L2 count as per-core and L3 as shared). A level whose boundary grows with the
+ * threads is per-core, one that stays put is shared. */
 static void compare_with_sysfs(ffn_calibration *c)
 {
     double sys1[FFN_MAX_SYSFS_CACHES], sysn[FFN_MAX_SYSFS_CACHES];
     int sys_level[FFN_MAX_SYSFS_CACHES], ns = 0;
+    const char *src = c->host.cache_source[0] ? c->host.cache_source : "sysfs";
     for (int i = 0; i < c->host.n_caches && ns < FFN_MAX_SYSFS_CACHES; i++) {
         const ffn_sysfs_cache *sc = &c->host.caches[i];
         if (strcmp(sc->type, "Instruction") == 0 || !(sc->size_bytes > 0)) continue;
-        const int share = sc->shared_cpus > 0 ? sc->shared_cpus : 1;
+        /* unknown sharing (CPUID's legacy leaves): L1 and L2 per core, L3 and beyond shared */
+        const int share = sc->shared_cpus > 0 ? sc->shared_cpus : sc->level >= 3 ? c->threads : 1;
         const int inst = (c->threads + share - 1) / share;
         sys1[ns] = sc->size_bytes;
         sysn[ns] = sc->size_bytes * (inst > 0 ? inst : 1);
@@ -52,45 +101,39 @@ static void compare_with_sysfs(ffn_calibration *c)
         const int measured_caches = nl - 1;
         if (t == 0 && measured_caches != ns)
             ffn__appendf(c->notes, sizeof c->notes,
-                         "sysfs lists %d data cache level(s), the one-thread read sweep shows %d "
+                         "%s lists %d data cache level(s), the one-thread read sweep shows %d "
                          "plateau(s) before the last; ",
-                         ns, measured_caches);
+                         src, ns, measured_caches);
         int match[FFN_MAX_SYSFS_CACHES];
         if (ffn_plateau_match(lv, nl, t ? sysn : sys1, ns, match)) continue;
+        name_after_caches(lv, nl, match, sys_level, ns);
         for (int i = 0; i < ns; i++) {
             const double want = t ? sysn[i] : sys1[i];
             human_bytes(want, a, sizeof a);
             if (match[i] < 0) {
                 if (t == 0)
                     ffn__appendf(c->notes, sizeof c->notes,
-                                 "sysfs lists L%d = %s but no boundary of the one-thread read "
+                                 "%s lists L%d = %s but no boundary of the one-thread read "
                                  "sweep pairs with it; ",
-                                 sys_level[i], a);
+                                 src, sys_level[i], a);
                 continue;
             }
             const double r = lv[match[i]].capacity_bytes / want;
             if (r < 0.5 || r > 2.0) {
                 human_bytes(lv[match[i]].capacity_bytes, b, sizeof b);
                 ffn__appendf(c->notes, sizeof c->notes,
-                             "sysfs says L%d = %s%s but the nearest measured boundary (%s, %s) "
+                             "%s says L%d = %s%s but the nearest measured boundary (%s, %s) "
                              "is at about %s; ",
-                             sys_level[i], a, t ? " for these threads" : "", lv[match[i]].name,
+                             src, sys_level[i], a, t ? " for these threads" : "", lv[match[i]].name,
                              t ? "all threads" : "one thread", b);
             }
         }
-        /* Name the plateaus after the caches they pair with when every boundary pairs with one:
-         * where L1 and L2 read alike (AVX2 loads on a 2 MiB-L2 core), the first plateau ends at
-         * the L2 size and is L2, not L1. With more boundaries than caches listed (a VM's sysfs
-         * that hides a level) the names stay by position. */
-        bool all = measured_caches > 0;
-        for (int j = 0; j < measured_caches && all; j++) {
-            bool paired = false;
-            for (int i = 0; i < ns; i++)
-                paired = paired || match[i] == j;
-            all = paired;
+        for (int k = 0; k < FFN_BW_COUNT; k++) { /* the read-write curves' plateaus too */
+            if (k == FFN_BW_READ || c->n_levels[k][t] < 2) continue;
+            int mk[FFN_MAX_SYSFS_CACHES];
+            if (ffn_plateau_match(c->levels[k][t], c->n_levels[k][t], t ? sysn : sys1, ns, mk) == 0)
+                name_after_caches(c->levels[k][t], c->n_levels[k][t], mk, sys_level, ns);
         }
-        for (int i = 0; all && i < ns; i++)
-            if (match[i] >= 0) snprintf(lv[match[i]].name, sizeof lv[0].name, "L%d", sys_level[i]);
     }
     /* per-core or shared: a boundary that grows with the threads (by more than half their
      * number) belongs to a per-core cache */
@@ -116,9 +159,9 @@ static void compare_with_sysfs(ffn_calibration *c)
         human_bytes(llc, a, sizeof a);
         human_bytes(c->max_bytes, b, sizeof b);
         ffn__appendf(c->notes, sizeof c->notes,
-                     "the sweep stopped at %s, less than 2x the LLC sysfs reports (%s): if that "
+                     "the sweep stopped at %s, less than 2x the LLC %s reports (%s): if that "
                      "size is real, the last plateau is not DRAM; ",
-                     b, a);
+                     b, src, a);
     }
     if (nl > 0 && (lv[nl - 1].n_points < 3 || lv[nl - 1].first_bytes >= c->max_bytes / 2))
         ffn__appendf(c->notes, sizeof c->notes,

@@ -1,7 +1,8 @@
 /* CPU discovery for ffn_measure: which vector/matrix extensions the CPU implements and the OS has
  * enabled (CPUID + XCR0 on x86-64, AT_HWCAP on aarch64), and what the host says about itself
- * (host name, model string, sysfs cache sizes, memory). The extensions come from the kernel
- * wing's ffn_cpu_features() (an extension counts only when both the CPU and the OS support it). */
+ * (host name, model string, cache sizes from sysfs or else CPUID, memory). The extensions come from
+ * the kernel wing's ffn_cpu_features() (an extension counts only when both the CPU and the OS
+ * support it). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <pthread.h>
@@ -193,6 +194,10 @@ int ffn_host_info_get(ffn_host_info *h)
         if (read_line(path, buf, sizeof buf) == 0) c->shared_cpus = count_cpu_list(buf);
         h->n_caches++;
     }
+    if (h->n_caches > 0)
+        snprintf(h->cache_source, sizeof h->cache_source, "sysfs");
+    else if ((h->n_caches = ffn_cpuid_caches_host(h->caches, FFN_MAX_SYSFS_CACHES)) > 0)
+        snprintf(h->cache_source, sizeof h->cache_source, "CPUID");
     return 0;
 }
 

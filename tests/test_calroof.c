@@ -243,6 +243,9 @@ Test(calroof, sysfs_by_nearest_size_with_one_and_all_threads)
                                "thread)") != NULL,
               "%s", c->notes);
     cr_expect(strstr(c->notes, "L1 = ") == NULL, "%s", c->notes);
+    /* the 2 MB plateau pairs with nothing listed, between L1 and L3: it is the L2 sysfs hid */
+    cr_expect_str_eq(c->levels[FFN_BW_READ][0][1].name, "L2", "%s", c->notes);
+    cr_expect_str_eq(c->levels[FFN_BW_READ][0][2].name, "L3");
     free(c);
 }
 
@@ -284,5 +287,68 @@ Test(calroof, plateaus_take_the_names_of_the_caches_they_pair_with)
     cr_assert_eq(hw.n_levels, 2);
     cr_expect_str_eq(hw.levels[0].name, "L2");
     cr_expect_str_eq(hw.levels[1].name, "L3");
+    free(c);
+}
+
+/* Hand-made levels shaped like one curve: boundaries in bytes, bandwidths in GB/s, the last
+ * level DRAM (no boundary). */
+static void set_curve(ffn_calibration *c, ffn_bw_kernel k, int t, const double *cap,
+                      const double *gbs, int n)
+{
+    ffn_level *lv = c->levels[k][t];
+    memset(lv, 0, sizeof c->levels[k][t]);
+    for (int i = 0; i < n; i++) {
+        snprintf(lv[i].name, sizeof lv[i].name, i == n - 1 ? "DRAM" : "L%d", i + 1);
+        lv[i].bandwidth_bps = gbs[i] * 1e9;
+        lv[i].capacity_bytes = i == n - 1 ? 0 : cap[i];
+        lv[i].first_bytes = i ? cap[i - 1] * 1.3 : 4096;
+        lv[i].last_bytes = i == n - 1 ? c->max_bytes : cap[i] * 0.7;
+        lv[i].n_points = 6;
+    }
+    c->n_levels[k][t] = n;
+}
+
+/* The Zen 5 microVM of 2026-12-02 (BENCHMARKS.md): no sysfs caches, CPUID's legacy leaves give
+ * L1d 48 KiB, L2 1 MiB and the socket's 508 MiB L3. Its one-thread read curve shows L3 as two
+ * plateaus (7 and 45 MiB), its triad curve three. They are named after the caches: L3a, L3b
+ * (and L3c), never the L4 and L5 of a CPU with three levels; the note says CPUID listed them. */
+Test(calroof, cpuid_caches_name_a_split_l3)
+{
+    ffn_calibration *c = base();
+    c->n_points = 1;
+    c->points[0] = (ffn_bw_point){FFN_BW_READ, 1, 4096, 1e12, 1e12, 3};
+    const ffn_sysfs_cache cpuid[3] = {{1, "Data", 48 * 1024.0, 1},
+                                      {2, "Unified", 1048576.0, 1},
+                                      {3, "Unified", 508 * 1048576.0, 0}};
+    memcpy(c->host.caches, cpuid, sizeof cpuid);
+    c->host.n_caches = 3;
+    snprintf(c->host.cache_source, sizeof c->host.cache_source, "CPUID");
+    const double cap1[4] = {50e3, 977e3, 7.05e6, 47.3e6}, bw1[5] = {359, 141, 93, 76, 26};
+    const double capn[3] = {100e3, 1.8e6, 75.3e6}, bwn[4] = {552, 267, 168, 57};
+    const double capt[5] = {105e3, 1.39e6, 5.0e6, 63.2e6, 250e6},
+                 bwt[6] = {646, 268, 183, 147, 64, 53};
+    set_curve(c, FFN_BW_READ, 0, cap1, bw1, 5);
+    set_curve(c, FFN_BW_READ, 1, capn, bwn, 4);
+    set_curve(c, FFN_BW_TRIAD, 1, capt, bwt, 6);
+    c->tail_read_bps[0] = 26e9;
+    c->tail_read_bps[1] = 57e9;
+    ffn_calibration_review(c);
+    cr_expect(strstr(c->notes, "CPUID lists 3 data cache level(s), the one-thread read sweep "
+                               "shows 4") != NULL,
+              "%s", c->notes);
+    cr_expect(strstr(c->notes, "sysfs") == NULL, "%s", c->notes);
+    static const char *const one[5] = {"L1", "L2", "L3a", "L3b", "DRAM"};
+    static const char *const all[4] = {"L1", "L2", "L3", "DRAM"};
+    static const char *const triad[6] = {"L1", "L2", "L3a", "L3b", "L3c", "DRAM"};
+    for (int i = 0; i < 5; i++)
+        cr_expect_str_eq(c->levels[FFN_BW_READ][0][i].name, one[i], "one thread, level %d", i);
+    for (int i = 0; i < 4; i++)
+        cr_expect_str_eq(c->levels[FFN_BW_READ][1][i].name, all[i], "all threads, level %d", i);
+    for (int i = 0; i < 6; i++)
+        cr_expect_str_eq(c->levels[FFN_BW_TRIAD][1][i].name, triad[i], "triad, level %d", i);
+    ffn_hw hw;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_assert_eq(hw.n_levels, 3);
+    cr_expect_str_eq(hw.levels[2].name, "L3");
     free(c);
 }

@@ -177,3 +177,143 @@ Test(plateau, ramp_at_small_sizes_is_not_a_level)
     cr_assert_float_eq(lv[0].bandwidth_bps, 200e9, 1);
     cr_assert_float_eq(lv[1].bandwidth_bps, 20e9, 1);
 }
+
+/* ---- the caches CPUID describes, for hosts whose sysfs lists none ---------------------------- */
+
+typedef struct cpuid_row {
+    uint32_t leaf, sub, r[4];
+} cpuid_row;
+
+typedef struct cpuid_table {
+    const cpuid_row *rows;
+    size_t n;
+    int asked_above_max; /* extended leaves asked for beyond the table's maximum */
+} cpuid_table;
+
+static void fake_cpuid(void *user, uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+    cpuid_table *t = user;
+    memset(r, 0, 4 * sizeof r[0]);
+    uint32_t max_ext = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].leaf == 0x80000000u) max_ext = t->rows[i].r[0];
+    if (leaf > 0x80000000u && leaf > max_ext) t->asked_above_max++;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].leaf == leaf && t->rows[i].sub == sub) memcpy(r, t->rows[i].r, 16);
+}
+
+/* EAX/EBX/ECX of a leaf-4-style entry: type, level, CPUs sharing, ways x line 64 x sets */
+#define DET(type, level, share, ways, sets)                                                        \
+    {                                                                                              \
+        (type) | (level) << 5 | ((share)-1u) << 14, ((ways)-1u) << 22 | 63u, (sets)-1u, 0          \
+    }
+
+static int decode(const cpuid_row *rows, size_t n, ffn_sysfs_cache *out, int *above)
+{
+    cpuid_table t = {rows, n, 0};
+    const int got = ffn_cpuid_caches(fake_cpuid, &t, out, FFN_MAX_SYSFS_CACHES);
+    if (above) *above = t.asked_above_max;
+    return got;
+}
+
+Test(plateau, cpuid_leaf4_sapphire_rapids)
+{
+    static const cpuid_row spr_rows[] = {
+        {0, 0, {0x20, 0x756e6547, 0x6c65746e, 0x49656e69}},
+        {4, 0, DET(1u, 1u, 2u, 12u, 64u)},       /* L1d 48 KiB */
+        {4, 1, DET(2u, 1u, 2u, 8u, 64u)},        /* L1i 32 KiB */
+        {4, 2, DET(3u, 2u, 2u, 16u, 2048u)},     /* L2 2 MiB */
+        {4, 3, DET(3u, 3u, 128u, 15u, 114688u)}, /* L3 105 MiB */
+        {0x80000000u, 0, {0x80000008u, 0, 0, 0}},
+    };
+    ffn_sysfs_cache c[FFN_MAX_SYSFS_CACHES];
+    cr_assert_eq(decode(spr_rows, sizeof spr_rows / sizeof spr_rows[0], c, NULL), 4);
+    cr_expect_eq(c[0].level, 1);
+    cr_expect_str_eq(c[0].type, "Data");
+    cr_expect_float_eq(c[0].size_bytes, 48 * KiB, 0.5);
+    cr_expect_eq(c[0].shared_cpus, 2);
+    cr_expect_str_eq(c[1].type, "Instruction");
+    cr_expect_float_eq(c[2].size_bytes, 2 * MiB, 0.5);
+    cr_expect_str_eq(c[2].type, "Unified");
+    cr_expect_eq(c[3].level, 3);
+    cr_expect_float_eq(c[3].size_bytes, 105 * MiB, 0.5);
+    cr_expect_eq(c[3].shared_cpus, 128);
+}
+
+Test(plateau, cpuid_8000001d_zen3)
+{
+    /* AMD answers leaf 4 with zeros; TOPOEXT's leaf 0x8000001D has the same layout */
+    static const cpuid_row zen3_rows[] = {
+        {0, 0, {0x10, 0x68747541, 0x444d4163, 0x69746e65}},
+        {0x80000000u, 0, {0x80000023u, 0x68747541, 0x444d4163, 0x69746e65}},
+        {0x8000001Du, 0, DET(1u, 1u, 2u, 8u, 64u)},
+        {0x8000001Du, 1, DET(2u, 1u, 2u, 8u, 64u)},
+        {0x8000001Du, 2, DET(3u, 2u, 2u, 8u, 1024u)},
+        {0x8000001Du, 3, DET(3u, 3u, 16u, 16u, 32768u)},
+    };
+    ffn_sysfs_cache c[FFN_MAX_SYSFS_CACHES];
+    cr_assert_eq(decode(zen3_rows, sizeof zen3_rows / sizeof zen3_rows[0], c, NULL), 4);
+    cr_expect_float_eq(c[0].size_bytes, 32 * KiB, 0.5);
+    cr_expect_float_eq(c[2].size_bytes, 512 * KiB, 0.5);
+    cr_expect_float_eq(c[3].size_bytes, 32 * MiB, 0.5);
+    cr_expect_eq(c[3].shared_cpus, 16);
+}
+
+/* The registers of the Zen 5 (family 26 model 2) Firecracker microVM of 2026-12-02, as read:
+ * no sysfs caches, leaf 4 and 0x8000001D empty, the legacy leaves give L1d 48 KiB, L2 1 MiB and
+ * the socket's L3, 1016 x 512 KiB = 508 MiB. Its one-thread read curve (L3 in two steps, at
+ * about 7 and 45 MiB) then pairs L3 with the 45 MiB boundary, the nearest, not the 7 MiB one. */
+Test(plateau, cpuid_legacy_zen5_microvm)
+{
+    static const cpuid_row zen5_rows[] = {
+        {0x0, 0, {0x0000000d, 0x68747541, 0x444d4163, 0x69746e65}},
+        {0x80000000u, 0, {0x80000021, 0x68747541, 0x444d4163, 0x69746e65}},
+        {0x80000005u, 0, {0xff60ff40, 0xff60ff40, 0x300c0140, 0x20080140}},
+        {0x80000006u, 0, {0x40802040, 0x60804040, 0x04006140, 0x0fe09140}},
+    };
+    ffn_sysfs_cache c[FFN_MAX_SYSFS_CACHES];
+    cr_assert_eq(decode(zen5_rows, sizeof zen5_rows / sizeof zen5_rows[0], c, NULL), 3);
+    cr_expect_eq(c[0].level, 1);
+    cr_expect_str_eq(c[0].type, "Data");
+    cr_expect_float_eq(c[0].size_bytes, 48 * KiB, 0.5);
+    cr_expect_eq(c[0].shared_cpus, 1, "the legacy L1 and L2 are per core");
+    cr_expect_float_eq(c[1].size_bytes, 1 * MiB, 0.5);
+    cr_expect_eq(c[2].level, 3);
+    cr_expect_float_eq(c[2].size_bytes, 508 * MiB, 0.5);
+    cr_expect_eq(c[2].shared_cpus, 0, "the legacy leaf does not say who shares L3");
+
+    static const truth zen5vm = {
+        "zen5-microvm", 4, {48 * KiB, 1 * MiB, 8 * MiB, 45 * MiB}, {340, 130, 92, 74, 26}, 0.8};
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        check(&zen5vm, seed, 0.02);
+    double size[256], bw[256];
+    const size_t n = sample(&zen5vm, 5, 0.02, size, bw);
+    ffn_level lv[FFN_MAX_LEVELS];
+    int nl = 0, match[3];
+    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    const double sys[3] = {c[0].size_bytes, c[1].size_bytes, c[2].size_bytes};
+    cr_assert_eq(ffn_plateau_match(lv, nl, sys, 3, match), 0);
+    cr_expect_eq(match[0], 0);
+    cr_expect_eq(match[1], 1);
+    cr_expect_eq(match[2], 3, "L3 pairs with the 45 MiB boundary");
+}
+
+Test(plateau, cpuid_without_cache_leaves)
+{
+    /* an old or minimal CPU: basic leaf 1 only, extended up to the brand string. The table has
+     * junk above the maximum, which must not be read (Intel answers such leaves with its highest
+     * basic leaf) */
+    static const cpuid_row old_rows[] = {
+        {0, 0, {0x1, 0, 0, 0}},
+        {4, 0, DET(1u, 1u, 1u, 8u, 64u)},
+        {0x80000000u, 0, {0x80000004u, 0, 0, 0}},
+        {0x80000006u, 0, {0, 0, 0x04006140, 0x0fe09140}},
+        {0x8000001Du, 0, DET(1u, 1u, 1u, 8u, 64u)},
+    };
+    ffn_sysfs_cache c[FFN_MAX_SYSFS_CACHES];
+    int above = -1;
+    cr_expect_eq(decode(old_rows, sizeof old_rows / sizeof old_rows[0], c, &above), 0);
+    cr_expect_eq(above, 0, "no extended leaf above the maximum was asked for");
+    cr_expect_eq(ffn_cpuid_caches(NULL, NULL, c, 4), 0);
+    cr_expect_eq(ffn_cpuid_caches(fake_cpuid, NULL, NULL, 4), 0);
+}

@@ -62,8 +62,9 @@ typedef struct ffn_cpu_caps {
     bool neon_fp16;   /* aarch64 FP16 vector arithmetic (asimdhp) */
 } ffn_cpu_caps;
 
-/* One cache as sysfs describes it (/sys/devices/system/cpu/cpu0/cache/index*): trust it less
- * than a measurement, especially in a VM. */
+/* One cache as sysfs describes it (/sys/devices/system/cpu/cpu0/cache/index*), or CPUID where
+ * sysfs lists none (ffn_host_info.cache_source): trust it less than a measurement, especially in
+ * a VM. */
 typedef struct ffn_sysfs_cache {
     int level;
     char type[16];     /* "Data", "Instruction", "Unified" */
@@ -82,6 +83,7 @@ typedef struct ffn_host_info {
     double phys_mem_bytes;
     ffn_sysfs_cache caches[FFN_MAX_SYSFS_CACHES];
     int n_caches;
+    char cache_source[8]; /* "sysfs", "CPUID" (sysfs lists none), or "" (neither describes any) */
 } ffn_host_info;
 
 /* ---- peaks, bandwidth, plateaus, the calibration (measure/) -------------------------------- */
