@@ -346,16 +346,23 @@ Test(kernels, nan_and_inf_propagate_like_the_reference)
     const size_t nk = fast_kernels(ks);
     if (nk == 0) cr_skip_test("no ISA kernel on this CPU: only the reference is present");
     const size_t d = 40, f = 37;
+    static const size_t Ts[] = {1, 2, 20}; /* the one-row stream, the row stream, prefill */
     for (size_t ki = 0; ki < nk; ki++)
-        for (size_t T = 2; T <= 20; T += 18) /* decode and prefill paths */
+        for (size_t ti = 0; ti < 3; ti++)
             for (int a = 0; a < FFN_ACT_COUNT; a++) {
+                const size_t T = Ts[ti];
                 wset w;
                 wset_init(&w, d, f, (ffn_act)a, a % 2 == 0, 11 + (uint64_t)a);
                 float *x = frand_array(T * d, 1.0f);
-                x[0 * d + 3] = NAN;      /* row 0: a NaN input */
-                x[1 * d + 7] = INFINITY; /* row 1: +Inf */
+                x[0 * d + 3] = NAN;                 /* row 0: a NaN input */
+                if (T > 1) x[1 * d + 7] = INFINITY; /* row 1: +Inf */
                 if (T > 2) x[2 * d + 9] = -INFINITY;
                 w.wd[5 * d + 1] = NAN; /* a NaN weight: column 1 of every row */
+                /* weights that are subnormal in fp16 (below 2^-14) and in bf16's low range, and
+                 * a signed zero: the widenings must give the reference's values */
+                w.wg[2 * d + 4] = 3.0e-6f;
+                if (w.wu) w.wu[3 * d + 5] = -7.5e-7f; /* gated activations only */
+                w.wg[4 * d + 6] = -0.0f;
                 float y[20 * 40], yref[20 * 40];
                 cr_assert_eq(run_off(ref_for(ks[ki]->wdtype), &w, T, x, yref, 1, 0), 0);
                 cr_assert_eq(run_off(ks[ki], &w, T, x, y, 2, 0), 0);
@@ -368,6 +375,40 @@ Test(kernels, nan_and_inf_propagate_like_the_reference)
                 free(x);
                 wset_free(&w);
             }
+}
+
+/* Gate and up weights scaled into fp16's subnormal range (|w| < 2^-14): every kernel's widening,
+ * in every stream (T = 1: the one-row stream; 2: the row stream; 20: the tile), must give the
+ * reference's values; a widening that mishandles subnormals is off by about 2^-14 per weight,
+ * twenty times the weights. bf16 keeps them normal (fp32's exponent range): the control. */
+Test(kernels, subnormal_fp16_weights_widen_exactly)
+{
+    const ffn_kernel *ks[MAXK];
+    const size_t nk = fast_kernels(ks);
+    if (nk == 0) cr_skip_test("no ISA kernel on this CPU: only the reference is present");
+    const size_t d = 40, f = 37;
+    static const size_t Ts[] = {1, 2, 20};
+    for (size_t ti = 0; ti < 3; ti++) {
+        const size_t T = Ts[ti];
+        wset w;
+        wset_init(&w, d, f, FFN_ACT_SWIGLU, false, 101 + T);
+        for (size_t i = 0; i < d * f; i++) {
+            w.wg[i] *= 1e-5f;
+            w.wu[i] *= 1e-5f;
+        }
+        cr_assert(fabsf(w.wg[0]) < ldexpf(1.0f, -14), "not subnormal in fp16: %g", w.wg[0]);
+        float *x = frand_array(T * d, 1.0f), y[20 * 40], yref[20 * 40];
+        double dy[20 * 40];
+        for (size_t ki = 0; ki < nk; ki++) {
+            if (ks[ki]->wdtype != FFN_DT_FP16 && ks[ki]->wdtype != FFN_DT_BF16) continue;
+            cr_assert_eq(run_off(ref_for(ks[ki]->wdtype), &w, T, x, yref, 1, 0), 0);
+            error_bound(&w, T, x, ks[ki]->wdtype, dy);
+            cr_assert_eq(run_off(ks[ki], &w, T, x, y, 2, 0), 0);
+            compare(ks[ki], &w, T, y, yref, dy, "subnormal weights");
+        }
+        free(x);
+        wset_free(&w);
+    }
 }
 
 Test(kernels, unaligned_pointers_and_thread_counts)
