@@ -120,18 +120,27 @@ Test(plateau, graviton3)
         check(&grav3, seed, 0.025);
 }
 
-Test(plateau, vm_with_wrong_sysfs)
+/* Every seed of t checked as above, then one sample's levels (lv) paired with three cache sizes
+ * as a host would list them (match). */
+static void check_and_match(const truth *t, double noise, const double sys[3], ffn_level *lv,
+                            int match[3])
 {
     for (uint64_t seed = 1; seed <= 8; seed++)
-        check(&vm, seed, 0.025);
-    /* what sysfs says is wrong: matched by nearest size, its L2 and L3 are off by more than 2x */
+        check(t, seed, noise);
     double size[256], bw[256];
-    const size_t n = sample(&vm, 3, 0.025, size, bw);
-    ffn_level lv[FFN_MAX_LEVELS];
-    int nl = 0, match[3];
+    const size_t n = sample(t, 3, noise, size, bw);
+    int nl = 0;
     cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
-    const double sys[3] = {32 * KiB, 4 * MiB, 16 * MiB};
     cr_assert_eq(ffn_plateau_match(lv, nl, sys, 3, match), 0);
+}
+
+Test(plateau, vm_with_wrong_sysfs)
+{
+    /* what sysfs says is wrong: matched by nearest size, its L2 and L3 are off by more than 2x */
+    const double sys[3] = {32 * KiB, 4 * MiB, 16 * MiB};
+    ffn_level lv[FFN_MAX_LEVELS];
+    int match[3];
+    check_and_match(&vm, 0.025, sys, lv, match);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(match[i], i);
     cr_assert(lv[match[1]].capacity_bytes < sys[1] / 2);
@@ -284,15 +293,10 @@ Test(plateau, cpuid_legacy_zen5_microvm)
 
     static const truth zen5vm = {
         "zen5-microvm", 4, {48 * KiB, 1 * MiB, 8 * MiB, 45 * MiB}, {340, 130, 92, 74, 26}, 0.8};
-    for (uint64_t seed = 1; seed <= 8; seed++)
-        check(&zen5vm, seed, 0.02);
-    double size[256], bw[256];
-    const size_t n = sample(&zen5vm, 5, 0.02, size, bw);
-    ffn_level lv[FFN_MAX_LEVELS];
-    int nl = 0, match[3];
-    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
     const double sys[3] = {c[0].size_bytes, c[1].size_bytes, c[2].size_bytes};
-    cr_assert_eq(ffn_plateau_match(lv, nl, sys, 3, match), 0);
+    ffn_level lv[FFN_MAX_LEVELS];
+    int match[3];
+    check_and_match(&zen5vm, 0.02, sys, lv, match);
     cr_expect_eq(match[0], 0);
     cr_expect_eq(match[1], 1);
     cr_expect_eq(match[2], 3, "L3 pairs with the 45 MiB boundary");
