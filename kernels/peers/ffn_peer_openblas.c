@@ -10,7 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ffnroof/kernels.h"
 #include "peers_internal.h"
+
+uint64_t ffn__openblas_core_lacks(const char *core, uint64_t have)
+{
+    static const struct {
+        const char *name;
+        uint64_t need;
+    } cores[] = {
+        {"Haswell", FFN_CPU_AVX2},
+        {"Zen", FFN_CPU_AVX2},
+        {"SkylakeX", FFN_CPU_AVX512},
+        {"Cooperlake", FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16},
+        {"SapphireRapids", FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16},
+    };
+    for (size_t i = 0; core && i < sizeof cores / sizeof cores[0]; i++)
+        if (strcmp(core, cores[i].name) == 0) return cores[i].need & ~have;
+    return 0;
+}
 
 #ifdef FFNROOF_HAVE_OPENBLAS
 #include <cblas.h>
@@ -18,19 +36,46 @@
 #include <cpuid.h>
 #endif
 
-/* OpenBLAS's DYNAMIC_ARCH (0.3.21) gives an AuthenticAMD CPU of family 0xf its K8 kernels
- * (core "Opteron", "Opteron_SSE3"), which execute 3DNow! (FEMMS). Every real K8 has 3DNow!, but
- * a virtual CPU may report that family without it (qemu's qemu64 model): the first sgemm would
- * die of SIGILL, so the peer refuses such a CPU instead. */
-static bool kernels_need_absent_3dnow(void)
+/* Whether the kernels OpenBLAS chose can run on this CPU; else the reason in why. Two ways they
+ * cannot: OPENBLAS_CORETYPE forces a core (this environment sets Haswell) on a CPU without its
+ * instructions, and DYNAMIC_ARCH (0.3.21) gives an AuthenticAMD CPU of family 0xf its K8 kernels
+ * (core "Opteron", "Opteron_SSE3"), which execute 3DNow! (FEMMS): every real K8 has 3DNow!, but a
+ * virtual CPU may report that family without it (qemu's qemu64). Either way the first sgemm
+ * would die of SIGILL (test_peers under qemu64 with OPENBLAS_CORETYPE=Haswell, 2026-12-02), so
+ * the peer refuses the CPU instead. */
+static bool kernels_runnable(char *why, size_t n)
 {
+    const char *core = openblas_get_corename();
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    char set[96] = "";
+    if (forced && forced[0]) snprintf(set, sizeof set, ", set by OPENBLAS_CORETYPE=%.64s", forced);
+    const uint64_t lacks = ffn__openblas_core_lacks(core, ffn_cpu_features());
+    if (lacks) {
+        char names[128] = "";
+        for (int b = 0; b < 64; b++) {
+            const char *nm = (lacks >> b) & 1u ? ffn_cpu_feature_name(1ull << b) : NULL;
+            if (nm)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? " " : "", nm);
+        }
+        snprintf(why, n,
+                 "openblas: its kernels for this CPU (core %s%s) need %s, which this CPU "
+                 "lacks",
+                 core, set, names);
+        return false;
+    }
 #if defined(__x86_64__)
     unsigned a, b, c, d;
-    if (strncmp(openblas_get_corename(), "Opteron", 7) != 0) return false;
-    return !__get_cpuid(0x80000001, &a, &b, &c, &d) || !((d >> 31) & 1u);
-#else
-    return false;
+    if (strncmp(core, "Opteron", 7) == 0 &&
+        (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !((d >> 31) & 1u))) {
+        snprintf(why, n,
+                 "openblas: its kernels for this CPU (core %s%s) use 3DNow!, which this "
+                 "CPU lacks",
+                 core, set);
+        return false;
+    }
 #endif
+    return true;
 }
 
 typedef struct ob_state {
@@ -75,11 +120,9 @@ int ffn__peer_openblas_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag)
                             "the openblas peer has fp32 weights only, not '%s'",
                             ffn_dtype_name(p->wdtype));
     }
-    if (kernels_need_absent_3dnow()) {
-        return ffn_diag_set(diag, FFN_EUNSUPPORTED, NULL, 0, 0,
-                            "openblas: its kernels for this CPU (core %s) use 3DNow!, which the "
-                            "CPU lacks",
-                            openblas_get_corename());
+    char why[256];
+    if (!kernels_runnable(why, sizeof why)) {
+        return ffn_diag_set(diag, FFN_EUNSUPPORTED, NULL, 0, 0, "%s", why);
     }
     ob_state *st = calloc(1, sizeof *st);
     if (st == NULL) {

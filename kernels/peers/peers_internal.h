@@ -18,6 +18,12 @@ struct ffn_peer {
     void *impl; /* the backend's own state */
 };
 
+/* The features (FFN_CPU_* bits) the kernels of OpenBLAS 0.3.21 core `core` need that `have`
+ * lacks, or 0: Haswell and Zen AVX2 + FMA, SkylakeX AVX-512, Cooperlake and SapphireRapids
+ * AVX-512 with BF16; any other core name, 0 (3DNow!, which the K8 "Opteron" cores need, is
+ * not an FFN_CPU_* bit: ffn_peer_openblas.c checks it apart). */
+uint64_t ffn__openblas_core_lacks(const char *core, uint64_t have);
+
 int ffn__peer_openblas_init(ffn_peer *p, const ffn_kweights *w, ffn_diag *diag);
 int ffn__peer_openblas_forward(ffn_peer *p, const float *x, float *y);
 void ffn__peer_openblas_free(ffn_peer *p);
