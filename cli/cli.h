@@ -4,6 +4,7 @@
 #ifndef FFN_CLI_H
 #define FFN_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
+#include "ffnroof/sim.h"
 
 enum { FFN_EXIT_OK = 0, FFN_EXIT_FAIL = 1, FFN_EXIT_USAGE = 2 };
 
@@ -55,7 +57,126 @@ int ffn_cli_fail(int code, const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* Options already given in one parse (ffn_cli_once); start each parse with one set to {0}. */
+/* Every long option of the command line, once (cli/options.c: its name and whether it takes a
+ * value). A command lists the ones it takes, 0-terminated; --help ('h') comes with every list. */
+enum ffn_opt {
+    FFN_O_FIRST = 256,
+    FFN_O_ACT = FFN_O_FIRST,
+    FFN_O_ACT_IO_DTYPE,
+    FFN_O_ADTYPE,
+    FFN_O_ALL,
+    FFN_O_ALPHA,
+    FFN_O_BATCH,
+    FFN_O_BENCH,
+    FFN_O_BY,
+    FFN_O_CALIBRATION,
+    FFN_O_CAPACITY_FACTOR,
+    FFN_O_CHECK,
+    FFN_O_CHECKPOINT,
+    FFN_O_CHUNK,
+    FFN_O_COMPARE,
+    FFN_O_D,
+    FFN_O_DATA,
+    FFN_O_DEVICES_PER_NODE,
+    FFN_O_DTYPE,
+    FFN_O_EP,
+    FFN_O_EP_UNEVEN,
+    FFN_O_EVENTS,
+    FFN_O_EXPERTS,
+    FFN_O_EXPLAIN,
+    FFN_O_F,
+    FFN_O_FIT,
+    FFN_O_FORCE,
+    FFN_O_FORMAT,
+    FFN_O_FORMATS,
+    FFN_O_FUSED,
+    FFN_O_GATE_UP,
+    FFN_O_GROUP,
+    FFN_O_GROUP_SIZE,
+    FFN_O_HISTOGRAM,
+    FFN_O_HW,
+    FFN_O_ISA,
+    FFN_O_KV_DTYPE,
+    FFN_O_LAYER,
+    FFN_O_LEVELS,
+    FFN_O_MARGIN,
+    FFN_O_MAX_BATCH,
+    FFN_O_MAX_DEVICES,
+    FFN_O_MAX_POINTS,
+    FFN_O_MEM_UTIL,
+    FFN_O_MOC,
+    FFN_O_MODEL,
+    FFN_O_NAME,
+    FFN_O_NO_PROGRESS,
+    FFN_O_NO_RENDER,
+    FFN_O_NO_SPEED,
+    FFN_O_NU,
+    FFN_O_OBJECTIVE,
+    FFN_O_ONCHIP,
+    FFN_O_OPS,
+    FFN_O_OUT,
+    FFN_O_OUTLIER_SCALE,
+    FFN_O_OUTLIERS,
+    FFN_O_OUTPUT,
+    FFN_O_PEERS,
+    FFN_O_PHASE,
+    FFN_O_PLOTS,
+    FFN_O_PREFILL_BATCH,
+    FFN_O_PRICE,
+    FFN_O_PROMPT,
+    FFN_O_QUICK,
+    FFN_O_REPS,
+    FFN_O_SCENARIO,
+    FFN_O_SEED,
+    FFN_O_SEQ,
+    FFN_O_SHAPE,
+    FFN_O_SIZE,
+    FFN_O_TARGET,
+    FFN_O_TEST_TINY,
+    FFN_O_THREADS,
+    FFN_O_TITLE,
+    FFN_O_TOKENS,
+    FFN_O_TP,
+    FFN_O_TPOT,
+    FFN_O_TRIALS,
+    FFN_O_TTFT,
+    FFN_O_UNFUSED,
+    FFN_O_VERIFY,
+    FFN_O_WARM,
+    FFN_O_WDTYPE,
+    FFN_O_WEIGHTS,
+    FFN_O_ZERO_POINT,
+    FFN_O_ZIPF,
+    FFN_O_END
+};
+enum { FFN_CLI_MAX_OPTS = FFN_O_END - FFN_O_FIRST + 2 };
+/* The option's name without "--" ("batch"), or NULL for a code that is no option. */
+const char *ffn_cli_opt_name(int opt);
+/* The getopt_long table of the options in accept (0-terminated) and --help, into out (room for
+ * FFN_CLI_MAX_OPTS entries); returns out. */
+const struct option *ffn_cli_opts(const int *accept, struct option *out);
+
+/* A value an option stores itself (ffn_cli_bind_*): its kind, where it goes and its limits. */
+typedef struct ffn_cli_bound {
+    int val;
+    enum {
+        FFN_BIND_STR,
+        FFN_BIND_FLAG,
+        FFN_BIND_U64,
+        FFN_BIND_U64_LIST,
+        FFN_BIND_DOUBLE,
+        FFN_BIND_FORMAT,
+        FFN_BIND_DTYPE,
+        FFN_BIND_PHASES
+    } kind;
+    void *dst;
+    uint64_t lo, hi; /* U64, U64_LIST; FORMAT: hi = 1 allows csv */
+    double dlo, dhi; /* DOUBLE */
+    size_t cap, *n;  /* U64_LIST */
+} ffn_cli_bound;
+
+/* One parse of a command line: the options already given (ffn_cli_once) and the bound ones;
+ * start each parse with one set to {0}. */
 typedef struct ffn_cli_seen {
     struct {
         int val;
@@ -63,33 +184,52 @@ typedef struct ffn_cli_seen {
     } opt[64];
     size_t n;
     bool started; /* ffn_cli_getopt has reset getopt for this parse */
-    struct {
-        int val;
-        const char **str; /* the option's argument goes here, or */
-        bool *flag;       /* this becomes true */
-    } bind[32];
+    ffn_cli_bound bind[40];
     size_t nbind;
+    struct option table[FFN_CLI_MAX_OPTS]; /* this parse's getopt_long table (ffn_cli_getopt) */
 } ffn_cli_seen;
 /* Options whose value goes straight into a variable, bound before the loop: ffn_cli_getopt
- * stores a bound option itself (its argument as argv holds it, or true for a flag) and returns
- * only the options the command handles. At most 32 per parse (more are ignored: a bug). */
+ * parses and stores a bound option itself (the string as argv holds it; true for a flag; a
+ * number, list, format, dtype or phase mask checked as ffn_cli_u64 and the others below check
+ * them) and returns only the options the command handles. At most 40 per parse (more are
+ * ignored: a bug). */
 void ffn_cli_bind_str(ffn_cli_seen *seen, int val, const char **dst);
 void ffn_cli_bind_flag(ffn_cli_seen *seen, int val, bool *dst);
+void ffn_cli_bind_u64(ffn_cli_seen *seen, int val, uint64_t lo, uint64_t hi, uint64_t *dst);
+void ffn_cli_bind_u64_list(ffn_cli_seen *seen, int val, uint64_t lo, uint64_t hi, uint64_t *dst,
+                           size_t cap, size_t *n);
+void ffn_cli_bind_double(ffn_cli_seen *seen, int val, double lo, double hi, double *dst);
+void ffn_cli_bind_format(ffn_cli_seen *seen, int val, bool allow_csv, ffn_format *dst);
+void ffn_cli_bind_dtype(ffn_cli_seen *seen, int val, ffn_dtype *dst);
+void ffn_cli_bind_phases(ffn_cli_seen *seen, int val, unsigned *dst);
+/* The MoE routing options (--zipf, --trials, --seed, --capacity-factor, --devices-per-node,
+ * --ep-uneven) bound into moe: one set of names and limits for predict, plan and sweep. */
+void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe);
+/* For commands that collect first (ffn_cli_collect): store each option bound in binds whose value
+ * val holds (val[opt - FFN_O_FIRST]), checked as ffn_cli_getopt checks it. 0 or FFN_EXIT_USAGE
+ * (printed). */
+int ffn_cli_store_collected(const char *cmd, const ffn_cli_seen *binds, const char *const *val);
+/* Whether option opt was given in this parse (after ffn_cli_getopt or ffn_cli_parse). */
+bool ffn_cli_given(const ffn_cli_seen *seen, int opt);
 /* Call at the top of each getopt_long loop with the value it returned: an option given twice,
  * or both options of a pair ("--fused" and "--unfused", "--X" and "--no-X"), is an error that
  * names both; no option silently overrides another. repeatable lists the options that may be
  * given several times (0-terminated; NULL for none). Returns 0 or prints the problem and returns
  * FFN_EXIT_USAGE. */
-struct option;
-int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, const struct option *opts, int c,
-                 const int *repeatable);
-/* The step of every command's option loop: getopt_long over opts (short options "h" only,
- * ':' for a missing value), getopt reset on the first call of a parse (seen starts as {0}), and
- * each option through ffn_cli_once; a bound option (ffn_cli_bind_str/flag) is stored and the
- * loop goes on. Returns the option, -1 at the end, or -2 when ffn_cli_once refused it (it
- * printed why; return FFN_EXIT_USAGE). */
-int ffn_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts,
-                   ffn_cli_seen *seen, const int *repeatable);
+int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, int c, const int *repeatable);
+/* The step of every command's option loop: getopt_long over the bound options and those in
+ * accept (0-terminated, or NULL; the command handles these), short options "h" only, ':' for a
+ * missing value, getopt reset on the first call of a parse
+ * (seen starts as {0}), and each option through ffn_cli_once; a bound option is stored and the
+ * loop goes on. Returns the option, -1 at the end, or -2 when an option was refused (it printed
+ * why; return FFN_EXIT_USAGE). */
+int ffn_cli_getopt(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
+                   const int *repeatable);
+/* The whole parse of a command whose options are all bound: ffn_cli_getopt to the end, anything
+ * it returns through ffn_cli_opt_other, and no argument left over. Returns -1 when the command
+ * goes on, else the exit code to return (0 after --help). */
+int ffn_cli_parse(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
+                  const int *repeatable, void (*usage)(FILE *), bool quote);
 /* What every command does with the other values of the loop: 'h' prints usage on stdout
  * (FFN_EXIT_OK), ':' says the option needs a value ("option '--x' needs a value", or
  * "--x needs a value" with quote false), anything else is an unknown option (FFN_EXIT_USAGE). */
@@ -130,7 +270,8 @@ int ffn_cli_refs(const char *cmd, const char *opt, const char *list, struct ffn_
  * ones). Returns 0 or prints the diagnostic and returns FFN_EXIT_USAGE. */
 struct ffn_scenario;
 /* plan/sweep: load --scenario FILE, or start an empty scenario that the flags fill (then
- * --model and --hw are required). Returns 0 or prints the problem and returns
+ * --model and --hw are required); --model and --hw, when given, replace the scenario's lists
+ * (--hw drops its prices). Returns 0 or prints the problem, releases sc and returns
  * FFN_EXIT_USAGE. */
 int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model, const char *hw,
                            struct ffn_scenario *sc);

@@ -45,13 +45,6 @@ int ffn_cli_diag(const ffn_diag *d)
     return FFN_EXIT_USAGE;
 }
 
-static const char *opt_name(const struct option *opts, int c)
-{
-    for (const struct option *o = opts; o->name; o++)
-        if (o->val == c && !o->flag) return o->name;
-    return NULL;
-}
-
 /* "unfused" against "fused", "no-render" against "render" */
 static bool opposite(const char *a, const char *b)
 {
@@ -61,16 +54,15 @@ static bool opposite(const char *a, const char *b)
            (la == lb + 3 && !strncmp(a, "no-", 3) && !strcmp(a + 3, b));
 }
 
-int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, const struct option *opts, int c,
-                 const int *repeatable)
+int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, int c, const int *repeatable)
 {
     if (c == 'h' || c == ':' || c == '?') return 0;
     for (const int *r = repeatable; r && *r; r++)
         if (*r == c) return 0;
-    const char *name = opt_name(opts, c);
+    const char *name = ffn_cli_opt_name(c);
     if (!name) return 0;
     for (size_t i = 0; i < seen->n; i++) {
-        const char *other = opt_name(opts, seen->opt[i].val);
+        const char *other = ffn_cli_opt_name(seen->opt[i].val);
         if (seen->opt[i].val == c) {
             if (seen->opt[i].arg && optarg)
                 return ffn_cli_usage(cmd,
@@ -135,44 +127,151 @@ int ffn_cli_format(const char *cmd, const char *s, ffn_format *out, bool allow_c
     return 0;
 }
 
-int ffn_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts,
-                   ffn_cli_seen *seen, const int *repeatable)
+/* Parse and store a bound option's value; 0 or FFN_EXIT_USAGE (printed). */
+static int store(const char *cmd, const ffn_cli_bound *b, const char *arg)
+{
+    char opt[48];
+    snprintf(opt, sizeof opt, "--%s", ffn_cli_opt_name(b->val));
+    switch (b->kind) {
+    case FFN_BIND_STR:
+        *(const char **)b->dst = arg;
+        return 0;
+    case FFN_BIND_FLAG:
+        *(bool *)b->dst = true;
+        return 0;
+    case FFN_BIND_U64:
+        return ffn_cli_u64(cmd, opt, arg, b->lo, b->hi, b->dst);
+    case FFN_BIND_U64_LIST:
+        return ffn_cli_u64_list(cmd, opt, arg, b->lo, b->hi, b->dst, b->cap, b->n);
+    case FFN_BIND_DOUBLE:
+        return ffn_cli_double(cmd, opt, arg, b->dlo, b->dhi, b->dst);
+    case FFN_BIND_FORMAT:
+        return ffn_cli_format(cmd, arg, b->dst, b->hi != 0);
+    case FFN_BIND_DTYPE:
+        return ffn_cli_dtype(cmd, opt, arg, b->dst);
+    case FFN_BIND_PHASES:
+        return ffn_cli_phases(cmd, arg, b->dst);
+    }
+    return 0;
+}
+
+int ffn_cli_getopt(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
+                   const int *repeatable)
 {
     if (!seen->started) {
         optind = 1;
         opterr = 0;
         seen->started = true;
+        int all[FFN_CLI_MAX_OPTS];
+        size_t n = 0;
+        for (size_t i = 0; i < seen->nbind && n + 1 < FFN_CLI_MAX_OPTS; i++)
+            all[n++] = seen->bind[i].val;
+        for (const int *a = accept; a && *a && n + 1 < FFN_CLI_MAX_OPTS; a++)
+            all[n++] = *a;
+        all[n] = 0;
+        ffn_cli_opts(all, seen->table);
     }
     for (;;) {
-        const int c = getopt_long(argc, argv, ":h", opts, NULL);
+        const int c = getopt_long(argc, argv, ":h", seen->table, NULL);
         if (c == -1) return c;
-        if (ffn_cli_once(cmd, seen, opts, c, repeatable)) return -2;
+        if (ffn_cli_once(cmd, seen, c, repeatable)) return -2;
         size_t i = 0;
         while (i < seen->nbind && seen->bind[i].val != c)
             i++;
         if (i == seen->nbind) return c;
-        if (seen->bind[i].str) *seen->bind[i].str = optarg;
-        if (seen->bind[i].flag) *seen->bind[i].flag = true;
+        if (store(cmd, &seen->bind[i], optarg)) return -2;
     }
 }
 
-static void bind(ffn_cli_seen *seen, int val, const char **str, bool *flag)
+int ffn_cli_parse(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
+                  const int *repeatable, void (*usage)(FILE *), bool quote)
 {
-    if (seen->nbind >= sizeof seen->bind / sizeof seen->bind[0]) return;
-    seen->bind[seen->nbind].val = val;
-    seen->bind[seen->nbind].str = str;
-    seen->bind[seen->nbind].flag = flag;
-    seen->nbind++;
+    const int c = ffn_cli_getopt(cmd, argc, argv, accept, seen, repeatable);
+    if (c == -2) return FFN_EXIT_USAGE;
+    if (c != -1) return ffn_cli_opt_other(cmd, c, argv, usage, quote);
+    if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+bool ffn_cli_given(const ffn_cli_seen *seen, int opt)
+{
+    for (size_t i = 0; i < seen->n; i++)
+        if (seen->opt[i].val == opt) return true;
+    return false;
+}
+
+int ffn_cli_store_collected(const char *cmd, const ffn_cli_seen *binds, const char *const *val)
+{
+    for (size_t i = 0; i < binds->nbind; i++) {
+        const ffn_cli_bound *b = &binds->bind[i];
+        const char *v = val[b->val - FFN_O_FIRST];
+        int rc;
+        if (v && (rc = store(cmd, b, v))) return rc;
+    }
+    return 0;
+}
+
+void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe)
+{
+    ffn_cli_bind_double(seen, FFN_O_ZIPF, 0, 100, &moe->zipf_s);
+    ffn_cli_bind_u64(seen, FFN_O_TRIALS, 1, 1000000, &moe->trials);
+    ffn_cli_bind_u64(seen, FFN_O_SEED, 0, UINT64_MAX, &moe->seed);
+    ffn_cli_bind_double(seen, FFN_O_CAPACITY_FACTOR, 0.01, 1000, &moe->capacity_factor);
+    ffn_cli_bind_u64(seen, FFN_O_DEVICES_PER_NODE, 1, 4096, &moe->devices_per_node);
+    ffn_cli_bind_flag(seen, FFN_O_EP_UNEVEN, &moe->ep_uneven);
+}
+
+static ffn_cli_bound *bind(ffn_cli_seen *seen, int val, int kind, void *dst)
+{
+    static ffn_cli_bound spare;
+    if (seen->nbind >= sizeof seen->bind / sizeof seen->bind[0]) return &spare;
+    ffn_cli_bound *b = &seen->bind[seen->nbind++];
+    *b = (ffn_cli_bound){.val = val, .kind = kind, .dst = dst};
+    return b;
 }
 
 void ffn_cli_bind_str(ffn_cli_seen *seen, int val, const char **dst)
 {
-    bind(seen, val, dst, NULL);
+    bind(seen, val, FFN_BIND_STR, (void *)dst);
 }
 
 void ffn_cli_bind_flag(ffn_cli_seen *seen, int val, bool *dst)
 {
-    bind(seen, val, NULL, dst);
+    bind(seen, val, FFN_BIND_FLAG, dst);
+}
+
+void ffn_cli_bind_u64(ffn_cli_seen *seen, int val, uint64_t lo, uint64_t hi, uint64_t *dst)
+{
+    ffn_cli_bound *b = bind(seen, val, FFN_BIND_U64, dst);
+    b->lo = lo, b->hi = hi;
+}
+
+void ffn_cli_bind_u64_list(ffn_cli_seen *seen, int val, uint64_t lo, uint64_t hi, uint64_t *dst,
+                           size_t cap, size_t *n)
+{
+    ffn_cli_bound *b = bind(seen, val, FFN_BIND_U64_LIST, dst);
+    b->lo = lo, b->hi = hi, b->cap = cap, b->n = n;
+}
+
+void ffn_cli_bind_double(ffn_cli_seen *seen, int val, double lo, double hi, double *dst)
+{
+    ffn_cli_bound *b = bind(seen, val, FFN_BIND_DOUBLE, dst);
+    b->dlo = lo, b->dhi = hi;
+}
+
+void ffn_cli_bind_format(ffn_cli_seen *seen, int val, bool allow_csv, ffn_format *dst)
+{
+    bind(seen, val, FFN_BIND_FORMAT, dst)->hi = allow_csv;
+}
+
+void ffn_cli_bind_dtype(ffn_cli_seen *seen, int val, ffn_dtype *dst)
+{
+    bind(seen, val, FFN_BIND_DTYPE, dst);
+}
+
+void ffn_cli_bind_phases(ffn_cli_seen *seen, int val, unsigned *dst)
+{
+    bind(seen, val, FFN_BIND_PHASES, dst);
 }
 
 int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *), bool quote)
@@ -484,12 +583,20 @@ int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *mo
         ffn_diag d;
         ffn_diag_clear(&d);
         if (ffn_scenario_load(scenario, sc, &d)) return ffn_cli_diag(&d);
-        return 0;
+    } else {
+        ffn_scenario_init(sc);
+        if (!model) return ffn_cli_usage(cmd, "give --scenario FILE, or --model and --hw");
+        if (!hw)
+            return ffn_cli_usage(cmd, "--hw is required without --scenario (e.g. --hw h100-sxm)");
     }
-    ffn_scenario_init(sc);
-    if (!model) return ffn_cli_usage(cmd, "give --scenario FILE, or --model and --hw");
-    if (!hw) return ffn_cli_usage(cmd, "--hw is required without --scenario (e.g. --hw h100-sxm)");
-    return 0;
+    int rc = 0;
+    if (model) rc = ffn_cli_refs(cmd, "--model", model, sc->models, &sc->n_models);
+    if (!rc && hw) {
+        rc = ffn_cli_refs(cmd, "--hw", hw, sc->hws, &sc->n_hws);
+        memset(sc->price_per_hour, 0, sizeof sc->price_per_hour); /* the scenario's devices' */
+    }
+    if (rc) ffn_scenario_release(sc);
+    return rc;
 }
 
 /* Folders this process created, newest last, so that a failed run can take back the empty

@@ -91,29 +91,6 @@ const char *__lsan_default_options(void)
     return "print_suppressions=0";
 }
 
-enum {
-    O_HW = 256,
-    O_MODEL,
-    O_SHAPE,
-    O_EXPERTS,
-    O_PHASE,
-    O_BATCH,
-    O_SEQ,
-    O_DTYPE,
-    O_ISA,
-    O_THREADS,
-    O_PEERS,
-    O_EVENTS,
-    O_REPS,
-    O_VERIFY,
-    O_FORMAT,
-    O_OUT,
-    O_WARM,
-    O_GROUP,
-    O_ADTYPE,
-    O_ZERO_POINT
-};
-
 /* "T,d,f[,act]" */
 static int parse_shape(const char *s, uint64_t v[3], ffn_act *act)
 {
@@ -189,34 +166,11 @@ static int calibrate_first(void)
 
 int ffn_cmd_bench(int argc, char **argv)
 {
-    static const struct option opts[] = {{"hw", required_argument, 0, O_HW},
-                                         {"model", required_argument, 0, O_MODEL},
-                                         {"shape", required_argument, 0, O_SHAPE},
-                                         {"experts", required_argument, 0, O_EXPERTS},
-                                         {"phase", required_argument, 0, O_PHASE},
-                                         {"batch", required_argument, 0, O_BATCH},
-                                         {"seq", required_argument, 0, O_SEQ},
-                                         {"dtype", required_argument, 0, O_DTYPE},
-                                         {"isa", required_argument, 0, O_ISA},
-                                         {"threads", required_argument, 0, O_THREADS},
-                                         {"peers", required_argument, 0, O_PEERS},
-                                         {"events", required_argument, 0, O_EVENTS},
-                                         {"reps", required_argument, 0, O_REPS},
-                                         {"verify", no_argument, 0, O_VERIFY},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"help", no_argument, 0, 'h'},
-                                         {"warm", no_argument, 0, O_WARM},
-                                         {"group", required_argument, 0, O_GROUP},
-                                         {"adtype", required_argument, 0, O_ADTYPE},
-                                         {"zero-point", no_argument, 0, O_ZERO_POINT},
-                                         {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
     const char *events_s = NULL, *out_dir = NULL;
     unsigned phases = 0; /* bit 0 prefill, bit 1 decode; 0 = default */
     uint64_t batches[MAX_BATCHES] = {1};
     size_t n_batches = 1;
-    bool batch_set = false, seq_set = false;
     uint64_t seq = 512, threads = 0, reps = 0;
     ffn_bench_opts bo;
     memset(&bo, 0, sizeof bo);
@@ -227,50 +181,45 @@ int ffn_cmd_bench(int argc, char **argv)
     ffn_format fmt = FFN_FMT_TABLE;
     int c, rc;
     ffn_cli_seen seen = {0};
-    ffn_cli_bind_str(&seen, O_HW, &hw_name);
-    ffn_cli_bind_str(&seen, O_MODEL, &model_name);
-    ffn_cli_bind_str(&seen, O_SHAPE, &shape_s);
-    ffn_cli_bind_str(&seen, O_EXPERTS, &experts_s);
-    ffn_cli_bind_flag(&seen, O_ZERO_POINT, &zero_point);
-    ffn_cli_bind_str(&seen, O_EVENTS, &events_s);
-    ffn_cli_bind_flag(&seen, O_VERIFY, &bo.verify);
-    ffn_cli_bind_flag(&seen, O_WARM, &bo.warm);
-    ffn_cli_bind_str(&seen, O_OUT, &out_dir);
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
+    ffn_cli_bind_str(&seen, FFN_O_HW, &hw_name);
+    ffn_cli_bind_str(&seen, FFN_O_MODEL, &model_name);
+    ffn_cli_bind_str(&seen, FFN_O_SHAPE, &shape_s);
+    ffn_cli_bind_str(&seen, FFN_O_EXPERTS, &experts_s);
+    ffn_cli_bind_phases(&seen, FFN_O_PHASE, &phases);
+    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 16, batches, MAX_BATCHES, &n_batches);
+    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 20, &seq);
+    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &threads);
+    ffn_cli_bind_str(&seen, FFN_O_EVENTS, &events_s);
+    ffn_cli_bind_u64(&seen, FFN_O_REPS, 1, 400, &reps);
+    ffn_cli_bind_flag(&seen, FFN_O_VERIFY, &bo.verify);
+    ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &fmt);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &out_dir);
+    ffn_cli_bind_flag(&seen, FFN_O_WARM, &bo.warm);
+    ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &zero_point);
+    static const int handled[] = {FFN_O_DTYPE, FFN_O_GROUP, FFN_O_ADTYPE,
+                                  FFN_O_ISA,   FFN_O_PEERS, 0};
+    while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_PHASE:
-            if ((rc = ffn_cli_phases(CMD, optarg, &phases))) return rc;
-            break;
-        case O_BATCH:
-            if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 16, batches, MAX_BATCHES,
-                                       &n_batches)))
-                return rc;
-            batch_set = true;
-            break;
-        case O_SEQ:
-            if ((rc = ffn_cli_u64(CMD, "--seq", optarg, 1, 1u << 20, &seq))) return rc;
-            seq_set = true;
-            break;
-        case O_DTYPE:
+        case FFN_O_DTYPE:
             if (ffn_dtype_parse(optarg, &wdt) ||
                 (wdt != FFN_DT_FP32 && wdt != FFN_DT_BF16 && wdt != FFN_DT_FP16 &&
                  wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4))
                 return ffn_cli_usage(
                     CMD, "--dtype must be fp32, bf16, fp16, int8 or int4; got '%s'", optarg);
             break;
-        case O_GROUP:
+        case FFN_O_GROUP:
             if ((rc = ffn_cli_u64(CMD, "--group", optarg, 1, 1u << 20, &group))) return rc;
             if (group != 32 && group != 64 && group != 128)
                 return ffn_cli_usage(CMD, "--group must be 32, 64 or 128; got %llu",
                                      (unsigned long long)group);
             break;
-        case O_ADTYPE:
+        case FFN_O_ADTYPE:
             if (ffn_dtype_parse(optarg, &adt) ||
                 (adt != FFN_DT_FP32 && adt != FFN_DT_BF16 && adt != FFN_DT_INT8))
                 return ffn_cli_usage(CMD, "--adtype must be fp32, bf16 or int8; got '%s'", optarg);
             break;
-        case O_ISA:
+        case FFN_O_ISA:
             if (!strcmp(optarg, "auto")) {
                 bo.isa_set = false;
             } else if (!strcmp(optarg, "list")) {
@@ -295,10 +244,7 @@ int ffn_cmd_bench(int argc, char **argv)
                 bo.isa = isa;
             }
             break;
-        case O_THREADS:
-            if ((rc = ffn_cli_u64(CMD, "--threads", optarg, 1, 1024, &threads))) return rc;
-            break;
-        case O_PEERS: {
+        case FFN_O_PEERS: {
             char buf[128];
             snprintf(buf, sizeof buf, "%s", optarg);
             char *save = NULL;
@@ -317,12 +263,6 @@ int ffn_cmd_bench(int argc, char **argv)
             }
             break;
         }
-        case O_REPS:
-            if ((rc = ffn_cli_u64(CMD, "--reps", optarg, 1, 400, &reps))) return rc;
-            break;
-        case O_FORMAT:
-            if ((rc = ffn_cli_format(CMD, optarg, &fmt, true))) return rc;
-            break;
         default:
             return ffn_cli_opt_other(CMD, c, argv, usage, false);
         }
@@ -330,7 +270,7 @@ int ffn_cmd_bench(int argc, char **argv)
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
     if (!model_name == !shape_s)
         return ffn_cli_usage(CMD, "give exactly one of --model and --shape");
-    if (shape_s && (batch_set || seq_set))
+    if (shape_s && (ffn_cli_given(&seen, FFN_O_BATCH) || ffn_cli_given(&seen, FFN_O_SEQ)))
         return ffn_cli_usage(CMD, "--batch and --seq go with --model; --shape gives T itself");
     if (experts_s && !shape_s) return ffn_cli_usage(CMD, "--experts goes with --shape");
     bo.threads = (int)threads;

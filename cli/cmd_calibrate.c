@@ -47,8 +47,6 @@ static void usage(FILE *fp)
           fp);
 }
 
-enum { O_QUICK = 256, O_THREADS, O_OUT, O_FORMAT, O_TINY };
-
 static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_result *k,
                         const ffn_hw *hw, const char *dir)
 {
@@ -130,36 +128,18 @@ static int write_calib(const char *path, const ffn_calibration *c, const ffn_kca
 
 int ffn_cmd_calibrate(int argc, char **argv)
 {
-    static const struct option opts[] = {{"quick", no_argument, 0, O_QUICK},
-                                         {"threads", required_argument, 0, O_THREADS},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {"test-tiny", no_argument, 0, O_TINY},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     bool quick = false, tiny = false;
     uint64_t threads = 0;
     const char *out_dir = FFN_LAST_CAL_DIR;
     ffn_format fmt = FFN_FMT_TABLE;
-    int c, rc;
+    int rc;
     ffn_cli_seen seen = {0};
-    ffn_cli_bind_flag(&seen, O_QUICK, &quick);
-    ffn_cli_bind_flag(&seen, O_TINY, &tiny);
-    ffn_cli_bind_str(&seen, O_OUT, &out_dir);
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
-        if (c == -2) return FFN_EXIT_USAGE;
-        switch (c) {
-        case O_THREADS:
-            if ((rc = ffn_cli_u64(CMD, "--threads", optarg, 1, 1024, &threads))) return rc;
-            break;
-        case O_FORMAT:
-            if ((rc = ffn_cli_format(CMD, optarg, &fmt, false))) return rc;
-            break;
-        default:
-            return ffn_cli_opt_other(CMD, c, argv, usage, false);
-        }
-    }
-    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    ffn_cli_bind_flag(&seen, FFN_O_QUICK, &quick);
+    ffn_cli_bind_flag(&seen, FFN_O_TEST_TINY, &tiny);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &out_dir);
+    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &threads);
+    ffn_cli_bind_format(&seen, FFN_O_FORMAT, false, &fmt);
+    if ((rc = ffn_cli_parse(CMD, argc, argv, NULL, &seen, NULL, usage, false)) >= 0) return rc;
     {
         /* FFNROOF_ISA first: a level this CPU lacks stops here, before anything is written */
         ffn_isa isa;

@@ -48,25 +48,6 @@ static void usage(FILE *fp, const char *cmd)
             cmd, cmd);
 }
 
-enum {
-    O_MODEL = 256,
-    O_HW,
-    O_SCENARIO,
-    O_DTYPE,
-    O_BATCH,
-    O_SEQ,
-    O_PBATCH,
-    O_FORMAT,
-    O_OUT,
-    O_PLOTS,
-    O_NORENDER,
-    O_COMPARE,
-    O_FORCE,
-    O_QUICK,
-    O_BENCH,
-    O_CAL
-};
-
 static int load_devices(const char *cmd, ffn_compare *c, const char *list)
 {
     char buf[4096];
@@ -139,33 +120,9 @@ done:
     return rc;
 }
 
-/* What `report` passes through: its own options are skipped here (it parsed them). */
-static bool is_report_opt(int c)
-{
-    return c == O_COMPARE || c == O_FORCE || c == O_QUICK || c == O_BENCH || c == O_CAL;
-}
-
 int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ffn_format *fmt,
                       const char **out_path, const char **plots_dir)
 {
-    static const struct option opts[] = {{"model", required_argument, 0, O_MODEL},
-                                         {"hw", required_argument, 0, O_HW},
-                                         {"scenario", required_argument, 0, O_SCENARIO},
-                                         {"dtype", required_argument, 0, O_DTYPE},
-                                         {"batch", required_argument, 0, O_BATCH},
-                                         {"seq", required_argument, 0, O_SEQ},
-                                         {"prefill-batch", required_argument, 0, O_PBATCH},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"plots", required_argument, 0, O_PLOTS},
-                                         {"no-render", no_argument, 0, O_NORENDER},
-                                         {"compare", no_argument, 0, O_COMPARE},
-                                         {"force", no_argument, 0, O_FORCE},
-                                         {"quick", no_argument, 0, O_QUICK},
-                                         {"bench", required_argument, 0, O_BENCH},
-                                         {"calibration", required_argument, 0, O_CAL},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     bool report = strcmp(cmd, "compare") != 0;
     memset(c, 0, sizeof *c);
     ffn_run_default(&c->run);
@@ -173,71 +130,55 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     c->run.batch = 1;
     c->batch[0] = 1, c->batch[1] = 8, c->batch[2] = 64;
     c->n_batch = 3;
-    const char *model = NULL, *hw = NULL, *scenario = NULL;
-    bool batch_set = false, seq_set = false, dtype_set = false;
-    uint64_t tmp[FFN_CMP_MAX_BATCH];
-    size_t nt;
+    const char *model = NULL, *hw = NULL, *scenario = NULL, *skip = NULL;
+    ffn_dtype dt = c->run.wdtype;
+    uint64_t batch[FFN_CMP_MAX_BATCH];
+    size_t n_batch = 0;
+    bool skip_flag;
     int ch, rc;
     ffn_cli_seen seen = {0};
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (report && is_report_opt(ch)) continue;
-        if (ffn_cli_once(cmd, &seen, opts, ch, NULL)) return FFN_EXIT_USAGE;
-        switch (ch) {
-        case O_MODEL:
-            model = optarg;
-            break;
-        case O_HW:
-            hw = optarg;
-            break;
-        case O_SCENARIO:
-            scenario = optarg;
-            break;
-        case O_DTYPE:
-            if ((rc = ffn_cli_dtype(cmd, "--dtype", optarg, &c->run.wdtype))) return rc;
-            c->run.adtype = c->run.wdtype;
-            dtype_set = true;
-            break;
-        case O_BATCH:
-            if ((rc = ffn_cli_u64_list(cmd, "--batch", optarg, 1, 1u << 24, tmp, FFN_CMP_MAX_BATCH,
-                                       &nt)))
-                return rc;
-            memcpy(c->batch, tmp, nt * sizeof tmp[0]);
-            c->n_batch = nt;
-            batch_set = true;
-            break;
-        case O_SEQ:
-            if ((rc = ffn_cli_u64(cmd, "--seq", optarg, 1, 1u << 24, &c->run.seq))) return rc;
-            seq_set = true;
-            break;
-        case O_PBATCH:
-            if ((rc = ffn_cli_u64(cmd, "--prefill-batch", optarg, 1, 1u << 20, &c->run.batch)))
-                return rc;
-            break;
-        case O_FORMAT:
-            if (!fmt) return ffn_cli_usage(cmd, "--format does not apply here");
-            if ((rc = ffn_cli_format(cmd, optarg, fmt, true))) return rc;
-            break;
-        case O_OUT:
-            if (out_path) *out_path = optarg;
-            break;
-        case O_PLOTS:
-            if (!plots_dir) return ffn_cli_usage(cmd, "--plots does not apply here");
-            *plots_dir = optarg;
-            break;
-        case O_NORENDER:
-            break; /* read by the caller */
-        case 'h':
+    ffn_cli_bind_str(&seen, FFN_O_MODEL, &model);
+    ffn_cli_bind_str(&seen, FFN_O_HW, &hw);
+    ffn_cli_bind_str(&seen, FFN_O_SCENARIO, &scenario);
+    ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
+    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batch, FFN_CMP_MAX_BATCH, &n_batch);
+    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &c->run.seq);
+    ffn_cli_bind_u64(&seen, FFN_O_PREFILL_BATCH, 1, 1u << 20, &c->run.batch);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, out_path ? out_path : &skip);
+    ffn_cli_bind_flag(&seen, FFN_O_NO_RENDER, &skip_flag); /* read by the caller */
+    if (report) { /* report's own options: it parsed them */
+        ffn_cli_bind_flag(&seen, FFN_O_COMPARE, &skip_flag);
+        ffn_cli_bind_flag(&seen, FFN_O_FORCE, &skip_flag);
+        ffn_cli_bind_flag(&seen, FFN_O_QUICK, &skip_flag);
+        ffn_cli_bind_str(&seen, FFN_O_BENCH, &skip);
+        ffn_cli_bind_str(&seen, FFN_O_CALIBRATION, &skip);
+    }
+    static const int handled[] = {FFN_O_FORMAT, FFN_O_PLOTS, 0};
+    while ((ch = ffn_cli_getopt(cmd, argc, argv, handled, &seen, NULL)) != -1) {
+        if (ch == -2) return FFN_EXIT_USAGE;
+        if (ch == 'h') {
             usage(stdout, cmd);
             return -1;
-        case ':':
-            return ffn_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return ffn_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+        if (ch == FFN_O_FORMAT && fmt) {
+            if ((rc = ffn_cli_format(cmd, optarg, fmt, true))) return rc;
+        } else if (ch == FFN_O_PLOTS && plots_dir) {
+            *plots_dir = optarg;
+        } else if (ch == FFN_O_FORMAT || ch == FFN_O_PLOTS) {
+            return ffn_cli_usage(cmd, "--%s does not apply here", ffn_cli_opt_name(ch));
+        } else {
+            return ffn_cli_opt_other(cmd, ch, argv, NULL, true);
         }
     }
     if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    const bool dtype_set = ffn_cli_given(&seen, FFN_O_DTYPE);
+    const bool batch_set = ffn_cli_given(&seen, FFN_O_BATCH);
+    const bool seq_set = ffn_cli_given(&seen, FFN_O_SEQ);
+    if (dtype_set) c->run.wdtype = c->run.adtype = dt;
+    if (batch_set) {
+        memcpy(c->batch, batch, n_batch * sizeof batch[0]);
+        c->n_batch = n_batch;
+    }
     if (scenario &&
         (rc = from_scenario(cmd, c, scenario, !model, !hw, !batch_set, !seq_set, !dtype_set)))
         return rc;

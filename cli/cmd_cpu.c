@@ -180,28 +180,10 @@ int ffn_cli_cpu_report(ffn_format fmt)
 
 int ffn_cmd_cpu(int argc, char **argv)
 {
-    enum { O_FORMAT = 256 };
-    static const struct option opts[] = {{"format", required_argument, NULL, O_FORMAT},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     ffn_format fmt = FFN_FMT_TABLE;
-    int c, rc;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return FFN_EXIT_OK;
-        case O_FORMAT:
-            if ((rc = ffn_cli_format(CMD, optarg, &fmt, false))) return rc;
-            break;
-        case ':':
-            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    ffn_cli_seen seen = {0};
+    ffn_cli_bind_format(&seen, FFN_O_FORMAT, false, &fmt);
+    const int rc = ffn_cli_parse(CMD, argc, argv, NULL, &seen, NULL, usage, true);
+    if (rc >= 0) return rc;
     return ffn_cli_cpu_report(fmt);
 }

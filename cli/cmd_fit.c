@@ -44,73 +44,56 @@ static void usage(FILE *fp)
           fp);
 }
 
+/* --fit a,b,c: the fitted parameters as FFN_FIT_* flags ("none" for the roofline alone). */
+static int fit_flags(const char *list, unsigned *flags)
+{
+    static const struct {
+        const char *name;
+        unsigned flag;
+    } params[] = {{"launch", FFN_FIT_LAUNCH},
+                  {"harness", FFN_FIT_HARNESS},
+                  {"overlap", FFN_FIT_OVERLAP},
+                  {"compute-ramp", FFN_FIT_COMPUTE_RAMP},
+                  {"memory-ramp", FFN_FIT_MEMORY_RAMP},
+                  {"by-dtype", FFN_FIT_COMPUTE_BY_DTYPE},
+                  {"util", FFN_FIT_WAVE_UTIL},
+                  {"gemv", FFN_FIT_MEMORY_GEMV},
+                  {"elem", FFN_FIT_MEMORY_ELEM},
+                  {"hold-max", FFN_FIT_HOLD_MAX},
+                  {"none", 0}};
+    *flags = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t i = 0;
+        while (i < sizeof params / sizeof params[0] && strcmp(t, params[i].name))
+            i++;
+        if (i == sizeof params / sizeof params[0])
+            return ffn_cli_usage(CMD, "--fit: unknown parameter '%s'", t);
+        *flags |= params[i].flag;
+    }
+    return 0;
+}
+
 int ffn_cmd_fit(int argc, char **argv)
 {
-    static const struct option opts[] = {{"hw", required_argument, 0, 'w'},
-                                         {"data", required_argument, 0, 'd'},
-                                         {"dtype", required_argument, 0, 't'},
-                                         {"fit", required_argument, 0, 'f'},
-                                         {"check", no_argument, 0, 'c'},
-                                         {"format", required_argument, 0, 'F'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *hw_name = NULL, *data = NULL, *out_path = NULL;
+    const char *hw_name = NULL, *data = NULL, *out_path = NULL, *fit = NULL;
     ffn_dtype dt = FFN_DT_FP16;
     unsigned flags = FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
     bool check = false;
     ffn_format fmt = FFN_FMT_TABLE;
-    int c, rc;
+    int rc;
     ffn_cli_seen seen = {0};
-    ffn_cli_bind_str(&seen, 'w', &hw_name);
-    ffn_cli_bind_str(&seen, 'd', &data);
-    ffn_cli_bind_flag(&seen, 'c', &check);
-    ffn_cli_bind_str(&seen, 'o', &out_path);
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
-        if (c == -2) return FFN_EXIT_USAGE;
-        switch (c) {
-        case 't':
-            if ((rc = ffn_cli_dtype(CMD, "--dtype", optarg, &dt))) return rc;
-            break;
-        case 'f': {
-            flags = 0;
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", optarg);
-            char *save = NULL;
-            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (!strcmp(t, "launch"))
-                    flags |= FFN_FIT_LAUNCH;
-                else if (!strcmp(t, "harness"))
-                    flags |= FFN_FIT_HARNESS;
-                else if (!strcmp(t, "overlap"))
-                    flags |= FFN_FIT_OVERLAP;
-                else if (!strcmp(t, "compute-ramp"))
-                    flags |= FFN_FIT_COMPUTE_RAMP;
-                else if (!strcmp(t, "memory-ramp"))
-                    flags |= FFN_FIT_MEMORY_RAMP;
-                else if (!strcmp(t, "by-dtype"))
-                    flags |= FFN_FIT_COMPUTE_BY_DTYPE;
-                else if (!strcmp(t, "util"))
-                    flags |= FFN_FIT_WAVE_UTIL;
-                else if (!strcmp(t, "gemv"))
-                    flags |= FFN_FIT_MEMORY_GEMV;
-                else if (!strcmp(t, "elem"))
-                    flags |= FFN_FIT_MEMORY_ELEM;
-                else if (!strcmp(t, "hold-max"))
-                    flags |= FFN_FIT_HOLD_MAX;
-                else if (strcmp(t, "none"))
-                    return ffn_cli_usage(CMD, "--fit: unknown parameter '%s'", t);
-            }
-            break;
-        }
-        case 'F':
-            if ((rc = ffn_cli_format(CMD, optarg, &fmt, false))) return rc;
-            break;
-        default:
-            return ffn_cli_opt_other(CMD, c, argv, usage, true);
-        }
-    }
-    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    ffn_cli_bind_str(&seen, FFN_O_HW, &hw_name);
+    ffn_cli_bind_str(&seen, FFN_O_DATA, &data);
+    ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
+    ffn_cli_bind_str(&seen, FFN_O_FIT, &fit);
+    ffn_cli_bind_flag(&seen, FFN_O_CHECK, &check);
+    ffn_cli_bind_format(&seen, FFN_O_FORMAT, false, &fmt);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &out_path);
+    if ((rc = ffn_cli_parse(CMD, argc, argv, NULL, &seen, NULL, usage, true)) >= 0) return rc;
+    if (fit && (rc = fit_flags(fit, &flags))) return rc;
     if ((flags & FFN_FIT_LAUNCH) && (flags & FFN_FIT_HARNESS))
         return ffn_cli_usage(CMD, "--fit: launch and harness are one constant to the data; "
                                   "fit one of them");

@@ -79,45 +79,6 @@ static void usage(FILE *fp)
           fp);
 }
 
-enum {
-    O_SCEN = 256,
-    O_MODEL,
-    O_HW,
-    O_PHASE,
-    O_PROMPT,
-    O_OUTPUT,
-    O_PBATCH,
-    O_CHUNK,
-    O_DTYPE,
-    O_WDTYPE,
-    O_ADTYPE,
-    O_KVDT,
-    O_TPOT,
-    O_TTFT,
-    O_TARGET,
-    O_MAXDEV,
-    O_MAXB,
-    O_MEMU,
-    O_TP,
-    O_EP,
-    O_EPU,
-    O_PRICE,
-    O_OBJ,
-    O_MARGIN,
-    O_ZIPF,
-    O_TRIALS,
-    O_SEED,
-    O_CAP,
-    O_DPN,
-    O_FORMAT,
-    O_EXPLAIN,
-    O_ALL,
-    O_OUT,
-    O_WEIGHTS,
-    O_ONCHIP,
-    O_END
-};
-
 static int time_opt(const char *opt, const char *s, double *out)
 {
     char why[160];
@@ -135,151 +96,132 @@ static int degree_list(const char *opt, const char *s, uint64_t *out, size_t *n)
 
 int ffn_cmd_plan(int argc, char **argv)
 {
-    static const struct option opts[] = {{"scenario", required_argument, 0, O_SCEN},
-                                         {"model", required_argument, 0, O_MODEL},
-                                         {"hw", required_argument, 0, O_HW},
-                                         {"phase", required_argument, 0, O_PHASE},
-                                         {"prompt", required_argument, 0, O_PROMPT},
-                                         {"output", required_argument, 0, O_OUTPUT},
-                                         {"prefill-batch", required_argument, 0, O_PBATCH},
-                                         {"chunk", required_argument, 0, O_CHUNK},
-                                         {"dtype", required_argument, 0, O_DTYPE},
-                                         {"wdtype", required_argument, 0, O_WDTYPE},
-                                         {"adtype", required_argument, 0, O_ADTYPE},
-                                         {"kv-dtype", required_argument, 0, O_KVDT},
-                                         {"tpot", required_argument, 0, O_TPOT},
-                                         {"ttft", required_argument, 0, O_TTFT},
-                                         {"target", required_argument, 0, O_TARGET},
-                                         {"max-devices", required_argument, 0, O_MAXDEV},
-                                         {"max-batch", required_argument, 0, O_MAXB},
-                                         {"mem-util", required_argument, 0, O_MEMU},
-                                         {"tp", required_argument, 0, O_TP},
-                                         {"ep", required_argument, 0, O_EP},
-                                         {"ep-uneven", no_argument, 0, O_EPU},
-                                         {"price", required_argument, 0, O_PRICE},
-                                         {"objective", required_argument, 0, O_OBJ},
-                                         {"margin", required_argument, 0, O_MARGIN},
-                                         {"weights", required_argument, 0, O_WEIGHTS},
-                                         {"onchip", no_argument, 0, O_ONCHIP},
-                                         {"zipf", required_argument, 0, O_ZIPF},
-                                         {"trials", required_argument, 0, O_TRIALS},
-                                         {"seed", required_argument, 0, O_SEED},
-                                         {"capacity-factor", required_argument, 0, O_CAP},
-                                         {"devices-per-node", required_argument, 0, O_DPN},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {"explain", no_argument, 0, O_EXPLAIN},
-                                         {"all", no_argument, 0, O_ALL},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const int accept[] = {FFN_O_SCENARIO,
+                                 FFN_O_MODEL,
+                                 FFN_O_HW,
+                                 FFN_O_PHASE,
+                                 FFN_O_PROMPT,
+                                 FFN_O_OUTPUT,
+                                 FFN_O_PREFILL_BATCH,
+                                 FFN_O_CHUNK,
+                                 FFN_O_DTYPE,
+                                 FFN_O_WDTYPE,
+                                 FFN_O_ADTYPE,
+                                 FFN_O_KV_DTYPE,
+                                 FFN_O_TPOT,
+                                 FFN_O_TTFT,
+                                 FFN_O_TARGET,
+                                 FFN_O_MAX_DEVICES,
+                                 FFN_O_MAX_BATCH,
+                                 FFN_O_MEM_UTIL,
+                                 FFN_O_TP,
+                                 FFN_O_EP,
+                                 FFN_O_EP_UNEVEN,
+                                 FFN_O_PRICE,
+                                 FFN_O_OBJECTIVE,
+                                 FFN_O_MARGIN,
+                                 FFN_O_WEIGHTS,
+                                 FFN_O_ONCHIP,
+                                 FFN_O_ZIPF,
+                                 FFN_O_TRIALS,
+                                 FFN_O_SEED,
+                                 FFN_O_CAPACITY_FACTOR,
+                                 FFN_O_DEVICES_PER_NODE,
+                                 FFN_O_FORMAT,
+                                 FFN_O_EXPLAIN,
+                                 FFN_O_ALL,
+                                 FFN_O_OUT,
+                                 0};
     /* First pass: collect the values (the last one wins) so that the scenario loads first and
      * the flags then override it. */
-    const char *val[O_END - O_SCEN] = {0};
+    const char *val[FFN_O_END - FFN_O_FIRST] = {0};
     const char *prices[FFN_SC_MAX_REFS];
     size_t n_prices = 0;
     int c;
     ffn_cli_seen seen = {0};
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, (const int[]){O_PRICE, 0})) != -1) {
+    while ((c = ffn_cli_getopt(CMD, argc, argv, accept, &seen, (const int[]){FFN_O_PRICE, 0})) !=
+           -1) {
         if (c == -2) return FFN_EXIT_USAGE;
-        if (c == O_PRICE) {
+        if (c == FFN_O_PRICE) {
             if (n_prices >= FFN_SC_MAX_REFS) return ffn_cli_usage(CMD, "too many --price options");
             prices[n_prices++] = optarg;
         }
-        const int r = ffn_cli_collect(CMD, c, argv, O_SCEN, O_END, val, usage);
+        const int r = ffn_cli_collect(CMD, c, argv, FFN_O_FIRST, FFN_O_END, val, usage);
         if (r >= 0) return r;
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-#define V(o) val[(o)-O_SCEN]
+#define V(o) val[(o)-FFN_O_FIRST]
 
     static ffn_scenario sc;
     int rc;
     {
-        int r = ffn_cli_scenario_start(CMD, V(O_SCEN), V(O_MODEL), V(O_HW), &sc);
+        int r = ffn_cli_scenario_start(CMD, V(FFN_O_SCENARIO), V(FFN_O_MODEL), V(FFN_O_HW), &sc);
         if (r) return r;
     }
     ffn_plan_opts *o = &sc.plan;
     ffn_format fmt = FFN_FMT_TABLE;
-    uint64_t v;
-    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models)))
-        goto out;
-    if (V(O_HW)) {
-        if ((rc = ffn_cli_refs(CMD, "--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
-        memset(sc.price_per_hour, 0, sizeof sc.price_per_hour);
-    }
-    if (V(O_PHASE) && ffn_plan_phase_parse(V(O_PHASE), &o->phase)) {
-        rc = ffn_cli_usage(CMD, "--phase must be decode, prefill or both; got '%s'", V(O_PHASE));
+    if (V(FFN_O_PHASE) && ffn_plan_phase_parse(V(FFN_O_PHASE), &o->phase)) {
+        rc =
+            ffn_cli_usage(CMD, "--phase must be decode, prefill or both; got '%s'", V(FFN_O_PHASE));
         goto out;
     }
-    if ((V(O_PROMPT) &&
-         (rc = ffn_cli_u64(CMD, "--prompt", V(O_PROMPT), 1, 1u << 24, &o->prompt))) ||
-        (V(O_OUTPUT) &&
-         (rc = ffn_cli_u64(CMD, "--output", V(O_OUTPUT), 1, 1u << 24, &o->output))) ||
-        (V(O_PBATCH) &&
-         (rc = ffn_cli_u64(CMD, "--prefill-batch", V(O_PBATCH), 1, 1u << 20, &o->prefill_batch))) ||
-        (V(O_CHUNK) && (rc = ffn_cli_u64(CMD, "--chunk", V(O_CHUNK), 1, 1u << 24, &o->chunk))))
-        goto out;
-    if (V(O_DTYPE) && (V(O_WDTYPE) || V(O_ADTYPE))) {
-        rc = ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
-        goto out;
-    }
-    if (V(O_DTYPE)) {
-        if ((rc = ffn_cli_dtype(CMD, "--dtype", V(O_DTYPE), &o->wdtype))) goto out;
-        o->adtype = o->kv_dtype = o->wdtype;
-    }
-    if (V(O_WDTYPE) && (rc = ffn_cli_dtype(CMD, "--wdtype", V(O_WDTYPE), &o->wdtype))) goto out;
-    if (V(O_ADTYPE)) {
-        if ((rc = ffn_cli_dtype(CMD, "--adtype", V(O_ADTYPE), &o->adtype))) goto out;
-        o->kv_dtype = o->adtype;
-    }
-    if (V(O_KVDT) && (rc = ffn_cli_dtype(CMD, "--kv-dtype", V(O_KVDT), &o->kv_dtype))) goto out;
-    if ((V(O_TPOT) && (rc = time_opt("--tpot", V(O_TPOT), &o->tpot_s))) ||
-        (V(O_TTFT) && (rc = time_opt("--ttft", V(O_TTFT), &o->ttft_s))) ||
-        (V(O_TARGET) &&
-         (rc = ffn_cli_double(CMD, "--target", V(O_TARGET), 1e-6, 1e15, &o->target_tokens_per_s))))
-        goto out;
-    if (V(O_MAXDEV) && !strcmp(V(O_MAXDEV), "0")) {
+    if (V(FFN_O_MAX_DEVICES) && !strcmp(V(FFN_O_MAX_DEVICES), "0")) {
         rc = ffn_cli_usage(CMD, "--max-devices is 0: a plan needs at least one device");
         goto out;
     }
-    if ((V(O_MAXDEV) &&
-         (rc = ffn_cli_u64(CMD, "--max-devices", V(O_MAXDEV), 1, 1u << 24, &o->max_devices))) ||
-        (V(O_MAXB) &&
-         (rc = ffn_cli_u64(CMD, "--max-batch", V(O_MAXB), 1, 1u << 24, &o->max_batch))) ||
-        (V(O_MEMU) &&
-         (rc = ffn_cli_double(CMD, "--mem-util", V(O_MEMU), 0.01, 1.0, &o->mem_utilization))) ||
-        (V(O_TP) && (rc = degree_list("--tp", V(O_TP), o->tp, &o->n_tp))) ||
-        (V(O_EP) && (rc = degree_list("--ep", V(O_EP), o->ep, &o->n_ep))))
-        goto out;
-    if (V(O_EPU)) o->moe.ep_uneven = true;
-    if (V(O_WEIGHTS) && ffn_weights_parse(V(O_WEIGHTS), &o->weights)) {
-        rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(O_WEIGHTS));
+    ffn_cli_seen late = {0};
+    ffn_cli_bind_u64(&late, FFN_O_PROMPT, 1, 1u << 24, &o->prompt);
+    ffn_cli_bind_u64(&late, FFN_O_OUTPUT, 1, 1u << 24, &o->output);
+    ffn_cli_bind_u64(&late, FFN_O_PREFILL_BATCH, 1, 1u << 20, &o->prefill_batch);
+    ffn_cli_bind_u64(&late, FFN_O_CHUNK, 1, 1u << 24, &o->chunk);
+    ffn_cli_bind_double(&late, FFN_O_TARGET, 1e-6, 1e15, &o->target_tokens_per_s);
+    ffn_cli_bind_u64(&late, FFN_O_MAX_DEVICES, 1, 1u << 24, &o->max_devices);
+    ffn_cli_bind_u64(&late, FFN_O_MAX_BATCH, 1, 1u << 24, &o->max_batch);
+    ffn_cli_bind_double(&late, FFN_O_MEM_UTIL, 0.01, 1.0, &o->mem_utilization);
+    ffn_cli_bind_routing(&late, &o->moe);
+    ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
+    if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
+    if (V(FFN_O_DTYPE) && (V(FFN_O_WDTYPE) || V(FFN_O_ADTYPE))) {
+        rc = ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
         goto out;
     }
-    if (V(O_ONCHIP)) o->onchip = true;
-    if (V(O_MARGIN)) {
+    if (V(FFN_O_DTYPE)) {
+        if ((rc = ffn_cli_dtype(CMD, "--dtype", V(FFN_O_DTYPE), &o->wdtype))) goto out;
+        o->adtype = o->kv_dtype = o->wdtype;
+    }
+    if (V(FFN_O_WDTYPE) && (rc = ffn_cli_dtype(CMD, "--wdtype", V(FFN_O_WDTYPE), &o->wdtype)))
+        goto out;
+    if (V(FFN_O_ADTYPE)) {
+        if ((rc = ffn_cli_dtype(CMD, "--adtype", V(FFN_O_ADTYPE), &o->adtype))) goto out;
+        o->kv_dtype = o->adtype;
+    }
+    if (V(FFN_O_KV_DTYPE) &&
+        (rc = ffn_cli_dtype(CMD, "--kv-dtype", V(FFN_O_KV_DTYPE), &o->kv_dtype)))
+        goto out;
+    if ((V(FFN_O_TPOT) && (rc = time_opt("--tpot", V(FFN_O_TPOT), &o->tpot_s))) ||
+        (V(FFN_O_TTFT) && (rc = time_opt("--ttft", V(FFN_O_TTFT), &o->ttft_s))) ||
+        (V(FFN_O_TP) && (rc = degree_list("--tp", V(FFN_O_TP), o->tp, &o->n_tp))) ||
+        (V(FFN_O_EP) && (rc = degree_list("--ep", V(FFN_O_EP), o->ep, &o->n_ep))))
+        goto out;
+    if (V(FFN_O_WEIGHTS) && ffn_weights_parse(V(FFN_O_WEIGHTS), &o->weights)) {
+        rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(FFN_O_WEIGHTS));
+        goto out;
+    }
+    if (V(FFN_O_ONCHIP)) o->onchip = true;
+    if (V(FFN_O_MARGIN)) {
         int i;
-        if ((rc = ffn_cli_choice(CMD, "--margin", V(O_MARGIN),
+        if ((rc = ffn_cli_choice(CMD, "--margin", V(FFN_O_MARGIN),
                                  (const char *const[]){"median", "p90", NULL}, &i)))
             goto out;
         o->margin = i == 0 ? FFN_MARGIN_MEDIAN : FFN_MARGIN_P90;
     }
-    if (V(O_OBJ) && ffn_objective_parse(V(O_OBJ), &o->objective)) {
+    if (V(FFN_O_OBJECTIVE) && ffn_objective_parse(V(FFN_O_OBJECTIVE), &o->objective)) {
         rc = ffn_cli_usage(CMD,
                            "--objective must be devices, tokens_per_device, tokens_per_watt "
                            "or tokens_per_dollar; got '%s'",
-                           V(O_OBJ));
+                           V(FFN_O_OBJECTIVE));
         goto out;
     }
-    if ((V(O_ZIPF) && (rc = ffn_cli_double(CMD, "--zipf", V(O_ZIPF), 0, 100, &o->moe.zipf_s))) ||
-        (V(O_TRIALS) &&
-         (rc = ffn_cli_u64(CMD, "--trials", V(O_TRIALS), 1, 1000000, &o->moe.trials))) ||
-        (V(O_SEED) && (rc = ffn_cli_u64(CMD, "--seed", V(O_SEED), 0, UINT64_MAX, &o->moe.seed))) ||
-        (V(O_CAP) && (rc = ffn_cli_double(CMD, "--capacity-factor", V(O_CAP), 0.01, 1000,
-                                          &o->moe.capacity_factor))) ||
-        (V(O_DPN) && (rc = ffn_cli_u64(CMD, "--devices-per-node", V(O_DPN), 1, 4096,
-                                       &o->moe.devices_per_node))) ||
-        (V(O_FORMAT) && (rc = ffn_cli_format(CMD, V(O_FORMAT), &fmt, true))))
-        goto out;
     for (size_t i = 0; i < n_prices; i++) {
         const char *eq = strchr(prices[i], '=');
         size_t k = 0;
@@ -296,7 +238,6 @@ int ffn_cmd_plan(int argc, char **argv)
         if ((rc = ffn_cli_double(CMD, "--price", eq + 1, 1e-6, 1e6, &sc.price_per_hour[k])))
             goto out;
     }
-    (void)v;
     if (sc.n_models * sc.n_hws > MAX_PAIRS) {
         rc = ffn_cli_usage(CMD, "%zu models x %zu devices is more than %d pairs", sc.n_models,
                            sc.n_hws, MAX_PAIRS);
@@ -347,16 +288,16 @@ int ffn_cmd_plan(int argc, char **argv)
 
     {
         ffn_cli_out out;
-        if ((rc = ffn_cli_out_open(CMD, &out, V(O_OUT)))) goto free_out;
+        if ((rc = ffn_cli_out_open(CMD, &out, V(FFN_O_OUT)))) goto free_out;
         int wr = 0;
         if (fmt == FFN_FMT_JSON)
             wr = ffn_plan_write_json(out.fp, &sc, o, pairs, np);
         else if (fmt == FFN_FMT_CSV)
             wr = ffn_plan_write_csv(out.fp, pairs, np);
         else
-            ffn_plan_write_table(out.fp, &sc, o, pairs, np, V(O_ALL) != NULL);
-        if (V(O_EXPLAIN) && fmt == FFN_FMT_TABLE && np) ffn_plan_explain(out.fp, &pairs[0]);
-        if (V(O_EXPLAIN) && fmt != FFN_FMT_TABLE && np) ffn_plan_explain(stderr, &pairs[0]);
+            ffn_plan_write_table(out.fp, &sc, o, pairs, np, V(FFN_O_ALL) != NULL);
+        if (V(FFN_O_EXPLAIN) && fmt == FFN_FMT_TABLE && np) ffn_plan_explain(out.fp, &pairs[0]);
+        if (V(FFN_O_EXPLAIN) && fmt != FFN_FMT_TABLE && np) ffn_plan_explain(stderr, &pairs[0]);
         if (ferror(out.fp)) wr = FFN_EIO;
         rc = ffn_cli_out_close(CMD, &out, wr == 0);
     }

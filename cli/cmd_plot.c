@@ -62,25 +62,6 @@ static void usage(FILE *fp)
         fp);
 }
 
-enum {
-    O_HW = 256,
-    O_CAL,
-    O_BENCH,
-    O_MODEL,
-    O_BATCH,
-    O_SEQ,
-    O_EP,
-    O_DTYPE,
-    O_BY,
-    O_PHASE,
-    O_OUT,
-    O_NAME,
-    O_SIZE,
-    O_TITLE,
-    O_NORENDER,
-    O_LEVELS
-};
-
 typedef struct plot_opts {
     const char *hw_list, *model, *out, *name, *title;
     const char *cal[MAX_FILES], *bench[MAX_FILES];
@@ -426,16 +407,6 @@ static int plot_moe(const plot_opts *o, ffn_chart_out *co)
 
 int ffn_cmd_plot(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"hw", required_argument, 0, O_HW},        {"calibration", required_argument, 0, O_CAL},
-        {"bench", required_argument, 0, O_BENCH},  {"model", required_argument, 0, O_MODEL},
-        {"batch", required_argument, 0, O_BATCH},  {"seq", required_argument, 0, O_SEQ},
-        {"ep", required_argument, 0, O_EP},        {"dtype", required_argument, 0, O_DTYPE},
-        {"by", required_argument, 0, O_BY},        {"phase", required_argument, 0, O_PHASE},
-        {"out", required_argument, 0, O_OUT},      {"name", required_argument, 0, O_NAME},
-        {"size", required_argument, 0, O_SIZE},    {"title", required_argument, 0, O_TITLE},
-        {"no-render", no_argument, 0, O_NORENDER}, {"help", no_argument, 0, 'h'},
-        {"levels", no_argument, 0, O_LEVELS},      {0, 0, 0, 0}};
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
         return FFN_EXIT_OK;
@@ -461,43 +432,32 @@ int ffn_cmd_plot(int argc, char **argv)
     o.render = true;
     int c, rc;
     ffn_cli_seen seen = {0};
-    ffn_cli_bind_str(&seen, O_HW, &o.hw_list);
-    ffn_cli_bind_str(&seen, O_MODEL, &o.model);
-    ffn_cli_bind_str(&seen, O_OUT, &o.out);
-    ffn_cli_bind_str(&seen, O_TITLE, &o.title);
-    ffn_cli_bind_flag(&seen, O_LEVELS, &o.levels);
+    ffn_cli_bind_str(&seen, FFN_O_HW, &o.hw_list);
+    ffn_cli_bind_str(&seen, FFN_O_MODEL, &o.model);
+    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, o.batch, MAX_GRID, &o.n_batch);
+    ffn_cli_bind_u64_list(&seen, FFN_O_SEQ, 1, 1u << 24, o.seq, MAX_GRID, &o.n_seq);
+    ffn_cli_bind_u64_list(&seen, FFN_O_EP, 1, 4096, o.ep, MAX_GRID, &o.n_ep);
+    ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &o.dtype);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &o.out);
+    ffn_cli_bind_str(&seen, FFN_O_TITLE, &o.title);
+    ffn_cli_bind_flag(&seen, FFN_O_LEVELS, &o.levels);
+    static const int handled[] = {FFN_O_CALIBRATION, FFN_O_BENCH, FFN_O_BY,        FFN_O_PHASE,
+                                  FFN_O_NAME,        FFN_O_SIZE,  FFN_O_NO_RENDER, 0};
     argc--, argv++; /* argv[0] is now the chart kind */
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, (const int[]){O_CAL, O_BENCH, 0})) !=
-           -1) {
+    while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen,
+                               (const int[]){FFN_O_CALIBRATION, FFN_O_BENCH, 0})) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_CAL:
+        case FFN_O_CALIBRATION:
             if (o.n_cal >= MAX_FILES)
                 return ffn_cli_usage(CMD, "at most %d --calibration", MAX_FILES);
             o.cal[o.n_cal++] = optarg;
             break;
-        case O_BENCH:
+        case FFN_O_BENCH:
             if (o.n_bench >= MAX_FILES) return ffn_cli_usage(CMD, "at most %d --bench", MAX_FILES);
             o.bench[o.n_bench++] = optarg;
             break;
-        case O_BATCH:
-            if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 24, o.batch, MAX_GRID,
-                                       &o.n_batch)))
-                return rc;
-            break;
-        case O_SEQ:
-            if ((rc = ffn_cli_u64_list(CMD, "--seq", optarg, 1, 1u << 24, o.seq, MAX_GRID,
-                                       &o.n_seq)))
-                return rc;
-            break;
-        case O_EP:
-            if ((rc = ffn_cli_u64_list(CMD, "--ep", optarg, 1, 4096, o.ep, MAX_GRID, &o.n_ep)))
-                return rc;
-            break;
-        case O_DTYPE:
-            if ((rc = ffn_cli_dtype(CMD, "--dtype", optarg, &o.dtype))) return rc;
-            break;
-        case O_BY: {
+        case FFN_O_BY: {
             int i;
             if ((rc = ffn_cli_choice(CMD, "--by", optarg,
                                      (const char *const[]){"batch", "ep", NULL}, &i)))
@@ -505,7 +465,7 @@ int ffn_cmd_plot(int argc, char **argv)
             o.by_ep = i == 1;
             break;
         }
-        case O_PHASE: {
+        case FFN_O_PHASE: {
             int i;
             if ((rc = ffn_cli_choice(CMD, "--phase", optarg,
                                      (const char *const[]){"decode", "prefill", NULL}, &i)))
@@ -513,12 +473,12 @@ int ffn_cmd_plot(int argc, char **argv)
             o.phase = i == 0 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
             break;
         }
-        case O_NAME:
+        case FFN_O_NAME:
             if (!*optarg || strchr(optarg, '/') || strchr(optarg, '\'') || strlen(optarg) > 100)
                 return ffn_cli_usage(CMD, "--name must be a plain file name, got '%s'", optarg);
             o.name = optarg;
             break;
-        case O_SIZE: {
+        case FFN_O_SIZE: {
             unsigned w, h;
             char tail;
             if (sscanf(optarg, "%ux%u%c", &w, &h, &tail) != 2 || w < 200 || h < 150 || w > 8000 ||
@@ -531,7 +491,7 @@ int ffn_cmd_plot(int argc, char **argv)
             o.height = (int)h;
             break;
         }
-        case O_NORENDER:
+        case FFN_O_NO_RENDER:
             o.render = false;
             break;
         default:

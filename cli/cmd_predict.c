@@ -76,190 +76,66 @@ static void usage(FILE *fp)
         fp);
 }
 
-enum {
-    O_HW = 256,
-    O_MODEL,
-    O_PHASE,
-    O_BATCH,
-    O_SEQ,
-    O_CHUNK,
-    O_DTYPE,
-    O_WDTYPE,
-    O_ADTYPE,
-    O_GROUP,
-    O_ZP,
-    O_ACTIO,
-    O_TP,
-    O_FUSED,
-    O_UNFUSED,
-    O_GATEUP,
-    O_MOC,
-    O_EP,
-    O_EPU,
-    O_DPN,
-    O_ZIPF,
-    O_HIST,
-    O_TRIALS,
-    O_SEED,
-    O_CAP,
-    O_FORMAT,
-    O_OPS,
-    O_OUT,
-    O_WEIGHTS,
-    O_ONCHIP
-};
-
 int ffn_cmd_predict(int argc, char **argv)
 {
-    static const struct option opts[] = {{"hw", required_argument, 0, O_HW},
-                                         {"model", required_argument, 0, O_MODEL},
-                                         {"phase", required_argument, 0, O_PHASE},
-                                         {"batch", required_argument, 0, O_BATCH},
-                                         {"seq", required_argument, 0, O_SEQ},
-                                         {"chunk", required_argument, 0, O_CHUNK},
-                                         {"dtype", required_argument, 0, O_DTYPE},
-                                         {"wdtype", required_argument, 0, O_WDTYPE},
-                                         {"adtype", required_argument, 0, O_ADTYPE},
-                                         {"group-size", required_argument, 0, O_GROUP},
-                                         {"zero-point", no_argument, 0, O_ZP},
-                                         {"act-io-dtype", required_argument, 0, O_ACTIO},
-                                         {"tp", required_argument, 0, O_TP},
-                                         {"fused", no_argument, 0, O_FUSED},
-                                         {"unfused", no_argument, 0, O_UNFUSED},
-                                         {"moc", required_argument, 0, O_MOC},
-                                         {"gate-up", no_argument, 0, O_GATEUP},
-                                         {"ep", required_argument, 0, O_EP},
-                                         {"ep-uneven", no_argument, 0, O_EPU},
-                                         {"devices-per-node", required_argument, 0, O_DPN},
-                                         {"zipf", required_argument, 0, O_ZIPF},
-                                         {"histogram", required_argument, 0, O_HIST},
-                                         {"trials", required_argument, 0, O_TRIALS},
-                                         {"seed", required_argument, 0, O_SEED},
-                                         {"capacity-factor", required_argument, 0, O_CAP},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {"ops", no_argument, 0, O_OPS},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"help", no_argument, 0, 'h'},
-                                         {"weights", required_argument, 0, O_WEIGHTS},
-                                         {"onchip", no_argument, 0, O_ONCHIP},
-                                         {0, 0, 0, 0}};
     const char *hw_name = NULL, *model_name = NULL, *out_path = NULL, *hist_path = NULL;
+    const char *weights = NULL;
     unsigned phases = 3; /* bit 0 prefill, bit 1 decode */
-    uint64_t batches[MAX_BATCHES] = {1};
+    uint64_t batches[MAX_BATCHES] = {1}, group = 0;
     size_t n_batches = 1;
     ffn_run run;
     ffn_run_default(&run);
     run.moe.seed = 1;
+    ffn_dtype dt = run.wdtype;
     ffn_format fmt = FFN_FMT_TABLE;
-    bool per_op = false, dtype_set = false, wdt_set = false, adt_set = false;
-    uint64_t v;
+    bool per_op = false;
     int c, rc;
     ffn_cli_seen seen = {0};
-    ffn_cli_bind_str(&seen, O_HW, &hw_name);
-    ffn_cli_bind_str(&seen, O_MODEL, &model_name);
-    ffn_cli_bind_flag(&seen, O_ZP, &run.zero_point);
-    ffn_cli_bind_flag(&seen, O_EPU, &run.moe.ep_uneven);
-    ffn_cli_bind_str(&seen, O_HIST, &hist_path);
-    ffn_cli_bind_flag(&seen, O_OPS, &per_op);
-    ffn_cli_bind_flag(&seen, O_ONCHIP, &run.onchip);
-    ffn_cli_bind_str(&seen, O_OUT, &out_path);
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
+    ffn_cli_bind_str(&seen, FFN_O_HW, &hw_name);
+    ffn_cli_bind_str(&seen, FFN_O_MODEL, &model_name);
+    ffn_cli_bind_phases(&seen, FFN_O_PHASE, &phases);
+    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batches, MAX_BATCHES, &n_batches);
+    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &run.seq);
+    ffn_cli_bind_u64(&seen, FFN_O_CHUNK, 1, 1u << 24, &run.chunk);
+    ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
+    ffn_cli_bind_dtype(&seen, FFN_O_WDTYPE, &run.wdtype);
+    ffn_cli_bind_dtype(&seen, FFN_O_ADTYPE, &run.adtype);
+    ffn_cli_bind_u64(&seen, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
+    ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &run.zero_point);
+    ffn_cli_bind_dtype(&seen, FFN_O_ACT_IO_DTYPE, &run.act_io_dtype);
+    ffn_cli_bind_u64(&seen, FFN_O_TP, 1, 4096, &run.tp);
+    ffn_cli_bind_u64(&seen, FFN_O_MOC, 1, 1u << 24, &run.moc_k);
+    ffn_cli_bind_u64(&seen, FFN_O_EP, 1, 4096, &run.ep);
+    ffn_cli_bind_routing(&seen, &run.moe);
+    ffn_cli_bind_str(&seen, FFN_O_HISTOGRAM, &hist_path);
+    ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &fmt);
+    ffn_cli_bind_flag(&seen, FFN_O_OPS, &per_op);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &out_path);
+    ffn_cli_bind_str(&seen, FFN_O_WEIGHTS, &weights);
+    ffn_cli_bind_flag(&seen, FFN_O_ONCHIP, &run.onchip);
+    static const int fusion[] = {FFN_O_FUSED, FFN_O_UNFUSED, FFN_O_GATE_UP, 0};
+    while ((c = ffn_cli_getopt(CMD, argc, argv, fusion, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
-        switch (c) {
-        case O_PHASE:
-            if ((rc = ffn_cli_phases(CMD, optarg, &phases))) return rc;
-            break;
-        case O_BATCH:
-            if ((rc = ffn_cli_u64_list(CMD, "--batch", optarg, 1, 1u << 24, batches, MAX_BATCHES,
-                                       &n_batches)))
-                return rc;
-            break;
-        case O_SEQ:
-            if ((rc = ffn_cli_u64(CMD, "--seq", optarg, 1, 1u << 24, &run.seq))) return rc;
-            break;
-        case O_CHUNK:
-            if ((rc = ffn_cli_u64(CMD, "--chunk", optarg, 1, 1u << 24, &run.chunk))) return rc;
-            break;
-        case O_DTYPE:
-            if ((rc = ffn_cli_dtype(CMD, "--dtype", optarg, &run.wdtype))) return rc;
-            run.adtype = run.wdtype;
-            dtype_set = true;
-            break;
-        case O_WDTYPE:
-            if ((rc = ffn_cli_dtype(CMD, "--wdtype", optarg, &run.wdtype))) return rc;
-            wdt_set = true;
-            break;
-        case O_ADTYPE:
-            if ((rc = ffn_cli_dtype(CMD, "--adtype", optarg, &run.adtype))) return rc;
-            adt_set = true;
-            break;
-        case O_GROUP:
-            if ((rc = ffn_cli_u64(CMD, "--group-size", optarg, 1, 1u << 20, &v))) return rc;
-            run.group_size = (unsigned)v;
-            break;
-        case O_ACTIO:
-            if ((rc = ffn_cli_dtype(CMD, "--act-io-dtype", optarg, &run.act_io_dtype))) return rc;
-            if (run.act_io_dtype != FFN_DT_FP32 && run.act_io_dtype != FFN_DT_BF16 &&
-                run.act_io_dtype != FFN_DT_FP16)
-                return ffn_cli_usage(CMD, "--act-io-dtype must be fp32, bf16 or fp16; got '%s'",
-                                     optarg);
-            break;
-        case O_TP:
-            if ((rc = ffn_cli_u64(CMD, "--tp", optarg, 1, 4096, &run.tp))) return rc;
-            break;
-        case O_FUSED:
-            run.fused = true;
-            run.act_separate = false;
-            break;
-        case O_UNFUSED:
-            run.fused = false;
-            run.act_separate = false;
-            break;
-        case O_GATEUP:
-            run.fused = true;
-            run.act_separate = true;
-            break;
-        case O_MOC:
-            if ((rc = ffn_cli_u64(CMD, "--moc", optarg, 1, 1u << 24, &run.moc_k))) return rc;
-            break;
-        case O_EP:
-            if ((rc = ffn_cli_u64(CMD, "--ep", optarg, 1, 4096, &run.ep))) return rc;
-            break;
-        case O_DPN:
-            if ((rc = ffn_cli_u64(CMD, "--devices-per-node", optarg, 1, 4096,
-                                  &run.moe.devices_per_node)))
-                return rc;
-            break;
-        case O_ZIPF:
-            if ((rc = ffn_cli_double(CMD, "--zipf", optarg, 0, 100, &run.moe.zipf_s))) return rc;
-            break;
-        case O_TRIALS:
-            if ((rc = ffn_cli_u64(CMD, "--trials", optarg, 1, 1000000, &run.moe.trials))) return rc;
-            break;
-        case O_SEED:
-            if ((rc = ffn_cli_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &run.moe.seed))) return rc;
-            break;
-        case O_CAP:
-            if ((rc = ffn_cli_double(CMD, "--capacity-factor", optarg, 0.01, 1000,
-                                     &run.moe.capacity_factor)))
-                return rc;
-            break;
-        case O_FORMAT:
-            if ((rc = ffn_cli_format(CMD, optarg, &fmt, true))) return rc;
-            break;
-        case O_WEIGHTS:
-            if (ffn_weights_parse(optarg, &run.weights))
-                return ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", optarg);
-            break;
-        default:
+        if (c != FFN_O_FUSED && c != FFN_O_UNFUSED && c != FFN_O_GATE_UP)
             return ffn_cli_opt_other(CMD, c, argv, usage, true);
-        }
+        run.fused = c != FFN_O_UNFUSED;
+        run.act_separate = c == FFN_O_GATE_UP;
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
     if (!hw_name) return ffn_cli_usage(CMD, "--hw is required (e.g. --hw h100-sxm)");
     if (!model_name) return ffn_cli_usage(CMD, "--model is required (e.g. --model llama2-7b)");
-    if (dtype_set && (wdt_set || adt_set))
-        return ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
+    if (ffn_cli_given(&seen, FFN_O_DTYPE)) {
+        if (ffn_cli_given(&seen, FFN_O_WDTYPE) || ffn_cli_given(&seen, FFN_O_ADTYPE))
+            return ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
+        run.wdtype = run.adtype = dt;
+    }
+    if (group) run.group_size = (unsigned)group;
+    if (run.act_io_dtype != FFN_DT_FP32 && run.act_io_dtype != FFN_DT_BF16 &&
+        run.act_io_dtype != FFN_DT_FP16)
+        return ffn_cli_usage(CMD, "--act-io-dtype must be fp32, bf16 or fp16; got '%s'",
+                             ffn_dtype_name(run.act_io_dtype));
+    if (weights && ffn_weights_parse(weights, &run.weights))
+        return ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", weights);
 
     static ffn_hw hw;
     static ffn_model model;

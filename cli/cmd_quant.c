@@ -84,29 +84,6 @@ static void usage(FILE *fp)
             DEF_ALPHA, DEF_REPS);
 }
 
-enum {
-    O_D = 1000,
-    O_F,
-    O_ACT,
-    O_MODEL,
-    O_CKPT,
-    O_LAYER,
-    O_TOKENS,
-    O_OUTLIERS,
-    O_OSCALE,
-    O_WEIGHTS,
-    O_NU,
-    O_ALPHA,
-    O_SEED,
-    O_FORMATS,
-    O_GROUP,
-    O_NO_SPEED,
-    O_REPS,
-    O_THREADS,
-    O_FORMAT,
-    O_OUT,
-};
-
 /* "32,64" -> mask of group bits (32 -> 1, 64 -> 2, 128 -> 4). */
 static int parse_groups(const char *s, unsigned *mask)
 {
@@ -193,123 +170,62 @@ typedef struct opts {
 
 static int parse(int argc, char **argv, opts *o)
 {
-    static const struct option lo[] = {{"d", required_argument, 0, O_D},
-                                       {"f", required_argument, 0, O_F},
-                                       {"act", required_argument, 0, O_ACT},
-                                       {"model", required_argument, 0, O_MODEL},
-                                       {"checkpoint", required_argument, 0, O_CKPT},
-                                       {"layer", required_argument, 0, O_LAYER},
-                                       {"tokens", required_argument, 0, O_TOKENS},
-                                       {"outliers", required_argument, 0, O_OUTLIERS},
-                                       {"outlier-scale", required_argument, 0, O_OSCALE},
-                                       {"weights", required_argument, 0, O_WEIGHTS},
-                                       {"nu", required_argument, 0, O_NU},
-                                       {"alpha", required_argument, 0, O_ALPHA},
-                                       {"seed", required_argument, 0, O_SEED},
-                                       {"formats", required_argument, 0, O_FORMATS},
-                                       {"group", required_argument, 0, O_GROUP},
-                                       {"no-speed", no_argument, 0, O_NO_SPEED},
-                                       {"reps", required_argument, 0, O_REPS},
-                                       {"threads", required_argument, 0, O_THREADS},
-                                       {"format", required_argument, 0, O_FORMAT},
-                                       {"out", required_argument, 0, O_OUT},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
     int c, rc;
     ffn_cli_seen seen = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (ffn_cli_once(CMD, &seen, lo, c, NULL)) return FFN_EXIT_USAGE;
-        rc = 0;
+    ffn_cli_bind_u64(&seen, FFN_O_D, 1, 1u << 20, &o->d);
+    ffn_cli_bind_u64(&seen, FFN_O_F, 1, 1u << 20, &o->f);
+    ffn_cli_bind_str(&seen, FFN_O_MODEL, &o->model);
+    ffn_cli_bind_str(&seen, FFN_O_CHECKPOINT, &o->ckpt);
+    ffn_cli_bind_u64(&seen, FFN_O_LAYER, 0, 1u << 20, &o->layer);
+    ffn_cli_bind_u64(&seen, FFN_O_TOKENS, 1, 65536, &o->tokens);
+    ffn_cli_bind_double(&seen, FFN_O_OUTLIERS, 0, 1, &o->outliers);
+    ffn_cli_bind_double(&seen, FFN_O_OUTLIER_SCALE, 1, 1e6, &o->oscale);
+    ffn_cli_bind_double(&seen, FFN_O_NU, 1e-3, 1e6, &o->nu);
+    ffn_cli_bind_double(&seen, FFN_O_ALPHA, 0, 1, &o->alpha);
+    ffn_cli_bind_u64(&seen, FFN_O_SEED, 0, UINT64_MAX, &o->seed);
+    ffn_cli_bind_str(&seen, FFN_O_FORMATS, &o->formats);
+    ffn_cli_bind_flag(&seen, FFN_O_NO_SPEED, &o->no_speed);
+    ffn_cli_bind_u64(&seen, FFN_O_REPS, 1, 100000, &o->reps);
+    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &o->threads);
+    ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &o->fmt);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &o->out);
+    static const int handled[] = {FFN_O_ACT, FFN_O_WEIGHTS, FFN_O_GROUP, 0};
+    while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_D:
-            rc = ffn_cli_u64(CMD, "--d", optarg, 1, 1u << 20, &o->d);
-            o->have_d = true;
-            break;
-        case O_F:
-            rc = ffn_cli_u64(CMD, "--f", optarg, 1, 1u << 20, &o->f);
-            o->have_f = true;
-            break;
-        case O_ACT:
+        case FFN_O_ACT:
             if (ffn_act_parse(optarg, &o->act))
                 return ffn_cli_usage(CMD,
                                      "--act: unknown activation '%s' (relu, gelu, "
                                      "gelu_tanh, silu, swiglu, geglu, reglu)",
                                      optarg);
-            o->have_act = true;
             break;
-        case O_MODEL:
-            o->model = optarg;
-            break;
-        case O_CKPT:
-            o->ckpt = optarg;
-            break;
-        case O_LAYER:
-            rc = ffn_cli_u64(CMD, "--layer", optarg, 0, 1u << 20, &o->layer);
-            o->have_layer = true;
-            break;
-        case O_TOKENS:
-            rc = ffn_cli_u64(CMD, "--tokens", optarg, 1, 65536, &o->tokens);
-            break;
-        case O_OUTLIERS:
-            rc = ffn_cli_double(CMD, "--outliers", optarg, 0, 1, &o->outliers);
-            break;
-        case O_OSCALE:
-            rc = ffn_cli_double(CMD, "--outlier-scale", optarg, 1, 1e6, &o->oscale);
-            break;
-        case O_WEIGHTS:
+        case FFN_O_WEIGHTS:
             if (!strcmp(optarg, "gauss") || !strcmp(optarg, "gaussian"))
                 o->wdist = FFN_QW_GAUSS;
             else if (!strcmp(optarg, "student-t") || !strcmp(optarg, "t"))
                 o->wdist = FFN_QW_STUDENT_T;
             else
                 return ffn_cli_usage(CMD, "--weights: '%s' is not gauss or student-t", optarg);
-            o->have_weights = true;
             break;
-        case O_NU:
-            rc = ffn_cli_double(CMD, "--nu", optarg, 1e-3, 1e6, &o->nu);
-            o->have_nu = true;
-            break;
-        case O_ALPHA:
-            rc = ffn_cli_double(CMD, "--alpha", optarg, 0, 1, &o->alpha);
-            break;
-        case O_SEED:
-            rc = ffn_cli_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &o->seed);
-            break;
-        case O_FORMATS:
-            o->formats = optarg;
-            o->have_formats = true;
-            break;
-        case O_GROUP:
-            rc = parse_groups(optarg, &o->groups);
-            o->have_group = true;
-            break;
-        case O_NO_SPEED:
-            o->no_speed = true;
-            break;
-        case O_REPS:
-            rc = ffn_cli_u64(CMD, "--reps", optarg, 1, 100000, &o->reps);
-            break;
-        case O_THREADS:
-            rc = ffn_cli_u64(CMD, "--threads", optarg, 1, 1024, &o->threads);
-            break;
-        case O_FORMAT:
-            rc = ffn_cli_format(CMD, optarg, &o->fmt, true);
-            break;
-        case O_OUT:
-            o->out = optarg;
+        case FFN_O_GROUP:
+            if ((rc = parse_groups(optarg, &o->groups))) return rc;
             break;
         case 'h':
             usage(stdout);
             return -1;
-        case ':':
-            return ffn_cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return ffn_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            return ffn_cli_opt_other(CMD, c, argv, usage, true);
         }
-        if (rc) return rc;
     }
+    o->have_d = ffn_cli_given(&seen, FFN_O_D);
+    o->have_f = ffn_cli_given(&seen, FFN_O_F);
+    o->have_act = ffn_cli_given(&seen, FFN_O_ACT);
+    o->have_layer = ffn_cli_given(&seen, FFN_O_LAYER);
+    o->have_weights = ffn_cli_given(&seen, FFN_O_WEIGHTS);
+    o->have_nu = ffn_cli_given(&seen, FFN_O_NU);
+    o->have_group = ffn_cli_given(&seen, FFN_O_GROUP);
+    o->have_formats = ffn_cli_given(&seen, FFN_O_FORMATS);
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
     if (o->ckpt && (o->have_d || o->have_f))
         return ffn_cli_usage(CMD, "--d and --f come from the checkpoint's tensors; leave them "

@@ -54,24 +54,6 @@ static void usage(FILE *fp)
           fp);
 }
 
-enum {
-    O_COMPARE = 256,
-    O_BENCH,
-    O_CAL,
-    O_QUICK,
-    O_OUT,
-    O_FORCE,
-    O_NORENDER,
-    /* compare's options, passed through */
-    O_MODEL,
-    O_HW,
-    O_SCENARIO,
-    O_DTYPE,
-    O_BATCH,
-    O_SEQ,
-    O_PBATCH
-};
-
 typedef struct rep_opts {
     const char *dir, *bench, *cal;
     bool compare, quick, force, render;
@@ -451,22 +433,6 @@ out:
 
 int ffn_cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {{"compare", no_argument, 0, O_COMPARE},
-                                         {"bench", required_argument, 0, O_BENCH},
-                                         {"calibration", required_argument, 0, O_CAL},
-                                         {"quick", no_argument, 0, O_QUICK},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"force", no_argument, 0, O_FORCE},
-                                         {"no-render", no_argument, 0, O_NORENDER},
-                                         {"model", required_argument, 0, O_MODEL},
-                                         {"hw", required_argument, 0, O_HW},
-                                         {"scenario", required_argument, 0, O_SCENARIO},
-                                         {"dtype", required_argument, 0, O_DTYPE},
-                                         {"batch", required_argument, 0, O_BATCH},
-                                         {"seq", required_argument, 0, O_SEQ},
-                                         {"prefill-batch", required_argument, 0, O_PBATCH},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     static rep_opts o;
     memset(&o, 0, sizeof o);
     o.dir = "report";
@@ -479,16 +445,20 @@ int ffn_cmd_report(int argc, char **argv)
     bool compare_opts = false;
     int c;
     ffn_cli_seen seen = {0};
-    ffn_cli_bind_flag(&seen, O_COMPARE, &o.compare);
-    ffn_cli_bind_str(&seen, O_BENCH, &o.bench);
-    ffn_cli_bind_str(&seen, O_CAL, &o.cal);
-    ffn_cli_bind_flag(&seen, O_QUICK, &o.quick);
-    ffn_cli_bind_str(&seen, O_OUT, &o.dir);
-    ffn_cli_bind_flag(&seen, O_FORCE, &o.force);
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
+    ffn_cli_bind_flag(&seen, FFN_O_COMPARE, &o.compare);
+    ffn_cli_bind_str(&seen, FFN_O_BENCH, &o.bench);
+    ffn_cli_bind_str(&seen, FFN_O_CALIBRATION, &o.cal);
+    ffn_cli_bind_flag(&seen, FFN_O_QUICK, &o.quick);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &o.dir);
+    ffn_cli_bind_flag(&seen, FFN_O_FORCE, &o.force);
+    /* no-render, then compare's options (parsed again by ffn_compare_setup) */
+    static const int handled[] = {FFN_O_NO_RENDER, FFN_O_MODEL,         FFN_O_HW,
+                                  FFN_O_SCENARIO,  FFN_O_DTYPE,         FFN_O_BATCH,
+                                  FFN_O_SEQ,       FFN_O_PREFILL_BATCH, 0};
+    while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
-        case O_NORENDER:
+        case FFN_O_NO_RENDER:
             o.render = false;
             break;
         case 'h':

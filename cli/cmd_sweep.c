@@ -72,37 +72,6 @@ static void usage(FILE *fp)
           fp);
 }
 
-enum {
-    O_SCEN = 256,
-    O_MODEL,
-    O_HW,
-    O_PHASE,
-    O_BATCH,
-    O_SEQ,
-    O_TP,
-    O_EP,
-    O_DTYPE,
-    O_CHUNK,
-    O_GROUP,
-    O_ZP,
-    O_ACTIO,
-    O_FUSED,
-    O_UNFUSED,
-    O_ZIPF,
-    O_TRIALS,
-    O_SEED,
-    O_CAP,
-    O_DPN,
-    O_EPU,
-    O_FORMAT,
-    O_OUT,
-    O_NOPROG,
-    O_MAXPTS,
-    O_WEIGHTS,
-    O_ONCHIP,
-    O_END
-};
-
 /* Saturating at UINT64_MAX: a grid's size is compared with a limit, never wrapped. */
 static uint64_t sat_mul(uint64_t a, uint64_t b)
 {
@@ -169,77 +138,75 @@ static void progress(uint64_t done, uint64_t total, bool final)
 
 int ffn_cmd_sweep(int argc, char **argv)
 {
-    static const struct option opts[] = {{"scenario", required_argument, 0, O_SCEN},
-                                         {"model", required_argument, 0, O_MODEL},
-                                         {"hw", required_argument, 0, O_HW},
-                                         {"phase", required_argument, 0, O_PHASE},
-                                         {"batch", required_argument, 0, O_BATCH},
-                                         {"seq", required_argument, 0, O_SEQ},
-                                         {"tp", required_argument, 0, O_TP},
-                                         {"ep", required_argument, 0, O_EP},
-                                         {"dtype", required_argument, 0, O_DTYPE},
-                                         {"chunk", required_argument, 0, O_CHUNK},
-                                         {"group-size", required_argument, 0, O_GROUP},
-                                         {"zero-point", no_argument, 0, O_ZP},
-                                         {"act-io-dtype", required_argument, 0, O_ACTIO},
-                                         {"fused", no_argument, 0, O_FUSED},
-                                         {"unfused", no_argument, 0, O_UNFUSED},
-                                         {"zipf", required_argument, 0, O_ZIPF},
-                                         {"trials", required_argument, 0, O_TRIALS},
-                                         {"seed", required_argument, 0, O_SEED},
-                                         {"capacity-factor", required_argument, 0, O_CAP},
-                                         {"devices-per-node", required_argument, 0, O_DPN},
-                                         {"ep-uneven", no_argument, 0, O_EPU},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {"out", required_argument, 0, O_OUT},
-                                         {"no-progress", no_argument, 0, O_NOPROG},
-                                         {"max-points", required_argument, 0, O_MAXPTS},
-                                         {"weights", required_argument, 0, O_WEIGHTS},
-                                         {"onchip", no_argument, 0, O_ONCHIP},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *val[O_END - O_SCEN] = {0};
+    static const int accept[] = {FFN_O_SCENARIO,
+                                 FFN_O_MODEL,
+                                 FFN_O_HW,
+                                 FFN_O_PHASE,
+                                 FFN_O_BATCH,
+                                 FFN_O_SEQ,
+                                 FFN_O_TP,
+                                 FFN_O_EP,
+                                 FFN_O_DTYPE,
+                                 FFN_O_CHUNK,
+                                 FFN_O_GROUP_SIZE,
+                                 FFN_O_ZERO_POINT,
+                                 FFN_O_ACT_IO_DTYPE,
+                                 FFN_O_FUSED,
+                                 FFN_O_UNFUSED,
+                                 FFN_O_ZIPF,
+                                 FFN_O_TRIALS,
+                                 FFN_O_SEED,
+                                 FFN_O_CAPACITY_FACTOR,
+                                 FFN_O_DEVICES_PER_NODE,
+                                 FFN_O_EP_UNEVEN,
+                                 FFN_O_FORMAT,
+                                 FFN_O_OUT,
+                                 FFN_O_NO_PROGRESS,
+                                 FFN_O_MAX_POINTS,
+                                 FFN_O_WEIGHTS,
+                                 FFN_O_ONCHIP,
+                                 0};
+    const char *val[FFN_O_END - FFN_O_FIRST] = {0};
     int fused = -1;
     int c;
     ffn_cli_seen seen = {0};
-    while ((c = ffn_cli_getopt(CMD, argc, argv, opts, &seen, NULL)) != -1) {
+    while ((c = ffn_cli_getopt(CMD, argc, argv, accept, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
-        if (c == O_FUSED) fused = 1;
-        if (c == O_UNFUSED) fused = 0;
-        const int r = ffn_cli_collect(CMD, c, argv, O_SCEN, O_END, val, usage);
+        if (c == FFN_O_FUSED) fused = 1;
+        if (c == FFN_O_UNFUSED) fused = 0;
+        const int r = ffn_cli_collect(CMD, c, argv, FFN_O_FIRST, FFN_O_END, val, usage);
         if (r >= 0) return r;
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-#define V(o) val[(o)-O_SCEN]
+#define V(o) val[(o)-FFN_O_FIRST]
 
     static ffn_scenario sc;
     int rc = 0;
     {
-        int r = ffn_cli_scenario_start(CMD, V(O_SCEN), V(O_MODEL), V(O_HW), &sc);
+        int r = ffn_cli_scenario_start(CMD, V(FFN_O_SCENARIO), V(FFN_O_MODEL), V(FFN_O_HW), &sc);
         if (r) return r;
     }
     ffn_plan_opts *o = &sc.plan;
     bool json = false;
-    if (V(O_MODEL) && (rc = ffn_cli_refs(CMD, "--model", V(O_MODEL), sc.models, &sc.n_models)))
+    if (V(FFN_O_PHASE) && (rc = ffn_cli_phases(CMD, V(FFN_O_PHASE), &sc.sweep_phases))) goto out;
+    if ((V(FFN_O_BATCH) &&
+         (rc = grid_opt("--batch", V(FFN_O_BATCH), 1, 1u << 24, &sc.batch, &sc.n_batch))) ||
+        (V(FFN_O_SEQ) && (rc = grid_opt("--seq", V(FFN_O_SEQ), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
+        (V(FFN_O_TP) &&
+         (rc = grid_opt("--tp", V(FFN_O_TP), 1, 4096, &sc.sweep_tp, &sc.n_sweep_tp))) ||
+        (V(FFN_O_EP) &&
+         (rc = grid_opt("--ep", V(FFN_O_EP), 1, 4096, &sc.sweep_ep, &sc.n_sweep_ep))))
         goto out;
-    if (V(O_HW) && (rc = ffn_cli_refs(CMD, "--hw", V(O_HW), sc.hws, &sc.n_hws))) goto out;
-    if (V(O_PHASE) && (rc = ffn_cli_phases(CMD, V(O_PHASE), &sc.sweep_phases))) goto out;
-    if ((V(O_BATCH) &&
-         (rc = grid_opt("--batch", V(O_BATCH), 1, 1u << 24, &sc.batch, &sc.n_batch))) ||
-        (V(O_SEQ) && (rc = grid_opt("--seq", V(O_SEQ), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
-        (V(O_TP) && (rc = grid_opt("--tp", V(O_TP), 1, 4096, &sc.sweep_tp, &sc.n_sweep_tp))) ||
-        (V(O_EP) && (rc = grid_opt("--ep", V(O_EP), 1, 4096, &sc.sweep_ep, &sc.n_sweep_ep))))
-        goto out;
-    if (V(O_DTYPE)) {
+    if (V(FFN_O_DTYPE)) {
         sc.n_sweep_dtype = 0;
-        const char *p = V(O_DTYPE);
+        const char *p = V(FFN_O_DTYPE);
         for (;;) {
             const char *comma = strchr(p, ',');
             size_t l = comma ? (size_t)(comma - p) : strlen(p);
             char item[32];
             if (l == 0 || l >= sizeof item || sc.n_sweep_dtype >= FFN_SC_MAX_DTYPES) {
-                rc = ffn_cli_usage(CMD, "--dtype: bad list '%s' (at most %d entries)", V(O_DTYPE),
-                                   FFN_SC_MAX_DTYPES);
+                rc = ffn_cli_usage(CMD, "--dtype: bad list '%s' (at most %d entries)",
+                                   V(FFN_O_DTYPE), FFN_SC_MAX_DTYPES);
                 goto out;
             }
             memcpy(item, p, l);
@@ -257,42 +224,36 @@ int ffn_cmd_sweep(int argc, char **argv)
             p = comma + 1;
         }
     }
-    uint64_t v;
-    if ((V(O_CHUNK) && (rc = ffn_cli_u64(CMD, "--chunk", V(O_CHUNK), 1, 1u << 24, &o->chunk))) ||
-        (V(O_GROUP) && (rc = ffn_cli_u64(CMD, "--group-size", V(O_GROUP), 1, 1u << 20, &v))) ||
-        (V(O_ZIPF) && (rc = ffn_cli_double(CMD, "--zipf", V(O_ZIPF), 0, 100, &o->moe.zipf_s))) ||
-        (V(O_TRIALS) &&
-         (rc = ffn_cli_u64(CMD, "--trials", V(O_TRIALS), 1, 1000000, &o->moe.trials))) ||
-        (V(O_SEED) && (rc = ffn_cli_u64(CMD, "--seed", V(O_SEED), 0, UINT64_MAX, &o->moe.seed))) ||
-        (V(O_CAP) && (rc = ffn_cli_double(CMD, "--capacity-factor", V(O_CAP), 0.01, 1000,
-                                          &o->moe.capacity_factor))) ||
-        (V(O_DPN) && (rc = ffn_cli_u64(CMD, "--devices-per-node", V(O_DPN), 1, 4096,
-                                       &o->moe.devices_per_node))))
-        goto out;
-    if (V(O_GROUP)) o->group_size = (unsigned)v;
-    if (V(O_EPU)) o->moe.ep_uneven = true;
-    if (V(O_ZP)) o->zero_point = true;
-    if (V(O_ACTIO)) {
-        if ((rc = ffn_cli_dtype(CMD, "--act-io-dtype", V(O_ACTIO), &o->act_io_dtype))) goto out;
+    uint64_t group = 0;
+    ffn_cli_seen late = {0};
+    ffn_cli_bind_u64(&late, FFN_O_CHUNK, 1, 1u << 24, &o->chunk);
+    ffn_cli_bind_u64(&late, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
+    ffn_cli_bind_routing(&late, &o->moe);
+    if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
+    if (group) o->group_size = (unsigned)group;
+    if (V(FFN_O_ZERO_POINT)) o->zero_point = true;
+    if (V(FFN_O_ACT_IO_DTYPE)) {
+        if ((rc = ffn_cli_dtype(CMD, "--act-io-dtype", V(FFN_O_ACT_IO_DTYPE), &o->act_io_dtype)))
+            goto out;
         if (o->act_io_dtype != FFN_DT_FP32 && o->act_io_dtype != FFN_DT_BF16 &&
             o->act_io_dtype != FFN_DT_FP16) {
             rc = ffn_cli_usage(CMD, "--act-io-dtype must be fp32, bf16 or fp16; got '%s'",
-                               V(O_ACTIO));
+                               V(FFN_O_ACT_IO_DTYPE));
             goto out;
         }
     }
     if (fused >= 0) o->fused = fused == 1;
-    if (V(O_WEIGHTS) && ffn_weights_parse(V(O_WEIGHTS), &o->weights)) {
-        rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(O_WEIGHTS));
+    if (V(FFN_O_WEIGHTS) && ffn_weights_parse(V(FFN_O_WEIGHTS), &o->weights)) {
+        rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(FFN_O_WEIGHTS));
         goto out;
     }
-    if (V(O_ONCHIP)) o->onchip = true;
-    if (V(O_FORMAT)) {
-        if (!strcmp(V(O_FORMAT), "json"))
+    if (V(FFN_O_ONCHIP)) o->onchip = true;
+    if (V(FFN_O_FORMAT)) {
+        if (!strcmp(V(FFN_O_FORMAT), "json"))
             json = true;
-        else if (strcmp(V(O_FORMAT), "csv")) {
+        else if (strcmp(V(FFN_O_FORMAT), "csv")) {
             rc = ffn_cli_usage(CMD, "--format must be csv or json (JSON lines); got '%s'",
-                               V(O_FORMAT));
+                               V(FFN_O_FORMAT));
             goto out;
         }
     }
@@ -304,8 +265,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     /* The grid's size before anything is loaded or written: each axis is capped, their
      * product is not, and six lines of scenario can ask for 10^14 rows. */
     uint64_t max_points = FFN_MAX_SWEEP_POINTS;
-    if (V(O_MAXPTS) &&
-        (rc = ffn_cli_u64(CMD, "--max-points", V(O_MAXPTS), 1, UINT64_MAX, &max_points)))
+    if (V(FFN_O_MAX_POINTS) &&
+        (rc = ffn_cli_u64(CMD, "--max-points", V(FFN_O_MAX_POINTS), 1, UINT64_MAX, &max_points)))
         goto out;
     {
         const uint64_t per_cfg =
@@ -353,10 +314,10 @@ int ffn_cmd_sweep(int argc, char **argv)
     }
 
     FILE *fp = stdout;
-    if (V(O_OUT) && strcmp(V(O_OUT), "-")) {
-        fp = fopen(V(O_OUT), "w");
+    if (V(FFN_O_OUT) && strcmp(V(FFN_O_OUT), "-")) {
+        fp = fopen(V(FFN_O_OUT), "w");
         if (!fp) {
-            rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD, "cannot write '%s': %s", V(O_OUT),
+            rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD, "cannot write '%s': %s", V(FFN_O_OUT),
                               strerror(errno));
             goto out;
         }
@@ -364,7 +325,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     /* Line buffering: each row reaches the file or pipe as soon as it is complete. */
     static char obuf[1 << 16];
     setvbuf(fp, obuf, _IOLBF, sizeof obuf);
-    const bool show = !V(O_NOPROG) && isatty(STDERR_FILENO) && !isatty(fileno(fp)) && total >= 1000;
+    const bool show =
+        !V(FFN_O_NO_PROGRESS) && isatty(STDERR_FILENO) && !isatty(fileno(fp)) && total >= 1000;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
@@ -422,7 +384,7 @@ int ffn_cmd_sweep(int argc, char **argv)
         const int e = errno;
         /* a full disk or a file-size limit: no truncated file is left to be mistaken for a
          * result (an interrupt, by contrast, keeps its whole rows) */
-        if (fp != stdout) unlink(V(O_OUT));
+        if (fp != stdout) unlink(V(FFN_O_OUT));
         rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot write the rows: %s", strerror(e));
         goto out;
     }
