@@ -637,6 +637,35 @@ Test(kernels, stream_rows_come_from_the_microkernel_tables)
     }
 }
 
+Test(kernels, workspace_never_shrinks_as_tokens_grow)
+{
+    /* the MoE layer sizes one workspace for T tokens and runs each expert on <= T of them: a
+     * kernel whose decode stream needs more than its tile at a few more rows breaks that */
+    const ffn_kernel *ks[MAXK];
+    const size_t n = ffn_kernel_list(ks, MAXK);
+    const ffn_kshape shapes[] = {{.d = 64, .f = 96, .act = FFN_ACT_SWIGLU},
+                                 {.d = 256, .f = 704, .act = FFN_ACT_GELU, .bias = true},
+                                 {.d = 128, .f = 256, .act = FFN_ACT_SILU, .group = 32}};
+    for (size_t i = 0; i < n && i < MAXK; i++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            const ffn_kernel *k = ks[i];
+            ffn_kshape s = shapes[si];
+            if (k->wdtype != FFN_DT_INT4)
+                s.group = 0;
+            else if (!s.group)
+                continue;
+            for (int threads = 1; threads <= 2; threads++) {
+                size_t prev = 0;
+                for (size_t T = 1; T <= 160; T++) {
+                    const size_t wb = k->workspace_bytes(&s, T, threads);
+                    cr_expect_geq(wb, prev, "%s d=%zu: %zu bytes at T=%zu, %zu at T=%zu", k->name,
+                                  s.d, wb, T, prev, T - 1);
+                    prev = wb;
+                }
+            }
+        }
+}
+
 Test(kernels, every_row_needs_at_least_what_its_level_needs)
 {
     const ffn_kernel *ks[MAXK];

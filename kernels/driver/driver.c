@@ -55,7 +55,7 @@ static size_t block_rows(size_t T, size_t mc_max, size_t mr)
 unsigned ffn__drv_stream_rows(const ffn__drv *dv)
 {
     if (dv->i8) return dv->i8->gemv ? dv->i8->stream_rows : 0;
-    if (dv->t) return dv->t->stream_rows;
+    if (dv->t) return dv->t->stream_rows_fn ? dv->t->stream_rows_fn() : dv->t->stream_rows;
     if (dv->q) return dv->q->stream_rows;
     return dv->u->gemv[dv->wdt] ? dv->u->stream_rows[dv->wdt] : 0;
 }
@@ -75,8 +75,11 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         p->x_bytes = ffn__round_up(p->stream ? s->d * T * 4 : Tpad * l->ldx * 2, 64);
         p->h_bytes = ffn__round_up(p->stream ? l->ldh * T * 4 : Tpad * l->ldh * 2, 64);
         const size_t mc = Tpad < t->mc ? Tpad : t->mc;
-        p->acc_floats = p->stream ? t->stream_g * nr : t->panels * mc * nr;
-        p->hbuf_floats = (p->stream ? t->stream_g : mc) * nr;
+        /* a stream pass holds at most min(T, stream_g) rows: never more than the tile's T rows
+         * (the MoE layer sizes one workspace for T tokens and runs experts on fewer) */
+        const size_t g = T < t->stream_g ? T : t->stream_g;
+        p->acc_floats = p->stream ? g * nr : t->panels * mc * nr;
+        p->hbuf_floats = (p->stream ? g : mc) * nr;
         p->per_thread =
             ffn__round_up(p->acc_floats * 4, 64) + ffn__round_up(p->hbuf_floats * 4, 64);
         return;
@@ -84,7 +87,7 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
     const ffn_ukernels *u = ffn__drv_fu(dv);
     p->stream = T <= ffn__drv_stream_rows(dv);
     if (p->stream) {
-        const size_t g = dv->q ? dv->q->stream_g : u->stream_g;
+        const size_t sg = dv->q ? dv->q->stream_g : u->stream_g, g = T < sg ? T : sg;
         p->rows = T;
         p->x_bytes = ffn__round_up(s->d * T * 4, 64);
         p->h_bytes = ffn__round_up(l->ldh * T * 4, 64);

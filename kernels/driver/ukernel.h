@@ -94,7 +94,10 @@ typedef struct ffn_ukernels_bf16t {
     unsigned panels;       /* weight panels per gemm call (they share the A chunk) */
     unsigned mc;           /* rows per gemm call (a multiple of row_tile) */
     unsigned stream_rows;  /* T up to which decode streams with `gemv` instead */
-    unsigned stream_g;     /* rows per gemv call */
+    /* When set, what this CPU streams instead (measured once, at most stream_rows): where the
+     * stream's FMA rate and the gemm's dot-product rate differ by CPU. May be NULL. */
+    unsigned (*stream_rows_fn)(void);
+    unsigned stream_g; /* rows per gemv call */
     /* Per-thread set-up before the first gemm call of a forward, and release after the last
      * (AMX tile configuration); may be NULL. */
     void (*begin)(void);

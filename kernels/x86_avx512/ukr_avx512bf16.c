@@ -7,11 +7,22 @@
  *  - gemv (decode): fp32 x times the bf16 pairs widened in registers (even k by a shift, odd k
  *    by a mask), fp32 accumulation, DECODE_G rows per pass over a panel (the first pass from
  *    memory, the others from L2); even and odd k accumulate separately and are added at the end.
- * On the SPR-class dev VM (d=2048 f=5632 and d=4096 f=11008 SwiGLU, weights flushed) streaming
- * beat the VDPBF16PS GEMM at every T measured up to 64 (by 10-31% at T = 8..64), and 6 rows a
- * pass measured 2-14% faster than 4 at T = 8..64. */
+ * Where decode stops streaming is this CPU's: the stream's fp32 FMAs run at the FMA rate, the
+ * tile's VDPBF16PS at its own, and the two differ by CPU. On the SPR-class dev VM (d=2048 f=5632
+ * and d=4096 f=11008 SwiGLU, weights flushed), where VDPBF16PS has the FMA's flop rate
+ * (BENCHMARKS.md: the bf16 tile ran at 0.63x our fp32 prefill there), streaming beat the tile
+ * at every T measured up to 64 (by 10-31% at T = 8..64), and 6 rows a pass measured 2-14%
+ * faster than 4. On a Zen 5 VM (EPYC 9005, 2026-12-02), where the probe below measures 2.0x
+ * the FMA's flops, the tile beat streaming from T = 2 (0.94 against 1.17 ms at d = 2048; 7.4
+ * against 13.9 ms at T = 64) and tied it at T = 1. So the table's stream_rows_fn times both
+ * instructions once per process (stream_rows_here, about 0.1 ms): where VDPBF16PS gives under
+ * 1.5x the FMA's flops decode streams up to T = 64, else only the one-row decode streams. */
 #include "avx512_common.h"
 #include "ukr_bf16t.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <time.h>
 
 enum { MR = 14, NR = 32, KCP = 256, DECODE_G = 6, PF_P = 32 };
 
@@ -143,6 +154,69 @@ void ffn__bf16t_gemv(size_t m, size_t kc, const float *a, size_t as, const void 
     }
 }
 
+/* ---- where decode stops streaming --------------------------------------------------------- */
+
+enum { PROBE_CHAINS = 16, PROBE_ITERS = 4096, PROBE_REPS = 5 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds for PROBE_ITERS x PROBE_CHAINS independent FMAs (dp false) or VDPBF16PSs (dp true) on
+ * zmm registers, the fastest of PROBE_REPS runs; *sink keeps the results alive. */
+static double chain_seconds(bool dp, float *sink)
+{
+    double best = INFINITY;
+    const __m512 b = _mm512_set1_ps(1e-3f);
+    const __m512bh bh = (__m512bh)_mm512_set1_epi32(0x3b803b80); /* bf16 pairs of 2^-8 */
+    for (int rep = 0; rep < PROBE_REPS; rep++) {
+        __m512 acc[PROBE_CHAINS];
+        for (int j = 0; j < PROBE_CHAINS; j++)
+            acc[j] = _mm512_set1_ps((float)j);
+        const double t0 = now_s();
+        if (dp) {
+            for (int i = 0; i < PROBE_ITERS; i++) {
+#pragma GCC unroll 16 /* acc in registers, not on the stack */
+                for (int j = 0; j < PROBE_CHAINS; j++)
+                    acc[j] = _mm512_dpbf16_ps(acc[j], bh, bh);
+            }
+        } else {
+            for (int i = 0; i < PROBE_ITERS; i++) {
+#pragma GCC unroll 16
+                for (int j = 0; j < PROBE_CHAINS; j++)
+                    acc[j] = _mm512_fmadd_ps(acc[j], b, b);
+            }
+        }
+        const double t = now_s() - t0;
+        __m512 sum = acc[0];
+        for (int j = 1; j < PROBE_CHAINS; j++)
+            sum = _mm512_add_ps(sum, acc[j]);
+        *sink += _mm512_reduce_add_ps(sum);
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+static unsigned stream_rows_here(void)
+{
+    static _Atomic unsigned cached; /* rows + 1 once measured */
+    unsigned c = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (c) return c - 1;
+    const uint64_t need = FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16;
+    if ((ffn_cpu_features() & need) != need) return 64; /* asked of a CPU that cannot run it */
+    float sink = 0;
+    chain_seconds(true, &sink); /* warm both units up first */
+    const double t_fma = chain_seconds(false, &sink), t_dp = chain_seconds(true, &sink);
+    /* flops per instruction: 32 for a zmm FMA, 64 for a zmm VDPBF16PS */
+    const double ratio = t_dp > 0 ? 2.0 * t_fma / t_dp : 1.0;
+    const unsigned rows = ratio >= 1.5 && isfinite(sink) ? 1 : 64;
+    atomic_store_explicit(&cached, rows + 1, memory_order_relaxed);
+    return rows;
+}
+
 static __mmask16 mask_n(size_t n) /* the low min(n, 16) bits */
 {
     return (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
@@ -265,7 +339,8 @@ const ffn_ukernels_bf16t ffn_ukernels_avx512bf16 = {
     .row_tile = 1,
     .panels = 1,
     .mc = 504,
-    .stream_rows = 64,
+    .stream_rows = 64, /* the most stream_rows_here gives */
+    .stream_rows_fn = stream_rows_here,
     .stream_g = DECODE_G,
     .begin = NULL,
     .end = NULL,
