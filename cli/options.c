@@ -1,10 +1,13 @@
-/* Every long option of the ffnroof command line, once: its name and whether it takes a value
- * (cli/cli.h, enum ffn_opt). A command lists the options it takes; ffn_cli_opts builds the
- * getopt_long table from this one. */
+/* The command line's options: every long option once (its name and whether it takes a value;
+ * cli/cli.h, enum ffn_opt), and the one parse every command runs over them (getopt_long, an
+ * option given twice refused, bound values checked and stored). The values' own parsers are
+ * in option_values.c. */
 #define _GNU_SOURCE
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdint.h>
+#include <string.h>
 
 static const struct {
     const char *name;
@@ -115,4 +118,207 @@ const struct option *ffn_cli_opts(const int *accept, struct option *out)
     out[n++] = (struct option){"help", no_argument, NULL, 'h'};
     out[n] = (struct option){0, 0, 0, 0};
     return out;
+}
+
+/* "unfused" against "fused", "no-render" against "render" */
+static bool opposite(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la < lb) return opposite(b, a);
+    return (la == lb + 2 && !strncmp(a, "un", 2) && !strcmp(a + 2, b)) ||
+           (la == lb + 3 && !strncmp(a, "no-", 3) && !strcmp(a + 3, b));
+}
+
+int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, int c, const int *repeatable)
+{
+    if (c == 'h' || c == ':' || c == '?') return 0;
+    for (const int *r = repeatable; r && *r; r++)
+        if (*r == c) return 0;
+    const char *name = ffn_cli_opt_name(c);
+    if (!name) return 0;
+    for (size_t i = 0; i < seen->n; i++) {
+        const char *other = ffn_cli_opt_name(seen->opt[i].val);
+        if (seen->opt[i].val == c) {
+            if (seen->opt[i].arg && optarg)
+                return ffn_cli_usage(cmd,
+                                     "--%s given twice ('--%s %s' and '--%s %s'); give it once",
+                                     name, name, seen->opt[i].arg, name, optarg);
+            return ffn_cli_usage(cmd, "--%s given twice; give it once", name);
+        }
+        if (other && opposite(name, other))
+            return ffn_cli_usage(cmd, "--%s and --%s both given; give one of them", other, name);
+    }
+    if (seen->n < sizeof seen->opt / sizeof seen->opt[0]) {
+        seen->opt[seen->n].val = c;
+        seen->opt[seen->n].arg = optarg;
+        seen->n++;
+    }
+    return 0;
+}
+
+/* Parse and store a bound option's value; 0 or FFN_EXIT_USAGE (printed). */
+static int store(const char *cmd, const ffn_cli_bound *b, const char *arg)
+{
+    char opt[48];
+    snprintf(opt, sizeof opt, "--%s", ffn_cli_opt_name(b->val));
+    switch (b->kind) {
+    case FFN_BIND_STR:
+        *(const char **)b->dst = arg;
+        return 0;
+    case FFN_BIND_FLAG:
+        *(bool *)b->dst = true;
+        return 0;
+    case FFN_BIND_U64:
+        return ffn_cli_u64(cmd, opt, arg, b->lo, b->hi, b->dst);
+    case FFN_BIND_U64_LIST:
+        return ffn_cli_u64_list(cmd, opt, arg, b->lo, b->hi, b->dst, b->cap, b->n);
+    case FFN_BIND_DOUBLE:
+        return ffn_cli_double(cmd, opt, arg, b->dlo, b->dhi, b->dst);
+    case FFN_BIND_FORMAT:
+        return ffn_cli_format(cmd, arg, b->dst, b->hi != 0);
+    case FFN_BIND_DTYPE:
+        return ffn_cli_dtype(cmd, opt, arg, b->dst);
+    case FFN_BIND_PHASES:
+        return ffn_cli_phases(cmd, arg, b->dst);
+    }
+    return 0;
+}
+
+int ffn_cli_getopt(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
+                   const int *repeatable)
+{
+    if (!seen->started) {
+        optind = 1;
+        opterr = 0;
+        seen->started = true;
+        int all[FFN_CLI_MAX_OPTS];
+        size_t n = 0;
+        for (size_t i = 0; i < seen->nbind && n + 1 < FFN_CLI_MAX_OPTS; i++)
+            all[n++] = seen->bind[i].val;
+        for (const int *a = accept; a && *a && n + 1 < FFN_CLI_MAX_OPTS; a++)
+            all[n++] = *a;
+        all[n] = 0;
+        ffn_cli_opts(all, seen->table);
+    }
+    for (;;) {
+        const int c = getopt_long(argc, argv, ":h", seen->table, NULL);
+        if (c == -1) return c;
+        if (ffn_cli_once(cmd, seen, c, repeatable)) return -2;
+        size_t i = 0;
+        while (i < seen->nbind && seen->bind[i].val != c)
+            i++;
+        if (i == seen->nbind) return c;
+        if (store(cmd, &seen->bind[i], optarg)) return -2;
+    }
+}
+
+int ffn_cli_parse(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
+                  const int *repeatable, void (*usage)(FILE *), bool quote)
+{
+    const int c = ffn_cli_getopt(cmd, argc, argv, accept, seen, repeatable);
+    if (c == -2) return FFN_EXIT_USAGE;
+    if (c != -1) return ffn_cli_opt_other(cmd, c, argv, usage, quote);
+    if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+bool ffn_cli_given(const ffn_cli_seen *seen, int opt)
+{
+    for (size_t i = 0; i < seen->n; i++)
+        if (seen->opt[i].val == opt) return true;
+    return false;
+}
+
+int ffn_cli_store_collected(const char *cmd, const ffn_cli_seen *binds, const char *const *val)
+{
+    for (size_t i = 0; i < binds->nbind; i++) {
+        const ffn_cli_bound *b = &binds->bind[i];
+        const char *v = val[b->val - FFN_O_FIRST];
+        int rc;
+        if (v && (rc = store(cmd, b, v))) return rc;
+    }
+    return 0;
+}
+
+void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe)
+{
+    ffn_cli_bind_double(seen, FFN_O_ZIPF, 0, 100, &moe->zipf_s);
+    ffn_cli_bind_u64(seen, FFN_O_TRIALS, 1, 1000000, &moe->trials);
+    ffn_cli_bind_u64(seen, FFN_O_SEED, 0, UINT64_MAX, &moe->seed);
+    ffn_cli_bind_double(seen, FFN_O_CAPACITY_FACTOR, 0.01, 1000, &moe->capacity_factor);
+    ffn_cli_bind_u64(seen, FFN_O_DEVICES_PER_NODE, 1, 4096, &moe->devices_per_node);
+    ffn_cli_bind_flag(seen, FFN_O_EP_UNEVEN, &moe->ep_uneven);
+}
+
+static ffn_cli_bound *bind(ffn_cli_seen *seen, int val, int kind, void *dst)
+{
+    static ffn_cli_bound spare;
+    if (seen->nbind >= sizeof seen->bind / sizeof seen->bind[0]) return &spare;
+    ffn_cli_bound *b = &seen->bind[seen->nbind++];
+    *b = (ffn_cli_bound){.val = val, .kind = kind, .dst = dst};
+    return b;
+}
+
+void ffn_cli_bind_str(ffn_cli_seen *seen, int val, const char **dst)
+{
+    bind(seen, val, FFN_BIND_STR, (void *)dst);
+}
+
+void ffn_cli_bind_flag(ffn_cli_seen *seen, int val, bool *dst)
+{
+    bind(seen, val, FFN_BIND_FLAG, dst);
+}
+
+void ffn_cli_bind_u64(ffn_cli_seen *seen, int val, uint64_t lo, uint64_t hi, uint64_t *dst)
+{
+    ffn_cli_bound *b = bind(seen, val, FFN_BIND_U64, dst);
+    b->lo = lo, b->hi = hi;
+}
+
+void ffn_cli_bind_u64_list(ffn_cli_seen *seen, int val, uint64_t lo, uint64_t hi, uint64_t *dst,
+                           size_t cap, size_t *n)
+{
+    ffn_cli_bound *b = bind(seen, val, FFN_BIND_U64_LIST, dst);
+    b->lo = lo, b->hi = hi, b->cap = cap, b->n = n;
+}
+
+void ffn_cli_bind_double(ffn_cli_seen *seen, int val, double lo, double hi, double *dst)
+{
+    ffn_cli_bound *b = bind(seen, val, FFN_BIND_DOUBLE, dst);
+    b->dlo = lo, b->dhi = hi;
+}
+
+void ffn_cli_bind_format(ffn_cli_seen *seen, int val, bool allow_csv, ffn_format *dst)
+{
+    bind(seen, val, FFN_BIND_FORMAT, dst)->hi = allow_csv;
+}
+
+void ffn_cli_bind_dtype(ffn_cli_seen *seen, int val, ffn_dtype *dst)
+{
+    bind(seen, val, FFN_BIND_DTYPE, dst);
+}
+
+void ffn_cli_bind_phases(ffn_cli_seen *seen, int val, unsigned *dst)
+{
+    bind(seen, val, FFN_BIND_PHASES, dst);
+}
+
+int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *), bool quote)
+{
+    if (c == 'h') {
+        usage(stdout);
+        return FFN_EXIT_OK;
+    }
+    if (c == ':')
+        return ffn_cli_usage(cmd, quote ? "option '%s' needs a value" : "%s needs a value",
+                             argv[optind - 1]);
+    return ffn_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+int ffn_cli_collect(const char *cmd, int c, char **argv, int lo, int hi, const char **val,
+                    void (*usage)(FILE *))
+{
+    if (c < lo || c >= hi) return ffn_cli_opt_other(cmd, c, argv, usage, true);
+    val[c - lo] = optarg ? optarg : "";
+    return -1;
 }
