@@ -658,6 +658,29 @@ Test(measure, calibration_to_hw)
     cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
     cr_expect_float_eq(hw.peak_flops[FFN_DT_FP32], 400e9, 1);
 
+    /* weights re-read across calls stay resident only in what one core's part of a level holds
+     * (any thread may take any panel next call): the one-thread boundary of the nearest level */
+    ffn_level *l1 = c->levels[FFN_BW_READ][0];
+    const double caps1[3] = {48e3, 2e6, 0};
+    for (int i = 0; i < 3; i++) {
+        l1[i] = lv[i];
+        l1[i].capacity_bytes = caps1[i];
+    }
+    c->n_levels[FFN_BW_READ][0] = 3;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_float_eq(hw.levels[0].capacity_bytes, 48e3, 1); /* per-core L1: one core's */
+    cr_expect_float_eq(hw.levels[1].capacity_bytes, 2e6, 1);  /* per-core L2: one core's */
+    cr_expect_float_eq(hw.levels[1].bandwidth_bps, 350e9, 1); /* the bandwidth stays all cores' */
+    l1[1].capacity_bytes = 6e6; /* a one-thread level larger than the all-threads one: no say */
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_float_eq(hw.levels[1].capacity_bytes, 4e6, 1);
+    l1[1].capacity_bytes = 1e6; /* too far (4x) to be the same level */
+    l1[0].capacity_bytes = 10e3;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_float_eq(hw.levels[0].capacity_bytes, 96e3, 1);
+    cr_expect_float_eq(hw.levels[1].capacity_bytes, 4e6, 1);
+    c->n_levels[FFN_BW_READ][0] = 0;
+
     /* a "DRAM" plateau that ends before the tail is a cache (noise hid the real DRAM plateau) */
     lv[2].last_bytes = 64e6;
     lv[2].capacity_bytes = 100e6;
