@@ -1,4 +1,4 @@
-/* Helpers shared by `ffnroof calibrate` and `ffnroof bench` (implemented in cmd_calibrate.c):
+/* Helpers shared by `ffnroof calibrate`, `bench` and `report` (implemented in cmd_calibrate.c):
  * output folders, the load average, a progress bar on stderr (only when stderr is a terminal)
  * and a SIGINT flag that asks the measuring libraries to stop. */
 #ifndef FFN_CLI_PROF_H
@@ -6,6 +6,8 @@
 
 #include <signal.h>
 #include <stdbool.h>
+
+#include "ffnroof/bench_io.h"
 
 /* Where the last calibration is remembered (relative to the current directory). */
 #define FFN_LAST_CAL_DIR "results/last-calibration"
@@ -32,5 +34,12 @@ void ffn_prof_progress_end(ffn_prof_progress *p);
  * an interrupt while results are written cannot kill the program halfway through a file. */
 void ffn_prof_sigint_install(void);
 const volatile sig_atomic_t *ffn_prof_stop_flag(void);
+
+/* The bench JSON's description of a run (date, command line, how ffn_bench_run ended: brc, the
+ * host, the load average at the start, the spec and its file), as every writer of bench.json
+ * (bench, report --quick) fills it; the counters and notes are the caller's. */
+ffn_bench_meta ffn_prof_bench_meta(const char *date, const char *command, int brc,
+                                   const ffn_host_info *host, const double load[3],
+                                   const ffn_hw *spec, const char *spec_file);
 
 #endif

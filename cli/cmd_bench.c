@@ -466,16 +466,7 @@ int ffn_cmd_bench(int argc, char **argv)
     }
     ffn_host_info host;
     ffn_host_info_get(&host);
-    ffn_bench_meta m;
-    memset(&m, 0, sizeof m);
-    m.date = date;
-    m.command = command;
-    m.complete = brc == 0;
-    m.interrupted = brc == FFN_EINTERRUPTED;
-    m.host = &host;
-    memcpy(m.load_avg, load, sizeof load);
-    m.spec = &hw;
-    m.spec_file = spec_file;
+    ffn_bench_meta m = ffn_prof_bench_meta(date, command, brc, &host, load, &hw, spec_file);
     m.probe = &probe;
     m.sde_read = probe.sde_works && ctr;
     m.events = ev;

@@ -308,6 +308,23 @@ int ffn_prof_mkdirs(const char *cmd, const char *dir)
     return ffn_cli_mkdirs(cmd, dir);
 }
 
+ffn_bench_meta ffn_prof_bench_meta(const char *date, const char *command, int brc,
+                                   const ffn_host_info *host, const double load[3],
+                                   const ffn_hw *spec, const char *spec_file)
+{
+    ffn_bench_meta m;
+    memset(&m, 0, sizeof m);
+    m.date = date;
+    m.command = command;
+    m.complete = brc == 0;
+    m.interrupted = brc == FFN_EINTERRUPTED;
+    m.host = host;
+    memcpy(m.load_avg, load, sizeof m.load_avg);
+    m.spec = spec;
+    m.spec_file = spec_file;
+    return m;
+}
+
 void ffn_prof_loadavg(double load[3])
 {
     FILE *f = fopen("/proc/loadavg", "r");

@@ -368,16 +368,7 @@ static int report_quick(const rep_opts *o)
     ffn_host_info_get(&host);
     char date[32];
     snprintf(date, sizeof date, "%s", cal.date);
-    ffn_bench_meta bm;
-    memset(&bm, 0, sizeof bm);
-    bm.date = date;
-    bm.command = o->command;
-    bm.complete = brc == 0;
-    bm.interrupted = brc == FFN_EINTERRUPTED;
-    bm.host = &host;
-    memcpy(bm.load_avg, load, sizeof load);
-    bm.spec = &hw;
-    bm.spec_file = hw_path;
+    ffn_bench_meta bm = ffn_prof_bench_meta(date, o->command, brc, &host, load, &hw, hw_path);
     bm.notes = "ffnroof report --quick: scaled layers (llama2-7b d/4, f/4; Mixtral d/8, f/8), "
                "timers only (no PAPI counters)";
     bench_args ba = {&bm, res, n_done};
