@@ -47,31 +47,28 @@ static void usage(FILE *fp)
 /* --fit a,b,c: the fitted parameters as FFN_FIT_* flags ("none" for the roofline alone). */
 static int fit_flags(const char *list, unsigned *flags)
 {
-    static const struct {
-        const char *name;
-        unsigned flag;
-    } params[] = {{"launch", FFN_FIT_LAUNCH},
-                  {"harness", FFN_FIT_HARNESS},
-                  {"overlap", FFN_FIT_OVERLAP},
-                  {"compute-ramp", FFN_FIT_COMPUTE_RAMP},
-                  {"memory-ramp", FFN_FIT_MEMORY_RAMP},
-                  {"by-dtype", FFN_FIT_COMPUTE_BY_DTYPE},
-                  {"util", FFN_FIT_WAVE_UTIL},
-                  {"gemv", FFN_FIT_MEMORY_GEMV},
-                  {"elem", FFN_FIT_MEMORY_ELEM},
-                  {"hold-max", FFN_FIT_HOLD_MAX},
-                  {"none", 0}};
+    static const char *const names[] = {"launch",      "harness",  "overlap", "compute-ramp",
+                                        "memory-ramp", "by-dtype", "util",    "gemv",
+                                        "elem",        "hold-max", "none",    NULL};
+    static const unsigned bits[] = {FFN_FIT_LAUNCH,
+                                    FFN_FIT_HARNESS,
+                                    FFN_FIT_OVERLAP,
+                                    FFN_FIT_COMPUTE_RAMP,
+                                    FFN_FIT_MEMORY_RAMP,
+                                    FFN_FIT_COMPUTE_BY_DTYPE,
+                                    FFN_FIT_WAVE_UTIL,
+                                    FFN_FIT_MEMORY_GEMV,
+                                    FFN_FIT_MEMORY_ELEM,
+                                    FFN_FIT_HOLD_MAX,
+                                    0};
     *flags = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        size_t i = 0;
-        while (i < sizeof params / sizeof params[0] && strcmp(t, params[i].name))
-            i++;
-        if (i == sizeof params / sizeof params[0])
-            return ffn_cli_usage(CMD, "--fit: unknown parameter '%s'", t);
-        *flags |= params[i].flag;
+        int i, rc;
+        if ((rc = ffn_cli_choice(CMD, "--fit", t, names, &i))) return rc;
+        *flags |= bits[i];
     }
     return 0;
 }
