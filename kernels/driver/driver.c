@@ -116,7 +116,20 @@ size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t 
     ffn__drv_get_layout(dv, s, &l);
     wsplan p;
     plan_ws(dv, &l, s, T, &p);
-    return 64 + p.x_bytes + p.h_bytes + p.asum_bytes + (size_t)ffn__threads(threads) * p.per_thread;
+    size_t need =
+        64 + p.x_bytes + p.h_bytes + p.asum_bytes + (size_t)ffn__threads(threads) * p.per_thread;
+    /* Never less than the decode stream of fewer rows needs: a caller sizes one workspace for T
+     * and may call with fewer (the MoE layer's experts), and the stream keeps x and h in fp32
+     * where the bf16 tiles keep them in bf16 (SVE BFMMLA: 4 stream rows of fp32 outweigh 5
+     * tile rows of bf16). Each of the two schedules alone grows with T. */
+    const size_t sr = ffn__drv_stream_rows(dv);
+    if (sr > 0 && T > sr) {
+        plan_ws(dv, &l, s, sr, &p);
+        const size_t st = 64 + p.x_bytes + p.h_bytes + p.asum_bytes +
+                          (size_t)ffn__threads(threads) * p.per_thread;
+        if (st > need) need = st;
+    }
+    return need;
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */
