@@ -14,6 +14,8 @@
 # row (docs/formats-bench.md) to --out (default results/profiler-grid.csv) and prints the
 # summary by kind/dtype/adtype. --warm leaves the weights in the caches between calls (bench
 # --warm, predicted as the model's --weights hot: issue 15's on-chip residency). Takes about 4 minutes on 2 cores (--quant: about 2 more).
+# A one-token decode runs before and after the grid: the last lines say how far the host's
+# memory rate moved during the grid and from the spec's.
 set -eu
 
 FFNROOF=./build/cli/ffnroof # what scripts/main.sh builds (Release)
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; shift ;;
     --quant) QUANT=1; shift ;;
     --warm) WARM=1; shift ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "profiler_grid.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -45,6 +47,18 @@ opts=""
 [ -n "$THREADS" ] && opts="$opts --threads $THREADS"
 [ "$WARM" = 1 ] && opts="$opts --warm"
 if [ "$QUICK" = 1 ]; then Ts="1 16 128 512"; Tm="1 64"; else Ts="1 4 16 32 64 128 256 512 1024"; Tm="1 16 64 256"; fi
+
+# The host's drift: the same one-token decode before and after the grid, its weight stream rate
+# against the one the spec predicts (a shared VM's memory rate moves 20-100% between minutes)
+probe() { # $1: a name; prints "<measured GB/s> <predicted GB/s>", or nothing when it failed
+    # shellcheck disable=SC2086
+    "$FFNROOF" bench $opts --shape 1,2048,5632 --dtype fp32 --format csv --out "$tmp/p$1" \
+        > "$tmp/p$1.csv" 2> /dev/null || return 0
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+             { printf "%.1f %.1f", $(c["bytes"]) / $(c["time_median_s"]) / 1e9,
+                                   $(c["bytes"]) / $(c["predicted_s"]) / 1e9 }' "$tmp/p$1.csv"
+}
+drift_before=$(probe before)
 
 n=0
 : > "$tmp/rows.csv"
@@ -104,3 +118,12 @@ summary() { # $1: "median" or "min"
 }
 summary median
 summary min
+drift_after=$(probe after)
+if [ -n "$drift_before" ] && [ -n "$drift_after" ]; then
+    # shellcheck disable=SC2086 # two numbers each, split on purpose
+    set -- $drift_before $drift_after
+    echo "host drift: a one-token decode (d = 2048, f = 5632, fp32) streamed its weights at $1 GB/s" \
+        "before the grid and $3 GB/s after; the spec predicts $2 GB/s."
+    awk -v a="$1" -v b="$3" -v p="$2" 'BEGIN { d = (b > a ? b / a : a / b) - 1; e = (a > p ? a / p : p / a) - 1;
+        if (d > 0.10 || e > 0.10) printf "  the host moved %.0f%% during the grid and %.0f%% from the spec: part of the errors above is the host'"'"'s\n", 100 * d, 100 * e }'
+fi
