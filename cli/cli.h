@@ -152,9 +152,6 @@ enum ffn_opt {
 enum { FFN_CLI_MAX_OPTS = FFN_O_END - FFN_O_FIRST + 2 };
 /* The option's name without "--" ("batch"), or NULL for a code that is no option. */
 const char *ffn_cli_opt_name(int opt);
-/* The getopt_long table of the options in accept (0-terminated) and --help, into out (room for
- * FFN_CLI_MAX_OPTS entries); returns out. */
-const struct option *ffn_cli_opts(const int *accept, struct option *out);
 
 /* A value an option stores itself (ffn_cli_bind_*): its kind, where it goes and its limits. */
 typedef struct ffn_cli_bound {
@@ -175,7 +172,7 @@ typedef struct ffn_cli_bound {
     size_t cap, *n;  /* U64_LIST */
 } ffn_cli_bound;
 
-/* One parse of a command line: the options already given (ffn_cli_once) and the bound ones;
+/* One parse of a command line: the options already given and the bound ones;
  * start each parse with one set to {0}. */
 typedef struct ffn_cli_seen {
     struct {
@@ -211,18 +208,14 @@ void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe);
 int ffn_cli_store_collected(const char *cmd, const ffn_cli_seen *binds, const char *const *val);
 /* Whether option opt was given in this parse (after ffn_cli_getopt or ffn_cli_parse). */
 bool ffn_cli_given(const ffn_cli_seen *seen, int opt);
-/* Call at the top of each getopt_long loop with the value it returned: an option given twice,
- * or both options of a pair ("--fused" and "--unfused", "--X" and "--no-X"), is an error that
- * names both; no option silently overrides another. repeatable lists the options that may be
- * given several times (0-terminated; NULL for none). Returns 0 or prints the problem and returns
- * FFN_EXIT_USAGE. */
-int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, int c, const int *repeatable);
 /* The step of every command's option loop: getopt_long over the bound options and those in
  * accept (0-terminated, or NULL; the command handles these), short options "h" only, ':' for a
  * missing value, getopt reset on the first call of a parse
- * (seen starts as {0}), and each option through ffn_cli_once; a bound option is stored and the
- * loop goes on. Returns the option, -1 at the end, or -2 when an option was refused (it printed
- * why; return FFN_EXIT_USAGE). */
+ * (seen starts as {0}); an option given twice, or both options of a pair ("--fused" and
+ * "--unfused", "--X" and "--no-X"), is refused with a message naming both (repeatable lists the
+ * options that may repeat, 0-terminated, or NULL); a bound option is stored and the loop goes on.
+ * Returns the option, -1 at the end, or -2 when an option was refused (it printed why; return
+ * FFN_EXIT_USAGE). */
 int ffn_cli_getopt(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
                    const int *repeatable);
 /* The whole parse of a command whose options are all bound: ffn_cli_getopt to the end, anything
@@ -235,11 +228,10 @@ int ffn_cli_parse(const char *cmd, int argc, char **argv, const int *accept, ffn
  * "--x needs a value" with quote false), anything else is an unknown option (FFN_EXIT_USAGE). */
 int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *), bool quote);
 /* For commands that read every option before acting on any (plan, sweep: a scenario loads
- * first, the flags then override it): option c in [lo, hi) has its value stored in val[c - lo]
+ * first, the flags then override it): option c has its value stored in val[c - FFN_O_FIRST]
  * ("" for a flag) and -1 is returned; 'h', ':' and anything else go to ffn_cli_opt_other, whose
  * exit code is returned. */
-int ffn_cli_collect(const char *cmd, int c, char **argv, int lo, int hi, const char **val,
-                    void (*usage)(FILE *));
+int ffn_cli_collect(const char *cmd, int c, char **argv, const char **val, void (*usage)(FILE *));
 
 /* Strict option values: returns 0 or prints the problem and returns FFN_EXIT_USAGE. */
 int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,

@@ -146,7 +146,7 @@ int ffn_cmd_plan(int argc, char **argv)
             if (n_prices >= FFN_SC_MAX_REFS) return ffn_cli_usage(CMD, "too many --price options");
             prices[n_prices++] = optarg;
         }
-        const int r = ffn_cli_collect(CMD, c, argv, FFN_O_FIRST, FFN_O_END, val, usage);
+        const int r = ffn_cli_collect(CMD, c, argv, val, usage);
         if (r >= 0) return r;
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);

@@ -174,7 +174,7 @@ int ffn_cmd_sweep(int argc, char **argv)
         if (c == -2) return FFN_EXIT_USAGE;
         if (c == FFN_O_FUSED) fused = 1;
         if (c == FFN_O_UNFUSED) fused = 0;
-        const int r = ffn_cli_collect(CMD, c, argv, FFN_O_FIRST, FFN_O_END, val, usage);
+        const int r = ffn_cli_collect(CMD, c, argv, val, usage);
         if (r >= 0) return r;
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);

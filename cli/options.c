@@ -107,7 +107,9 @@ const char *ffn_cli_opt_name(int opt)
     return options[opt - FFN_O_FIRST].name;
 }
 
-const struct option *ffn_cli_opts(const int *accept, struct option *out)
+/* The getopt_long table of the options in accept (0-terminated) and --help, into out (room for
+ * FFN_CLI_MAX_OPTS entries). */
+static void getopt_table(const int *accept, struct option *out)
 {
     size_t n = 0;
     for (const int *a = accept; *a && n + 2 < FFN_CLI_MAX_OPTS; a++) {
@@ -117,7 +119,6 @@ const struct option *ffn_cli_opts(const int *accept, struct option *out)
     }
     out[n++] = (struct option){"help", no_argument, NULL, 'h'};
     out[n] = (struct option){0, 0, 0, 0};
-    return out;
 }
 
 /* "unfused" against "fused", "no-render" against "render" */
@@ -129,7 +130,9 @@ static bool opposite(const char *a, const char *b)
            (la == lb + 3 && !strncmp(a, "no-", 3) && !strcmp(a + 3, b));
 }
 
-int ffn_cli_once(const char *cmd, ffn_cli_seen *seen, int c, const int *repeatable)
+/* An option given twice, or both options of a pair, is an error that names both: no option
+ * silently overrides another. 0, or FFN_EXIT_USAGE (printed). */
+static int once(const char *cmd, ffn_cli_seen *seen, int c, const int *repeatable)
 {
     if (c == 'h' || c == ':' || c == '?') return 0;
     for (const int *r = repeatable; r && *r; r++)
@@ -198,12 +201,12 @@ int ffn_cli_getopt(const char *cmd, int argc, char **argv, const int *accept, ff
         for (const int *a = accept; a && *a && n + 1 < FFN_CLI_MAX_OPTS; a++)
             all[n++] = *a;
         all[n] = 0;
-        ffn_cli_opts(all, seen->table);
+        getopt_table(all, seen->table);
     }
     for (;;) {
         const int c = getopt_long(argc, argv, ":h", seen->table, NULL);
         if (c == -1) return c;
-        if (ffn_cli_once(cmd, seen, c, repeatable)) return -2;
+        if (once(cmd, seen, c, repeatable)) return -2;
         size_t i = 0;
         while (i < seen->nbind && seen->bind[i].val != c)
             i++;
@@ -315,10 +318,9 @@ int ffn_cli_opt_other(const char *cmd, int c, char **argv, void (*usage)(FILE *)
     return ffn_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
-int ffn_cli_collect(const char *cmd, int c, char **argv, int lo, int hi, const char **val,
-                    void (*usage)(FILE *))
+int ffn_cli_collect(const char *cmd, int c, char **argv, const char **val, void (*usage)(FILE *))
 {
-    if (c < lo || c >= hi) return ffn_cli_opt_other(cmd, c, argv, usage, true);
-    val[c - lo] = optarg ? optarg : "";
+    if (c < FFN_O_FIRST || c >= FFN_O_END) return ffn_cli_opt_other(cmd, c, argv, usage, true);
+    val[c - FFN_O_FIRST] = optarg ? optarg : "";
     return -1;
 }

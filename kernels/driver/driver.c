@@ -75,9 +75,7 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         p->x_bytes = ffn__round_up(p->stream ? s->d * T * 4 : Tpad * l->ldx * 2, 64);
         p->h_bytes = ffn__round_up(p->stream ? l->ldh * T * 4 : Tpad * l->ldh * 2, 64);
         const size_t mc = Tpad < t->mc ? Tpad : t->mc;
-        /* a stream pass holds at most min(T, stream_g) rows: never more than the tile's T rows
-         * (the MoE layer sizes one workspace for T tokens and runs experts on fewer) */
-        const size_t g = T < t->stream_g ? T : t->stream_g;
+        const size_t g = T < t->stream_g ? T : t->stream_g; /* rows a stream pass holds */
         p->acc_floats = p->stream ? g * nr : t->panels * mc * nr;
         p->hbuf_floats = (p->stream ? g : mc) * nr;
         p->per_thread =
@@ -108,28 +106,28 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
                     ffn__round_up(p->hbuf_floats * 4, 64);
 }
 
+static size_t plan_bytes(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_kshape *s,
+                         size_t T, int threads)
+{
+    wsplan p;
+    plan_ws(dv, l, s, T, &p);
+    return 64 + p.x_bytes + p.h_bytes + p.asum_bytes + (size_t)ffn__threads(threads) * p.per_thread;
+}
+
 size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads)
 {
     if (dv && dv->i8) return ffn__drv_i8_workspace_bytes(dv, s, T, threads);
     if (!dv || ffn__drv_check_shape(dv, s) || T == 0) return 0;
     ffn__drv_layout l;
     ffn__drv_get_layout(dv, s, &l);
-    wsplan p;
-    plan_ws(dv, &l, s, T, &p);
-    size_t need =
-        64 + p.x_bytes + p.h_bytes + p.asum_bytes + (size_t)ffn__threads(threads) * p.per_thread;
+    const size_t need = plan_bytes(dv, &l, s, T, threads);
     /* Never less than the decode stream of fewer rows needs: a caller sizes one workspace for T
      * and may call with fewer (the MoE layer's experts), and the stream keeps x and h in fp32
      * where the bf16 tiles keep them in bf16 (SVE BFMMLA: 4 stream rows of fp32 outweigh 5
      * tile rows of bf16). Each of the two schedules alone grows with T. */
     const size_t sr = ffn__drv_stream_rows(dv);
-    if (sr > 0 && T > sr) {
-        plan_ws(dv, &l, s, sr, &p);
-        const size_t st = 64 + p.x_bytes + p.h_bytes + p.asum_bytes +
-                          (size_t)ffn__threads(threads) * p.per_thread;
-        if (st > need) need = st;
-    }
-    return need;
+    const size_t stream = sr > 0 && T > sr ? plan_bytes(dv, &l, s, sr, threads) : 0;
+    return stream > need ? stream : need;
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */

@@ -24,7 +24,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
-enum { MR = 14, NR = 32, KCP = 256, DECODE_G = 6, PF_P = 32 };
+/* STREAM_MAX: the tokens decode streams where VDPBF16PS has the FMA's rate (stream_rows_here) */
+enum { MR = 14, NR = 32, KCP = 256, DECODE_G = 6, PF_P = 32, STREAM_MAX = 64 };
 
 /* ---- decode ------------------------------------------------------------------------------ */
 
@@ -206,13 +207,14 @@ static unsigned stream_rows_here(void)
     unsigned c = atomic_load_explicit(&cached, memory_order_relaxed);
     if (c) return c - 1;
     const uint64_t need = FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16;
-    if ((ffn_cpu_features() & need) != need) return 64; /* asked of a CPU that cannot run it */
+    if ((ffn_cpu_features() & need) != need) /* asked of a CPU that cannot run it */
+        return STREAM_MAX;
     float sink = 0;
     chain_seconds(true, &sink); /* warm both units up first */
     const double t_fma = chain_seconds(false, &sink), t_dp = chain_seconds(true, &sink);
     /* flops per instruction: 32 for a zmm FMA, 64 for a zmm VDPBF16PS */
     const double ratio = t_dp > 0 ? 2.0 * t_fma / t_dp : 1.0;
-    const unsigned rows = ratio >= 1.5 && isfinite(sink) ? 1 : 64;
+    const unsigned rows = ratio >= 1.5 && isfinite(sink) ? 1 : STREAM_MAX;
     atomic_store_explicit(&cached, rows + 1, memory_order_relaxed);
     return rows;
 }
@@ -339,7 +341,7 @@ const ffn_ukernels_bf16t ffn_ukernels_avx512bf16 = {
     .row_tile = 1,
     .panels = 1,
     .mc = 504,
-    .stream_rows = 64, /* the most stream_rows_here gives */
+    .stream_rows = STREAM_MAX,
     .stream_rows_fn = stream_rows_here,
     .stream_g = DECODE_G,
     .begin = NULL,
