@@ -135,8 +135,9 @@ static void compare_with_sysfs(ffn_calibration *c)
                 name_after_caches(c->levels[k][t], c->n_levels[k][t], mk, sys_level, ns);
         }
     }
-    /* per-core or shared: a boundary that grows with the threads (by more than half their
-     * number) belongs to a per-core cache */
+    /* per-core or shared: with N threads a per-core cache's boundary grows N-fold and a shared
+     * one's stays put; the cut-offs are N^0.75 and N^0.25 (with 2 threads x1.68 and x1.19: the
+     * Zen 4 VM's L2 grew x1.1, which the old "more than half of N" called per-core) */
     if (c->threads > 1 && c->n_levels[FFN_BW_READ][0] > 1 && c->n_levels[FFN_BW_READ][1] > 1) {
         char line[256] = "";
         const int n0 = c->n_levels[FFN_BW_READ][0] - 1, n1 = c->n_levels[FFN_BW_READ][1] - 1;
@@ -145,9 +146,9 @@ static void compare_with_sysfs(ffn_calibration *c)
                              c->levels[FFN_BW_READ][0][i].capacity_bytes;
             ffn__appendf(line, sizeof line, "%s%s %s (x%.2g with %d threads)", i ? ", " : "",
                          c->levels[FFN_BW_READ][0][i].name,
-                         g > 0.5 * c->threads ? "per-core"
-                         : g < 1.5            ? "shared"
-                                              : "partly shared",
+                         g >= pow(c->threads, 0.75)   ? "per-core"
+                         : g <= pow(c->threads, 0.25) ? "shared"
+                                                      : "partly shared",
                          g, c->threads);
         }
         if (line[0]) ffn__appendf(c->notes, sizeof c->notes, "measured levels: %s; ", line);

@@ -7,6 +7,8 @@
  * Two guards against noise that ERT's clean runs do not need: a plateau within +bin_rel above the
  * previous level continues it, and a longer plateau above a short previous level (but still a
  * drop from the level before) replaces it, since a short low stretch is a dip, not a level.
+ * A sweep whose tail keeps falling after the last plateau ends with that tail as its last level
+ * (step 4b), not with the last plateau named DRAM.
  * On top of ERT we estimate each level's capacity: the working-set size at which the smoothed
  * curve has fallen halfway (geometric mean) from this level's bandwidth to the next one's,
  * interpolated in log size.
@@ -124,6 +126,26 @@ int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn
         first_lo[nl] = c->lo;
         last_hi[nl] = c->hi;
         nl++;
+    }
+    /* 4b. a tail that falls without forming a plateau (a sweep that ends while the LLC still
+     * drains, as on the Zen 4 VM's two-thread curve of 2026-12-02: a plateau at 170 GB/s up to
+     * 10 MiB, then 154 ... 36 GB/s to 128 MiB, never flat within +-bin_rel): the last plateau is
+     * not memory. When at least min_points raw points follow the last plateau and their last
+     * min_points sit clearly below it, they become the last level, at their median. */
+    if (nl > 0 && nl < cap && nl < FFN_MAX_LEVELS && last_hi[nl - 1] + (size_t)o.min_points < n) {
+        const size_t lo = n - (size_t)o.min_points;
+        const double b = median_range(bw, lo, n - 1, tmp);
+        if (b < levels[nl - 1].bandwidth_bps * (1.0 - o.drop_rel)) {
+            ffn_level *L = &levels[nl];
+            memset(L, 0, sizeof *L);
+            L->bandwidth_bps = b;
+            L->first_bytes = size[lo];
+            L->last_bytes = size[n - 1];
+            L->n_points = o.min_points;
+            first_lo[nl] = lo;
+            last_hi[nl] = n - 1;
+            nl++;
+        }
     }
     /* 5. capacity: halfway crossing (log bandwidth) between consecutive levels */
     for (int l = 0; l + 1 < nl; l++) {

@@ -232,6 +232,16 @@ Test(calroof, sysfs_by_nearest_size_with_one_and_all_threads)
     cr_expect(strstr(c->notes, "L1 per-core") != NULL, "%s", c->notes);
     cr_expect(strstr(c->notes, "L2 per-core") != NULL);
     cr_expect(strstr(c->notes, "L3 shared") != NULL);
+    /* a boundary that grew only x1.1 with two threads is shared (the Zen 4 VM's L2), one that
+     * grew x1.4 partly shared */
+    c->notes[0] = 0;
+    c->levels[FFN_BW_READ][1][1].capacity_bytes = 2.2e6;
+    c->levels[FFN_BW_READ][1][2].capacity_bytes = 147e6;
+    ffn_calibration_review(c);
+    cr_expect(strstr(c->notes, "L2 shared (x1.1") != NULL, "%s", c->notes);
+    cr_expect(strstr(c->notes, "L3 partly shared (x1.4") != NULL, "%s", c->notes);
+    c->levels[FFN_BW_READ][1][1].capacity_bytes = 4e6;
+    c->levels[FFN_BW_READ][1][2].capacity_bytes = 105e6;
     /* a VM's sysfs: no L2 listed, L3 said to be 16 MiB: the L3 entry is compared with the
      * 105 MB boundary (nearest), not the 2 MB one (by index) */
     c->notes[0] = 0;

@@ -187,6 +187,52 @@ Test(plateau, ramp_at_small_sizes_is_not_a_level)
     cr_assert_float_eq(lv[1].bandwidth_bps, 20e9, 1);
 }
 
+/* The Zen 4 (family 25 model 17) KVM guest of 2026-12-02, two threads, `calibrate --quick`: the
+ * best rate per size as measured (KiB, GB/s). Two L1s to 64 KiB, then L2 and L3 too noisy to
+ * tell apart up to about 10 MiB, then a fall that never flattens before the sweep ends at
+ * 128 MiB (memory reads about 45 GB/s with both threads). Before step 4b the 128 KiB - 10 MiB
+ * plateau was the last level and was named DRAM at 170 GB/s. */
+Test(plateau, falling_tail_is_the_last_level)
+{
+    static const double kib[] = {
+        4,     6,     8,     10,    12,    16,    18,    22,    26,     32,    38,    44,
+        52,    64,    76,    90,    106,   128,   152,   180,   214,    256,   304,   362,
+        430,   512,   608,   724,   860,   1024,  1216,  1448,  1722,   2048,  2434,  2896,
+        3444,  4096,  4870,  5792,  6888,  8192,  9740,  11584, 13776,  16384, 19482, 23170,
+        27554, 32768, 38966, 46340, 55108, 65536, 77934, 92680, 110216, 131072};
+    static const double gbs[] = {
+        253.1, 339.4, 279.9, 319.8, 348.4, 274.9, 271.1, 281.9, 278.4, 267.7, 281.6, 320.4,
+        397.6, 318.2, 232.0, 201.9, 180.3, 169.9, 169.8, 170.0, 211.3, 229.6, 230.1, 177.5,
+        176.7, 226.3, 178.6, 207.8, 168.1, 203.9, 191.0, 171.1, 196.7, 155.0, 153.0, 189.4,
+        191.8, 162.5, 153.7, 156.9, 159.7, 156.4, 146.3, 154.1, 136.8, 132.6, 123.4, 117.6,
+        107.3, 107.7, 76.7,  63.5,  46.7,  49.4,  45.9,  43.6,  41.5,  35.8};
+    const size_t n = sizeof kib / sizeof kib[0];
+    cr_assert_eq(n, sizeof gbs / sizeof gbs[0]);
+    double size[sizeof kib / sizeof kib[0]], bw[sizeof kib / sizeof kib[0]];
+    for (size_t i = 0; i < n; i++) {
+        size[i] = kib[i] * KiB;
+        bw[i] = gbs[i] * 1e9;
+    }
+    ffn_level lv[FFN_MAX_LEVELS];
+    int nl = 0;
+    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    cr_assert_geq(nl, 3, "%d levels", nl);
+    cr_assert_str_eq(lv[nl - 1].name, "DRAM");
+    cr_assert(lv[nl - 1].bandwidth_bps > 30e9 && lv[nl - 1].bandwidth_bps < 50e9,
+              "memory at %.1f GB/s", lv[nl - 1].bandwidth_bps / 1e9);
+    cr_assert(lv[nl - 2].bandwidth_bps > 140e9, "the cache plateau at %.1f GB/s",
+              lv[nl - 2].bandwidth_bps / 1e9);
+    /* its boundary lies where the fall is, between 10 and 64 MiB (two threads' L3: 32 MiB) */
+    cr_assert(lv[nl - 2].capacity_bytes > 10 * MiB && lv[nl - 2].capacity_bytes < 64 * MiB,
+              "boundary at %.1f MiB", lv[nl - 2].capacity_bytes / MiB);
+    /* the same curve cut where it is still flat keeps its plateau as the last level */
+    size_t cut = 0;
+    while (cut < n && kib[cut] <= 9740)
+        cut++;
+    cr_assert_eq(ffn_plateau_detect(size, bw, cut, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    cr_assert(lv[nl - 1].bandwidth_bps > 140e9);
+}
+
 /* ---- the caches CPUID describes, for hosts whose sysfs lists none ---------------------------- */
 
 typedef struct cpuid_row {
