@@ -94,17 +94,30 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
                     tb->tiles[0][0], tb->gemv_rows);
         fprintf(fp, "kernels: fp32 %s, bf16 %s\n", k->fp32_kernel,
                 k->bf16_kernel[0] ? k->bf16_kernel : "(none)");
-        fprintf(fp, "\n%-6s %-8s %5s %5s %6s %5s %10s %10s %12s %8s %8s %6s\n", "kind", "phase",
+        if (e->dequant_cost[FFN_DT_INT8] > 0 || e->dequant_cost[FFN_DT_INT4] > 0 ||
+            e->compute_max_dt[FFN_DT_INT8] > 0)
+            fprintf(fp,
+                    "quantized: dequantisation %.3g ops a weight (int8), %.3g (int4); W8A8 "
+                    "compute_max %.3f\n",
+                    e->dequant_cost[FFN_DT_INT8], e->dequant_cost[FFN_DT_INT4],
+                    e->compute_max_dt[FFN_DT_INT8]);
+        fprintf(fp, "\n%-6s %-8s %5s %5s %6s %-9s %10s %10s %12s %8s %8s %6s\n", "kind", "phase",
                 "T", "d", "f", "dtype", "median_ms", "min_ms", "predicted_ms", "err_med", "err_min",
                 "role");
         for (size_t i = 0; i < k->n_runs; i++) {
             const ffn_bench_result *r = &k->runs[i].r;
-            fprintf(fp, "%-6s %-8s %5zu %5zu %6zu %5s %10.3f %10.3f %12.3f %+7.1f%% %+7.1f%% %6s\n",
+            char fmt[24];
+            if (r->c.adtype != FFN_DT_FP32)
+                snprintf(fmt, sizeof fmt, "%s/%s", ffn_dtype_name(r->c.wdtype),
+                         ffn_dtype_name(r->c.adtype));
+            else
+                snprintf(fmt, sizeof fmt, "%s", ffn_dtype_name(r->c.wdtype));
+            fprintf(fp,
+                    "%-6s %-8s %5zu %5zu %6zu %-9s %10.3f %10.3f %12.3f %+7.1f%% %+7.1f%% %6s\n",
                     r->c.kind == FFN_BENCH_MOE ? "moe" : "dense", ffn_phase_name(r->c.phase),
-                    r->c.tokens, r->c.shape.d, r->c.shape.f, ffn_dtype_name(r->c.wdtype),
-                    r->time.median * 1e3, r->time.min * 1e3, r->predicted_s * 1e3,
-                    100 * r->prediction_error, 100 * r->prediction_error_min,
-                    k->runs[i].fit ? "fit" : "check");
+                    r->c.tokens, r->c.shape.d, r->c.shape.f, fmt, r->time.median * 1e3,
+                    r->time.min * 1e3, r->predicted_s * 1e3, 100 * r->prediction_error,
+                    100 * r->prediction_error_min, k->runs[i].fit ? "fit" : "check");
         }
         fprintf(fp,
                 "error |predicted/median - 1|: fit median %.1f%% max %.1f%% (n=%zu); "

@@ -238,6 +238,11 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
             if (e->compute_max_dt[d] > 0)
                 ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->compute_max_dt[d]);
         ffn_json_obj_end(&j);
+        ffn_json_obj_begin(&j, "dequant_cost");
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            if (e->dequant_cost[d] > 0)
+                ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->dequant_cost[d]);
+        ffn_json_obj_end(&j);
         ffn_json_num(&j, "memory_max", e->memory_max);
         ffn_json_num(&j, "memory_max_gemv",
                      e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max);

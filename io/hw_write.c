@@ -190,7 +190,8 @@ static void put_tiles(FILE *f, const uint32_t (*tiles)[2], int n)
 static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
-        if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0 || e->util_gamma[d] > 0)
+        if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0 || e->util_gamma[d] > 0 ||
+            e->dequant_cost[d] > 0)
             return false;
     if (e->memory_max_elem > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
@@ -289,6 +290,12 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         }
         if (e->memory_max_elem > 0)
             put_num(f, "  ", "memory_max_elem", e->memory_max_elem, FFN_UNIT_NONE);
+        if (e->dequant_cost[FFN_DT_INT8] > 0 || e->dequant_cost[FFN_DT_INT4] > 0) {
+            fputs("  dequant_cost:\n", f);
+            for (int d = 0; d < FFN_DT_COUNT; d++)
+                if (e->dequant_cost[d] > 0)
+                    put_num(f, "    ", dt[d], e->dequant_cost[d], FFN_UNIT_NONE);
+        }
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);

@@ -124,6 +124,121 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
     return n;
 }
 
+/* ---- the quantized formats ------------------------------------------------------------------
+ * The float fit leaves two things of the integer kernels open: what one weight's dequantisation
+ * costs (the count says 1 vector op; the AVX-512 W4 stream takes about 6 uops a weight and
+ * W8 2-3, BENCHMARKS.md "Quantized kernels"), and what share of the int8 peak the W8A8 tile
+ * reaches (the VNNI probe's peak is a chain of VPDPBUSD with nothing else to do). One fit case
+ * per format, a decode for weight-only (its time is the weight stream or the dequantisation,
+ * whichever is slower) and a prefill for W8A8 (its dot products), each solved for its one
+ * parameter with the float parameters held; one held-out case per format, predicted only. */
+typedef struct qdef {
+    ffn_dtype w, a;
+    unsigned group;
+    size_t T, d, f;
+    bool fit;
+} qdef;
+
+#define QW8 FFN_DT_INT8, FFN_DT_FP32, 0
+#define QW4 FFN_DT_INT4, FFN_DT_BF16, 128
+#define QW8A8 FFN_DT_INT8, FFN_DT_INT8, 0
+static const qdef q_full[] = {
+    {QW8, 1, 3072, 8192, true},   {QW4, 1, 3072, 8192, true},   {QW8A8, 256, 1536, 4096, true},
+    {QW8, 16, 2560, 6912, false}, {QW4, 16, 2560, 6912, false}, {QW8A8, 96, 2560, 6912, false},
+};
+static const qdef q_quick[] = {
+    {QW8, 1, 2048, 6144, true},
+    {QW4, 1, 2048, 6144, true},
+    {QW8A8, 256, 1024, 2816, true},
+};
+static const qdef q_tiny[] = {
+    {FFN_DT_INT8, FFN_DT_FP32, 0, 1, 128, 256, true},
+    {FFN_DT_INT4, FFN_DT_BF16, 32, 1, 128, 256, true},
+    {QW8A8, 32, 128, 256, true},
+};
+
+static bool is_quant(const ffn_bench_case *c)
+{
+    return c->wdtype == FFN_DT_INT8 || c->wdtype == FFN_DT_INT4;
+}
+
+/* Append the quantized calibration cases whose format has a kernel at this level. */
+static size_t quant_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t n,
+                          size_t cap)
+{
+    const qdef *q = mode == FFN_KCAL_TINY ? q_tiny : mode == FFN_KCAL_QUICK ? q_quick : q_full;
+    const size_t nq = mode == FFN_KCAL_TINY    ? sizeof q_tiny / sizeof q_tiny[0]
+                      : mode == FFN_KCAL_QUICK ? sizeof q_quick / sizeof q_quick[0]
+                                               : sizeof q_full / sizeof q_full[0];
+    for (size_t i = 0; i < nq && n < cap; i++) {
+        const ffn_kernel *k;
+        if (ffn_kernel_best_q(q[i].w, q[i].a, &k, NULL)) continue;
+        ffn_bench_case *c = &cases[n];
+        memset(c, 0, sizeof *c);
+        c->kind = FFN_BENCH_DENSE;
+        c->phase = q[i].T == 1 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+        c->tokens = q[i].T;
+        c->batch = 1;
+        c->seq = q[i].T == 1 ? 0 : q[i].T;
+        c->shape.d = q[i].d;
+        c->shape.f = q[i].f;
+        c->shape.act = FFN_ACT_SWIGLU;
+        c->shape.group = q[i].group;
+        c->wdtype = q[i].w;
+        c->adtype = q[i].a;
+        fit[n++] = q[i].fit;
+    }
+    return n;
+}
+
+/* The parameter of case c's format: a weight's dequantisation cost (weight-only) or the int8
+ * compute_max (W8A8). */
+static double *quant_param(ffn_hw *hw, const ffn_bench_case *c, double *lo, double *hi)
+{
+    if (c->adtype == FFN_DT_INT8) {
+        *lo = 0.005; /* issue 12's bounds: a kernel at 0.5% of its roof is representable */
+        *hi = 1.0;
+        return &hw->eff.compute_max_dt[FFN_DT_INT8];
+    }
+    *lo = 1.0;
+    *hi = 64.0;
+    return &hw->eff.dequant_cost[c->wdtype];
+}
+
+/* Solve one fit case for its parameter (bisection in log space: the prediction is monotone in
+ * it), the float parameters held. A parameter the case cannot see (a decode whose weight stream
+ * already takes longer than measured at 1 op a weight) stays at the bound nearest the
+ * measurement, and the note says so. */
+static void quant_fit(ffn_hw *hw, const ffn_bench_result *r, ffn_kcal_result *out)
+{
+    double lo, hi;
+    double *p = quant_param(hw, &r->c, &lo, &hi);
+    const double want = r->time.median;
+    double roof, pred;
+    ffn_bound b;
+    const double a0 = lo, b0 = hi;
+    for (int it = 0; it < 60; it++) {
+        const double mid = sqrt(lo * hi);
+        *p = mid;
+        if (ffn_bench_predict(hw, &r->c, &roof, &pred, &b, NULL, NULL)) return;
+        /* a larger dequantisation cost predicts slower, a larger compute_max faster */
+        const bool too_slow = pred > want;
+        if (too_slow == (r->c.adtype == FFN_DT_INT8))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *p = sqrt(lo * hi);
+    const bool at_bound = *p < a0 * 1.001 || *p > b0 / 1.001;
+    const char *fmt = r->c.adtype == FFN_DT_INT8   ? "W8A8 int8 compute_max"
+                      : r->c.wdtype == FFN_DT_INT4 ? "int4 dequantisation"
+                                                   : "int8 dequantisation";
+    size_t l = strlen(out->notes);
+    snprintf(out->notes + l, sizeof out->notes - l, "%s%s %.3g%s (%s, T = %zu)%s", l ? "; " : "",
+             fmt, *p, r->c.adtype == FFN_DT_INT8 ? "" : " ops a weight", r->kernel, r->c.tokens,
+             at_bound ? ", at its bound: the case does not constrain it" : "");
+}
+
 int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
                       const volatile sig_atomic_t *stop, ffn_bench_progress_fn progress, void *user,
                       ffn_kcal_result *out, ffn_diag *diag)
@@ -132,7 +247,8 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     memset(out, 0, sizeof *out);
     ffn_bench_case cases[FFN_KCAL_MAX];
     bool fit[FFN_KCAL_MAX];
-    size_t n = ffn_kcal_cases(mode, cases, fit, FFN_KCAL_MAX);
+    const size_t n_float = ffn_kcal_cases(mode, cases, fit, FFN_KCAL_MAX);
+    const size_t n = quant_cases(mode, cases, fit, n_float, FFN_KCAL_MAX);
     const ffn_kernel *k;
     if (ffn_kernel_best(FFN_DT_FP32, &k, diag) == 0) snprintf(out->fp32_kernel, 64, "%s", k->name);
     if (ffn_kernel_best(FFN_DT_BF16, &k, NULL) == 0) snprintf(out->bf16_kernel, 64, "%s", k->name);
@@ -186,7 +302,7 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     for (size_t i = 0; i < done; i++) {
         out->runs[i].r = res[i];
         out->runs[i].fit = fit[i];
-        if (!fit[i] || cases[i].kind != FFN_BENCH_DENSE) continue;
+        if (!fit[i] || cases[i].kind != FFN_BENCH_DENSE || is_quant(&cases[i])) continue;
         ffn_fit_point *p = &pts[np++];
         memset(p, 0, sizeof *p);
         p->m = cases[i].tokens;
@@ -206,7 +322,7 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     /* The roofs must bound the kernels' fastest runs (see ffn_kcal_result). */
     for (size_t i = 0; i < done; i++) {
         const ffn_bench_result *r = &out->runs[i].r;
-        if (r->c.kind != FFN_BENCH_DENSE || !(r->time.min > 0)) continue;
+        if (r->c.kind != FFN_BENCH_DENSE || is_quant(&r->c) || !(r->time.min > 0)) continue;
         const ffn_dtype cdt = ffn_bench_cdtype(r->c.wdtype);
         const double bps = r->bytes / r->time.min, fps = r->flops / r->time.min;
         const double peak =
@@ -267,7 +383,11 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     if (out->eff.overlap_p > 64) out->eff.overlap_p = 64;
     if (out->eff.launch_s > 1.0) out->eff.launch_s = 1.0;
     hw->eff = out->eff;
-    /* predict every run with the fitted spec */
+    for (size_t i = n_float; i < out->n_runs; i++)
+        if (out->runs[i].fit && out->runs[i].r.time.median > 0) quant_fit(hw, &out->runs[i].r, out);
+    out->eff = hw->eff;
+    /* predict every run with the fitted spec (the quantized fit cases are solved exactly: they
+     * are not counted among the fit's errors; their held-out cases are) */
     double fe[FFN_KCAL_MAX], ce[FFN_KCAL_MAX];
     size_t nf = 0, nc = 0;
     for (size_t i = 0; i < out->n_runs; i++) {
@@ -277,6 +397,7 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
         r->prediction_error = r->predicted_s / r->time.median - 1.0;
         r->prediction_error_min = r->predicted_s / r->time.min - 1.0;
         r->efficiency = r->roofline_s / r->time.median;
+        if (out->runs[i].fit && i >= n_float) continue;
         if (out->runs[i].fit)
             fe[nf++] = fabs(r->prediction_error);
         else

@@ -450,11 +450,15 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     double tc = op->flops / peak_of(hw, op->compute_dtype);
     if (op->vec_ops > 0) tc += op->vec_ops / peak_of(hw, FFN_DT_FP32);
     op->roofline_s = tc > tm_ideal ? tc : tm_ideal;
+    /* the roofline counts 1 op a weight; the prediction what the kernels were measured at */
+    double vec = op->vec_ops;
+    const double dq = (unsigned)op->wdtype < FFN_DT_COUNT ? e->dequant_cost[op->wdtype] : 0;
+    if (op->dequant_weights > 0 && dq > 0) vec += op->dequant_weights * (dq - 1.0);
     if (op->flops <= 0 && op->bytes <= 0)
         op->predicted_s = 0;
     else if (gemm)
-        op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, op->flops,
-                                      op->vec_ops, op->compute_dtype, tm_eff);
+        op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, op->flops, vec,
+                                      op->compute_dtype, tm_eff);
     else
         op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
     op->bound = tc >= tm_ideal ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;

@@ -93,6 +93,8 @@ static void proj_counts(ffn_op *op, const ffn_run *run, const char *name, uint64
     *vw = qa ? 0.0 : q;
     *vt = qa ? q + pass : 0.0;
     op->vec_ops = q + pass;
+    op->dequant_weights = qa || !(q > 0) ? 0.0 : I * k * (double)N;
+    op->wdtype = run->wdtype;
 }
 
 int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
@@ -200,6 +202,7 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
             double act_bytes = op->bytes - op->weight_bytes;
             op->flops *= tok_scale;
             op->vec_ops = vw[i] * w_scale + vt[i] * tok_scale;
+            op->dequant_weights *= w_scale;
             op->weight_bytes *= w_scale;
             op->bytes = op->weight_bytes + act_bytes * tok_scale;
             op->spill_bytes *= tok_scale;

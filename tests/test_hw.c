@@ -393,6 +393,8 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.util_gamma[FFN_DT_BF16] = hw->eff.util_gamma[FFN_DT_FP16] = 0.8123456789;
     hw->eff.util_alpha[FFN_DT_BF16] = hw->eff.util_alpha[FFN_DT_FP16] = 0.0987654321;
     hw->eff.memory_max_elem = 0.8311;
+    hw->eff.dequant_cost[FFN_DT_INT8] = 2.718281828;
+    hw->eff.dequant_cost[FFN_DT_INT4] = 6.0625;
     hw->unc.p10 = 0.9123456789;
     hw->unc.p90 = 1.1034567;
     hw->unc.points = 1058;

@@ -88,6 +88,11 @@ typedef struct ffn_eff {
     /* Fraction of peak bandwidth reached by elementwise kernels (activation, gate multiply,
      * bias): a different kernel kind from a GEMM's operand streams; 0 = memory_max. */
     double memory_max_elem;
+    /* Vector ops one weight's dequantisation costs the kernels (int8, int4 weights with float
+     * activations), where measured: `ffnroof calibrate` fits it to a quantized decode
+     * (docs/model.md, "Quantized weights and activations"). 0 = the count's own (1 op a
+     * weight, 2 with an int4 zero point). Range [1, 64]. */
+    double dequant_cost[FFN_DT_COUNT];
 } ffn_eff;
 
 /* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of

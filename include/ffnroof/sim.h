@@ -98,6 +98,11 @@ typedef struct ffn_op {
      * quantising activations, rescaling int32 sums (docs/model.md). Not part of flops; its
      * time vec_ops / peak[fp32] adds to the op's compute time. */
     double vec_ops;
+    /* The weights of format wdtype (int8/int4 with float activations) the op dequantises, all
+     * instances: vec_ops counts 1 op each (2 with an int4 zero point); the spec's measured
+     * dequant_cost, where it has one, replaces the 1. */
+    double dequant_weights;
+    ffn_dtype wdtype;
     double bytes;        /* compulsory memory traffic, all instances */
     double weight_bytes; /* the part of bytes that is weights */
     double roofline_s;   /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
