@@ -273,6 +273,8 @@ static const bad_case bad_cases[] = {
     {"tiles_by_dtype_no_tiles.yaml", FFN_ESCHEMA, 15, 26, "needs 'tiles'"},
     {"tiles_by_dtype_typo.yaml", FFN_ESCHEMA, 15, 46,
      "unknown key 'gemv_row' (did you mean 'gemv_rows'?)"},
+    {"small_dequant_cost.yaml", FFN_ERANGE, 15, 24, "'int8' = 0.5 is out of range"},
+    {"dequant_cost_float.yaml", FFN_ESCHEMA, 15, 27, "unknown key 'bf16'"},
 };
 
 Test(hw, bad_input_points_at_the_culprit)
