@@ -76,6 +76,15 @@ void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra
 }
 
 /* "tiles": [[rows, cols], ...] */
+/* {dtype: value} of the dtypes with a value ({} when none has) */
+static void json_by_dtype(ffn_json *j, const char *key, const double *v)
+{
+    ffn_json_obj_begin(j, key);
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        if (v[d] > 0) ffn_json_num(j, ffn_dtype_name((ffn_dtype)d), v[d]);
+    ffn_json_obj_end(j);
+}
+
 static void json_tiles(ffn_json *j, const uint32_t (*tiles)[2], int n)
 {
     ffn_json_arr_begin(j, "tiles");
@@ -233,16 +242,9 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
         const ffn_eff *e = &m->spec->eff;
         ffn_json_obj_begin(&j, "fit");
         ffn_json_num(&j, "compute_max", e->compute_max);
-        ffn_json_obj_begin(&j, "compute_max_by_dtype");
-        for (int d = 0; d < FFN_DT_COUNT; d++)
-            if (e->compute_max_dt[d] > 0)
-                ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->compute_max_dt[d]);
-        ffn_json_obj_end(&j);
-        ffn_json_obj_begin(&j, "dequant_cost");
-        for (int d = 0; d < FFN_DT_COUNT; d++)
-            if (e->dequant_cost[d] > 0)
-                ffn_json_num(&j, ffn_dtype_name((ffn_dtype)d), e->dequant_cost[d]);
-        ffn_json_obj_end(&j);
+        json_by_dtype(&j, "compute_max_by_dtype", e->compute_max_dt);
+        json_by_dtype(&j, "dequant_cost", e->dequant_cost);
+        json_by_dtype(&j, "memory_max_gemv_by_dtype", e->memory_max_gemv_dq);
         ffn_json_num(&j, "memory_max", e->memory_max);
         ffn_json_num(&j, "memory_max_gemv",
                      e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max);

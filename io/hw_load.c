@@ -322,9 +322,10 @@ bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n)
     return true;
 }
 
-/* dequant_cost: {int8: 2.9, int4: 4.1}: vector ops a weight's dequantisation costs, measured
- * (docs/formats-hw.md); only the integer weight formats have one. */
-static int load_dequant_cost(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
+/* dequant_cost: {int8: 2.9, int4: 4.1} (vector ops a weight's dequantisation costs a GEMM)
+ * and memory_max_gemv_by_dtype: {int8: 0.9, int4: 0.5} (the decode stream's fraction of the
+ * bandwidth), measured (docs/formats-hw.md); only the integer weight formats have them. */
+static int load_dequant(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
 {
     static const char *const keys[] = {"int8", "int4", NULL};
     static const ffn_dtype dts[] = {FFN_DT_INT8, FFN_DT_INT4};
@@ -332,19 +333,31 @@ static int load_dequant_cost(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
     int rc = sub_map(y, eff, "dequant_cost", keys, &m);
     for (int i = 0; !rc && m && i < 2; i++)
         rc = ffn_y_num(y, m, keys[i], false, FFN_UNIT_NONE, 1.0, 64.0, &e->dequant_cost[dts[i]]);
+    if (!rc) rc = sub_map(y, eff, "memory_max_gemv_by_dtype", keys, &m);
+    for (int i = 0; !rc && m && i < 2; i++)
+        rc = fraction(y, m, keys[i], &e->memory_max_gemv_dq[dts[i]]);
     return rc;
 }
 
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
 {
-    static const char *const allowed[] = {"compute_max",   "compute_max_by_dtype",
-                                          "compute_half",  "memory_max",
-                                          "memory_half",   "memory_max_gemv",
-                                          "tiles",         "tiles_by_dtype",
-                                          "launch",        "harness",
-                                          "overlap",       "source",
-                                          "util_by_dtype", "memory_max_elem",
-                                          "dequant_cost",  NULL};
+    static const char *const allowed[] = {"compute_max",
+                                          "compute_max_by_dtype",
+                                          "compute_half",
+                                          "memory_max",
+                                          "memory_half",
+                                          "memory_max_gemv",
+                                          "tiles",
+                                          "tiles_by_dtype",
+                                          "launch",
+                                          "harness",
+                                          "overlap",
+                                          "source",
+                                          "util_by_dtype",
+                                          "memory_max_elem",
+                                          "dequant_cost",
+                                          "memory_max_gemv_by_dtype",
+                                          NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -372,7 +385,7 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
     if (!rc) rc = load_tiles(y, m, e->tiles, &e->n_tiles);
     if (!rc) rc = load_tiles_by_dtype(y, m, e);
     if (!rc) rc = load_util_by_dtype(y, m, e);
-    if (!rc) rc = load_dequant_cost(y, m, e);
+    if (!rc) rc = load_dequant(y, m, e);
     if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
     if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
     if (!rc) {

@@ -191,12 +191,24 @@ static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
         if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0 || e->util_gamma[d] > 0 ||
-            e->dequant_cost[d] > 0)
+            e->dequant_cost[d] > 0 || e->memory_max_gemv_dq[d] > 0)
             return false;
     if (e->memory_max_elem > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
            e->memory_half_bytes == 0.0 && e->memory_max_gemv == 0.0 && e->n_tiles == 0 &&
            e->launch_s == 0.0 && e->harness_s == 0.0 && e->overlap_p == 0.0;
+}
+
+/* "  key:" and one "    dtype: value" line per dtype with a value; nothing when none has */
+static void put_by_dtype(FILE *f, const char *key, const double *v, const char *const *dt)
+{
+    bool any = false;
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        any = any || v[d] > 0;
+    if (!any) return;
+    fprintf(f, "  %s:\n", key);
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        if (v[d] > 0) put_num(f, "    ", dt[d], v[d], FFN_UNIT_NONE);
 }
 
 static void write_spec(FILE *f, const ffn_hw *hw)
@@ -243,15 +255,7 @@ static void write_spec(FILE *f, const ffn_hw *hw)
     if (!eff_is_default(e)) {
         fputs("efficiency:\n", f);
         put_num(f, "  ", "compute_max", e->compute_max, FFN_UNIT_NONE);
-        bool any = false;
-        for (int d = 0; d < FFN_DT_COUNT; d++)
-            any = any || e->compute_max_dt[d] > 0;
-        if (any) {
-            fputs("  compute_max_by_dtype:\n", f);
-            for (int d = 0; d < FFN_DT_COUNT; d++)
-                if (e->compute_max_dt[d] > 0)
-                    put_num(f, "    ", dt[d], e->compute_max_dt[d], FFN_UNIT_NONE);
-        }
+        put_by_dtype(f, "compute_max_by_dtype", e->compute_max_dt, dt);
         put_num(f, "  ", "compute_half", e->compute_half_flops, FFN_UNIT_FLOP);
         put_num(f, "  ", "memory_max", e->memory_max, FFN_UNIT_NONE);
         put_num(f, "  ", "memory_half", e->memory_half_bytes, FFN_UNIT_BYTES);
@@ -290,12 +294,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         }
         if (e->memory_max_elem > 0)
             put_num(f, "  ", "memory_max_elem", e->memory_max_elem, FFN_UNIT_NONE);
-        if (e->dequant_cost[FFN_DT_INT8] > 0 || e->dequant_cost[FFN_DT_INT4] > 0) {
-            fputs("  dequant_cost:\n", f);
-            for (int d = 0; d < FFN_DT_COUNT; d++)
-                if (e->dequant_cost[d] > 0)
-                    put_num(f, "    ", dt[d], e->dequant_cost[d], FFN_UNIT_NONE);
-        }
+        put_by_dtype(f, "dequant_cost", e->dequant_cost, dt);
+        put_by_dtype(f, "memory_max_gemv_by_dtype", e->memory_max_gemv_dq, dt);
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);

@@ -125,36 +125,44 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
 }
 
 /* ---- the quantized formats ------------------------------------------------------------------
- * The float fit leaves two things of the integer kernels open: what one weight's dequantisation
- * costs (the count says 1 vector op; the AVX-512 W4 stream takes about 6 uops a weight and
- * W8 2-3, BENCHMARKS.md "Quantized kernels"), and what share of the int8 peak the W8A8 tile
- * reaches (the VNNI probe's peak is a chain of VPDPBUSD with nothing else to do). One fit case
- * per format, a decode for weight-only (its time is the weight stream or the dequantisation,
- * whichever is slower) and a prefill for W8A8 (its dot products), each solved for its one
- * parameter with the float parameters held; one held-out case per format, predicted only. */
+ * The float fit leaves three things of the integer kernels open, each solved from one run
+ * with the float parameters held (bisection: the prediction is monotone in each):
+ * - the fraction of the bandwidth a weight-only format's decode stream reaches (it dequantises
+ *   in registers beside the weight stream: the AVX-512 W8 stream reads at the fp32 stream's
+ *   rate, the W4 one at 55-60% of it, BENCHMARKS.md): a one-token decode;
+ * - what a weight's dequantisation costs a GEMM that packs its weights (the count says one
+ *   op; W8 at 16 tokens ran 15-18% over a prediction made with one on the Zen 4 VM): a batch
+ *   just above the kernel's stream rows;
+ * - the share of the int8 peak the W8A8 tile reaches (the VNNI probe's peak is a chain of
+ *   VPDPBUSD with nothing else to do): a 256-token prefill.
+ * One held-out case per format in the default calibration. */
+typedef enum qrole { Q_GEMV, Q_PACK, Q_W8A8, Q_CHECK } qrole;
+
 typedef struct qdef {
     ffn_dtype w, a;
     unsigned group;
-    size_t T, d, f;
-    bool fit;
+    size_t T, d, f; /* T 0: the kernel's stream rows + 2, at least 16 */
+    qrole role;
 } qdef;
 
 #define QW8 FFN_DT_INT8, FFN_DT_FP32, 0
 #define QW4 FFN_DT_INT4, FFN_DT_BF16, 128
 #define QW8A8 FFN_DT_INT8, FFN_DT_INT8, 0
 static const qdef q_full[] = {
-    {QW8, 1, 3072, 8192, true},   {QW4, 1, 3072, 8192, true},   {QW8A8, 256, 1536, 4096, true},
-    {QW8, 16, 2560, 6912, false}, {QW4, 16, 2560, 6912, false}, {QW8A8, 96, 2560, 6912, false},
+    {QW8, 1, 3072, 8192, Q_GEMV},     {QW8, 0, 1536, 4096, Q_PACK},
+    {QW4, 1, 3072, 8192, Q_GEMV},     {QW4, 0, 1536, 4096, Q_PACK},
+    {QW8A8, 256, 1536, 4096, Q_W8A8}, {QW8, 64, 2560, 6912, Q_CHECK},
+    {QW4, 64, 2560, 6912, Q_CHECK},   {QW8A8, 96, 2560, 6912, Q_CHECK},
 };
 static const qdef q_quick[] = {
-    {QW8, 1, 2048, 6144, true},
-    {QW4, 1, 2048, 6144, true},
-    {QW8A8, 256, 1024, 2816, true},
+    {QW8, 1, 2048, 6144, Q_GEMV}, {QW8, 0, 1024, 2816, Q_PACK},     {QW4, 1, 2048, 6144, Q_GEMV},
+    {QW4, 0, 1024, 2816, Q_PACK}, {QW8A8, 256, 1024, 2816, Q_W8A8},
 };
 static const qdef q_tiny[] = {
-    {FFN_DT_INT8, FFN_DT_FP32, 0, 1, 128, 256, true},
-    {FFN_DT_INT4, FFN_DT_BF16, 32, 1, 128, 256, true},
-    {QW8A8, 32, 128, 256, true},
+    {FFN_DT_INT8, FFN_DT_FP32, 0, 1, 128, 256, Q_GEMV},
+    {FFN_DT_INT8, FFN_DT_FP32, 0, 0, 128, 256, Q_PACK},
+    {FFN_DT_INT4, FFN_DT_BF16, 32, 1, 128, 256, Q_GEMV},
+    {QW8A8, 32, 128, 256, Q_W8A8},
 };
 
 static bool is_quant(const ffn_bench_case *c)
@@ -162,9 +170,10 @@ static bool is_quant(const ffn_bench_case *c)
     return c->wdtype == FFN_DT_INT8 || c->wdtype == FFN_DT_INT4;
 }
 
-/* Append the quantized calibration cases whose format has a kernel at this level. */
-static size_t quant_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t n,
-                          size_t cap)
+/* Append the quantized calibration cases whose format has a kernel at this level; role[i]
+ * says what each solves for. */
+static size_t quant_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, qrole *role,
+                          size_t n, size_t cap)
 {
     const qdef *q = mode == FFN_KCAL_TINY ? q_tiny : mode == FFN_KCAL_QUICK ? q_quick : q_full;
     const size_t nq = mode == FFN_KCAL_TINY    ? sizeof q_tiny / sizeof q_tiny[0]
@@ -173,69 +182,73 @@ static size_t quant_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, 
     for (size_t i = 0; i < nq && n < cap; i++) {
         const ffn_kernel *k;
         if (ffn_kernel_best_q(q[i].w, q[i].a, &k, NULL)) continue;
+        size_t T = q[i].T;
+        if (T == 0) {
+            T = ffn_kernel_stream_rows(k) + 2;
+            if (T < 16) T = 16;
+        }
         ffn_bench_case *c = &cases[n];
         memset(c, 0, sizeof *c);
         c->kind = FFN_BENCH_DENSE;
-        c->phase = q[i].T == 1 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
-        c->tokens = q[i].T;
+        c->phase = T == 1 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+        c->tokens = T;
         c->batch = 1;
-        c->seq = q[i].T == 1 ? 0 : q[i].T;
+        c->seq = T == 1 ? 0 : T;
         c->shape.d = q[i].d;
         c->shape.f = q[i].f;
         c->shape.act = FFN_ACT_SWIGLU;
         c->shape.group = q[i].group;
         c->wdtype = q[i].w;
         c->adtype = q[i].a;
-        fit[n++] = q[i].fit;
+        fit[n] = q[i].role != Q_CHECK;
+        role[n++] = q[i].role;
     }
     return n;
 }
 
-/* The parameter of case c's format: a weight's dequantisation cost (weight-only) or the int8
- * compute_max (W8A8). */
-static double *quant_param(ffn_hw *hw, const ffn_bench_case *c, double *lo, double *hi)
+/* Solve one fit case for its parameter by bisection in log space, the float parameters held.
+ * A parameter the case cannot see (a GEMM whose weight stream already takes longer than
+ * measured) ends at the bound nearest the measurement, and the note says so. */
+static void quant_fit(ffn_hw *hw, const ffn_bench_result *r, qrole role, ffn_kcal_result *out)
 {
-    if (c->adtype == FFN_DT_INT8) {
-        *lo = 0.005; /* issue 12's bounds: a kernel at 0.5% of its roof is representable */
-        *hi = 1.0;
-        return &hw->eff.compute_max_dt[FFN_DT_INT8];
+    ffn_eff *e = &hw->eff;
+    double lo = 0.005, hi = 1.0; /* fractions: issue 12's bounds, 0.5% to 100% */
+    double *p = &e->compute_max_dt[FFN_DT_INT8];
+    const char *what = "W8A8 int8 compute_max";
+    if (role == Q_GEMV) {
+        p = &e->memory_max_gemv_dq[r->c.wdtype];
+        what = r->c.wdtype == FFN_DT_INT4 ? "int4 decode stream" : "int8 decode stream";
+    } else if (role == Q_PACK) {
+        p = &e->dequant_cost[r->c.wdtype];
+        lo = 1.0;
+        hi = 64.0;
+        what = r->c.wdtype == FFN_DT_INT4 ? "int4 dequantisation" : "int8 dequantisation";
     }
-    *lo = 1.0;
-    *hi = 64.0;
-    return &hw->eff.dequant_cost[c->wdtype];
-}
-
-/* Solve one fit case for its parameter (bisection in log space: the prediction is monotone in
- * it), the float parameters held. A parameter the case cannot see (a decode whose weight stream
- * already takes longer than measured at 1 op a weight) stays at the bound nearest the
- * measurement, and the note says so. */
-static void quant_fit(ffn_hw *hw, const ffn_bench_result *r, ffn_kcal_result *out)
-{
-    double lo, hi;
-    double *p = quant_param(hw, &r->c, &lo, &hi);
-    const double want = r->time.median;
-    double roof, pred;
-    ffn_bound b;
-    const double a0 = lo, b0 = hi;
+    const bool up_is_slower = role == Q_PACK;
+    const double want = r->time.median, a0 = lo, b0 = hi;
     for (int it = 0; it < 60; it++) {
         const double mid = sqrt(lo * hi);
+        double roof, pred;
+        ffn_bound b;
         *p = mid;
-        if (ffn_bench_predict(hw, &r->c, &roof, &pred, &b, NULL, NULL)) return;
-        /* a larger dequantisation cost predicts slower, a larger compute_max faster */
-        const bool too_slow = pred > want;
-        if (too_slow == (r->c.adtype == FFN_DT_INT8))
-            lo = mid;
-        else
+        if (ffn_bench_predict(hw, &r->c, &roof, &pred, &b, NULL, NULL)) {
+            *p = 0; /* unpredictable: leave the parameter unset */
+            return;
+        }
+        if ((pred > want) == up_is_slower)
             hi = mid;
+        else
+            lo = mid;
     }
     *p = sqrt(lo * hi);
     const bool at_bound = *p < a0 * 1.001 || *p > b0 / 1.001;
-    const char *fmt = r->c.adtype == FFN_DT_INT8   ? "W8A8 int8 compute_max"
-                      : r->c.wdtype == FFN_DT_INT4 ? "int4 dequantisation"
-                                                   : "int8 dequantisation";
     size_t l = strlen(out->notes);
     snprintf(out->notes + l, sizeof out->notes - l, "%s%s %.3g%s (%s, T = %zu)%s", l ? "; " : "",
-             fmt, *p, r->c.adtype == FFN_DT_INT8 ? "" : " ops a weight", r->kernel, r->c.tokens,
+             what, *p,
+             role == Q_PACK   ? " ops a weight"
+             : role == Q_GEMV ? " of the bandwidth"
+                              : "",
+             r->kernel, r->c.tokens,
              at_bound ? ", at its bound: the case does not constrain it" : "");
 }
 
@@ -248,7 +261,8 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     ffn_bench_case cases[FFN_KCAL_MAX];
     bool fit[FFN_KCAL_MAX];
     const size_t n_float = ffn_kcal_cases(mode, cases, fit, FFN_KCAL_MAX);
-    const size_t n = quant_cases(mode, cases, fit, n_float, FFN_KCAL_MAX);
+    qrole role[FFN_KCAL_MAX];
+    const size_t n = quant_cases(mode, cases, fit, role, n_float, FFN_KCAL_MAX);
     const ffn_kernel *k;
     if (ffn_kernel_best(FFN_DT_FP32, &k, diag) == 0) snprintf(out->fp32_kernel, 64, "%s", k->name);
     if (ffn_kernel_best(FFN_DT_BF16, &k, NULL) == 0) snprintf(out->bf16_kernel, 64, "%s", k->name);
@@ -384,7 +398,8 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     if (out->eff.launch_s > 1.0) out->eff.launch_s = 1.0;
     hw->eff = out->eff;
     for (size_t i = n_float; i < out->n_runs; i++)
-        if (out->runs[i].fit && out->runs[i].r.time.median > 0) quant_fit(hw, &out->runs[i].r, out);
+        if (out->runs[i].fit && out->runs[i].r.time.median > 0)
+            quant_fit(hw, &out->runs[i].r, role[i], out);
     out->eff = hw->eff;
     /* predict every run with the fitted spec (the quantized fit cases are solved exactly: they
      * are not counted among the fit's errors; their held-out cases are) */

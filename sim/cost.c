@@ -270,19 +270,24 @@ uint64_t ffn_gemv_rows(const ffn_hw *hw, ffn_dtype cdt)
     return ts && ts->n_tiles > 0 && ts->gemv_rows > 1 ? ts->gemv_rows : 1;
 }
 
-static double gemm_mmax(const ffn_hw *hw, uint64_t m, ffn_dtype cdt)
+/* dq: the int8/int4 weight format an op dequantises (its decode stream's own fraction, where
+ * fitted), else FFN_DT_COUNT */
+static double gemm_mmax(const ffn_hw *hw, uint64_t m, ffn_dtype cdt, ffn_dtype dq)
 {
     const ffn_eff *e = &hw->eff;
-    return m <= ffn_gemv_rows(hw, cdt) && e->memory_max_gemv > 0 ? e->memory_max_gemv
-           : e->memory_max > 0                                   ? e->memory_max
-                                                                 : 1.0;
+    const bool gemv = m <= ffn_gemv_rows(hw, cdt);
+    if (gemv && (unsigned)dq < FFN_DT_COUNT && e->memory_max_gemv_dq[dq] > 0)
+        return e->memory_max_gemv_dq[dq];
+    return gemv && e->memory_max_gemv > 0 ? e->memory_max_gemv
+           : e->memory_max > 0            ? e->memory_max
+                                          : 1.0;
 }
 
 double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                           double flops, double bytes, ffn_dtype cdt)
 {
     if (flops <= 0 && bytes <= 0) return 0;
-    double mmax = gemm_mmax(hw, m, cdt);
+    double mmax = gemm_mmax(hw, m, cdt, FFN_DT_COUNT);
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, hw->eff.memory_half_bytes));
     return gemm_time_s(hw, m, n, k, instances, flops, 0, cdt, tm);
 }
@@ -440,7 +445,8 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
 {
     const bool gemm = op->kind == FFN_OP_GEMM;
     const ffn_eff *e = &hw->eff;
-    double mmax = gemm                     ? gemm_mmax(hw, op->m, op->compute_dtype)
+    const ffn_dtype dq = op->dequant_weights > 0 ? op->wdtype : FFN_DT_COUNT;
+    double mmax = gemm                     ? gemm_mmax(hw, op->m, op->compute_dtype, dq)
                   : e->memory_max_elem > 0 ? e->memory_max_elem
                   : e->memory_max > 0      ? e->memory_max
                                            : 1.0;
@@ -450,10 +456,13 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     double tc = op->flops / peak_of(hw, op->compute_dtype);
     if (op->vec_ops > 0) tc += op->vec_ops / peak_of(hw, FFN_DT_FP32);
     op->roofline_s = tc > tm_ideal ? tc : tm_ideal;
-    /* the roofline counts 1 op a weight; the prediction what the kernels were measured at */
+    /* The roofline counts 1 op a weight; the prediction charges a GEMM that packs its weights
+     * what the kernels were measured at. A decode stream dequantises in registers beside the
+     * weight stream: its measured fraction of the bandwidth (gemm_mmax) covers it. */
     double vec = op->vec_ops;
-    const double dq = (unsigned)op->wdtype < FFN_DT_COUNT ? e->dequant_cost[op->wdtype] : 0;
-    if (op->dequant_weights > 0 && dq > 0) vec += op->dequant_weights * (dq - 1.0);
+    const double dqc = (unsigned)dq < FFN_DT_COUNT ? e->dequant_cost[dq] : 0;
+    if (dqc > 0 && op->m > ffn_gemv_rows(hw, op->compute_dtype))
+        vec += op->dequant_weights * (dqc - 1.0);
     if (op->flops <= 0 && op->bytes <= 0)
         op->predicted_s = 0;
     else if (gemm)

@@ -397,6 +397,7 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.memory_max_elem = 0.8311;
     hw->eff.dequant_cost[FFN_DT_INT8] = 2.718281828;
     hw->eff.dequant_cost[FFN_DT_INT4] = 6.0625;
+    hw->eff.memory_max_gemv_dq[FFN_DT_INT4] = 0.5772156649;
     hw->unc.p10 = 0.9123456789;
     hw->unc.p90 = 1.1034567;
     hw->unc.points = 1058;

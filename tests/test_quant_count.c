@@ -388,15 +388,20 @@ Test(quant_count, gemv_dequantisation_is_not_padded_to_tiles)
     close_rel(c.predicted_s - b.predicted_s, t_v, 0.02);
 }
 
-/* A measured dequantisation cost (the spec's efficiency.dequant_cost, which calibrate fits to a
- * quantized decode) replaces the count's 1 op a weight in the prediction, not in the count or
- * the roofline. LLaMA-2-7B's FFN layer decoding one token as W4A16 (G = 128) on the 1 TFLOP/s
- * fp32, 2 TFLOP/s bf16, 100 GB/s CPU, no efficiency losses, perfect overlap: W = 3 x 4096 x
- * 11008 = 135,266,304 weights, 67.6 MB + 2.1 MB of scales, 0.70 ms at 100 GB/s; at 1 op a
- * weight the compute is W x (2 / 2e12 + 1 / 1e12) = 0.27 ms, so memory-bound; at 6 ops a weight
- * W x (2 / 2e12 + 6 / 1e12) = 0.947 ms, compute-bound. W8A8 has no weight dequantisation (its
- * int32 sums are rescaled per output): an int8 cost leaves it as it was. */
-Test(quant_count, measured_dequant_cost_replaces_the_count)
+/* The measured costs of a quantized format (the spec's efficiency.dequant_cost and
+ * memory_max_gemv_by_dtype, which calibrate fits) replace the count's 1 op a weight in the
+ * prediction, not in the count or the roofline. LLaMA-2-7B's FFN layer as W4A16 (G = 128) on
+ * the 1 TFLOP/s fp32, 2 TFLOP/s bf16, 100 GB/s CPU, no efficiency losses, perfect overlap,
+ * W = 3 x 4096 x 11008 = 135,266,304 weights, 67.6 MB + 2.1 MB of scales:
+ * - 16 tokens run as a GEMM that packs its weights: at 1 op a weight the compute is
+ *   W x (32 / 2e12 + 1 / 1e12) = 2.30 ms, at 6 ops W x (32 / 2e12 + 6 / 1e12) = 2.98 ms; the
+ *   weights take 0.70 ms, so compute-bound either way.
+ * - one token is the decode stream, which dequantises in registers beside the weight stream:
+ *   the dequant cost does not apply (memory-bound at 0.70 ms), the stream's own fraction of
+ *   the bandwidth does: at 0.5, 1.40 ms.
+ * W8A8 has no weight dequantisation (its int32 sums are rescaled per output): int8 costs leave
+ * it as it was. */
+Test(quant_count, measured_dequant_costs_replace_the_count)
 {
     ffn_hw hw = cpu();
     ffn_run run;
@@ -408,25 +413,40 @@ Test(quant_count, measured_dequant_cost_replaces_the_count)
     run.fused = true;
     const double W = 3.0 * 4096 * 11008;
     ffn_layer_cost a, b;
-    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
-    close_rel(a.predicted_s, a.bytes / 100e9, 1e-9);
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 16, &a), 0);
+    /* (plus the SwiGLU epilogue's few FLOPs per output: 2e-4 of it) */
+    close_rel(a.predicted_s, W * (32.0 / 2e12 + 1.0 / 1e12), 5e-4);
     hw.eff.dequant_cost[FFN_DT_INT4] = 6.0;
-    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &b), 0);
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 16, &b), 0);
     close_rel(b.vec_ops, a.vec_ops, 1e-12);
     close_rel(b.vec_ops, W, 1e-12);
     close_rel(b.roofline_s, a.roofline_s, 1e-12);
-    /* (plus the SwiGLU epilogue's few FLOPs per output: 3e-5 of it) */
-    close_rel(b.predicted_s, W * (2.0 / 2e12 + 6.0 / 1e12), 1e-4);
-    /* an int4 cost does not touch int8 weights, and W8A8 has none to apply */
+    close_rel(b.predicted_s, W * (32.0 / 2e12 + 6.0 / 1e12), 5e-4);
+    /* decode: the stream's fraction, not the GEMM's dequantisation cost */
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 100e9, 1e-9);
+    hw.eff.memory_max_gemv_dq[FFN_DT_INT4] = 0.5;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &b), 0);
+    close_rel(b.predicted_s, a.bytes / 50e9, 1e-9);
+    /* int4 figures do not touch int8 weights, nor fp32 ones */
     run.wdtype = FFN_DT_INT8;
     run.group_size = 0;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 100e9, 1e-9);
+    run.wdtype = FFN_DT_FP32;
+    run.adtype = FFN_DT_FP32;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 100e9, 1e-9);
+    /* W8A8 has no weight dequantisation to charge */
+    run.wdtype = FFN_DT_INT8;
     run.adtype = FFN_DT_INT8;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 512, &a), 0);
     hw.eff.dequant_cost[FFN_DT_INT8] = 10.0;
+    hw.eff.memory_max_gemv_dq[FFN_DT_INT8] = 0.1;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 512, &b), 0);
     close_rel(b.predicted_s, a.predicted_s, 1e-12);
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &b), 0);
+    close_rel(b.predicted_s, b.bytes / 100e9, 1e-9);
 }
 
 /* W8A8 experts: the tokens travel between devices in their memory dtype (act_io_dtype, bf16 by

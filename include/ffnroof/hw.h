@@ -88,11 +88,15 @@ typedef struct ffn_eff {
     /* Fraction of peak bandwidth reached by elementwise kernels (activation, gate multiply,
      * bias): a different kernel kind from a GEMM's operand streams; 0 = memory_max. */
     double memory_max_elem;
-    /* Vector ops one weight's dequantisation costs the kernels (int8, int4 weights with float
-     * activations), where measured: `ffnroof calibrate` fits it to a quantized decode
-     * (docs/model.md, "Quantized weights and activations"). 0 = the count's own (1 op a
-     * weight, 2 with an int4 zero point). Range [1, 64]. */
+    /* The integer weight formats with float activations (int8, int4; docs/model.md, "Quantized
+     * weights and activations"), where measured (`ffnroof calibrate` fits both):
+     * dequant_cost: vector ops one weight's dequantisation costs a GEMM that packs them (more
+     * rows than the GEMV rows), 0 = the count's own (1 op a weight), range [1, 64];
+     * memory_max_gemv_dq: the fraction of peak bandwidth the format's decode stream reaches
+     * (dequantising in registers beside the weight stream, its vector work charged at the
+     * count), 0 = memory_max_gemv. */
     double dequant_cost[FFN_DT_COUNT];
+    double memory_max_gemv_dq[FFN_DT_COUNT];
 } ffn_eff;
 
 /* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of
