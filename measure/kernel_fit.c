@@ -252,6 +252,106 @@ static void quant_fit(ffn_hw *hw, const ffn_bench_result *r, qrole role, ffn_kca
              at_bound ? ", at its bound: the case does not constrain it" : "");
 }
 
+/* The float kernels' fit points: the dense fit runs of the first n_float runs. */
+static size_t fit_points(const ffn_kcal_result *out, size_t n_float, ffn_fit_point *pts)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < out->n_runs && i < n_float; i++) {
+        const ffn_bench_case *c = &out->runs[i].r.c;
+        if (!out->runs[i].fit || c->kind != FFN_BENCH_DENSE || is_quant(c)) continue;
+        ffn_fit_point *p = &pts[np++];
+        memset(p, 0, sizeof *p);
+        p->m = c->tokens;
+        p->k = c->shape.d;
+        p->f = c->shape.f;
+        p->act = c->shape.act;
+        p->wdtype = c->wdtype;
+        p->adtype = FFN_DT_FP32;
+        p->cdtype_set = true;
+        p->cdtype = ffn_bench_cdtype(c->wdtype);
+        p->time_s = out->runs[i].r.time.median;
+    }
+    return np;
+}
+
+/* Fit the float parameters to pts into out->eff and hw->eff; *held: the launch cost was held
+ * at the shortest call. */
+static int fit_float(ffn_hw *hw, const ffn_fit_point *pts, size_t np, ffn_kcal_result *out,
+                     bool *held)
+{
+    *held = false;
+    hw->eff.launch_s = 0;
+    hw->eff.overlap_p = 0;
+    /* Decode (one token) streams the weights with nothing else to do and reaches a larger
+     * share of the bandwidth than the weight-bound batches: its own fraction when the fit
+     * has both kinds of point (not the tiny test set). */
+    unsigned flags = FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
+    if (ffn_fit_points_split_gemv(hw, pts, np)) flags |= FFN_FIT_MEMORY_GEMV;
+    hw->eff.memory_max_gemv = 0;
+    int rc = ffn_eff_fit(hw, pts, np, flags, &out->eff);
+    if (rc) return rc;
+    /* The launch cost cannot exceed the shortest call the fit saw: a launch the fit drove above
+     * it (trading it against the efficiencies) is held at that bound and the rest refitted. */
+    double tmin = INFINITY;
+    for (size_t i = 0; i < np; i++)
+        tmin = fmin(tmin, pts[i].time_s);
+    out->launch_bound_s = tmin;
+    if (isfinite(tmin) && out->eff.launch_s > tmin) {
+        hw->eff.launch_s = tmin;
+        rc = ffn_eff_fit(hw, pts, np, flags & ~(unsigned)FFN_FIT_LAUNCH, &out->eff);
+        if (rc) return rc;
+        out->eff.launch_s = tmin;
+        *held = true;
+    }
+    /* the spec format's ranges: beyond p = 64 the p-norm is max() within 1.1% */
+    if (out->eff.overlap_p > 64) out->eff.overlap_p = 64;
+    if (out->eff.launch_s > 1.0) out->eff.launch_s = 1.0;
+    hw->eff = out->eff;
+    return 0;
+}
+
+/* Measure once more the float fit runs the fit misses by more than 30% and keep the lower of
+ * each one's two medians; the notes name them. Returns how many changed. */
+static size_t remeasure(const ffn_hw *hw, const ffn_bench_opts *o, const ffn_bench_case *cases,
+                        size_t n_float, ffn_kcal_result *out)
+{
+    ffn_bench_case redo[FFN_KCAL_MAX];
+    size_t idx[FFN_KCAL_MAX], nr = 0;
+    for (size_t i = 0; i < n_float && i < out->n_runs; i++) {
+        const ffn_bench_result *r = &out->runs[i].r;
+        double roof, pred;
+        ffn_bound b;
+        if (!out->runs[i].fit || r->c.kind != FFN_BENCH_DENSE || !(r->time.median > 0) ||
+            ffn_bench_predict(hw, &r->c, &roof, &pred, &b, NULL, NULL) ||
+            fabs(pred / r->time.median - 1.0) <= 0.3)
+            continue;
+        redo[nr] = cases[i];
+        idx[nr++] = i;
+    }
+    if (nr == 0) return 0;
+    ffn_bench_result *res = calloc(nr, sizeof *res);
+    if (!res) return 0;
+    size_t done = 0, changed = 0;
+    ffn_diag d;
+    (void)ffn_bench_run(NULL, redo, nr, o, NULL, NULL, res, &done, &d);
+    for (size_t j = 0; j < done; j++) {
+        ffn_bench_result *r = &out->runs[idx[j]].r;
+        const double before = r->time.median;
+        if (res[j].time.median > 0 && res[j].time.median < before) {
+            *r = res[j];
+            changed++;
+        }
+        size_t l = strlen(out->notes);
+        snprintf(out->notes + l, sizeof out->notes - l,
+                 "%s%s T = %zu d = %zu missed the first fit by over 30%%: measured again, %.3g "
+                 "ms then %.3g ms, kept %.3g",
+                 l ? "; " : "", ffn_dtype_name(r->c.wdtype), r->c.tokens, r->c.shape.d,
+                 before * 1e3, res[j].time.median * 1e3, r->time.median * 1e3);
+    }
+    free(res);
+    return changed;
+}
+
 int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
                       const volatile sig_atomic_t *stop, ffn_bench_progress_fn progress, void *user,
                       ffn_kcal_result *out, ffn_diag *diag)
@@ -311,27 +411,15 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     if (!res) return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
     size_t done = 0;
     int rc = ffn_bench_run(NULL, cases, n, &o, progress, user, res, &done, diag);
-    ffn_fit_point pts[FFN_KCAL_MAX];
-    size_t np = 0;
     for (size_t i = 0; i < done; i++) {
         out->runs[i].r = res[i];
         out->runs[i].fit = fit[i];
-        if (!fit[i] || cases[i].kind != FFN_BENCH_DENSE || is_quant(&cases[i])) continue;
-        ffn_fit_point *p = &pts[np++];
-        memset(p, 0, sizeof *p);
-        p->m = cases[i].tokens;
-        p->k = cases[i].shape.d;
-        p->f = cases[i].shape.f;
-        p->act = cases[i].shape.act;
-        p->wdtype = cases[i].wdtype;
-        p->adtype = FFN_DT_FP32;
-        p->cdtype_set = true;
-        p->cdtype = ffn_bench_cdtype(cases[i].wdtype);
-        p->time_s = res[i].time.median;
     }
     out->n_runs = done;
     free(res);
     if (rc) return rc;
+    ffn_fit_point pts[FFN_KCAL_MAX];
+    size_t np = fit_points(out, n_float, pts);
     if (np == 0) return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "no kernel runs to fit");
     /* The roofs must bound the kernels' fastest runs (see ffn_kcal_result). */
     for (size_t i = 0; i < done; i++) {
@@ -367,35 +455,24 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
                      l ? "; " : "", ffn_dtype_name((ffn_dtype)dt), hw->peak_flops[dt] / 1e9,
                      out->peak_raised_from[dt] / 1e9);
         }
-    hw->eff.launch_s = 0;
-    hw->eff.overlap_p = 0;
-    /* Decode (one token) streams the weights with nothing else to do and reaches a larger
-     * share of the bandwidth than the weight-bound batches: its own fraction when the fit
-     * has both kinds of point (not the tiny test set). */
-    unsigned flags = FFN_FIT_COMPUTE_BY_DTYPE | FFN_FIT_LAUNCH | FFN_FIT_OVERLAP;
-    if (ffn_fit_points_split_gemv(hw, pts, np)) flags |= FFN_FIT_MEMORY_GEMV;
-    hw->eff.memory_max_gemv = 0;
-    rc = ffn_eff_fit(hw, pts, np, flags, &out->eff);
-    if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");
-    /* The launch cost cannot exceed the shortest call the fit saw: a launch the fit drove above
-     * it (trading it against the efficiencies) is held at that bound and the rest refitted. */
-    double tmin = INFINITY;
-    for (size_t i = 0; i < np; i++)
-        tmin = fmin(tmin, pts[i].time_s);
-    out->launch_bound_s = tmin;
-    if (isfinite(tmin) && out->eff.launch_s > tmin) {
-        hw->eff.launch_s = tmin;
-        rc = ffn_eff_fit(hw, pts, np, flags & ~(unsigned)FFN_FIT_LAUNCH, &out->eff);
-        if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");
-        out->eff.launch_s = tmin;
+    bool held = false;
+    if ((rc = fit_float(hw, pts, np, out, &held)))
+        return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");
+    /* A fit run the fit misses by more than 30% is measured once more and keeps the lower of
+     * its two medians (a shared host only ever slows a run down: the Zen 4 VM of 2026-12-02
+     * once gave 1.05 ms for a 7 us call, which pulled every bf16 parameter); then the fit
+     * runs again on all. */
+    if (mode != FFN_KCAL_TINY && remeasure(hw, &o, cases, n_float, out)) {
+        np = fit_points(out, n_float, pts);
+        if ((rc = fit_float(hw, pts, np, out, &held)))
+            return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");
+    }
+    if (held) {
         size_t l = strlen(out->notes);
         snprintf(out->notes + l, sizeof out->notes - l,
                  "%sthe fit's launch cost was held at %.3g us, the shortest calibration call",
-                 l ? "; " : "", tmin * 1e6);
+                 l ? "; " : "", out->launch_bound_s * 1e6);
     }
-    /* the spec format's ranges: beyond p = 64 the p-norm is max() within 1.1% */
-    if (out->eff.overlap_p > 64) out->eff.overlap_p = 64;
-    if (out->eff.launch_s > 1.0) out->eff.launch_s = 1.0;
     hw->eff = out->eff;
     for (size_t i = n_float; i < out->n_runs; i++)
         if (out->runs[i].fit && out->runs[i].r.time.median > 0)
