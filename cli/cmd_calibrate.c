@@ -235,7 +235,7 @@ int ffn_cmd_calibrate(int argc, char **argv)
      * FFN_LAST_CAL_DIR stays as it was. */
     const bool interrupted = rc == FFN_EINTERRUPTED || *ffn_prof_stop_flag();
     bool complete = rc == 0;
-    char notes[1024] = "";
+    char notes[2048] = "";
     if (rc == FFN_EINTERRUPTED)
         snprintf(notes, sizeof notes,
                  "interrupted during the kernel runs: efficiency parameters "

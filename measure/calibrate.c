@@ -103,11 +103,15 @@ static void detect_all(ffn_calibration *c)
             if (n > 0)
                 (void)ffn_plateau_detect(size, bw, n, NULL, c->levels[k][t], FFN_MAX_LEVELS,
                                          &c->n_levels[k][t]);
+            /* The memory roof: the median of the sweep's last octave (from 2x the LLC when the
+             * sweep ends at 4x it). From a quarter of the sweep, the Zen 4 VM's two-thread tail
+             * began at its 32 MiB L3, which two threads still read from at 60-110 GB/s up to
+             * 45 MiB: one default calibration wrote 79.9 GB/s, the quick one before it 46.7. */
             if (k == FFN_BW_READ && n > 0) {
                 double tail[FFN_CAL_MAX_POINTS];
                 size_t nt = 0;
                 for (size_t i = 0; i < n; i++)
-                    if (size[i] >= c->max_bytes / 4) tail[nt++] = bw[i];
+                    if (size[i] >= c->max_bytes / 2) tail[nt++] = bw[i];
                 ffn_stats st;
                 if (nt > 0 && ffn_stats_compute(tail, nt, &st) == 0)
                     c->tail_read_bps[t] = st.median;

@@ -331,7 +331,7 @@ typedef struct ffn_kcal_result {
      * the bandwidth sweep's tail (a noisy shared host), the spec's bandwidth is raised to it;
      * likewise a peak. The values before, 0 when unchanged. */
     double bw_raised_from, peak_raised_from[FFN_DT_COUNT];
-    char notes[512];
+    char notes[1536];
 } ffn_kcal_result;
 
 #endif
