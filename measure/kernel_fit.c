@@ -482,6 +482,10 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
         if (out->runs[i].fit && out->runs[i].r.time.median > 0)
             quant_fit(hw, &out->runs[i].r, role[i], out);
     out->eff = hw->eff;
+    /* the spec's range (docs/model.md, "Uncertainty"): p10-p90 of measured/predicted over the
+     * float fit points, as `ffnroof fit` records it; without it every prediction made with a
+     * calibrated spec printed "the default of a spec without a fit" */
+    if (ffn_fit_uncertainty(hw, pts, np, &hw->unc)) hw->unc.is_default = true;
     /* predict every run with the fitted spec (the quantized fit cases are solved exactly: they
      * are not counted among the fit's errors; their held-out cases are) */
     double fe[FFN_KCAL_MAX], ce[FFN_KCAL_MAX];

@@ -213,6 +213,11 @@ Test(calfit, kernel_fit_launch_is_bounded, .timeout = 300)
                       "%s: predicted %g s, median %g s", r->kernel, r->predicted_s, r->time.median);
     }
     cr_expect_eq(quant, 4, "%d quantized calibration runs", quant);
+    /* the spec carries its own range, from the fit's residuals, not the stated default */
+    cr_expect_not(hw.unc.is_default);
+    cr_expect(hw.unc.p10 > 0 && hw.unc.p10 <= 0.94 && hw.unc.p90 >= 1.06, "p10 %g p90 %g",
+              hw.unc.p10, hw.unc.p90);
+    cr_expect_eq(hw.unc.points, (uint32_t)k->n_fit);
     free(k);
 }
 
