@@ -167,6 +167,17 @@ Test(cli_profiler, calibrate_writes_a_spec_that_loads_and_predicts)
         if (k->row_tile > 1) continue;
         const ffn_tileset *ts = &hw.eff.tiles_dt[wd];
         const unsigned sr = ffn_kernel_stream_rows(k);
+        /* The VDPBF16PS kernel's stream rows come from a timing probe that each process runs
+         * once (1 where VDPBF16PS has twice the FMA's flops, else 64): the calibrate process
+         * that wrote the spec may have seen the other answer on a busy host. Either answer,
+         * recorded whole, is right; nothing else is. */
+        if (strstr(k->name, "avx512bf16") && (ts->n_tiles == 0 ? sr != 1 : ts->gemv_rows != sr)) {
+            if (ts->n_tiles == 0) continue;
+            cr_assert_eq(ts->n_tiles, 1, "%s", k->name);
+            cr_assert_eq(ts->tiles[0][0], 1u);
+            cr_assert_eq(ts->gemv_rows, 64u, "%s: %u", k->name, ts->gemv_rows);
+            continue;
+        }
         if (sr > 1) {
             cr_assert_eq(ts->n_tiles, 1, "%s", k->name);
             cr_assert_eq(ts->tiles[0][0], 1u);
