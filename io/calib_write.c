@@ -75,7 +75,6 @@ void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra
     ffn_json_obj_end(j);
 }
 
-/* "tiles": [[rows, cols], ...] */
 /* {dtype: value} of the dtypes with a value ({} when none has) */
 static void json_by_dtype(ffn_json *j, const char *key, const double *v)
 {
@@ -85,6 +84,7 @@ static void json_by_dtype(ffn_json *j, const char *key, const double *v)
     ffn_json_obj_end(j);
 }
 
+/* "tiles": [[rows, cols], ...] */
 static void json_tiles(ffn_json *j, const uint32_t (*tiles)[2], int n)
 {
     ffn_json_arr_begin(j, "tiles");

@@ -90,6 +90,22 @@ static const kshape_def cal_quick[] = {
     {FFN_PHASE_PREFILL, 96, 1280, 3456, false, false},
 };
 
+/* A SwiGLU calibration case of T tokens (decode: a batch of T, else one prompt of T). */
+static void kcal_case(ffn_bench_case *c, ffn_phase phase, size_t T, size_t d, size_t f,
+                      ffn_dtype wdtype)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = FFN_BENCH_DENSE;
+    c->phase = phase;
+    c->tokens = T;
+    c->batch = phase == FFN_PHASE_DECODE ? T : 1;
+    c->seq = phase == FFN_PHASE_DECODE ? 0 : T;
+    c->shape.d = d;
+    c->shape.f = f;
+    c->shape.act = FFN_ACT_SWIGLU;
+    c->wdtype = wdtype;
+}
+
 size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t cap)
 {
     const kshape_def *defs = mode == FFN_KCAL_TINY    ? cal_tiny
@@ -105,18 +121,13 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
         if (dt == 1 && !have_bf16) break;
         for (size_t i = 0; i < nd && n < cap; i++) {
             ffn_bench_case *c = &cases[n];
-            memset(c, 0, sizeof *c);
-            c->kind = defs[i].moe ? FFN_BENCH_MOE : FFN_BENCH_DENSE;
-            c->phase = defs[i].phase;
-            c->tokens = defs[i].T;
-            c->batch = defs[i].phase == FFN_PHASE_DECODE ? defs[i].T : 1;
-            c->seq = defs[i].phase == FFN_PHASE_DECODE ? 0 : defs[i].T;
-            c->shape.d = defs[i].d;
-            c->shape.f = defs[i].f;
-            c->shape.act = FFN_ACT_SWIGLU;
-            c->n_experts = defs[i].moe ? 4 : 0;
-            c->top_k = defs[i].moe ? 2 : 0;
-            c->wdtype = dt ? FFN_DT_BF16 : FFN_DT_FP32;
+            kcal_case(c, defs[i].phase, defs[i].T, defs[i].d, defs[i].f,
+                      dt ? FFN_DT_BF16 : FFN_DT_FP32);
+            if (defs[i].moe) {
+                c->kind = FFN_BENCH_MOE;
+                c->n_experts = 4;
+                c->top_k = 2;
+            }
             if (fit) fit[n] = defs[i].fit;
             n++;
         }
@@ -188,17 +199,8 @@ static size_t quant_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, 
             if (T < 16) T = 16;
         }
         ffn_bench_case *c = &cases[n];
-        memset(c, 0, sizeof *c);
-        c->kind = FFN_BENCH_DENSE;
-        c->phase = T == 1 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
-        c->tokens = T;
-        c->batch = 1;
-        c->seq = T == 1 ? 0 : T;
-        c->shape.d = q[i].d;
-        c->shape.f = q[i].f;
-        c->shape.act = FFN_ACT_SWIGLU;
+        kcal_case(c, T == 1 ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL, T, q[i].d, q[i].f, q[i].w);
         c->shape.group = q[i].group;
-        c->wdtype = q[i].w;
         c->adtype = q[i].a;
         fit[n] = q[i].role != Q_CHECK;
         role[n++] = q[i].role;
