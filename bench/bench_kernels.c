@@ -30,8 +30,9 @@
  *
  * Quantized cases (issue 16), the best kernel of each format at the selected level:
  *  - qdecode: T=1, d=4096, f=11008: our fp32 decode beside W8A32, W8A16, W4A32 and W4A16 (int4
- *    groups of --group G, default 128, symmetric), each as a fraction of the read probe (the
- *    bytes include the scales: ffn_kernel_bytes) and as a ratio to the fp32 decode;
+ *    groups of --group G, default 128, symmetric; and the AVX-512 W4A16 kernel where the best is
+ *    the AVX512-BF16 one), each as a fraction of the read probe (the bytes include the scales:
+ *    ffn_kernel_bytes) and as a ratio to the fp32 decode;
  *  - qprefill: T=512 and the prefill shape: our bf16 prefill beside W8A8 (the best W8A8 kernel,
  *    and the AVX-512 one where the best is AMX) and oneDNN's int8 FFN (u8s8s32 matmuls: the
  *    ffn_peers int8 peer), ratios to our bf16 prefill and to oneDNN int8. */
@@ -176,8 +177,13 @@ static int quant_impls(int qcase, const ffn_kshape *s0, unsigned group, impl *ms
             continue;
         }
         for (int pass = 0; pass < 2; pass++) {
-            if (pass == 1) { /* W8A8: the AVX-512 (VNNI) tile beside an AMX choice */
-                if (!(wd == FFN_DT_INT8 && ad == FFN_DT_INT8 && k->isa == FFN_ISA_AMX)) break;
+            /* W8A8: the AVX-512 (VNNI) tile beside an AMX choice; W4A16: the AVX-512 VPERMPS
+             * stream beside the VDPBF16PS one */
+            if (pass == 1) {
+                const bool i8amx = wd == FFN_DT_INT8 && ad == FFN_DT_INT8 && k->isa == FFN_ISA_AMX;
+                const bool w4bf =
+                    wd == FFN_DT_INT4 && ad == FFN_DT_BF16 && k->isa == FFN_ISA_AVX512_BF16;
+                if (!i8amx && !w4bf) break;
                 if (ffn_kernel_get_q(FFN_ISA_AVX512, wd, ad, &k, NULL)) break;
             }
             impl *m = &ms[n++];
@@ -419,6 +425,10 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         if (f32 >= 0 && i != f32)
             printf("    %-28s vs %-40.40s %6.2fx %6.2fx\n", ms[i].name, ms[f32].name,
                    med[f32] / med[i], bench_paired_ratio(ms[f32].ts, ms[i].ts, reps));
+        for (int j = i + 1; j < first_peer_kept; j++) /* two kernels of one format */
+            if (ms[j].k->wdtype == ms[i].k->wdtype && ms[j].k->adtype == ms[i].k->adtype)
+                printf("    %-28s vs %-40.40s %6.2fx %6.2fx\n", ms[i].name, ms[j].name,
+                       med[j] / med[i], bench_paired_ratio(ms[j].ts, ms[i].ts, reps));
     }
     for (int i = 0; i < n; i++) {
         for (int c = 0; ms[i].packed && c < ms[i].copies; c++)

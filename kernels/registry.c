@@ -130,6 +130,11 @@ W8A8KERNEL(avx512vnni, ffn_ukernels_i8_avx512vnni, 0x56513838u, "avx512vnni_8x32
 static const ffn__drv drv_avx512bf16 = DRVT(ffn_ukernels_avx512bf16, 0x44423136u);
 FFN__DRIVER_KERNEL(ffn_kernel_bf16_avx512bf16, "bf16_ffn__avx512bf16_14x32", FFN_ISA_AVX512_BF16,
                    FFN_DT_BF16, drv_avx512bf16, 0, 0);
+/* W4A16 only: VDPBF16PS multiplies bf16 activations (the table's W8 entries are NULL). */
+static const ffn__drv drv_avx512bf16_w4a16 =
+    DRVQ(ffn_ukernels_q_avx512bf16, FFN_UKR_Q4, true, 0x42510004u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w4a16_avx512bf16, "w4a16_ffn__avx512_bf16_14x32",
+                     FFN_ISA_AVX512_BF16, FFN_DT_INT4, FFN_DT_BF16, drv_avx512bf16_w4a16, 0, 0);
 #endif
 
 #if defined(FFN_HAVE_AMX)
@@ -178,6 +183,7 @@ static const row table[] = {
 #endif
 #if defined(FFN_HAVE_AVX512_BF16)
     {&ffn_kernel_bf16_avx512bf16, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16},
+    {&ffn_kernel_w4a16_avx512bf16, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16},
 #endif
 #if defined(FFN_HAVE_AVX512)
     {&ffn_kernel_f32_avx512, FFN_CPU_AVX2 | FFN_CPU_AVX512},

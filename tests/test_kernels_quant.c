@@ -892,6 +892,17 @@ Test(kernels_quant, dispatch_for_cpu_classes)
                                                                 ? "w8a8_ffn__avx2_2x32"
                                                                 : "w8a8_ffn__portable_1x32");
     }
+    if (built("w4a16_ffn__avx512_bf16_14x32")) {
+        const uint64_t zen4 = clx | FFN_CPU_AVX512_BF16;
+        cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I4, FFN_DT_BF16), "w4a16_ffn__avx512_bf16_14x32",
+                         "VDPBF16PS on the nibble lookups");
+        cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I4, FFN_DT_BF16), "w4a16_ffn__avx512_bf16_14x32");
+        cr_assert_str_eq(pick_q(zen4, FFN_ISA_AVX512, I4, FFN_DT_BF16), "w4a16_ffn__avx512_14x32",
+                         "the avx512 level has no VDPBF16PS");
+        cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I4, FFN_DT_FP32), "w4a32_ffn__avx512_14x32",
+                         "fp32 activations stay on FMAs");
+        cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I8, FFN_DT_BF16), "w8a16_ffn__avx512_14x32");
+    }
     if (built("w8a8_ffn__amx_32x32")) {
         cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I8, I8), "w8a8_ffn__amx_32x32");
         cr_assert_str_eq(pick_q(spr & ~FFN_CPU_AMX_INT8, FFN_ISA_AMX, I8, I8),

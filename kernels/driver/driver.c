@@ -40,6 +40,7 @@ typedef struct wsplan {
     size_t mc;               /* row block */
     size_t x_bytes, h_bytes; /* shared */
     size_t asum_bytes;       /* shared: W4 zero points, group sums of x and h (decode) */
+    size_t pair_bytes;       /* shared: x and h as bf16 pairs (decode, tables with a_pairs) */
     size_t per_thread;       /* accumulators + widening scratch + epilogue rows */
     size_t acc_floats, wbuf_floats, hbuf_floats;
 } wsplan;
@@ -58,6 +59,12 @@ unsigned ffn__drv_stream_rows(const ffn__drv *dv)
     if (dv->t) return dv->t->stream_rows_fn ? dv->t->stream_rows_fn() : dv->t->stream_rows;
     if (dv->q) return dv->q->stream_rows;
     return dv->u->gemv[dv->wdt] ? dv->u->stream_rows[dv->wdt] : 0;
+}
+
+/* Decode hands the W4 gemv bf16 pairs of x and h (ukernel.h's ap). */
+static bool wants_pairs(const ffn__drv *dv, const ffn_kshape *s)
+{
+    return dv->q && dv->q->a_pairs && dv->abf16 && dv->qf == FFN_UKR_Q4 && !s->zero_point;
 }
 
 static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_kshape *s, size_t T,
@@ -91,6 +98,8 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         p->h_bytes = ffn__round_up(l->ldh * T * 4, 64);
         if (dv->q && s->zero_point)
             p->asum_bytes = ffn__round_up((s->d + s->f) / s->group * T * 4, 64);
+        if (wants_pairs(dv, s)) /* (d + f) / 8 blocks of 4 words per row */
+            p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * T * 4, 64);
         p->acc_floats = g * nr;
         p->hbuf_floats = g * nr;
     } else {
@@ -111,7 +120,8 @@ static size_t plan_bytes(const ffn__drv *dv, const ffn__drv_layout *l, const ffn
 {
     wsplan p;
     plan_ws(dv, l, s, T, &p);
-    return 64 + p.x_bytes + p.h_bytes + p.asum_bytes + (size_t)ffn__threads(threads) * p.per_thread;
+    return 64 + p.x_bytes + p.h_bytes + p.asum_bytes + p.pair_bytes +
+           (size_t)ffn__threads(threads) * p.per_thread;
 }
 
 size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads)
@@ -144,6 +154,7 @@ typedef struct job {
     float *y;
     unsigned char *xs, *hs; /* x and h in the schedule's layout */
     float *asum;            /* W4 zero points, decode: group sums of x, then of h */
+    uint32_t *pairs;        /* a_pairs tables, decode: x, then h, as bf16 pairs */
     unsigned char *thr;     /* per-thread areas */
     size_t *next;           /* the shared work counters (zeroed) */
 } job;
@@ -235,16 +246,37 @@ static void group_sums(const job *jb, const float *a, size_t K, float *asum, int
     ffn__drv_barrier();
 }
 
-/* One decode gemv call over panel j of the matrix at w (K rows, panel stride pb). */
+/* The a_pairs layout of ukernel.h (ap) of the k-major a (K rows of T, bf16-rounded), the
+ * blocks of 8 rows shared among the threads; a barrier follows. */
+static void bf16_pairs(const job *jb, const float *a, size_t K, uint32_t *ap, int t, int nt)
+{
+    const size_t T = jb->T;
+    size_t lo, hi;
+    ffn__split(K / 8, t, nt, &lo, &hi);
+    for (size_t b = lo; b < hi; b++)
+        for (size_t r = 0; r < T; r++)
+            for (size_t i = 0; i < 4; i++) {
+                uint32_t l, h;
+                memcpy(&l, &a[(8 * b + i) * T + r], 4);
+                memcpy(&h, &a[(8 * b + 4 + i) * T + r], 4);
+                ap[(b * T + r) * 4 + i] = (l >> 16) | (h & 0xffff0000u);
+            }
+    ffn__drv_barrier();
+}
+
+/* One decode gemv call over panel j of the matrix at w (K rows, panel stride pb); the caller
+ * streams panel j + 1 next when more. */
 static void stream_gemv(const job *jb, size_t m, size_t K, const float *a, const float *asum,
-                        const unsigned char *w, size_t pb, size_t j, float *c)
+                        const uint32_t *ap, const unsigned char *w, size_t pb, size_t j, bool more,
+                        float *c)
 {
     const ffn__drv *dv = jb->dv;
     const size_t T = jb->T, nr = jb->l->nr;
     if (dv->q) {
         ffn_ukr_qpanel qp;
         ffn__qpanel_view(dv->qf, w + j * pb, K, nr, jb->s->group, jb->s->zero_point, &qp);
-        dv->q->gemv[dv->qf](m, K, a, T, asum, &qp, c, nr);
+        qp.next = more ? w + (j + 1) * pb : NULL;
+        dv->q->gemv[dv->qf](m, K, a, T, asum, ap, &qp, c, nr);
     } else if (dv->t) {
         dv->t->gemv(m, K, a, T, w + j * pb, c, nr);
     } else {
@@ -263,6 +295,7 @@ static void stream_thread(const job *jb, int t, int nt)
                                  : jb->dv->u->stream_g;
     float *xt = (float *)(void *)jb->xs, *ht = (float *)(void *)jb->hs;
     float *sx = jb->asum, *sh = jb->asum ? jb->asum + d / s->group * T : NULL;
+    uint32_t *px = jb->pairs, *ph = jb->pairs ? jb->pairs + d / 2 * T : NULL;
     const tscratch ts = scratch_of(jb, t);
     size_t lo, hi;
     ffn__split(d, t, nt, &lo, &hi);
@@ -271,12 +304,14 @@ static void stream_thread(const job *jb, int t, int nt)
             xt[k * T + r] = act_in(jb, jb->x[r * d + k]);
     ffn__drv_barrier();
     if (sx) group_sums(jb, xt, d, sx, t, nt);
+    if (px) bf16_pairs(jb, xt, d, px, t, nt);
     while (ffn__grab(&jb->next[0], l->np1, ffn__grab_chunk(l->pb1), &lo, &hi))
         for (size_t j = lo; j < hi; j++) {
             const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
             for (size_t r0 = 0; r0 < T; r0 += g) {
                 const size_t m = T - r0 < g ? T - r0 : g;
-                stream_gemv(jb, m, d, xt + r0, sx ? sx + r0 : NULL, jb->w1, l->pb1, j, ts.acc);
+                stream_gemv(jb, m, d, xt + r0, sx ? sx + r0 : NULL, px ? px + r0 * 4 : NULL, jb->w1,
+                            l->pb1, j, j + 1 < hi && r0 + g >= T, ts.acc);
                 epi_act(jb, j, m, ts.acc, ts.hbuf);
                 for (size_t r = 0; r < m; r++)
                     for (size_t c = 0; c < n_out; c++)
@@ -285,11 +320,13 @@ static void stream_thread(const job *jb, int t, int nt)
         }
     ffn__drv_barrier();
     if (sh) group_sums(jb, ht, f, sh, t, nt);
+    if (ph) bf16_pairs(jb, ht, f, ph, t, nt);
     while (ffn__grab(&jb->next[1], l->pd, ffn__grab_chunk(l->pb2), &lo, &hi))
         for (size_t j = lo; j < hi; j++)
             for (size_t r0 = 0; r0 < T; r0 += g) {
                 const size_t m = T - r0 < g ? T - r0 : g;
-                stream_gemv(jb, m, f, ht + r0, sh ? sh + r0 : NULL, jb->w2, l->pb2, j, ts.acc);
+                stream_gemv(jb, m, f, ht + r0, sh ? sh + r0 : NULL, ph ? ph + r0 * 4 : NULL, jb->w2,
+                            l->pb2, j, j + 1 < hi && r0 + g >= T, ts.acc);
                 for (size_t r = 0; r < m; r++)
                     epi_out(jb, r0 + r, j, ts.acc + r * l->nr);
             }
@@ -613,7 +650,9 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
         .xs = w,
         .hs = w + p.x_bytes,
         .asum = p.asum_bytes ? (float *)(void *)(w + p.x_bytes + p.h_bytes) : NULL,
-        .thr = w + p.x_bytes + p.h_bytes + p.asum_bytes,
+        .pairs =
+            p.pair_bytes ? (uint32_t *)(void *)(w + p.x_bytes + p.h_bytes + p.asum_bytes) : NULL,
+        .thr = w + p.x_bytes + p.h_bytes + p.asum_bytes + p.pair_bytes,
         .next = next,
     };
     ffn__drv_team(nt, team_thread, &jb);

@@ -122,10 +122,11 @@ int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
     if (dv->q) {
         const bool gated = ffn__gated(s->act);
         unsigned char *base = packed;
-        rc = ffn__qpack_float(dv->qf, s->d, s->f, w->w_gate, gated ? w->w_up : NULL, s->group,
+        const unsigned q4l = dv->q->q4_layout;
+        rc = ffn__qpack_float(dv->qf, q4l, s->d, s->f, w->w_gate, gated ? w->w_up : NULL, s->group,
                               s->zero_point, l.nr, base + l.off_w1, l.pb1, l.np1);
         if (!rc)
-            rc = ffn__qpack_float(dv->qf, s->f, s->d, w->w_down, NULL, s->group, s->zero_point,
+            rc = ffn__qpack_float(dv->qf, q4l, s->f, s->d, w->w_down, NULL, s->group, s->zero_point,
                                   l.nr, base + l.off_w2, l.pb2, l.pd);
         if (rc) return rc;                      /* a NaN or Inf weight has no scale */
         pack_bias(&l, s, w, base, FFN_UKR_F32); /* fp32 biases beside quantized weights */

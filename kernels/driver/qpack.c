@@ -44,8 +44,21 @@ static size_t slices_of(size_t j, size_t N, const float *w, const float *w2, siz
     return 2;
 }
 
-int ffn__qpack_float(int qf, size_t K, size_t N, const float *w, const float *w2, size_t G, bool zp,
-                     size_t nr, unsigned char *dst, size_t pb, size_t np)
+/* Nibble u of (k, c) into a zeroed W4 panel of nr columns (ukernel.h's two orders). */
+static void put_nibble(unsigned layout, unsigned char *p, size_t nr, size_t k, size_t c, unsigned u)
+{
+    if (layout == FFN_UKR_Q4_OCT) {
+        const size_t bit = ((k / 8) * nr + c) * 32 + (k % 8) * 4; /* little-endian words */
+        p[bit / 8] |= (unsigned char)(u << (bit % 8));
+    } else {
+        const size_t half = nr / 2;
+        p[k * half + c % half] |= (unsigned char)(c < half ? u : u << 4);
+    }
+}
+
+int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float *w,
+                     const float *w2, size_t G, bool zp, size_t nr, unsigned char *dst, size_t pb,
+                     size_t np)
 {
     memset(dst, 0, pb * np);
     if (qf == FFN_UKR_Q8) {
@@ -95,12 +108,10 @@ int ffn__qpack_float(int qf, size_t K, size_t N, const float *w, const float *w2
                 for (size_t c = 0; c < half; c++)
                     gz[g * half + c] = (uint8_t)(z[c] | (z[c + half] << 4));
             const int off = zp ? 0 : 8; /* nibble u = q + 8 (symmetric) or q */
-            for (size_t kk = 0; kk < G; kk++) {
-                const int8_t *cr = codes + kk * nr;
-                uint8_t *row = p + (g * G + kk) * half;
-                for (size_t c = 0; c < half; c++)
-                    row[c] = (uint8_t)((cr[c] + off) | ((cr[c + half] + off) << 4));
-            }
+            for (size_t kk = 0; kk < G; kk++)
+                for (size_t c = 0; c < nr; c++)
+                    put_nibble(q4_layout, p, nr, g * G + kk, c,
+                               (unsigned)(codes[kk * nr + c] + off));
         }
     }
     return 0;

@@ -16,11 +16,12 @@ void ffn__qpanel_view(int qf, const unsigned char *p, size_t K, size_t nr, size_
                       ffn_ukr_qpanel *out);
 
 /* Quantize the [K][N] matrix w (row-major, ld N) into np panels of nr columns at dst (panel
- * stride pb bytes). gated: w2 is the up matrix and panel j holds columns j*nr/2 .. of w in its
- * first nr/2 columns and the same columns of w2 in the second half. 0, or FFN_EINVAL for a NaN or
- * Inf weight. */
-int ffn__qpack_float(int qf, size_t K, size_t N, const float *w, const float *w2, size_t G, bool zp,
-                     size_t nr, unsigned char *dst, size_t pb, size_t np);
+ * stride pb bytes); W4 nibbles in the order q4_layout (FFN_UKR_Q4_ROWS or FFN_UKR_Q4_OCT).
+ * gated: w2 is the up matrix and panel j holds columns j*nr/2 .. of w in its first nr/2 columns
+ * and the same columns of w2 in the second half. 0, or FFN_EINVAL for a NaN or Inf weight. */
+int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float *w,
+                     const float *w2, size_t G, bool zp, size_t nr, unsigned char *dst, size_t pb,
+                     size_t np);
 
 /* The same for W8A8: panels of 32 columns, element (k, c) at (k / kv) * 32 * kv + c * kv + k %
  * kv, K padded to kp with zeros (panel stride kp * 32 bytes), column sums bsum[j * 32 + c] and

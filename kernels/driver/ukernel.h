@@ -131,9 +131,14 @@ typedef struct ffn_ukernels_bf16t {
  * Quantized panel layouts (the driver packs them; packed by ffn_qweight_quantize's rules):
  *  - W8 (int8 per output channel), float activations: a KN panel of int8 codes, element
  *    (k, c) at q[k * nr + c], then nr fp32 column scales (w' = q * scale[c]);
- *  - W4 (groups of G along K, G = 32, 64 or 128), float activations: K rows of nr / 2 bytes,
- *    byte j of row k holding column j in its low nibble and column j + nr / 2 in its high
- *    nibble; a nibble u is the code q + 8 (symmetric, q in -8..7) or the code q itself (with
+ *  - W4 (groups of G along K, G = 32, 64 or 128), float activations, in one of two nibble
+ *    orders (the table's q4_layout), each K * nr / 2 bytes:
+ *     FFN_UKR_Q4_ROWS: K rows of nr / 2 bytes, byte j of row k holding column j in its low
+ *       nibble and column j + nr / 2 in its high nibble;
+ *     FFN_UKR_Q4_OCT: K / 8 blocks of nr 32-bit words (little-endian), word c of block b
+ *       holding rows 8b .. 8b + 7 of column c, row 8b + i in bits 4i .. 4i + 3 (a vector of
+ *       words is a vector of columns: a shift and a mask give any row, no byte shuffle);
+ *    a nibble u is the code q + 8 (symmetric, q in -8..7) or the code q itself (with
  *    zero points, q in 0..15); then [K / G][nr] bf16 group scales (the round-to-nearest-even
  *    bf16 of quant.h's fp32 scale: range of fp32, 2^-9 relative, exact products with the
  *    4-bit codes) and, with zero points, [K / G][nr / 2] bytes of 4-bit zero points in the
@@ -144,6 +149,7 @@ typedef struct ffn_ukernels_bf16t {
  *    plus per panel the int32 column sums of the codes and the 32 fp32 column scales.
  * Columns past N have zero codes (W4 symmetric: u = 8) and zero scales. */
 enum { FFN_UKR_Q8 = 0, FFN_UKR_Q4 = 1, FFN_UKR_NQ = 2 };
+enum { FFN_UKR_Q4_ROWS = 0, FFN_UKR_Q4_OCT = 1 };
 
 /* One quantized panel of the float-activation schedule (K rows, the table's nr columns). */
 typedef struct ffn_ukr_qpanel {
@@ -152,6 +158,8 @@ typedef struct ffn_ukr_qpanel {
     const uint16_t *gscale; /* W4: [K / G][nr] bf16 group scales; NULL for W8 */
     const uint8_t *zero;    /* W4 with zero points: [K / G][nr / 2] nibbles; NULL: z = 8 */
     size_t group;           /* W4: G; 0 for W8 */
+    const uint8_t *next;    /* decode: the codes of the panel streamed after this one, or NULL
+                               (a prefetch hint: a gemv may read ahead into it, never past it) */
 } ffn_ukr_qpanel;
 
 /* Quantized decode stream over one whole panel ("q8_gemv__<isa>", "q4_gemv__<isa>"):
@@ -159,9 +167,14 @@ typedef struct ffn_ukr_qpanel {
  * A in a k-major row panel with stride as (as in ffn_ukr_gemv_fn), kc = K of the panel.
  * asum (W4 with zero points only, else NULL): asum[g * as + r] = sum over group g of A(r, k),
  * which the driver computes once per forward, so that a kernel may compute
- * sum A u - z asum per group instead of dequantizing each weight against its own zero point. */
+ * sum A u - z asum per group instead of dequantizing each weight against its own zero point.
+ * ap (tables with a_pairs, W4 symmetric with bf16-rounded activations only, else NULL): A again
+ * as bf16 pairs for a two-products-a-lane dot instruction (VDPBF16PS), built once per forward
+ * by the driver: ap[((k / 8) * as + r) * 4 + i] = bf16(A(r, 8 (k / 8) + i)) in the low half and
+ * bf16(A(r, 8 (k / 8) + 4 + i)) in the high half, i < 4 (the rows of an FFN_UKR_Q4_OCT word's
+ * low and high 16 bits). */
 typedef void (*ffn_ukr_qgemv_fn)(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                                 const ffn_ukr_qpanel *w, float *c, size_t ldc);
+                                 const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc);
 
 /* Quantized weight dequantization for the prefill GEMM: dst[k * nr + c] = w'(k0 + k, c),
  * k < kc, c < nr (exact: a code times its scale). */
@@ -176,6 +189,8 @@ typedef struct ffn_ukernels_q {
     ffn_ukr_qdequant_fn dequant[FFN_UKR_NQ];
     unsigned stream_rows; /* T up to which decode streams through gemv */
     unsigned stream_g;    /* rows per gemv call */
+    unsigned q4_layout;   /* FFN_UKR_Q4_ROWS or FFN_UKR_Q4_OCT: the W4 nibble order it reads */
+    bool a_pairs;         /* W4 gemv wants ap (see ffn_ukr_qgemv_fn) for bf16 activations */
 } ffn_ukernels_q;
 
 /* W8A8 microkernels ("q8a8_gemm__<isa>_<tile>"). Activations are quantized by the table's

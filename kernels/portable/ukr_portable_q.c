@@ -104,12 +104,12 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
 /* ffn_ukernels_q.gemv: the one-row stream for m = 1, the generic kernel otherwise. */
 #define GEMV_ENTRY(name, row1, generic)                                                            \
     static void name(size_t m, size_t kc, const float *a, size_t as, const float *asum,            \
-                     const ffn_ukr_qpanel *w, float *c, size_t ldc)                                \
+                     const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)            \
     {                                                                                              \
         if (m == 1)                                                                                \
             row1(kc, a, as, w, c);                                                                 \
         else                                                                                       \
-            generic(m, kc, a, as, asum, w, c, ldc);                                                \
+            generic(m, kc, a, as, asum, ap, w, c, ldc);                                            \
     }
 GEMV_ENTRY(q8_gemv, q8_row1, q8_gemv_generic)
 GEMV_ENTRY(q4_gemv, q4_row1, q4_gemv_generic)

@@ -131,15 +131,17 @@ static inline void ffn__qg_quant(unsigned offset, size_t rows, size_t n, const f
  * flags: what the portable, NEON and SVE tables each wrote out by hand. */
 #define FFN__QG_FLOAT_ENTRIES(NREXPR)                                                              \
     static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,         \
-                        const ffn_ukr_qpanel *w, float *c, size_t ldc)                             \
+                        const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)         \
     {                                                                                              \
         (void)asum;                                                                                \
+        (void)ap;                                                                                  \
         ffn__qg_q8_gemv(NREXPR, m, kc, a, as, w, c, ldc);                                          \
     }                                                                                              \
     static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,         \
-                        const ffn_ukr_qpanel *w, float *c, size_t ldc)                             \
+                        const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)         \
     {                                                                                              \
         (void)asum;                                                                                \
+        (void)ap;                                                                                  \
         ffn__qg_q4_gemv(NREXPR, m, kc, a, as, w, c, ldc);                                          \
     }                                                                                              \
     static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)              \

@@ -125,16 +125,18 @@ FFN_AI void q4_body(const int m, size_t kc, const float *a, size_t as, const ffn
     }
 
 static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
+    (void)ap;
     M_CASES(q8_body, kc, a, as, w, c, ldc)
 }
 
 static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
+    (void)ap;
     M_CASES(q4_body, kc, a, as, w, c, ldc)
 }
 

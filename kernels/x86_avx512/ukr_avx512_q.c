@@ -114,9 +114,10 @@ FFN_AI void q8_body(const int m, size_t kc, const float *a, size_t as, const ffn
     }
 
 static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
+    (void)ap;
     if (m == 1) {
         q8_row1(kc, a, as, w, c);
         return;
@@ -306,9 +307,10 @@ FFN_AI void q4z_body(const int m, size_t kc, const float *a, size_t as, const ff
     }
 
 static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const ffn_ukr_qpanel *w, float *c, size_t ldc)
+                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
+    (void)ap;
     if (w->zero) {
         M_CASES1(q4z_body, kc, a, as, w, c, ldc)
         return;

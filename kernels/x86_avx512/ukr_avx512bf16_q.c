@@ -1,0 +1,276 @@
+/* AVX512-BF16 W4A16 microkernels (kernels/driver/ukernel.h): int4 panels of 32 columns in the
+ * FFN_UKR_Q4_OCT nibble order (a 64-byte vector is 16 columns x 8 rows), activations rounded to
+ * bf16 by the driver, over the f32_gemm__avx512_14x32 tile for prefill.
+ *  - q4_gemv__avx512bf16 (symmetric, with the driver's bf16 pairs ap): VPERMW looks each nibble
+ *    up in a 32-entry table of the bf16 values of the codes -8..7 (it reads an index's low 5
+ *    bits, so the table holds the 16 values twice and the bit above a nibble needs no mask),
+ *    after a 16-bit shift by 4, 8 or 12. A word's low half holds rows 8b + i and its high half
+ *    rows 8b + 4 + i, so one lookup gives 16 columns of bf16 pairs (rows 8b + i, 8b + 4 + i)
+ *    and VDPBF16PS multiplies them by the pair of activations ap broadcasts: 32 products per
+ *    instruction, each exact (a bf16 code times a bf16 activation fits fp32), summed per group
+ *    and scaled once by the group's bf16 scale (out += s partial), as the fp32 streams do. Per
+ *    256 weights 22 vector ALU instructions (6 shifts, 8 VPERMW, 8 VDPBF16PS; the activation
+ *    broadcasts are loads) where q4_gemv__avx512's VPERMPS stream takes 48: on Zen 4
+ *    (2026-12-02, a /tmp harness over 32 x 4096 panels, groups of 128) 2-3x its rate with the
+ *    weights in L2 and 1.7x from DRAM with two threads. VDPBF16PS flushes denormal inputs and outputs to zero (DAZ/FTZ): an
+ *    absolute error below 2^-126 per term, inside the bound of tests/test_kernels_quant.c.
+ *    One row (T = 1) reads a panel as one stream in memory order, prefetching 2 KiB ahead and on
+ *    into the panel the driver streams next (ffn_ukr_qpanel.next). Four concurrent streams per
+ *    panel, as q4_gemv__avx512 reads, measured the same at best and 3.5x slower in some
+ *    processes (bench_kernels --case qdecode, Zen 4, 2026-12-02: 2.9-3.3 ms, and 10.7 ms in
+ *    three of eleven runs; one stream: 2.7-2.9 ms in three of three): the streams of a 64 KiB
+ *    panel lie 16 KiB apart, in the same L1 sets. m > 1 rows share each lookup.
+ *  - with zero points (no ap): w' = u s - z s built exactly by one FMA per 16 weights (u, z <=
+ *    15 and bf16 s: the products are exact), after a shift, a mask and a conversion, then fp32
+ *    FMAs with the activations, as q4z_body of ukr_avx512_q.c over the other nibble order;
+ *  - q4_dequant (prefill): the same exact w' into the fp32 scratch of the GEMM tile.
+ * W4 only: the table's W8 entries are NULL (registry.c builds only the W4A16 kernel on it). */
+#include "avx512_common.h"
+
+extern const ffn_ukernels ffn_ukernels_avx512;
+
+enum { NR = 32, G = 6, PF = 2048 };
+
+/* bf16 bits of the code (e & 15) - 8, e < 32. */
+static const uint16_t code_bf16[32] = {
+    0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040, 0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000,
+    0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0, 0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040,
+    0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0};
+
+/* The 32 bf16 scales of group g as fp32, columns 0-15 and 16-31. */
+FFN_AI void g_scales(const uint16_t *gs, size_t g, __m512 *s0, __m512 *s1)
+{
+    const __m512i v = _mm512_loadu_si512(gs + g * NR);
+    const __m256i lo = _mm512_castsi512_si256(v), hi = _mm512_extracti64x4_epi64(v, 1);
+    *s0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(lo), 16));
+    *s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
+}
+
+/* Block b's two vectors of words (columns 0-15, 16-31). */
+FFN_AI void oct_load(const uint8_t *q, size_t b, __m512i *v0, __m512i *v1)
+{
+    const uint8_t *p = q + b * (NR * 4);
+    *v0 = _mm512_loadu_si512(p);
+    *v1 = _mm512_loadu_si512(p + 64);
+}
+
+/* Pairs (rows 8b + i, 8b + 4 + i) of the 16 columns of v as bf16, i a constant 0..3. */
+#define PAIRS(v, i, tab)                                                                           \
+    ((__m512bh)_mm512_permutexvar_epi16((i) ? _mm512_srli_epi16((v), 4 * (i)) : (v), (tab)))
+
+/* One row: the panel as one stream in memory order, PF bytes ahead and on into the next panel,
+ * four accumulator chains (rows 8b + 0/2 and 8b + 1/3 of each half) summed at a group's end. */
+static void pair_row1(size_t kc, const uint32_t *ap, size_t as, const ffn_ukr_qpanel *w,
+                      float *c)
+{
+    const uint8_t *q = w->q;
+    const size_t Gs = w->group, bpg = Gs / 8, bytes = kc / 8 * (NR * 4);
+    const __m512i tab = _mm512_loadu_si512(code_bf16);
+    __m512 o0 = _mm512_setzero_ps(), o1 = o0;
+    for (size_t g = 0; g < kc / Gs; g++) {
+        __m512 p0a = _mm512_setzero_ps(), p0b = p0a, p1a = p0a, p1b = p0a;
+        for (size_t b = g * bpg; b < (g + 1) * bpg; b++) {
+            const size_t off = b * (NR * 4) + PF;
+            const uint8_t *pf = off < bytes ? q + off : w->next ? w->next + (off - bytes) : NULL;
+            if (pf) {
+                _mm_prefetch((const char *)pf, _MM_HINT_T0);
+                _mm_prefetch((const char *)pf + 64, _MM_HINT_T0);
+            }
+            __m512i v0, v1;
+            oct_load(q, b, &v0, &v1);
+            const uint32_t *x4 = ap + b * as * 4;
+            __m512bh x_ = (__m512bh)_mm512_set1_epi32((int)x4[0]);
+            p0a = _mm512_dpbf16_ps(p0a, PAIRS(v0, 0, tab), x_);
+            p1a = _mm512_dpbf16_ps(p1a, PAIRS(v1, 0, tab), x_);
+            x_ = (__m512bh)_mm512_set1_epi32((int)x4[1]);
+            p0b = _mm512_dpbf16_ps(p0b, PAIRS(v0, 1, tab), x_);
+            p1b = _mm512_dpbf16_ps(p1b, PAIRS(v1, 1, tab), x_);
+            x_ = (__m512bh)_mm512_set1_epi32((int)x4[2]);
+            p0a = _mm512_dpbf16_ps(p0a, PAIRS(v0, 2, tab), x_);
+            p1a = _mm512_dpbf16_ps(p1a, PAIRS(v1, 2, tab), x_);
+            x_ = (__m512bh)_mm512_set1_epi32((int)x4[3]);
+            p0b = _mm512_dpbf16_ps(p0b, PAIRS(v0, 3, tab), x_);
+            p1b = _mm512_dpbf16_ps(p1b, PAIRS(v1, 3, tab), x_);
+        }
+        __m512 s0, s1;
+        g_scales(w->gscale, g, &s0, &s1);
+        o0 = _mm512_fmadd_ps(s0, _mm512_add_ps(p0a, p0b), o0);
+        o1 = _mm512_fmadd_ps(s1, _mm512_add_ps(p1a, p1b), o1);
+    }
+    _mm512_storeu_ps(c, o0);
+    _mm512_storeu_ps(c + 16, o1);
+}
+
+/* m rows: each block's lookups shared by the rows, partial sums per group. */
+FFN_AI void pair_body(const int m, size_t kc, const uint32_t *ap, size_t as,
+                      const ffn_ukr_qpanel *w, float *c, size_t ldc)
+{
+    const uint8_t *q = w->q;
+    const size_t Gs = w->group, bpg = Gs / 8;
+    const __m512i tab = _mm512_loadu_si512(code_bf16);
+    __m512 o0[G], o1[G], p0[G], p1[G];
+    for (int r = 0; r < m; r++)
+        o0[r] = o1[r] = _mm512_setzero_ps();
+    for (size_t g = 0; g < kc / Gs; g++) {
+        for (int r = 0; r < m; r++)
+            p0[r] = p1[r] = _mm512_setzero_ps();
+        for (size_t b = g * bpg; b < (g + 1) * bpg; b++) {
+            __m512i v0, v1;
+            oct_load(q, b, &v0, &v1);
+            _mm_prefetch((const char *)(q + b * (NR * 4)) + PF, _MM_HINT_T0);
+            _mm_prefetch((const char *)(q + b * (NR * 4)) + 64 + PF, _MM_HINT_T0);
+            const uint32_t *x4 = ap + b * as * 4;
+#define ROWS_STEP(i)                                                                               \
+    {                                                                                              \
+        const __m512bh b0 = PAIRS(v0, i, tab), b1 = PAIRS(v1, i, tab);                            \
+        for (int r = 0; r < m; r++) {                                                              \
+            const __m512bh x_ = (__m512bh)_mm512_set1_epi32((int)x4[(size_t)r * 4 + (i)]);         \
+            p0[r] = _mm512_dpbf16_ps(p0[r], b0, x_);                                               \
+            p1[r] = _mm512_dpbf16_ps(p1[r], b1, x_);                                               \
+        }                                                                                          \
+    }
+            ROWS_STEP(0)
+            ROWS_STEP(1)
+            ROWS_STEP(2)
+            ROWS_STEP(3)
+#undef ROWS_STEP
+        }
+        __m512 s0, s1;
+        g_scales(w->gscale, g, &s0, &s1);
+        for (int r = 0; r < m; r++) {
+            o0[r] = _mm512_fmadd_ps(s0, p0[r], o0[r]);
+            o1[r] = _mm512_fmadd_ps(s1, p1[r], o1[r]);
+        }
+    }
+    for (int r = 0; r < m; r++) {
+        _mm512_storeu_ps(c + (size_t)r * ldc, o0[r]);
+        _mm512_storeu_ps(c + (size_t)r * ldc + 16, o1[r]);
+    }
+}
+
+/* The nibbles of row 8b + i (i < 8, any value) of v as fp32 codes u. */
+FFN_AI __m512 oct_u(__m512i v, unsigned i)
+{
+    const __m512i u = _mm512_and_si512(_mm512_srl_epi32(v, _mm_cvtsi32_si128((int)(4 * i))),
+                                       _mm512_set1_epi32(15));
+    return _mm512_cvtepi32_ps(u);
+}
+
+/* n = -z s of group g (z = 8 without zero points), columns 0-15 and 16-31. */
+FFN_AI void g_offsets(const ffn_ukr_qpanel *w, size_t g, __m512 s0, __m512 s1, __m512 *n0,
+                      __m512 *n1)
+{
+    __m512 z0 = _mm512_set1_ps(8.0f), z1 = z0;
+    if (w->zero) {
+        const __m512i v = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128((const __m128i *)(const void *)(w->zero + g * (NR / 2))));
+        z0 = _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(15)));
+        z1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4));
+    }
+    *n0 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z0), s0);
+    *n1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z1), s1);
+}
+
+/* Exact w' then fp32 FMAs, any m (zero points, or no pairs from the driver). */
+FFN_AI void fma_body(const int m, size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w,
+                     float *c, size_t ldc)
+{
+    const size_t Gs = w->group;
+    __m512 o0[G], o1[G];
+    for (int r = 0; r < m; r++)
+        o0[r] = o1[r] = _mm512_setzero_ps();
+    for (size_t g = 0; g < kc / Gs; g++) {
+        __m512 s0, s1, n0, n1;
+        g_scales(w->gscale, g, &s0, &s1);
+        g_offsets(w, g, s0, s1, &n0, &n1);
+        for (size_t b = g * Gs / 8; b < (g + 1) * Gs / 8; b++) {
+            __m512i v0, v1;
+            oct_load(w->q, b, &v0, &v1);
+            _mm_prefetch((const char *)(w->q + b * (NR * 4)) + PF, _MM_HINT_T0);
+            _mm_prefetch((const char *)(w->q + b * (NR * 4)) + 64 + PF, _MM_HINT_T0);
+            for (unsigned i = 0; i < 8; i++) {
+                const size_t k = b * 8 + i;
+                const __m512 b0 = _mm512_fmadd_ps(oct_u(v0, i), s0, n0);
+                const __m512 b1 = _mm512_fmadd_ps(oct_u(v1, i), s1, n1);
+                for (int r = 0; r < m; r++) {
+                    const __m512 av = _mm512_set1_ps(a[k * as + (size_t)r]);
+                    o0[r] = _mm512_fmadd_ps(av, b0, o0[r]);
+                    o1[r] = _mm512_fmadd_ps(av, b1, o1[r]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < m; r++) {
+        _mm512_storeu_ps(c + (size_t)r * ldc, o0[r]);
+        _mm512_storeu_ps(c + (size_t)r * ldc + 16, o1[r]);
+    }
+}
+
+#define M_CASES(body, ...)                                                                         \
+    switch (m) {                                                                                   \
+    case 6:                                                                                        \
+        body(6, __VA_ARGS__);                                                                      \
+        break;                                                                                     \
+    case 5:                                                                                        \
+        body(5, __VA_ARGS__);                                                                      \
+        break;                                                                                     \
+    case 4:                                                                                        \
+        body(4, __VA_ARGS__);                                                                      \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        body(3, __VA_ARGS__);                                                                      \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        body(2, __VA_ARGS__);                                                                      \
+        break;                                                                                     \
+    default:                                                                                       \
+        body(1, __VA_ARGS__);                                                                      \
+        break;                                                                                     \
+    }
+
+static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
+                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
+{
+    (void)asum;
+    if (w->zero || !ap) {
+        M_CASES(fma_body, kc, a, as, w, c, ldc)
+        return;
+    }
+    if (m == 1) {
+        pair_row1(kc, ap, as, w, c);
+        return;
+    }
+    M_CASES(pair_body, kc, ap, as, w, c, ldc)
+}
+
+static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
+{
+    const size_t Gs = w->group;
+    size_t k = 0;
+    while (k < kc) {
+        const size_t g = (k0 + k) / Gs, end = (g + 1) * Gs - k0 < kc ? (g + 1) * Gs - k0 : kc;
+        __m512 s0, s1, n0, n1;
+        g_scales(w->gscale, g, &s0, &s1);
+        g_offsets(w, g, s0, s1, &n0, &n1);
+        for (; k < end; k++) {
+            const size_t kk = k0 + k;
+            __m512i v0, v1;
+            oct_load(w->q, kk / 8, &v0, &v1);
+            const unsigned i = (unsigned)(kk % 8);
+            _mm512_storeu_ps(dst + k * NR, _mm512_fmadd_ps(oct_u(v0, i), s0, n0));
+            _mm512_storeu_ps(dst + k * NR + 16, _mm512_fmadd_ps(oct_u(v1, i), s1, n1));
+        }
+    }
+}
+
+const ffn_ukernels_q ffn_ukernels_q_avx512bf16 = {
+    .isa = "avx512bf16",
+    .gemv_name = {NULL, "q4_gemv__avx512bf16"},
+    .f32 = &ffn_ukernels_avx512,
+    .gemv = {NULL, q4_gemv},
+    .dequant = {NULL, q4_dequant},
+    .stream_rows = 12,
+    .stream_g = G,
+    .q4_layout = FFN_UKR_Q4_OCT,
+    .a_pairs = true,
+};
