@@ -62,7 +62,7 @@ typedef struct ffn_plot_device {
  * arithmetic intensity. NAN marks what is missing. */
 typedef struct ffn_plot_point {
     int device;       /* index into the chart's devices */
-    char label[48];   /* "decode T=8 fp32" */
+    char label[72];   /* "decode T=8 fp32", "decode T=8 fp32 @L2" (a case label and a level) */
     double intensity; /* FLOP/B */
     double measured_flops;
     double predicted_flops;
