@@ -12,12 +12,12 @@
  *    256 weights 22 vector ALU instructions (6 shifts, 8 VPERMW, 8 VDPBF16PS; the activation
  *    broadcasts are loads) where q4_gemv__avx512's VPERMPS stream takes 48: on Zen 4
  *    (2026-12-02, a /tmp harness over 32 x 4096 panels, groups of 128) 2-3x its rate with the
- *    weights in L2 and 1.7x from DRAM with two threads. VDPBF16PS flushes denormal inputs and outputs to zero (DAZ/FTZ): an
- *    absolute error below 2^-126 per term, inside the bound of tests/test_kernels_quant.c.
- *    One row (T = 1) reads a panel as one stream in memory order, prefetching 2 KiB ahead and on
- *    into the panel the driver streams next (ffn_ukr_qpanel.next). Four concurrent streams per
- *    panel, as q4_gemv__avx512 reads, measured the same at best and 3.5x slower in some
- *    processes (bench_kernels --case qdecode, Zen 4, 2026-12-02: 2.9-3.3 ms, and 10.7 ms in
+ *    weights in L2 and 1.7x from DRAM with two threads. VDPBF16PS flushes denormal inputs and
+ * outputs to zero (DAZ/FTZ): an absolute error below 2^-126 per term, inside the bound of
+ * tests/test_kernels_quant.c. One row (T = 1) reads a panel as one stream in memory order,
+ * prefetching 2 KiB ahead and on into the panel the driver streams next (ffn_ukr_qpanel.next). Four
+ * concurrent streams per panel, as q4_gemv__avx512 reads, measured the same at best and 3.5x slower
+ * in some processes (bench_kernels --case qdecode, Zen 4, 2026-12-02: 2.9-3.3 ms, and 10.7 ms in
  *    three of eleven runs; one stream: 2.7-2.9 ms in three of three): the streams of a 64 KiB
  *    panel lie 16 KiB apart, in the same L1 sets. m > 1 rows share each lookup.
  *  - with zero points (no ap): w' = u s - z s built exactly by one FMA per 16 weights (u, z <=
@@ -60,8 +60,7 @@ FFN_AI void oct_load(const uint8_t *q, size_t b, __m512i *v0, __m512i *v1)
 
 /* One row: the panel as one stream in memory order, PF bytes ahead and on into the next panel,
  * four accumulator chains (rows 8b + 0/2 and 8b + 1/3 of each half) summed at a group's end. */
-static void pair_row1(size_t kc, const uint32_t *ap, size_t as, const ffn_ukr_qpanel *w,
-                      float *c)
+static void pair_row1(size_t kc, const uint32_t *ap, size_t as, const ffn_ukr_qpanel *w, float *c)
 {
     const uint8_t *q = w->q;
     const size_t Gs = w->group, bpg = Gs / 8, bytes = kc / 8 * (NR * 4);
@@ -122,7 +121,7 @@ FFN_AI void pair_body(const int m, size_t kc, const uint32_t *ap, size_t as,
             const uint32_t *x4 = ap + b * as * 4;
 #define ROWS_STEP(i)                                                                               \
     {                                                                                              \
-        const __m512bh b0 = PAIRS(v0, i, tab), b1 = PAIRS(v1, i, tab);                            \
+        const __m512bh b0 = PAIRS(v0, i, tab), b1 = PAIRS(v1, i, tab);                             \
         for (int r = 0; r < m; r++) {                                                              \
             const __m512bh x_ = (__m512bh)_mm512_set1_epi32((int)x4[(size_t)r * 4 + (i)]);         \
             p0[r] = _mm512_dpbf16_ps(p0[r], b0, x_);                                               \
