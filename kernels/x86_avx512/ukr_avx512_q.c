@@ -19,7 +19,7 @@
  *    sets that pace.
  *  - quant (W8A8): max |x| (and a NaN/Inf check) in one pass, codes in a second: the fp32
  *    division and round-half-away-from-zero of quant.h, exactly (+ the table's offset). */
-#include "avx512_common.h"
+#include "avx512_q_common.h"
 #include "ukr_avx512_q.h"
 
 extern const ffn_ukernels ffn_ukernels_avx512;
@@ -94,25 +94,6 @@ FFN_AI void q8_body(const int m, size_t kc, const float *a, size_t as, const ffn
         store_scaled(c + (size_t)r * ldc, c0[r], c1[r], w->scale);
 }
 
-#define M_CASES(body, ...)                                                                         \
-    switch (m) {                                                                                   \
-    case 6:                                                                                        \
-        body(6, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 5:                                                                                        \
-        body(5, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 4:                                                                                        \
-        body(4, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 3:                                                                                        \
-        body(3, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    default:                                                                                       \
-        body(2, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    }
-
 static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
                     const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
@@ -122,7 +103,7 @@ static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float 
         q8_row1(kc, a, as, w, c);
         return;
     }
-    M_CASES(q8_body, kc, a, as, w, c, ldc)
+    FFN_AVX512_ROWS_1_6(m, q8_body, kc, a, as, w, c, ldc)
 }
 
 /* ---- W4 --------------------------------------------------------------------------------- */
@@ -137,22 +118,6 @@ FFN_AI void q4_vals(__m512i v, __m512 lut, __m512 *b0, __m512 *b1)
 {
     *b0 = _mm512_permutexvar_ps(v, lut);
     *b1 = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), lut);
-}
-
-/* The 32 bf16 scales (or 4-bit zero points, as fp32) of group g. */
-FFN_AI void g_scales(const uint16_t *gs, size_t g, __m512 *s0, __m512 *s1)
-{
-    const __m512i v = _mm512_loadu_si512(gs + g * NR);
-    const __m256i lo = _mm512_castsi512_si256(v), hi = _mm512_extracti64x4_epi64(v, 1);
-    *s0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(lo), 16));
-    *s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
-}
-
-FFN_AI void g_zeros(const uint8_t *z, size_t g, __m512 *z0, __m512 *z1)
-{
-    const __m512i v = q4_bytes(z, g);
-    *z0 = _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(15)));
-    *z1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4));
 }
 
 static __m512 lut_sym(void)
@@ -185,7 +150,7 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
             }
         for (int i = 0; i < NS; i++) {
             __m512 s0, s1;
-            g_scales(w->gscale, (size_t)i * qg + gi, &s0, &s1);
+            ffn__avx512_gscales(w->gscale, (size_t)i * qg + gi, &s0, &s1);
             o0[i] = _mm512_fmadd_ps(s0, p0[i], o0[i]);
             o1[i] = _mm512_fmadd_ps(s1, p1[i], o1[i]);
         }
@@ -200,7 +165,7 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
             p1 = _mm512_fmadd_ps(av, b1, p1);
         }
         __m512 s0, s1;
-        g_scales(w->gscale, g, &s0, &s1);
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
         o0[0] = _mm512_fmadd_ps(s0, p0, o0[0]);
         o1[0] = _mm512_fmadd_ps(s1, p1, o1[0]);
     }
@@ -237,7 +202,7 @@ FFN_AI void q4_body(const int m, size_t kc, const float *a, size_t as, const ffn
             }
         }
         __m512 s0, s1;
-        g_scales(w->gscale, g, &s0, &s1);
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
         for (int r = 0; r < m; r++) {
             o0[r] = _mm512_fmadd_ps(s0, p0[r], o0[r]);
             o1[r] = _mm512_fmadd_ps(s1, p1[r], o1[r]);
@@ -260,11 +225,9 @@ FFN_AI void q4z_body(const int m, size_t kc, const float *a, size_t as, const ff
     for (int r = 0; r < m; r++)
         o0[r] = o1[r] = _mm512_setzero_ps();
     for (size_t g = 0; g < kc / Gs; g++) {
-        __m512 s0, s1, z0, z1;
-        g_scales(w->gscale, g, &s0, &s1);
-        g_zeros(w->zero, g, &z0, &z1);
-        const __m512 n0 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z0), s0);
-        const __m512 n1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z1), s1);
+        __m512 s0, s1, n0, n1;
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
+        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
         for (size_t k = g * Gs; k < (g + 1) * Gs; k++) {
             if (k % 4 == 0) _mm_prefetch((const char *)(q + k * 16) + PF, _MM_HINT_T0);
             __m512 b0, b1;
@@ -284,42 +247,20 @@ FFN_AI void q4z_body(const int m, size_t kc, const float *a, size_t as, const ff
     }
 }
 
-#define M_CASES1(body, ...)                                                                        \
-    switch (m) {                                                                                   \
-    case 6:                                                                                        \
-        body(6, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 5:                                                                                        \
-        body(5, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 4:                                                                                        \
-        body(4, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 3:                                                                                        \
-        body(3, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 2:                                                                                        \
-        body(2, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    default:                                                                                       \
-        body(1, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    }
-
 static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
                     const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
     (void)ap;
     if (w->zero) {
-        M_CASES1(q4z_body, kc, a, as, w, c, ldc)
+        FFN_AVX512_ROWS_1_6(m, q4z_body, kc, a, as, w, c, ldc)
         return;
     }
     if (m == 1) {
         q4_row1(kc, a, as, w, c);
         return;
     }
-    M_CASES(q4_body, kc, a, as, w, c, ldc)
+    FFN_AVX512_ROWS_1_6(m, q4_body, kc, a, as, w, c, ldc)
 }
 
 /* ---- dequantization for the prefill GEMM ------------------------------------------------- */
@@ -342,15 +283,9 @@ static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst
     size_t k = 0;
     while (k < kc) {
         const size_t g = (k0 + k) / Gs, end = (g + 1) * Gs - k0 < kc ? (g + 1) * Gs - k0 : kc;
-        __m512 s0, s1, z0, z1;
-        g_scales(w->gscale, g, &s0, &s1);
-        if (w->zero) {
-            g_zeros(w->zero, g, &z0, &z1);
-        } else {
-            z0 = z1 = _mm512_set1_ps(8.0f);
-        }
-        const __m512 n0 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z0), s0);
-        const __m512 n1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z1), s1);
+        __m512 s0, s1, n0, n1;
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
+        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
         for (; k < end; k++) {
             __m512 b0, b1;
             q4_vals(q4_bytes(w->q, k0 + k), lut, &b0, &b1);

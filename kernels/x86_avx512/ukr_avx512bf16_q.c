@@ -25,7 +25,7 @@
  *    FMAs with the activations, as q4z_body of ukr_avx512_q.c over the other nibble order;
  *  - q4_dequant (prefill): the same exact w' into the fp32 scratch of the GEMM tile.
  * W4 only: the table's W8 entries are NULL (registry.c builds only the W4A16 kernel on it). */
-#include "avx512_common.h"
+#include "avx512_q_common.h"
 
 extern const ffn_ukernels ffn_ukernels_avx512;
 
@@ -36,15 +36,6 @@ static const uint16_t code_bf16[32] = {
     0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040, 0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000,
     0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0, 0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040,
     0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0};
-
-/* The 32 bf16 scales of group g as fp32, columns 0-15 and 16-31. */
-FFN_AI void g_scales(const uint16_t *gs, size_t g, __m512 *s0, __m512 *s1)
-{
-    const __m512i v = _mm512_loadu_si512(gs + g * NR);
-    const __m256i lo = _mm512_castsi512_si256(v), hi = _mm512_extracti64x4_epi64(v, 1);
-    *s0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(lo), 16));
-    *s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
-}
 
 /* Block b's two vectors of words (columns 0-15, 16-31). */
 FFN_AI void oct_load(const uint8_t *q, size_t b, __m512i *v0, __m512i *v1)
@@ -92,7 +83,7 @@ static void pair_row1(size_t kc, const uint32_t *ap, size_t as, const ffn_ukr_qp
             p1b = _mm512_dpbf16_ps(p1b, PAIRS(v1, 3, tab), x_);
         }
         __m512 s0, s1;
-        g_scales(w->gscale, g, &s0, &s1);
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
         o0 = _mm512_fmadd_ps(s0, _mm512_add_ps(p0a, p0b), o0);
         o1 = _mm512_fmadd_ps(s1, _mm512_add_ps(p1a, p1b), o1);
     }
@@ -135,7 +126,7 @@ FFN_AI void pair_body(const int m, size_t kc, const uint32_t *ap, size_t as,
 #undef ROWS_STEP
         }
         __m512 s0, s1;
-        g_scales(w->gscale, g, &s0, &s1);
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
         for (int r = 0; r < m; r++) {
             o0[r] = _mm512_fmadd_ps(s0, p0[r], o0[r]);
             o1[r] = _mm512_fmadd_ps(s1, p1[r], o1[r]);
@@ -155,21 +146,6 @@ FFN_AI __m512 oct_u(__m512i v, unsigned i)
     return _mm512_cvtepi32_ps(u);
 }
 
-/* n = -z s of group g (z = 8 without zero points), columns 0-15 and 16-31. */
-FFN_AI void g_offsets(const ffn_ukr_qpanel *w, size_t g, __m512 s0, __m512 s1, __m512 *n0,
-                      __m512 *n1)
-{
-    __m512 z0 = _mm512_set1_ps(8.0f), z1 = z0;
-    if (w->zero) {
-        const __m512i v = _mm512_cvtepu8_epi32(
-            _mm_loadu_si128((const __m128i *)(const void *)(w->zero + g * (NR / 2))));
-        z0 = _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(15)));
-        z1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4));
-    }
-    *n0 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z0), s0);
-    *n1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z1), s1);
-}
-
 /* Exact w' then fp32 FMAs, any m (zero points, or no pairs from the driver). */
 FFN_AI void fma_body(const int m, size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w,
                      float *c, size_t ldc)
@@ -180,8 +156,8 @@ FFN_AI void fma_body(const int m, size_t kc, const float *a, size_t as, const ff
         o0[r] = o1[r] = _mm512_setzero_ps();
     for (size_t g = 0; g < kc / Gs; g++) {
         __m512 s0, s1, n0, n1;
-        g_scales(w->gscale, g, &s0, &s1);
-        g_offsets(w, g, s0, s1, &n0, &n1);
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
+        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
         for (size_t b = g * Gs / 8; b < (g + 1) * Gs / 8; b++) {
             __m512i v0, v1;
             oct_load(w->q, b, &v0, &v1);
@@ -205,41 +181,19 @@ FFN_AI void fma_body(const int m, size_t kc, const float *a, size_t as, const ff
     }
 }
 
-#define M_CASES(body, ...)                                                                         \
-    switch (m) {                                                                                   \
-    case 6:                                                                                        \
-        body(6, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 5:                                                                                        \
-        body(5, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 4:                                                                                        \
-        body(4, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 3:                                                                                        \
-        body(3, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 2:                                                                                        \
-        body(2, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    default:                                                                                       \
-        body(1, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    }
-
 static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
                     const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
     if (w->zero || !ap) {
-        M_CASES(fma_body, kc, a, as, w, c, ldc)
+        FFN_AVX512_ROWS_1_6(m, fma_body, kc, a, as, w, c, ldc)
         return;
     }
     if (m == 1) {
         pair_row1(kc, ap, as, w, c);
         return;
     }
-    M_CASES(pair_body, kc, ap, as, w, c, ldc)
+    FFN_AVX512_ROWS_1_6(m, pair_body, kc, ap, as, w, c, ldc)
 }
 
 static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
@@ -249,8 +203,8 @@ static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst
     while (k < kc) {
         const size_t g = (k0 + k) / Gs, end = (g + 1) * Gs - k0 < kc ? (g + 1) * Gs - k0 : kc;
         __m512 s0, s1, n0, n1;
-        g_scales(w->gscale, g, &s0, &s1);
-        g_offsets(w, g, s0, s1, &n0, &n1);
+        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
+        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
         for (; k < end; k++) {
             const size_t kk = k0 + k;
             __m512i v0, v1;
