@@ -543,7 +543,7 @@ static void bf16t_pass(const job *jb, const tscratch *ts, int pass)
     const size_t lda = pass ? l->ldh : l->ldx;
     const size_t nic = (Tpad + tk->mc - 1) / tk->mc;
     grabrun g = {0};
-    size_t ib, lo, hi, nlo, nn;
+    size_t ib, lo, hi, nlo = 0, nn = 0; /* set by next_run; zero keeps -O2 from warning */
     while (next_run(&jb->next[pass], nic, np_all, bf16t_chunk(tk, pb * 2), &g, &ib, &lo, &hi, &nlo,
                     &nn)) {
         const size_t ic = ib * tk->mc;

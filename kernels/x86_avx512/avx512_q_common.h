@@ -24,8 +24,8 @@ FFN_AI void ffn__avx512_goffsets(const uint8_t *zero, size_t g, __m512 s0, __m51
 {
     __m512 z0 = _mm512_set1_ps(8.0f), z1 = z0;
     if (zero) {
-        const __m512i v = _mm512_cvtepu8_epi32(
-            _mm_loadu_si128((const __m128i *)(const void *)(zero + g * 16)));
+        const __m512i v =
+            _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(zero + g * 16)));
         z0 = _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(15)));
         z1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4));
     }
