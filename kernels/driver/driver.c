@@ -19,7 +19,7 @@
  *    (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
  *  - T <= stream_rows: no blocking, whole panels streamed through the table's gemv, x and h in
  *    k-major panels T rows wide. */
-#include "drv_internal.h"
+#include "drv_sched.h"
 
 #include <math.h>
 
@@ -33,17 +33,6 @@
 enum { DG = 4, GRAB_PANELS = 4 };
 
 /* ---- workspace ---------------------------------------------------------------------------- */
-
-typedef struct wsplan {
-    bool stream;
-    size_t rows;             /* rows of x and h held (padded to mr / row_tile) */
-    size_t mc;               /* row block */
-    size_t x_bytes, h_bytes; /* shared */
-    size_t asum_bytes;       /* shared: W4 zero points, group sums of x and h (decode) */
-    size_t pair_bytes;       /* shared: x and h as bf16 pairs (decode, tables with a_pairs) */
-    size_t per_thread;       /* accumulators + widening scratch + epilogue rows */
-    size_t acc_floats, wbuf_floats, hbuf_floats;
-} wsplan;
 
 /* Rows per block: at most mc_max and equal blocks (T = 512 is one block of 512 rows, not 504 +
  * 8, which would stream every weight twice for 8 rows), a multiple of mr. */
@@ -142,28 +131,7 @@ size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t 
 
 /* ---- forward ------------------------------------------------------------------------------ */
 
-typedef struct job {
-    const ffn__drv *dv;
-    const ffn_kshape *s;
-    const ffn__drv_layout *l;
-    const wsplan *p;
-    const unsigned char *w1, *w2;
-    const float *b1, *b2;
-    size_t T;
-    const float *x;
-    float *y;
-    unsigned char *xs, *hs; /* x and h in the schedule's layout */
-    float *asum;            /* W4 zero points, decode: group sums of x, then of h */
-    uint32_t *pairs;        /* a_pairs tables, decode: x, then h, as bf16 pairs */
-    unsigned char *thr;     /* per-thread areas */
-    size_t *next;           /* the shared work counters (zeroed) */
-} job;
-
-typedef struct tscratch {
-    float *acc, *wbuf, *hbuf;
-} tscratch;
-
-static tscratch scratch_of(const job *jb, int t)
+tscratch ffn__drv_scratch_of(const job *jb, int t)
 {
     unsigned char *b = jb->thr + (size_t)t * jb->p->per_thread;
     tscratch ts;
@@ -197,7 +165,7 @@ void ffn__drv_team(int nt, ffn__drv_thread_fn fn, const void *arg)
 
 /* h (rows x nh, row stride nh, into out) of `rows` accumulator rows c (row stride nr) of up
  * panel j: bias, activation, gate x up, in one microkernel call. */
-static void epi_act(const job *jb, size_t j, size_t rows, const float *c, float *out)
+void ffn__drv_epi_act(const job *jb, size_t j, size_t rows, const float *c, float *out)
 {
     const ffn_kshape *s = jb->s;
     const size_t nr = jb->l->nr, nh = jb->l->nh;
@@ -210,7 +178,7 @@ static void epi_act(const job *jb, size_t j, size_t rows, const float *c, float 
 }
 
 /* y columns [j*nr, j*nr + nr) of row r (the valid ones) = c + bias. */
-static void epi_out(const job *jb, size_t r, size_t j, const float *c)
+void ffn__drv_epi_out(const job *jb, size_t r, size_t j, const float *c)
 {
     const size_t d = jb->s->d, nr = jb->l->nr, c0 = j * nr;
     const size_t n = d - c0 < nr ? d - c0 : nr;
@@ -296,7 +264,7 @@ static void stream_thread(const job *jb, int t, int nt)
     float *xt = (float *)(void *)jb->xs, *ht = (float *)(void *)jb->hs;
     float *sx = jb->asum, *sh = jb->asum ? jb->asum + d / s->group * T : NULL;
     uint32_t *px = jb->pairs, *ph = jb->pairs ? jb->pairs + d / 2 * T : NULL;
-    const tscratch ts = scratch_of(jb, t);
+    const tscratch ts = ffn__drv_scratch_of(jb, t);
     size_t lo, hi;
     ffn__split(d, t, nt, &lo, &hi);
     for (size_t k = lo; k < hi; k++)
@@ -312,7 +280,7 @@ static void stream_thread(const job *jb, int t, int nt)
                 const size_t m = T - r0 < g ? T - r0 : g;
                 stream_gemv(jb, m, d, xt + r0, sx ? sx + r0 : NULL, px ? px + r0 * 4 : NULL, jb->w1,
                             l->pb1, j, j + 1 < hi && r0 + g >= T, ts.acc);
-                epi_act(jb, j, m, ts.acc, ts.hbuf);
+                ffn__drv_epi_act(jb, j, m, ts.acc, ts.hbuf);
                 for (size_t r = 0; r < m; r++)
                     for (size_t c = 0; c < n_out; c++)
                         ht[(j * nh + c) * T + r0 + r] = act_in(jb, ts.hbuf[r * nh + c]);
@@ -328,7 +296,7 @@ static void stream_thread(const job *jb, int t, int nt)
                 stream_gemv(jb, m, f, ht + r0, sh ? sh + r0 : NULL, ph ? ph + r0 * 4 : NULL, jb->w2,
                             l->pb2, j, j + 1 < hi && r0 + g >= T, ts.acc);
                 for (size_t r = 0; r < m; r++)
-                    epi_out(jb, r0 + r, j, ts.acc + r * l->nr);
+                    ffn__drv_epi_out(jb, r0 + r, j, ts.acc + r * l->nr);
             }
 }
 
@@ -375,7 +343,7 @@ static void f32_thread(const job *jb, int t, int nt)
     const size_t mcb = jb->p->mc, KC = u->kc, rb = l->rowb;
     const size_t ldh = l->ldh, pb1 = l->pb1, pb2 = l->pb2;
     float *xp = (float *)(void *)jb->xs, *hp = (float *)(void *)jb->hs;
-    const tscratch ts = scratch_of(jb, t);
+    const tscratch ts = ffn__drv_scratch_of(jb, t);
     size_t lo, hi;
 
     /* x -> xp[panel][k][mr], rows past T zero. */
@@ -416,7 +384,7 @@ static void f32_thread(const job *jb, int t, int nt)
                 }
             }
             const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
-            epi_act(jb, j, mc, ts.acc, ts.hbuf);
+            ffn__drv_epi_act(jb, j, mc, ts.acc, ts.hbuf);
             for (size_t r = 0; r < mc; r++) {
                 float *dst = hp + ((ic + r) / mr * ldh + j * nh) * mr + (ic + r) % mr;
                 const float *src = ts.hbuf + r * nh;
@@ -455,153 +423,8 @@ static void f32_thread(const job *jb, int t, int nt)
         }
         for (size_t j = j0; j < j1; j++)
             for (size_t r = 0; r < mc; r++)
-                epi_out(jb, ic + r, j, ts.acc + ((j - j0) * mcb + r) * nr);
+                ffn__drv_epi_out(jb, ic + r, j, ts.acc + ((j - j0) * mcb + r) * nr);
     }
-}
-
-/* A run of panels of one row block for the bf16 tile schedule: items (row block, panel) come
- * from the shared counter a chunk of `chunk` at a time (a multiple of the engine's panel group,
- * so groups stay whole); a chunk that crosses into the next row block is handed out as two runs.
- * The chunk after the current one is taken as soon as the current one's last run is handed out,
- * so that run's last gemm call can prefetch the panels that come next (*nlo, *nn: the first
- * panel of the next run and how many panels it has; *nn = 0 when there is none): the AMX
- * engine streams its weights through that prefetch, and without it at every chunk boundary one
- * thread ran T=512 d=2048 f=5632 at 96 ms against 41 ms. Returns false once every item is
- * taken; else the row block index *ib and panels [*lo, *hi). */
-typedef struct grabrun {
-    size_t s, e;   /* the items of the current chunk not handed out yet */
-    size_t ns, ne; /* the chunk taken ahead (ns == ne: none) */
-    bool started, done;
-} grabrun;
-
-static bool next_run(size_t *counter, size_t nblocks, size_t np, size_t chunk, grabrun *g,
-                     size_t *ib, size_t *lo, size_t *hi, size_t *nlo, size_t *nn)
-{
-    const size_t n = nblocks * np;
-    if (!g->started) {
-        g->started = true;
-        if (!ffn__grab(counter, n, chunk, &g->s, &g->e)) g->done = true;
-    } else if (g->s >= g->e) {
-        if (g->ns >= g->ne) return false;
-        g->s = g->ns;
-        g->e = g->ne;
-        g->ns = g->ne = 0;
-    }
-    if (g->done) return false;
-    *ib = g->s / np;
-    *lo = g->s % np;
-    const size_t blk_end = (*ib + 1) * np, e = g->e < blk_end ? g->e : blk_end;
-    *hi = e - *ib * np;
-    g->s = e;
-    if (g->s >= g->e && !ffn__grab(counter, n, chunk, &g->ns, &g->ne)) g->ns = g->ne = 0;
-    /* the run that follows: the rest of this chunk (a new row block), or the chunk ahead */
-    size_t fs = g->s, fe = g->e;
-    if (fs >= fe) {
-        fs = g->ns;
-        fe = g->ne;
-    }
-    *nn = 0;
-    if (fs < fe) {
-        const size_t fb_end = (fs / np + 1) * np;
-        *nlo = fs % np;
-        *nn = (fe < fb_end ? fe : fb_end) - fs;
-    }
-    return true;
-}
-
-/* Items per grab of the bf16 tile schedule: about 256 KiB of weights, whole panel groups. */
-static size_t bf16t_chunk(const ffn_ukernels_bf16t *tk, size_t panel_bytes)
-{
-    const size_t g = tk->panels ? tk->panels : 1;
-    return ffn__round_up(ffn__grab_chunk(panel_bytes), g);
-}
-
-/* One gemm call of the bf16 tile schedule: panels [j, j + np) of the weights w (pb elements a
- * panel) in a run that ends at hi, prefetching up to ge panels that come next: the rest of the
- * run, else the next run's (nlo, nn from next_run). */
-static void bf16t_gemm(const ffn_ukernels_bf16t *tk, size_t kp, const uint16_t *a, size_t lda,
-                       size_t mc, const uint16_t *w, size_t pb, size_t j, size_t np, size_t hi,
-                       size_t ge, size_t nlo, size_t nn, float *acc)
-{
-    const size_t jn = j + np, left = jn < hi ? hi - jn : nn;
-    const uint16_t *pf = jn < hi ? w + jn * pb : nn ? w + nlo * pb : NULL;
-    tk->gemm(kp, a, lda, mc, w + j * pb, np, pf, left < ge ? left : ge, acc);
-}
-
-/* One GEMM of the bf16 tile schedule over its shared counter: pass 0 x W_gate|up into h (the
- * activation epilogue, narrowed to bf16; the h columns past f zeroed), pass 1 h W_down into y
- * (+ b_down). Each row tile goes panel by panel, so the weights are read as one stream. */
-static void bf16t_pass(const job *jb, const tscratch *ts, int pass)
-{
-    const ffn_ukernels_bf16t *tk = jb->dv->t;
-    const ffn__drv_layout *l = jb->l;
-    const size_t f = jb->s->f, T = jb->T, Tpad = jb->p->rows, nh = l->nh;
-    const size_t kp = pass ? l->kp2 : l->kp1, np_all = pass ? l->pd : l->np1, pb = kp * 32;
-    const uint16_t *w = (const uint16_t *)(const void *)(pass ? jb->w2 : jb->w1);
-    const uint16_t *a = (const uint16_t *)(const void *)(pass ? jb->hs : jb->xs);
-    uint16_t *hb = (uint16_t *)(void *)jb->hs;
-    const size_t lda = pass ? l->ldh : l->ldx;
-    const size_t nic = (Tpad + tk->mc - 1) / tk->mc;
-    grabrun g = {0};
-    size_t ib, lo, hi, nlo = 0, nn = 0; /* set by next_run; zero keeps -O2 from warning */
-    while (next_run(&jb->next[pass], nic, np_all, bf16t_chunk(tk, pb * 2), &g, &ib, &lo, &hi, &nlo,
-                    &nn)) {
-        const size_t ic = ib * tk->mc;
-        const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
-        const size_t ge = mc > tk->row_tile ? tk->panels : 1;
-        for (size_t j = lo; j < hi; j += ge) {
-            const size_t np = hi - j < ge ? hi - j : ge;
-            bf16t_gemm(tk, kp, a + ic * lda, lda, mc, w, pb, j, np, hi, ge, nlo, nn, ts->acc);
-            for (size_t gi = 0; gi < np; gi++) {
-                const float *acc = ts->acc + gi * mc * 32;
-                if (pass) {
-                    for (size_t r = 0; r < mc && ic + r < T; r++)
-                        epi_out(jb, ic + r, j + gi, acc + r * 32);
-                    continue;
-                }
-                const size_t n_out = f - (j + gi) * nh < nh ? f - (j + gi) * nh : nh;
-                epi_act(jb, j + gi, mc, acc, ts->hbuf);
-                if (n_out < nh) /* the last panel: zero the h columns past f */
-                    for (size_t r = 0; r < mc; r++)
-                        memset(ts->hbuf + r * nh + n_out, 0, (nh - n_out) * 4);
-                tk->narrow(mc, nh, ts->hbuf, nh, hb + ic * l->ldh + (j + gi) * nh, l->ldh);
-            }
-        }
-    }
-}
-
-static void bf16t_thread(const job *jb, int t, int nt)
-{
-    const ffn_ukernels_bf16t *tk = jb->dv->t;
-    const ffn_kshape *s = jb->s;
-    const ffn__drv_layout *l = jb->l;
-    const size_t d = s->d, T = jb->T, Tpad = jb->p->rows, nh = l->nh;
-    uint16_t *xb = (uint16_t *)(void *)jb->xs, *hb = (uint16_t *)(void *)jb->hs;
-    const tscratch ts = scratch_of(jb, t);
-    size_t lo, hi;
-
-    /* x -> bf16 rows (zero past d and past T); h columns past f to zero (read up to kp2). */
-    const size_t hcols = l->np1 * nh;
-    ffn__split(Tpad, t, nt, &lo, &hi);
-    for (size_t r = lo; r < hi; r++) {
-        if (r < T) {
-            tk->narrow(1, d, jb->x + r * d, d, xb + r * l->ldx, l->ldx);
-            memset(xb + r * l->ldx + d, 0, (l->ldx - d) * 2);
-        } else {
-            memset(xb + r * l->ldx, 0, l->ldx * 2);
-        }
-        memset(hb + r * l->ldh + hcols, 0, (l->ldh - hcols) * 2);
-    }
-    ffn__drv_barrier();
-    if (tk->begin) tk->begin();
-
-    /* Gate/up, then down: runs of (row block, panel group) items from the shared counter, so a
-     * thread slowed by another process leaves its panels to the other one (a fixed share made
-     * the whole call wait for it: bf16 T=256 d=2048 took 10.8 to 21.9 ms on the shared VM). */
-    bf16t_pass(jb, &ts, 0);
-    ffn__drv_barrier();
-    bf16t_pass(jb, &ts, 1);
-    if (tk->end) tk->end();
 }
 
 static void run_thread(const job *jb, int t, int nt)
@@ -609,7 +432,7 @@ static void run_thread(const job *jb, int t, int nt)
     if (jb->p->stream)
         stream_thread(jb, t, nt);
     else if (jb->dv->t)
-        bf16t_thread(jb, t, nt);
+        ffn__drv_bf16t_thread(jb, t, nt);
     else
         f32_thread(jb, t, nt);
 }

@@ -1,0 +1,52 @@
+/* What the driver's schedules share (private to kernels/driver): the workspace plan of a
+ * forward call, the job every thread of its team reads, a thread's scratch, and the epilogues
+ * (driver.c); the bf16 tile schedule lives in driver_bf16t.c, the fp32 one and the decode
+ * stream in driver.c. */
+#ifndef FFNROOF_KERNELS_DRV_SCHED_H
+#define FFNROOF_KERNELS_DRV_SCHED_H
+
+#include "drv_internal.h"
+
+typedef struct wsplan {
+    bool stream;
+    size_t rows;             /* rows of x and h held (padded to mr / row_tile) */
+    size_t mc;               /* row block */
+    size_t x_bytes, h_bytes; /* shared */
+    size_t asum_bytes;       /* shared: W4 zero points, group sums of x and h (decode) */
+    size_t pair_bytes;       /* shared: x and h as bf16 pairs (decode, tables with a_pairs) */
+    size_t per_thread;       /* accumulators + widening scratch + epilogue rows */
+    size_t acc_floats, wbuf_floats, hbuf_floats;
+} wsplan;
+
+typedef struct job {
+    const ffn__drv *dv;
+    const ffn_kshape *s;
+    const ffn__drv_layout *l;
+    const wsplan *p;
+    const unsigned char *w1, *w2;
+    const float *b1, *b2;
+    size_t T;
+    const float *x;
+    float *y;
+    unsigned char *xs, *hs; /* x and h in the schedule's layout */
+    float *asum;            /* W4 zero points, decode: group sums of x, then of h */
+    uint32_t *pairs;        /* a_pairs tables, decode: x, then h, as bf16 pairs */
+    unsigned char *thr;     /* per-thread areas */
+    size_t *next;           /* the shared work counters (zeroed) */
+} job;
+
+typedef struct tscratch {
+    float *acc, *wbuf, *hbuf;
+} tscratch;
+
+/* Thread t's accumulators, widening scratch and epilogue rows in the job's workspace. */
+tscratch ffn__drv_scratch_of(const job *jb, int t);
+/* h (rows x nh, row stride nh, into out) of `rows` accumulator rows c (row stride nr) of up
+ * panel j: bias, activation, gate x up, in one microkernel call. */
+void ffn__drv_epi_act(const job *jb, size_t j, size_t rows, const float *c, float *out);
+/* y columns [j*nr, j*nr + nr) of row r (the valid ones) = c + bias. */
+void ffn__drv_epi_out(const job *jb, size_t r, size_t j, const float *c);
+/* The bf16 tile schedule (AMX, VDPBF16PS tiles) of thread t of nt (driver_bf16t.c). */
+void ffn__drv_bf16t_thread(const job *jb, int t, int nt);
+
+#endif
