@@ -223,11 +223,10 @@ static void bf16_pairs(const job *jb, const float *a, size_t K, uint32_t *ap, in
     ffn__split(K / 8, t, nt, &lo, &hi);
     for (size_t b = lo; b < hi; b++)
         for (size_t r = 0; r < T; r++)
-            for (size_t i = 0; i < 4; i++) {
-                uint32_t l, h;
-                memcpy(&l, &a[(8 * b + i) * T + r], 4);
-                memcpy(&h, &a[(8 * b + 4 + i) * T + r], 4);
-                ap[(b * T + r) * 4 + i] = (l >> 16) | (h & 0xffff0000u);
+            for (size_t i = 0; i < 4; i++) { /* exact: a holds bf16 values already */
+                const uint32_t lo16 = ffn__f32_to_bf16(a[(8 * b + i) * T + r]);
+                const uint32_t hi16 = ffn__f32_to_bf16(a[(8 * b + 4 + i) * T + r]);
+                ap[(b * T + r) * 4 + i] = lo16 | hi16 << 16;
             }
     ffn__drv_barrier();
 }

@@ -12,14 +12,13 @@
  *    256 weights 22 vector ALU instructions (6 shifts, 8 VPERMW, 8 VDPBF16PS; the activation
  *    broadcasts are loads) where q4_gemv__avx512's VPERMPS stream takes 48: on Zen 4
  *    (2026-12-02, a /tmp harness over 32 x 4096 panels, groups of 128) 2-3x its rate with the
- *    weights in L2 and 1.7x from DRAM with two threads. VDPBF16PS flushes denormal inputs and
- * outputs to zero (DAZ/FTZ): an absolute error below 2^-126 per term, inside the bound of
- * tests/test_kernels_quant.c. One row (T = 1) reads a panel as one stream in memory order,
- * prefetching 2 KiB ahead and on into the panel the driver streams next (ffn_ukr_qpanel.next). Four
- * concurrent streams per panel, as q4_gemv__avx512 reads, measured the same at best and 3.5x slower
- * in some processes (bench_kernels --case qdecode, Zen 4, 2026-12-02: 2.9-3.3 ms, and 10.7 ms in
- *    three of eleven runs; one stream: 2.7-2.9 ms in three of three): the streams of a 64 KiB
- *    panel lie 16 KiB apart, in the same L1 sets. m > 1 rows share each lookup.
+ *    weights in L2 and 1.7x from DRAM with two threads. VDPBF16PS flushes denormal inputs
+ *    and outputs to zero (DAZ/FTZ): an absolute error below 2^-126 per term, inside the bound
+ *    of tests/test_kernels_quant.c. One row (T = 1) reads a panel as one stream in memory
+ *    order, prefetching 2 KiB ahead and on into the panel the driver streams next
+ *    (ffn_ukr_qpanel.next); four concurrent streams per panel, as q4_gemv__avx512 reads,
+ *    measured no faster (bench_kernels --case qdecode, Zen 4, 2026-12-02). m > 1 rows share
+ *    each lookup.
  *  - with zero points (no ap): w' = u s - z s built exactly by one FMA per 16 weights (u, z <=
  *    15 and bf16 s: the products are exact), after a shift, a mask and a conversion, then fp32
  *    FMAs with the activations, as q4z_body of ukr_avx512_q.c over the other nibble order;
