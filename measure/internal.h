@@ -89,6 +89,12 @@ const char *ffn__bw_probe_isa(void);
 typedef void (*ffn__team_fn)(void *arg, int tid, int nthreads);
 int ffn__team_run(int nthreads, ffn__team_fn fn, void *arg);
 
+/* How much the read sweep of `threads` threads lost over its last half octave: the best rate at
+ * the largest size over the best rate at the size nearest c->max_bytes / sqrt(2); 1 when it
+ * cannot tell. Below 0.9, calibrate sweeps further (a cache larger than the LLC reported). */
+struct ffn_calibration;
+double ffn__cal_read_tail_drop(const struct ffn_calibration *c, int threads);
+
 /* CPUs in the process's affinity mask (>= 1). */
 int ffn__allowed_cpus(void);
 

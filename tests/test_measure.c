@@ -594,6 +594,35 @@ Test(measure, calibrate_can_be_stopped)
     free(c);
 }
 
+/* The read sweep's tail: flat (one thread reading DRAM at 33 GB/s) against still falling (the
+ * Zen 4 VM's two threads, 93 -> 85 -> 78 GB/s over the last half octave up to 128 MiB), and a
+ * curve with no point near max_bytes / sqrt(2), which cannot tell (1). */
+Test(measure, read_tail_drop_tells_a_falling_tail)
+{
+    ffn_calibration *c = calloc(1, sizeof *c);
+    cr_assert_not_null(c);
+    c->max_bytes = 128.0 * 1048576;
+    const double one[] = {46.9e9, 43.2e9, 32.9e9, 32.5e9, 32.7e9};
+    const double two[] = {115.7e9, 105.8e9, 93.4e9, 84.7e9, 78.4e9};
+    for (int i = 0; i < 5; i++) {
+        const double size = 64.0 * 1048576 * pow(2.0, i / 4.0);
+        c->points[c->n_points++] = (ffn_bw_point){
+            .kernel = FFN_BW_READ, .threads = 1, .size_bytes = size, .bytes_per_s = one[i]};
+        c->points[c->n_points++] = (ffn_bw_point){
+            .kernel = FFN_BW_READ, .threads = 2, .size_bytes = size, .bytes_per_s = two[i]};
+        c->points[c->n_points++] = (ffn_bw_point){
+            .kernel = FFN_BW_COPY, .threads = 2, .size_bytes = size, .bytes_per_s = 1e9 * (i + 1)};
+    }
+    cr_expect_float_eq(ffn__cal_read_tail_drop(c, 1), 32.7 / 32.9, 1e-9);
+    cr_expect_float_eq(ffn__cal_read_tail_drop(c, 2), 78.4 / 93.4, 1e-9);
+    cr_expect_lt(ffn__cal_read_tail_drop(c, 2), 0.9);
+    cr_expect_geq(ffn__cal_read_tail_drop(c, 1), 0.9);
+    cr_expect_float_eq(ffn__cal_read_tail_drop(c, 4), 1.0, 0); /* no such curve */
+    c->max_bytes = 1024.0 * 1048576;                           /* no point near 724 MiB */
+    cr_expect_float_eq(ffn__cal_read_tail_drop(c, 2), 1.0, 0);
+    free(c);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * calibration -> hardware spec */
 

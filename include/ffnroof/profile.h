@@ -173,10 +173,10 @@ typedef struct ffn_calibration {
     /* levels detected on each curve: [kernel][0 one thread | 1 all threads] */
     ffn_level levels[FFN_BW_COUNT][2][FFN_MAX_LEVELS];
     int n_levels[FFN_BW_COUNT][2];
-    double max_bytes; /* the largest working set swept */
-    /* read-only bandwidth of the sweep's tail (median of the best rates at sizes >= max_bytes/4),
+    double max_bytes; /* the largest working set swept (extended while the read tail fell) */
+    /* read-only bandwidth of the sweep's tail (median of the best rates at sizes >= max_bytes/2),
      * [0] one thread, [1] all threads; 0 when not measured. Robust where plateau detection is
-     * not (noisy shared hosts); it is DRAM only if the caches are smaller than max_bytes/4. */
+     * not (noisy shared hosts); it is DRAM only if the caches are smaller than max_bytes/2. */
     double tail_read_bps[2];
     char notes[FFN_CAL_MAX_NOTES]; /* "; "-separated remarks (sysfs disagreements, caveats) */
     double elapsed_s;
