@@ -240,9 +240,18 @@ static double ramp(double size, double half)
     return half > 0 ? size / (size + half) : 1.0;
 }
 
+static double cmax_of(const ffn_eff *e, ffn_dtype dt)
+{
+    return e->compute_max_dt[dt] > 0 ? e->compute_max_dt[dt]
+           : e->compute_max > 0      ? e->compute_max
+                                     : 1.0;
+}
+
 /* The GEMM time for a memory time tm computed by the caller (memory or on-chip levels).
  * Quantisation work (vec_ops) runs on the fp32 vector units beside the dot products, which on
- * a CPU share their ports: its time adds to the FLOPs'. It is scaled by c_max but not by the
+ * a CPU share their ports: its time adds to the FLOPs'. It is scaled by the fp32 c_max (the
+ * vector units' own fraction: the dot-product dtype's, 0.34 of VDPBF16PS's peak on Zen 4,
+ * charged a W4A16 decode's nibble lookups 2.6x what fp32 vector code takes) but not by the
  * wave and size ramp, which describe how the dot products fill the matrix units: a
  * dequantisation touches each weight once whatever M is, so a GEMV's 16-row tile padding (wave
  * 1/16 at M = 1 on a GPU) must not multiply it. */
@@ -250,9 +259,7 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
                           double flops, double vec_ops, ffn_dtype cdt, double tm)
 {
     const ffn_eff *e = &hw->eff;
-    double cmax = e->compute_max_dt[cdt] > 0 ? e->compute_max_dt[cdt]
-                  : e->compute_max > 0       ? e->compute_max
-                                             : 1.0;
+    double cmax = cmax_of(e, cdt);
     uint64_t waves = 1;
     double wave = wave_model(hw, m, n, k, instances, cdt, &waves);
     /* NeuSight-style utilisation that grows with the number of waves, where the spec has it */
@@ -260,7 +267,7 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     if (isfinite(util)) cmax = util;
     const double r = ramp(flops, e->compute_half_flops);
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * r);
-    if (vec_ops > 0) tc += vec_ops / (peak_of(hw, FFN_DT_FP32) * cmax);
+    if (vec_ops > 0) tc += vec_ops / (peak_of(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
 }
 
@@ -458,15 +465,22 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     op->roofline_s = tc > tm_ideal ? tc : tm_ideal;
     /* The roofline counts 1 op a weight; the prediction charges a GEMM that packs its weights
      * what the kernels were measured at. A decode stream dequantises in registers beside the
-     * weight stream: its measured fraction of the bandwidth (gemm_mmax) covers it. */
-    double vec = op->vec_ops;
+     * weight stream: its measured fraction of the bandwidth (gemm_mmax, fitted on one row)
+     * covers the dequantisation and the first row's dot products, so only the rows beyond the
+     * first add compute. Charged as a GEMM's, the first row made the Zen 4 W4A16 decode
+     * (2026-12-02) 1.6x slower than measured even at the whole bandwidth. */
+    double vec = op->vec_ops, flops = op->flops;
     const double dqc = (unsigned)dq < FFN_DT_COUNT ? e->dequant_cost[dq] : 0;
-    if (dqc > 0 && op->m > ffn_gemv_rows(hw, op->compute_dtype))
-        vec += op->dequant_weights * (dqc - 1.0);
+    const bool stream = op->m <= ffn_gemv_rows(hw, op->compute_dtype);
+    if (dqc > 0 && !stream) vec += op->dequant_weights * (dqc - 1.0);
+    if (gemm && stream && (unsigned)dq < FFN_DT_COUNT && e->memory_max_gemv_dq[dq] > 0) {
+        vec = 0;
+        flops *= (double)(op->m - 1) / (double)op->m;
+    }
     if (op->flops <= 0 && op->bytes <= 0)
         op->predicted_s = 0;
     else if (gemm)
-        op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, op->flops, vec,
+        op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, flops, vec,
                                       op->compute_dtype, tm_eff);
     else
         op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);

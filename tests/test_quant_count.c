@@ -449,6 +449,49 @@ Test(quant_count, measured_dequant_costs_replace_the_count)
     close_rel(b.predicted_s, b.bytes / 100e9, 1e-9);
 }
 
+/* A fitted stream fraction covers one row's work; the vector ops run at the fp32 units' own
+ * c_max. Overlap p = 1 (compute and memory add), so every term shows. W4A16, d = 4096,
+ * f = 11008, W = 3 x 4096 x 11008 weights:
+ * - one token, no fraction fitted: the GEMM charge, 2W FLOP at 2e12 plus W vector ops at 1e12,
+ *   adds to the weights' bytes / 100 GB/s;
+ * - with the fraction 0.5: bytes / 50 GB/s and nothing else (the stream was measured so);
+ * - two tokens on a stream of up to 4 rows: the second row's 2W FLOP adds, the dequantisation
+ *   does not;
+ * - 16 tokens (a GEMM) with c_max 0.25 for bf16 and 1 for fp32: 32W FLOP at 0.5e12, the W
+ *   vector ops at 1e12 (at 0.25e12 before: the dot products' fraction). */
+Test(quant_count, a_fitted_stream_fraction_covers_the_first_row)
+{
+    ffn_hw hw = cpu();
+    hw.eff.overlap_p = 1.0;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.wdtype = FFN_DT_INT4;
+    run.adtype = FFN_DT_BF16;
+    run.act_io_dtype = FFN_DT_FP32;
+    run.group_size = 128;
+    run.fused = true;
+    const double W = 3.0 * 4096 * 11008;
+    ffn_layer_cost a;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 100e9 + 2.0 * W / 2e12 + W / 1e12, 1e-3);
+    hw.eff.memory_max_gemv_dq[FFN_DT_INT4] = 0.5;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 50e9, 1e-9);
+    ffn_tileset *ts = &hw.eff.tiles_dt[FFN_DT_BF16];
+    ts->n_tiles = 1;
+    ts->tiles[0][0] = 1;
+    ts->tiles[0][1] = 32;
+    ts->min_rows = 1;
+    ts->gemv_rows = 4;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 2, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 50e9 + 2.0 * W / 2e12, 1e-3);
+    memset(ts, 0, sizeof *ts);
+    hw.eff.compute_max_dt[FFN_DT_BF16] = 0.25;
+    hw.eff.compute_max_dt[FFN_DT_FP32] = 1.0;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 16, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 100e9 + 32.0 * W / 0.5e12 + W / 1e12, 1e-3);
+}
+
 /* W8A8 experts: the tokens travel between devices in their memory dtype (act_io_dtype, bf16 by
  * default), not as the int8 codes that exist only inside each expert's GEMMs. 64 tokens, top-2
  * of 8 experts over EP 8, d = 256: the all-to-all moves 64 x 2 x 256 x 2 B x 7/8 one way in bf16,
