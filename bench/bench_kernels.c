@@ -34,8 +34,10 @@
  *    the AVX512-BF16 one), each as a fraction of the read probe (the bytes include the scales:
  *    ffn_kernel_bytes) and as a ratio to the fp32 decode;
  *  - qprefill: T=512 and the prefill shape: our bf16 prefill beside W8A8 (the best W8A8 kernel,
- *    and the AVX-512 one where the best is AMX) and oneDNN's int8 FFN (u8s8s32 matmuls: the
- *    ffn_peers int8 peer), ratios to our bf16 prefill and to oneDNN int8. */
+ *    and the AVX-512 one where the best is AMX), W4A16 (int4 as qdecode; and the AVX-512
+ *    dequantizing one where the best is the AVX512-BF16 pair engine) and oneDNN's int8 FFN
+ *    (u8s8s32 matmuls: the ffn_peers int8 peer), ratios to our bf16 prefill and to oneDNN
+ *    int8. */
 #define _DEFAULT_SOURCE 1
 #include <math.h>
 #include <stdint.h>
@@ -163,7 +165,7 @@ static int quant_impls(int qcase, const ffn_kshape *s0, unsigned group, impl *ms
                {FFN_DT_INT8, FFN_DT_BF16},
                {FFN_DT_INT4, FFN_DT_FP32},
                {FFN_DT_INT4, FFN_DT_BF16}},
-      pre[] = {{FFN_DT_BF16, FFN_DT_FP32}, {FFN_DT_INT8, FFN_DT_INT8}};
+      pre[] = {{FFN_DT_BF16, FFN_DT_FP32}, {FFN_DT_INT8, FFN_DT_INT8}, {FFN_DT_INT4, FFN_DT_BF16}};
     const size_t nf = qcase == 1 ? sizeof dec / sizeof dec[0] : sizeof pre / sizeof pre[0];
     int n = 0;
     for (size_t i = 0; i < nf; i++) {
@@ -234,7 +236,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
         m->k = m->count_k = ks[i];
     }
     if (qcase) {
-        if (qcase == 1) printf("  (int4: groups of %u along K, symmetric, bf16 scales)\n", group);
+        printf("  (int4: groups of %u along K, symmetric, bf16 scales)\n", group);
         n = quant_impls(qcase, &w.s, group, ms);
     }
     const int first_peer = n;

@@ -254,6 +254,18 @@ unsigned ffn_kernel_stream_rows(const ffn_kernel *k)
     return k->impl ? ffn__drv_stream_rows((const ffn__drv *)k->impl) : k->stream_rows;
 }
 
+ffn_dtype ffn_kernel_cdtype(const ffn_kernel *k, const ffn_kshape *s)
+{
+    if (!k) return FFN_DT_FP32;
+    if (k->adtype == FFN_DT_INT8) return FFN_DT_INT8;
+    if (k->wdtype == FFN_DT_BF16 || k->wdtype == FFN_DT_FP16) return k->wdtype;
+    const ffn__drv *dv = k->impl;
+    if (dv && dv->q && dv->q->a_pairs && k->wdtype == FFN_DT_INT4 && k->adtype == FFN_DT_BF16 &&
+        !(s && s->zero_point))
+        return FFN_DT_BF16;
+    return FFN_DT_FP32;
+}
+
 uint64_t ffn_isa_requires(ffn_isa isa)
 {
     return (unsigned)isa < FFN_ISA_COUNT ? levels[isa].requires : 0;

@@ -13,7 +13,9 @@
 static int case_layer(const ffn_hw *hw, const ffn_bench_case *c, ffn_layer_cost *lcp)
 {
     ffn_layer_cost lc;
-    const ffn_dtype cdt = c->adtype == FFN_DT_INT8 ? FFN_DT_INT8 : ffn_bench_cdtype(c->wdtype);
+    const ffn_dtype cdt = c->cdtype_set              ? c->cdtype
+                          : c->adtype == FFN_DT_INT8 ? FFN_DT_INT8
+                                                     : ffn_bench_cdtype(c->wdtype);
     if (c->kind == FFN_BENCH_DENSE) {
         ffn_fit_point p;
         memset(&p, 0, sizeof p);

@@ -83,13 +83,6 @@ int ffn__bench_threads(int t)
     return n > 0 ? (int)n : 1;
 }
 
-/* The compute units a case runs on: int8 dot products for W8A8, else fp32 FMA for every
- * weight but bf16/fp16 (whose own). */
-static ffn_dtype case_cdtype(const ffn_bench_case *c)
-{
-    return c->adtype == FFN_DT_INT8 ? FFN_DT_INT8 : ffn_bench_cdtype(c->wdtype);
-}
-
 ffn_dtype ffn_bench_cdtype(ffn_dtype wdt)
 {
     return wdt == FFN_DT_BF16 || wdt == FFN_DT_FP16 ? wdt : FFN_DT_FP32;
@@ -266,11 +259,14 @@ static int run_case(const ffn_hw *hw, ffn_blayer *L, const ffn_bench_case *cs,
 {
     memset(r, 0, sizeof *r);
     r->c = *cs;
+    r->c.cdtype_set = true;
+    r->c.cdtype = ffn_kernel_cdtype(L->kern, &cs->shape);
+    cs = &r->c; /* predicted with the units the kernel multiplies on */
     snprintf(r->kernel, sizeof r->kernel, "%s", L->kern->name);
     r->isa = L->kern->isa;
     r->threads = ffn__bench_threads(o->threads);
     r->cold = !o->warm;
-    r->cdtype = case_cdtype(cs);
+    r->cdtype = r->c.cdtype;
     r->max_rel_err = NAN;
     const size_t T = cs->tokens;
     int rc = ffn_blayer_buffers(L, T, r->threads, o->seed, diag);

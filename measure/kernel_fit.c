@@ -270,7 +270,7 @@ static size_t fit_points(const ffn_kcal_result *out, size_t n_float, ffn_fit_poi
         p->wdtype = c->wdtype;
         p->adtype = FFN_DT_FP32;
         p->cdtype_set = true;
-        p->cdtype = ffn_bench_cdtype(c->wdtype);
+        p->cdtype = out->runs[i].r.cdtype;
         p->time_s = out->runs[i].r.time.median;
     }
     return np;

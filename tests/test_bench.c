@@ -185,6 +185,37 @@ Test(bench, bf16_cases_are_costed_at_the_bf16_peak_on_fp32_activations)
     cr_assert_eq(ffn_bench_cdtype(FFN_DT_FP32), FFN_DT_FP32);
 }
 
+/* A run is predicted on the units its kernel multiplies on (ffn_kernel_cdtype): W4A16 is fp32
+ * FMAs on most tables, bf16 pairs on the AVX512-BF16 one, whose FLOPs then go at the bf16
+ * peak (4x the fp32 one in this spec). */
+Test(bench, runs_are_predicted_on_their_kernels_units)
+{
+    ffn_hw hw = spec();
+    ffn_bench_case c = dense_case(64, 256, 512, FFN_ACT_SWIGLU, FFN_DT_INT4);
+    c.adtype = FFN_DT_BF16;
+    c.shape.group = 128;
+    const ffn_kernel *k = NULL;
+    cr_assert_eq(ffn_kernel_best_q(FFN_DT_INT4, FFN_DT_BF16, &k, NULL), 0);
+    ffn_bench_opts o = fixed_opts(2);
+    ffn_bench_result r;
+    size_t done;
+    ffn_diag d;
+    cr_assert_eq(ffn_bench_run(&hw, &c, 1, &o, NULL, NULL, &r, &done, &d), 0, "%s", d.msg);
+    cr_assert_str_eq(r.kernel, k->name);
+    cr_assert(r.c.cdtype_set);
+    cr_assert_eq(r.cdtype, ffn_kernel_cdtype(k, &c.shape));
+    cr_assert_eq(r.c.cdtype, r.cdtype);
+    double roof_k, roof_fp32, flops;
+    ffn_bound b;
+    cr_assert_eq(ffn_bench_predict(&hw, &r.c, &roof_k, NULL, &b, &flops, NULL), 0);
+    cr_assert_float_eq(r.roofline_s, roof_k, 1e-15);
+    cr_assert_eq(ffn_bench_predict(&hw, &c, &roof_fp32, NULL, &b, NULL, NULL), 0);
+    if (r.cdtype == FFN_DT_BF16)
+        cr_assert_lt(roof_k, roof_fp32, "%s: bf16 products at the bf16 peak", k->name);
+    else
+        cr_assert_float_eq(roof_k, roof_fp32, 1e-15);
+}
+
 Test(bench, moe_case_runs_and_is_predicted)
 {
     ffn_hw hw = spec();

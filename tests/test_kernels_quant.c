@@ -861,6 +861,32 @@ Test(kernels_quant, every_cpu_gets_a_quantized_kernel_of_every_format)
     }
 }
 
+/* The units each built kernel says its products run on (the peak bench predicts it at): W8A8
+ * the int8 dot products, bf16/fp16 weights their own, the AVX512-BF16 W4A16 table bf16 (code
+ * pairs on VDPBF16PS) except with zero points (its fp32 FMA path), every other one fp32. */
+Test(kernels_quant, kernels_say_which_units_multiply)
+{
+    const ffn_kernel *ks[MAXK];
+    const size_t n = ffn_kernel_table(ks, NULL, MAXK);
+    const ffn_kshape sym = {.d = 128, .f = 256, .act = FFN_ACT_SWIGLU, .group = 128};
+    ffn_kshape zp = sym;
+    zp.zero_point = true;
+    bool saw_pairs = false;
+    for (size_t i = 0; i < n && i < MAXK; i++) {
+        const ffn_kernel *k = ks[i];
+        const bool pairs = !strcmp(k->name, "w4a16_ffn__avx512_bf16_14x32");
+        saw_pairs |= pairs;
+        const ffn_dtype want = k->adtype == FFN_DT_INT8                               ? FFN_DT_INT8
+                               : k->wdtype == FFN_DT_BF16 || k->wdtype == FFN_DT_FP16 ? k->wdtype
+                               : pairs                                                ? FFN_DT_BF16
+                                                                                      : FFN_DT_FP32;
+        cr_assert_eq(ffn_kernel_cdtype(k, &sym), want, "%s", k->name);
+        cr_assert_eq(ffn_kernel_cdtype(k, &zp), pairs ? FFN_DT_FP32 : want, "%s", k->name);
+    }
+    cr_assert_eq(ffn_kernel_cdtype(NULL, &sym), FFN_DT_FP32);
+    if (!saw_pairs) cr_log_info("no AVX512-BF16 W4A16 kernel in this build: its case not seen");
+}
+
 Test(kernels_quant, dispatch_for_cpu_classes)
 {
     const uint64_t haswell = FFN_CPU_AVX2;

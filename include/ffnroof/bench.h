@@ -70,7 +70,8 @@ ffn_dtype ffn_bench_cdtype(ffn_dtype wdt);
 
 /* The simulator's view of a case on hw: roofline, predicted time and bound of the same op
  * (fused dense layer, or an MoE layer with uniform routing), activations fp32, compute dtype
- * ffn_bench_cdtype. flops/bytes (may be NULL) receive the simulator's counts. */
+ * the case's cdtype where set (the kernel's, ffn_kernel_cdtype), else ffn_bench_cdtype.
+ * flops/bytes (may be NULL) receive the simulator's counts. */
 int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *roofline_s,
                       double *predicted_s, ffn_bound *bound, double *flops, double *bytes);
 /* The same for weights that stay where `weights` says between calls (FFN_WEIGHTS_HOT: warm

@@ -106,6 +106,12 @@ typedef struct ffn_kernel {
  * at the spec's GEMV bandwidth (ffn_gemv_rows). */
 unsigned ffn_kernel_stream_rows(const ffn_kernel *k);
 
+/* The units k's dot products run on for shape s, the peak the simulator charges its FLOPs
+ * at: FFN_DT_INT8 for W8A8; the weights' own dtype for bf16/fp16 weights; FFN_DT_BF16 for W4
+ * symmetric with bf16 activations on a table that multiplies bf16 code pairs (VDPBF16PS: the
+ * AVX512-BF16 W4A16 kernel, decode and prefill); else FFN_DT_FP32 (every float-FMA path). */
+ffn_dtype ffn_kernel_cdtype(const ffn_kernel *k, const ffn_kshape *s);
+
 /* The work of one forward call, counted the simulator's way (fused variant: the intermediate
  * is written once and read once; weights in the kernel's dtype with their scales (s->group,
  * s->zero_point), activations fp32; W8A8 adds its per-token quantisation passes' bytes).

@@ -256,6 +256,11 @@ typedef struct ffn_bench_case {
      * float kernel), or for int8/int4 weights FFN_DT_BF16 and (int8 only) FFN_DT_INT8 (W8A8).
      * x and y stay fp32 either way. */
     ffn_dtype adtype;
+    /* The units the kernel's dot products run on (ffn_kernel_cdtype), which the prediction
+     * charges the FLOPs at; the bench runner sets it from the kernel it ran. Unset (a case
+     * built by hand or read back from a file): ffn_bench_cdtype's rule by weight dtype. */
+    bool cdtype_set;
+    ffn_dtype cdtype;
 } ffn_bench_case;
 
 #define FFN_BENCH_MAX_EVENTS 24

@@ -30,7 +30,7 @@
 #include <omp.h>
 #endif
 
-enum { DG = 4, GRAB_PANELS = 4 };
+/* DG, GRAB_PANELS: drv_sched.h */
 
 /* ---- workspace ---------------------------------------------------------------------------- */
 
@@ -94,8 +94,13 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
     } else {
         p->rows = ffn__round_up(T, u->mr);
         p->mc = block_rows(T, u->mc, u->mr);
-        p->x_bytes = ffn__round_up(p->rows * s->d * 4, 64);
-        p->h_bytes = ffn__round_up(p->rows * l->ldh * 4, 64);
+        p->pair_gemm = wants_pairs(dv, s) && dv->q->pgemm;
+        if (p->pair_gemm) {
+            p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * T * 4, 64);
+        } else {
+            p->x_bytes = ffn__round_up(p->rows * s->d * 4, 64);
+            p->h_bytes = ffn__round_up(p->rows * l->ldh * 4, 64);
+        }
         p->acc_floats = DG * p->mc * nr;
         p->wbuf_floats = dv->wdt == FFN_UKR_F32 && !dv->q ? 0 : (size_t)u->kc * nr;
         p->hbuf_floats = p->mc * nr;
@@ -191,12 +196,6 @@ void ffn__drv_epi_out(const job *jb, size_t r, size_t j, const float *c)
         memcpy(yr, c, n * sizeof *yr);
 }
 
-/* An activation as the kernel multiplies it: fp32, or rounded to bf16 (quantized A16). */
-static inline float act_in(const job *jb, float v)
-{
-    return jb->dv->abf16 ? ffn__bf16_round(v) : v;
-}
-
 /* W4 with zero points: asum[g * T + r] = sum over group g of column r of the k-major a (K rows
  * of T), the groups shared among the threads; a barrier follows. */
 static void group_sums(const job *jb, const float *a, size_t K, float *asum, int t, int nt)
@@ -268,7 +267,7 @@ static void stream_thread(const job *jb, int t, int nt)
     ffn__split(d, t, nt, &lo, &hi);
     for (size_t k = lo; k < hi; k++)
         for (size_t r = 0; r < T; r++)
-            xt[k * T + r] = act_in(jb, jb->x[r * d + k]);
+            xt[k * T + r] = ffn__drv_act_in(jb, jb->x[r * d + k]);
     ffn__drv_barrier();
     if (sx) group_sums(jb, xt, d, sx, t, nt);
     if (px) bf16_pairs(jb, xt, d, px, t, nt);
@@ -282,7 +281,7 @@ static void stream_thread(const job *jb, int t, int nt)
                 ffn__drv_epi_act(jb, j, m, ts.acc, ts.hbuf);
                 for (size_t r = 0; r < m; r++)
                     for (size_t c = 0; c < n_out; c++)
-                        ht[(j * nh + c) * T + r0 + r] = act_in(jb, ts.hbuf[r * nh + c]);
+                        ht[(j * nh + c) * T + r0 + r] = ffn__drv_act_in(jb, ts.hbuf[r * nh + c]);
             }
         }
     ffn__drv_barrier();
@@ -354,7 +353,7 @@ static void f32_thread(const job *jb, int t, int nt)
             if (p * mr + r < T) {
                 const float *src = jb->x + (p * mr + r) * d;
                 for (size_t k = 0; k < d; k++)
-                    dst[k * mr] = act_in(jb, src[k]);
+                    dst[k * mr] = ffn__drv_act_in(jb, src[k]);
             } else {
                 for (size_t k = 0; k < d; k++)
                     dst[k * mr] = 0.0f;
@@ -388,7 +387,7 @@ static void f32_thread(const job *jb, int t, int nt)
                 float *dst = hp + ((ic + r) / mr * ldh + j * nh) * mr + (ic + r) % mr;
                 const float *src = ts.hbuf + r * nh;
                 for (size_t c = 0; c < n_out; c++)
-                    dst[c * mr] = act_in(jb, src[c]);
+                    dst[c * mr] = ffn__drv_act_in(jb, src[c]);
             }
         }
     ffn__drv_barrier();
@@ -430,6 +429,8 @@ static void run_thread(const job *jb, int t, int nt)
 {
     if (jb->p->stream)
         stream_thread(jb, t, nt);
+    else if (jb->p->pair_gemm)
+        ffn__drv_pair_thread(jb, t, nt);
     else if (jb->dv->t)
         ffn__drv_bf16t_thread(jb, t, nt);
     else

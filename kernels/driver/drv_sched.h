@@ -1,10 +1,11 @@
 /* What the driver's schedules share (private to kernels/driver): the workspace plan of a
  * forward call, the job every thread of its team reads, a thread's scratch, and the epilogues
- * (driver.c); the bf16 tile schedule lives in driver_bf16t.c, the fp32 one and the decode
- * stream in driver.c. */
+ * (driver.c); the bf16 tile schedule lives in driver_bf16t.c, the W4 pair schedule in
+ * driver_pairs.c, the fp32 one and the decode stream in driver.c. */
 #ifndef FFNROOF_KERNELS_DRV_SCHED_H
 #define FFNROOF_KERNELS_DRV_SCHED_H
 
+#include "../quant/quant_internal.h"
 #include "drv_internal.h"
 
 typedef struct wsplan {
@@ -13,7 +14,9 @@ typedef struct wsplan {
     size_t mc;               /* row block */
     size_t x_bytes, h_bytes; /* shared */
     size_t asum_bytes;       /* shared: W4 zero points, group sums of x and h (decode) */
-    size_t pair_bytes;       /* shared: x and h as bf16 pairs (decode, tables with a_pairs) */
+    size_t pair_bytes;       /* shared: x and h as bf16 pairs (tables with a_pairs) */
+    bool pair_gemm;          /* prefill on the pairs (the table's pdequant + pgemm): x and h
+                                live only as pairs, x_bytes = h_bytes = 0 */
     size_t per_thread;       /* accumulators + widening scratch + epilogue rows */
     size_t acc_floats, wbuf_floats, hbuf_floats;
 } wsplan;
@@ -48,5 +51,16 @@ void ffn__drv_epi_act(const job *jb, size_t j, size_t rows, const float *c, floa
 void ffn__drv_epi_out(const job *jb, size_t r, size_t j, const float *c);
 /* The bf16 tile schedule (AMX, VDPBF16PS tiles) of thread t of nt (driver_bf16t.c). */
 void ffn__drv_bf16t_thread(const job *jb, int t, int nt);
+/* W4 prefill on bf16 pairs (tables with pdequant and pgemm) of thread t of nt (driver_pairs.c). */
+void ffn__drv_pair_thread(const job *jb, int t, int nt);
+
+/* The fp32 schedule's down GEMM panel group and the panels a grab of gate/up items takes. */
+enum { DG = 4, GRAB_PANELS = 4 };
+
+/* An activation as the kernel multiplies it: fp32, or rounded to bf16 (quantized A16). */
+static inline float ffn__drv_act_in(const job *jb, float v)
+{
+    return jb->dv->abf16 ? ffn__bf16_round(v) : v;
+}
 
 #endif

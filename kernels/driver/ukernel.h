@@ -180,6 +180,21 @@ typedef void (*ffn_ukr_qgemv_fn)(size_t m, size_t kc, const float *a, size_t as,
  * k < kc, c < nr (exact: a code times its scale). */
 typedef void (*ffn_ukr_qdequant_fn)(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst);
 
+/* W4 prefill on bf16 pairs (tables with a_pairs; W4 symmetric, bf16-rounded activations):
+ * pdequant: dst[((k / 8) * 4 + i) * nr + c], k = k0 + 8 b (b < kc / 8), i < 4 = the bf16 codes
+ * (u - 8, exact) of rows 8 (k / 8) + i (low half) and 8 (k / 8) + 4 + i (high half) of column c,
+ * unscaled; k0 and kc multiples of the group;
+ * pgemm: C[r][c] (+= when acc) sum over the kc / G groups g of the chunk of gscale[g][c] x
+ * (sum over the group's k of A(r, k) code(k, c)), r < m <= the fp32 table's mr, c < nr: ap in the
+ * a_pairs layout of ffn_ukr_qgemv_fn with row stride as, at the chunk's first block and the
+ * tile's first row; bp what pdequant wrote for the chunk; gscale the chunk's first group's
+ * scales. Each group's products are summed before its scale multiplies them, as the gemv does:
+ * the scaled codes are not bf16 values. */
+typedef void (*ffn_ukr_qpdequant_fn)(size_t k0, size_t kc, const ffn_ukr_qpanel *w, uint32_t *dst);
+typedef void (*ffn_ukr_qpgemm_fn)(size_t m, size_t kc, const uint32_t *ap, size_t as,
+                                  const uint32_t *bp, const uint16_t *gscale, size_t group,
+                                  float *c, size_t ldc, bool acc);
+
 /* One ISA's float-activation quantized microkernels. */
 typedef struct ffn_ukernels_q {
     const char *isa;
@@ -187,6 +202,10 @@ typedef struct ffn_ukernels_q {
     const ffn_ukernels *f32;           /* the GEMM tile, its nr (the panel width), kc, mc, act */
     ffn_ukr_qgemv_fn gemv[FFN_UKR_NQ];
     ffn_ukr_qdequant_fn dequant[FFN_UKR_NQ];
+    /* W4 prefill on bf16 pairs instead of dequant + the fp32 tile, where not NULL (both or
+     * neither): what the driver runs for T > stream_rows when it builds ap */
+    ffn_ukr_qpdequant_fn pdequant;
+    ffn_ukr_qpgemm_fn pgemm;
     unsigned stream_rows; /* T up to which decode streams through gemv */
     unsigned stream_g;    /* rows per gemv call */
     unsigned q4_layout;   /* FFN_UKR_Q4_ROWS or FFN_UKR_Q4_OCT: the W4 nibble order it reads */

@@ -1,0 +1,91 @@
+/* The driver's W4 prefill on bf16 pairs (ffn_ukernels_q tables with pdequant and pgemm: the
+ * AVX512-BF16 W4A16 one): the fp32 schedule's items (row block, panel), K chunks and row tiles
+ * of driver.c, with x and h held only as the a_pairs layout of ukernel.h for all T rows, and
+ * each weight chunk's code pairs looked up once per row block into the thread's scratch. */
+#include "drv_sched.h"
+
+#include "qpack.h"
+
+/* The same layout of the row-major x (T rows of d), rounded as the kernel multiplies it. */
+static void bf16_pairs_rows(const job *jb, const float *x, size_t K, uint32_t *ap, int t, int nt)
+{
+    const size_t T = jb->T;
+    size_t lo, hi;
+    ffn__split(K / 8, t, nt, &lo, &hi);
+    for (size_t b = lo; b < hi; b++)
+        for (size_t r = 0; r < T; r++)
+            for (size_t i = 0; i < 4; i++) {
+                const uint32_t lo16 = ffn__f32_to_bf16(ffn__drv_act_in(jb, x[r * K + 8 * b + i]));
+                const uint32_t hi16 =
+                    ffn__f32_to_bf16(ffn__drv_act_in(jb, x[r * K + 8 * b + 4 + i]));
+                ap[(b * T + r) * 4 + i] = lo16 | hi16 << 16;
+            }
+    ffn__drv_barrier();
+}
+
+/* W4 prefill on bf16 pairs (the table's pdequant + pgemm): the f32 schedule's items, chunks
+ * and row tiles, with x and h as the a_pairs layout of all T rows (as = T) and each weight
+ * chunk's code pairs in the thread's scratch. */
+static void pair_chunk(const job *jb, const unsigned char *panel, size_t K, size_t pc, size_t kc,
+                       const uint32_t *ap, size_t ic, size_t mc, float *acc, const tscratch *ts)
+{
+    const ffn__drv *dv = jb->dv;
+    const size_t nr = jb->l->nr, mr = ffn__drv_fu(dv)->mr, G = jb->s->group, T = jb->T;
+    ffn_ukr_qpanel qp;
+    ffn__qpanel_view(dv->qf, panel, K, nr, G, false, &qp);
+    uint32_t *bp = (uint32_t *)(void *)ts->wbuf;
+    dv->q->pdequant(pc, kc, &qp, bp);
+    for (size_t i = 0; i < mc; i += mr) {
+        const size_t m = mc - i < mr ? mc - i : mr;
+        dv->q->pgemm(m, kc, ap + (pc / 8 * T + ic + i) * 4, T, bp, qp.gscale + pc / G * nr, G,
+                     acc + i * nr, nr, pc > 0);
+    }
+}
+
+void ffn__drv_pair_thread(const job *jb, int t, int nt)
+{
+    const ffn_kshape *s = jb->s;
+    const ffn__drv_layout *l = jb->l;
+    const size_t d = s->d, f = s->f, T = jb->T, nr = l->nr, nh = l->nh;
+    const size_t mcb = jb->p->mc, KC = ffn__drv_fu(jb->dv)->kc;
+    uint32_t *px = jb->pairs, *ph = jb->pairs + d / 2 * T;
+    uint16_t *ph16 = (uint16_t *)(void *)ph;
+    const tscratch ts = ffn__drv_scratch_of(jb, t);
+    size_t lo, hi;
+    bf16_pairs_rows(jb, jb->x, d, px, t, nt);
+
+    const size_t nic = (T + mcb - 1) / mcb;
+    while (ffn__grab(&jb->next[0], nic * l->np1, GRAB_PANELS, &lo, &hi))
+        for (size_t it = lo; it < hi; it++) {
+            const size_t ic = it / l->np1 * mcb, j = it % l->np1;
+            const size_t mc = T - ic < mcb ? T - ic : mcb;
+            for (size_t pc = 0; pc < d; pc += KC)
+                pair_chunk(jb, jb->w1 + j * l->pb1, d, pc, d - pc < KC ? d - pc : KC, px, ic, mc,
+                           ts.acc, &ts);
+            const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
+            ffn__drv_epi_act(jb, j, mc, ts.acc, ts.hbuf);
+            /* h(r, k) into its half of word ((k / 8) T + r) 4 + k % 4 (nh is a multiple of 8, so
+             * both halves of a word are this item's) */
+            for (size_t r = 0; r < mc; r++)
+                for (size_t c = 0; c < n_out; c++) {
+                    const size_t k = j * nh + c, wd = ((k / 8) * T + ic + r) * 4 + k % 4;
+                    ph16[wd * 2 + k % 8 / 4] =
+                        ffn__f32_to_bf16(ffn__drv_act_in(jb, ts.hbuf[r * nh + c]));
+                }
+        }
+    ffn__drv_barrier();
+
+    const size_t ngrp = (l->pd + DG - 1) / DG;
+    while (ffn__grab(&jb->next[1], nic * ngrp, 1, &lo, &hi)) {
+        const size_t ic = lo / ngrp * mcb, j0 = lo % ngrp * DG;
+        const size_t j1 = l->pd - j0 < DG ? l->pd : j0 + DG;
+        const size_t mc = T - ic < mcb ? T - ic : mcb;
+        for (size_t pc = 0; pc < f; pc += KC)
+            for (size_t j = j0; j < j1; j++)
+                pair_chunk(jb, jb->w2 + j * l->pb2, f, pc, f - pc < KC ? f - pc : KC, ph, ic, mc,
+                           ts.acc + (j - j0) * mcb * nr, &ts);
+        for (size_t j = j0; j < j1; j++)
+            for (size_t r = 0; r < mc; r++)
+                ffn__drv_epi_out(jb, ic + r, j, ts.acc + ((j - j0) * mcb + r) * nr);
+    }
+}
