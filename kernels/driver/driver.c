@@ -88,7 +88,7 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         if (dv->q && s->zero_point)
             p->asum_bytes = ffn__round_up((s->d + s->f) / s->group * T * 4, 64);
         if (wants_pairs(dv, s)) /* (d + f) / 8 blocks of 4 words per row */
-            p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * T * 4, 64);
+            p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * p->rows * 4, 64);
         p->acc_floats = g * nr;
         p->hbuf_floats = g * nr;
     } else {
@@ -96,7 +96,7 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         p->mc = block_rows(T, u->mc, u->mr);
         p->pair_gemm = wants_pairs(dv, s) && dv->q->pgemm;
         if (p->pair_gemm) {
-            p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * T * 4, 64);
+            p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * p->rows * 4, 64);
         } else {
             p->x_bytes = ffn__round_up(p->rows * s->d * 4, 64);
             p->h_bytes = ffn__round_up(p->rows * l->ldh * 4, 64);

@@ -186,8 +186,9 @@ typedef void (*ffn_ukr_qdequant_fn)(size_t k0, size_t kc, const ffn_ukr_qpanel *
  * unscaled; k0 and kc multiples of the group;
  * pgemm: C[r][c] (+= when acc) sum over the kc / G groups g of the chunk of gscale[g][c] x
  * (sum over the group's k of A(r, k) code(k, c)), r < m <= the fp32 table's mr, c < nr: ap in the
- * a_pairs layout of ffn_ukr_qgemv_fn with row stride as, at the chunk's first block and the
- * tile's first row; bp what pdequant wrote for the chunk; gscale the chunk's first group's
+ * a_pairs layout of ffn_ukr_qgemv_fn with row stride as (the driver's row panels: as = mr), at
+ * the chunk's first block and the tile's first row; bp what pdequant wrote for the chunk; gscale
+ * the chunk's first group's
  * scales. Each group's products are summed before its scale multiplies them, as the gemv does:
  * the scaled codes are not bf16 values. */
 typedef void (*ffn_ukr_qpdequant_fn)(size_t k0, size_t kc, const ffn_ukr_qpanel *w, uint32_t *dst);
