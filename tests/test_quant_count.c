@@ -388,6 +388,19 @@ Test(quant_count, gemv_dequantisation_is_not_padded_to_tiles)
     close_rel(c.predicted_s - b.predicted_s, t_v, 0.02);
 }
 
+/* W4A16, groups of 128, symmetric, fused, activations fp32 in memory (the kernels' view). */
+static ffn_run w4a16_run(void)
+{
+    ffn_run run;
+    ffn_run_default(&run);
+    run.wdtype = FFN_DT_INT4;
+    run.adtype = FFN_DT_BF16;
+    run.act_io_dtype = FFN_DT_FP32;
+    run.group_size = 128;
+    run.fused = true;
+    return run;
+}
+
 /* The measured costs of a quantized format (the spec's efficiency.dequant_cost and
  * memory_max_gemv_by_dtype, which calibrate fits) replace the count's 1 op a weight in the
  * prediction, not in the count or the roofline. LLaMA-2-7B's FFN layer as W4A16 (G = 128) on
@@ -404,13 +417,7 @@ Test(quant_count, gemv_dequantisation_is_not_padded_to_tiles)
 Test(quant_count, measured_dequant_costs_replace_the_count)
 {
     ffn_hw hw = cpu();
-    ffn_run run;
-    ffn_run_default(&run);
-    run.wdtype = FFN_DT_INT4;
-    run.adtype = FFN_DT_BF16;
-    run.act_io_dtype = FFN_DT_FP32;
-    run.group_size = 128;
-    run.fused = true;
+    ffn_run run = w4a16_run();
     const double W = 3.0 * 4096 * 11008;
     ffn_layer_cost a, b;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 16, &a), 0);
@@ -463,13 +470,7 @@ Test(quant_count, a_fitted_stream_fraction_covers_the_first_row)
 {
     ffn_hw hw = cpu();
     hw.eff.overlap_p = 1.0;
-    ffn_run run;
-    ffn_run_default(&run);
-    run.wdtype = FFN_DT_INT4;
-    run.adtype = FFN_DT_BF16;
-    run.act_io_dtype = FFN_DT_FP32;
-    run.group_size = 128;
-    run.fused = true;
+    const ffn_run run = w4a16_run();
     const double W = 3.0 * 4096 * 11008;
     ffn_layer_cost a;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);

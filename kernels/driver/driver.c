@@ -393,11 +393,8 @@ static void f32_thread(const job *jb, int t, int nt)
     ffn__drv_barrier();
 
     /* Down GEMM: partial sums of the group's panels in the thread's buffer, y at the end. */
-    const size_t ngrp = (l->pd + DG - 1) / DG;
-    while (ffn__grab(&jb->next[1], nic * ngrp, 1, &lo, &hi)) {
-        const size_t ic = lo / ngrp * mcb, j0 = lo % ngrp * DG;
-        const size_t j1 = l->pd - j0 < DG ? l->pd : j0 + DG;
-        const size_t mc = T - ic < mcb ? T - ic : mcb;
+    size_t ic, mc, j0, j1;
+    while (ffn__drv_down_item(jb, &ic, &mc, &j0, &j1)) {
         for (size_t pc = 0; pc < f; pc += KC) {
             const size_t kc = f - pc < KC ? f - pc : KC;
             const bool last = pc + kc == f;

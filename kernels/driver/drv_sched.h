@@ -57,6 +57,22 @@ void ffn__drv_pair_thread(const job *jb, int t, int nt);
 /* The fp32 schedule's down GEMM panel group and the panels a grab of gate/up items takes. */
 enum { DG = 4, GRAB_PANELS = 4 };
 
+/* The next item of the down GEMM of the fp32 and pair schedules from the shared counter: the
+ * rows [*ic, *ic + *mc) of one row block and the panels [*j0, *j1) of one group of DG; false
+ * once every item is taken. */
+static inline bool ffn__drv_down_item(const job *jb, size_t *ic, size_t *mc, size_t *j0, size_t *j1)
+{
+    const size_t T = jb->T, mcb = jb->p->mc, pd = jb->l->pd;
+    const size_t ngrp = (pd + DG - 1) / DG, nic = (T + mcb - 1) / mcb;
+    size_t lo, hi;
+    if (!ffn__grab(&jb->next[1], nic * ngrp, 1, &lo, &hi)) return false;
+    *ic = lo / ngrp * mcb;
+    *mc = T - *ic < mcb ? T - *ic : mcb;
+    *j0 = lo % ngrp * DG;
+    *j1 = pd - *j0 < DG ? pd : *j0 + DG;
+    return true;
+}
+
 /* An activation as the kernel multiplies it: fp32, or rounded to bf16 (quantized A16). */
 static inline float ffn__drv_act_in(const job *jb, float v)
 {
