@@ -4,7 +4,8 @@
  * as a plateau, and accept a plateau as a new level only if it is at least 15 % below the level
  * before it; the levels are named L1, L2, ... and the last one DRAM (calibrate renames them after
  * the caches they pair with: ffn_calibration_review).
- * Two guards against noise that ERT's clean runs do not need: a plateau within +bin_rel above the
+ * Three guards against noise that ERT's clean runs do not need: the clustering runs on the
+ * smoothed curve's envelope from the right (step 1b); a plateau within +bin_rel above the
  * previous level continues it, and a longer plateau above a short previous level (but still a
  * drop from the level before) replaces it, since a short low stretch is a dip, not a level.
  * A sweep whose tail keeps falling after the last plateau ends with that tail as its last level
@@ -71,6 +72,14 @@ int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn
         const size_t hi = i + half < n ? i + half : n - 1;
         sm[i] = median_range(bw, lo, hi, tmp);
     }
+    /* 1b. the envelope from the right: no point reads slower than a larger working set does.
+     * Each level is at most as fast as the one before it, so a stretch below a later, larger
+     * set's rate is noise (a vCPU descheduled while it ran): the Zen 4 VM's two-thread curve
+     * of 2026-12-02 18:00 read 232-252 GB/s at 12-22 KiB and 369-422 at 26-64 KiB, and the
+     * dip merged with L2 into one "L1" from 12 KiB to 1 MiB. Only the clustering sees the
+     * envelope; a level's bandwidth stays the median of its raw points. */
+    for (size_t i = n - 1; i-- > 0;)
+        if (sm[i] < sm[i + 1]) sm[i] = sm[i + 1];
     /* 2. cluster consecutive points within +-bin_rel of the cluster's median */
     size_t nc = 0;
     cl[0] = (cluster){0, 0};
