@@ -27,8 +27,9 @@
  *    driver's scratch (unscaled code pairs, 8 KiB a 256-row chunk), then VDPBF16PS on tiles of
  *    up to 14 rows (28 zmm partial sums, the bf16 tile's shape), each group's sums scaled into
  *    the tile in L1 at the group's end. Zen 4 (2026-12-02, d = 4096, f = 11008, 2 threads): T =
- *    16, 64 and 512 in 15.7, 46.7 and 351 ms against 24.4, 84.0 and 683 ms for the dequantizing
- *    fp32 tile, 0.85x, 0.96x and 0.92x the bf16-weight VDPBF16PS kernel (BENCHMARKS.md);
+ *    16, 64 and 512 in 14.4-16.0, 46.7 and 351 ms against 24.4, 84.0 and 683 ms for the
+ *    dequantizing fp32 tile, 0.90x, 0.96x and 0.92-0.98x the bf16-weight VDPBF16PS kernel
+ *    (BENCHMARKS.md);
  *  - q4_dequant (prefill with zero points): the exact w' into the fp32 scratch of the GEMM
  *    tile.
  * W4 only: the table's W8 entries are NULL (registry.c builds only the W4A16 kernel on it). */
