@@ -139,11 +139,24 @@ static void compare_with_sysfs(ffn_calibration *c)
      * one's stays put; the cut-offs are N^0.75 and N^0.25 (with 2 threads x1.68 and x1.19: the
      * Zen 4 VM's L2 grew x1.1, which the old "more than half of N" called per-core) */
     if (c->threads > 1 && c->n_levels[FFN_BW_READ][0] > 1 && c->n_levels[FFN_BW_READ][1] > 1) {
-        char line[256] = "";
+        char line[512] = "";
         const int n0 = c->n_levels[FFN_BW_READ][0] - 1, n1 = c->n_levels[FFN_BW_READ][1] - 1;
         for (int i = 0; i < n0 && i < n1; i++) {
             const double g = c->levels[FFN_BW_READ][1][i].capacity_bytes /
                              c->levels[FFN_BW_READ][0][i].capacity_bytes;
+            /* beyond x2N either way the two curves cut their levels differently (two levels
+             * within 15% of each other merge on one curve: the Zen 4 VM's two-thread L2 and L3,
+             * 215 and 192 GB/s, made one "L2" to 10 MiB, "x14"), not a cache that grew */
+            if (!(g <= 2.0 * c->threads && g >= 0.5 / c->threads)) {
+
+                human_bytes(c->levels[FFN_BW_READ][0][i].capacity_bytes, a, sizeof a);
+                human_bytes(c->levels[FFN_BW_READ][1][i].capacity_bytes, b, sizeof b);
+                ffn__appendf(line, sizeof line,
+                             "%s%s not compared (one thread %s, %d threads %s: the two curves "
+                             "cut their levels differently)",
+                             i ? ", " : "", c->levels[FFN_BW_READ][0][i].name, a, c->threads, b);
+                continue;
+            }
             ffn__appendf(line, sizeof line, "%s%s %s (x%.2g with %d threads)", i ? ", " : "",
                          c->levels[FFN_BW_READ][0][i].name,
                          g >= pow(c->threads, 0.75)   ? "per-core"

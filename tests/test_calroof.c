@@ -259,6 +259,23 @@ Test(calroof, sysfs_by_nearest_size_with_one_and_all_threads)
     free(c);
 }
 
+/* The notes class each level per-core or shared by how its boundary grew with the threads; where
+ * the all-threads curve merged two levels (its "L2" ends at the L3's size, x14) that is not a
+ * cache that grew, and the notes say the curves cut their levels differently instead. */
+Test(calroof, levels_cut_differently_are_not_classed)
+{
+    ffn_calibration *c = base();
+    c->levels[FFN_BW_READ][1][1].capacity_bytes = 14 * 2e6;
+    c->n_points = 1; /* the review runs on a calibration that swept */
+    c->points[0] = (ffn_bw_point){FFN_BW_READ, 1, 4096, 600e9, 600e9, 3};
+    ffn_calibration_review(c);
+    cr_expect(strstr(c->notes, "L1 per-core (x2 with 2 threads)") != NULL, "%s", c->notes);
+    cr_expect(strstr(c->notes, "L2 not compared (one thread") != NULL, "%s", c->notes);
+    cr_expect(strstr(c->notes, "L2 per-core") == NULL, "%s", c->notes);
+    cr_expect(strstr(c->notes, "L3 shared (x1 with 2 threads)") != NULL, "%s", c->notes);
+    free(c);
+}
+
 /* Where L1 and L2 read alike (AVX2 loads on a core with a 2 MiB L2, as on the model-207 VM at
  * FFNROOF_ISA=avx2), the first plateau runs up to the L2 size: it is named L2, the next L3, in
  * the notes and in the spec, not L1 and L2 by position. */
