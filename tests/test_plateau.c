@@ -187,6 +187,24 @@ Test(plateau, ramp_at_small_sizes_is_not_a_level)
     cr_assert_float_eq(lv[1].bandwidth_bps, 20e9, 1);
 }
 
+#define ARRAY_N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The levels of a measured curve given as KiB and GB/s (n sizes, ng rates: the same count), with
+ * the default options. */
+static int detect_measured(const double *kib, const double *gbs, size_t n, size_t ng, ffn_level *lv)
+{
+    double size[128], bw[128];
+    cr_assert_eq(n, ng);
+    cr_assert_leq(n, 128);
+    for (size_t i = 0; i < n; i++) {
+        size[i] = kib[i] * KiB;
+        bw[i] = gbs[i] * 1e9;
+    }
+    int nl = 0;
+    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    return nl;
+}
+
 /* The Zen 4 (family 25 model 17) KVM guest of 2026-12-02, two threads, `calibrate --quick`: the
  * best rate per size as measured (KiB, GB/s). Two L1s to 64 KiB, then L2 and L3 too noisy to
  * tell apart up to about 10 MiB, then a fall that never flattens before the sweep ends at
@@ -206,16 +224,8 @@ Test(plateau, falling_tail_is_the_last_level)
         176.7, 226.3, 178.6, 207.8, 168.1, 203.9, 191.0, 171.1, 196.7, 155.0, 153.0, 189.4,
         191.8, 162.5, 153.7, 156.9, 159.7, 156.4, 146.3, 154.1, 136.8, 132.6, 123.4, 117.6,
         107.3, 107.7, 76.7,  63.5,  46.7,  49.4,  45.9,  43.6,  41.5,  35.8};
-    const size_t n = sizeof kib / sizeof kib[0];
-    cr_assert_eq(n, sizeof gbs / sizeof gbs[0]);
-    double size[sizeof kib / sizeof kib[0]], bw[sizeof kib / sizeof kib[0]];
-    for (size_t i = 0; i < n; i++) {
-        size[i] = kib[i] * KiB;
-        bw[i] = gbs[i] * 1e9;
-    }
     ffn_level lv[FFN_MAX_LEVELS];
-    int nl = 0;
-    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    int nl = detect_measured(kib, gbs, ARRAY_N(kib), ARRAY_N(gbs), lv);
     cr_assert_geq(nl, 3, "%d levels", nl);
     cr_assert_str_eq(lv[nl - 1].name, "DRAM");
     cr_assert(lv[nl - 1].bandwidth_bps > 30e9 && lv[nl - 1].bandwidth_bps < 50e9,
@@ -227,9 +237,9 @@ Test(plateau, falling_tail_is_the_last_level)
               "boundary at %.1f MiB", lv[nl - 2].capacity_bytes / MiB);
     /* the same curve cut where it is still flat keeps its plateau as the last level */
     size_t cut = 0;
-    while (cut < n && kib[cut] <= 9740)
+    while (cut < ARRAY_N(kib) && kib[cut] <= 9740)
         cut++;
-    cr_assert_eq(ffn_plateau_detect(size, bw, cut, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    nl = detect_measured(kib, gbs, cut, cut, lv);
     cr_assert(lv[nl - 1].bandwidth_bps > 140e9);
 }
 
@@ -254,16 +264,8 @@ Test(plateau, a_dip_below_a_larger_sizes_rate_is_noise)
         235.0, 231.3, 234.9, 224.4, 213.7, 206.7, 202.8, 196.3, 192.4, 191.6, 189.7, 197.4, 193.6,
         192.5, 188.3, 181.7, 189.9, 192.0, 187.8, 179.5, 163.3, 153.6, 138.5, 117.8, 104.4, 83.2,
         65.8,  58.1,  52.1,  49.6,  46.5,  43.2,  32.0,  33.1,  32.7,  32.7};
-    const size_t n = sizeof kib / sizeof kib[0];
-    cr_assert_eq(n, sizeof gbs / sizeof gbs[0]);
-    double size[sizeof kib / sizeof kib[0]], bw[sizeof kib / sizeof kib[0]];
-    for (size_t i = 0; i < n; i++) {
-        size[i] = kib[i] * KiB;
-        bw[i] = gbs[i] * 1e9;
-    }
     ffn_level lv[FFN_MAX_LEVELS];
-    int nl = 0;
-    cr_assert_eq(ffn_plateau_detect(size, bw, n, NULL, lv, FFN_MAX_LEVELS, &nl), 0);
+    int nl = detect_measured(kib, gbs, ARRAY_N(kib), ARRAY_N(gbs), lv);
     cr_assert_eq(nl, 4, "%d levels", nl);
     cr_assert(lv[0].bandwidth_bps > 340e9, "L1 at %.1f GB/s", lv[0].bandwidth_bps / 1e9);
     cr_assert(lv[0].capacity_bytes > 48 * KiB && lv[0].capacity_bytes < 96 * KiB,
