@@ -259,10 +259,9 @@ ffn_dtype ffn_kernel_cdtype(const ffn_kernel *k, const ffn_kshape *s)
     if (!k) return FFN_DT_FP32;
     if (k->adtype == FFN_DT_INT8) return FFN_DT_INT8;
     if (k->wdtype == FFN_DT_BF16 || k->wdtype == FFN_DT_FP16) return k->wdtype;
-    const ffn__drv *dv = k->impl;
-    if (dv && dv->q && dv->q->a_pairs && k->wdtype == FFN_DT_INT4 && k->adtype == FFN_DT_BF16 &&
-        !(s && s->zero_point))
-        return FFN_DT_BF16;
+    const ffn_kshape sym = {.zero_point = false};
+    if (k->impl && ffn__drv_wants_pairs((const ffn__drv *)k->impl, s ? s : &sym))
+        return FFN_DT_BF16; /* code pairs on VDPBF16PS, decode and prefill */
     return FFN_DT_FP32;
 }
 

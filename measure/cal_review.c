@@ -148,7 +148,6 @@ static void compare_with_sysfs(ffn_calibration *c)
              * within 15% of each other merge on one curve: the Zen 4 VM's two-thread L2 and L3,
              * 215 and 192 GB/s, made one "L2" to 10 MiB, "x14"), not a cache that grew */
             if (!(g <= 2.0 * c->threads && g >= 0.5 / c->threads)) {
-
                 human_bytes(c->levels[FFN_BW_READ][0][i].capacity_bytes, a, sizeof a);
                 human_bytes(c->levels[FFN_BW_READ][1][i].capacity_bytes, b, sizeof b);
                 ffn__appendf(line, sizeof line,

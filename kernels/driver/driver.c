@@ -50,8 +50,7 @@ unsigned ffn__drv_stream_rows(const ffn__drv *dv)
     return dv->u->gemv[dv->wdt] ? dv->u->stream_rows[dv->wdt] : 0;
 }
 
-/* Decode hands the W4 gemv bf16 pairs of x and h (ukernel.h's ap). */
-static bool wants_pairs(const ffn__drv *dv, const ffn_kshape *s)
+bool ffn__drv_wants_pairs(const ffn__drv *dv, const ffn_kshape *s)
 {
     return dv->q && dv->q->a_pairs && dv->abf16 && dv->qf == FFN_UKR_Q4 && !s->zero_point;
 }
@@ -87,14 +86,14 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         p->h_bytes = ffn__round_up(l->ldh * T * 4, 64);
         if (dv->q && s->zero_point)
             p->asum_bytes = ffn__round_up((s->d + s->f) / s->group * T * 4, 64);
-        if (wants_pairs(dv, s)) /* (d + f) / 8 blocks of 4 words per row */
+        if (ffn__drv_wants_pairs(dv, s)) /* (d + f) / 8 blocks of 4 words per row */
             p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * p->rows * 4, 64);
         p->acc_floats = g * nr;
         p->hbuf_floats = g * nr;
     } else {
         p->rows = ffn__round_up(T, u->mr);
         p->mc = block_rows(T, u->mc, u->mr);
-        p->pair_gemm = wants_pairs(dv, s) && dv->q->pgemm;
+        p->pair_gemm = ffn__drv_wants_pairs(dv, s) && dv->q->pgemm;
         if (p->pair_gemm) {
             p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * p->rows * 4, 64);
         } else {

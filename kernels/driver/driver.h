@@ -54,6 +54,10 @@ int ffn__drv_i8_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshap
 size_t ffn__drv_packed_bytes(const ffn__drv *dv, const ffn_kshape *s);
 /* Tokens up to which forward runs the table's gemv (the switch each schedule makes). */
 unsigned ffn__drv_stream_rows(const ffn__drv *dv);
+/* Whether forward hands the table x and h as bf16 pairs (ukernel.h's ap) for shape s: W4
+ * symmetric with bf16 activations on a table with a_pairs. Its gemv then multiplies code pairs
+ * on them, and so does its prefill where the table has pdequant and pgemm. */
+bool ffn__drv_wants_pairs(const ffn__drv *dv, const ffn_kshape *s);
 int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
                   const ffn_kweights *w, void *packed, size_t packed_bytes);
 size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads);

@@ -64,7 +64,8 @@ void ffn__drv_pair_thread(const job *jb, int t, int nt)
     /* One row block: tiles of equal height (16 rows as 8 + 8, not 14 + 2, whose 2-row tile has
      * too few accumulator chains to cover VDPBF16PS's latency), which is also the height of the
      * row panels of x and h; several blocks: the table's mr (block starts are multiples of it). */
-    const size_t mr = T <= mcb ? (T + (T + mr0 - 1) / mr0 - 1) / ((T + mr0 - 1) / mr0) : mr0;
+    const size_t ntile = (T + mr0 - 1) / mr0;
+    const size_t mr = T <= mcb ? (T + ntile - 1) / ntile : mr0;
     uint32_t *px = jb->pairs, *ph = jb->pairs + d / 2 * jb->p->rows;
     uint16_t *ph16 = (uint16_t *)(void *)ph;
     const tscratch ts = ffn__drv_scratch_of(jb, t);

@@ -33,7 +33,7 @@ typedef struct job {
     float *y;
     unsigned char *xs, *hs; /* x and h in the schedule's layout */
     float *asum;            /* W4 zero points, decode: group sums of x, then of h */
-    uint32_t *pairs;        /* a_pairs tables, decode: x, then h, as bf16 pairs */
+    uint32_t *pairs;        /* a_pairs tables: x, then h, as bf16 pairs (ffn__drv_wants_pairs) */
     unsigned char *thr;     /* per-thread areas */
     size_t *next;           /* the shared work counters (zeroed) */
 } job;
