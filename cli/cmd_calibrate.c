@@ -57,13 +57,15 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
     fprintf(fp, "\n%-20s %8s %12s\n", "peak", "threads", "GFLOP/s");
     for (int p = 0; p < FFN_PEAK_COUNT; p++)
         for (int t = 0; t < 2; t++)
-            if (c->peaks[p][t].flops_per_s > 0)
+            /* with one thread the all-cores peak is the one-core one: printed once */
+            if (c->peaks[p][t].flops_per_s > 0 &&
+                !(t == 1 && c->peaks[p][0].threads == c->peaks[p][1].threads))
                 fprintf(fp, "%-20s %8d %12.1f\n", ffn_peak_name((ffn_peak_kind)p),
                         c->peaks[p][t].threads, c->peaks[p][t].flops_per_s / 1e9);
     fprintf(fp, "\nbandwidth probes: %s loads%s%s\n", c->bw_probe[0] ? c->bw_probe : "portable",
             c->isa_capped ? "; FFNROOF_ISA=" : "", c->isa_capped ? ffn_isa_name(c->isa) : "");
-    fprintf(fp, "read-only levels (all threads):\n");
     const int t = c->n_levels[FFN_BW_READ][1] > 0 ? 1 : 0;
+    fprintf(fp, "read-only levels (%s):\n", t ? "all threads" : "one thread");
     for (int i = 0; i < c->n_levels[FFN_BW_READ][t]; i++) {
         const ffn_level *l = &c->levels[FFN_BW_READ][t][i];
         /* the last level (main memory) has no capacity: the sweep's end is not one */
@@ -74,8 +76,10 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
             fprintf(fp, "  %-5s %8.1f GB/s  beyond the levels above\n", l->name,
                     l->bandwidth_bps / 1e9);
     }
-    fprintf(fp, "main memory (read-only tail): %.2f GB/s one thread, %.2f GB/s all threads\n",
-            c->tail_read_bps[0] / 1e9, c->tail_read_bps[1] / 1e9);
+    fprintf(fp, "main memory (read-only tail): %.2f GB/s one thread", c->tail_read_bps[0] / 1e9);
+    if (c->threads > 1 && c->tail_read_bps[1] > 0)
+        fprintf(fp, ", %.2f GB/s %d threads", c->tail_read_bps[1] / 1e9, c->threads);
+    fputc('\n', fp);
     fprintf(fp, "\nspec %s: fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, memory %.2f GB/s, %u units\n",
             hw->name, hw->peak_flops[FFN_DT_FP32] / 1e9, hw->peak_flops[FFN_DT_BF16] / 1e9,
             hw->mem_bandwidth_bps / 1e9, hw->compute_units);

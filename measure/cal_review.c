@@ -28,18 +28,22 @@ static void human_bytes(double b, char *buf, size_t n)
  * first), k unpaired ones either fill levels the list skipped (p+1 ... p+k, when n - p - 1 >= k:
  * a VM whose sysfs hides L2) or, with no level number free, are parts of level n and take
  * letters with it (L3a, L3b: the Zen 5 VM's L3, which reads as two plateaus before DRAM). After
- * the last paired plateau the numbers go on (p+1, ...). With nothing paired the names stay by
+ * the last paired plateau the numbers go on (p+1, ...) up to the last level the list has; past
+ * it, a plateau is part of the last level named (L3a, L3b: a level between a CPU's L3 and memory
+ * is that L3's tail, not an L4 it does not have). With nothing paired the names stay by
  * position; the last plateau stays DRAM. */
 static void name_after_caches(ffn_level *lv, int nl, const int *match, const int *sys_level, int ns)
 {
     const int nb = nl - 1; /* plateaus with a boundary */
-    int lvl[FFN_MAX_LEVELS] = {0};
+    int lvl[FFN_MAX_LEVELS] = {0}, top = 0;
     bool any = false;
-    for (int i = 0; i < ns; i++)
+    for (int i = 0; i < ns; i++) {
+        if (sys_level[i] > top) top = sys_level[i];
         if (match[i] >= 0 && match[i] < nb && match[i] < FFN_MAX_LEVELS) {
             lvl[match[i]] = sys_level[i];
             any = true;
         }
+    }
     if (!any) return;
     int j = 0, p = 0;
     while (j < nb) {
@@ -47,9 +51,21 @@ static void name_after_caches(ffn_level *lv, int nl, const int *match, const int
         while (e < nb && lvl[e] == 0)
             e++;
         const int k = e - j; /* unpaired ones before it */
-        if (e == nb) {       /* none left: numbers go on */
-            for (int u = j; u < nb; u++)
-                snprintf(lv[u].name, sizeof lv[u].name, "L%d", ++p);
+        if (e == nb) {       /* none left: numbers go on, then letters of the last level */
+            for (int u = j; u < nb; u++) {
+                if (p < top || u == 0) {
+                    snprintf(lv[u].name, sizeof lv[u].name, "L%d", ++p);
+                    continue;
+                }
+                char *prev = lv[u - 1].name;
+                const size_t pl = strlen(prev);
+                char letter = 'b';
+                if (pl > 2 && prev[pl - 1] >= 'a' && prev[pl - 1] < 'z')
+                    letter = (char)(prev[pl - 1] + 1);
+                else
+                    snprintf(prev, sizeof lv[u - 1].name, "L%da", p);
+                snprintf(lv[u].name, sizeof lv[u].name, "L%d%c", p, letter);
+            }
             break;
         }
         const int n = lvl[e];

@@ -15,7 +15,8 @@
  * interpolated in log size.
  * ffn_plateau_match pairs the measured boundaries with the caches sysfs/CPUID report by nearest
  * size (in log size), not by index: a VM that hides a level, or a victim L3 that merges with L2,
- * then costs one unmatched entry instead of shifting every pair after it. */
+ * then costs one unmatched entry instead of shifting every pair after it; pairs keep the order of
+ * size (a larger cache never pairs with a smaller boundary than a smaller cache did). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +184,22 @@ done:
     return rc;
 }
 
+/* Whether pairing cache i with boundary j would cross a pair already made: a smaller cache with
+ * a larger boundary, or the reverse (the Zen 4 VM's one-thread portable-load curve of
+ * 2026-12-03: boundaries 21.1 and 50.2 MiB; L3 = 32 MiB took 21.1, and L2 = 1 MiB would then
+ * have taken 50.2 MiB and named a level after L3 "L2"). */
+static bool crosses(const ffn_level *levels, const double *sys_bytes, int n_sys, const int *match,
+                    int i, int j)
+{
+    for (int k = 0; k < n_sys; k++) {
+        if (match[k] < 0 || sys_bytes[k] == sys_bytes[i]) continue;
+        const bool smaller_cache = sys_bytes[k] < sys_bytes[i];
+        const bool smaller_boundary = levels[match[k]].capacity_bytes < levels[j].capacity_bytes;
+        if (smaller_cache != smaller_boundary) return true;
+    }
+    return false;
+}
+
 int ffn_plateau_match(const ffn_level *levels, int n_levels, const double *sys_bytes, int n_sys,
                       int *match)
 {
@@ -198,7 +215,9 @@ int ffn_plateau_match(const ffn_level *levels, int n_levels, const double *sys_b
         for (int i = 0; i < n_sys; i++) {
             if (match[i] >= 0 || !(sys_bytes[i] > 0)) continue;
             for (int j = 0; j < nb && j < FFN_MAX_LEVELS; j++) {
-                if (used[j] || !(levels[j].capacity_bytes > 0)) continue;
+                if (used[j] || !(levels[j].capacity_bytes > 0) ||
+                    crosses(levels, sys_bytes, n_sys, match, i, j))
+                    continue;
                 const double d = fabs(log(levels[j].capacity_bytes / sys_bytes[i]));
                 if (d < best) {
                     best = d;

@@ -379,3 +379,32 @@ Test(calroof, cpuid_caches_name_a_split_l3)
     cr_expect_str_eq(hw.levels[2].name, "L3");
     free(c);
 }
+
+/* The Zen 4 VM's one-thread curve under FFNROOF_ISA=portable (2026-12-03 02:23 UTC): 16-byte
+ * loads read L1, L2 and L3 alike (102 GB/s to 21.1 MiB), then a stretch at 44.6 GB/s to
+ * 50.2 MiB before DRAM. The first boundary pairs with L3 (32 MiB); the second pairs with no
+ * cache (L2 = 1 MiB would cross that pair) and, past the last level sysfs lists, is part of L3:
+ * L3a, L3b, never an "L2" after L3. */
+Test(calroof, a_plateau_past_the_last_cache_is_part_of_it)
+{
+    ffn_calibration *c = base();
+    c->threads = 1;
+    c->n_levels[FFN_BW_READ][1] = 0;
+    c->n_points = 1;
+    c->points[0] = (ffn_bw_point){FFN_BW_READ, 1, 4096, 1e11, 1e11, 3};
+    const ffn_sysfs_cache sys[3] = {{1, "Data", 32 * 1024.0, 1},
+                                    {2, "Unified", 1048576.0, 1},
+                                    {3, "Unified", 32 * 1048576.0, 2}};
+    memcpy(c->host.caches, sys, sizeof sys);
+    c->host.n_caches = 3;
+    const double cap[2] = {21.1 * 1048576, 50.2 * 1048576}, gbs[3] = {102.0, 44.6, 29.6};
+    set_curve(c, FFN_BW_READ, 0, cap, gbs, 3);
+    c->tail_read_bps[0] = 28e9;
+    c->tail_read_bps[1] = 0;
+    ffn_calibration_review(c);
+    static const char *const want[3] = {"L3a", "L3b", "DRAM"};
+    for (int i = 0; i < 3; i++)
+        cr_expect_str_eq(c->levels[FFN_BW_READ][0][i].name, want[i], "level %d: %s", i, c->notes);
+    cr_expect(strstr(c->notes, "L2 = 1 MiB but no boundary") != NULL, "%s", c->notes);
+    free(c);
+}

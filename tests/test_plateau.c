@@ -169,6 +169,23 @@ Test(plateau, match_by_nearest_size_not_index)
     cr_assert_eq(ffn_plateau_match(NULL, 3, rev, 3, match), FFN_EINVAL);
 }
 
+/* Pairs keep the order of size: once L3 (32 MiB) has taken the 21.1 MiB boundary, L2 (1 MiB)
+ * cannot take the 50.2 MiB one, though it is the nearest left (the Zen 4 VM's one-thread
+ * portable-load curve of 2026-12-03). */
+Test(plateau, pairs_do_not_cross)
+{
+    ffn_level lv[3];
+    memset(lv, 0, sizeof lv);
+    lv[0].capacity_bytes = 21.1 * MiB;
+    lv[1].capacity_bytes = 50.2 * MiB;
+    const double sys[3] = {32 * KiB, 1 * MiB, 32 * MiB};
+    int match[3];
+    cr_assert_eq(ffn_plateau_match(lv, 3, sys, 3, match), 0);
+    cr_expect_eq(match[2], 0, "L3 pairs with 21.1 MiB");
+    cr_expect_eq(match[1], -1, "L2 would cross: %d", match[1]);
+    cr_expect_eq(match[0], -1, "L1 would cross: %d", match[0]);
+}
+
 /* The ramp of the smallest sizes (lower than L1) is not the first level: L1 is. */
 Test(plateau, ramp_at_small_sizes_is_not_a_level)
 {

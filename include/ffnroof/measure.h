@@ -159,7 +159,8 @@ int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn
 
 /* Pair each of n_sys cache sizes (sysfs/CPUID, bytes, any order) with the measured boundary
  * (levels[j].capacity_bytes, j < n_levels - 1) nearest to it in log size, each boundary used at
- * most once, closest pairs first: match[i] = j, or -1 when none is left. */
+ * most once, closest pairs first and in order of size (no pair crosses one made before it: a
+ * larger cache never takes a smaller boundary): match[i] = j, or -1 when none is left. */
 int ffn_plateau_match(const ffn_level *levels, int n_levels, const double *sys_bytes, int n_sys,
                       int *match);
 
