@@ -76,21 +76,32 @@ typedef struct plot_opts {
     bool levels; /* roofline: each bench case at each memory level's bytes (cache-aware) */
 } plot_opts;
 
-/* Split a comma list of device names into hws[]; returns an exit code. */
-static int load_hw_list(const char *list, ffn_hw *hws, int cap, int *n)
+/* What the charts read: the devices of --hw, the --model, one --bench file at a time, and the
+ * device names the title lists. */
+typedef struct plot_inputs {
+    ffn_hw hws[FFN_PLOT_MAX_DEVICES];
+    int n_hw;
+    ffn_model model;
+    ffn_plot_bench bf;
+    char devices[512];
+} plot_inputs;
+
+/* Split the comma list of --hw into in->hws; returns an exit code. */
+static int load_hw_list(const char *list, plot_inputs *in)
 {
-    *n = 0;
+    in->n_hw = 0;
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!*tok) continue;
-        if (*n >= cap) return ffn_cli_usage(CMD, "--hw: at most %d devices", cap);
-        int rc = ffn_cli_load_hw(CMD, tok, &hws[*n]);
+        if (in->n_hw >= FFN_PLOT_MAX_DEVICES)
+            return ffn_cli_usage(CMD, "--hw: at most %d devices", FFN_PLOT_MAX_DEVICES);
+        int rc = ffn_cli_load_hw(CMD, tok, &in->hws[in->n_hw]);
         if (rc) return rc;
-        (*n)++;
+        in->n_hw++;
     }
-    if (*n == 0) return ffn_cli_usage(CMD, "--hw: empty list");
+    if (in->n_hw == 0) return ffn_cli_usage(CMD, "--hw: empty list");
     return 0;
 }
 
@@ -138,19 +149,15 @@ static void append_name(char *buf, size_t n, const char *name)
     buf[l] = '\0';
 }
 
-static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
+static int plot_roofline(const plot_opts *o, plot_inputs *in, ffn_chart_out *co)
 {
     static ffn_roofline_chart c;
-    static ffn_hw hws[FFN_PLOT_MAX_DEVICES];
-    static ffn_model model;
-    static ffn_plot_bench bf;
     memset(&c, 0, sizeof c);
-    int n_hw = 0, rc;
-    char devices[512] = "";
-    if (o->hw_list && (rc = load_hw_list(o->hw_list, hws, FFN_PLOT_MAX_DEVICES, &n_hw))) return rc;
-    for (int i = 0; i < n_hw; i++) {
-        ffn_plot_device_from_hw(&hws[i], &c.dev[c.n_dev++]);
-        append_name(devices, sizeof devices, hws[i].name);
+    int rc;
+    if (o->hw_list && (rc = load_hw_list(o->hw_list, in))) return rc;
+    for (int i = 0; i < in->n_hw; i++) {
+        ffn_plot_device_from_hw(&in->hws[i], &c.dev[c.n_dev++]);
+        append_name(in->devices, sizeof in->devices, in->hws[i].name);
     }
     for (int i = 0; i < o->n_cal; i++) {
         if (c.n_dev >= FFN_PLOT_MAX_DEVICES) return ffn_cli_usage(CMD, "too many devices");
@@ -158,25 +165,25 @@ static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
         ffn_diag_clear(&d);
         if (ffn_plot_load_calibration(o->cal[i], &c.dev[c.n_dev], NULL, 0, &d))
             return ffn_cli_diag(&d);
-        append_name(devices, sizeof devices, c.dev[c.n_dev].name);
+        append_name(in->devices, sizeof in->devices, c.dev[c.n_dev].name);
         c.n_dev++;
     }
     for (int i = 0; i < o->n_bench; i++) {
         ffn_diag d;
         ffn_diag_clear(&d);
-        if (ffn_plot_load_bench(o->bench[i], &bf, &d)) return ffn_cli_diag(&d);
+        if (ffn_plot_load_bench(o->bench[i], &in->bf, &d)) return ffn_cli_diag(&d);
         /* the points go on the device of the same name (the spec's, or the host's for a
          * --calibration of the same host), else on the bench's own spec */
-        int dev = device_index(&c, bf.spec.name);
-        if (dev < 0 && bf.host[0]) dev = device_index(&c, bf.host);
+        int dev = device_index(&c, in->bf.spec.name);
+        if (dev < 0 && in->bf.host[0]) dev = device_index(&c, in->bf.host);
         if (dev < 0) {
             if (c.n_dev >= FFN_PLOT_MAX_DEVICES) return ffn_cli_usage(CMD, "too many devices");
             dev = c.n_dev;
-            c.dev[c.n_dev++] = bf.spec;
-            append_name(devices, sizeof devices, bf.spec.name);
+            c.dev[c.n_dev++] = in->bf.spec;
+            append_name(in->devices, sizeof in->devices, in->bf.spec.name);
         }
-        for (size_t k = 0; k < bf.n_cases && c.n_pts < FFN_PLOT_MAX_POINTS; k++) {
-            const ffn_plot_case *bc = &bf.cases[k];
+        for (size_t k = 0; k < in->bf.n_cases && c.n_pts < FFN_PLOT_MAX_POINTS; k++) {
+            const ffn_plot_case *bc = &in->bf.cases[k];
             if (o->levels && bc->n_levels > 0) {
                 /* the cache-aware roofline (Ilic et al. 2014, as Intel Advisor draws it): the
                  * case once per level, at the intensity of the bytes that level served */
@@ -203,12 +210,12 @@ static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
     }
     if (c.n_dev == 0) return ffn_cli_usage(CMD, "roofline needs --hw, --calibration or --bench");
     if (o->model) {
-        if (!n_hw) return ffn_cli_usage(CMD, "--model needs --hw: the devices to predict on");
-        if ((rc = ffn_cli_load_model(CMD, o->model, &model))) return rc;
+        if (!in->n_hw) return ffn_cli_usage(CMD, "--model needs --hw: the devices to predict on");
+        if ((rc = ffn_cli_load_model(CMD, o->model, &in->model))) return rc;
         static const uint64_t def_batch[] = {1, 16, 256};
         const uint64_t *batch = o->n_batch ? o->batch : def_batch;
         size_t nb = o->n_batch ? o->n_batch : 3;
-        for (int h = 0; h < n_hw; h++) {
+        for (int h = 0; h < in->n_hw; h++) {
             ffn_run run;
             ffn_run_default(&run);
             run.wdtype = run.adtype = o->dtype;
@@ -216,18 +223,19 @@ static int plot_roofline(const plot_opts *o, ffn_chart_out *co)
             run.phase = FFN_PHASE_PREFILL;
             run.batch = 1;
             ffn_result r;
-            if ((rc = predict_one(&model, &hws[h], &run, &r))) return rc;
+            if ((rc = predict_one(&in->model, &in->hws[h], &run, &r))) return rc;
             if (c.n_pts < FFN_PLOT_MAX_POINTS) ffn_plot_point_from_result(&r, h, &c.pts[c.n_pts++]);
             for (size_t b = 0; b < nb; b++) {
                 run.phase = FFN_PHASE_DECODE;
                 run.batch = batch[b];
-                if ((rc = predict_one(&model, &hws[h], &run, &r))) return rc;
+                if ((rc = predict_one(&in->model, &in->hws[h], &run, &r))) return rc;
                 if (c.n_pts < FFN_PLOT_MAX_POINTS)
                     ffn_plot_point_from_result(&r, h, &c.pts[c.n_pts++]);
             }
         }
     }
-    default_title(c.title, sizeof c.title, "Roofline", o, devices, o->model ? model.name : NULL);
+    default_title(c.title, sizeof c.title, "Roofline", o, in->devices,
+                  o->model ? in->model.name : NULL);
     return ffn_chart_emit(CMD, FFN_CHART_ROOFLINE, &c, co);
 }
 
@@ -266,20 +274,16 @@ static int lat_device(ffn_latency_chart *c, const char *name)
     return c->n_dev++;
 }
 
-static int plot_latency(const plot_opts *o, ffn_chart_out *co)
+static int plot_latency(const plot_opts *o, plot_inputs *in, ffn_chart_out *co)
 {
     static ffn_latency_chart c;
-    static ffn_hw hws[FFN_PLOT_MAX_DEVICES];
-    static ffn_model model;
-    static ffn_plot_bench bf;
     memset(&c, 0, sizeof c);
-    int n_hw = 0, rc;
-    char devices[512] = "";
+    int rc;
     if (o->model || o->hw_list) {
         if (!o->model || !o->hw_list)
             return ffn_cli_usage(CMD, "latency predictions need both --model and --hw");
-        if ((rc = load_hw_list(o->hw_list, hws, FFN_PLOT_MAX_DEVICES, &n_hw))) return rc;
-        if ((rc = ffn_cli_load_model(CMD, o->model, &model))) return rc;
+        if ((rc = load_hw_list(o->hw_list, in))) return rc;
+        if ((rc = ffn_cli_load_model(CMD, o->model, &in->model))) return rc;
     } else if (!o->n_bench) {
         return ffn_cli_usage(CMD, "latency needs --model and --hw, or --bench");
     }
@@ -293,9 +297,9 @@ static int plot_latency(const plot_opts *o, ffn_chart_out *co)
     const uint64_t *seq = o->n_seq ? o->seq : def_seq;
     if (o->n_batch) nb = o->n_batch;
     if (o->n_seq) ns = o->n_seq;
-    for (int h = 0; h < n_hw; h++) {
-        int dev = lat_device(&c, hws[h].name);
-        append_name(devices, sizeof devices, hws[h].name);
+    for (int h = 0; h < in->n_hw; h++) {
+        int dev = lat_device(&c, in->hws[h].name);
+        append_name(in->devices, sizeof in->devices, in->hws[h].name);
         ffn_run run;
         ffn_run_default(&run);
         run.wdtype = run.adtype = o->dtype;
@@ -305,31 +309,31 @@ static int plot_latency(const plot_opts *o, ffn_chart_out *co)
             run.phase = FFN_PHASE_PREFILL;
             run.batch = 1;
             run.seq = seq[i];
-            if ((rc = predict_one(&model, &hws[h], &run, &r))) return rc;
-            snprintf(lab, sizeof lab, "%.60s prefill, predicted", hws[h].name);
+            if ((rc = predict_one(&in->model, &in->hws[h], &run, &r))) return rc;
+            snprintf(lab, sizeof lab, "%.60s prefill, predicted", in->hws[h].name);
             series_add(&c, dev, FFN_PHASE_PREFILL, false, lab, (double)r.tokens,
-                       ffn_plot_layer_latency_s(&model, &r));
+                       ffn_plot_layer_latency_s(&in->model, &r));
             c.ridge_tokens[dev] = r.ridge_tokens;
         }
         for (size_t i = 0; i < nb; i++) {
             run.phase = FFN_PHASE_DECODE;
             run.batch = batch[i];
-            if ((rc = predict_one(&model, &hws[h], &run, &r))) return rc;
-            snprintf(lab, sizeof lab, "%.60s decode, predicted", hws[h].name);
+            if ((rc = predict_one(&in->model, &in->hws[h], &run, &r))) return rc;
+            snprintf(lab, sizeof lab, "%.60s decode, predicted", in->hws[h].name);
             series_add(&c, dev, FFN_PHASE_DECODE, false, lab, (double)r.tokens,
-                       ffn_plot_layer_latency_s(&model, &r));
+                       ffn_plot_layer_latency_s(&in->model, &r));
             c.ridge_tokens[dev] = r.ridge_tokens;
         }
     }
     for (int i = 0; i < o->n_bench; i++) {
         ffn_diag d;
         ffn_diag_clear(&d);
-        if (ffn_plot_load_bench(o->bench[i], &bf, &d)) return ffn_cli_diag(&d);
-        int dev = lat_device(&c, bf.spec.name);
+        if (ffn_plot_load_bench(o->bench[i], &in->bf, &d)) return ffn_cli_diag(&d);
+        int dev = lat_device(&c, in->bf.spec.name);
         if (dev < 0) return ffn_cli_usage(CMD, "too many devices");
-        append_name(devices, sizeof devices, bf.spec.name);
-        for (size_t k = 0; k < bf.n_cases; k++) {
-            const ffn_plot_case *bc = &bf.cases[k];
+        append_name(in->devices, sizeof in->devices, in->bf.spec.name);
+        for (size_t k = 0; k < in->bf.n_cases; k++) {
+            const ffn_plot_case *bc = &in->bf.cases[k];
             char shape[64], lab[80];
             snprintf(shape, sizeof shape, "%s%s d%llu f%llu %s",
                      strcmp(bc->kind, "moe") ? "" : "moe ", ffn_phase_name(bc->phase),
@@ -342,23 +346,22 @@ static int plot_latency(const plot_opts *o, ffn_chart_out *co)
             }
         }
     }
-    default_title(c.title, sizeof c.title, "FFN latency per layer", o, devices,
-                  o->model ? model.name : NULL);
+    default_title(c.title, sizeof c.title, "FFN latency per layer", o, in->devices,
+                  o->model ? in->model.name : NULL);
     return ffn_chart_emit(CMD, FFN_CHART_LATENCY, &c, co);
 }
 
-static int plot_moe(const plot_opts *o, ffn_chart_out *co)
+static int plot_moe(const plot_opts *o, plot_inputs *in, ffn_chart_out *co)
 {
     static ffn_moe_chart c;
-    static ffn_hw hws[FFN_PLOT_MAX_DEVICES];
-    static ffn_model model;
     memset(&c, 0, sizeof c);
-    int n_hw = 0, rc;
+    int rc;
     if (!o->model || !o->hw_list) return ffn_cli_usage(CMD, "moe needs --model and --hw");
-    if ((rc = load_hw_list(o->hw_list, hws, FFN_PLOT_MAX_DEVICES, &n_hw))) return rc;
-    if ((rc = ffn_cli_load_model(CMD, o->model, &model))) return rc;
-    if (!model.moe.n_experts)
-        return ffn_cli_usage(CMD, "model '%s' has no experts: nothing to break down", model.name);
+    if ((rc = load_hw_list(o->hw_list, in))) return rc;
+    if ((rc = ffn_cli_load_model(CMD, o->model, &in->model))) return rc;
+    if (!in->model.moe.n_experts)
+        return ffn_cli_usage(CMD, "model '%s' has no experts: nothing to break down",
+                             in->model.name);
     static const uint64_t def_batch[] = {1, 8, 64, 512};
     static const uint64_t def_ep[] = {1, 2, 4, 8};
     const uint64_t *batch = o->n_batch ? o->batch : def_batch;
@@ -370,9 +373,8 @@ static int plot_moe(const plot_opts *o, ffn_chart_out *co)
         nb = 1;
         batch = o->n_batch ? o->batch : ep_batch;
     }
-    char devices[512] = "";
-    for (int h = 0; h < n_hw; h++) {
-        append_name(devices, sizeof devices, hws[h].name);
+    for (int h = 0; h < in->n_hw; h++) {
+        append_name(in->devices, sizeof in->devices, in->hws[h].name);
         for (size_t b = 0; b < nb; b++)
             for (size_t e = 0; e < (o->by_ep ? ne : 1); e++) {
                 if (c.n_bars >= FFN_PLOT_MAX_BARS) return ffn_cli_usage(CMD, "too many bars");
@@ -384,14 +386,14 @@ static int plot_moe(const plot_opts *o, ffn_chart_out *co)
                 run.seq = o->n_seq ? o->seq[0] : 2048;
                 run.ep = o->by_ep ? ep[e] : 1;
                 ffn_result r;
-                if ((rc = predict_one(&model, &hws[h], &run, &r))) return rc;
+                if ((rc = predict_one(&in->model, &in->hws[h], &run, &r))) return rc;
                 char lab[48];
                 if (o->by_ep)
-                    snprintf(lab, sizeof lab, "%.30s%sEP %llu", n_hw > 1 ? hws[h].name : "",
-                             n_hw > 1 ? " " : "", (unsigned long long)run.ep);
+                    snprintf(lab, sizeof lab, "%.30s%sEP %llu", in->n_hw > 1 ? in->hws[h].name : "",
+                             in->n_hw > 1 ? " " : "", (unsigned long long)run.ep);
                 else
-                    snprintf(lab, sizeof lab, "%.30s%sb=%llu", n_hw > 1 ? hws[h].name : "",
-                             n_hw > 1 ? " " : "", (unsigned long long)run.batch);
+                    snprintf(lab, sizeof lab, "%.30s%sb=%llu", in->n_hw > 1 ? in->hws[h].name : "",
+                             in->n_hw > 1 ? " " : "", (unsigned long long)run.batch);
                 ffn_plot_moe_bar_from_result(&r, lab, &c.bars[c.n_bars++]);
             }
     }
@@ -401,7 +403,7 @@ static int plot_moe(const plot_opts *o, ffn_chart_out *co)
     else
         snprintf(c.xlabel, sizeof c.xlabel, "%s batch (sequences%s)", ffn_phase_name(o->phase),
                  o->phase == FFN_PHASE_PREFILL ? " of the prompt" : "");
-    default_title(c.title, sizeof c.title, "MoE layer time", o, devices, model.name);
+    default_title(c.title, sizeof c.title, "MoE layer time", o, in->devices, in->model.name);
     return ffn_chart_emit(CMD, FFN_CHART_MOE, &c, co);
 }
 
@@ -511,7 +513,9 @@ int ffn_cmd_plot(int argc, char **argv)
                         .width = o.width,
                         .height = o.height,
                         .render = o.render};
-    if (k == FFN_CHART_ROOFLINE) return plot_roofline(&o, &co);
-    if (k == FFN_CHART_LATENCY) return plot_latency(&o, &co);
-    return plot_moe(&o, &co);
+    static plot_inputs in;
+    memset(&in, 0, sizeof in);
+    if (k == FFN_CHART_ROOFLINE) return plot_roofline(&o, &in, &co);
+    if (k == FFN_CHART_LATENCY) return plot_latency(&o, &in, &co);
+    return plot_moe(&o, &in, &co);
 }

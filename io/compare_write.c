@@ -58,12 +58,7 @@ static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *
     if (r->moe_layers) {
         const ffn_moe_detail *m = &r->moe_detail;
         ffn_json_obj_begin(j, "moe");
-        ffn_json_num(j, "router_s", m->router_s);
-        ffn_json_num(j, "dispatch_s", m->dispatch_s);
-        ffn_json_num(j, "expert_s", m->expert_s);
-        ffn_json_num(j, "shared_s", m->shared_s);
-        ffn_json_num(j, "combine_s", m->combine_s);
-        ffn_json_num(j, "alltoall_s", m->alltoall_s);
+        ffn_json_moe_times(j, m);
         ffn_json_num(j, "experts_touched", m->stats.experts_touched);
         ffn_json_num(j, "share_of_ffn", m->share_of_ffn);
         ffn_json_obj_end(j);

@@ -81,6 +81,16 @@ void ffn_json_step_shape(ffn_json *j, const ffn_result *r)
     ffn_json_u64(j, "tokens", r->tokens);
 }
 
+void ffn_json_moe_times(ffn_json *j, const ffn_moe_detail *m)
+{
+    ffn_json_num(j, "router_s", m->router_s);
+    ffn_json_num(j, "dispatch_s", m->dispatch_s);
+    ffn_json_num(j, "expert_s", m->expert_s);
+    ffn_json_num(j, "shared_s", m->shared_s);
+    ffn_json_num(j, "combine_s", m->combine_s);
+    ffn_json_num(j, "alltoall_s", m->alltoall_s);
+}
+
 void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
 {
     ffn_json_obj_begin(j, key);
@@ -140,12 +150,7 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
         ffn_json_num(j, "device_imbalance", d->stats.device_imbalance);
         ffn_json_num(j, "dropped_fraction", d->stats.dropped_fraction);
         ffn_json_str(j, "routing_stats", d->stats.monte_carlo ? "monte-carlo" : "closed-form");
-        ffn_json_num(j, "router_s", d->router_s);
-        ffn_json_num(j, "dispatch_s", d->dispatch_s);
-        ffn_json_num(j, "expert_s", d->expert_s);
-        ffn_json_num(j, "shared_s", d->shared_s);
-        ffn_json_num(j, "combine_s", d->combine_s);
-        ffn_json_num(j, "alltoall_s", d->alltoall_s);
+        ffn_json_moe_times(j, d);
         ffn_json_num(j, "alltoall_bytes", d->alltoall_bytes);
         ffn_json_num(j, "share_of_ffn", d->share_of_ffn);
         ffn_json_obj_end(j);

@@ -39,5 +39,8 @@ struct ffn_json;
 void ffn_json_run(struct ffn_json *j, const char *key, const ffn_result *run);
 /* The step's shape inside an open JSON object: "batch", "seq" (null in decode), "tokens". */
 void ffn_json_step_shape(struct ffn_json *j, const ffn_result *run);
+/* The MoE layer's times inside an open JSON object: "router_s", "dispatch_s", "expert_s",
+ * "shared_s", "combine_s", "alltoall_s" (seconds a layer). */
+void ffn_json_moe_times(struct ffn_json *j, const ffn_moe_detail *m);
 
 #endif
