@@ -4,6 +4,9 @@
 
 #include <math.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 int ffn__check_pack(const ffn_kernel *k, const ffn_kshape *s, const ffn_kweights *w,
                     const void *packed, size_t packed_bytes)
@@ -48,6 +51,21 @@ int ffn__check_forward(const ffn_kernel *k, uint32_t kernel_id, const ffn_kshape
     if (ws_bytes < need) return FFN_ENOSPACE;
     return 0;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx"))) static void zeroupper(void)
+{
+    _mm256_zeroupper();
+}
+
+void ffn__clean_upper(void)
+{
+    if (__builtin_cpu_supports("avx"))
+        zeroupper(); /* a load and a test once libgcc knows the CPU */
+}
+#else
+void ffn__clean_upper(void) {}
+#endif
 
 int ffn__threads(int threads)
 {

@@ -777,3 +777,83 @@ Test(kernels_moe, quantized_experts_match_their_reference)
     }
     if (!tested) cr_skip_test("no quantized ISA kernel on this CPU");
 }
+
+/* ---- the upper register state (x86 with AVX) ---- */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+
+/* XINUSE (XGETBV with ECX = 1) where the CPU has it: bit 2 is the upper halves of ymm0-15. */
+static bool xinuse(uint64_t *v)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & (1u << 2))) return false;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false; /* OSXSAVE */
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+    *v = (uint64_t)hi << 32 | lo;
+    return true;
+}
+
+/* One VEX-256 instruction, in a function GCC compiles for the baseline: a target("avx")
+ * function would get the VZEROUPPER GCC puts before its return. Run only where AVX is. */
+static void dirty_upper(void)
+{
+    __asm__ volatile("vpcmpeqd %%ymm1, %%ymm1, %%ymm1" ::: "xmm1");
+}
+
+/* Legacy-SSE code (the portable kernel) run with a dirty upper state is slowed on every
+ * instruction (4x on the Zen 4 VM, kern_internal.h), and GCC 12 at -O3 leaves the MoE router's
+ * avx512f clone without its VZEROUPPER. Called with the state dirty, the portable dense kernel
+ * and the MoE layer on it return it clean: the driver cleans it where each thread starts (so
+ * the kernel ran clean; nothing in it dirties the state again), and the layer after its router.
+ * ReLU, so that no libm call (whose FMA variants are VEX-encoded) runs after the clean-up; the
+ * size of the Zen 4 measurement (at d = 64 something on the way cleans the state anyway). */
+Test(kernels_moe, portable_kernel_runs_and_returns_with_the_upper_state_clean)
+{
+    uint64_t v;
+    if (!__builtin_cpu_supports("avx") || !xinuse(&v))
+        cr_skip_test("this CPU has no AVX or no XGETBV with ECX = 1: no upper state to check");
+    const ffn_kernel *k;
+    ffn_diag dg;
+    cr_assert_eq(ffn_kernel_get(FFN_ISA_PORTABLE, FFN_DT_FP32, &k, &dg), 0);
+    const ffn_moe_shape s = {.d = 512,
+                             .f = 1408,
+                             .n_experts = 4,
+                             .top_k = 2,
+                             .act = FFN_ACT_RELU,
+                             .score = FFN_MOE_SOFTMAX,
+                             .norm_topk = true};
+    moe_data m;
+    moe_data_init(&m, &s, false, 7);
+    float *x = rand_array(s.d, 1.0f), *y = calloc(s.d, sizeof *y);
+    cr_assert_not_null(y);
+
+    const ffn_kshape ks = {.d = s.d, .f = s.f, .act = s.act};
+    const size_t pb = k->packed_bytes(&ks), wb = k->workspace_bytes(&ks, 1, 1);
+    void *packed = alloc64(pb), *ws = alloc64(wb);
+    cr_assert_eq(k->pack(&ks, &m.experts[0], packed, pb), 0);
+    dirty_upper();
+    cr_assert(xinuse(&v) && (v & 4), "the test could not dirty the upper state (XINUSE %#llx)",
+              (unsigned long long)v);
+    dirty_upper();
+    cr_assert_eq(k->forward(&ks, packed, 1, x, y, ws, wb, 1), 0);
+    cr_assert(xinuse(&v));
+    cr_expect_eq(v & 4, 0, "%s returned with the upper state dirty (XINUSE %#llx)", k->name,
+                 (unsigned long long)v);
+
+    moe_run r;
+    run_prepare(&r, k, &m, 1);
+    dirty_upper();
+    cr_assert_eq(ffn_moe_forward(k, &s, r.packed, 1, x, y, r.ws, r.ws_bytes, 1, NULL), 0);
+    cr_assert(xinuse(&v));
+    cr_expect_eq(v & 4, 0, "the MoE layer returned with the upper state dirty (XINUSE %#llx)",
+                 (unsigned long long)v);
+    free(packed);
+    free(ws);
+    free(x);
+    free(y);
+    run_free(&r);
+    moe_data_free(&m);
+}
+#endif

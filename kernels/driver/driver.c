@@ -159,11 +159,15 @@ void ffn__drv_team(int nt, ffn__drv_thread_fn fn, const void *arg)
 #if defined(_OPENMP)
     if (nt > 1) {
 #pragma omp parallel num_threads(nt)
-        fn(arg, omp_get_thread_num(), omp_get_num_threads());
+        {
+            ffn__clean_upper();
+            fn(arg, omp_get_thread_num(), omp_get_num_threads());
+        }
         return;
     }
 #endif
     (void)nt;
+    ffn__clean_upper();
     fn(arg, 0, 1);
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ffnroof/kernels_moe.h"
+#include "../kern_internal.h"
 #include "moe_internal.h"
 
 static double now_s(void)
@@ -223,7 +224,10 @@ int ffn_moe_forward(const ffn_kernel *k, const ffn_moe_shape *s, const void *pac
         tm.permute_s = t2 - t1;
         t1 = t2;
     }
-    /* 3. experts, each on its contiguous block */
+    /* 3. experts, each on its contiguous block. GCC 12's avx512f clone of router_gemm returns
+     * with the upper register halves dirty (no VZEROUPPER); the expert kernels start clean
+     * (the driver's team entry) and so does what runs after this call. */
+    ffn__clean_upper();
     for (size_t e = 0; e < E; ++e) {
         size_t n = offset[e + 1] - offset[e];
         if (n == 0) {
