@@ -16,6 +16,18 @@
 int ffn_prof_mkdirs(const char *cmd, const char *dir);
 /* /proc/loadavg (or getloadavg); leaves load untouched when unknown. */
 void ffn_prof_loadavg(double load[3]);
+/* Steal time (/proc/stat's "cpu" line, 8th figure: time this VM's vCPUs were ready to run while
+ * the hypervisor ran something else), seconds summed over the CPUs, and the monotonic time it
+ * was read at. A pair of these brackets a run; ffn_prof_steal_note appends to notes (n bytes)
+ * a sentence when the host took more than 1% of the run's CPU time (threads CPUs over the wall
+ * time between the two). Where /proc/stat has no steal figure nothing is said. */
+typedef struct ffn_prof_steal {
+    double steal_s, at_s;
+    bool known;
+} ffn_prof_steal;
+ffn_prof_steal ffn_prof_steal_now(void);
+void ffn_prof_steal_note(const ffn_prof_steal *from, const ffn_prof_steal *to, int threads,
+                         char *notes, size_t n);
 
 typedef struct ffn_prof_progress {
     bool show;

@@ -436,6 +436,7 @@ int ffn_cmd_bench(int argc, char **argv)
 
     double load[3] = {-1, -1, -1};
     ffn_prof_loadavg(load);
+    const ffn_prof_steal steal0 = ffn_prof_steal_now();
     static ffn_bench_result res[MAX_CASES];
     size_t done = 0;
     ffn_prof_progress prog;
@@ -456,6 +457,11 @@ int ffn_cmd_bench(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         size_t l = strlen(command);
         snprintf(command + l, sizeof command - l, " %s", argv[i]);
+    }
+    {
+        const ffn_prof_steal steal1 = ffn_prof_steal_now();
+        ffn_prof_steal_note(&steal0, &steal1, res[0].threads > 0 ? res[0].threads : 1, notes,
+                            sizeof notes);
     }
     if (load[0] > (double)(res[0].threads > 0 ? res[0].threads : 1) * 0.5) {
         size_t l = strlen(notes);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ffnroof/bench.h"
@@ -168,6 +169,7 @@ int ffn_cmd_calibrate(int argc, char **argv)
 
     double load[3] = {-1, -1, -1};
     ffn_prof_loadavg(load);
+    const ffn_prof_steal steal0 = ffn_prof_steal_now();
     ffn_prof_progress prog;
     ffn_prof_progress_init(&prog, tiny    ? "calibrate (tiny)"
                                   : quick ? "calibrate --quick"
@@ -264,6 +266,10 @@ int ffn_cmd_calibrate(int argc, char **argv)
         size_t l = strlen(notes);
         snprintf(notes + l, sizeof notes - l, "%s%s", l ? "; " : "", kres.notes);
     }
+    {
+        const ffn_prof_steal steal1 = ffn_prof_steal_now();
+        ffn_prof_steal_note(&steal0, &steal1, cal.threads, notes, sizeof notes);
+    }
     if (load[0] > hw.compute_units * 0.5) {
         size_t l = strlen(notes);
         snprintf(notes + l, sizeof notes - l,
@@ -353,6 +359,39 @@ void ffn_prof_loadavg(double load[3])
         load[2] = c;
     }
     fclose(f);
+}
+
+ffn_prof_steal ffn_prof_steal_now(void)
+{
+    ffn_prof_steal st = {0, 0, false};
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    st.at_s = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return st;
+    unsigned long long v[8];
+    const long hz = sysconf(_SC_CLK_TCK);
+    if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+               &v[5], &v[6], &v[7]) == 8 &&
+        hz > 0) {
+        st.steal_s = (double)v[7] / (double)hz;
+        st.known = true;
+    }
+    fclose(f);
+    return st;
+}
+
+void ffn_prof_steal_note(const ffn_prof_steal *from, const ffn_prof_steal *to, int threads,
+                         char *notes, size_t n)
+{
+    if (!from->known || !to->known || threads < 1) return;
+    const double wall = to->at_s - from->at_s, stolen = to->steal_s - from->steal_s;
+    if (!(wall > 0) || !(stolen > 0.01 * wall * threads)) return;
+    const size_t l = strlen(notes);
+    snprintf(notes + l, n > l ? n - l : 0,
+             "%sthe hypervisor took %.1f%% of the CPU time of the %d thread(s) during the run "
+             "(steal, /proc/stat: %.2f s of %.1f s): figures measured then read low",
+             l ? "; " : "", 100.0 * stolen / (wall * threads), threads, stolen, wall);
 }
 
 static volatile sig_atomic_t prof_stop;

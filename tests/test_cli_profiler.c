@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../cli/cli_prof.h"
 #include "ffnroof/bench.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure_papi.h"
@@ -431,4 +432,27 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf /tmp/ffnroof-test-prof-%d", (int)getpid());
     if (system(cmd) != 0) fprintf(stderr, "could not remove the test folder\n");
+}
+
+/* The steal note (cli_prof.h): said when the hypervisor took more than 1% of the run's CPU
+ * time, with the share, the threads and the seconds; silent below that and where /proc/stat
+ * gave no figure; appended after what the notes already hold. */
+Test(cli_profiler, steal_time_is_said_above_one_percent)
+{
+    const ffn_prof_steal a = {100.0, 50.0, true}, b = {100.4, 60.0, true}, c = {100.1, 60.0, true};
+    char notes[256] = "";
+    ffn_prof_steal_note(&a, &b, 2, notes, sizeof notes);
+    cr_expect(strstr(notes, "took 2.0% of the CPU time of the 2 thread(s)") != NULL, "%s", notes);
+    cr_expect(strstr(notes, "0.40 s of 10.0 s") != NULL, "%s", notes);
+    snprintf(notes, sizeof notes, "earlier");
+    ffn_prof_steal_note(&a, &c, 2, notes, sizeof notes); /* 0.5% */
+    cr_expect_str_eq(notes, "earlier");
+    const ffn_prof_steal u = {0, 60.0, false};
+    ffn_prof_steal_note(&a, &u, 2, notes, sizeof notes);
+    cr_expect_str_eq(notes, "earlier");
+    ffn_prof_steal_note(&a, &b, 1, notes, sizeof notes); /* 4% of one thread */
+    cr_expect(strncmp(notes, "earlier; the hypervisor took 4.0%", 33) == 0, "%s", notes);
+    const ffn_prof_steal now = ffn_prof_steal_now();
+    cr_expect(now.at_s > 0);
+    cr_expect(!now.known || now.steal_s >= 0);
 }
