@@ -49,4 +49,9 @@ int ffn_blayer_forward(ffn_blayer *L, size_t T, int threads, double *timing, siz
  * verified, verify_tokens and max_rel_err. */
 int ffn_blayer_verify(ffn_blayer *L, size_t T, ffn_bench_result *r, ffn_diag *diag);
 
+/* Whether a held-out (not fitted) float run of the kernel fit, among the first n_float runs of
+ * out, is predicted by hw more than 30% off its median: calibrate then measures every float
+ * run once more (kernel_fit.c). */
+bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_t n_float);
+
 #endif

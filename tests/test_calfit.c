@@ -15,6 +15,8 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/sim.h"
 
+#include "../measure/bench_internal.h"
+
 /* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c);
  * the kernel-fit test runs the bench runner, which registers ffnroof's SDE events. */
 const char *__lsan_default_suppressions(void);
@@ -245,4 +247,36 @@ Test(calfit, default_and_quick_fits_anchor_the_launch_cost)
                 cr_expect_eq(anchors[dt], 1, "mode %zu, %s: %d launch anchors", m,
                              ffn_dtype_name((ffn_dtype)dt), anchors[dt]);
     }
+}
+
+/* A held-out run the fit misses by more than 30% sends calibrate back to measure every float
+ * run again (kernel_fit.c); fit runs, quantized runs past n_float and runs within 30% do not. */
+Test(calfit, a_held_out_miss_over_30_percent_asks_for_every_run_again)
+{
+    const ffn_hw hw = cpu();
+    ffn_kcal_result *k = calloc(1, sizeof *k);
+    cr_assert_not_null(k);
+    ffn_bench_case cases[FFN_KCAL_MAX];
+    bool fit[FFN_KCAL_MAX];
+    const size_t n = ffn_kcal_cases(FFN_KCAL_QUICK, cases, fit, FFN_KCAL_MAX);
+    size_t check = n;
+    for (size_t i = 0; i < n; i++) {
+        k->runs[i].r.c = cases[i];
+        k->runs[i].fit = fit[i];
+        double roof, pred;
+        ffn_bound b;
+        cr_assert_eq(ffn_bench_predict(&hw, &cases[i], &roof, &pred, &b, NULL, NULL), 0);
+        k->runs[i].r.time.median = pred * 1.1;
+        if (!fit[i] && check == n) check = i;
+    }
+    k->n_runs = n;
+    cr_assert_lt(check, n, "the quick calibration has a held-out run");
+    cr_expect(!ffn__kcal_checks_missed(&hw, k, n), "every run within 10%");
+    for (size_t i = 0; i < n; i++) /* fit runs far off: the fit's business, not this rule's */
+        if (fit[i]) k->runs[i].r.time.median *= 3;
+    cr_expect(!ffn__kcal_checks_missed(&hw, k, n));
+    k->runs[check].r.time.median *= 0.5 / 1.1; /* predicted at twice the measured time */
+    cr_expect(ffn__kcal_checks_missed(&hw, k, n));
+    cr_expect(!ffn__kcal_checks_missed(&hw, k, check), "only the first n_float runs count");
+    free(k);
 }
