@@ -250,3 +250,34 @@ void ffn_md_quick_layers(FILE *fp, int dense_d, int dense_f, int moe_d, int moe_
             "`bench/bench.json`.\n\n",
             dense_d, dense_f, moe_d, moe_f);
 }
+
+void ffn_md_quick_drift(FILE *fp, const ffn_md_drift *d, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(d[i].before_s > 0) || !(d[i].after_s > 0)) return;
+        const double ch = fabs(d[i].after_s / d[i].before_s - 1.0);
+        if (ch > worst) worst = ch;
+    }
+    if (n == 0) return;
+    char t1[32], t2[32];
+    fprintf(fp,
+            "**The host's drift.** %s of the calibration's kernel runs, timed again after "
+            "the bench:",
+            n == 1   ? "One"
+            : n == 2 ? "Two"
+                     : "Some");
+    for (size_t i = 0; i < n; i++)
+        fprintf(fp, "%s %s %s then %s (%+.0f%%)", i ? ";" : "", d[i].what,
+                ffn_units_str(t1, sizeof t1, d[i].before_s, FFN_UNIT_TIME),
+                ffn_units_str(t2, sizeof t2, d[i].after_s, FFN_UNIT_TIME),
+                100 * (d[i].after_s / d[i].before_s - 1.0));
+    if (worst <= 0.10)
+        fputs(". The host held within 10%: the errors above are the model's.\n\n", fp);
+    else
+        fprintf(fp,
+                ". The host moved by up to %.0f%% within this report: prediction errors of that "
+                "size above are the host's as much as the model's (run it again on a quieter "
+                "machine).\n\n",
+                100 * worst);
+}

@@ -5,6 +5,7 @@
  * CSV hold one entry per device and point; a bench report validates the fixture's cases. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "ffnroof/report_md.h"
 
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define DATA FFNROOF_TEST_DATA "/plot/"
@@ -274,4 +277,39 @@ Test(cli_report, report_bench_validates_the_cases)
     const char *dat = slurp(p);
     cr_expect(strstr(dat, "fp32 avx512"), "the calibration's roofs");
     cr_expect(strstr(dat, "\"moe decode T=1 fp32\""), "the bench's points");
+}
+
+/* The quick report's drift paragraph (report_md.h): both times and the change of each run, and
+ * whether the host held within 10% or moved by up to the largest change; nothing without runs
+ * or with a missing time. The text goes to out (n bytes). */
+static void drift_text(const ffn_md_drift *d, size_t nd, char *out, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    cr_assert_not_null(fp);
+    ffn_md_quick_drift(fp, d, nd);
+    fclose(fp);
+    snprintf(out, n, "%s", buf);
+    free(buf);
+}
+
+Test(cli_report, quick_drift_says_whether_the_host_held)
+{
+    char t[1024];
+    ffn_md_drift d[2] = {{"fp32 decode T = 1, d = 2048,", 6.03e-3, 5.10e-3},
+                         {"fp32 prefill T = 256, d = 1024,", 20.3e-3, 20.4e-3}};
+    drift_text(d, 2, t, sizeof t);
+    cr_expect(strstr(t, "fp32 decode T = 1, d = 2048, 6.03 ms then 5.10 ms (-15%)") != NULL, "%s",
+              t);
+    cr_expect(strstr(t, "(+0%)") != NULL, "%s", t);
+    cr_expect(strstr(t, "moved by up to 15%") != NULL, "%s", t);
+    d[0].after_s = 6.2e-3;
+    drift_text(d, 2, t, sizeof t);
+    cr_expect(strstr(t, "held within 10%") != NULL, "%s", t);
+    drift_text(d, 0, t, sizeof t);
+    cr_expect_str_eq(t, "");
+    d[1].after_s = NAN;
+    drift_text(d, 2, t, sizeof t);
+    cr_expect_str_eq(t, "");
 }
