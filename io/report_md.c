@@ -273,7 +273,10 @@ void ffn_md_quick_drift(FILE *fp, const ffn_md_drift *d, size_t n)
                 ffn_units_str(t2, sizeof t2, d[i].after_s, FFN_UNIT_TIME),
                 100 * (d[i].after_s / d[i].before_s - 1.0));
     if (worst <= 0.10)
-        fputs(". The host held within 10%: the errors above are the model's.\n\n", fp);
+        fputs(". The host held within 10% from the calibration to the end of the bench: the "
+              "errors above are more likely the model's (a slow stretch inside the bench alone "
+              "would not show here).\n\n",
+              fp);
     else
         fprintf(fp,
                 ". The host moved by up to %.0f%% within this report: prediction errors of that "

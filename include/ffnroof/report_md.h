@@ -48,8 +48,9 @@ typedef struct ffn_md_drift {
     double before_s, after_s;
 } ffn_md_drift;
 /* `report --quick`: the host's drift within the report, from n such runs: each with both times
- * and the change, then whether the host held within 10% (the table's errors are the model's) or
- * moved by up to the largest change (errors of that size are the host's as much). Nothing when
+ * and the change, then whether the host held within 10% (the table's errors are more likely the
+ * model's; a slow stretch inside the bench alone is not seen) or moved by up to the largest
+ * change (errors of that size are the host's as much). Nothing when
  * n is 0 or a time is missing. */
 void ffn_md_quick_drift(FILE *fp, const ffn_md_drift *d, size_t n);
 
