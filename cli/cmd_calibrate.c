@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ffnroof/bench.h"
@@ -363,10 +362,7 @@ void ffn_prof_loadavg(double load[3])
 
 ffn_prof_steal ffn_prof_steal_now(void)
 {
-    ffn_prof_steal st = {0, 0, false};
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    st.at_s = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    ffn_prof_steal st = {0, ffn_time_now_s(), false};
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return st;
     unsigned long long v[8];

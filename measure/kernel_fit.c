@@ -320,16 +320,21 @@ static int fit_float(ffn_hw *hw, const ffn_fit_point *pts, size_t np, ffn_kcal_r
 #define REDO_FIT_MISS 0.15
 #define REDO_CHECK_MISS 0.30
 
+/* |predicted / median - 1| of run r on hw; NaN where it cannot be predicted (no miss). */
+static double fit_miss(const ffn_hw *hw, const ffn_bench_result *r)
+{
+    double roof, pred;
+    ffn_bound b;
+    if (ffn_bench_predict(hw, &r->c, &roof, &pred, &b, NULL, NULL)) return NAN;
+    return fabs(pred / r->time.median - 1.0);
+}
+
 bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_t n_float)
 {
     for (size_t i = 0; i < n_float && i < out->n_runs; i++) {
         const ffn_bench_result *r = &out->runs[i].r;
-        double roof, pred;
-        ffn_bound b;
         if (out->runs[i].fit || r->c.kind != FFN_BENCH_DENSE || !(r->time.median > 0)) continue;
-        if (!ffn_bench_predict(hw, &r->c, &roof, &pred, &b, NULL, NULL) &&
-            fabs(pred / r->time.median - 1.0) > REDO_CHECK_MISS)
-            return true;
+        if (fit_miss(hw, r) > REDO_CHECK_MISS) return true;
     }
     return false;
 }
@@ -345,14 +350,9 @@ static size_t remeasure(const ffn_hw *hw, const ffn_bench_opts *o, const ffn_ben
     size_t idx[FFN_KCAL_MAX], nr = 0;
     for (size_t i = 0; i < out->n_runs; i++) {
         const ffn_bench_result *r = &out->runs[i].r;
-        double roof, pred;
-        ffn_bound b;
         if (r->c.kind != FFN_BENCH_DENSE || !(r->time.median > 0)) continue;
         if (!out->runs[i].fit && !(all && i < n_float)) continue;
-        if (i < n_float && !all &&
-            (ffn_bench_predict(hw, &r->c, &roof, &pred, &b, NULL, NULL) ||
-             fabs(pred / r->time.median - 1.0) <= REDO_FIT_MISS))
-            continue;
+        if (i < n_float && !all && !(fit_miss(hw, r) > REDO_FIT_MISS)) continue;
         redo[nr] = cases[i];
         idx[nr++] = i;
     }
