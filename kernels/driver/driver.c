@@ -8,13 +8,14 @@
  * computed whole by one thread in a fixed K order, so the thread count never changes y.
  *
  * The fp32 schedule (the one the AVX-512 fp32 kernel was tuned with on the SPR-class dev VM):
- *  - x is copied into k-major row panels of mr rows (xp[panel][k][mr]: the mr values one k step
- *    broadcasts share a cache line, where mr rows of x d floats apart would all map to one L1
- *    set for d a multiple of 1024);
+ *  - x is copied into k-major row panels of mr rows, chunk-major (xp[chunk][panel][k][mr]: the
+ *    mr values one k step broadcasts share a cache line, where mr rows of x d floats apart
+ *    would all map to one L1 set for d a multiple of 1024; a row block's chunk is contiguous,
+ *    chunk_off);
  *  - gate/up: items (row block of <= mc rows, panel); K in chunks of kc; the accumulators of the
  *    item stay in the thread's buffer across chunks; each row panel prefetches its slice of the
  *    next weight chunk into L2 while it computes; the epilogue (bias, activation, gate x up)
- *    writes h into the same k-major panel layout (hp[panel][ldh][mr]);
+ *    writes h into the same chunk-major layout (hp[chunk][panel][k][mr], K = f);
  *  - down: items (row block, group of DG panels), order chunk, panel, row panel: the block of h
  *    (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
  *  - T <= stream_rows: no blocking, whole panels streamed through the table's gemv, x and h in
@@ -335,6 +336,17 @@ static const float *chunk_b(const job *jb, const unsigned char *panel, size_t K,
     return wbuf;
 }
 
+/* Offset (floats) of row panel p's chunk [pc, pc + kc) in x or h held chunk-major,
+ * [chunk][panel][k][mr]: a row block's chunk (mc x kc, the A operand every weight panel of the
+ * chunk reuses) is one contiguous run. Panel-major ([panel][K][mr]) put its row panels d * mr
+ * floats apart, 48 KiB at d = 2048 and mr = 6, where they share a few sets of an 8-way L2:
+ * on Zen 4 (2026-12-03) the chunk-major h took the AVX2 down GEMM from 73-76 to 87-95 GFLOP/s
+ * on one thread. Every chunk but the last is KC long, so chunk pc starts at pc * npanels. */
+static inline size_t chunk_off(size_t pc, size_t p, size_t kc, size_t npanels, size_t mr)
+{
+    return (pc * npanels + p * kc) * mr;
+}
+
 static void f32_thread(const job *jb, int t, int nt)
 {
     const ffn_ukernels *u = ffn__drv_fu(jb->dv);
@@ -342,29 +354,31 @@ static void f32_thread(const job *jb, int t, int nt)
     const ffn__drv_layout *l = jb->l;
     const size_t d = s->d, f = s->f, T = jb->T, nr = l->nr, nh = l->nh, mr = u->mr;
     const size_t mcb = jb->p->mc, KC = u->kc, rb = l->rowb;
-    const size_t ldh = l->ldh, pb1 = l->pb1, pb2 = l->pb2;
+    const size_t pb1 = l->pb1, pb2 = l->pb2;
     float *xp = (float *)(void *)jb->xs, *hp = (float *)(void *)jb->hs;
     const tscratch ts = ffn__drv_scratch_of(jb, t);
     size_t lo, hi;
 
-    /* x -> xp[panel][k][mr], rows past T zero. */
+    /* x -> xp[chunk][panel][k][mr], rows past T zero. */
     const size_t npanels = (T + mr - 1) / mr;
     ffn__split(npanels, t, nt, &lo, &hi);
     for (size_t p = lo; p < hi; p++)
-        for (size_t r = 0; r < mr; r++) {
-            float *dst = xp + p * d * mr + r;
-            if (p * mr + r < T) {
-                const float *src = jb->x + (p * mr + r) * d;
-                for (size_t k = 0; k < d; k++)
-                    dst[k * mr] = ffn__drv_act_in(jb, src[k]);
-            } else {
-                for (size_t k = 0; k < d; k++)
-                    dst[k * mr] = 0.0f;
+        for (size_t r = 0; r < mr; r++)
+            for (size_t pc = 0; pc < d; pc += KC) {
+                const size_t kc = d - pc < KC ? d - pc : KC;
+                float *dst = xp + chunk_off(pc, p, kc, npanels, mr) + r;
+                if (p * mr + r < T) {
+                    const float *src = jb->x + (p * mr + r) * d + pc;
+                    for (size_t k = 0; k < kc; k++)
+                        dst[k * mr] = ffn__drv_act_in(jb, src[k]);
+                } else {
+                    for (size_t k = 0; k < kc; k++)
+                        dst[k * mr] = 0.0f;
+                }
             }
-        }
     ffn__drv_barrier();
 
-    /* Gate/up GEMM and the activation epilogue into hp[panel][ldh][mr]. */
+    /* Gate/up GEMM and the activation epilogue into hp[chunk][panel][k][mr]. */
     const size_t nic = (T + mcb - 1) / mcb;
     while (ffn__grab(&jb->next[0], nic * l->np1, GRAB_PANELS, &lo, &hi))
         for (size_t it = lo; it < hi; it++) {
@@ -380,17 +394,26 @@ static void f32_thread(const job *jb, int t, int nt)
                     const size_t m = mc - i < mr ? mc - i : mr;
                     size_t pfb;
                     const void *pf = pf_slice(bj + (pc + kc) * rb, next_bytes, i, mc, mr, &pfb);
-                    u->gemm(m, kc, xp + ((ic + i) / mr * d + pc) * mr, mr, B, ts.acc + i * nr, nr,
-                            pc > 0, pf, pfb);
+                    u->gemm(m, kc, xp + chunk_off(pc, (ic + i) / mr, kc, npanels, mr), mr, B,
+                            ts.acc + i * nr, nr, pc > 0, pf, pfb);
                 }
             }
             const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
             ffn__drv_epi_act(jb, j, mc, ts.acc, ts.hbuf);
             for (size_t r = 0; r < mc; r++) {
-                float *dst = hp + ((ic + r) / mr * ldh + j * nh) * mr + (ic + r) % mr;
+                const size_t p = (ic + r) / mr;
                 const float *src = ts.hbuf + r * nh;
-                for (size_t c = 0; c < n_out; c++)
-                    dst[c * mr] = ffn__drv_act_in(jb, src[c]);
+                /* the panel's columns may straddle a chunk (NEON: nh = 6 or 12, KC = 256) */
+                for (size_t c = 0; c < n_out;) {
+                    const size_t col = j * nh + c, pc = col / KC * KC;
+                    const size_t kc = f - pc < KC ? f - pc : KC;
+                    const size_t run = pc + kc - col < n_out - c ? pc + kc - col : n_out - c;
+                    float *dst =
+                        hp + chunk_off(pc, p, kc, npanels, mr) + (col - pc) * mr + (ic + r) % mr;
+                    for (size_t e = 0; e < run; e++)
+                        dst[e * mr] = ffn__drv_act_in(jb, src[c + e]);
+                    c += run;
+                }
             }
         }
     ffn__drv_barrier();
@@ -414,8 +437,8 @@ static void f32_thread(const job *jb, int t, int nt)
                     const size_t m = mc - i < mr ? mc - i : mr;
                     size_t pfb;
                     const void *pf = pf_slice(next, next_bytes, i, mc, mr, &pfb);
-                    u->gemm(m, kc, hp + ((ic + i) / mr * ldh + pc) * mr, mr, B, acc + i * nr, nr,
-                            pc > 0, pf, pfb);
+                    u->gemm(m, kc, hp + chunk_off(pc, (ic + i) / mr, kc, npanels, mr), mr, B,
+                            acc + i * nr, nr, pc > 0, pf, pfb);
                 }
             }
         }
