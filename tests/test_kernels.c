@@ -34,6 +34,8 @@
 
 #include "ffnroof/kernels.h"
 
+#include "../kernels/driver/drv_sched.h"
+
 #define MAXK 256
 
 static uint64_t rng_state;
@@ -424,9 +426,10 @@ Test(kernels, unaligned_pointers_and_thread_counts)
             wset_init(&w, d, f, FFN_ACT_GEGLU, true, 99 + si);
             float *xbuf = frand_array(T * d + 1, 1.0f);
             float *y1 = malloc((T * d + 1) * sizeof *y1), *y2 = malloc((T * d + 1) * sizeof *y2);
+            float *y7 = malloc(T * d * sizeof *y7);
             float *yr = malloc(T * d * sizeof *yr);
             double *dy = malloc(T * d * sizeof *dy);
-            cr_assert(y1 && y2 && yr && dy);
+            cr_assert(y1 && y2 && y7 && yr && dy);
             /* x and y one float past malloc's alignment; packed +4 bytes, workspace +3. */
             cr_assert_eq(run_off(ks[ki], &w, T, xbuf + 1, y1 + 1, 1, 4), 0);
             cr_assert_eq(run_off(ks[ki], &w, T, xbuf + 1, y2 + 1, 2, 4), 0);
@@ -438,13 +441,49 @@ Test(kernels, unaligned_pointers_and_thread_counts)
              * whatever the thread count, so 1 and 2 threads agree bit for bit. */
             cr_assert_eq(memcmp(y1 + 1, y2 + 1, T * d * sizeof *y1), 0,
                          "%s: 1 and 2 threads differ", ks[ki]->name);
+            /* 7 threads: the schedule splits its down GEMM into single panels and smaller row
+             * blocks to give every thread items (ffn__drv_items); the sums keep their order. */
+            cr_assert_eq(run_off(ks[ki], &w, T, xbuf + 1, y7, 7, 0), 0);
+            cr_assert_eq(memcmp(y1 + 1, y7, T * d * sizeof *y1), 0, "%s: 1 and 7 threads differ",
+                         ks[ki]->name);
             free(xbuf);
             free(y1);
             free(y2);
+            free(y7);
             free(yr);
             free(dy);
             wset_free(&w);
         }
+}
+
+/* The fp32 schedule's work items (kernels/driver/drv_sched.h): unchanged where every thread has
+ * ITEMS_PER_THREAD of them already, shrunk (grab, then panel group, then down row block) where it
+ * would not, never below one panel or 4 row panels, with the row blocks a multiple of mr. */
+Test(kernels, work_items_follow_the_thread_count)
+{
+    size_t grab, dg, dmc;
+    /* AVX2 tile (6 x 16), T = 512 d = 2048 f = 5632: np1 = 704, pd = 128; 2 threads as before */
+    ffn__drv_items(512, 516, 6, 704, 128, 2, true, &grab, &dg, &dmc);
+    cr_assert_eq(grab, GRAB_PANELS);
+    cr_assert_eq(dg, DG);
+    cr_assert_eq(dmc, 516);
+    /* AVX-512 tile (14 x 32) on 96 threads: np1 = 352, pd = 64, one row block of 518 rows */
+    ffn__drv_items(512, 518, 14, 352, 64, 96, true, &grab, &dg, &dmc);
+    cr_assert_eq(grab, 1, "352 panels for 384 wanted items: one panel a grab");
+    cr_assert_eq(dg, 1);
+    cr_assert_eq(dmc % 14, 0);
+    const size_t blocks = (512 + dmc - 1) / dmc;
+    cr_assert_geq(blocks * 64, 96 * ITEMS_PER_THREAD, "down items %zu for 96 threads", blocks * 64);
+    cr_assert_geq(dmc, 4 * 14);
+    /* the pair schedule keeps its row blocks */
+    ffn__drv_items(512, 518, 14, 352, 64, 96, false, &grab, &dg, &dmc);
+    cr_assert_eq(dmc, 518);
+    /* few rows: never below 4 row panels, never above the row block */
+    ffn__drv_items(40, 42, 14, 8, 2, 64, true, &grab, &dg, &dmc);
+    cr_assert_eq(dg, 1);
+    cr_assert_eq(dmc, 42, "40 rows cannot split into blocks of at least 56");
+    ffn__drv_items(200, 204, 6, 8, 2, 64, true, &grab, &dg, &dmc);
+    cr_assert_eq(dmc, 24, "200 rows in blocks of 4 row panels of 6, got %zu", dmc);
 }
 
 Test(kernels, entry_points_validate_arguments)

@@ -16,8 +16,8 @@
  *    item stay in the thread's buffer across chunks; each row panel prefetches its slice of the
  *    next weight chunk into L2 while it computes; the epilogue (bias, activation, gate x up)
  *    writes h into the same chunk-major layout (hp[chunk][panel][k][mr], K = f);
- *  - down: items (row block, group of DG panels), order chunk, panel, row panel: the block of h
- *    (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
+ *  - down: items (row block, group of up to DG panels), order chunk, panel, row panel: the block of
+ * h (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
  *  - T <= stream_rows: no blocking, whole panels streamed through the table's gemv, x and h in
  *    k-major panels T rows wide. */
 #include "drv_sched.h"
@@ -380,7 +380,7 @@ static void f32_thread(const job *jb, int t, int nt)
 
     /* Gate/up GEMM and the activation epilogue into hp[chunk][panel][k][mr]. */
     const size_t nic = (T + mcb - 1) / mcb;
-    while (ffn__grab(&jb->next[0], nic * l->np1, GRAB_PANELS, &lo, &hi))
+    while (ffn__grab(&jb->next[0], nic * l->np1, jb->p->grab1, &lo, &hi))
         for (size_t it = lo; it < hi; it++) {
             const size_t ic = it / l->np1 * mcb, j = it % l->np1;
             const size_t mc = T - ic < mcb ? T - ic : mcb;
@@ -419,6 +419,7 @@ static void f32_thread(const job *jb, int t, int nt)
     ffn__drv_barrier();
 
     /* Down GEMM: partial sums of the group's panels in the thread's buffer, y at the end. */
+    const size_t dmc = jb->p->down_mc;
     size_t ic, mc, j0, j1;
     while (ffn__drv_down_item(jb, &ic, &mc, &j0, &j1)) {
         for (size_t pc = 0; pc < f; pc += KC) {
@@ -432,7 +433,7 @@ static void f32_thread(const job *jb, int t, int nt)
                                             : last     ? (j1 < l->pd ? jb->w2 + j1 * pb2 : NULL)
                                                        : jb->w2 + j0 * pb2 + (pc + kc) * rb;
                 const size_t next_bytes = (size_t)KC * rb;
-                float *acc = ts.acc + (j - j0) * mcb * nr;
+                float *acc = ts.acc + (j - j0) * dmc * nr;
                 for (size_t i = 0; i < mc; i += mr) {
                     const size_t m = mc - i < mr ? mc - i : mr;
                     size_t pfb;
@@ -444,7 +445,7 @@ static void f32_thread(const job *jb, int t, int nt)
         }
         for (size_t j = j0; j < j1; j++)
             for (size_t r = 0; r < mc; r++)
-                ffn__drv_epi_out(jb, ic + r, j, ts.acc + ((j - j0) * mcb + r) * nr);
+                ffn__drv_epi_out(jb, ic + r, j, ts.acc + ((j - j0) * dmc + r) * nr);
     }
 }
 
@@ -478,6 +479,9 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
     wsplan p;
     plan_ws(dv, &l, s, T, &p);
     const int nt = ffn__threads(threads);
+    if (!p.stream && !dv->t)
+        ffn__drv_items(T, p.mc, ffn__drv_fu(dv)->mr, l.np1, l.pd, nt, !p.pair_gemm, &p.grab1, &p.dg,
+                       &p.down_mc);
     unsigned char *w = ffn__align64(ws);
     const unsigned char *base = packed;
     size_t next[2] = {0, 0};

@@ -73,7 +73,7 @@ void ffn__drv_pair_thread(const job *jb, int t, int nt)
     x_pairs(jb, mr, px, t, nt);
 
     const size_t nic = (T + mcb - 1) / mcb;
-    while (ffn__grab(&jb->next[0], nic * l->np1, GRAB_PANELS, &lo, &hi))
+    while (ffn__grab(&jb->next[0], nic * l->np1, jb->p->grab1, &lo, &hi))
         for (size_t it = lo; it < hi; it++) {
             const size_t ic = it / l->np1 * mcb, j = it % l->np1;
             const size_t mc = T - ic < mcb ? T - ic : mcb;

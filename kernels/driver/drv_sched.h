@@ -19,6 +19,10 @@ typedef struct wsplan {
                                 live only as pairs, x_bytes = h_bytes = 0 */
     size_t per_thread;       /* accumulators + widening scratch + epilogue rows */
     size_t acc_floats, wbuf_floats, hbuf_floats;
+    /* the work items of the fp32 and pair schedules for the call's threads (ffn__drv_items) */
+    size_t grab1;   /* gate/up panels a grab takes */
+    size_t dg;      /* down panels a group holds */
+    size_t down_mc; /* down row block (the fp32 schedule; the pair one keeps mc) */
 } wsplan;
 
 typedef struct job {
@@ -54,22 +58,57 @@ void ffn__drv_bf16t_thread(const job *jb, int t, int nt);
 /* W4 prefill on bf16 pairs (tables with pdequant and pgemm) of thread t of nt (driver_pairs.c). */
 void ffn__drv_pair_thread(const job *jb, int t, int nt);
 
-/* The fp32 schedule's down GEMM panel group and the panels a grab of gate/up items takes. */
+/* The fp32 schedule's largest down GEMM panel group and gate/up grab (ffn__drv_items). */
 enum { DG = 4, GRAB_PANELS = 4 };
 
+/* Items a phase aims to have per thread: the last ones, and a thread slowed by another process,
+ * then leave the others little to wait for. */
+enum { ITEMS_PER_THREAD = 4 };
+
+/* The work items of the fp32 and pair schedules for nt threads, T rows in row blocks of mc (a
+ * multiple of mr), np1 gate/up panels and pd down panels: *grab gate/up panels a grab (at most
+ * GRAB_PANELS), down groups of *dg panels (at most DG) over row blocks of *down_mc rows (at most
+ * mc). Each shrinks, in that order, only while its phase has fewer than ITEMS_PER_THREAD items a
+ * thread: the group only lets a chunk of h serve more panels from L2, while each extra down row
+ * block reads the down weights once more, so rows split last, and only where split_rows (the
+ * fp32 schedule; the pair schedule's h layout follows its own row panels) and never below 4 * mr
+ * rows. With 2 threads and LLM shapes nothing shrinks; with 96 (EPYC 9654), T = 512 and d =
+ * 2048 the down GEMM had 16 groups of 4 panels (AVX-512: pd = 64), 80 threads idle. */
+static inline void ffn__drv_items(size_t T, size_t mc, size_t mr, size_t np1, size_t pd, int nt,
+                                  bool split_rows, size_t *grab, size_t *dg, size_t *down_mc)
+{
+    const size_t want = ITEMS_PER_THREAD * (size_t)(nt > 1 ? nt : 1);
+    const size_t nic = (T + mc - 1) / mc;
+    *grab = GRAB_PANELS;
+    while (*grab > 1 && nic * ((np1 + *grab - 1) / *grab) < want)
+        *grab /= 2;
+    *dg = DG;
+    while (*dg > 1 && nic * ((pd + *dg - 1) / *dg) < want)
+        *dg /= 2;
+    *down_mc = mc;
+    if (!split_rows || nic * pd >= want || pd == 0) return;
+    const size_t blocks = (want + pd - 1) / pd;                   /* row blocks wanted */
+    size_t rows = ((T + blocks - 1) / blocks + mr - 1) / mr * mr; /* rows a block */
+    if (rows < 4 * mr) rows = 4 * mr;
+    if (rows >= mc) return;
+    /* equal blocks of at most `rows` rows, a multiple of mr (driver.c's block_rows) */
+    const size_t nb = (T + rows - 1) / rows;
+    *down_mc = ((T + nb - 1) / nb + mr - 1) / mr * mr;
+}
+
 /* The next item of the down GEMM of the fp32 and pair schedules from the shared counter: the
- * rows [*ic, *ic + *mc) of one row block and the panels [*j0, *j1) of one group of DG; false
- * once every item is taken. */
+ * rows [*ic, *ic + *mc) of one row block and the panels [*j0, *j1) of one group; false once
+ * every item is taken. */
 static inline bool ffn__drv_down_item(const job *jb, size_t *ic, size_t *mc, size_t *j0, size_t *j1)
 {
-    const size_t T = jb->T, mcb = jb->p->mc, pd = jb->l->pd;
-    const size_t ngrp = (pd + DG - 1) / DG, nic = (T + mcb - 1) / mcb;
+    const size_t T = jb->T, mcb = jb->p->down_mc, pd = jb->l->pd, dg = jb->p->dg;
+    const size_t ngrp = (pd + dg - 1) / dg, nic = (T + mcb - 1) / mcb;
     size_t lo, hi;
     if (!ffn__grab(&jb->next[1], nic * ngrp, 1, &lo, &hi)) return false;
     *ic = lo / ngrp * mcb;
     *mc = T - *ic < mcb ? T - *ic : mcb;
-    *j0 = lo % ngrp * DG;
-    *j1 = pd - *j0 < DG ? pd : *j0 + DG;
+    *j0 = lo % ngrp * dg;
+    *j1 = pd - *j0 < dg ? pd : *j0 + dg;
     return true;
 }
 
