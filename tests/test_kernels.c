@@ -418,9 +418,10 @@ Test(kernels, unaligned_pointers_and_thread_counts)
     const ffn_kernel *ks[MAXK];
     const size_t nk = fast_kernels(ks);
     if (nk == 0) cr_skip_test("no ISA kernel on this CPU: only the reference is present");
-    const size_t shapes[][3] = {{3, 77, 45}, {37, 130, 70}};
+    /* {300, 64, 96}: few panels for many rows, so 7 threads split the row blocks */
+    const size_t shapes[][3] = {{3, 77, 45}, {37, 130, 70}, {300, 64, 96}};
     for (size_t ki = 0; ki < nk; ki++)
-        for (size_t si = 0; si < 2; si++) {
+        for (size_t si = 0; si < 3; si++) {
             const size_t T = shapes[si][0], d = shapes[si][1], f = shapes[si][2];
             wset w;
             wset_init(&w, d, f, FFN_ACT_GEGLU, true, 99 + si);
@@ -484,6 +485,20 @@ Test(kernels, work_items_follow_the_thread_count)
     cr_assert_eq(dmc, 42, "40 rows cannot split into blocks of at least 56");
     ffn__drv_items(200, 204, 6, 8, 2, 64, true, &grab, &dg, &dmc);
     cr_assert_eq(dmc, 24, "200 rows in blocks of 4 row panels of 6, got %zu", dmc);
+
+    /* the bf16 tile schedule (AMX-like: row tile 32, groups of 2 panels), down GEMM of d = 2048
+     * (64 panels), T = 512 in one block: 2 threads keep it; 56 threads split the rows down to 4
+     * row tiles; a grab of 8 panels gives way to whole groups first */
+    size_t chunk, bmc;
+    ffn__drv_t_items(512, 512, 32, 64, 2, 2, 2, &chunk, &bmc);
+    cr_assert_eq(chunk, 2);
+    cr_assert_eq(bmc, 512);
+    ffn__drv_t_items(512, 512, 32, 64, 2, 2, 56, &chunk, &bmc);
+    cr_assert_eq(chunk, 2);
+    cr_assert_eq(bmc, 128, "4 row tiles of 32, got %zu", bmc);
+    ffn__drv_t_items(512, 512, 32, 352, 2, 8, 56, &chunk, &bmc);
+    cr_assert_eq(chunk, 2, "352 panels for 224 wanted items: grabs of one group, got %zu", chunk);
+    cr_assert_eq(bmc, 256, "176 groups for 224 wanted items: two row blocks, got %zu", bmc);
 }
 
 Test(kernels, entry_points_validate_arguments)

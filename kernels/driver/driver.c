@@ -479,6 +479,7 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
     wsplan p;
     plan_ws(dv, &l, s, T, &p);
     const int nt = ffn__threads(threads);
+    if (!p.stream && dv->t) ffn__drv_bf16t_items(dv, &l, nt, &p);
     if (!p.stream && !dv->t)
         ffn__drv_items(T, p.mc, ffn__drv_fu(dv)->mr, l.np1, l.pd, nt, !p.pair_gemm, &p.grab1, &p.dg,
                        &p.down_mc);

@@ -86,13 +86,13 @@ static void bf16t_pass(const job *jb, const tscratch *ts, int pass)
     const uint16_t *a = (const uint16_t *)(const void *)(pass ? jb->hs : jb->xs);
     uint16_t *hb = (uint16_t *)(void *)jb->hs;
     const size_t lda = pass ? l->ldh : l->ldx;
-    const size_t nic = (Tpad + tk->mc - 1) / tk->mc;
+    const size_t mcb = jb->p->t_mc[pass], nic = (Tpad + mcb - 1) / mcb;
     grabrun g = {0};
     size_t ib, lo, hi, nlo = 0, nn = 0; /* set by next_run; zero keeps -O2 from warning */
-    while (next_run(&jb->next[pass], nic, np_all, bf16t_chunk(tk, pb * 2), &g, &ib, &lo, &hi, &nlo,
+    while (next_run(&jb->next[pass], nic, np_all, jb->p->t_chunk[pass], &g, &ib, &lo, &hi, &nlo,
                     &nn)) {
-        const size_t ic = ib * tk->mc;
-        const size_t mc = Tpad - ic < tk->mc ? Tpad - ic : tk->mc;
+        const size_t ic = ib * mcb;
+        const size_t mc = Tpad - ic < mcb ? Tpad - ic : mcb;
         const size_t ge = mc > tk->row_tile ? tk->panels : 1;
         for (size_t j = lo; j < hi; j += ge) {
             const size_t np = hi - j < ge ? hi - j : ge;
@@ -112,6 +112,18 @@ static void bf16t_pass(const job *jb, const tscratch *ts, int pass)
                 tk->narrow(mc, nh, ts->hbuf, nh, hb + ic * l->ldh + (j + gi) * nh, l->ldh);
             }
         }
+    }
+}
+
+void ffn__drv_bf16t_items(const ffn__drv *dv, const ffn__drv_layout *l, int nt, wsplan *p)
+{
+    const ffn_ukernels_bf16t *tk = dv->t;
+    const size_t g = tk->panels ? tk->panels : 1, rt = tk->row_tile > 1 ? tk->row_tile : 1;
+    const size_t mc = p->rows < tk->mc ? p->rows : tk->mc;
+    for (int pass = 0; pass < 2; pass++) {
+        const size_t np = pass ? l->pd : l->np1, kp = pass ? l->kp2 : l->kp1;
+        ffn__drv_t_items(p->rows, mc, rt, np, g, bf16t_chunk(tk, kp * 32 * 2), nt,
+                         &p->t_chunk[pass], &p->t_mc[pass]);
     }
 }
 

@@ -23,6 +23,8 @@ typedef struct wsplan {
     size_t grab1;   /* gate/up panels a grab takes */
     size_t dg;      /* down panels a group holds */
     size_t down_mc; /* down row block (the fp32 schedule; the pair one keeps mc) */
+    /* the bf16 tile schedule's items per pass (gate/up, down): items a grab, rows a block */
+    size_t t_chunk[2], t_mc[2];
 } wsplan;
 
 typedef struct job {
@@ -55,6 +57,8 @@ void ffn__drv_epi_act(const job *jb, size_t j, size_t rows, const float *c, floa
 void ffn__drv_epi_out(const job *jb, size_t r, size_t j, const float *c);
 /* The bf16 tile schedule (AMX, VDPBF16PS tiles) of thread t of nt (driver_bf16t.c). */
 void ffn__drv_bf16t_thread(const job *jb, int t, int nt);
+/* The bf16 tile schedule's items for nt threads into p (t_chunk, t_mc; ffn__drv_t_items). */
+void ffn__drv_bf16t_items(const ffn__drv *dv, const ffn__drv_layout *l, int nt, wsplan *p);
 /* W4 prefill on bf16 pairs (tables with pdequant and pgemm) of thread t of nt (driver_pairs.c). */
 void ffn__drv_pair_thread(const job *jb, int t, int nt);
 
@@ -94,6 +98,28 @@ static inline void ffn__drv_items(size_t T, size_t mc, size_t mr, size_t np1, si
     /* equal blocks of at most `rows` rows, a multiple of mr (driver.c's block_rows) */
     const size_t nb = (T + rows - 1) / rows;
     *down_mc = ((T + nb - 1) / nb + mr - 1) / mr * mr;
+}
+
+/* The bf16 tile schedule's items for nt threads, one pass (np panels, whole groups of g; Tpad
+ * rows, a multiple of row_tile, in blocks of mc): *chunk items a grab (chunk0, about 256 KiB of
+ * weights, at first) and row blocks of *bmc rows, shrunk as ffn__drv_items shrinks the fp32
+ * schedule's: the grab to whole groups first, then the row block, never below 4 row tiles. */
+static inline void ffn__drv_t_items(size_t Tpad, size_t mc, size_t row_tile, size_t np, size_t g,
+                                    size_t chunk0, int nt, size_t *chunk, size_t *bmc)
+{
+    const size_t want = ITEMS_PER_THREAD * (size_t)(nt > 1 ? nt : 1);
+    const size_t nic = (Tpad + mc - 1) / mc, groups = (np + g - 1) / g;
+    *chunk = chunk0;
+    while (*chunk > g && nic * ((np + *chunk - 1) / *chunk) < want)
+        *chunk = ffn__round_up(*chunk / 2, g);
+    *bmc = mc;
+    if (nic * groups >= want || groups == 0) return;
+    const size_t blocks = (want + groups - 1) / groups;
+    size_t rows = ffn__round_up((Tpad + blocks - 1) / blocks, row_tile);
+    if (rows < 4 * row_tile) rows = 4 * row_tile;
+    if (rows >= mc) return;
+    const size_t nb = (Tpad + rows - 1) / rows;
+    *bmc = ffn__round_up((Tpad + nb - 1) / nb, row_tile);
 }
 
 /* The next item of the down GEMM of the fp32 and pair schedules from the shared counter: the
