@@ -477,6 +477,15 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
         vec = 0;
         flops *= (double)(op->m - 1) / (double)op->m;
     }
+    /* The float weights' decode stream likewise, where the spec's tiles say its kernels stream
+     * (a calibrated CPU spec: gemv_rows > 1; GPU specs have none): its fraction
+     * (memory_max_gemv) is fitted on one-row streams, so their first row's FMAs, one per weight
+     * read, are in it. Charged beside it, they made a one-thread bf16 decode on Zen 4
+     * (2026-12-03, p = 1) 26-30% slower than measured while the fp32 one, whose stream the
+     * fraction was fitted to, was on time: the same FLOPs weigh twice as much against half the
+     * bytes. */
+    if (gemm && stream && dq == FFN_DT_COUNT && ffn_gemv_rows(hw, op->compute_dtype) > 1)
+        flops *= (double)(op->m - 1) / (double)op->m;
     if (op->flops <= 0 && op->bytes <= 0)
         op->predicted_s = 0;
     else if (gemm)

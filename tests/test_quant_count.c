@@ -493,6 +493,37 @@ Test(quant_count, a_fitted_stream_fraction_covers_the_first_row)
     close_rel(a.predicted_s, a.bytes / 100e9 + 32.0 * W / 0.5e12 + W / 1e12, 1e-3);
 }
 
+/* The float weights' decode stream, as the quantized ones: on a spec whose bf16 tiles stream
+ * up to 4 rows (a calibrated CPU), memory_max_gemv was fitted on one-row streams, so a
+ * one-token decode is its bytes at that fraction and nothing else, and a second row adds its
+ * FLOPs; on a spec with no stream rows (every shipped GPU spec) the first row's FLOPs are still
+ * charged. bf16 weights, d = 4096, f = 11008, W = 3 x 4096 x 11008, overlap p = 1, 2 TFLOP/s
+ * bf16, memory_max_gemv 0.5 of 100 GB/s. */
+Test(quant_count, a_float_decode_stream_fraction_covers_the_first_row)
+{
+    ffn_hw hw = cpu();
+    hw.eff.overlap_p = 1.0;
+    hw.eff.memory_max_gemv = 0.5;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.wdtype = FFN_DT_BF16;
+    run.fused = true;
+    const double W = 3.0 * 4096 * 11008;
+    ffn_layer_cost a;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 50e9 + 2.0 * W / 2e12, 1e-3);
+    ffn_tileset *ts = &hw.eff.tiles_dt[FFN_DT_BF16];
+    ts->n_tiles = 1;
+    ts->tiles[0][0] = 1;
+    ts->tiles[0][1] = 32;
+    ts->min_rows = 1;
+    ts->gemv_rows = 4;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 50e9, 1e-9);
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 2, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 50e9 + 2.0 * W / 2e12, 1e-3);
+}
+
 /* W8A8 experts: the tokens travel between devices in their memory dtype (act_io_dtype, bf16 by
  * default), not as the int8 codes that exist only inside each expert's GEMMs. 64 tokens, top-2
  * of 8 experts over EP 8, d = 256: the all-to-all moves 64 x 2 x 256 x 2 B x 7/8 one way in bf16,
