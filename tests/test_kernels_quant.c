@@ -643,6 +643,10 @@ Test(kernels_quant, results_do_not_depend_on_the_thread_count)
             cr_assert_eq(run_k(ks[ki], &w, T, x, y3, 3), 0);
             cr_assert_eq(memcmp(y1, y3, T * d * 4), 0, "%s T=%zu: 1 and 3 threads differ",
                          ks[ki]->name, T);
+            /* 7 threads: items shrink to single panels and smaller row blocks */
+            cr_assert_eq(run_k(ks[ki], &w, T, x, y3, 7), 0);
+            cr_assert_eq(memcmp(y1, y3, T * d * 4), 0, "%s T=%zu: 1 and 7 threads differ",
+                         ks[ki]->name, T);
             free(x);
             free(y1);
             free(y3);

@@ -12,6 +12,7 @@
  * (decode: each weight byte read once) instead of its row-tiled gemm. */
 #include "../quant/quant_internal.h"
 #include "driver.h"
+#include "drv_sched.h"
 #include "qpack.h"
 
 enum { NR = 32 };
@@ -95,6 +96,7 @@ typedef struct i8plan {
     size_t ldf;      /* fp32 h row stride (floats) */
     size_t off_sx, off_hf, off_hq, off_sh, shared;
     size_t off_g, off_hb, per_thread; /* per thread: int32 sums, fp32 tile, h rows */
+    size_t grp[2], imc[2]; /* per matrix (up, down): panels and rows of an item (i8_items) */
 } i8plan;
 
 /* A code row stride for n codes: whole cache lines, an odd number of them. */
@@ -125,6 +127,22 @@ static void plan_ws(const ffn__drv *dv, const i8layout *l, const ffn_kshape *s, 
     p->off_hb = p->off_g + ffn__round_up(p->mc * NR * 4, 64);
     p->per_thread = p->off_hb + ffn__round_up(p->mc * NR * 4, 64);
     (void)s;
+}
+
+/* Items (row block x panel group, each one gemm call over all of K) for nt threads: the
+ * table's panels and mc, shrunk as the float schedules' are (ffn__drv_t_items: panels first,
+ * then rows, never below 4 row tiles) where a matrix has fewer than 4 items a thread. The
+ * decode stream keeps its own. */
+static void i8_items(const ffn_ukernels_i8 *u, const i8layout *l, int nt, i8plan *p)
+{
+    const size_t rt = p->stream || u->row_tile < 1 ? 1 : u->row_tile;
+    for (int m = 0; m < 2; m++) {
+        p->grp[m] = u->panels;
+        p->imc[m] = p->mc;
+        if (!p->stream)
+            ffn__drv_t_items(p->rows, p->mc, rt, m ? l->pd : l->np1, 1, u->panels, nt, &p->grp[m],
+                             &p->imc[m]);
+    }
 }
 
 size_t ffn__drv_i8_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads)
@@ -183,7 +201,7 @@ static void run_mat(const i8job *jb, const i8mat *m, size_t *next, int t, int do
     const i8plan *p = jb->p;
     const ffn_kshape *s = jb->s;
     const i8layout *l = jb->l;
-    const size_t P = u->panels, mcb = p->mc, rows = p->rows, T = jb->T;
+    const size_t P = p->grp[down], mcb = p->imc[down], rows = p->rows, T = jb->T;
     const size_t nrb = (rows + mcb - 1) / mcb, ng = (m->np + P - 1) / P;
     unsigned char *tb = jb->w + p->shared + (size_t)t * p->per_thread;
     int32_t *cbuf = (int32_t *)(void *)tb;
@@ -277,6 +295,7 @@ int ffn__drv_i8_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshap
     i8plan p;
     plan_ws(dv, &l, s, T, &p);
     const int nt = ffn__threads(threads);
+    i8_items(dv->i8, &l, nt, &p);
     size_t next[2] = {0, 0};
     const i8job jb = {
         .u = dv->i8,
