@@ -40,6 +40,18 @@ static ffn_hw cpu(void)
     return hw;
 }
 
+/* dt's tiles on hw: a CPU kernel of 1 x 32 tiles that streams up to `rows` rows. */
+static ffn_tileset *stream_tiles(ffn_hw *hw, ffn_dtype dt, uint32_t rows)
+{
+    ffn_tileset *ts = &hw->eff.tiles_dt[dt];
+    ts->n_tiles = 1;
+    ts->tiles[0][0] = 1;
+    ts->tiles[0][1] = 32;
+    ts->min_rows = 1;
+    ts->gemv_rows = rows;
+    return ts;
+}
+
 /* The simulator's fused layer for the kernel's formats: activations fp32 in memory (what
  * ffnroof's kernels read and write), multiply in the kernel's format. */
 static ffn_layer_cost sim_layer(const ffn_kernel *k, const ffn_kshape *s, size_t T)
@@ -478,12 +490,7 @@ Test(quant_count, a_fitted_stream_fraction_covers_the_first_row)
     hw.eff.memory_max_gemv_dq[FFN_DT_INT4] = 0.5;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 50e9, 1e-9);
-    ffn_tileset *ts = &hw.eff.tiles_dt[FFN_DT_BF16];
-    ts->n_tiles = 1;
-    ts->tiles[0][0] = 1;
-    ts->tiles[0][1] = 32;
-    ts->min_rows = 1;
-    ts->gemv_rows = 4;
+    ffn_tileset *ts = stream_tiles(&hw, FFN_DT_BF16, 4);
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 2, &a), 0);
     close_rel(a.predicted_s, a.bytes / 50e9 + 2.0 * W / 2e12, 1e-3);
     memset(ts, 0, sizeof *ts);
@@ -512,12 +519,7 @@ Test(quant_count, a_float_decode_stream_fraction_covers_the_first_row)
     ffn_layer_cost a;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 50e9 + 2.0 * W / 2e12, 1e-3);
-    ffn_tileset *ts = &hw.eff.tiles_dt[FFN_DT_BF16];
-    ts->n_tiles = 1;
-    ts->tiles[0][0] = 1;
-    ts->tiles[0][1] = 32;
-    ts->min_rows = 1;
-    ts->gemv_rows = 4;
+    stream_tiles(&hw, FFN_DT_BF16, 4);
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 50e9, 1e-9);
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 2, &a), 0);
