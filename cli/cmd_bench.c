@@ -458,12 +458,10 @@ int ffn_cmd_bench(int argc, char **argv)
         size_t l = strlen(command);
         snprintf(command + l, sizeof command - l, " %s", argv[i]);
     }
-    {
-        const ffn_prof_steal steal1 = ffn_prof_steal_now();
-        ffn_prof_steal_note(&steal0, &steal1, res[0].threads > 0 ? res[0].threads : 1, notes,
-                            sizeof notes);
-    }
-    if (load[0] > (double)(res[0].threads > 0 ? res[0].threads : 1) * 0.5) {
+    const int threads_run = res[0].threads > 0 ? res[0].threads : 1;
+    const ffn_prof_steal steal1 = ffn_prof_steal_now();
+    ffn_prof_steal_note(&steal0, &steal1, threads_run, notes, sizeof notes);
+    if (load[0] > (double)threads_run * 0.5) {
         size_t l = strlen(notes);
         snprintf(notes + l, sizeof notes - l,
                  "%sload average %.2f at the start: other work was "

@@ -471,21 +471,21 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
      * (2026-12-02) 1.6x slower than measured even at the whole bandwidth. */
     double vec = op->vec_ops, flops = op->flops;
     const double dqc = (unsigned)dq < FFN_DT_COUNT ? e->dequant_cost[dq] : 0;
-    const bool stream = op->m <= ffn_gemv_rows(hw, op->compute_dtype);
+    const uint64_t gemv_rows = ffn_gemv_rows(hw, op->compute_dtype);
+    const bool stream = op->m <= gemv_rows;
     if (dqc > 0 && !stream) vec += op->dequant_weights * (dqc - 1.0);
-    if (gemm && stream && (unsigned)dq < FFN_DT_COUNT && e->memory_max_gemv_dq[dq] > 0) {
-        vec = 0;
+    /* So does the float weights' decode stream, where the spec's tiles say its kernels stream
+     * (a calibrated CPU spec: gemv_rows > 1; GPU specs have none): memory_max_gemv is fitted
+     * on one-row streams, their FMAs (one per weight read) included. Charged beside it, they
+     * made a one-thread bf16 decode on Zen 4 (2026-12-03, p = 1) 26-30% slower than measured
+     * while the fp32 one, whose stream the fraction was fitted to, was on time: the same FLOPs
+     * weigh twice as much against half the bytes. */
+    const bool q_stream = (unsigned)dq < FFN_DT_COUNT && e->memory_max_gemv_dq[dq] > 0;
+    const bool f_stream = dq == FFN_DT_COUNT && gemv_rows > 1;
+    if (gemm && stream && (q_stream || f_stream)) {
+        if (q_stream) vec = 0;
         flops *= (double)(op->m - 1) / (double)op->m;
     }
-    /* The float weights' decode stream likewise, where the spec's tiles say its kernels stream
-     * (a calibrated CPU spec: gemv_rows > 1; GPU specs have none): its fraction
-     * (memory_max_gemv) is fitted on one-row streams, so their first row's FMAs, one per weight
-     * read, are in it. Charged beside it, they made a one-thread bf16 decode on Zen 4
-     * (2026-12-03, p = 1) 26-30% slower than measured while the fp32 one, whose stream the
-     * fraction was fitted to, was on time: the same FLOPs weigh twice as much against half the
-     * bytes. */
-    if (gemm && stream && dq == FFN_DT_COUNT && ffn_gemv_rows(hw, op->compute_dtype) > 1)
-        flops *= (double)(op->m - 1) / (double)op->m;
     if (op->flops <= 0 && op->bytes <= 0)
         op->predicted_s = 0;
     else if (gemm)

@@ -490,13 +490,13 @@ Test(kernels, work_items_follow_the_thread_count)
      * (64 panels), T = 512 in one block: 2 threads keep it; 56 threads split the rows down to 4
      * row tiles; a grab of 8 panels gives way to whole groups first */
     size_t chunk, bmc;
-    ffn__drv_t_items(512, 512, 32, 64, 2, 2, 2, &chunk, &bmc);
+    ffn__drv_phase_items(512, 512, 32, 64, 2, 2, 2, &chunk, &bmc);
     cr_assert_eq(chunk, 2);
     cr_assert_eq(bmc, 512);
-    ffn__drv_t_items(512, 512, 32, 64, 2, 2, 56, &chunk, &bmc);
+    ffn__drv_phase_items(512, 512, 32, 64, 2, 2, 56, &chunk, &bmc);
     cr_assert_eq(chunk, 2);
     cr_assert_eq(bmc, 128, "4 row tiles of 32, got %zu", bmc);
-    ffn__drv_t_items(512, 512, 32, 352, 2, 8, 56, &chunk, &bmc);
+    ffn__drv_phase_items(512, 512, 32, 352, 2, 8, 56, &chunk, &bmc);
     cr_assert_eq(chunk, 2, "352 panels for 224 wanted items: grabs of one group, got %zu", chunk);
     cr_assert_eq(bmc, 256, "176 groups for 224 wanted items: two row blocks, got %zu", bmc);
 }

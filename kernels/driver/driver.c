@@ -16,8 +16,8 @@
  *    item stay in the thread's buffer across chunks; each row panel prefetches its slice of the
  *    next weight chunk into L2 while it computes; the epilogue (bias, activation, gate x up)
  *    writes h into the same chunk-major layout (hp[chunk][panel][k][mr], K = f);
- *  - down: items (row block, group of up to DG panels), order chunk, panel, row panel: the block of
- * h (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
+ *  - down: items (row block, group of up to DG panels), order chunk, panel, row panel: the
+ *    block of h (mc x kc) stays in L2 for the group, each weight chunk in L1 for all row panels;
  *  - T <= stream_rows: no blocking, whole panels streamed through the table's gemv, x and h in
  *    k-major panels T rows wide. */
 #include "drv_sched.h"
@@ -34,14 +34,6 @@
 /* DG, GRAB_PANELS: drv_sched.h */
 
 /* ---- workspace ---------------------------------------------------------------------------- */
-
-/* Rows per block: at most mc_max and equal blocks (T = 512 is one block of 512 rows, not 504 +
- * 8, which would stream every weight twice for 8 rows), a multiple of mr. */
-static size_t block_rows(size_t T, size_t mc_max, size_t mr)
-{
-    const size_t blocks = (T + mc_max - 1) / mc_max;
-    return ((T + blocks - 1) / blocks + mr - 1) / mr * mr;
-}
 
 unsigned ffn__drv_stream_rows(const ffn__drv *dv)
 {
@@ -93,7 +85,7 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         p->hbuf_floats = g * nr;
     } else {
         p->rows = ffn__round_up(T, u->mr);
-        p->mc = block_rows(T, u->mc, u->mr);
+        p->mc = ffn__drv_block_rows(T, u->mc, u->mr);
         p->pair_gemm = ffn__drv_wants_pairs(dv, s) && dv->q->pgemm;
         if (p->pair_gemm) {
             p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * p->rows * 4, 64);

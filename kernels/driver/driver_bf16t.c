@@ -122,8 +122,8 @@ void ffn__drv_bf16t_items(const ffn__drv *dv, const ffn__drv_layout *l, int nt, 
     const size_t mc = p->rows < tk->mc ? p->rows : tk->mc;
     for (int pass = 0; pass < 2; pass++) {
         const size_t np = pass ? l->pd : l->np1, kp = pass ? l->kp2 : l->kp1;
-        ffn__drv_t_items(p->rows, mc, rt, np, g, bf16t_chunk(tk, kp * 32 * 2), nt,
-                         &p->t_chunk[pass], &p->t_mc[pass]);
+        ffn__drv_phase_items(p->rows, mc, rt, np, g, bf16t_chunk(tk, kp * 32 * 2), nt,
+                             &p->t_chunk[pass], &p->t_mc[pass]);
     }
 }
 

@@ -130,7 +130,7 @@ static void plan_ws(const ffn__drv *dv, const i8layout *l, const ffn_kshape *s, 
 }
 
 /* Items (row block x panel group, each one gemm call over all of K) for nt threads: the
- * table's panels and mc, shrunk as the float schedules' are (ffn__drv_t_items: panels first,
+ * table's panels and mc, shrunk as the float schedules' are (ffn__drv_phase_items: panels first,
  * then rows, never below 4 row tiles) where a matrix has fewer than 4 items a thread. The
  * decode stream keeps its own. */
 static void i8_items(const ffn_ukernels_i8 *u, const i8layout *l, int nt, i8plan *p)
@@ -140,8 +140,8 @@ static void i8_items(const ffn_ukernels_i8 *u, const i8layout *l, int nt, i8plan
         p->grp[m] = u->panels;
         p->imc[m] = p->mc;
         if (!p->stream)
-            ffn__drv_t_items(p->rows, p->mc, rt, m ? l->pd : l->np1, 1, u->panels, nt, &p->grp[m],
-                             &p->imc[m]);
+            ffn__drv_phase_items(p->rows, p->mc, rt, m ? l->pd : l->np1, 1, u->panels, nt,
+                                 &p->grp[m], &p->imc[m]);
     }
 }
 

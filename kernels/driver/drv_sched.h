@@ -57,7 +57,7 @@ void ffn__drv_epi_act(const job *jb, size_t j, size_t rows, const float *c, floa
 void ffn__drv_epi_out(const job *jb, size_t r, size_t j, const float *c);
 /* The bf16 tile schedule (AMX, VDPBF16PS tiles) of thread t of nt (driver_bf16t.c). */
 void ffn__drv_bf16t_thread(const job *jb, int t, int nt);
-/* The bf16 tile schedule's items for nt threads into p (t_chunk, t_mc; ffn__drv_t_items). */
+/* The bf16 tile schedule's items for nt threads into p (t_chunk, t_mc; ffn__drv_phase_items). */
 void ffn__drv_bf16t_items(const ffn__drv *dv, const ffn__drv_layout *l, int nt, wsplan *p);
 /* W4 prefill on bf16 pairs (tables with pdequant and pgemm) of thread t of nt (driver_pairs.c). */
 void ffn__drv_pair_thread(const job *jb, int t, int nt);
@@ -69,57 +69,49 @@ enum { DG = 4, GRAB_PANELS = 4 };
  * then leave the others little to wait for. */
 enum { ITEMS_PER_THREAD = 4 };
 
-/* The work items of the fp32 and pair schedules for nt threads, T rows in row blocks of mc (a
- * multiple of mr), np1 gate/up panels and pd down panels: *grab gate/up panels a grab (at most
- * GRAB_PANELS), down groups of *dg panels (at most DG) over row blocks of *down_mc rows (at most
- * mc). Each shrinks, in that order, only while its phase has fewer than ITEMS_PER_THREAD items a
- * thread: the group only lets a chunk of h serve more panels from L2, while each extra down row
- * block reads the down weights once more, so rows split last, and only where split_rows (the
- * fp32 schedule; the pair schedule's h layout follows its own row panels) and never below 4 * mr
- * rows. With 2 threads and LLM shapes nothing shrinks; with 96 (EPYC 9654), T = 512 and d =
- * 2048 the down GEMM had 16 groups of 4 panels (AVX-512: pd = 64), 80 threads idle. */
-static inline void ffn__drv_items(size_t T, size_t mc, size_t mr, size_t np1, size_t pd, int nt,
-                                  bool split_rows, size_t *grab, size_t *dg, size_t *down_mc)
+/* Rows per block: at most mc_max and equal blocks (T = 512 is one block of 512 rows, not 504 +
+ * 8, which would stream every weight twice for 8 rows), a multiple of mr. */
+static inline size_t ffn__drv_block_rows(size_t T, size_t mc_max, size_t mr)
 {
-    const size_t want = ITEMS_PER_THREAD * (size_t)(nt > 1 ? nt : 1);
-    const size_t nic = (T + mc - 1) / mc;
-    *grab = GRAB_PANELS;
-    while (*grab > 1 && nic * ((np1 + *grab - 1) / *grab) < want)
-        *grab /= 2;
-    *dg = DG;
-    while (*dg > 1 && nic * ((pd + *dg - 1) / *dg) < want)
-        *dg /= 2;
-    *down_mc = mc;
-    if (!split_rows || nic * pd >= want || pd == 0) return;
-    const size_t blocks = (want + pd - 1) / pd;                   /* row blocks wanted */
-    size_t rows = ((T + blocks - 1) / blocks + mr - 1) / mr * mr; /* rows a block */
-    if (rows < 4 * mr) rows = 4 * mr;
-    if (rows >= mc) return;
-    /* equal blocks of at most `rows` rows, a multiple of mr (driver.c's block_rows) */
-    const size_t nb = (T + rows - 1) / rows;
-    *down_mc = ((T + nb - 1) / nb + mr - 1) / mr * mr;
+    const size_t blocks = (T + mc_max - 1) / mc_max;
+    return ffn__round_up((T + blocks - 1) / blocks, mr);
 }
 
-/* The bf16 tile schedule's items for nt threads, one pass (np panels, whole groups of g; Tpad
- * rows, a multiple of row_tile, in blocks of mc): *chunk items a grab (chunk0, about 256 KiB of
- * weights, at first) and row blocks of *bmc rows, shrunk as ffn__drv_items shrinks the fp32
- * schedule's: the grab to whole groups first, then the row block, never below 4 row tiles. */
-static inline void ffn__drv_t_items(size_t Tpad, size_t mc, size_t row_tile, size_t np, size_t g,
-                                    size_t chunk0, int nt, size_t *chunk, size_t *bmc)
+/* The items of one phase of a schedule for nt threads: np panels handed out chunk0 at a time
+ * (whole groups of g), over T rows (a multiple of row_tile where the schedule pads) in blocks of
+ * mc. *chunk panels an item or grab and row blocks of *bmc rows, each shrunk, in that order,
+ * only while the phase has fewer than ITEMS_PER_THREAD items a thread: a larger chunk only lets
+ * the rows' chunk serve more panels from L2, while each extra row block reads the weights once
+ * more, so rows split last, never below 4 row tiles, into equal blocks. With 2 threads and LLM
+ * shapes nothing shrinks; with 96 (EPYC 9654), T = 512 and d = 2048 the fp32 schedule's down
+ * GEMM had 16 groups of 4 panels (AVX-512: pd = 64), 80 threads idle. */
+static inline void ffn__drv_phase_items(size_t T, size_t mc, size_t row_tile, size_t np, size_t g,
+                                        size_t chunk0, int nt, size_t *chunk, size_t *bmc)
 {
     const size_t want = ITEMS_PER_THREAD * (size_t)(nt > 1 ? nt : 1);
-    const size_t nic = (Tpad + mc - 1) / mc, groups = (np + g - 1) / g;
+    const size_t nic = (T + mc - 1) / mc, groups = (np + g - 1) / g;
     *chunk = chunk0;
     while (*chunk > g && nic * ((np + *chunk - 1) / *chunk) < want)
         *chunk = ffn__round_up(*chunk / 2, g);
     *bmc = mc;
     if (nic * groups >= want || groups == 0) return;
     const size_t blocks = (want + groups - 1) / groups;
-    size_t rows = ffn__round_up((Tpad + blocks - 1) / blocks, row_tile);
+    size_t rows = ffn__round_up((T + blocks - 1) / blocks, row_tile);
     if (rows < 4 * row_tile) rows = 4 * row_tile;
-    if (rows >= mc) return;
-    const size_t nb = (Tpad + rows - 1) / rows;
-    *bmc = ffn__round_up((Tpad + nb - 1) / nb, row_tile);
+    if (rows < mc) *bmc = ffn__drv_block_rows(T, rows, row_tile);
+}
+
+/* The fp32 and pair schedules' items (ffn__drv_phase_items): gate/up grabs of *grab panels (at
+ * most GRAB_PANELS), down groups of *dg panels (at most DG) over row blocks of *down_mc rows, split
+ * only where split_rows (the fp32 schedule; the pair schedule's h layout follows its own row
+ * panels). */
+static inline void ffn__drv_items(size_t T, size_t mc, size_t mr, size_t np1, size_t pd, int nt,
+                                  bool split_rows, size_t *grab, size_t *dg, size_t *down_mc)
+{
+    size_t up_mc; /* gate/up keeps its row blocks: h is written in them */
+    ffn__drv_phase_items(T, mc, mr, np1, 1, GRAB_PANELS, nt, grab, &up_mc);
+    ffn__drv_phase_items(T, mc, mr, pd, 1, DG, nt, dg, down_mc);
+    if (!split_rows) *down_mc = mc;
 }
 
 /* The next item of the down GEMM of the fp32 and pair schedules from the shared counter: the
