@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ffnroof/kernels.h"
+#include "skip_clean.h"
 
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 
@@ -93,7 +94,7 @@ Test(cli_calisa, unusable_isa_is_exit_2_and_writes_nothing)
 Test(cli_calisa, avx2_cap_on_an_avx512_host)
 {
     if (!ffn_isa_available(FFN_ISA_AVX512) || !ffn_isa_available(FFN_ISA_AVX2))
-        cr_skip_test("needs a host with AVX-512 and AVX2");
+        skip_clean(teardown, "needs a host with AVX-512 and AVX2");
     int rc = run("FFNROOF_ISA=avx2", "calibrate --test-tiny --out cal");
     cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
     const char *o = slurp(out_path);
@@ -211,7 +212,7 @@ Test(cli_calisa, interrupt_while_writing_finishes_the_files)
     }
     if (!seen) {
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run failed");
-        cr_skip_test("the run wrote and exited between two looks at %s", cal);
+        skip_clean(teardown, "the run wrote and exited between two looks at %s", cal);
     }
     kill(pid, SIGINT);
     cr_assert_eq(waitpid(pid, &st, 0), pid);

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "skip_clean.h"
 
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SRC FFNROOF_SOURCE_DIR
@@ -248,8 +249,8 @@ Test(faults, output_onto_a_full_file_system_is_exit_1_and_leaves_nothing)
     snprintf(fs, sizeof fs, "%s/fs", root);
     cr_assert_eq(mkdir(fs, 0700), 0);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=16k") != 0)
-        cr_skip_test("cannot mount a small tmpfs here (%s): needs root with CAP_SYS_ADMIN",
-                     strerror(errno));
+        skip_clean(teardown, "cannot mount a small tmpfs here (%s): needs root with CAP_SYS_ADMIN",
+                   strerror(errno));
     int rc = run(NULL, "predict --hw h100-sxm --model llama2-7b --batch 1-64 --format json "
                        "--out fs/out.json");
     const size_t left = count_entries(fs);

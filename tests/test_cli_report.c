@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ffnroof/report_md.h"
+#include "skip_clean.h"
 
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define DATA FFNROOF_TEST_DATA "/plot/"
@@ -123,7 +124,7 @@ Test(cli_report, no_gnuplot_writes_data_and_script_and_says_how_to_render)
 
 Test(cli_report, gnuplot_renders_a_png_of_the_requested_size)
 {
-    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed here");
+    if (!have_gnuplot()) skip_clean(teardown, "gnuplot is not installed here");
     int rc = run("plot roofline --hw h100-sxm,xeon-8480 --model llama2-7b --size 640x480 "
                  "--out charts --name r");
     cr_assert_eq(rc, 0, "%s", slurp(err_path));
@@ -144,7 +145,7 @@ Test(cli_report, gnuplot_renders_a_png_of_the_requested_size)
 
 Test(cli_report, latency_and_moe_charts_render)
 {
-    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed here");
+    if (!have_gnuplot()) skip_clean(teardown, "gnuplot is not installed here");
     cr_assert_eq(run("plot latency --model mixtral-8x7b --hw h100-sxm --batch 1-64:x4 --seq "
                      "128,1024 --bench " DATA "bench.json --out c --size 400x300"),
                  0, "%s", slurp(err_path));
