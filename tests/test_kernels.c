@@ -298,6 +298,15 @@ Test(kernels, matches_reference_every_activation_and_shape, .timeout = 1800)
         {5, 15, 33},
         /* more than two row blocks: the work-sharing counter splits rows and panels */
         {1100, 33, 65},
+        /* a last row panel of every height on every GEMM tile (mr 6: 25 and the shapes above; mr
+         * 8: 10 to 15 and 25; mr 14: 15 and 25): each tile height has a code path of its own */
+        {25, 33, 65},
+        {15, 33, 65},
+        {10, 33, 65},
+        {11, 17, 33},
+        {12, 33, 65},
+        {13, 17, 33},
+        {14, 33, 65},
     };
     const ffn_kernel *ks[MAXK];
     const size_t nk = fast_kernels(ks);

@@ -7,6 +7,7 @@
  * use libm (expf, erfcf) in fp32; kernels/ref is the double-precision oracle they are tested
  * against. */
 #include "../driver/ukernel.h"
+#include "../driver/ukr_rows.h"
 #include "../kern_internal.h"
 #include "../kern_qukernels.h"
 
@@ -31,72 +32,57 @@ static inline void v4_store(float *p, v4f v)
     memcpy(p, &v, sizeof v);
 }
 
-/* The full 6 x 8 tile, 12 accumulators as named variables (arrays of vectors were kept in memory
- * as well and stored every k step: 20% of the plain-C roof on the SPR-class dev VM). */
-#define ROW6(X) X(0) X(1) X(2) X(3) X(4) X(5)
-static void gemm6(size_t kc, const float *a, size_t as, const float *b, float *c, size_t ldc,
-                  bool acc)
-{
-#define DECL(r) v4f c##r##0, c##r##1;
-    ROW6(DECL)
-#undef DECL
-    if (acc) {
-#define LD(r)                                                                                      \
+/* The tile for each row count m = 1..6, its 2m accumulators named (driver/ukr_rows.h says why:
+ * arrays of vectors ran at 20% of the plain-C roof on the SPR-class dev VM). The block tails
+ * went row by row before, two accumulators and one FMA-latency chain each: 16-18 against 34
+ * GFLOP/s for the full tile (Zen 4, one thread, 2026-12-03). */
+#define TILE_DECL(r) v4f c##r##0, c##r##1;
+#define TILE_LD(r)                                                                                 \
     c##r##0 = v4_load(c + (r)*ldc);                                                                \
     c##r##1 = v4_load(c + (r)*ldc + 4);
-        ROW6(LD)
-#undef LD
-    } else {
-#define ZR(r) c##r##0 = c##r##1 = (v4f){0.0f, 0.0f, 0.0f, 0.0f};
-        ROW6(ZR)
-#undef ZR
-    }
-    for (size_t k = 0; k < kc; k++) {
-        const v4f b0 = v4_load(b + k * NR), b1 = v4_load(b + k * NR + 4);
-        const float *ak = a + k * as;
-#define FM(r)                                                                                      \
+#define TILE_ZR(r) c##r##0 = c##r##1 = (v4f){0.0f, 0.0f, 0.0f, 0.0f};
+#define TILE_FM(r)                                                                                 \
     {                                                                                              \
         const v4f av = (v4f){ak[r], ak[r], ak[r], ak[r]};                                          \
         c##r##0 += av * b0;                                                                        \
         c##r##1 += av * b1;                                                                        \
     }
-        ROW6(FM)
-#undef FM
-    }
-#define ST(r)                                                                                      \
+#define TILE_ST(r)                                                                                 \
     v4_store(c + (r)*ldc, c##r##0);                                                                \
     v4_store(c + (r)*ldc + 4, c##r##1);
-    ROW6(ST)
-#undef ST
-}
-
-/* A row panel of m < MR rows (block tails). */
-static void gemm_tail(const size_t m, size_t kc, const float *a, size_t as, const float *b,
-                      float *c, size_t ldc, bool acc_in)
-{
-    for (size_t r = 0; r < m; r++) {
-        v4f s0 = acc_in ? v4_load(c + r * ldc) : (v4f){0, 0, 0, 0};
-        v4f s1 = acc_in ? v4_load(c + r * ldc + 4) : (v4f){0, 0, 0, 0};
-        for (size_t k = 0; k < kc; k++) {
-            const float x = a[k * as + r];
-            const v4f av = (v4f){x, x, x, x};
-            s0 += av * v4_load(b + k * NR);
-            s1 += av * v4_load(b + k * NR + 4);
-        }
-        v4_store(c + r * ldc, s0);
-        v4_store(c + r * ldc + 4, s1);
+#define TILE(name, ROWS)                                                                           \
+    static void name(size_t kc, const float *a, size_t as, const float *b, float *c, size_t ldc,   \
+                     bool acc)                                                                     \
+    {                                                                                              \
+        ROWS(TILE_DECL)                                                                            \
+        if (acc) {                                                                                 \
+            ROWS(TILE_LD)                                                                          \
+        } else {                                                                                   \
+            ROWS(TILE_ZR)                                                                          \
+        }                                                                                          \
+        for (size_t k = 0; k < kc; k++) {                                                          \
+            const v4f b0 = v4_load(b + k * NR), b1 = v4_load(b + k * NR + 4);                      \
+            const float *ak = a + k * as;                                                          \
+            ROWS(TILE_FM)                                                                          \
+        }                                                                                          \
+        ROWS(TILE_ST)                                                                              \
     }
-}
+TILE(gemm1, FFN_ROWS1)
+TILE(gemm2, FFN_ROWS2)
+TILE(gemm3, FFN_ROWS3)
+TILE(gemm4, FFN_ROWS4)
+TILE(gemm5, FFN_ROWS5)
+TILE(gemm6, FFN_ROWS6)
+
+typedef void (*tile_fn)(size_t, const float *, size_t, const float *, float *, size_t, bool);
 
 static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b, float *c,
                  size_t ldc, bool acc, const void *pf, size_t pf_bytes)
 {
     (void)pf;
     (void)pf_bytes;
-    if (m == MR)
-        gemm6(kc, a, as, b, c, ldc, acc);
-    else
-        gemm_tail(m, kc, a, as, b, c, ldc, acc);
+    static const tile_fn tiles[MR] = {gemm1, gemm2, gemm3, gemm4, gemm5, gemm6};
+    tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, acc);
 }
 
 /* IEEE binary16 -> fp32, exact (subnormals, Inf and NaN included), the way F. Giesen's

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../driver/ukernel.h"
+#include "../driver/ukr_rows.h"
 #include "ukr_avx2_q.h"
 
 #define FFN_AI static inline __attribute__((always_inline))
@@ -36,37 +37,6 @@ FFN_AI void load_row(const int wdt, const void *B, size_t k, __m256 *b0, __m256 
     } else {
         *b0 = _mm256_cvtph_ps(lo);
         *b1 = _mm256_cvtph_ps(hi);
-    }
-}
-
-FFN_AI void body(const int wdt, const int m, size_t kc, const float *A, size_t as, const void *B,
-                 float *C, size_t ldc, bool acc, const char *pf, size_t pf_bytes, bool stream)
-{
-    const size_t rowb = wdt == FFN_UKR_F32 ? NR * 4 : NR * 2;
-    __m256 c0[MR], c1[MR];
-    for (int r = 0; r < m; r++) {
-        if (acc) {
-            c0[r] = _mm256_loadu_ps(C + (size_t)r * ldc);
-            c1[r] = _mm256_loadu_ps(C + (size_t)r * ldc + 8);
-        } else {
-            c0[r] = c1[r] = _mm256_setzero_ps();
-        }
-    }
-    const char *bs = (const char *)B;
-    for (size_t k = 0; k < kc; k++) {
-        if (pf && k * 64 < pf_bytes) _mm_prefetch(pf + k * 64, _MM_HINT_T1);
-        if (stream && (k * rowb) % 64 == 0) _mm_prefetch(bs + k * rowb + PF_STREAM, _MM_HINT_T0);
-        __m256 b0, b1;
-        load_row(wdt, B, k, &b0, &b1);
-        for (int r = 0; r < m; r++) {
-            const __m256 a = _mm256_broadcast_ss(A + k * as + (size_t)r);
-            c0[r] = _mm256_fmadd_ps(a, b0, c0[r]);
-            c1[r] = _mm256_fmadd_ps(a, b1, c1[r]);
-        }
-    }
-    for (int r = 0; r < m; r++) {
-        _mm256_storeu_ps(C + (size_t)r * ldc, c0[r]);
-        _mm256_storeu_ps(C + (size_t)r * ldc + 8, c1[r]);
     }
 }
 
@@ -100,96 +70,88 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
                      _mm256_add_ps(_mm256_add_ps(a1[0], a1[1]), _mm256_add_ps(a1[2], a1[3])));
 }
 
-#define BODY_CASES(wdt, stream)                                                                    \
-    switch (m) {                                                                                   \
-    case 6:                                                                                        \
-        body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 5:                                                                                        \
-        body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 4:                                                                                        \
-        body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 3:                                                                                        \
-        body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 2:                                                                                        \
-        body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    default:                                                                                       \
-        body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    }
-
-/* The full 6-row tile with its 12 accumulators as named variables: with arrays of vectors GCC 12
- * kept every accumulator in memory too and stored all 12 each k step (store-bound at 38% of the
- * FMA peak on the SPR-class dev VM, 2026-12-01); with named ones they stay in registers. */
-#define ROW6(X) X(0) X(1) X(2) X(3) X(4) X(5)
-static void gemm6(size_t kc, const float *A, size_t as, const float *B, float *C, size_t ldc,
-                  bool acc, const char *pf, size_t pf_bytes)
-{
-#define DECL(r) __m256 c##r##0, c##r##1;
-    ROW6(DECL)
-#undef DECL
-    if (acc) {
-#define LD(r)                                                                                      \
+/* The tile for each row count m = 1..6, its 2m accumulators named (driver/ukr_rows.h says why),
+ * for the GEMM (fp32 B, acc, the next chunk's slice pf prefetched before the k loop) and for the
+ * decode stream's rows 2..6 (weights of the table's dtype widened in registers, prefetched
+ * PF_STREAM bytes ahead). With arrays of accumulators the partial GEMM tiles (the last row
+ * panel of a block: 4 of 16 rows at T = 16) ran at 42-47 GFLOP/s against 101 for the full tile
+ * (Zen 4, one thread, A in L2, 2026-12-03), and the stream stored every accumulator each k
+ * step. With pf tested inside the k loop (one line a step) the AVX2 FFN prefill ran 5-8%
+ * slower (T = 512, d = 2048, f = 5632, one and two threads, toggled in one process). */
+#define TILE_DECL(r) __m256 c##r##0, c##r##1;
+#define TILE_LD(r)                                                                                 \
     c##r##0 = _mm256_loadu_ps(C + (r)*ldc);                                                        \
     c##r##1 = _mm256_loadu_ps(C + (r)*ldc + 8);
-        ROW6(LD)
-#undef LD
-    } else {
-#define ZR(r) c##r##0 = c##r##1 = _mm256_setzero_ps();
-        ROW6(ZR)
-#undef ZR
-    }
-    for (size_t k = 0; k < kc; k++) {
-        if (pf && k * 64 < pf_bytes) _mm_prefetch(pf + k * 64, _MM_HINT_T1);
-        const __m256 b0 = _mm256_loadu_ps(B + k * NR), b1 = _mm256_loadu_ps(B + k * NR + 8);
-        const float *ak = A + k * as;
-#define FM(r)                                                                                      \
+#define TILE_ZR(r) c##r##0 = c##r##1 = _mm256_setzero_ps();
+#define TILE_FM(r)                                                                                 \
     {                                                                                              \
         const __m256 a = _mm256_broadcast_ss(ak + (r));                                            \
         c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                                                 \
         c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1);                                                 \
     }
-        ROW6(FM)
-#undef FM
-    }
-#define ST(r)                                                                                      \
+#define TILE_ST(r)                                                                                 \
     _mm256_storeu_ps(C + (r)*ldc, c##r##0);                                                        \
     _mm256_storeu_ps(C + (r)*ldc + 8, c##r##1);
-    ROW6(ST)
-#undef ST
-}
+#define TILE(name, WDT, STREAM, ROWS)                                                              \
+    static void name(size_t kc, const float *A, size_t as, const void *B, float *C, size_t ldc,    \
+                     bool acc, const char *pf, size_t pf_bytes)                                    \
+    {                                                                                              \
+        const size_t rowb = WDT == FFN_UKR_F32 ? NR * 4 : NR * 2;                                  \
+        const char *bs = (const char *)B;                                                          \
+        ROWS(TILE_DECL)                                                                            \
+        if (acc) {                                                                                 \
+            ROWS(TILE_LD)                                                                          \
+        } else {                                                                                   \
+            ROWS(TILE_ZR)                                                                          \
+        }                                                                                          \
+        if (pf)                                                                                    \
+            for (size_t o = 0; o < pf_bytes; o += 64)                                              \
+                _mm_prefetch(pf + o, _MM_HINT_T1);                                                 \
+        for (size_t k = 0; k < kc; k++) {                                                          \
+            if (STREAM && (k * rowb) % 64 == 0)                                                    \
+                _mm_prefetch(bs + k * rowb + PF_STREAM, _MM_HINT_T0);                              \
+            __m256 b0, b1;                                                                         \
+            load_row(WDT, B, k, &b0, &b1);                                                         \
+            const float *ak = A + k * as;                                                          \
+            ROWS(TILE_FM)                                                                          \
+        }                                                                                          \
+        ROWS(TILE_ST)                                                                              \
+    }
+typedef void (*tile_fn)(size_t, const float *, size_t, const void *, float *, size_t, bool,
+                        const char *, size_t);
+/* One table of tiles, rows 1..6: *name##1 .. *name##6. */
+#define TILES(name, WDT, STREAM)                                                                   \
+    TILE(name##1, WDT, STREAM, FFN_ROWS1)                                                          \
+    TILE(name##2, WDT, STREAM, FFN_ROWS2)                                                          \
+    TILE(name##3, WDT, STREAM, FFN_ROWS3)                                                          \
+    TILE(name##4, WDT, STREAM, FFN_ROWS4)                                                          \
+    TILE(name##5, WDT, STREAM, FFN_ROWS5)                                                          \
+    TILE(name##6, WDT, STREAM, FFN_ROWS6)                                                          \
+    static const tile_fn name[MR] = {name##1, name##2, name##3, name##4, name##5, name##6};
+TILES(gemm_tiles, FFN_UKR_F32, false)
+TILES(stream_f32, FFN_UKR_F32, true)
+TILES(stream_bf16, FFN_UKR_BF16, true)
+TILES(stream_f16, FFN_UKR_F16, true)
 
 static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b, float *c,
                  size_t ldc, bool acc, const void *pfv, size_t pfb)
 {
-    const char *pf = pfv;
-    if (m == MR) {
-        gemm6(kc, a, as, b, c, ldc, acc, pf, pfb);
-        return;
-    }
-    BODY_CASES(FFN_UKR_F32, false)
+    gemm_tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, acc, pfv, pfb);
 }
 
-#define GEMV(fname, wdt)                                                                           \
+/* The decode stream: one row as four concurrent streams (row1), 2..6 rows as a tile. */
+#define GEMV(fname, wdt, tiles)                                                                    \
     static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \
     {                                                                                              \
-        if (m == 1) {                                                                              \
+        if (m == 1)                                                                                \
             row1(wdt, kc, a, as, b, c);                                                            \
-            return;                                                                                \
-        }                                                                                          \
-        const bool acc = false;                                                                    \
-        const char *pf = NULL;                                                                     \
-        const size_t pfb = 0;                                                                      \
-        BODY_CASES(wdt, true)                                                                      \
+        else                                                                                       \
+            tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, false, NULL, 0);                    \
     }
-GEMV(gemv_f32, FFN_UKR_F32)
-GEMV(gemv_bf16, FFN_UKR_BF16)
-GEMV(gemv_f16, FFN_UKR_F16)
+GEMV(gemv_f32, FFN_UKR_F32, stream_f32)
+GEMV(gemv_bf16, FFN_UKR_BF16, stream_bf16)
+GEMV(gemv_f16, FFN_UKR_F16, stream_f16)
 
 static void widen_bf16(size_t n, const uint16_t *src, float *dst)
 {

@@ -11,6 +11,7 @@
  * f=11008 SwiGLU, weights flushed between calls): the L2 prefetch 8 KiB ahead cut T=4..12 by
  * 7-30% against relying on the hardware prefetcher; streaming above T=14 measured no faster
  * than the cache-blocked GEMM. */
+#include "../driver/ukr_rows.h"
 #include "avx512_common.h"
 
 enum { MR = 14, NR = 32, PF_STREAM = 8192, PF_ROW1 = 4096 };
@@ -153,25 +154,22 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
         break;                                                                                     \
     }
 
-/* The full 14-row tile with its 28 accumulators as named variables (GCC 12 keeps arrays of
- * vectors in memory as well when they fill the register file; the AVX2 6x16 tile ran store-bound
- * at 38% of its FMA peak that way on the SPR-class dev VM, 2026-12-01). */
-#define ROW14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+/* The full 14-row tile with its 28 accumulators named (driver/ukr_rows.h says why). */
 static void gemm14(size_t kc, const float *A, const float *B, float *C, size_t ldc, bool acc,
                    const char *pf, size_t pf_bytes)
 {
 #define DECL(r) __m512 c##r##_0, c##r##_1;
-    ROW14(DECL)
+    FFN_ROWS14(DECL)
 #undef DECL
     if (acc) {
 #define LD(r)                                                                                      \
     c##r##_0 = _mm512_loadu_ps(C + (r)*ldc);                                                       \
     c##r##_1 = _mm512_loadu_ps(C + (r)*ldc + 16);
-        ROW14(LD)
+        FFN_ROWS14(LD)
 #undef LD
     } else {
 #define ZR(r) c##r##_0 = c##r##_1 = _mm512_setzero_ps();
-        ROW14(ZR)
+        FFN_ROWS14(ZR)
 #undef ZR
     }
     for (size_t k = 0; k < kc; k++) {
@@ -187,13 +185,13 @@ static void gemm14(size_t kc, const float *A, const float *B, float *C, size_t l
         c##r##_0 = _mm512_fmadd_ps(a, b0, c##r##_0);                                               \
         c##r##_1 = _mm512_fmadd_ps(a, b1, c##r##_1);                                               \
     }
-        ROW14(FM)
+        FFN_ROWS14(FM)
 #undef FM
     }
 #define ST(r)                                                                                      \
     _mm512_storeu_ps(C + (r)*ldc, c##r##_0);                                                       \
     _mm512_storeu_ps(C + (r)*ldc + 16, c##r##_1);
-    ROW14(ST)
+    FFN_ROWS14(ST)
 #undef ST
 }
 
