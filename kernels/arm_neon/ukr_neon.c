@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../driver/ukernel.h"
+#include "../driver/ukr_rows.h"
 #include "ukr_neon_q.h"
 
 #define FFN_AI static inline __attribute__((always_inline))
@@ -45,76 +46,6 @@ FFN_AI void load_row(const int wdt, const void *B, size_t k, float32x4_t *b0, fl
         *b0 = vcvt_f32_f16(vget_low_f16(h));
         *b1 = vcvt_high_f32_f16(h);
         *b2 = vcvt_f32_f16(vreinterpret_f16_u16(hi));
-    }
-}
-
-/* C[m][12] (+)= A(m x kc) B[kc][12]. A values of row r at k: lanes of a0/a1 when the rows are
- * there to load as vectors (m >= 4: a[k*as .. +3] are rows of this call, as >= m), else scalar
- * broadcasts. stream: B is a weight stream (decode), prefetched PF_STREAM bytes ahead;
- * otherwise pf (this row panel's slice of the next chunk) is pulled into L2, 64 bytes a step. */
-FFN_AI void body(const int wdt, const int m, size_t kc, const float *A, size_t as, const void *B,
-                 float *C, size_t ldc, bool acc, const char *pf, size_t pf_bytes, bool stream)
-{
-    const size_t rowb = wdt == FFN_UKR_F32 ? NR * 4 : NR * 2;
-    float32x4_t c0[MR], c1[MR], c2[MR];
-    for (int r = 0; r < m; r++) {
-        if (acc) {
-            c0[r] = vld1q_f32(C + (size_t)r * ldc);
-            c1[r] = vld1q_f32(C + (size_t)r * ldc + 4);
-            c2[r] = vld1q_f32(C + (size_t)r * ldc + 8);
-        } else {
-            c0[r] = c1[r] = c2[r] = vdupq_n_f32(0.0f);
-        }
-    }
-    const char *bs = (const char *)B;
-    for (size_t k = 0; k < kc; k++) {
-        if (pf && k * 64 < pf_bytes) __builtin_prefetch(pf + k * 64, 0, 2);
-        if (stream) __builtin_prefetch(bs + k * rowb + PF_STREAM, 0, 0);
-        float32x4_t b0, b1, b2;
-        load_row(wdt, B, k, &b0, &b1, &b2);
-        const float *ak = A + k * as;
-        if (m >= 4) {
-            const float32x4_t a0 = vld1q_f32(ak);
-            c0[0] = vfmaq_laneq_f32(c0[0], b0, a0, 0);
-            c1[0] = vfmaq_laneq_f32(c1[0], b1, a0, 0);
-            c2[0] = vfmaq_laneq_f32(c2[0], b2, a0, 0);
-            c0[1] = vfmaq_laneq_f32(c0[1], b0, a0, 1);
-            c1[1] = vfmaq_laneq_f32(c1[1], b1, a0, 1);
-            c2[1] = vfmaq_laneq_f32(c2[1], b2, a0, 1);
-            c0[2] = vfmaq_laneq_f32(c0[2], b0, a0, 2);
-            c1[2] = vfmaq_laneq_f32(c1[2], b1, a0, 2);
-            c2[2] = vfmaq_laneq_f32(c2[2], b2, a0, 2);
-            c0[3] = vfmaq_laneq_f32(c0[3], b0, a0, 3);
-            c1[3] = vfmaq_laneq_f32(c1[3], b1, a0, 3);
-            c2[3] = vfmaq_laneq_f32(c2[3], b2, a0, 3);
-        }
-        if (m == 8) {
-            const float32x4_t a1 = vld1q_f32(ak + 4);
-            c0[4] = vfmaq_laneq_f32(c0[4], b0, a1, 0);
-            c1[4] = vfmaq_laneq_f32(c1[4], b1, a1, 0);
-            c2[4] = vfmaq_laneq_f32(c2[4], b2, a1, 0);
-            c0[5] = vfmaq_laneq_f32(c0[5], b0, a1, 1);
-            c1[5] = vfmaq_laneq_f32(c1[5], b1, a1, 1);
-            c2[5] = vfmaq_laneq_f32(c2[5], b2, a1, 1);
-            c0[6] = vfmaq_laneq_f32(c0[6], b0, a1, 2);
-            c1[6] = vfmaq_laneq_f32(c1[6], b1, a1, 2);
-            c2[6] = vfmaq_laneq_f32(c2[6], b2, a1, 2);
-            c0[7] = vfmaq_laneq_f32(c0[7], b0, a1, 3);
-            c1[7] = vfmaq_laneq_f32(c1[7], b1, a1, 3);
-            c2[7] = vfmaq_laneq_f32(c2[7], b2, a1, 3);
-        } else {
-            for (int r = m >= 4 ? 4 : 0; r < m; r++) {
-                const float av = ak[r];
-                c0[r] = vfmaq_n_f32(c0[r], b0, av);
-                c1[r] = vfmaq_n_f32(c1[r], b1, av);
-                c2[r] = vfmaq_n_f32(c2[r], b2, av);
-            }
-        }
-    }
-    for (int r = 0; r < m; r++) {
-        vst1q_f32(C + (size_t)r * ldc, c0[r]);
-        vst1q_f32(C + (size_t)r * ldc + 4, c1[r]);
-        vst1q_f32(C + (size_t)r * ldc + 8, c2[r]);
     }
 }
 
@@ -151,57 +82,105 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
     vst1q_f32(C + 8, vaddq_f32(vaddq_f32(s2[0], s2[1]), vaddq_f32(s2[2], s2[3])));
 }
 
-#define BODY_CASES(wdt, stream)                                                                    \
-    switch (m) {                                                                                   \
-    case 8:                                                                                        \
-        body(wdt, 8, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 7:                                                                                        \
-        body(wdt, 7, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 6:                                                                                        \
-        body(wdt, 6, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 5:                                                                                        \
-        body(wdt, 5, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 4:                                                                                        \
-        body(wdt, 4, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 3:                                                                                        \
-        body(wdt, 3, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    case 2:                                                                                        \
-        body(wdt, 2, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
-    default:                                                                                       \
-        body(wdt, 1, kc, a, as, b, c, ldc, acc, pf, pfb, stream);                                  \
-        break;                                                                                     \
+/* The tile for each row count m = 1..8, its 3m accumulators named (driver/ukr_rows.h says why:
+ * with arrays GCC 12 stored all 24 accumulators of the 8-row tile every k step, 24 STP-halves
+ * beside 24 FMLA, seen in the aarch64 cross build's code, 2026-12-03), for the GEMM (fp32 B,
+ * acc, the next chunk's slice pf prefetched before the k loop) and for the decode stream's rows
+ * 2..8 (weights of the table's dtype widened in registers, prefetched PF_STREAM bytes ahead).
+ * Rows 0-3 take their A values as lanes of one vector load when m >= 4, rows 4-7 when m == 8;
+ * the other rows broadcast a scalar (A holds only m rows at stride as >= m). */
+#define TILE_DECL(r) float32x4_t c##r##0, c##r##1, c##r##2;
+#define TILE_LD(r)                                                                                 \
+    c##r##0 = vld1q_f32(C + (r)*ldc);                                                              \
+    c##r##1 = vld1q_f32(C + (r)*ldc + 4);                                                          \
+    c##r##2 = vld1q_f32(C + (r)*ldc + 8);
+#define TILE_ZR(r) c##r##0 = c##r##1 = c##r##2 = vdupq_n_f32(0.0f);
+#define TILE_FM(r)                                                                                 \
+    if ((r) < 4 && M >= 4) {                                                                       \
+        c##r##0 = vfmaq_laneq_f32(c##r##0, b0, a0, (r)&3);                                         \
+        c##r##1 = vfmaq_laneq_f32(c##r##1, b1, a0, (r)&3);                                         \
+        c##r##2 = vfmaq_laneq_f32(c##r##2, b2, a0, (r)&3);                                         \
+    } else if ((r) >= 4 && M == 8) {                                                               \
+        c##r##0 = vfmaq_laneq_f32(c##r##0, b0, a1, (r)&3);                                         \
+        c##r##1 = vfmaq_laneq_f32(c##r##1, b1, a1, (r)&3);                                         \
+        c##r##2 = vfmaq_laneq_f32(c##r##2, b2, a1, (r)&3);                                         \
+    } else {                                                                                       \
+        const float av = ak[r];                                                                    \
+        c##r##0 = vfmaq_n_f32(c##r##0, b0, av);                                                    \
+        c##r##1 = vfmaq_n_f32(c##r##1, b1, av);                                                    \
+        c##r##2 = vfmaq_n_f32(c##r##2, b2, av);                                                    \
     }
+#define TILE_ST(r)                                                                                 \
+    vst1q_f32(C + (r)*ldc, c##r##0);                                                               \
+    vst1q_f32(C + (r)*ldc + 4, c##r##1);                                                           \
+    vst1q_f32(C + (r)*ldc + 8, c##r##2);
+#define TILE(name, MV, WDT, STREAM, ROWS)                                                          \
+    static void name(size_t kc, const float *A, size_t as, const void *B, float *C, size_t ldc,    \
+                     bool acc, const char *pf, size_t pf_bytes)                                    \
+    {                                                                                              \
+        enum { M = MV };                                                                           \
+        const size_t rowb = WDT == FFN_UKR_F32 ? NR * 4 : NR * 2;                                  \
+        const char *bs = (const char *)B;                                                          \
+        ROWS(TILE_DECL)                                                                            \
+        if (acc) {                                                                                 \
+            ROWS(TILE_LD)                                                                          \
+        } else {                                                                                   \
+            ROWS(TILE_ZR)                                                                          \
+        }                                                                                          \
+        if (pf)                                                                                    \
+            for (size_t o = 0; o < pf_bytes; o += 64)                                              \
+                __builtin_prefetch(pf + o, 0, 2);                                                  \
+        for (size_t k = 0; k < kc; k++) {                                                          \
+            if (STREAM) __builtin_prefetch(bs + k * rowb + PF_STREAM, 0, 0);                       \
+            float32x4_t b0, b1, b2;                                                                \
+            load_row(WDT, B, k, &b0, &b1, &b2);                                                    \
+            const float *ak = A + k * as;                                                          \
+            const float32x4_t a0 = M >= 4 ? vld1q_f32(ak) : vdupq_n_f32(0.0f);                     \
+            const float32x4_t a1 = M == 8 ? vld1q_f32(ak + 4) : vdupq_n_f32(0.0f);                 \
+            (void)a0;                                                                              \
+            (void)a1;                                                                              \
+            ROWS(TILE_FM)                                                                          \
+        }                                                                                          \
+        ROWS(TILE_ST)                                                                              \
+    }
+typedef void (*tile_fn)(size_t, const float *, size_t, const void *, float *, size_t, bool,
+                        const char *, size_t);
+/* One table of tiles, rows 1..8: name##1 .. name##8. */
+#define TILES(name, WDT, STREAM)                                                                   \
+    TILE(name##1, 1, WDT, STREAM, FFN_ROWS1)                                                       \
+    TILE(name##2, 2, WDT, STREAM, FFN_ROWS2)                                                       \
+    TILE(name##3, 3, WDT, STREAM, FFN_ROWS3)                                                       \
+    TILE(name##4, 4, WDT, STREAM, FFN_ROWS4)                                                       \
+    TILE(name##5, 5, WDT, STREAM, FFN_ROWS5)                                                       \
+    TILE(name##6, 6, WDT, STREAM, FFN_ROWS6)                                                       \
+    TILE(name##7, 7, WDT, STREAM, FFN_ROWS7)                                                       \
+    TILE(name##8, 8, WDT, STREAM, FFN_ROWS8)                                                       \
+    static const tile_fn name[MR] = {name##1, name##2, name##3, name##4,                           \
+                                     name##5, name##6, name##7, name##8};
+TILES(gemm_tiles, FFN_UKR_F32, false)
+TILES(stream_f32, FFN_UKR_F32, true)
+TILES(stream_bf16, FFN_UKR_BF16, true)
+TILES(stream_f16, FFN_UKR_F16, true)
 
 static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b, float *c,
                  size_t ldc, bool acc, const void *pfv, size_t pfb)
 {
-    const char *pf = pfv;
-    BODY_CASES(FFN_UKR_F32, false)
+    gemm_tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, acc, pfv, pfb);
 }
 
-#define GEMV(fname, wdt)                                                                           \
+/* The decode stream: one row as four concurrent streams (row1), 2..8 rows as a tile. */
+#define GEMV(fname, wdt, tiles)                                                                    \
     static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \
     {                                                                                              \
-        if (m == 1) {                                                                              \
+        if (m == 1)                                                                                \
             row1(wdt, kc, a, as, b, c);                                                            \
-            return;                                                                                \
-        }                                                                                          \
-        const bool acc = false;                                                                    \
-        const char *pf = NULL;                                                                     \
-        const size_t pfb = 0;                                                                      \
-        BODY_CASES(wdt, true)                                                                      \
+        else                                                                                       \
+            tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, false, NULL, 0);                    \
     }
-GEMV(gemv_f32, FFN_UKR_F32)
-GEMV(gemv_bf16, FFN_UKR_BF16)
-GEMV(gemv_f16, FFN_UKR_F16)
+GEMV(gemv_f32, FFN_UKR_F32, stream_f32)
+GEMV(gemv_bf16, FFN_UKR_BF16, stream_bf16)
+GEMV(gemv_f16, FFN_UKR_F16, stream_f16)
 
 static void widen_bf16(size_t n, const uint16_t *src, float *dst)
 {
