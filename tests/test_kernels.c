@@ -473,12 +473,12 @@ Test(kernels, work_items_follow_the_thread_count)
 {
     size_t grab, dg, dmc;
     /* AVX2 tile (6 x 16), T = 512 d = 2048 f = 5632: np1 = 704, pd = 128; 2 threads as before */
-    ffn__drv_items(512, 516, 6, 704, 128, 2, true, &grab, &dg, &dmc);
+    ffn__drv_items(512, 516, 0, 6, 704, 128, 2, true, &grab, &dg, &dmc);
     cr_assert_eq(grab, GRAB_PANELS);
     cr_assert_eq(dg, DG);
     cr_assert_eq(dmc, 516);
     /* AVX-512 tile (14 x 32) on 96 threads: np1 = 352, pd = 64, one row block of 518 rows */
-    ffn__drv_items(512, 518, 14, 352, 64, 96, true, &grab, &dg, &dmc);
+    ffn__drv_items(512, 518, 0, 14, 352, 64, 96, true, &grab, &dg, &dmc);
     cr_assert_eq(grab, 1, "352 panels for 384 wanted items: one panel a grab");
     cr_assert_eq(dg, 1);
     cr_assert_eq(dmc % 14, 0);
@@ -486,14 +486,23 @@ Test(kernels, work_items_follow_the_thread_count)
     cr_assert_geq(blocks * 64, 96 * ITEMS_PER_THREAD, "down items %zu for 96 threads", blocks * 64);
     cr_assert_geq(dmc, 4 * 14);
     /* the pair schedule keeps its row blocks */
-    ffn__drv_items(512, 518, 14, 352, 64, 96, false, &grab, &dg, &dmc);
+    ffn__drv_items(512, 518, 0, 14, 352, 64, 96, false, &grab, &dg, &dmc);
     cr_assert_eq(dmc, 518);
     /* few rows: never below 4 row panels, never above the row block */
-    ffn__drv_items(40, 42, 14, 8, 2, 64, true, &grab, &dg, &dmc);
+    ffn__drv_items(40, 42, 0, 14, 8, 2, 64, true, &grab, &dg, &dmc);
     cr_assert_eq(dg, 1);
     cr_assert_eq(dmc, 42, "40 rows cannot split into blocks of at least 56");
-    ffn__drv_items(200, 204, 6, 8, 2, 64, true, &grab, &dg, &dmc);
+    ffn__drv_items(200, 204, 0, 6, 8, 2, 64, true, &grab, &dg, &dmc);
     cr_assert_eq(dmc, 24, "200 rows in blocks of 4 row panels of 6, got %zu", dmc);
+    /* a table's down row block (the AVX2 one: at most 192 rows) in equal blocks, mr-aligned; not
+     * where the rows do not split, nor above mc, nor for the pair schedule */
+    ffn__drv_items(512, 516, 192, 6, 704, 128, 2, true, &grab, &dg, &dmc);
+    cr_assert_eq(dmc, 174, "512 rows in 3 blocks of at most 192: 174, got %zu", dmc);
+    cr_assert_eq(dg, DG);
+    ffn__drv_items(512, 516, 192, 6, 704, 128, 2, false, &grab, &dg, &dmc);
+    cr_assert_eq(dmc, 516);
+    ffn__drv_items(100, 102, 192, 6, 704, 128, 2, true, &grab, &dg, &dmc);
+    cr_assert_eq(dmc, 102);
 
     /* the bf16 tile schedule (AMX-like: row tile 32, groups of 2 panels), down GEMM of d = 2048
      * (64 panels), T = 512 in one block: 2 threads keep it; 56 threads split the rows down to 4

@@ -473,8 +473,8 @@ int ffn__drv_forward(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *
     const int nt = ffn__threads(threads);
     if (!p.stream && dv->t) ffn__drv_bf16t_items(dv, &l, nt, &p);
     if (!p.stream && !dv->t)
-        ffn__drv_items(T, p.mc, ffn__drv_fu(dv)->mr, l.np1, l.pd, nt, !p.pair_gemm, &p.grab1, &p.dg,
-                       &p.down_mc);
+        ffn__drv_items(T, p.mc, ffn__drv_fu(dv)->mc_down, ffn__drv_fu(dv)->mr, l.np1, l.pd, nt,
+                       !p.pair_gemm, &p.grab1, &p.dg, &p.down_mc);
     unsigned char *w = ffn__align64(ws);
     const unsigned char *base = packed;
     size_t next[2] = {0, 0};

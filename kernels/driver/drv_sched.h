@@ -102,15 +102,19 @@ static inline void ffn__drv_phase_items(size_t T, size_t mc, size_t row_tile, si
 }
 
 /* The fp32 and pair schedules' items (ffn__drv_phase_items): gate/up grabs of *grab panels (at
- * most GRAB_PANELS), down groups of *dg panels (at most DG) over row blocks of *down_mc rows, split
- * only where split_rows (the fp32 schedule; the pair schedule's h layout follows its own row
- * panels). */
-static inline void ffn__drv_items(size_t T, size_t mc, size_t mr, size_t np1, size_t pd, int nt,
-                                  bool split_rows, size_t *grab, size_t *dg, size_t *down_mc)
+ * most GRAB_PANELS), down groups of *dg panels (at most DG) over row blocks of *down_mc rows,
+ * split only where split_rows (the fp32 schedule; the pair schedule's h layout follows its own
+ * row panels). There the down row blocks start at most mc_down rows (0: mc; the table's
+ * mc_down), in equal blocks. */
+static inline void ffn__drv_items(size_t T, size_t mc, size_t mc_down, size_t mr, size_t np1,
+                                  size_t pd, int nt, bool split_rows, size_t *grab, size_t *dg,
+                                  size_t *down_mc)
 {
     size_t up_mc; /* gate/up keeps its row blocks: h is written in them */
     ffn__drv_phase_items(T, mc, mr, np1, 1, GRAB_PANELS, nt, grab, &up_mc);
-    ffn__drv_phase_items(T, mc, mr, pd, 1, DG, nt, dg, down_mc);
+    const size_t dmc =
+        split_rows && mc_down && mc_down < mc ? ffn__drv_block_rows(T, mc_down, mr) : mc;
+    ffn__drv_phase_items(T, dmc < mc ? dmc : mc, mr, pd, 1, DG, nt, dg, down_mc);
     if (!split_rows) *down_mc = mc;
 }
 

@@ -69,6 +69,10 @@ typedef struct ffn_ukernels {
     unsigned mr, nr;       /* GEMM tile: mr rows, nr columns (nr even; nr <= FFN_UKR_MAX_NR) */
     unsigned kc;           /* K chunk of the cache-blocked GEMM (kc x nr of B stays in L1) */
     unsigned mc;           /* row block of the cache-blocked GEMM (a multiple of mr) */
+    /* At most this many rows in a row block of the down GEMM (0: mc), whose row block's K chunk
+     * (mc_down x kc floats of h) serves a group of panels from L2: where the tile reads A often
+     * (AVX2: 6 floats for 12 FMAs) a 516-row chunk, 528 KiB, did not stay in a 1 MiB L2. */
+    unsigned mc_down;
     ffn_ukr_gemm_fn gemm;
     /* Per weight dtype (FFN_UKR_F32/BF16/F16): the decode stream, T up to which it runs
      * (0: never), and (bf16, fp16) the widening used before the GEMM. */

@@ -321,6 +321,11 @@ const ffn_ukernels ffn_ukernels_avx2 = {
      * L2), so the weights stream once; 504 split it into two blocks of 258 and read every
      * weight panel twice (SPR-class VM, 2026-12-01: 80-87% of the FMA peak against 77-83%) */
     .mc = 516,
+    /* the down GEMM's row blocks at most 192 rows (T = 512: 3 blocks of 174; a 174 KiB A chunk
+     * for its 4 panels): on Zen 4 (1 MiB L2, 2026-12-03) the 516-row chunk missed L2, and one
+     * or two threads ran the down GEMM at 76 / 149 GFLOP/s against 86 / 174 with 192 (96 and
+     * 128: the same within the spread), toggled in one process; AVX-512 and portable unchanged */
+    .mc_down = 192,
     .gemm = gemm,
     .gemv = {gemv_f32, gemv_bf16, gemv_f16},
     .stream_rows = {MR, MR, MR},
