@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../driver/ukr_rows.h"
 #include "../quant/quant_internal.h"
 #include "ukr_avx2_q.h"
 
@@ -54,82 +55,76 @@ FFN_AI void g_affine(const ffn_ukr_qpanel *w, size_t g, __m256 s[2], __m256 n[2]
     n[1] = _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), z1), s[1]);
 }
 
-FFN_AI void q8_body(const int m, size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w,
-                    float *c, size_t ldc)
-{
-    const int8_t *q = (const int8_t *)w->q;
-    __m256 c0[G], c1[G];
-    for (int r = 0; r < m; r++)
-        c0[r] = c1[r] = _mm256_setzero_ps();
-    for (size_t k = 0; k < kc; k++) {
-        if (k % 4 == 0) _mm_prefetch((const char *)(q + k * NR) + PF, _MM_HINT_T0);
-        __m256 b0, b1;
-        q8_row(q, k, &b0, &b1);
-        for (int r = 0; r < m; r++) {
-            const __m256 av = _mm256_broadcast_ss(a + k * as + r);
-            c0[r] = _mm256_fmadd_ps(av, b0, c0[r]);
-            c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
-        }
+/* The streams' rows (1..G), their accumulators named (driver/ukr_rows.h says why: with arrays
+ * of accumulators the 2..4-row streams stored every accumulator each k step, seen in the code
+ * GCC 12 made, 2026-12-03). */
+#define QT_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
+#define QT_FM(r)                                                                                   \
+    {                                                                                              \
+        const __m256 av = _mm256_broadcast_ss(a + k * as + (r));                                   \
+        c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                                                \
+        c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);                                                \
     }
-    const __m256 s0 = _mm256_loadu_ps(w->scale), s1 = _mm256_loadu_ps(w->scale + 8);
-    for (int r = 0; r < m; r++) {
-        _mm256_storeu_ps(c + (size_t)r * ldc, _mm256_mul_ps(c0[r], s0));
-        _mm256_storeu_ps(c + (size_t)r * ldc + 8, _mm256_mul_ps(c1[r], s1));
+#define QT_ST(r)                                                                                   \
+    _mm256_storeu_ps(c + (size_t)(r)*ldc, _mm256_mul_ps(c##r##0, s0));                             \
+    _mm256_storeu_ps(c + (size_t)(r)*ldc + 8, _mm256_mul_ps(c##r##1, s1));
+/* q8: the column scale at the end (s0, s1); q4: each group's scale and offset on the weights
+ * (s0 = s1 = 1 at the end). */
+#define Q8_TILE(name, ROWS)                                                                        \
+    static void name(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,      \
+                     size_t ldc)                                                                   \
+    {                                                                                              \
+        const int8_t *q = (const int8_t *)w->q;                                                    \
+        ROWS(QT_DECL)                                                                              \
+        for (size_t k = 0; k < kc; k++) {                                                          \
+            if (k % 4 == 0) _mm_prefetch((const char *)(q + k * NR) + PF, _MM_HINT_T0);            \
+            __m256 b0, b1;                                                                         \
+            q8_row(q, k, &b0, &b1);                                                                \
+            ROWS(QT_FM)                                                                            \
+        }                                                                                          \
+        const __m256 s0 = _mm256_loadu_ps(w->scale), s1 = _mm256_loadu_ps(w->scale + 8);           \
+        ROWS(QT_ST)                                                                                \
     }
-}
-
-FFN_AI void q4_body(const int m, size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w,
-                    float *c, size_t ldc)
-{
-    const uint8_t *q = w->q;
-    const size_t Gs = w->group;
-    __m256 c0[G], c1[G];
-    for (int r = 0; r < m; r++)
-        c0[r] = c1[r] = _mm256_setzero_ps();
-    for (size_t g = 0; g < kc / Gs; g++) {
-        __m256 s[2], n[2];
-        g_affine(w, g, s, n);
-        for (size_t k = g * Gs; k < (g + 1) * Gs; k++) {
-            if (k % 8 == 0) _mm_prefetch((const char *)(q + k * 8) + PF, _MM_HINT_T0);
-            __m256 b0, b1;
-            q4_row(q, k, &b0, &b1);
-            b0 = _mm256_fmadd_ps(b0, s[0], n[0]);
-            b1 = _mm256_fmadd_ps(b1, s[1], n[1]);
-            for (int r = 0; r < m; r++) {
-                const __m256 av = _mm256_broadcast_ss(a + k * as + r);
-                c0[r] = _mm256_fmadd_ps(av, b0, c0[r]);
-                c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
-            }
-        }
+#define Q4_TILE(name, ROWS)                                                                        \
+    static void name(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,      \
+                     size_t ldc)                                                                   \
+    {                                                                                              \
+        const uint8_t *q = w->q;                                                                   \
+        const size_t Gs = w->group;                                                                \
+        ROWS(QT_DECL)                                                                              \
+        for (size_t g = 0; g < kc / Gs; g++) {                                                     \
+            __m256 s[2], n[2];                                                                     \
+            g_affine(w, g, s, n);                                                                  \
+            for (size_t k = g * Gs; k < (g + 1) * Gs; k++) {                                       \
+                if (k % 8 == 0) _mm_prefetch((const char *)(q + k * 8) + PF, _MM_HINT_T0);         \
+                __m256 b0, b1;                                                                     \
+                q4_row(q, k, &b0, &b1);                                                            \
+                b0 = _mm256_fmadd_ps(b0, s[0], n[0]);                                              \
+                b1 = _mm256_fmadd_ps(b1, s[1], n[1]);                                              \
+                ROWS(QT_FM)                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        const __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;                                           \
+        ROWS(QT_ST)                                                                                \
     }
-    for (int r = 0; r < m; r++) {
-        _mm256_storeu_ps(c + (size_t)r * ldc, c0[r]);
-        _mm256_storeu_ps(c + (size_t)r * ldc + 8, c1[r]);
-    }
-}
-
-#define M_CASES(body, ...)                                                                         \
-    switch (m) {                                                                                   \
-    case 4:                                                                                        \
-        body(4, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 3:                                                                                        \
-        body(3, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    case 2:                                                                                        \
-        body(2, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    default:                                                                                       \
-        body(1, __VA_ARGS__);                                                                      \
-        break;                                                                                     \
-    }
+typedef void (*qtile_fn)(size_t, const float *, size_t, const ffn_ukr_qpanel *, float *, size_t);
+Q8_TILE(q8_1, FFN_ROWS1)
+Q8_TILE(q8_2, FFN_ROWS2)
+Q8_TILE(q8_3, FFN_ROWS3)
+Q8_TILE(q8_4, FFN_ROWS4)
+Q4_TILE(q4_1, FFN_ROWS1)
+Q4_TILE(q4_2, FFN_ROWS2)
+Q4_TILE(q4_3, FFN_ROWS3)
+Q4_TILE(q4_4, FFN_ROWS4)
+static const qtile_fn q8_tiles[G] = {q8_1, q8_2, q8_3, q8_4};
+static const qtile_fn q4_tiles[G] = {q4_1, q4_2, q4_3, q4_4};
 
 static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
                     const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
     (void)ap;
-    M_CASES(q8_body, kc, a, as, w, c, ldc)
+    q8_tiles[(m < G ? m : G) - 1](kc, a, as, w, c, ldc);
 }
 
 static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
@@ -137,7 +132,7 @@ static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float 
 {
     (void)asum;
     (void)ap;
-    M_CASES(q4_body, kc, a, as, w, c, ldc)
+    q4_tiles[(m < G ? m : G) - 1](kc, a, as, w, c, ldc);
 }
 
 static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
