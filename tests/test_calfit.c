@@ -280,3 +280,44 @@ Test(calfit, a_held_out_miss_over_30_percent_asks_for_every_run_again)
     cr_expect(!ffn__kcal_checks_missed(&hw, k, check), "only the first n_float runs count");
     free(k);
 }
+
+/* Which runs calibrate times once more after the first fit (kernel_fit.c): a float fit run the
+ * fit misses by more than 15%, and a decode fit run even when the fit meets it (it alone sets
+ * the one-token fraction, so its miss says nothing); never a held-out run, unless all. */
+Test(calfit, decode_fit_runs_are_timed_twice_and_prefills_only_when_missed)
+{
+    const ffn_hw hw = cpu();
+    ffn_kcal_result *k = calloc(1, sizeof *k);
+    cr_assert_not_null(k);
+    ffn_bench_case cases[FFN_KCAL_MAX];
+    bool fit[FFN_KCAL_MAX];
+    const size_t n = ffn_kcal_cases(FFN_KCAL_QUICK, cases, fit, FFN_KCAL_MAX);
+    for (size_t i = 0; i < n; i++) {
+        k->runs[i].r.c = cases[i];
+        k->runs[i].fit = fit[i];
+        double roof, pred;
+        ffn_bound b;
+        cr_assert_eq(ffn_bench_predict(&hw, &cases[i], &roof, &pred, &b, NULL, NULL), 0);
+        k->runs[i].r.time.median = pred; /* the fit meets every run */
+    }
+    k->n_runs = n;
+    size_t decodes = 0, prefill = n, held = n;
+    for (size_t i = 0; i < n; i++) {
+        const bool decode = cases[i].phase == FFN_PHASE_DECODE;
+        cr_expect_eq(ffn__kcal_redo(&hw, k, i, n, false), fit[i] && decode, "run %zu", i);
+        cr_expect(ffn__kcal_redo(&hw, k, i, n, true), "run %zu: all", i);
+        if (fit[i] && decode) decodes++;
+        if (fit[i] && !decode && prefill == n) prefill = i;
+        if (!fit[i] && held == n) held = i;
+    }
+    cr_expect_geq(decodes, 1, "the quick calibration has a decode fit run");
+    cr_assert_lt(prefill, n);
+    cr_assert_lt(held, n);
+    k->runs[prefill].r.time.median *= 1.0 / 1.3; /* predicted 30% over its median */
+    cr_expect(ffn__kcal_redo(&hw, k, prefill, n, false));
+    k->runs[held].r.time.median *= 1.0 / 1.3; /* a held-out run: not this rule's */
+    cr_expect_not(ffn__kcal_redo(&hw, k, held, n, false));
+    k->runs[prefill].r.time.median = 0; /* not measured */
+    cr_expect_not(ffn__kcal_redo(&hw, k, prefill, n, true));
+    free(k);
+}
