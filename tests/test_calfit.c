@@ -251,25 +251,35 @@ Test(calfit, default_and_quick_fits_anchor_the_launch_cost)
 
 /* A held-out run the fit misses by more than 30% sends calibrate back to measure every float
  * run again (kernel_fit.c); fit runs, quantized runs past n_float and runs within 30% do not. */
-Test(calfit, a_held_out_miss_over_30_percent_asks_for_every_run_again)
+/* The quick calibration's runs (cases and fit flags into cases and fit) in a fresh result, each
+ * measured at scale times what hw predicts for it; the caller frees it. */
+static ffn_kcal_result *quick_runs(const ffn_hw *hw, double scale, ffn_bench_case *cases, bool *fit,
+                                   size_t *n)
 {
-    const ffn_hw hw = cpu();
     ffn_kcal_result *k = calloc(1, sizeof *k);
     cr_assert_not_null(k);
-    ffn_bench_case cases[FFN_KCAL_MAX];
-    bool fit[FFN_KCAL_MAX];
-    const size_t n = ffn_kcal_cases(FFN_KCAL_QUICK, cases, fit, FFN_KCAL_MAX);
-    size_t check = n;
-    for (size_t i = 0; i < n; i++) {
+    *n = ffn_kcal_cases(FFN_KCAL_QUICK, cases, fit, FFN_KCAL_MAX);
+    for (size_t i = 0; i < *n; i++) {
         k->runs[i].r.c = cases[i];
         k->runs[i].fit = fit[i];
         double roof, pred;
         ffn_bound b;
-        cr_assert_eq(ffn_bench_predict(&hw, &cases[i], &roof, &pred, &b, NULL, NULL), 0);
-        k->runs[i].r.time.median = pred * 1.1;
-        if (!fit[i] && check == n) check = i;
+        cr_assert_eq(ffn_bench_predict(hw, &cases[i], &roof, &pred, &b, NULL, NULL), 0);
+        k->runs[i].r.time.median = pred * scale;
     }
-    k->n_runs = n;
+    k->n_runs = *n;
+    return k;
+}
+
+Test(calfit, a_held_out_miss_over_30_percent_asks_for_every_run_again)
+{
+    const ffn_hw hw = cpu();
+    ffn_bench_case cases[FFN_KCAL_MAX];
+    bool fit[FFN_KCAL_MAX];
+    size_t n, check;
+    ffn_kcal_result *k = quick_runs(&hw, 1.1, cases, fit, &n);
+    for (check = 0; check < n && fit[check]; check++)
+        ;
     cr_assert_lt(check, n, "the quick calibration has a held-out run");
     cr_expect(!ffn__kcal_checks_missed(&hw, k, n), "every run within 10%");
     for (size_t i = 0; i < n; i++) /* fit runs far off: the fit's business, not this rule's */
@@ -287,20 +297,10 @@ Test(calfit, a_held_out_miss_over_30_percent_asks_for_every_run_again)
 Test(calfit, decode_fit_runs_are_timed_twice_and_prefills_only_when_missed)
 {
     const ffn_hw hw = cpu();
-    ffn_kcal_result *k = calloc(1, sizeof *k);
-    cr_assert_not_null(k);
     ffn_bench_case cases[FFN_KCAL_MAX];
     bool fit[FFN_KCAL_MAX];
-    const size_t n = ffn_kcal_cases(FFN_KCAL_QUICK, cases, fit, FFN_KCAL_MAX);
-    for (size_t i = 0; i < n; i++) {
-        k->runs[i].r.c = cases[i];
-        k->runs[i].fit = fit[i];
-        double roof, pred;
-        ffn_bound b;
-        cr_assert_eq(ffn_bench_predict(&hw, &cases[i], &roof, &pred, &b, NULL, NULL), 0);
-        k->runs[i].r.time.median = pred; /* the fit meets every run */
-    }
-    k->n_runs = n;
+    size_t n;
+    ffn_kcal_result *k = quick_runs(&hw, 1.0, cases, fit, &n); /* the fit meets every run */
     size_t decodes = 0, prefill = n, held = n;
     for (size_t i = 0; i < n; i++) {
         const bool decode = cases[i].phase == FFN_PHASE_DECODE;
