@@ -121,15 +121,8 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
         enum { M = MV };                                                                           \
         const size_t rowb = WDT == FFN_UKR_F32 ? NR * 4 : NR * 2;                                  \
         const char *bs = (const char *)B;                                                          \
-        ROWS(TILE_DECL)                                                                            \
-        if (acc) {                                                                                 \
-            ROWS(TILE_LD)                                                                          \
-        } else {                                                                                   \
-            ROWS(TILE_ZR)                                                                          \
-        }                                                                                          \
-        if (pf)                                                                                    \
-            for (size_t o = 0; o < pf_bytes; o += 64)                                              \
-                __builtin_prefetch(pf + o, 0, 2);                                                  \
+        FFN_TILE_ACC(ROWS)                                                                         \
+        FFN_TILE_PREFETCH()                                                                        \
         for (size_t k = 0; k < kc; k++) {                                                          \
             if (STREAM) __builtin_prefetch(bs + k * rowb + PF_STREAM, 0, 0);                       \
             float32x4_t b0, b1, b2;                                                                \

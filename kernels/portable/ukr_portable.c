@@ -54,12 +54,7 @@ static inline void v4_store(float *p, v4f v)
     static void name(size_t kc, const float *a, size_t as, const float *b, float *c, size_t ldc,   \
                      bool acc)                                                                     \
     {                                                                                              \
-        ROWS(TILE_DECL)                                                                            \
-        if (acc) {                                                                                 \
-            ROWS(TILE_LD)                                                                          \
-        } else {                                                                                   \
-            ROWS(TILE_ZR)                                                                          \
-        }                                                                                          \
+        FFN_TILE_ACC(ROWS)                                                                         \
         for (size_t k = 0; k < kc; k++) {                                                          \
             const v4f b0 = v4_load(b + k * NR), b1 = v4_load(b + k * NR + 4);                      \
             const float *ak = a + k * as;                                                          \
