@@ -104,10 +104,12 @@ Test(cli_predict, json_for_every_model_on_every_device)
     for (size_t i = 0; i < nm; i++)
         for (size_t j = 0; j < nh; j++) {
             char args[512], ctx[160];
-            snprintf(ctx, sizeof ctx, "%s on %s", models[i], hws[j]);
+            /* the names are at most 63 characters (list()); the precision says so to the
+             * cross compiler, which warned of 4095 */
+            snprintf(ctx, sizeof ctx, "%.63s on %.63s", models[i], hws[j]);
             snprintf(args, sizeof args,
-                     "predict --model %s --hw %s --format json --batch 4 --seq 512", models[i],
-                     hws[j]);
+                     "predict --model %.63s --hw %.63s --format json --batch 4 --seq 512",
+                     models[i], hws[j]);
             int rc = run(args);
             cr_assert_eq(rc, 0, "%s: exit %d: %s", ctx, rc, slurp(err_path));
             ffn_ydoc y;
