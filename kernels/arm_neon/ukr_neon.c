@@ -136,8 +136,6 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
         }                                                                                          \
         ROWS(TILE_ST)                                                                              \
     }
-typedef void (*tile_fn)(size_t, const float *, size_t, const void *, float *, size_t, bool,
-                        const char *, size_t);
 /* One table of tiles, rows 1..8: name##1 .. name##8. */
 #define TILES(name, WDT, STREAM)                                                                   \
     TILE(name##1, 1, WDT, STREAM, FFN_ROWS1)                                                       \
@@ -148,8 +146,8 @@ typedef void (*tile_fn)(size_t, const float *, size_t, const void *, float *, si
     TILE(name##6, 6, WDT, STREAM, FFN_ROWS6)                                                       \
     TILE(name##7, 7, WDT, STREAM, FFN_ROWS7)                                                       \
     TILE(name##8, 8, WDT, STREAM, FFN_ROWS8)                                                       \
-    static const tile_fn name[MR] = {name##1, name##2, name##3, name##4,                           \
-                                     name##5, name##6, name##7, name##8};
+    static const ffn_tile_fn name[MR] = {name##1, name##2, name##3, name##4,                       \
+                                         name##5, name##6, name##7, name##8};
 TILES(gemm_tiles, FFN_UKR_F32, false)
 TILES(stream_f32, FFN_UKR_F32, true)
 TILES(stream_bf16, FFN_UKR_BF16, true)

@@ -114,7 +114,7 @@ static inline void ffn__drv_items(size_t T, size_t mc, size_t mc_down, size_t mr
     ffn__drv_phase_items(T, mc, mr, np1, 1, GRAB_PANELS, nt, grab, &up_mc);
     const size_t dmc =
         split_rows && mc_down && mc_down < mc ? ffn__drv_block_rows(T, mc_down, mr) : mc;
-    ffn__drv_phase_items(T, dmc < mc ? dmc : mc, mr, pd, 1, DG, nt, dg, down_mc);
+    ffn__drv_phase_items(T, dmc, mr, pd, 1, DG, nt, dg, down_mc); /* dmc <= mc */
     if (!split_rows) *down_mc = mc;
 }
 

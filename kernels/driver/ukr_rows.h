@@ -8,6 +8,9 @@
 #ifndef FFNROOF_KERNELS_DRIVER_UKR_ROWS_H
 #define FFNROOF_KERNELS_DRIVER_UKR_ROWS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #define FFN_ROWS1(X) X(0)
 #define FFN_ROWS2(X) FFN_ROWS1(X) X(1)
 #define FFN_ROWS3(X) FFN_ROWS2(X) X(2)
@@ -22,6 +25,13 @@
 #define FFN_ROWS12(X) FFN_ROWS11(X) X(11)
 #define FFN_ROWS13(X) FFN_ROWS12(X) X(12)
 #define FFN_ROWS14(X) FFN_ROWS13(X) X(13)
+
+/* One row count's tile, GEMM and decode stream alike: C (+)= A (kc x m, stride as) times B (kc
+ * rows of the table's panel, fp32 for the GEMM, the weight dtype for a stream), acc, pf and
+ * pf_bytes as ukernel.h's gemm has them (a stream passes false, NULL, 0). Each ISA file keeps a
+ * table of these, indexed by rows - 1. */
+typedef void (*ffn_tile_fn)(size_t kc, const float *A, size_t as, const void *B, float *C,
+                            size_t ldc, bool acc, const char *pf, size_t pf_bytes);
 
 /* The start of a GEMM tile over the row list ROWS, with the per-row macros the ISA file defines
  * for its vectors (TILE_DECL, TILE_LD, TILE_ZR): its accumulators declared, then loaded from C

@@ -51,9 +51,12 @@ static inline void v4_store(float *p, v4f v)
     v4_store(c + (r)*ldc, c##r##0);                                                                \
     v4_store(c + (r)*ldc + 4, c##r##1);
 #define TILE(name, ROWS)                                                                           \
-    static void name(size_t kc, const float *a, size_t as, const float *b, float *c, size_t ldc,   \
-                     bool acc)                                                                     \
+    static void name(size_t kc, const float *a, size_t as, const void *bv, float *c, size_t ldc,   \
+                     bool acc, const char *pf, size_t pf_bytes)                                    \
     {                                                                                              \
+        const float *b = bv;                                                                       \
+        (void)pf; /* no prefetch in plain C */                                                     \
+        (void)pf_bytes;                                                                            \
         FFN_TILE_ACC(ROWS)                                                                         \
         for (size_t k = 0; k < kc; k++) {                                                          \
             const v4f b0 = v4_load(b + k * NR), b1 = v4_load(b + k * NR + 4);                      \
@@ -69,15 +72,11 @@ TILE(gemm4, FFN_ROWS4)
 TILE(gemm5, FFN_ROWS5)
 TILE(gemm6, FFN_ROWS6)
 
-typedef void (*tile_fn)(size_t, const float *, size_t, const float *, float *, size_t, bool);
-
 static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b, float *c,
                  size_t ldc, bool acc, const void *pf, size_t pf_bytes)
 {
-    (void)pf;
-    (void)pf_bytes;
-    static const tile_fn tiles[MR] = {gemm1, gemm2, gemm3, gemm4, gemm5, gemm6};
-    tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, acc);
+    static const ffn_tile_fn tiles[MR] = {gemm1, gemm2, gemm3, gemm4, gemm5, gemm6};
+    tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, acc, pf, pf_bytes);
 }
 
 /* IEEE binary16 -> fp32, exact (subnormals, Inf and NaN included), the way F. Giesen's

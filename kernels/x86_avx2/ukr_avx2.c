@@ -110,8 +110,6 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
         }                                                                                          \
         ROWS(TILE_ST)                                                                              \
     }
-typedef void (*tile_fn)(size_t, const float *, size_t, const void *, float *, size_t, bool,
-                        const char *, size_t);
 /* One table of tiles, rows 1..6: *name##1 .. *name##6. */
 #define TILES(name, WDT, STREAM)                                                                   \
     TILE(name##1, WDT, STREAM, FFN_ROWS1)                                                          \
@@ -120,7 +118,7 @@ typedef void (*tile_fn)(size_t, const float *, size_t, const void *, float *, si
     TILE(name##4, WDT, STREAM, FFN_ROWS4)                                                          \
     TILE(name##5, WDT, STREAM, FFN_ROWS5)                                                          \
     TILE(name##6, WDT, STREAM, FFN_ROWS6)                                                          \
-    static const tile_fn name[MR] = {name##1, name##2, name##3, name##4, name##5, name##6};
+    static const ffn_tile_fn name[MR] = {name##1, name##2, name##3, name##4, name##5, name##6};
 TILES(gemm_tiles, FFN_UKR_F32, false)
 TILES(stream_f32, FFN_UKR_F32, true)
 TILES(stream_bf16, FFN_UKR_BF16, true)
