@@ -2,9 +2,8 @@
  * since Alder Lake) for the driver's fp32 schedule, with fp32, bf16 and fp16 weights.
  *  - f32_gemm__avx2_6x16: 6 rows x 16 columns, 12 ymm accumulators + 2 for B + 1 broadcast of
  *    the 16 ymm registers (the BLIS Haswell sgemm tile is 6x16 for the same reason);
- *  - gemv (decode, T <= 6): whole panels streamed with a prefetch 4 KiB ahead; one row reads
- *    each panel as four concurrent streams (quarters of K) with their own accumulators, summed
- *    in a fixed order;
+ *  - gemv (decode, T <= 6): whole panels streamed in memory order with a prefetch 4 KiB ahead;
+ *    one row keeps four k steps' accumulators, summed in a fixed order;
  *  - bf16 weights are widened in registers by a zero-extend and a shift by 16 (VPMOVZXWD,
  *    VPSLLD), fp16 weights by VCVTPH2PS (F16C);
  *  - activations: the same exp / erfc polynomials as the AVX-512 kernels (avx512_common.h
@@ -47,10 +46,10 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
     for (int i = 0; i < 4; i++)
         a0[i] = a1[i] = _mm256_setzero_ps();
     const char *bs = (const char *)B;
-    const size_t q = kc / 4;
-    for (size_t k = 0; k < q; k++)
+    const size_t k4 = kc / 4 * 4;
+    for (size_t k = 0; k < k4; k += 4)
         for (int i = 0; i < 4; i++) {
-            const size_t kk = (size_t)i * q + k;
+            const size_t kk = k + (size_t)i;
             if ((kk * rowb) % 64 == 0) _mm_prefetch(bs + kk * rowb + PF_ROW1, _MM_HINT_T0);
             __m256 b0, b1;
             load_row(wdt, B, kk, &b0, &b1);
@@ -58,7 +57,7 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
             a0[i] = _mm256_fmadd_ps(a, b0, a0[i]);
             a1[i] = _mm256_fmadd_ps(a, b1, a1[i]);
         }
-    for (size_t k = 4 * q; k < kc; k++) {
+    for (size_t k = k4; k < kc; k++) {
         __m256 b0, b1;
         load_row(wdt, B, k, &b0, &b1);
         const __m256 a = _mm256_broadcast_ss(A + k * as);
@@ -130,7 +129,7 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
     gemm_tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, acc, pfv, pfb);
 }
 
-/* The decode stream: one row as four concurrent streams (row1), 2..6 rows as a tile. */
+/* The decode stream: one row in memory order (row1), 2..6 rows as a tile. */
 #define GEMV(fname, wdt, tiles)                                                                    \
     static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \

@@ -9,10 +9,13 @@
  *    is scaled once (out += s partial): two FMA and three shuffle-port ops per 32 weights;
  *  - q4 with zero points: w' = u s - z s built exactly by one FMA per 16 weights (u, z <= 15 and
  *    bf16 s: the products are exact), then as q8;
- *  - one row (T = 1) reads each panel as NS = 4 concurrent streams (quarters of K, or of its
- *    groups), each with its own accumulators, summed in a fixed order, as the fp32 row stream;
- *    software prefetch 4 KiB ahead of each stream. Eight streams measured slower (bench_kernels
- *    --case qdecode, 2026-12-01, SPR-class VM: W4A16 53% of the read probe against 63%).
+ *  - one row (T = 1): W8 reads each panel in memory order, NS = 4 k steps' accumulators, as the
+ *    fp32 row stream (four concurrent streams, quarters of K, read 8-18% less per second on Zen
+ *    4, 2026-12-03); W4 reads it as NS = 4 concurrent streams (quarters of its groups), each
+ *    with its own accumulators, summed in a fixed order: there memory order, four groups at a
+ *    time, measured 20% slower (Zen 4, the same run). Software prefetch 4 KiB ahead of each
+ *    stream. Eight W4 streams measured slower (bench_kernels --case qdecode, 2026-12-01,
+ *    SPR-class VM: W4A16 53% of the read probe against 63%).
  *    From DRAM W8 reaches about 78% and W4 about 63% of the read probe where fp32 reaches
  *    95-98%: with the weights resident in the 300 MiB L3 W4 runs at only ~22 GB/s, so the
  *    in-register dequantization (6 uops per 32 weights, 3 on the shuffle port), not memory,
@@ -47,10 +50,10 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
     __m512 a0[NS], a1[NS];
     for (int i = 0; i < NS; i++)
         a0[i] = a1[i] = _mm512_setzero_ps();
-    const size_t qk = kc / NS;
-    for (size_t k = 0; k < qk; k++)
+    const size_t kn = kc / NS * NS;
+    for (size_t k = 0; k < kn; k += NS)
         for (int i = 0; i < NS; i++) {
-            const size_t kk = (size_t)i * qk + k;
+            const size_t kk = k + (size_t)i;
             if (kk % 2 == 0) _mm_prefetch((const char *)(q + kk * NR) + PF, _MM_HINT_T0);
             __m512 b0, b1;
             q8_row(q, kk, &b0, &b1);
@@ -58,7 +61,7 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
             a0[i] = _mm512_fmadd_ps(av, b0, a0[i]);
             a1[i] = _mm512_fmadd_ps(av, b1, a1[i]);
         }
-    for (size_t k = NS * qk; k < kc; k++) {
+    for (size_t k = kn; k < kc; k++) {
         __m512 b0, b1;
         q8_row(q, k, &b0, &b1);
         const __m512 av = _mm512_set1_ps(a[k * as]);

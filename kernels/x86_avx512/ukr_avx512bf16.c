@@ -74,8 +74,9 @@ FFN_AI void shift_body(const int m, size_t kc, const float *A, size_t as, const 
     }
 }
 
-/* One row: the pair rows as four concurrent streams (quarters), each with its own even/odd
- * accumulators; summed in a fixed order. */
+/* One row: the pair rows in memory order, four pair rows' even/odd accumulators, summed in a
+ * fixed order (four concurrent streams, quarters of the panel, read 10-15% less per second on
+ * Zen 4, 2026-12-03). */
 static void shift_m1(size_t kc, const float *A, size_t as, const uint16_t *B, float *C)
 {
     __m512 acc[4][4];
@@ -83,10 +84,10 @@ static void shift_m1(size_t kc, const float *A, size_t as, const uint16_t *B, fl
         for (int j = 0; j < 4; j++)
             acc[i][j] = _mm512_setzero_ps();
     const __m512i himask = _mm512_set1_epi32((int)0xffff0000u);
-    const size_t np = kc / 2, q = np / 4;
-    for (size_t p = 0; p < q; p++)
+    const size_t np = kc / 2, np4 = np / 4 * 4;
+    for (size_t p = 0; p < np4; p += 4)
         for (int i = 0; i < 4; i++) {
-            const size_t pp = (size_t)i * q + p;
+            const size_t pp = p + (size_t)i;
             _mm_prefetch((const char *)(B + (pp + PF_P) * 64), _MM_HINT_T0);
             _mm_prefetch((const char *)(B + (pp + PF_P) * 64) + 64, _MM_HINT_T0);
             const __m512i v0 = _mm512_loadu_si512(B + pp * 64),
@@ -102,7 +103,7 @@ static void shift_m1(size_t kc, const float *A, size_t as, const uint16_t *B, fl
             acc[i][3] =
                 _mm512_fmadd_ps(ao, _mm512_castsi512_ps(_mm512_and_si512(v1, himask)), acc[i][3]);
         }
-    for (size_t pp = 4 * q; pp < np; pp++) {
+    for (size_t pp = np4; pp < np; pp++) {
         const __m512i v0 = _mm512_loadu_si512(B + pp * 64),
                       v1 = _mm512_loadu_si512(B + pp * 64 + 32);
         const __m512 ae = _mm512_set1_ps(A[2 * pp * as]), ao = _mm512_set1_ps(A[(2 * pp + 1) * as]);
