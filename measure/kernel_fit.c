@@ -340,37 +340,41 @@ bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_
 }
 
 /* A float fit run that decides its parameter alone, which the fit's miss cannot check: a
- * decode (the one-token fraction rests on one per dtype). The Zen 4 VM's two-thread quick
- * calibration of 2026-12-03 08:30 timed its fp32 decode fit run at a median of 6.82 ms with a
- * fastest sample of 5.10; the fit took it (missed by 6%), and the grid after it measured the
- * same decode at 4.82 ms, 38% under the prediction. */
-static bool decides_alone(const ffn_kcal_result *out, size_t i, size_t n_float)
+ * decode (the one-token fraction rests on one per dtype), and in --quick every float fit run
+ * (one per regime and dtype: the launch anchor, a weight-bound prefill, a compute-bound one, a
+ * decode). The Zen 4 VM's two-thread quick calibration of 2026-12-03 08:30 timed its fp32
+ * decode fit run at a median of 6.82 ms with a fastest sample of 5.10; the fit took it (missed
+ * by 6%), and the grid after it measured the same decode at 4.82 ms, 38% under the prediction.
+ * One at 11:35 timed its bf16 T = 256 prefill at 20.4 ms, the fit met it (-10%), and the
+ * report's bench measured that kernel at 11.0 ms: +63%. */
+static bool decides_alone(const ffn_kcal_result *out, size_t i, size_t n_float, ffn_kcal_mode mode)
 {
-    return i < n_float && out->runs[i].fit && out->runs[i].r.c.phase == FFN_PHASE_DECODE;
+    return i < n_float && out->runs[i].fit &&
+           (mode == FFN_KCAL_QUICK || out->runs[i].r.c.phase == FFN_PHASE_DECODE);
 }
 
 bool ffn__kcal_redo(const ffn_hw *hw, const ffn_kcal_result *out, size_t i, size_t n_float,
-                    bool all)
+                    ffn_kcal_mode mode, bool all)
 {
     const ffn_bench_result *r = &out->runs[i].r;
     if (r->c.kind != FFN_BENCH_DENSE || !(r->time.median > 0)) return false;
     if (!out->runs[i].fit) return all && i < n_float;
-    if (i >= n_float || all || decides_alone(out, i, n_float)) return true;
+    if (i >= n_float || all || decides_alone(out, i, n_float, mode)) return true;
     return fit_miss(hw, r) > REDO_FIT_MISS;
 }
 
 /* Measure once more the float fit runs the fit misses by more than 15% (all: every float run,
  * fit and held out), and every fit run that decides its parameter alone (the quantized ones, the
- * float decodes), and keep the lower of each one's two medians; the notes name those that moved
- * by more than 15% (and, without all, every float one the miss redid). Returns how many float
- * runs changed. */
+ * float decodes, every float fit run in --quick), and keep the lower of each one's two medians; the
+ * notes name those that moved by more than 15% (and, without all, every float one the miss redid).
+ * Returns how many float runs changed. */
 static size_t remeasure(const ffn_hw *hw, const ffn_bench_opts *o, const ffn_bench_case *cases,
-                        size_t n_float, bool all, ffn_kcal_result *out)
+                        size_t n_float, ffn_kcal_mode mode, bool all, ffn_kcal_result *out)
 {
     ffn_bench_case redo[FFN_KCAL_MAX];
     size_t idx[FFN_KCAL_MAX], nr = 0;
     for (size_t i = 0; i < out->n_runs; i++) {
-        if (!ffn__kcal_redo(hw, out, i, n_float, all)) continue;
+        if (!ffn__kcal_redo(hw, out, i, n_float, mode, all)) continue;
         redo[nr] = cases[i];
         idx[nr++] = i;
     }
@@ -387,7 +391,7 @@ static size_t remeasure(const ffn_hw *hw, const ffn_bench_opts *o, const ffn_ben
             *r = res[j];
             if (idx[j] < n_float) changed++;
         }
-        const bool alone = idx[j] >= n_float || decides_alone(out, idx[j], n_float);
+        const bool alone = idx[j] >= n_float || decides_alone(out, idx[j], n_float, mode);
         if ((alone || all) && fabs(res[j].time.median / before - 1.0) <= 0.15) continue;
         size_t l = strlen(out->notes);
         snprintf(out->notes + l, sizeof out->notes - l,
@@ -396,7 +400,7 @@ static size_t remeasure(const ffn_hw *hw, const ffn_bench_opts *o, const ffn_ben
                  r->c.adtype ? ffn_dtype_name(r->c.adtype) : "", r->c.tokens, r->c.shape.d,
                  idx[j] >= n_float ? "(a quantized fit run)"
                  : all             ? "(every float run redone)"
-                 : alone           ? "(a decode fit run, timed twice)"
+                 : alone           ? "(a fit run that decides its parameter alone, timed twice)"
                                    : "missed the first fit by over 15%",
                  before * 1e3, res[j].time.median * 1e3, r->time.median * 1e3);
     }
@@ -527,7 +531,7 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
                  "measured again, the lower of each one's two medians kept",
                  l ? "; " : "");
     }
-    if (mode != FFN_KCAL_TINY && remeasure(hw, &o, cases, n_float, all, out)) {
+    if (mode != FFN_KCAL_TINY && remeasure(hw, &o, cases, n_float, mode, all, out)) {
         np = fit_points(out, n_float, pts);
         if ((rc = fit_float(hw, pts, np, out, &held)))
             return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");

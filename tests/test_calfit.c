@@ -251,14 +251,14 @@ Test(calfit, default_and_quick_fits_anchor_the_launch_cost)
 
 /* A held-out run the fit misses by more than 30% sends calibrate back to measure every float
  * run again (kernel_fit.c); fit runs, quantized runs past n_float and runs within 30% do not. */
-/* The quick calibration's runs (cases and fit flags into cases and fit) in a fresh result, each
- * measured at scale times what hw predicts for it; the caller frees it. */
-static ffn_kcal_result *quick_runs(const ffn_hw *hw, double scale, ffn_bench_case *cases, bool *fit,
-                                   size_t *n)
+/* The runs of a calibration of mode m (cases and fit flags into cases and fit) in a fresh
+ * result, each measured at scale times what hw predicts for it; the caller frees it. */
+static ffn_kcal_result *mode_runs(ffn_kcal_mode m, const ffn_hw *hw, double scale,
+                                  ffn_bench_case *cases, bool *fit, size_t *n)
 {
     ffn_kcal_result *k = calloc(1, sizeof *k);
     cr_assert_not_null(k);
-    *n = ffn_kcal_cases(FFN_KCAL_QUICK, cases, fit, FFN_KCAL_MAX);
+    *n = ffn_kcal_cases(m, cases, fit, FFN_KCAL_MAX);
     for (size_t i = 0; i < *n; i++) {
         k->runs[i].r.c = cases[i];
         k->runs[i].fit = fit[i];
@@ -269,6 +269,12 @@ static ffn_kcal_result *quick_runs(const ffn_hw *hw, double scale, ffn_bench_cas
     }
     k->n_runs = *n;
     return k;
+}
+
+static ffn_kcal_result *quick_runs(const ffn_hw *hw, double scale, ffn_bench_case *cases, bool *fit,
+                                   size_t *n)
+{
+    return mode_runs(FFN_KCAL_QUICK, hw, scale, cases, fit, n);
 }
 
 Test(calfit, a_held_out_miss_over_30_percent_asks_for_every_run_again)
@@ -292,32 +298,46 @@ Test(calfit, a_held_out_miss_over_30_percent_asks_for_every_run_again)
 }
 
 /* Which runs calibrate times once more after the first fit (kernel_fit.c): a float fit run the
- * fit misses by more than 15%, and a decode fit run even when the fit meets it (it alone sets
- * the one-token fraction, so its miss says nothing); never a held-out run, unless all. */
-Test(calfit, decode_fit_runs_are_timed_twice_and_prefills_only_when_missed)
+ * fit misses by more than 15%, and a fit run that decides its parameter alone even when the fit
+ * meets it, so that its miss says nothing (a decode: one per dtype sets the one-token fraction;
+ * in --quick every float fit run: one per regime and dtype); never a held-out run, unless all. */
+Test(calfit, fit_runs_that_decide_alone_are_timed_twice_and_the_others_only_when_missed)
 {
     const ffn_hw hw = cpu();
     ffn_bench_case cases[FFN_KCAL_MAX];
     bool fit[FFN_KCAL_MAX];
     size_t n;
     ffn_kcal_result *k = quick_runs(&hw, 1.0, cases, fit, &n); /* the fit meets every run */
-    size_t decodes = 0, prefill = n, held = n;
+    size_t fits = 0, held = n;
     for (size_t i = 0; i < n; i++) {
-        const bool decode = cases[i].phase == FFN_PHASE_DECODE;
-        cr_expect_eq(ffn__kcal_redo(&hw, k, i, n, false), fit[i] && decode, "run %zu", i);
-        cr_expect(ffn__kcal_redo(&hw, k, i, n, true), "run %zu: all", i);
-        if (fit[i] && decode) decodes++;
-        if (fit[i] && !decode && prefill == n) prefill = i;
+        cr_expect_eq(ffn__kcal_redo(&hw, k, i, n, FFN_KCAL_QUICK, false), fit[i], "quick, run %zu",
+                     i);
+        cr_expect(ffn__kcal_redo(&hw, k, i, n, FFN_KCAL_QUICK, true), "quick, run %zu: all", i);
+        fits += fit[i];
         if (!fit[i] && held == n) held = i;
     }
-    cr_expect_geq(decodes, 1, "the quick calibration has a decode fit run");
-    cr_assert_lt(prefill, n);
+    cr_expect_geq(fits, 3);
     cr_assert_lt(held, n);
-    k->runs[prefill].r.time.median *= 1.0 / 1.3; /* predicted 30% over its median */
-    cr_expect(ffn__kcal_redo(&hw, k, prefill, n, false));
     k->runs[held].r.time.median *= 1.0 / 1.3; /* a held-out run: not this rule's */
-    cr_expect_not(ffn__kcal_redo(&hw, k, held, n, false));
+    cr_expect_not(ffn__kcal_redo(&hw, k, held, n, FFN_KCAL_QUICK, false));
+    free(k);
+
+    k = mode_runs(FFN_KCAL_FULL, &hw, 1.0, cases, fit, &n);
+    size_t decodes = 0, prefill = n;
+    for (size_t i = 0; i < n; i++) {
+        const bool decode = cases[i].phase == FFN_PHASE_DECODE;
+        cr_expect_eq(ffn__kcal_redo(&hw, k, i, n, FFN_KCAL_FULL, false), fit[i] && decode,
+                     "full, run %zu", i);
+        cr_expect_eq(ffn__kcal_redo(&hw, k, i, n, FFN_KCAL_FULL, true),
+                     cases[i].kind == FFN_BENCH_DENSE, "full, run %zu: all (dense runs)", i);
+        if (fit[i] && decode) decodes++;
+        if (fit[i] && !decode && prefill == n) prefill = i;
+    }
+    cr_expect_geq(decodes, 1, "the default calibration has a decode fit run");
+    cr_assert_lt(prefill, n);
+    k->runs[prefill].r.time.median *= 1.0 / 1.3; /* predicted 30% over its median */
+    cr_expect(ffn__kcal_redo(&hw, k, prefill, n, FFN_KCAL_FULL, false));
     k->runs[prefill].r.time.median = 0; /* not measured */
-    cr_expect_not(ffn__kcal_redo(&hw, k, prefill, n, true));
+    cr_expect_not(ffn__kcal_redo(&hw, k, prefill, n, FFN_KCAL_FULL, true));
     free(k);
 }
