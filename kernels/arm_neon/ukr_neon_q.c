@@ -127,35 +127,10 @@ FFN_AI void gscales(const uint16_t *gs, size_t g, float32x4_t *s0, float32x4_t *
         }                                                                                          \
     }
 
-Q8_TILE(q8_tile1, FFN_ROWS1)
-Q8_TILE(q8_tile2, FFN_ROWS2)
-Q8_TILE(q8_tile3, FFN_ROWS3)
-Q8_TILE(q8_tile4, FFN_ROWS4)
-Q4_TILE(q4_tile1, FFN_ROWS1)
-Q4_TILE(q4_tile2, FFN_ROWS2)
-Q4_TILE(q4_tile3, FFN_ROWS3)
-Q4_TILE(q4_tile4, FFN_ROWS4)
-
-typedef void (*qtile_fn)(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,
-                         size_t ldc);
-static const qtile_fn q8_tiles[G] = {q8_tile1, q8_tile2, q8_tile3, q8_tile4};
-static const qtile_fn q4_tiles[G] = {q4_tile1, q4_tile2, q4_tile3, q4_tile4};
-
-static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    (void)ap;
-    q8_tiles[(m < G ? m : G) - 1](kc, a, as, w, c, ldc);
-}
-
-static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    (void)ap;
-    q4_tiles[(m < G ? m : G) - 1](kc, a, as, w, c, ldc);
-}
+FFN_QTILES4(Q8_TILE, q8_tiles)
+FFN_QTILES4(Q4_TILE, q4_tiles)
+FFN_QGEMV4(q8_gemv, q8_tiles)
+FFN_QGEMV4(q4_gemv, q4_tiles)
 
 static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
 {

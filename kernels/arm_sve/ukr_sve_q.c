@@ -136,19 +136,8 @@ FFN_AI void gscales(const uint16_t *gs, size_t g, size_t L, svbool_t pt, svfloat
         }                                                                                          \
     }
 
-Q8_TILE(q8_tile1, FFN_ROWS1)
-Q8_TILE(q8_tile2, FFN_ROWS2)
-Q8_TILE(q8_tile3, FFN_ROWS3)
-Q8_TILE(q8_tile4, FFN_ROWS4)
-Q4_TILE(q4_tile1, FFN_ROWS1)
-Q4_TILE(q4_tile2, FFN_ROWS2)
-Q4_TILE(q4_tile3, FFN_ROWS3)
-Q4_TILE(q4_tile4, FFN_ROWS4)
-
-typedef void (*qtile_fn)(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,
-                         size_t ldc);
-static const qtile_fn q8_tiles[G] = {q8_tile1, q8_tile2, q8_tile3, q8_tile4};
-static const qtile_fn q4_tiles[G] = {q4_tile1, q4_tile2, q4_tile3, q4_tile4};
+FFN_QTILES4(Q8_TILE, q8_tiles)
+FFN_QTILES4(Q4_TILE, q4_tiles)
 
 /* The panel is 3 vectors wide whenever it is under FFN_UKR_MAX_NR (always: 3 x 64 lanes at
  * 2048 bits); the generic kernels otherwise. */

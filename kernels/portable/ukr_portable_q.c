@@ -108,8 +108,10 @@ static inline v4f u_minus(v4u u, v4f bias2)
 
 /* W8: two partial sums (k mod 2) per column, then the column scale (four spilled two of their
  * eight vectors at SSE2's 16 registers). Codes + 128 are the bytes XORed with 0x80. */
-static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c)
+static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,
+                    size_t ldc)
 {
+    (void)ldc;
     const uint8_t *q = w->q;
     const v4f bias2 = v4_splat(8388736.0f); /* 2^23 + 128 */
     v4f s00 = {0, 0, 0, 0}, s01 = s00, s10 = s00, s11 = s00;
@@ -140,8 +142,10 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
 
 /* W4: per group (an even number of rows), two partial sums (k mod 2) of (u - z) x per column,
  * then the group scale. A k row is NR / 2 = 4 bytes: low nibbles columns 0..3, high 4..7. */
-static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c)
+static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,
+                    size_t ldc)
 {
+    (void)ldc;
     enum { HALF = NR / 2 };
     const size_t Gs = w->group;
     v4f o0 = {0, 0, 0, 0}, o1 = o0;
@@ -254,23 +258,10 @@ Q4_ROWS(q4_rows3, FFN_ROWS3)
 Q4_ROWS(q4_rows4, FFN_ROWS4)
 
 /* ffn_ukernels_q.gemv: the one-row stream for m = 1, the row tiles for 2..G. */
-#define GEMV_ENTRY(name, row1, rows2, rows3, rows4)                                                \
-    static void name(size_t m, size_t kc, const float *a, size_t as, const float *asum,            \
-                     const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)            \
-    {                                                                                              \
-        (void)asum;                                                                                \
-        (void)ap;                                                                                  \
-        if (m == 1)                                                                                \
-            row1(kc, a, as, w, c);                                                                 \
-        else if (m == 2)                                                                           \
-            rows2(kc, a, as, w, c, ldc);                                                           \
-        else if (m == 3)                                                                           \
-            rows3(kc, a, as, w, c, ldc);                                                           \
-        else                                                                                       \
-            rows4(kc, a, as, w, c, ldc);                                                           \
-    }
-GEMV_ENTRY(q8_gemv, q8_row1, q8_rows2, q8_rows3, q8_rows4)
-GEMV_ENTRY(q4_gemv, q4_row1, q4_rows2, q4_rows3, q4_rows4)
+static const ffn_qtile_fn q8_tiles[G] = {q8_row1, q8_rows2, q8_rows3, q8_rows4};
+static const ffn_qtile_fn q4_tiles[G] = {q4_row1, q4_rows2, q4_rows3, q4_rows4};
+FFN_QGEMV4(q8_gemv, q8_tiles)
+FFN_QGEMV4(q4_gemv, q4_tiles)
 
 const ffn_ukernels_q ffn_ukernels_q_portable = {
     .isa = "portable",
