@@ -115,42 +115,38 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
         dst[i] = f16_f32(src[i]);
 }
 
-/* Decode streams: G rows at most per call; the widened weight row (8 values) is shared by the
- * rows. Four partial sums per row (k mod 4) keep the FMA/add chains independent. */
-#define GEMV_BODY(LOADW)                                                                           \
-    float acc[G][4][NR];                                                                           \
-    memset(acc, 0, sizeof acc);                                                                    \
-    size_t k = 0;                                                                                  \
-    for (; k + 4 <= kc; k += 4)                                                                    \
-        for (size_t q = 0; q < 4; q++) {                                                           \
-            float wv[NR];                                                                          \
-            for (size_t j = 0; j < NR; j++)                                                        \
-                wv[j] = LOADW((k + q) * NR + j);                                                   \
-            for (size_t r = 0; r < m; r++) {                                                       \
-                const float av = a[(k + q) * as + r];                                              \
-                for (size_t j = 0; j < NR; j++)                                                    \
-                    acc[r][q][j] += av * wv[j];                                                    \
-            }                                                                                      \
+/* Decode streams of 2..G rows: the widened weight row (8 values) shared by the rows, one pair of
+ * named accumulators a row (driver/ukr_rows.h says why). An accumulator array indexed by the
+ * run-time row count, the code before, stayed in memory: one thread, one panel in L1, 13.4
+ * Gweights/s at one row (ROW1_BODY) fell to 2.8, 2.5 and 2.3 at 2, 3 and 4 rows (Zen 4,
+ * 2026-12-03). */
+#define SR_DECL(r) v4f c##r##0 = {0, 0, 0, 0}, c##r##1 = c##r##0;
+#define SR_FM(r)                                                                                   \
+    {                                                                                              \
+        const float x = a[k * as + (r)];                                                           \
+        const v4f av = (v4f){x, x, x, x};                                                          \
+        c##r##0 += av * b0;                                                                        \
+        c##r##1 += av * b1;                                                                        \
+    }
+#define SR_ST(r)                                                                                   \
+    v4_store(c + (r)*ldc, c##r##0);                                                                \
+    v4_store(c + (r)*ldc + 4, c##r##1);
+#define STREAM_ROWS(ROWS, LOAD8)                                                                   \
+    {                                                                                              \
+        ROWS(SR_DECL)                                                                              \
+        for (size_t k = 0; k < kc; k++) {                                                          \
+            v4f b0, b1;                                                                            \
+            LOAD8(k *NR, b0, b1);                                                                  \
+            ROWS(SR_FM)                                                                            \
         }                                                                                          \
-    for (; k < kc; k++) {                                                                          \
-        float wv[NR];                                                                              \
-        for (size_t j = 0; j < NR; j++)                                                            \
-            wv[j] = LOADW(k * NR + j);                                                             \
-        for (size_t r = 0; r < m; r++) {                                                           \
-            const float av = a[k * as + r];                                                        \
-            for (size_t j = 0; j < NR; j++)                                                        \
-                acc[r][0][j] += av * wv[j];                                                        \
-        }                                                                                          \
-    }                                                                                              \
-    for (size_t r = 0; r < m; r++)                                                                 \
-        for (size_t j = 0; j < NR; j++)                                                            \
-            c[r * ldc + j] = (acc[r][0][j] + acc[r][1][j]) + (acc[r][2][j] + acc[r][3][j]);
+        ROWS(SR_ST)                                                                                \
+    }
 
-/* One row (T = 1 decode), the case decode spends its time in: the same four partial sums per
- * column as GEMV_BODY (k mod 4, added in the same order, so m = 1 gives the same bits), held in
- * eight named 4-float vectors. GEMV_BODY's accumulator array, indexed by a run-time row count,
- * stayed in memory: on the Zen 5 VM (2026-12-02) the portable bf16 decode widened and summed
- * 2 Gweights/s a core, a third of what the fp32 stream read from DRAM. */
+/* One row (T = 1 decode), the case decode spends its time in: four partial sums per column (k
+ * mod 4, added in a fixed order), held in eight named 4-float vectors. An accumulator array
+ * indexed by a run-time row count stayed in memory: on the Zen 5 VM (2026-12-02) the portable
+ * bf16 decode widened and summed 2 Gweights/s a core, a third of what the fp32 stream read from
+ * DRAM. */
 #define ROW1_BODY(LOADW)                                                                           \
     v4f s00 = {0, 0, 0, 0}, s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00,      \
         s31 = s00;                                                                                 \
@@ -176,16 +172,20 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
         hi += av * b1;                                                                             \
     }
 
-#define GEMV_FN(name, type, LW, LOAD8)                                                             \
+#define GEMV_FN(name, type, LOAD8)                                                                 \
     static void name(size_t m, size_t kc, const float *a, size_t as, const void *wp, float *c,     \
                      size_t ldc)                                                                   \
     {                                                                                              \
         const type *w = wp;                                                                        \
         if (m == 1) {                                                                              \
             ROW1_BODY(LOAD8)                                                                       \
-            return;                                                                                \
+        } else if (m == 2) {                                                                       \
+            STREAM_ROWS(FFN_ROWS2, LOAD8)                                                          \
+        } else if (m == 3) {                                                                       \
+            STREAM_ROWS(FFN_ROWS3, LOAD8)                                                          \
+        } else {                                                                                   \
+            STREAM_ROWS(FFN_ROWS4, LOAD8)                                                          \
         }                                                                                          \
-        GEMV_BODY(LW)                                                                              \
     }
 
 /* Four fp16 weights widened to fp32: loaded as one 8-byte vector and zero-extended by
@@ -236,9 +236,9 @@ static inline v4f f16x4(const uint16_t *p)
         b0 = f16x4(w + (i));                                                                       \
         b1 = f16x4(w + (i) + 4);                                                                   \
     }
-GEMV_FN(gemv_f32, float, LW_F32, L8_F32)
-GEMV_FN(gemv_bf16, uint16_t, LW_BF16, L8_BF16)
-GEMV_FN(gemv_f16, uint16_t, LW_F16, L8_F16)
+GEMV_FN(gemv_f32, float, L8_F32)
+GEMV_FN(gemv_bf16, uint16_t, L8_BF16)
+GEMV_FN(gemv_f16, uint16_t, L8_F16)
 
 static inline float act1(ffn_act act, float g)
 {
