@@ -132,15 +132,7 @@ FFN_QTILES4(Q4_TILE, q4_tiles)
 FFN_QGEMV4(q8_gemv, q8_tiles)
 FFN_QGEMV4(q4_gemv, q4_tiles)
 
-static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q8_dequant(NR, k0, kc, w, dst);
-}
-
-static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q4_dequant(NR, k0, kc, w, dst);
-}
+FFN__QG_DEQUANT_ENTRIES(NR)
 
 const ffn_ukernels_q ffn_ukernels_q_neon = {
     .isa = "neon",

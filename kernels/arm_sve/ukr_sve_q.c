@@ -139,39 +139,11 @@ FFN_AI void gscales(const uint16_t *gs, size_t g, size_t L, svbool_t pt, svfloat
 FFN_QTILES4(Q8_TILE, q8_tiles)
 FFN_QTILES4(Q4_TILE, q4_tiles)
 
-/* The panel is 3 vectors wide whenever it is under FFN_UKR_MAX_NR (always: 3 x 64 lanes at
- * 2048 bits); the generic kernels otherwise. */
-static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    (void)ap;
-    if (nr_sve() == 3 * svcntw())
-        q8_tiles[(m < G ? m : G) - 1](kc, a, as, w, c, ldc);
-    else
-        ffn__qg_q8_gemv(nr_sve(), m, kc, a, as, w, c, ldc);
-}
-
-static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
-                    const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    (void)asum;
-    (void)ap;
-    if (nr_sve() == 3 * svcntw())
-        q4_tiles[(m < G ? m : G) - 1](kc, a, as, w, c, ldc);
-    else
-        ffn__qg_q4_gemv(nr_sve(), m, kc, a, as, w, c, ldc);
-}
-
-static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q8_dequant(nr_sve(), k0, kc, w, dst);
-}
-
-static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q4_dequant(nr_sve(), k0, kc, w, dst);
-}
+/* The panel is always 3 vectors (nr_sve() stays under FFN_UKR_MAX_NR: 3 x 64 lanes at the
+ * architecture's largest 2048-bit vectors), the width these tiles read. */
+FFN_QGEMV4(q8_gemv, q8_tiles)
+FFN_QGEMV4(q4_gemv, q4_tiles)
+FFN__QG_DEQUANT_ENTRIES(nr_sve())
 
 const ffn_ukernels_q ffn_ukernels_q_sve = {
     .isa = "sve",

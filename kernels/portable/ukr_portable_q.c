@@ -12,15 +12,7 @@
 enum { NR = 8, G = 4 };
 
 /* Prefill dequantizes through the generic kernels; the decode streams below are this file's. */
-static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q8_dequant(NR, k0, kc, w, dst);
-}
-
-static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    ffn__qg_q4_dequant(NR, k0, kc, w, dst);
-}
+FFN__QG_DEQUANT_ENTRIES(NR)
 
 /* One row (T = 1 decode) over a panel of NR = 8 columns, as the float table's one-row stream
  * (ukr_portable.c), partial sums in named 4-float vectors. Codes become floats without an
@@ -106,6 +98,25 @@ static inline v4f u_minus(v4u u, v4f bias2)
     return (v4f)(u | 0x4B000000u) - bias2;
 }
 
+/* W4 group g's biases for u_minus (2^23 + the zero point, 8 without zero points) of columns
+ * 0..3 and 4..7, and its bf16 scales as fp32. A k row is NR / 2 = 4 bytes: low nibbles columns
+ * 0..3, high 4..7. */
+static inline void q4_group(const ffn_ukr_qpanel *w, size_t g, v4f *bl, v4f *bh, v4f *s0, v4f *s1)
+{
+    enum { HALF = NR / 2 };
+    float zl[HALF], zh[HALF], sc[NR];
+    for (size_t j = 0; j < HALF; j++) {
+        zl[j] = 8388608.0f + (w->zero ? (float)(w->zero[g * HALF + j] & 15u) : 8.0f);
+        zh[j] = 8388608.0f + (w->zero ? (float)(w->zero[g * HALF + j] >> 4) : 8.0f);
+    }
+    for (size_t j = 0; j < NR; j++)
+        sc[j] = ffn__bf16_to_f32(w->gscale[g * NR + j]);
+    *bl = v4_load(zl);
+    *bh = v4_load(zh);
+    *s0 = v4_load(sc);
+    *s1 = v4_load(sc + 4);
+}
+
 /* W8: two partial sums (k mod 2) per column, then the column scale (four spilled two of their
  * eight vectors at SSE2's 16 registers). Codes + 128 are the bytes XORed with 0x80. */
 static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,
@@ -141,36 +152,28 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
 }
 
 /* W4: per group (an even number of rows), two partial sums (k mod 2) of (u - z) x per column,
- * then the group scale. A k row is NR / 2 = 4 bytes: low nibbles columns 0..3, high 4..7. */
+ * then the group scale. */
 static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,
                     size_t ldc)
 {
     (void)ldc;
-    enum { HALF = NR / 2 };
     const size_t Gs = w->group;
     v4f o0 = {0, 0, 0, 0}, o1 = o0;
     for (size_t g = 0; g < kc / Gs; g++) {
-        float zl[HALF], zh[HALF];
-        for (size_t j = 0; j < HALF; j++) { /* 2^23 + the zero point */
-            zl[j] = 8388608.0f + (w->zero ? (float)(w->zero[g * HALF + j] & 15u) : 8.0f);
-            zh[j] = 8388608.0f + (w->zero ? (float)(w->zero[g * HALF + j] >> 4) : 8.0f);
-        }
-        const v4f bl = v4_load(zl), bh = v4_load(zh);
+        v4f bl, bh, sc0, sc1;
+        q4_group(w, g, &bl, &bh, &sc0, &sc1);
         v4f p0 = {0, 0, 0, 0}, p1 = p0, q0 = p0, q1 = p0;
         for (size_t k = g * Gs; k < (g + 1) * Gs; k += 2) {
             v4u u[2];
-            u8x8(w->q + k * HALF, 0, u);
+            u8x8(w->q + k * NR / 2, 0, u);
             const v4f x0 = v4_splat(a[k * as]), x1 = v4_splat(a[(k + 1) * as]);
             p0 += x0 * u_minus(u[0] & 15u, bl);
             q0 += x0 * u_minus(u[0] >> 4, bh);
             p1 += x1 * u_minus(u[1] & 15u, bl);
             q1 += x1 * u_minus(u[1] >> 4, bh);
         }
-        float sc[NR];
-        for (size_t j = 0; j < NR; j++)
-            sc[j] = ffn__bf16_to_f32(w->gscale[g * NR + j]);
-        o0 += v4_load(sc) * (p0 + p1);
-        o1 += v4_load(sc + 4) * (q0 + q1);
+        o0 += sc0 * (p0 + p1);
+        o1 += sc1 * (q0 + q1);
     }
     memcpy(c, &o0, sizeof o0);
     memcpy(c + 4, &o1, sizeof o1);
@@ -182,6 +185,7 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
  * through the generic kernels (accumulator arrays in memory, a scalar convert a weight). */
 #define QR_DECL(r) v4f c##r##0 = {0, 0, 0, 0}, c##r##1 = c##r##0;
 #define QR_ZERO(r) c##r##0 = c##r##1 = (v4f){0, 0, 0, 0};
+#define QR_ZERO_C(r) memset(c + (r)*ldc, 0, NR * sizeof *c);
 #define QR_FM(r)                                                                                   \
     {                                                                                              \
         const v4f x = v4_splat(a[kk * as + (r)]);                                                  \
@@ -219,37 +223,25 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
     static void name(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w, float *c,      \
                      size_t ldc)                                                                   \
     {                                                                                              \
-        enum { HALF = NR / 2 };                                                                    \
         const size_t Gs = w->group;                                                                \
-        for (size_t r = 0; r < ROWS##_N; r++)                                                      \
-            memset(c + r * ldc, 0, NR * sizeof *c);                                                \
+        ROWS(QR_ZERO_C)                                                                            \
         ROWS(QR_DECL)                                                                              \
         for (size_t g = 0; g < kc / Gs; g++) {                                                     \
-            float zl[HALF], zh[HALF], sc[NR];                                                      \
-            for (size_t j = 0; j < HALF; j++) {                                                    \
-                zl[j] = 8388608.0f + (w->zero ? (float)(w->zero[g * HALF + j] & 15u) : 8.0f);      \
-                zh[j] = 8388608.0f + (w->zero ? (float)(w->zero[g * HALF + j] >> 4) : 8.0f);       \
-            }                                                                                      \
-            const v4f bl = v4_load(zl), bh = v4_load(zh);                                          \
+            v4f bl, bh, sc0, sc1;                                                                  \
+            q4_group(w, g, &bl, &bh, &sc0, &sc1);                                                  \
             ROWS(QR_ZERO)                                                                          \
             for (size_t k = g * Gs; k < (g + 1) * Gs; k += 2) {                                    \
                 v4u u[2];                                                                          \
-                u8x8(w->q + k * HALF, 0, u);                                                       \
+                u8x8(w->q + k * NR / 2, 0, u);                                                     \
                 for (size_t e = 0; e < 2; e++) {                                                   \
                     const size_t kk = k + e;                                                       \
                     const v4f b0 = u_minus(u[e] & 15u, bl), b1 = u_minus(u[e] >> 4, bh);           \
                     ROWS(QR_FM)                                                                    \
                 }                                                                                  \
             }                                                                                      \
-            for (size_t j = 0; j < NR; j++)                                                        \
-                sc[j] = ffn__bf16_to_f32(w->gscale[g * NR + j]);                                   \
-            const v4f sc0 = v4_load(sc), sc1 = v4_load(sc + 4);                                    \
             ROWS(Q4_ACC)                                                                           \
         }                                                                                          \
     }
-#define FFN_ROWS2_N 2
-#define FFN_ROWS3_N 3
-#define FFN_ROWS4_N 4
 Q8_ROWS(q8_rows2, FFN_ROWS2)
 Q8_ROWS(q8_rows3, FFN_ROWS3)
 Q8_ROWS(q8_rows4, FFN_ROWS4)

@@ -1,7 +1,7 @@
 /* Plain-C quantized microkernels for any panel width (header-only: included by the portable
- * table, and by ISA folders for the formats they have no vector code for, compiled there with
- * that folder's flags). They follow the contracts of kernels/driver/ukernel.h literally:
- * dequantize each weight ((u - z) s, exact) and multiply in fp32; int8 sums in int32. */
+ * table, and by ISA folders for what they have no vector code for, compiled there with that
+ * folder's flags): the prefill dequantization ((u - z) s, exact) and the W8A8 pieces (int8 sums
+ * in int32), following the contracts of kernels/driver/ukernel.h literally. */
 #ifndef FFNROOF_KERNELS_UKR_Q_GENERIC_H
 #define FFNROOF_KERNELS_UKR_Q_GENERIC_H
 
@@ -9,63 +9,6 @@
 
 #include "../driver/ukernel.h"
 #include "../quant/quant_internal.h"
-
-enum { FFN_QG_MAXG = 16 }; /* rows per gemv call these kernels accept */
-
-/* W8 decode: C = (sum_k A q) * scale, per column. */
-static inline void ffn__qg_q8_gemv(size_t nr, size_t m, size_t kc, const float *a, size_t as,
-                                   const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    float acc[FFN_QG_MAXG * FFN_UKR_MAX_NR];
-    memset(acc, 0, m * nr * sizeof *acc);
-    for (size_t k = 0; k < kc; k++) {
-        const int8_t *row = (const int8_t *)w->q + k * nr;
-        for (size_t r = 0; r < m; r++) {
-            const float av = a[k * as + r];
-            float *ar = acc + r * nr;
-            for (size_t j = 0; j < nr; j++)
-                ar[j] += av * (float)row[j];
-        }
-    }
-    for (size_t r = 0; r < m; r++)
-        for (size_t j = 0; j < nr; j++)
-            c[r * ldc + j] = acc[r * nr + j] * w->scale[j];
-}
-
-/* W4 decode: per group, sum_k A (u - z) in fp32, times the group scale. */
-static inline void ffn__qg_q4_gemv(size_t nr, size_t m, size_t kc, const float *a, size_t as,
-                                   const ffn_ukr_qpanel *w, float *c, size_t ldc)
-{
-    float acc[FFN_QG_MAXG * FFN_UKR_MAX_NR], part[FFN_QG_MAXG * FFN_UKR_MAX_NR];
-    float wv[FFN_UKR_MAX_NR];
-    const size_t half = nr / 2, G = w->group;
-    memset(acc, 0, m * nr * sizeof *acc);
-    for (size_t g = 0; g < kc / G; g++) {
-        const uint8_t *z = w->zero ? w->zero + g * half : NULL;
-        memset(part, 0, m * nr * sizeof *part);
-        for (size_t k = g * G; k < (g + 1) * G; k++) {
-            const uint8_t *row = w->q + k * half;
-            for (size_t j = 0; j < half; j++) {
-                wv[j] = (float)((int)(row[j] & 15u) - (z ? (int)(z[j] & 15u) : 8));
-                wv[j + half] = (float)((int)(row[j] >> 4) - (z ? (int)(z[j] >> 4) : 8));
-            }
-            for (size_t r = 0; r < m; r++) {
-                const float av = a[k * as + r];
-                float *pr = part + r * nr;
-                for (size_t j = 0; j < nr; j++)
-                    pr[j] += av * wv[j];
-            }
-        }
-        const uint16_t *gs = w->gscale + g * nr;
-        for (size_t j = 0; j < nr; j++)
-            wv[j] = ffn__bf16_to_f32(gs[j]);
-        for (size_t r = 0; r < m; r++)
-            for (size_t j = 0; j < nr; j++)
-                acc[r * nr + j] += wv[j] * part[r * nr + j];
-    }
-    for (size_t r = 0; r < m; r++)
-        memcpy(c + r * ldc, acc + r * nr, nr * sizeof *c);
-}
 
 static inline void ffn__qg_q8_dequant(size_t nr, size_t k0, size_t kc, const ffn_ukr_qpanel *w,
                                       float *dst)
@@ -125,25 +68,11 @@ static inline void ffn__qg_quant(unsigned offset, size_t rows, size_t n, const f
         ffn__qact_row(n, src + r * lds, q + r * ldq, scale + r, offset);
 }
 
-/* The float-activation table's four entry points (static q8_gemv, q4_gemv, q8_dequant,
- * q4_dequant) as the generic kernels above at panel width NREXPR (a constant, or an expression
- * such as the SVE table's vector-length-derived width), compiled with the including folder's
- * flags: what the portable, NEON and SVE tables each wrote out by hand. */
-#define FFN__QG_FLOAT_ENTRIES(NREXPR)                                                              \
-    static void q8_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,         \
-                        const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)         \
-    {                                                                                              \
-        (void)asum;                                                                                \
-        (void)ap;                                                                                  \
-        ffn__qg_q8_gemv(NREXPR, m, kc, a, as, w, c, ldc);                                          \
-    }                                                                                              \
-    static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,         \
-                        const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)         \
-    {                                                                                              \
-        (void)asum;                                                                                \
-        (void)ap;                                                                                  \
-        ffn__qg_q4_gemv(NREXPR, m, kc, a, as, w, c, ldc);                                          \
-    }                                                                                              \
+/* The float-activation table's prefill entry points (static q8_dequant, q4_dequant) as the
+ * generic dequantization above at panel width NREXPR (a constant, or an expression such as the
+ * SVE table's vector-length-derived width): the portable, NEON and SVE tables have decode
+ * streams of their own and dequantize prefill weights through these. */
+#define FFN__QG_DEQUANT_ENTRIES(NREXPR)                                                            \
     static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)              \
     {                                                                                              \
         ffn__qg_q8_dequant(NREXPR, k0, kc, w, dst);                                                \

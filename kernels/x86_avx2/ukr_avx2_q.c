@@ -113,7 +113,9 @@ FFN_AI void g_affine(const ffn_ukr_qpanel *w, size_t g, __m256 s[2], __m256 n[2]
  * 4096 f = 11008, two threads, one process alternating) W8A32 read 18.7 GB/s with them and 24.7
  * with these, W4A32 9.2 and 12.3, W4A16 11.2 and 16.0 (one panel in L1, one thread: W8 11.6
  * and 19.9 Gweights/s, W4 10.7-13.2 and 15.9). */
-#define R1_DECL(i) __m256 a##i##0 = _mm256_setzero_ps(), a##i##1 = _mm256_setzero_ps();
+#define R1_DECL                                                                                    \
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,       \
+           a30 = a00, a31 = a00;
 #define R1_FM(i, b0, b1)                                                                           \
     {                                                                                              \
         const __m256 av = _mm256_broadcast_ss(a + (k + (i)) * as);                                 \
@@ -141,7 +143,8 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
 {
     (void)ldc;
     const int8_t *q = (const int8_t *)w->q;
-    R1_DECL(0) R1_DECL(1) R1_DECL(2) R1_DECL(3) size_t k = 0;
+    R1_DECL
+    size_t k = 0;
     for (; k + 4 <= kc; k += 4) {
         _mm_prefetch((const char *)(q + k * NR) + PF, _MM_HINT_T0);
         R1_Q8(0) R1_Q8(1) R1_Q8(2) R1_Q8(3)
@@ -161,8 +164,8 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
     (void)ldc;
     const uint8_t *q = w->q;
     const size_t Gs = w->group; /* a multiple of 4 (32, 64, 128) */
-    R1_DECL(0) R1_DECL(1) R1_DECL(2) R1_DECL(3) for (size_t g = 0; g < kc / Gs; g++)
-    {
+    R1_DECL
+    for (size_t g = 0; g < kc / Gs; g++) {
         __m256 s[2], n[2];
         g_affine(w, g, s, n);
         for (size_t k = g * Gs; k < (g + 1) * Gs; k += 4) {
