@@ -56,8 +56,8 @@ bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_
 
 /* Whether run i of out (dense, measured) is timed once more after the first fit on hw: a float
  * fit run it misses by more than 15%, a fit run that decides its parameter alone (the quantized
- * ones past n_float, the float decodes, every float fit run of a --quick calibration, mode), and
- * with all every float run (kernel_fit.c). */
+ * ones past n_float, the float decodes, and when mode is FFN_KCAL_QUICK every float fit run),
+ * and with all every float run (kernel_fit.c). */
 bool ffn__kcal_redo(const ffn_hw *hw, const ffn_kcal_result *out, size_t i, size_t n_float,
                     ffn_kcal_mode mode, bool all);
 
