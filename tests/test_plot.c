@@ -539,3 +539,90 @@ Test(plot, reads_bench_level_bytes_and_onchip_roofs)
     cr_assert_eq(ffn_plot_load_bench(DATA "bench.json", &old, &dg), 0, "%s", dg.msg);
     cr_expect_eq(old.cases[0].n_levels, 0);
 }
+
+/* The builders `ffnroof plot` calls (io/plot_build.c), on real specs and models: a roofline of
+ * one device with a bench file (its level points under --levels) and the model's prefill and
+ * decode points; the latency chart's predicted curves over the grid; the MoE chart's bars; and
+ * each refusal with the error the command maps to its exit code. */
+#define SRC FFNROOF_SOURCE_DIR "/"
+static void load_pair(const char *hw, const char *model, ffn_hw *h, ffn_model *m)
+{
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    cr_assert_eq(ffn_hw_load(hw, h, &dg), 0, "%s", dg.msg);
+    cr_assert_eq(ffn_model_load(model, m, &dg), 0, "%s", dg.msg);
+}
+
+Test(plot, builders_fill_each_chart_from_a_request)
+{
+    static ffn_hw hw;
+    static ffn_model llama, mixtral;
+    load_pair(SRC "hw/h100-sxm.yaml", SRC "models/llama2-7b.yaml", &hw, &llama);
+    load_pair(SRC "hw/h100-sxm.yaml", SRC "models/mixtral-8x7b.yaml", &hw, &mixtral);
+    const char *bench[] = {DATA "bench-levels.json"};
+    const uint64_t batch[] = {1, 64};
+    ffn_plot_request q = {.hws = &hw,
+                          .n_hw = 1,
+                          .model = &llama,
+                          .bench = bench,
+                          .n_bench = 1,
+                          .batch = batch,
+                          .n_batch = 2,
+                          .dtype = FFN_DT_BF16,
+                          .phase = FFN_PHASE_DECODE,
+                          .today = "2026-12-03"};
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    static ffn_roofline_chart rc;
+    cr_assert_eq(ffn_plot_build_roofline(&q, &rc, &dg), 0, "%s", dg.msg);
+    cr_expect_eq(rc.n_dev, 2, "the spec, then the bench's own spec");
+    cr_expect_eq(rc.n_pts, 1 + 1 + 2, "one bench case, a prefill and two decode predictions");
+    cr_expect_eq(rc.pts[1].device, 0);
+    cr_expect(strstr(rc.title, "llama2-7b") && strstr(rc.title, "2026-12-03"), "%s", rc.title);
+    q.levels = true;
+    cr_assert_eq(ffn_plot_build_roofline(&q, &rc, &dg), 0, "%s", dg.msg);
+    cr_expect_eq(rc.n_pts, 2 + 1 + 2, "the case once per level");
+    cr_expect(strstr(rc.pts[0].label, "@L2"), "%s", rc.pts[0].label);
+
+    static ffn_latency_chart lc;
+    q.bench = NULL;
+    q.n_bench = 0;
+    const uint64_t seq[] = {128, 512, 2048};
+    q.seq = seq;
+    q.n_seq = 3;
+    q.title = "mine";
+    cr_assert_eq(ffn_plot_build_latency(&q, &lc, &dg), 0, "%s", dg.msg);
+    cr_assert_eq(lc.n_series, 2, "prefill and decode, predicted");
+    cr_expect_eq(lc.s[0].n, 3);
+    cr_expect_eq(lc.s[1].n, 2);
+    cr_expect(lc.s[0].seconds[2] > lc.s[0].seconds[0], "a longer prompt takes longer");
+    cr_expect_str_eq(lc.title, "mine");
+
+    static ffn_moe_chart mc;
+    cr_expect_eq(ffn_plot_build_moe(&q, &mc, &dg), FFN_EINVAL, "llama2-7b has no experts");
+    cr_expect(strstr(dg.msg, "no experts"), "%s", dg.msg);
+    q.model = &mixtral;
+    cr_assert_eq(ffn_plot_build_moe(&q, &mc, &dg), 0, "%s", dg.msg);
+    cr_expect_eq(mc.n_bars, 2);
+    cr_expect_str_eq(mc.bars[1].label, "b=64");
+    q.by_ep = true;
+    cr_assert_eq(ffn_plot_build_moe(&q, &mc, &dg), 0, "%s", dg.msg);
+    cr_expect_eq(mc.n_bars, 4, "EP 1, 2, 4, 8 at the first batch");
+    cr_expect_str_eq(mc.bars[3].label, "EP 8");
+    uint64_t many[FFN_PLOT_MAX_BARS + 1];
+    for (size_t i = 0; i < FFN_PLOT_MAX_BARS + 1; i++)
+        many[i] = i + 1;
+    q.by_ep = false;
+    q.batch = many;
+    q.n_batch = FFN_PLOT_MAX_BARS + 1;
+    cr_expect_eq(ffn_plot_build_moe(&q, &mc, &dg), FFN_ENOSPACE);
+    cr_expect_str_eq(dg.msg, "too many bars");
+
+    const char *missing[] = {DATA "no-such-bench.json"};
+    q.bench = missing;
+    q.n_bench = 1;
+    q.model = NULL;
+    ffn_diag_clear(&dg);
+    cr_expect_neq(ffn_plot_build_roofline(&q, &rc, &dg), 0);
+    cr_expect(strstr(dg.file, "no-such-bench.json"), "the loader names the file: '%s'", dg.file);
+}

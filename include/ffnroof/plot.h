@@ -202,6 +202,32 @@ void ffn_plot_case_label(const ffn_plot_case *c, char *buf, size_t n);
 void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, const char *today,
                            ffn_roofline_chart *rc, ffn_latency_chart *lc);
 
+/* ---- building a chart from what the command line names (io/plot_build.c) ------------------ */
+
+/* Loaded specs and model (the predictions), calibration and bench files (the measurements) and
+ * the grid; a count of 0 takes the chart's default grid. */
+typedef struct ffn_plot_request {
+    const ffn_hw *hws;
+    int n_hw;
+    const ffn_model *model;                /* NULL: no predictions */
+    const char *const *cal, *const *bench; /* calibration.json / bench.json paths */
+    int n_cal, n_bench;
+    const uint64_t *batch, *seq, *ep;
+    size_t n_batch, n_seq, n_ep;
+    ffn_dtype dtype;
+    ffn_phase phase;           /* moe */
+    bool by_ep;                /* moe: bars per expert-parallel degree, not per batch */
+    bool levels;               /* roofline: each bench case at each memory level's bytes */
+    const char *title, *today; /* title: NULL for "what: model on devices, dtype (today)" */
+} ffn_plot_request;
+
+/* Fill the chart. Returns 0; FFN_ENOSPACE ("too many devices", "too many bars"), FFN_EINVAL (a
+ * moe chart without a model with experts) or a prediction's error with diag holding one line;
+ * a loader's error with diag naming the file. */
+int ffn_plot_build_roofline(const ffn_plot_request *q, ffn_roofline_chart *c, ffn_diag *d);
+int ffn_plot_build_latency(const ffn_plot_request *q, ffn_latency_chart *c, ffn_diag *d);
+int ffn_plot_build_moe(const ffn_plot_request *q, ffn_moe_chart *c, ffn_diag *d);
+
 /* ---- writing ---------------------------------------------------------------------------- */
 
 /* Write the chart's data file (gnuplot index blocks, each preceded by a comment saying what it
