@@ -184,99 +184,6 @@ static int report_bench(const rep_opts *o)
 
 /* --quick ------------------------------------------------------------------------------------ */
 
-/* Layers shaped like llama2-7b's (d 4096, f 11008, SwiGLU) and Mixtral-8x7B's (d 4096, f 14336,
- * 8 experts, top-2), scaled down by 4 and 8 in d and f so that their fp32 weights (34 MB and
- * 88 MB) still exceed the last-level cache - decode stays memory-bound as in the real model -
- * while every case runs in about a second on 2 cores. */
-#define QUICK_DENSE_D 1024
-#define QUICK_DENSE_F 2752
-#define QUICK_MOE_D 512
-#define QUICK_MOE_F 1792
-
-static size_t quick_cases(ffn_bench_case *cs, size_t cap)
-{
-    static const struct {
-        ffn_bench_kind kind;
-        ffn_phase phase;
-        size_t tokens;
-        ffn_dtype dt;
-    } plan[] = {
-        {FFN_BENCH_DENSE, FFN_PHASE_DECODE, 1, FFN_DT_FP32},
-        {FFN_BENCH_DENSE, FFN_PHASE_DECODE, 16, FFN_DT_FP32},
-        {FFN_BENCH_DENSE, FFN_PHASE_PREFILL, 256, FFN_DT_FP32},
-        {FFN_BENCH_DENSE, FFN_PHASE_DECODE, 1, FFN_DT_BF16},
-        {FFN_BENCH_DENSE, FFN_PHASE_PREFILL, 256, FFN_DT_BF16},
-        {FFN_BENCH_MOE, FFN_PHASE_DECODE, 1, FFN_DT_FP32},
-        {FFN_BENCH_MOE, FFN_PHASE_DECODE, 16, FFN_DT_FP32},
-        {FFN_BENCH_MOE, FFN_PHASE_PREFILL, 256, FFN_DT_FP32},
-    };
-    const ffn_kernel *kb = NULL;
-    bool have_bf16 = ffn_kernel_best(FFN_DT_BF16, &kb, NULL) == 0;
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof plan / sizeof plan[0] && n < cap; i++) {
-        if (plan[i].dt == FFN_DT_BF16 && !have_bf16) continue;
-        ffn_bench_case *c = &cs[n++];
-        memset(c, 0, sizeof *c);
-        c->kind = plan[i].kind;
-        c->phase = plan[i].phase;
-        c->tokens = plan[i].tokens;
-        c->batch = plan[i].phase == FFN_PHASE_DECODE ? plan[i].tokens : 1;
-        c->seq = plan[i].phase == FFN_PHASE_PREFILL ? plan[i].tokens : 0;
-        bool moe = plan[i].kind == FFN_BENCH_MOE;
-        c->shape.d = moe ? QUICK_MOE_D : QUICK_DENSE_D;
-        c->shape.f = moe ? QUICK_MOE_F : QUICK_DENSE_F;
-        c->shape.act = FFN_ACT_SWIGLU;
-        c->n_experts = moe ? 8 : 0;
-        c->top_k = moe ? 2 : 0;
-        c->wdtype = plan[i].dt;
-    }
-    return n;
-}
-
-/* The host's drift within the report: the calibration's largest fp32 decode and its fp32
- * prefill fit runs, timed again after the bench (a shared VM's speed moves by tens of percent
- * in seconds; bench/profiler_grid.sh checks the same around its grid). Returns how many. */
-static size_t quick_drift(const ffn_kcal_result *k, ffn_md_drift *out)
-{
-    int pick[2] = {-1, -1}; /* decode, prefill */
-    for (size_t i = 0; i < k->n_runs; i++) {
-        const ffn_bench_result *r = &k->runs[i].r;
-        if (!k->runs[i].fit || r->c.kind != FFN_BENCH_DENSE || r->c.wdtype != FFN_DT_FP32 ||
-            r->c.adtype || !(r->time.median > 0))
-            continue;
-        const int slot = r->c.phase == FFN_PHASE_DECODE ? 0 : 1;
-        const ffn_bench_result *p = pick[slot] >= 0 ? &k->runs[pick[slot]].r : NULL;
-        if (!p || r->flops > p->flops) pick[slot] = (int)i;
-    }
-    ffn_bench_case cs[2];
-    size_t n = 0, idx[2];
-    for (int j = 0; j < 2; j++)
-        if (pick[j] >= 0) {
-            idx[n] = (size_t)pick[j];
-            cs[n++] = k->runs[pick[j]].r.c;
-        }
-    if (n == 0) return 0;
-    static ffn_bench_result res[2];
-    ffn_bench_opts bo;
-    memset(&bo, 0, sizeof bo);
-    bo.case_time_s = 1.0;
-    bo.seed = 1;
-    bo.threads = k->runs[idx[0]].r.threads;
-    bo.stop = ffn_prof_stop_flag();
-    size_t done = 0;
-    ffn_diag d;
-    ffn_diag_clear(&d);
-    (void)ffn_bench_run(NULL, cs, n, &bo, NULL, NULL, res, &done, &d);
-    for (size_t j = 0; j < done; j++) {
-        const ffn_bench_result *r = &k->runs[idx[j]].r;
-        snprintf(out[j].what, sizeof out[j].what, "fp32 %s T = %zu, d = %zu,",
-                 ffn_phase_name(r->c.phase), r->c.tokens, r->c.shape.d);
-        out[j].before_s = r->time.median;
-        out[j].after_s = res[j].time.median;
-    }
-    return done;
-}
-
 static int write_file(const char *path, int (*fn)(FILE *, const void *), const void *arg)
 {
     ffn_cli_out out;
@@ -392,7 +299,7 @@ static int report_quick(const rep_opts *o)
     fprintf(stderr, "[2/4] benchmarking llama2-7b-shaped and Mixtral-shaped layers (scaled)\n");
     static ffn_bench_case cases[16];
     static ffn_bench_result res[16];
-    size_t n = quick_cases(cases, 16), n_done = 0;
+    size_t n = ffn_bench_quick_cases(cases, 16), n_done = 0;
     ffn_bench_opts bo;
     memset(&bo, 0, sizeof bo);
     bo.case_time_s = 1.5;
@@ -408,8 +315,8 @@ static int report_quick(const rep_opts *o)
                             d.msg[0] ? d.msg : ffn_strerror(brc));
     if (n_done == 0)
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted before any case finished");
-    ffn_md_drift drift[2];
-    const size_t n_drift = quick_drift(&kres, drift);
+    ffn_rerun drift[2];
+    const size_t n_drift = ffn_bench_rerun(&kres, ffn_prof_stop_flag(), drift);
     static ffn_host_info host;
     ffn_host_info_get(&host);
     char date[32];
@@ -448,7 +355,7 @@ static int report_quick(const rep_opts *o)
     snprintf(title, sizeof title, "ffnroof quick report: %s", host.host);
     md_header(md, title, o);
     ffn_md_quick_host(md, &host, &cal, &hw, &kres, krc != 0, &cdev);
-    ffn_md_quick_layers(md, QUICK_DENSE_D, QUICK_DENSE_F, QUICK_MOE_D, QUICK_MOE_F);
+    ffn_md_quick_layers(md, FFN_QUICK_DENSE_D, FFN_QUICK_DENSE_F, FFN_QUICK_MOE_D, FFN_QUICK_MOE_F);
     ffn_md_validation(md, &b);
     ffn_md_quick_drift(md, drift, n_drift);
     fputs("### Charts\n\n", md);

@@ -251,7 +251,7 @@ void ffn_md_quick_layers(FILE *fp, int dense_d, int dense_f, int moe_d, int moe_
             dense_d, dense_f, moe_d, moe_f);
 }
 
-void ffn_md_quick_drift(FILE *fp, const ffn_md_drift *d, size_t n)
+void ffn_md_quick_drift(FILE *fp, const ffn_rerun *d, size_t n)
 {
     double worst = 0;
     for (size_t i = 0; i < n; i++) {

@@ -417,3 +417,54 @@ Test(bench, model_cases_cover_every_phase_and_batch)
     cr_assert_eq(ffn_bench_model_cases(NULL, &tmpl, 1, batches, 1, 64, c, 8, &n, NULL, 0, &d),
                  FFN_EINVAL);
 }
+
+/* report --quick's cases (measure/bench_quick.c): the scaled llama2-7b and Mixtral layers, bf16
+ * only with a bf16 kernel; and the rerun of the largest fp32 decode and the fp32 prefill fit
+ * runs (held-out runs, other dtypes and failed runs are passed over). */
+Test(bench, quick_cases_and_the_drift_rerun)
+{
+    ffn_bench_case cs[16];
+    const size_t n = ffn_bench_quick_cases(cs, 16);
+    const ffn_kernel *kb = NULL;
+    const bool bf16 = ffn_kernel_best(FFN_DT_BF16, &kb, NULL) == 0;
+    cr_assert_eq(n, bf16 ? 8u : 6u);
+    size_t moe = 0;
+    for (size_t i = 0; i < n; i++) {
+        const bool m = cs[i].kind == FFN_BENCH_MOE;
+        moe += m;
+        cr_expect_eq(cs[i].shape.d, m ? (size_t)FFN_QUICK_MOE_D : (size_t)FFN_QUICK_DENSE_D);
+        cr_expect_eq(cs[i].shape.f, m ? (size_t)FFN_QUICK_MOE_F : (size_t)FFN_QUICK_DENSE_F);
+        cr_expect_eq(cs[i].phase == FFN_PHASE_DECODE ? cs[i].batch : cs[i].seq, cs[i].tokens);
+    }
+    cr_expect_eq(moe, 3u);
+    cr_expect_eq(ffn_bench_quick_cases(cs, 2), 2u, "cap holds");
+
+    static ffn_kcal_result k;
+    memset(&k, 0, sizeof k);
+    const size_t T[5] = {1, 4, 16, 8, 32};
+    const ffn_phase ph[5] = {FFN_PHASE_DECODE, FFN_PHASE_DECODE, FFN_PHASE_PREFILL,
+                             FFN_PHASE_DECODE, FFN_PHASE_PREFILL};
+    for (size_t i = 0; i < 5; i++) {
+        ffn_bench_result *r = &k.runs[i].r;
+        r->c.kind = FFN_BENCH_DENSE;
+        r->c.phase = ph[i];
+        r->c.tokens = T[i];
+        r->c.batch = ph[i] == FFN_PHASE_DECODE ? T[i] : 1;
+        r->c.seq = ph[i] == FFN_PHASE_PREFILL ? T[i] : 0;
+        r->c.shape = (ffn_kshape){.d = 64, .f = 128, .act = FFN_ACT_SWIGLU};
+        r->threads = 1;
+        r->time.median = 1e-3 * (double)(i + 1);
+        r->flops = 1e3 * (double)T[i];
+        k.runs[i].fit = i != 4; /* the T = 32 prefill is held out */
+    }
+    k.runs[3].r.c.wdtype = FFN_DT_BF16; /* the T = 8 decode is bf16 */
+    k.n_runs = 5;
+    ffn_rerun out[2];
+    cr_assert_eq(ffn_bench_rerun(&k, NULL, out), 2u);
+    cr_expect_str_eq(out[0].what, "fp32 decode T = 4, d = 64,");
+    cr_expect_eq(out[0].before_s, 2e-3);
+    cr_expect_str_eq(out[1].what, "fp32 prefill T = 16, d = 64,");
+    cr_expect(out[0].after_s > 0 && out[1].after_s > 0, "timed again");
+    k.n_runs = 0;
+    cr_expect_eq(ffn_bench_rerun(&k, NULL, out), 0u);
+}

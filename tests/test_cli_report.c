@@ -283,7 +283,7 @@ Test(cli_report, report_bench_validates_the_cases)
 /* The quick report's drift paragraph (report_md.h): both times and the change of each run, and
  * whether the host held within 10% or moved by up to the largest change; nothing without runs
  * or with a missing time. The text goes to out (n bytes). */
-static void drift_text(const ffn_md_drift *d, size_t nd, char *out, size_t n)
+static void drift_text(const ffn_rerun *d, size_t nd, char *out, size_t n)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -298,8 +298,8 @@ static void drift_text(const ffn_md_drift *d, size_t nd, char *out, size_t n)
 Test(cli_report, quick_drift_says_whether_the_host_held)
 {
     char t[1024];
-    ffn_md_drift d[2] = {{"fp32 decode T = 1, d = 2048,", 6.03e-3, 5.10e-3},
-                         {"fp32 prefill T = 256, d = 1024,", 20.3e-3, 20.4e-3}};
+    ffn_rerun d[2] = {{"fp32 decode T = 1, d = 2048,", 6.03e-3, 5.10e-3},
+                      {"fp32 prefill T = 256, d = 1024,", 20.3e-3, 20.4e-3}};
     drift_text(d, 2, t, sizeof t);
     cr_expect(strstr(t, "fp32 decode T = 1, d = 2048, 6.03 ms then 5.10 ms (-15%)") != NULL, "%s",
               t);

@@ -91,6 +91,31 @@ int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n, const
                   ffn_diag *diag);
 
 /* ---------------------------------------------------------------------------------------------
+ * `ffnroof report --quick` (measure/bench_quick.c). */
+
+/* Its layers: shaped like llama2-7b's (d 4096, f 11008, SwiGLU) and Mixtral-8x7B's (d 4096, f
+ * 14336, 8 experts, top-2), scaled down by 4 and 8 in d and f so that their fp32 weights (34 MB
+ * and 88 MB) still exceed the last-level cache - decode stays memory-bound as in the real model
+ * - while every case runs in about a second on 2 cores. */
+enum {
+    FFN_QUICK_DENSE_D = 1024,
+    FFN_QUICK_DENSE_F = 2752,
+    FFN_QUICK_MOE_D = 512,
+    FFN_QUICK_MOE_F = 1792
+};
+
+/* Its cases (decode T = 1 and 16, prefill T = 256; dense fp32 and bf16, MoE fp32; the bf16 ones
+ * only when this CPU has a bf16 kernel); returns the count (<= cap). */
+size_t ffn_bench_quick_cases(ffn_bench_case *cs, size_t cap);
+
+/* The host's drift: the calibration's largest fp32 decode and its fp32 prefill fit runs of k,
+ * timed again now (a shared VM's speed moves by tens of percent in seconds;
+ * bench/profiler_grid.sh checks the same around its grid). Returns how many (<= 2) went into
+ * out. */
+size_t ffn_bench_rerun(const ffn_kcal_result *k, const volatile sig_atomic_t *stop,
+                       ffn_rerun out[2]);
+
+/* ---------------------------------------------------------------------------------------------
  * Fitting a calibrated spec's efficiency model to kernel runs (`ffnroof calibrate`). */
 
 /* The spec's `fit:` record from a calibration's kernel fit; k NULL: the fit failed. */

@@ -339,4 +339,10 @@ typedef struct ffn_kcal_result {
     char notes[1536];
 } ffn_kcal_result;
 
+/* One calibration kernel run timed again later (the host's drift): what it is, both medians. */
+typedef struct ffn_rerun {
+    char what[64];
+    double before_s, after_s;
+} ffn_rerun;
+
 #endif

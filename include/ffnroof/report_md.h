@@ -42,16 +42,11 @@ void ffn_md_quick_host(FILE *fp, const ffn_host_info *host, const ffn_calibratio
 /* `report --quick`: what the validation's scaled layers are (d and f of each). */
 void ffn_md_quick_layers(FILE *fp, int dense_d, int dense_f, int moe_d, int moe_f);
 
-/* One calibration kernel run timed again after the bench: what it is, both medians. */
-typedef struct ffn_md_drift {
-    char what[64];
-    double before_s, after_s;
-} ffn_md_drift;
 /* `report --quick`: the host's drift within the report, from n such runs: each with both times
  * and the change, then whether the host held within 10% (the table's errors are more likely the
  * model's; a slow stretch inside the bench alone is not seen) or moved by up to the largest
  * change (errors of that size are the host's as much). Nothing when
  * n is 0 or a time is missing. */
-void ffn_md_quick_drift(FILE *fp, const ffn_md_drift *d, size_t n);
+void ffn_md_quick_drift(FILE *fp, const ffn_rerun *d, size_t n);
 
 #endif
