@@ -27,14 +27,13 @@ static void title(char *buf, size_t n, const char *what, const ffn_plot_request 
     if (q->title)
         snprintf(buf, n, "%s", q->title);
     else if (model)
-        snprintf(buf, n, "%s: %s on %s, %s (%s)", what, model, devices,
-                 ffn_dtype_name(q->dtype), q->today ? q->today : "");
+        snprintf(buf, n, "%s: %s on %s, %s (%s)", what, model, devices, ffn_dtype_name(q->dtype),
+                 q->today ? q->today : "");
     else
         snprintf(buf, n, "%s: %s (%s)", what, devices, q->today ? q->today : "");
 }
 
-static int predict(const ffn_plot_request *q, int h, const ffn_run *run, ffn_result *r,
-                   ffn_diag *d)
+static int predict(const ffn_plot_request *q, int h, const ffn_run *run, ffn_result *r, ffn_diag *d)
 {
     ffn_diag pd;
     ffn_diag_clear(&pd);
@@ -141,7 +140,8 @@ int ffn_plot_build_roofline(const ffn_plot_request *q, ffn_roofline_chart *c, ff
             ffn_result r;
             int rc = predict(q, h, &run, &r, d);
             if (rc) return rc;
-            if (c->n_pts < FFN_PLOT_MAX_POINTS) ffn_plot_point_from_result(&r, h, &c->pts[c->n_pts++]);
+            if (c->n_pts < FFN_PLOT_MAX_POINTS)
+                ffn_plot_point_from_result(&r, h, &c->pts[c->n_pts++]);
             for (size_t b = 0; b < nb; b++) {
                 run.phase = FFN_PHASE_DECODE;
                 run.batch = batch[b];
