@@ -1,4 +1,4 @@
-/* Helpers shared by `ffnroof calibrate`, `bench` and `report` (implemented in cmd_calibrate.c):
+/* Helpers shared by `ffnroof calibrate`, `bench` and `report` (implemented in cli_prof.c):
  * output folders, the load average, a progress bar on stderr (only when stderr is a terminal)
  * and a SIGINT flag that asks the measuring libraries to stop. */
 #ifndef FFN_CLI_PROF_H
