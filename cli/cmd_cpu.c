@@ -34,6 +34,8 @@ static void why_not(const ffn_kernel *k, uint64_t req, ffn_isa lv, char *buf, si
         snprintf(buf, n, "above the %s level (needs %s)", ffn_isa_name(lv), names);
     } else if (lv == FFN_ISA_REF && k->isa != FFN_ISA_REF) {
         snprintf(buf, n, "FFNROOF_ISA=ref asks for the oracle");
+    } else if (ffn_kernel_avoided(k, ffn_cpu_tuning())) {
+        snprintf(buf, n, "the %s tuning runs the next row", ffn_tuning_name(ffn_cpu_tuning()));
     }
 }
 
@@ -61,7 +63,9 @@ static void usage(FILE *fp)
                 "run, every kernel this binary holds in dispatch order with the features each\n"
                 "needs, and the kernel each weight dtype gets, with the reason the rows above it\n"
                 "were passed over. FFNROOF_ISA=ref|portable|avx2|avx512|avx512_bf16|amx|neon|sve\n"
-                "caps dispatch at that level (a level this CPU cannot run is an error, exit 2).\n\n"
+                "caps dispatch at that level (a level this CPU cannot run is an error, exit 2).\n"
+                "FFNROOF_TUNING=default|intel picks the measured kernel variants of another CPU\n"
+                "class (default: intel on GenuineIntel CPUs, else default).\n\n"
                 "  --format F   table (default) or json\n");
 }
 
@@ -80,6 +84,11 @@ static int print_table(ffn_isa lv, const char *env)
     if (vl) printf("sve:       %zu-bit vectors\n", vl * 8);
     printf("isa:       %s selected (%s); this CPU runs: %s\n", ffn_isa_name(lv),
            env && *env ? "FFNROOF_ISA" : "the highest it runs", usable);
+    const ffn_tuning t = ffn_cpu_tuning();
+    printf("tuning:    %s (%s): one-row decode streams %s; FFNROOF_TUNING=default|intel\n",
+           ffn_tuning_name(t), ffn_cpu_tuning_source(),
+           t == FFN_TUNING_INTEL ? "as four quarters of K, W4A16 off VDPBF16PS"
+                                 : "in memory order");
 
     const ffn_kernel *ks[MAX_ROWS];
     uint64_t req[MAX_ROWS];
@@ -134,6 +143,8 @@ static int print_json(ffn_isa lv)
     ffn_json_arr_end(&j);
     ffn_json_num(&j, "sve_vector_bits", (double)ffn_cpu_sve_vl_bytes() * 8);
     ffn_json_str(&j, "isa_selected", ffn_isa_name(lv));
+    ffn_json_str(&j, "tuning", ffn_tuning_name(ffn_cpu_tuning()));
+    ffn_json_str(&j, "tuning_source", ffn_cpu_tuning_source());
     ffn_json_arr_begin(&j, "isa_usable");
     for (int i = 0; i < FFN_ISA_COUNT; i++)
         if (ffn_isa_available((ffn_isa)i)) ffn_json_str(&j, NULL, ffn_isa_name((ffn_isa)i));

@@ -243,6 +243,27 @@ static const row table[] = {
 };
 enum { N_ROWS = sizeof table / sizeof table[0] };
 
+/* Rows passed over on a CPU of some tuning (ffn_tuning: bit t), where the next row measured
+ * faster there. */
+static const struct {
+    const ffn_kernel *k;
+    unsigned tunings;
+} avoided[] = {
+#if defined(FFN_HAVE_AVX512_BF16)
+    /* VDPBF16PS issues at half the FMA rate on the SPR/EMR-class Xeon: there the AVX-512
+     * VPERMPS kernel ran W4A16 decode 1.01-1.09x and prefill 1.3-1.6x faster (session 18) */
+    {&ffn_kernel_w4a16_avx512bf16, 1u << FFN_TUNING_INTEL},
+#endif
+    {NULL, 0},
+};
+
+bool ffn_kernel_avoided(const ffn_kernel *k, ffn_tuning t)
+{
+    for (size_t i = 0; avoided[i].k; i++)
+        if (avoided[i].k == k && ((avoided[i].tunings >> (unsigned)t) & 1u)) return true;
+    return false;
+}
+
 /* ---- queries ------------------------------------------------------------------------------ */
 
 /* A diagnostic with no file position (base/error.c's ffn_diag_set). */
@@ -327,6 +348,12 @@ static void select_level(void)
     char usable[160];
     ffn_isa_usable_list(usable, sizeof usable);
     sel.level = highest_level();
+    const char *tenv = getenv("FFNROOF_TUNING");
+    if (tenv && *tenv && ffn_tuning_parse(tenv, NULL)) {
+        sel.rc = diag(&sel.dg, FFN_EINVAL,
+                      "FFNROOF_TUNING='%.64s' is not a tuning name: default or intel", tenv);
+        return;
+    }
     if (!env || !*env || !strcasecmp(env, "auto")) return;
     ffn_isa lv;
     if (ffn_isa_parse(env, &lv)) {
@@ -425,6 +452,12 @@ int ffn_kernel_for_features(uint64_t features, ffn_isa isa, ffn_dtype wdtype,
 int ffn_kernel_for_features_q(uint64_t features, ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype,
                               const ffn_kernel **out, ffn_diag *dg)
 {
+    return ffn_kernel_for_cpu_q(features, ffn_cpu_tuning(), isa, wdtype, adtype, out, dg);
+}
+
+int ffn_kernel_for_cpu_q(uint64_t features, ffn_tuning t, ffn_isa isa, ffn_dtype wdtype,
+                         ffn_dtype adtype, const ffn_kernel **out, ffn_diag *dg)
+{
     if (!out || (unsigned)isa >= FFN_ISA_COUNT || (unsigned)wdtype >= FFN_DT_COUNT ||
         (unsigned)adtype >= FFN_DT_COUNT)
         return diag(dg, FFN_EINVAL, "invalid isa or dtype");
@@ -434,7 +467,7 @@ int ffn_kernel_for_features_q(uint64_t features, ffn_isa isa, ffn_dtype wdtype, 
         const row *r = &table[i];
         if (r->k->wdtype != wdtype || r->k->adtype != adtype) continue;
         if (isa == FFN_ISA_REF ? r->k->isa != FFN_ISA_REF : r->k->isa == FFN_ISA_REF) continue;
-        if ((r->requires & ~cap) != 0) continue;
+        if ((r->requires & ~cap) != 0 || ffn_kernel_avoided(r->k, t)) continue;
         *out = r->k;
         return 0;
     }

@@ -325,6 +325,24 @@ Test(kernels, matches_reference_every_activation_and_shape, .timeout = 1800)
                             (si + (size_t)a) % 2 == 1, 2);
 }
 
+/* The one-row decode streams read a panel in memory order (default tuning) or as four streams
+ * over the quarters of K (intel tuning): both orders on every kernel of this CPU, with K tails
+ * of every residue mod 4 (the gate/up K is d, the down K is f), one and two threads. */
+Test(kernels, decode_streams_match_the_reference_in_both_orders)
+{
+    static const size_t shapes[][2] = {{1003, 2731}, {64, 31}, {17, 34}, {130, 65}};
+    const ffn_kernel *ks[MAXK];
+    const size_t nk = fast_kernels(ks);
+    if (nk == 0) cr_skip_test("no ISA kernel on this CPU: only the reference is present");
+    for (int t = 0; t < FFN_TUNING_COUNT; t++) {
+        ffn_cpu_tuning_set((ffn_tuning)t);
+        cr_assert_eq(ffn_cpu_tuning(), (ffn_tuning)t);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            check_shape(ks, nk, 1, shapes[si][0], shapes[si][1], FFN_ACT_SWIGLU, si % 2 == 1,
+                        1 + (int)si % 2);
+    }
+}
+
 Test(kernels, reference_dtypes_agree_with_fp32_reference)
 {
     /* The bf16/fp16 references differ from the fp32 one only by the weight rounding. */
@@ -666,6 +684,41 @@ Test(kernels, ffnroof_isa_override_garbage_is_an_error)
     ffn_diag dg;
     cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), FFN_EINVAL);
     cr_assert(strstr(dg.msg, "mmx") != NULL, "diag: %s", dg.msg);
+}
+
+/* FFNROOF_TUNING picks the other CPU class's measured variants, and says so; a name that is
+ * not a tuning's is refused where FFNROOF_ISA's errors are (kernels/tuning.c). */
+Test(kernels, ffnroof_tuning_override)
+{
+    setenv("FFNROOF_TUNING", "Intel", 1);
+    cr_assert_eq(ffn_cpu_tuning(), FFN_TUNING_INTEL);
+    cr_assert_str_eq(ffn_cpu_tuning_source(), "FFNROOF_TUNING");
+    ffn_cpu_tuning_set(FFN_TUNING_DEFAULT);
+    cr_assert_eq(ffn_cpu_tuning(), FFN_TUNING_DEFAULT, "the override for tests and benchmarks");
+    ffn_cpu_tuning_set(FFN_TUNING_COUNT); /* out of range: ignored */
+    cr_assert_eq(ffn_cpu_tuning(), FFN_TUNING_DEFAULT);
+    ffn_tuning t;
+    cr_assert_eq(ffn_tuning_parse("default", &t), 0);
+    cr_assert_eq(t, FFN_TUNING_DEFAULT);
+    cr_assert_eq(ffn_tuning_parse("amd", &t), FFN_EINVAL);
+    cr_assert_eq(ffn_tuning_parse(NULL, &t), FFN_EINVAL);
+    cr_assert_str_eq(ffn_tuning_name(FFN_TUNING_INTEL), "intel");
+    cr_assert_null(ffn_tuning_name(FFN_TUNING_COUNT));
+}
+
+Test(kernels, ffnroof_tuning_garbage_is_an_error)
+{
+    setenv("FFNROOF_TUNING", "zen9", 1);
+    const ffn_kernel *k = NULL;
+    ffn_diag dg;
+    cr_assert_eq(ffn_kernel_best(FFN_DT_FP32, &k, &dg), FFN_EINVAL);
+    cr_assert(strstr(dg.msg, "FFNROOF_TUNING") && strstr(dg.msg, "zen9"), "diag: %s", dg.msg);
+    cr_assert_eq(ffn_cpu_tuning(),
+                 ffn_cpu_tuning_source()[0] == 'C' &&
+                         strstr(ffn_cpu_tuning_source(), "GenuineIntel")
+                     ? FFN_TUNING_INTEL
+                     : FFN_TUNING_DEFAULT,
+                 "a bad value leaves the detected tuning (%s)", ffn_cpu_tuning_source());
 }
 
 /* ---- the dispatch table (kernels/registry.c) ------------------------------------------- */

@@ -439,6 +439,23 @@ Test(kernels_quant, int8_weights_match_the_reference, .timeout = 1800)
         }
 }
 
+/* The W8 one-row stream in both orders (ffn_tuning: memory order, or four streams over the
+ * quarters of K), K tails of every residue mod 4. */
+Test(kernels_quant, int8_decode_streams_match_the_reference_in_both_orders)
+{
+    static const size_t shapes[][2] = {{130, 67}, {33, 65}, {64, 130}};
+    const ffn_kernel *ks[MAXK];
+    const size_t nk = quant_kernels(ks);
+    if (nk == 0) cr_skip_test("no quantized ISA kernel on this CPU: only the reference");
+    for (int t = 0; t < FFN_TUNING_COUNT; t++) {
+        ffn_cpu_tuning_set((ffn_tuning)t);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            const ffn_kshape s = {.d = shapes[si][0], .f = shapes[si][1], .act = FFN_ACT_SWIGLU};
+            check_shape(ks, nk, FFN_DT_INT8, 1, s, 1 + (int)si % 2);
+        }
+    }
+}
+
 Test(kernels_quant, int4_weights_match_the_reference_every_group_size, .timeout = 1800)
 {
     /* d and f multiples of G; f / G odd where it can be */
@@ -800,11 +817,17 @@ static bool built(const char *name)
     return false;
 }
 
-static const char *pick_q(uint64_t features, ffn_isa lv, ffn_dtype w, ffn_dtype a)
+/* What a CPU with these features and the default tuning gets (pick_qt: with tuning t). */
+static const char *pick_qt(uint64_t features, ffn_tuning t, ffn_isa lv, ffn_dtype w, ffn_dtype a)
 {
     const ffn_kernel *k = NULL;
-    if (ffn_kernel_for_features_q(features, lv, w, a, &k, NULL)) return "none";
+    if (ffn_kernel_for_cpu_q(features, t, lv, w, a, &k, NULL)) return "none";
     return k->name;
+}
+
+static const char *pick_q(uint64_t features, ffn_isa lv, ffn_dtype w, ffn_dtype a)
+{
+    return pick_qt(features, FFN_TUNING_DEFAULT, lv, w, a);
 }
 
 Test(kernels_quant, every_cpu_gets_a_quantized_kernel_of_every_format)
@@ -927,6 +950,23 @@ Test(kernels_quant, dispatch_for_cpu_classes)
         cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I4, FFN_DT_BF16), "w4a16_ffn__avx512_bf16_14x32",
                          "VDPBF16PS on the nibble lookups");
         cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I4, FFN_DT_BF16), "w4a16_ffn__avx512_bf16_14x32");
+        /* the intel tuning passes VDPBF16PS over for W4A16 (slower there) */
+        cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AMX, I4, FFN_DT_BF16),
+                         "w4a16_ffn__avx512_14x32");
+        cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AVX512_BF16, I4, FFN_DT_BF16),
+                         "w4a16_ffn__avx512_14x32");
+        cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AMX, I8, I8),
+                         built("w8a8_ffn__amx_32x32") ? "w8a8_ffn__amx_32x32"
+                                                      : "w8a8_ffn__avx512vnni_8x32",
+                         "nothing else moves");
+        const ffn_kernel *ks[MAXK];
+        const size_t n = ffn_kernel_table(ks, NULL, MAXK);
+        size_t avoided = 0;
+        for (size_t i = 0; i < n && i < MAXK; i++) {
+            cr_assert(!ffn_kernel_avoided(ks[i], FFN_TUNING_DEFAULT), "%s", ks[i]->name);
+            avoided += ffn_kernel_avoided(ks[i], FFN_TUNING_INTEL);
+        }
+        cr_assert_eq(avoided, 1u);
         cr_assert_str_eq(pick_q(zen4, FFN_ISA_AVX512, I4, FFN_DT_BF16), "w4a16_ffn__avx512_14x32",
                          "the avx512 level has no VDPBF16PS");
         cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I4, FFN_DT_FP32), "w4a32_ffn__avx512_14x32",

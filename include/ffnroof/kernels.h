@@ -58,6 +58,29 @@ const char *ffn_cpu_feature_name(uint64_t bit);
  * the full list needs). */
 size_t ffn_cpu_feature_list(uint64_t mask, char *buf, size_t n);
 
+/* Where two kernel designs measured the other way round on two CPUs, the one each CPU gets
+ * (kernels/tuning.c; BENCHMARKS.md, session 18, has the measurements):
+ *  - FFN_TUNING_DEFAULT, measured on Zen 4: the one-row decode streams read each panel in
+ *    memory order; W4A16 on AVX512-BF16 CPUs runs the VDPBF16PS kernel;
+ *  - FFN_TUNING_INTEL, measured on the SPR/EMR-class Xeon: the one-row decode streams read each
+ *    panel as four concurrent streams (quarters of K); W4A16 runs the AVX-512 VPERMPS kernel
+ *    (VDPBF16PS issues at half the FMA rate there).
+ * This CPU's is FFN_TUNING_INTEL for CPUID vendor "GenuineIntel", else the default; the
+ * environment variable FFNROOF_TUNING=default|intel overrides it (ffn_isa_selected refuses
+ * another value). */
+typedef enum ffn_tuning { FFN_TUNING_DEFAULT = 0, FFN_TUNING_INTEL, FFN_TUNING_COUNT } ffn_tuning;
+/* "default", "intel"; NULL out of range. */
+const char *ffn_tuning_name(ffn_tuning t);
+/* FFN_EINVAL for a name that is not a tuning's. */
+int ffn_tuning_parse(const char *s, ffn_tuning *out);
+/* This process's tuning (detected once; FFNROOF_TUNING honoured, a bad value ignored here). */
+ffn_tuning ffn_cpu_tuning(void);
+/* Where it comes from: "FFNROOF_TUNING", or "CPUID vendor <vendor>" / "the default" (not x86). */
+const char *ffn_cpu_tuning_source(void);
+/* Override it for this process (tests, side-by-side benchmarks): call before the first dispatch
+ * (ffn_kernel_best caches its choice) or between forward calls, never during one. */
+void ffn_cpu_tuning_set(ffn_tuning t);
+
 /* Unpacked fp32 weights of one layer (borrowed; never modified). w_up is NULL unless the
  * activation is gated; biases are NULL unless shape.bias. */
 typedef struct ffn_kweights {
@@ -180,6 +203,12 @@ int ffn_kernel_get_q(ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype, const ffn_
                      ffn_diag *diag);
 int ffn_kernel_for_features_q(uint64_t features, ffn_isa isa, ffn_dtype wdtype, ffn_dtype adtype,
                               const ffn_kernel **out, ffn_diag *diag);
+/* ffn_kernel_for_features_q on a CPU of tuning t (the _for_features functions use this
+ * process's, ffn_cpu_tuning). */
+int ffn_kernel_for_cpu_q(uint64_t features, ffn_tuning t, ffn_isa isa, ffn_dtype wdtype,
+                         ffn_dtype adtype, const ffn_kernel **out, ffn_diag *diag);
+/* Whether dispatch passes k over on a CPU of tuning t (a row below it measured faster there). */
+bool ffn_kernel_avoided(const ffn_kernel *k, ffn_tuning t);
 int ffn_kernel_best_q(ffn_dtype wdtype, ffn_dtype adtype, const ffn_kernel **out, ffn_diag *diag);
 
 #endif

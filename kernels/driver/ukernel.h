@@ -27,6 +27,10 @@
 
 #include "ffnroof/types.h"
 
+/* Whether the one-row decode streams read each panel as four concurrent streams (quarters of
+ * K) instead of in memory order: the CPU's tuning (ffn_cpu_tuning, kernels/tuning.c). */
+bool ffn__decode_split(void);
+
 /* Weight dtypes a dense kernel stores, as an index into the per-dtype ops below. */
 enum { FFN_UKR_F32 = 0, FFN_UKR_BF16 = 1, FFN_UKR_F16 = 2, FFN_UKR_NWDT = 3 };
 

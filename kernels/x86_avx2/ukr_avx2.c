@@ -2,8 +2,10 @@
  * since Alder Lake) for the driver's fp32 schedule, with fp32, bf16 and fp16 weights.
  *  - f32_gemm__avx2_6x16: 6 rows x 16 columns, 12 ymm accumulators + 2 for B + 1 broadcast of
  *    the 16 ymm registers (the BLIS Haswell sgemm tile is 6x16 for the same reason);
- *  - gemv (decode, T <= 6): whole panels streamed in memory order with a prefetch 4 KiB ahead;
- *    one row keeps four k steps' accumulators, summed in a fixed order;
+ *  - gemv (decode, T <= 6): whole panels streamed with a prefetch 4 KiB ahead; one row keeps
+ *    four accumulators, summed in a fixed order, over the panel in memory order or as four
+ *    streams over the quarters of K, as the CPU's tuning says (ukr_avx512.c's gemv: on the
+ *    SPR-class VM four streams were 7-25% faster for AVX2, memory order 20-35% on Zen 4);
  *  - bf16 weights are widened in registers by a zero-extend and a shift by 16 (VPMOVZXWD,
  *    VPSLLD), fp16 weights by VCVTPH2PS (F16C);
  *  - activations: the same exp / erfc polynomials as the AVX-512 kernels (avx512_common.h
@@ -46,10 +48,14 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
     for (int i = 0; i < 4; i++)
         a0[i] = a1[i] = _mm256_setzero_ps();
     const char *bs = (const char *)B;
-    const size_t k4 = kc / 4 * 4;
-    for (size_t k = 0; k < k4; k += 4)
+    /* memory order (kk = 4 p + i), or four concurrent streams over the quarters of K (kk = i q
+     * + p) where the CPU's tuning says (ffn__decode_split) */
+    const size_t q = kc / 4, k4 = 4 * q;
+    const bool split = ffn__decode_split();
+    const size_t step = split ? 1 : 4, lane = split ? q : 1;
+    for (size_t p = 0; p < q; p++)
         for (int i = 0; i < 4; i++) {
-            const size_t kk = k + (size_t)i;
+            const size_t kk = (size_t)i * lane + p * step;
             if ((kk * rowb) % 64 == 0) _mm_prefetch(bs + kk * rowb + PF_ROW1, _MM_HINT_T0);
             __m256 b0, b1;
             load_row(wdt, B, kk, &b0, &b1);
@@ -129,7 +135,7 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
     gemm_tiles[(m < MR ? m : MR) - 1](kc, a, as, b, c, ldc, acc, pfv, pfb);
 }
 
-/* The decode stream: one row in memory order (row1), 2..6 rows as a tile. */
+/* The decode stream: one row (row1), 2..6 rows as a tile. */
 #define GEMV(fname, wdt, tiles)                                                                    \
     static void fname(size_t m, size_t kc, const float *a, size_t as, const void *b, float *c,     \
                       size_t ldc)                                                                  \

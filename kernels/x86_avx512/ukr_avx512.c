@@ -3,12 +3,13 @@
  * zero-extend and a shift, fp16 by VCVTPH2PS).
  *  - f32_gemm__avx512_14x32: 14 rows x 32 columns, 28 zmm accumulators, x broadcast from the
  *    k-major row panel; each call pulls its slice of the next weight chunk into L2.
- *  - gemv (decode, T <= 14): whole panels as a weight stream in memory order with a software
- *    prefetch ahead; one row keeps four k steps' accumulators (summed in a fixed order) to hide
- *    the FMA latency. It first read each panel as four concurrent streams (quarters of K, for
- *    more requests in flight on the SPR-class VM, 87-93% of its read probe); on Zen 4
- *    (2026-12-03, T = 1 d = 4096 f = 11008, one process alternating) one stream in memory
- *    order read 10-35% more per second, fp32, bf16 and fp16, one and two threads.
+ *  - gemv (decode, T <= 14): whole panels as a weight stream with a software prefetch ahead;
+ *    one row keeps four accumulators (summed in a fixed order) to hide the FMA latency, and
+ *    reads each panel in the order the CPU's tuning says (ffn__decode_split): in memory order
+ *    (default: on Zen 4, 2026-12-03, T = 1 d = 4096 f = 11008, one process alternating, it read
+ *    10-35% more per second than four streams, fp32, bf16 and fp16, one and two threads) or as
+ *    four concurrent streams over the quarters of K (intel: on the SPR-class VM, 2026-12-03,
+ *    the same harness, 4-14% faster than memory order).
  * Distances and tile from the SPR-class dev VM (one and two threads, d=2048 f=5632 and d=4096
  * f=11008 SwiGLU, weights flushed between calls): the L2 prefetch 8 KiB ahead cut T=4..12 by
  * 7-30% against relying on the hardware prefetcher; streaming above T=14 measured no faster
@@ -78,7 +79,7 @@ FFN_AI void body(const int wdt, const int m, size_t kc, const float *A, size_t a
     }
 }
 
-/* One row over a whole panel in memory order, four k steps' accumulators. */
+/* One row over a whole panel: four accumulators, in memory order or as four streams. */
 FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void *B, float *C)
 {
     const size_t rowb = wdt == FFN_UKR_F32 ? NR * 4 : NR * 2;
@@ -86,10 +87,14 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
     for (int i = 0; i < 4; i++)
         a0[i] = a1[i] = _mm512_setzero_ps();
     const char *bs = (const char *)B;
-    const size_t k4 = kc / 4 * 4;
-    for (size_t k = 0; k < k4; k += 4)
+    /* memory order (kk = 4 p + i), or four concurrent streams over the quarters of K (kk = i q
+     * + p) where the CPU's tuning says (ffn__decode_split) */
+    const size_t q = kc / 4, k4 = 4 * q;
+    const bool split = ffn__decode_split();
+    const size_t step = split ? 1 : 4, lane = split ? q : 1;
+    for (size_t p = 0; p < q; p++)
         for (int i = 0; i < 4; i++) {
-            const size_t kk = k + (size_t)i;
+            const size_t kk = (size_t)i * lane + p * step;
             _mm_prefetch(bs + kk * rowb + PF_ROW1, _MM_HINT_T0);
             if (rowb > 64) _mm_prefetch(bs + kk * rowb + PF_ROW1 + 64, _MM_HINT_T0);
             __m512 b0, b1;

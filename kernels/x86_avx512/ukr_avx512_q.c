@@ -9,17 +9,17 @@
  *    is scaled once (out += s partial): two FMA and three shuffle-port ops per 32 weights;
  *  - q4 with zero points: w' = u s - z s built exactly by one FMA per 16 weights (u, z <= 15 and
  *    bf16 s: the products are exact), then as q8;
- *  - one row (T = 1): W8 reads each panel in memory order, NS = 4 k steps' accumulators, as the
- *    fp32 row stream (four concurrent streams, quarters of K, read 8-18% less per second on Zen
- *    4, 2026-12-03); W4 reads it as NS = 4 concurrent streams (quarters of its groups), each
- *    with its own accumulators, summed in a fixed order: there memory order, four groups at a
- *    time, measured 20% slower (Zen 4, the same run). Software prefetch 4 KiB ahead of each
- *    stream. Eight W4 streams measured slower (bench_kernels --case qdecode, 2026-12-01,
- *    SPR-class VM: W4A16 53% of the read probe against 63%).
- *    From DRAM W8 reaches about 78% and W4 about 63% of the read probe where fp32 reaches
- *    95-98%: with the weights resident in the 300 MiB L3 W4 runs at only ~22 GB/s, so the
- *    in-register dequantization (6 uops per 32 weights, 3 on the shuffle port), not memory,
- *    sets that pace.
+ *  - one row (T = 1): W8 reads each panel with NS = 4 accumulators in the order of the fp32 row
+ *    stream (ffn__decode_split: in memory order by default, where four concurrent streams,
+ *    quarters of K, read 8-18% less per second on Zen 4, 2026-12-03; as those four streams with
+ *    the intel tuning, 4-15% faster on the SPR-class VM the same day); W4 reads it as NS = 4
+ * concurrent streams (quarters of its groups), each with its own accumulators, summed in a fixed
+ * order: there memory order, four groups at a time, measured 20% slower (Zen 4, the same run).
+ * Software prefetch 4 KiB ahead of each stream. Eight W4 streams measured slower (bench_kernels
+ * --case qdecode, 2026-12-01, SPR-class VM: W4A16 53% of the read probe against 63%). From DRAM W8
+ * reaches about 78% and W4 about 63% of the read probe where fp32 reaches 95-98%: with the weights
+ * resident in the 300 MiB L3 W4 runs at only ~22 GB/s, so the in-register dequantization (6 uops
+ * per 32 weights, 3 on the shuffle port), not memory, sets that pace.
  *  - quant (W8A8): max |x| (and a NaN/Inf check) in one pass, codes in a second: the fp32
  *    division and round-half-away-from-zero of quant.h, exactly (+ the table's offset). */
 #include "avx512_q_common.h"
@@ -50,10 +50,12 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
     __m512 a0[NS], a1[NS];
     for (int i = 0; i < NS; i++)
         a0[i] = a1[i] = _mm512_setzero_ps();
-    const size_t kn = kc / NS * NS;
-    for (size_t k = 0; k < kn; k += NS)
+    const size_t qn = kc / NS, kn = NS * qn; /* as row1 of ukr_avx512.c */
+    const bool split = ffn__decode_split();
+    const size_t step = split ? 1 : NS, lane = split ? qn : 1;
+    for (size_t p = 0; p < qn; p++)
         for (int i = 0; i < NS; i++) {
-            const size_t kk = k + (size_t)i;
+            const size_t kk = (size_t)i * lane + p * step;
             if (kk % 2 == 0) _mm_prefetch((const char *)(q + kk * NR) + PF, _MM_HINT_T0);
             __m512 b0, b1;
             q8_row(q, kk, &b0, &b1);

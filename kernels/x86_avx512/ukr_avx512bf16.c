@@ -74,9 +74,10 @@ FFN_AI void shift_body(const int m, size_t kc, const float *A, size_t as, const 
     }
 }
 
-/* One row: the pair rows in memory order, four pair rows' even/odd accumulators, summed in a
- * fixed order (four concurrent streams, quarters of the panel, read 10-15% less per second on
- * Zen 4, 2026-12-03). */
+/* One row: four pair rows' even/odd accumulators, summed in a fixed order, over the pair rows
+ * in memory order or as four concurrent streams over the quarters of the panel, as the CPU's
+ * tuning says (ffn__decode_split; four streams read 10-15% less per second on Zen 4,
+ * 2026-12-03, and 1-2% more on the SPR-class VM with AMX the same day). */
 static void shift_m1(size_t kc, const float *A, size_t as, const uint16_t *B, float *C)
 {
     __m512 acc[4][4];
@@ -84,10 +85,12 @@ static void shift_m1(size_t kc, const float *A, size_t as, const uint16_t *B, fl
         for (int j = 0; j < 4; j++)
             acc[i][j] = _mm512_setzero_ps();
     const __m512i himask = _mm512_set1_epi32((int)0xffff0000u);
-    const size_t np = kc / 2, np4 = np / 4 * 4;
-    for (size_t p = 0; p < np4; p += 4)
+    const size_t np = kc / 2, q = np / 4, np4 = 4 * q; /* as row1 of ukr_avx512.c */
+    const bool split = ffn__decode_split();
+    const size_t step = split ? 1 : 4, lane = split ? q : 1;
+    for (size_t p = 0; p < q; p++)
         for (int i = 0; i < 4; i++) {
-            const size_t pp = p + (size_t)i;
+            const size_t pp = (size_t)i * lane + p * step;
             _mm_prefetch((const char *)(B + (pp + PF_P) * 64), _MM_HINT_T0);
             _mm_prefetch((const char *)(B + (pp + PF_P) * 64) + 64, _MM_HINT_T0);
             const __m512i v0 = _mm512_loadu_si512(B + pp * 64),
