@@ -46,7 +46,8 @@ int ffn_cli_kernel_summary(char *buf, size_t n)
     ffn_isa lv;
     ffn_diag dg;
     if (ffn_isa_selected(&lv, &dg)) return snprintf(buf, n, "kernels: %s", dg.msg);
-    len += (size_t)snprintf(buf, n, "kernels (isa %s):", ffn_isa_name(lv));
+    len += (size_t)snprintf(buf, n, "kernels (isa %s, tuning %s):", ffn_isa_name(lv),
+                            ffn_tuning_name(ffn_cpu_tuning()));
     for (size_t i = 0; i < sizeof wdtypes / sizeof wdtypes[0] && len < n; i++) {
         const ffn_kernel *k;
         const bool ok = ffn_kernel_best(wdtypes[i], &k, NULL) == 0;
