@@ -86,10 +86,8 @@ static int print_table(ffn_isa lv, const char *env)
     printf("isa:       %s selected (%s); this CPU runs: %s\n", ffn_isa_name(lv),
            env && *env ? "FFNROOF_ISA" : "the highest it runs", usable);
     const ffn_tuning t = ffn_cpu_tuning();
-    printf("tuning:    %s (%s): one-row decode streams %s; FFNROOF_TUNING=default|intel\n",
-           ffn_tuning_name(t), ffn_cpu_tuning_source(),
-           t == FFN_TUNING_INTEL ? "as four quarters of K, W4A16 off VDPBF16PS"
-                                 : "in memory order");
+    printf("tuning:    %s (%s): %s; FFNROOF_TUNING=default|intel\n", ffn_tuning_name(t),
+           ffn_cpu_tuning_source(), ffn_tuning_what(t));
 
     const ffn_kernel *ks[MAX_ROWS];
     uint64_t req[MAX_ROWS];

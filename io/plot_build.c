@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plot_internal.h"
+
 /* Append ", name" to the list in buf (n bytes), truncating quietly: it is a title. */
 static void append_name(char *buf, size_t n, const char *name)
 {
@@ -62,28 +64,20 @@ static void roofline_cases(const ffn_plot_bench *bf, int dev, bool levels, ffn_r
 {
     for (size_t k = 0; k < bf->n_cases && c->n_pts < FFN_PLOT_MAX_POINTS; k++) {
         const ffn_plot_case *bc = &bf->cases[k];
-        const double predicted = bc->predicted_s > 0 ? bc->flops / bc->predicted_s : NAN;
         if (levels && bc->n_levels > 0) {
             /* the cache-aware roofline (Ilic et al. 2014, as Intel Advisor draws it) */
             for (int l = 0; l < bc->n_levels && c->n_pts < FFN_PLOT_MAX_POINTS; l++) {
                 if (!(bc->level_bytes[l] > 0)) continue;
                 ffn_plot_point *p = &c->pts[c->n_pts++];
-                char base[40];
-                ffn_plot_case_label(bc, base, sizeof base);
-                p->device = dev;
-                snprintf(p->label, sizeof p->label, "%s @%s", base, bc->level_names[l]);
+                ffn__plot_case_point(bc, dev, p);
+                char base[sizeof p->label];
+                snprintf(base, sizeof base, "%s", p->label);
+                snprintf(p->label, sizeof p->label, "%.39s @%s", base, bc->level_names[l]);
                 p->intensity = bc->flops / bc->level_bytes[l];
-                p->measured_flops = bc->achieved_flops;
-                p->predicted_flops = predicted;
             }
             continue;
         }
-        ffn_plot_point *p = &c->pts[c->n_pts++];
-        p->device = dev;
-        ffn_plot_case_label(bc, p->label, sizeof p->label);
-        p->intensity = bc->intensity;
-        p->measured_flops = bc->achieved_flops;
-        p->predicted_flops = predicted;
+        ffn__plot_case_point(bc, dev, &c->pts[c->n_pts++]);
     }
 }
 
@@ -155,31 +149,6 @@ int ffn_plot_build_roofline(const ffn_plot_request *q, ffn_roofline_chart *c, ff
     return 0;
 }
 
-/* Add a point to the series (device, phase, measured, label), creating it when needed. */
-static void series_add(ffn_latency_chart *c, int dev, ffn_phase ph, bool measured,
-                       const char *label, double tokens, double seconds)
-{
-    ffn_latency_series *s = NULL;
-    for (int i = 0; i < c->n_series; i++)
-        if (c->s[i].device == dev && c->s[i].phase == ph && c->s[i].measured == measured &&
-            !strcmp(c->s[i].label, label))
-            s = &c->s[i];
-    if (!s) {
-        if (c->n_series >= FFN_PLOT_MAX_SERIES) return;
-        s = &c->s[c->n_series++];
-        memset(s, 0, sizeof *s);
-        s->device = dev;
-        s->phase = ph;
-        s->measured = measured;
-        snprintf(s->label, sizeof s->label, "%s", label);
-    }
-    if (s->n < FFN_PLOT_MAX_SERIES_POINTS) {
-        s->tokens[s->n] = tokens;
-        s->seconds[s->n] = seconds;
-        s->n++;
-    }
-}
-
 static int lat_device(ffn_latency_chart *c, const char *name)
 {
     for (int i = 0; i < c->n_dev; i++)
@@ -219,8 +188,8 @@ static int latency_predicted(const ffn_plot_request *q, int h, ffn_latency_chart
         if (rc) return rc;
         snprintf(lab, sizeof lab, "%.60s %s, predicted", q->hws[h].name,
                  prefill ? "prefill" : "decode");
-        series_add(c, dev, run.phase, false, lab, (double)r.tokens,
-                   ffn_plot_layer_latency_s(q->model, &r));
+        ffn__plot_series_add(c, dev, run.phase, false, lab, (double)r.tokens,
+                             ffn_plot_layer_latency_s(q->model, &r));
         c->ridge_tokens[dev] = r.ridge_tokens;
     }
     return 0;
@@ -253,10 +222,11 @@ int ffn_plot_build_latency(const ffn_plot_request *q, ffn_latency_chart *c, ffn_
                      strcmp(bc->kind, "moe") ? "" : "moe ", ffn_phase_name(bc->phase),
                      (unsigned long long)bc->d, (unsigned long long)bc->f, bc->dtype);
             snprintf(lab, sizeof lab, "%s measured", shape);
-            series_add(c, dev, bc->phase, true, lab, (double)bc->tokens, bc->median_s);
+            ffn__plot_series_add(c, dev, bc->phase, true, lab, (double)bc->tokens, bc->median_s);
             if (bc->predicted_s > 0) {
                 snprintf(lab, sizeof lab, "%s predicted", shape);
-                series_add(c, dev, bc->phase, false, lab, (double)bc->tokens, bc->predicted_s);
+                ffn__plot_series_add(c, dev, bc->phase, false, lab, (double)bc->tokens,
+                                     bc->predicted_s);
             }
         }
     }

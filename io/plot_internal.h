@@ -19,6 +19,13 @@ bool ffn__plot_calibrated(const char *source);
 double ffn__plot_device_max(const ffn_plot_device *d, bool bw);
 /* The lowest compute ceiling of d; 0 when it has none. */
 double ffn__plot_device_min_peak(const ffn_plot_device *d);
+/* A bench case as a roofline point on device dev: its label, intensity, measured FLOP/s and
+ * predicted FLOP/s (NAN without a prediction). */
+void ffn__plot_case_point(const ffn_plot_case *bc, int dev, ffn_plot_point *p);
+/* Add (tokens, seconds) to the series (dev, phase, measured, label) of c, creating it when
+ * needed; dropped when c has no room left. */
+void ffn__plot_series_add(ffn_latency_chart *c, int dev, ffn_phase ph, bool measured,
+                          const char *label, double tokens, double seconds);
 
 /* ---- gnuplot scripts (plot_script.c) ----------------------------------------------------- */
 

@@ -141,6 +141,39 @@ void ffn_plot_case_label(const ffn_plot_case *c, char *buf, size_t n)
              ffn_phase_name(c->phase), (unsigned long long)c->tokens, c->dtype);
 }
 
+void ffn__plot_case_point(const ffn_plot_case *bc, int dev, ffn_plot_point *p)
+{
+    p->device = dev;
+    ffn_plot_case_label(bc, p->label, sizeof p->label);
+    p->intensity = bc->intensity;
+    p->measured_flops = bc->achieved_flops;
+    p->predicted_flops = bc->predicted_s > 0 ? bc->flops / bc->predicted_s : NAN;
+}
+
+void ffn__plot_series_add(ffn_latency_chart *c, int dev, ffn_phase ph, bool measured,
+                          const char *label, double tokens, double seconds)
+{
+    ffn_latency_series *s = NULL;
+    for (int i = 0; i < c->n_series; i++)
+        if (c->s[i].device == dev && c->s[i].phase == ph && c->s[i].measured == measured &&
+            !strcmp(c->s[i].label, label))
+            s = &c->s[i];
+    if (!s) {
+        if (c->n_series >= FFN_PLOT_MAX_SERIES) return;
+        s = &c->s[c->n_series++];
+        memset(s, 0, sizeof *s);
+        s->device = dev;
+        s->phase = ph;
+        s->measured = measured;
+        snprintf(s->label, sizeof s->label, "%s", label);
+    }
+    if (s->n < FFN_PLOT_MAX_SERIES_POINTS) {
+        s->tokens[s->n] = tokens;
+        s->seconds[s->n] = seconds;
+        s->n++;
+    }
+}
+
 void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, const char *today,
                            ffn_roofline_chart *rc, ffn_latency_chart *lc)
 {
@@ -151,14 +184,8 @@ void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, 
     snprintf(rc->title, sizeof rc->title,
              "Roofline of %s: ffnroof kernels measured and predicted (%s)", rc->dev[0].name,
              b->date[0] ? b->date : today);
-    for (size_t i = 0; i < b->n_cases && rc->n_pts < FFN_PLOT_MAX_POINTS; i++) {
-        const ffn_plot_case *c = &b->cases[i];
-        ffn_plot_point *p = &rc->pts[rc->n_pts++];
-        ffn_plot_case_label(c, p->label, sizeof p->label);
-        p->intensity = c->intensity;
-        p->measured_flops = c->achieved_flops;
-        p->predicted_flops = c->predicted_s > 0 ? c->flops / c->predicted_s : NAN;
-    }
+    for (size_t i = 0; i < b->n_cases && rc->n_pts < FFN_PLOT_MAX_POINTS; i++)
+        ffn__plot_case_point(&b->cases[i], 0, &rc->pts[rc->n_pts++]);
 
     snprintf(lc->device[0], sizeof lc->device[0], "%s", b->spec.name);
     lc->ridge_tokens[0] = NAN;
@@ -175,19 +202,8 @@ void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, 
                      strcmp(c->kind, "moe") ? "" : "moe ", ffn_phase_name(c->phase),
                      (unsigned long long)c->d, (unsigned long long)c->f, c->dtype,
                      pred ? "predicted" : "measured");
-            ffn_latency_series *s = NULL;
-            for (int k = 0; k < lc->n_series; k++)
-                if (!strcmp(lc->s[k].label, lab)) s = &lc->s[k];
-            if (!s && lc->n_series < FFN_PLOT_MAX_SERIES) {
-                s = &lc->s[lc->n_series++];
-                snprintf(s->label, sizeof s->label, "%s", lab);
-                s->phase = c->phase;
-                s->measured = !pred;
-            }
-            if (s && s->n < FFN_PLOT_MAX_SERIES_POINTS) {
-                s->tokens[s->n] = (double)c->tokens;
-                s->seconds[s->n++] = y;
-            }
+            /* every series on slot 0 until the colours are assigned below */
+            ffn__plot_series_add(lc, 0, c->phase, !pred, lab, (double)c->tokens, y);
         }
     }
     /* one colour per shape: series i and its partner share a device slot */

@@ -11,6 +11,10 @@
 
 #include "ffnroof/kernels.h"
 
+/* The FFNROOF_TUNING value that names no tuning (its first 64 bytes), NULL when it is unset or
+ * valid (kernels/tuning.c): ffn_isa_selected reports it. */
+const char *ffn__tuning_bad_env(void);
+
 /* The reference kernels (always built). */
 extern const ffn_kernel ffn_kernel_f32_ref;
 extern const ffn_kernel ffn_kernel_bf16_ref;

@@ -348,10 +348,10 @@ static void select_level(void)
     char usable[160];
     ffn_isa_usable_list(usable, sizeof usable);
     sel.level = highest_level();
-    const char *tenv = getenv("FFNROOF_TUNING");
-    if (tenv && *tenv && ffn_tuning_parse(tenv, NULL)) {
+    const char *tenv = ffn__tuning_bad_env();
+    if (tenv) {
         sel.rc = diag(&sel.dg, FFN_EINVAL,
-                      "FFNROOF_TUNING='%.64s' is not a tuning name: default or intel", tenv);
+                      "FFNROOF_TUNING='%s' is not a tuning name: default or intel", tenv);
         return;
     }
     if (!env || !*env || !strcasecmp(env, "auto")) return;

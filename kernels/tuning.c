@@ -15,10 +15,18 @@
 #endif
 
 static const char *const names[FFN_TUNING_COUNT] = {"default", "intel"};
+static const char *const what[FFN_TUNING_COUNT] = {
+    "one-row decode streams in memory order",
+    "one-row decode streams as four quarters of K, W4A16 off VDPBF16PS"};
 
 const char *ffn_tuning_name(ffn_tuning t)
 {
     return (unsigned)t < FFN_TUNING_COUNT ? names[t] : NULL;
+}
+
+const char *ffn_tuning_what(ffn_tuning t)
+{
+    return (unsigned)t < FFN_TUNING_COUNT ? what[t] : NULL;
 }
 
 int ffn_tuning_parse(const char *s, ffn_tuning *out)
@@ -34,6 +42,7 @@ int ffn_tuning_parse(const char *s, ffn_tuning *out)
 static _Atomic int g_tuning = -1; /* the override, else the detected value after once */
 static ffn_tuning g_detected;
 static char g_source[48] = "the default";
+static char g_bad_env[65]; /* an FFNROOF_TUNING that names no tuning, "" otherwise */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void detect(void)
@@ -53,6 +62,8 @@ static void detect(void)
     if (env && *env && ffn_tuning_parse(env, &t) == 0) {
         g_detected = t;
         snprintf(g_source, sizeof g_source, "FFNROOF_TUNING");
+    } else if (env && *env) {
+        snprintf(g_bad_env, sizeof g_bad_env, "%s", env);
     }
     int unset = -1;
     atomic_compare_exchange_strong(&g_tuning, &unset, (int)g_detected);
@@ -74,6 +85,12 @@ void ffn_cpu_tuning_set(ffn_tuning t)
 {
     pthread_once(&g_once, detect);
     if ((unsigned)t < FFN_TUNING_COUNT) atomic_store(&g_tuning, (int)t);
+}
+
+const char *ffn__tuning_bad_env(void)
+{
+    pthread_once(&g_once, detect);
+    return g_bad_env[0] ? g_bad_env : NULL;
 }
 
 bool ffn__decode_split(void)

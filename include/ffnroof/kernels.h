@@ -71,6 +71,9 @@ size_t ffn_cpu_feature_list(uint64_t mask, char *buf, size_t n);
 typedef enum ffn_tuning { FFN_TUNING_DEFAULT = 0, FFN_TUNING_INTEL, FFN_TUNING_COUNT } ffn_tuning;
 /* "default", "intel"; NULL out of range. */
 const char *ffn_tuning_name(ffn_tuning t);
+/* What tuning t picks, in a phrase ("one-row decode streams in memory order"); NULL out of
+ * range. */
+const char *ffn_tuning_what(ffn_tuning t);
 /* FFN_EINVAL for a name that is not a tuning's. */
 int ffn_tuning_parse(const char *s, ffn_tuning *out);
 /* This process's tuning (detected once; FFNROOF_TUNING honoured, a bad value ignored here). */

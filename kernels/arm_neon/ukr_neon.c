@@ -7,8 +7,9 @@
  *    of BLIS's armv8a sgemm kernel and of the pre-driver NEON kernel this replaces;
  *  - gemv (decode, T <= 8): whole panels streamed with a prefetch 2 KiB ahead; one row reads
  *    each panel as four concurrent streams (quarters of K) with their own accumulators, summed
- *    in a fixed order (untimed on Arm; the x86 one-row streams read their panels in memory
- *    order since that read 20-35% more per second on Zen 4, 2026-12-03: time both first);
+ *    in a fixed order (untimed on Arm; the x86 one-row streams read either way by the CPU's
+ *    tuning: memory order was 20-35% faster on Zen 4, four streams 7-47% on the SPR-class Xeon,
+ *    2026-12-03: time both first);
  *  - activations: the exp (range reduction, degree-7 polynomial, 2^n from two exponent-bit
  *    factors) and gelu (Numerical Recipes' erfc Chebyshev fit, exp(-z^2) with z^2 split by FMA)
  *    of the AVX2/AVX-512 kernels (x86_avx512/avx512_common.h cites them), on 4 lanes. FMAX and

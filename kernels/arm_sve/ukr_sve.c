@@ -8,7 +8,7 @@
  *    segment) and FMLA (indexed) picks lane r of each segment, as the NEON 8x12 tile does;
  *  - gemv (decode, T <= 8): whole panels streamed with a prefetch 2 KiB ahead; one row reads
  *    each panel as four concurrent streams (quarters of K), summed in a fixed order (untimed
- *    on Arm; the x86 one-row streams read in memory order, 20-35% faster on Zen 4: time both);
+ *    on Arm; the x86 one-row streams read either way by the CPU's tuning: time both);
  *  - bf16 weights are widened by LD1H into 32-bit lanes (zero-extended) and a shift by 16, fp16
  *    by FCVT from the low halves of the 32-bit lanes;
  *  - activations: the exp / erfc polynomials of the AVX-512 kernels (x86_avx512/

@@ -31,6 +31,17 @@
  * K) instead of in memory order: the CPU's tuning (ffn_cpu_tuning, kernels/tuning.c). */
 bool ffn__decode_split(void);
 
+/* The order of a one-row stream with four accumulators over q steps of four k rows: accumulator
+ * i reads row i * lane + p * step at step p - memory order (lane 1, step 4), or four concurrent
+ * streams over the quarters of the 4q rows (lane q, step 1) where ffn__decode_split() says. */
+typedef struct ffn__row1_order {
+    size_t lane, step;
+} ffn__row1_order;
+static inline ffn__row1_order ffn__row1_order_of(size_t q)
+{
+    return ffn__decode_split() ? (ffn__row1_order){q, 1} : (ffn__row1_order){1, 4};
+}
+
 /* Weight dtypes a dense kernel stores, as an index into the per-dtype ops below. */
 enum { FFN_UKR_F32 = 0, FFN_UKR_BF16 = 1, FFN_UKR_F16 = 2, FFN_UKR_NWDT = 3 };
 

@@ -56,15 +56,18 @@ typedef void (*ffn_tile_fn)(size_t kc, const float *A, size_t as, const void *B,
 
 /* One format's decode-stream tiles for 1..4 rows (ffn_ukr_qgemv_fn's m, a table's stream_g of
  * 4): TILE(name, ROWS) defines a static ffn_qtile_fn over the row list ROWS; FFN_QTILES4 makes
- * name##1 .. name##4 and the table name[4], FFN_QGEMV4 the table's gemv entry over it. */
+ * name##1 .. name##4 and the table name[4]; FFN_QTILES4_ROW1 the same with a one-row stream of
+ * its own (row1) for m = 1; FFN_QGEMV4 the table's gemv entry over it. */
 typedef void (*ffn_qtile_fn)(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w,
                              float *c, size_t ldc);
-#define FFN_QTILES4(TILE, name)                                                                    \
-    TILE(name##1, FFN_ROWS1)                                                                       \
+#define FFN_QTILES4_ROW1(TILE, name, row1)                                                         \
     TILE(name##2, FFN_ROWS2)                                                                       \
     TILE(name##3, FFN_ROWS3)                                                                       \
     TILE(name##4, FFN_ROWS4)                                                                       \
-    static const ffn_qtile_fn name[4] = {name##1, name##2, name##3, name##4};
+    static const ffn_qtile_fn name[4] = {row1, name##2, name##3, name##4};
+#define FFN_QTILES4(TILE, name)                                                                    \
+    TILE(name##1, FFN_ROWS1)                                                                       \
+    FFN_QTILES4_ROW1(TILE, name, name##1)
 #define FFN_QGEMV4(fname, tiles)                                                                   \
     static void fname(size_t m, size_t kc, const float *a, size_t as, const float *asum,           \
                       const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)           \

@@ -119,27 +119,18 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
  * named accumulators a row (driver/ukr_rows.h says why). An accumulator array indexed by the
  * run-time row count, the code before, stayed in memory: one thread, one panel in L1, 13.4
  * Gweights/s at one row (ROW1_BODY) fell to 2.8, 2.5 and 2.3 at 2, 3 and 4 rows (Zen 4,
- * 2026-12-03). */
+ * 2026-12-03). The multiply-adds and stores are the GEMM tile's (TILE_FM, TILE_ST). */
 #define SR_DECL(r) v4f c##r##0 = {0, 0, 0, 0}, c##r##1 = c##r##0;
-#define SR_FM(r)                                                                                   \
-    {                                                                                              \
-        const float x = a[k * as + (r)];                                                           \
-        const v4f av = (v4f){x, x, x, x};                                                          \
-        c##r##0 += av * b0;                                                                        \
-        c##r##1 += av * b1;                                                                        \
-    }
-#define SR_ST(r)                                                                                   \
-    v4_store(c + (r)*ldc, c##r##0);                                                                \
-    v4_store(c + (r)*ldc + 4, c##r##1);
 #define STREAM_ROWS(ROWS, LOAD8)                                                                   \
     {                                                                                              \
         ROWS(SR_DECL)                                                                              \
         for (size_t k = 0; k < kc; k++) {                                                          \
             v4f b0, b1;                                                                            \
             LOAD8(k *NR, b0, b1);                                                                  \
-            ROWS(SR_FM)                                                                            \
+            const float *ak = a + k * as;                                                          \
+            ROWS(TILE_FM)                                                                          \
         }                                                                                          \
-        ROWS(SR_ST)                                                                                \
+        ROWS(TILE_ST)                                                                              \
     }
 
 /* One row (T = 1 decode), the case decode spends its time in: four partial sums per column (k

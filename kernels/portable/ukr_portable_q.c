@@ -242,16 +242,9 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
             ROWS(Q4_ACC)                                                                           \
         }                                                                                          \
     }
-Q8_ROWS(q8_rows2, FFN_ROWS2)
-Q8_ROWS(q8_rows3, FFN_ROWS3)
-Q8_ROWS(q8_rows4, FFN_ROWS4)
-Q4_ROWS(q4_rows2, FFN_ROWS2)
-Q4_ROWS(q4_rows3, FFN_ROWS3)
-Q4_ROWS(q4_rows4, FFN_ROWS4)
-
 /* ffn_ukernels_q.gemv: the one-row stream for m = 1, the row tiles for 2..G. */
-static const ffn_qtile_fn q8_tiles[G] = {q8_row1, q8_rows2, q8_rows3, q8_rows4};
-static const ffn_qtile_fn q4_tiles[G] = {q4_row1, q4_rows2, q4_rows3, q4_rows4};
+FFN_QTILES4_ROW1(Q8_ROWS, q8_tiles, q8_row1)
+FFN_QTILES4_ROW1(Q4_ROWS, q4_tiles, q4_row1)
 FFN_QGEMV4(q8_gemv, q8_tiles)
 FFN_QGEMV4(q4_gemv, q4_tiles)
 

@@ -48,14 +48,11 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
     for (int i = 0; i < 4; i++)
         a0[i] = a1[i] = _mm256_setzero_ps();
     const char *bs = (const char *)B;
-    /* memory order (kk = 4 p + i), or four concurrent streams over the quarters of K (kk = i q
-     * + p) where the CPU's tuning says (ffn__decode_split) */
     const size_t q = kc / 4, k4 = 4 * q;
-    const bool split = ffn__decode_split();
-    const size_t step = split ? 1 : 4, lane = split ? q : 1;
+    const ffn__row1_order o = ffn__row1_order_of(q); /* memory order or four streams */
     for (size_t p = 0; p < q; p++)
         for (int i = 0; i < 4; i++) {
-            const size_t kk = (size_t)i * lane + p * step;
+            const size_t kk = (size_t)i * o.lane + p * o.step;
             if ((kk * rowb) % 64 == 0) _mm_prefetch(bs + kk * rowb + PF_ROW1, _MM_HINT_T0);
             __m256 b0, b1;
             load_row(wdt, B, kk, &b0, &b1);

@@ -177,14 +177,8 @@ static void q4_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
     _mm256_storeu_ps(c + 8, R1_SUM(1));
 }
 
-Q8_TILE(q8_2, FFN_ROWS2)
-Q8_TILE(q8_3, FFN_ROWS3)
-Q8_TILE(q8_4, FFN_ROWS4)
-Q4_TILE(q4_2, FFN_ROWS2)
-Q4_TILE(q4_3, FFN_ROWS3)
-Q4_TILE(q4_4, FFN_ROWS4)
-static const ffn_qtile_fn q8_tiles[G] = {q8_row1, q8_2, q8_3, q8_4};
-static const ffn_qtile_fn q4_tiles[G] = {q4_row1, q4_2, q4_3, q4_4};
+FFN_QTILES4_ROW1(Q8_TILE, q8_tiles, q8_row1)
+FFN_QTILES4_ROW1(Q4_TILE, q4_tiles, q4_row1)
 FFN_QGEMV4(q8_gemv, q8_tiles)
 FFN_QGEMV4(q4_gemv, q4_tiles)
 

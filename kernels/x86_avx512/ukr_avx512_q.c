@@ -50,12 +50,12 @@ static void q8_row1(size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *
     __m512 a0[NS], a1[NS];
     for (int i = 0; i < NS; i++)
         a0[i] = a1[i] = _mm512_setzero_ps();
+    _Static_assert(NS == 4, "ffn__row1_order_of orders four accumulators");
     const size_t qn = kc / NS, kn = NS * qn; /* as row1 of ukr_avx512.c */
-    const bool split = ffn__decode_split();
-    const size_t step = split ? 1 : NS, lane = split ? qn : 1;
+    const ffn__row1_order o = ffn__row1_order_of(qn);
     for (size_t p = 0; p < qn; p++)
         for (int i = 0; i < NS; i++) {
-            const size_t kk = (size_t)i * lane + p * step;
+            const size_t kk = (size_t)i * o.lane + p * o.step;
             if (kk % 2 == 0) _mm_prefetch((const char *)(q + kk * NR) + PF, _MM_HINT_T0);
             __m512 b0, b1;
             q8_row(q, kk, &b0, &b1);

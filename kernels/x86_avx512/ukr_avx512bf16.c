@@ -86,11 +86,10 @@ static void shift_m1(size_t kc, const float *A, size_t as, const uint16_t *B, fl
             acc[i][j] = _mm512_setzero_ps();
     const __m512i himask = _mm512_set1_epi32((int)0xffff0000u);
     const size_t np = kc / 2, q = np / 4, np4 = 4 * q; /* as row1 of ukr_avx512.c */
-    const bool split = ffn__decode_split();
-    const size_t step = split ? 1 : 4, lane = split ? q : 1;
+    const ffn__row1_order o = ffn__row1_order_of(q);
     for (size_t p = 0; p < q; p++)
         for (int i = 0; i < 4; i++) {
-            const size_t pp = (size_t)i * lane + p * step;
+            const size_t pp = (size_t)i * o.lane + p * o.step;
             _mm_prefetch((const char *)(B + (pp + PF_P) * 64), _MM_HINT_T0);
             _mm_prefetch((const char *)(B + (pp + PF_P) * 64) + 64, _MM_HINT_T0);
             const __m512i v0 = _mm512_loadu_si512(B + pp * 64),
