@@ -92,6 +92,15 @@ static void print_table(FILE *fp, const ffn_calibration *c, const ffn_kcal_resul
                 e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max,
                 e->launch_s < 1e-9 ? 0.0 : e->launch_s * 1e6, /* a fit that went to 0 */
                 e->overlap_p);
+        bool own = false; /* float dtypes with a decode fraction of their own */
+        for (int d = 0; d < FFN_DT_COUNT; d++) {
+            if (d == FFN_DT_INT8 || d == FFN_DT_INT4 || !(e->memory_max_gemv_dt[d] > 0)) continue;
+            fprintf(fp, "%s %s %.3f",
+                    own ? "," : "one-token decode of its own:", ffn_dtype_name((ffn_dtype)d),
+                    e->memory_max_gemv_dt[d]);
+            own = true;
+        }
+        if (own) fputc('\n', fp);
         const ffn_tileset *tb = &e->tiles_dt[FFN_DT_BF16];
         if (tb->n_tiles > 0)
             fprintf(fp, "bf16 rows padded to %u above %u tokens (the bf16 kernel's row tile)\n",

@@ -244,7 +244,7 @@ int ffn_calib_write_json(FILE *fp, const ffn_calibration *c, const ffn_kcal_resu
         ffn_json_num(&j, "compute_max", e->compute_max);
         json_by_dtype(&j, "compute_max_by_dtype", e->compute_max_dt);
         json_by_dtype(&j, "dequant_cost", e->dequant_cost);
-        json_by_dtype(&j, "memory_max_gemv_by_dtype", e->memory_max_gemv_dq);
+        json_by_dtype(&j, "memory_max_gemv_by_dtype", e->memory_max_gemv_dt);
         ffn_json_num(&j, "memory_max", e->memory_max);
         ffn_json_num(&j, "memory_max_gemv",
                      e->memory_max_gemv > 0 ? e->memory_max_gemv : e->memory_max);

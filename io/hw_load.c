@@ -322,20 +322,21 @@ bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n)
     return true;
 }
 
-/* dequant_cost: {int8: 2.9, int4: 4.1} (vector ops a weight's dequantisation costs a GEMM)
- * and memory_max_gemv_by_dtype: {int8: 0.9, int4: 0.5} (the decode stream's fraction of the
- * bandwidth), measured (docs/formats-hw.md); only the integer weight formats have them. */
+/* dequant_cost: {int8: 2.9, int4: 4.1} (vector ops a weight's dequantisation costs a GEMM;
+ * only the integer weight formats have it) and memory_max_gemv_by_dtype: {fp32: 0.7, bf16:
+ * 0.36, int8: 0.9, int4: 0.5} (each weight format's decode stream's fraction of the
+ * bandwidth), measured (docs/formats-hw.md). */
 static int load_dequant(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
 {
-    static const char *const keys[] = {"int8", "int4", NULL};
-    static const ffn_dtype dts[] = {FFN_DT_INT8, FFN_DT_INT4};
+    static const char *const qkeys[] = {"int8", "int4", NULL};
+    static const ffn_dtype qdts[] = {FFN_DT_INT8, FFN_DT_INT4};
     yaml_node_t *m = NULL;
-    int rc = sub_map(y, eff, "dequant_cost", keys, &m);
+    int rc = sub_map(y, eff, "dequant_cost", qkeys, &m);
     for (int i = 0; !rc && m && i < 2; i++)
-        rc = ffn_y_num(y, m, keys[i], false, FFN_UNIT_NONE, 1.0, 64.0, &e->dequant_cost[dts[i]]);
-    if (!rc) rc = sub_map(y, eff, "memory_max_gemv_by_dtype", keys, &m);
-    for (int i = 0; !rc && m && i < 2; i++)
-        rc = fraction(y, m, keys[i], &e->memory_max_gemv_dq[dts[i]]);
+        rc = ffn_y_num(y, m, qkeys[i], false, FFN_UNIT_NONE, 1.0, 64.0, &e->dequant_cost[qdts[i]]);
+    if (!rc) rc = sub_map(y, eff, "memory_max_gemv_by_dtype", dtype_keys, &m);
+    for (int d = 0; !rc && m && d < FFN_DT_COUNT; d++)
+        rc = fraction(y, m, dtype_keys[d], &e->memory_max_gemv_dt[d]);
     return rc;
 }
 

@@ -191,7 +191,7 @@ static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
         if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0 || e->util_gamma[d] > 0 ||
-            e->dequant_cost[d] > 0 || e->memory_max_gemv_dq[d] > 0)
+            e->dequant_cost[d] > 0 || e->memory_max_gemv_dt[d] > 0)
             return false;
     if (e->memory_max_elem > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
@@ -295,7 +295,7 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         if (e->memory_max_elem > 0)
             put_num(f, "  ", "memory_max_elem", e->memory_max_elem, FFN_UNIT_NONE);
         put_by_dtype(f, "dequant_cost", e->dequant_cost, dt);
-        put_by_dtype(f, "memory_max_gemv_by_dtype", e->memory_max_gemv_dq, dt);
+        put_by_dtype(f, "memory_max_gemv_by_dtype", e->memory_max_gemv_dt, dt);
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);

@@ -61,4 +61,10 @@ bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_
 bool ffn__kcal_redo(const ffn_hw *hw, const ffn_kcal_result *out, size_t i, size_t n_float,
                     ffn_kcal_mode mode, bool all);
 
+/* After the float fit on hw: each float weight dtype whose largest one-token fit run (among the
+ * first n_float runs of out) hw misses by more than 10% gets its own decode fraction,
+ * hw->eff.memory_max_gemv_dt[dtype], solved to meet that run; out->notes says which. Returns
+ * how many were set (kernel_fit.c). */
+size_t ffn__kcal_decode_fractions(ffn_hw *hw, ffn_kcal_result *out, size_t n_float);
+
 #endif

@@ -277,14 +277,14 @@ uint64_t ffn_gemv_rows(const ffn_hw *hw, ffn_dtype cdt)
     return ts && ts->n_tiles > 0 && ts->gemv_rows > 1 ? ts->gemv_rows : 1;
 }
 
-/* dq: the int8/int4 weight format an op dequantises (its decode stream's own fraction, where
- * fitted), else FFN_DT_COUNT */
-static double gemm_mmax(const ffn_hw *hw, uint64_t m, ffn_dtype cdt, ffn_dtype dq)
+/* wdt: the format of the weights the op streams (its decode stream's own fraction, where
+ * fitted: memory_max_gemv_dt), else FFN_DT_COUNT */
+static double gemm_mmax(const ffn_hw *hw, uint64_t m, ffn_dtype cdt, ffn_dtype wdt)
 {
     const ffn_eff *e = &hw->eff;
     const bool gemv = m <= ffn_gemv_rows(hw, cdt);
-    if (gemv && (unsigned)dq < FFN_DT_COUNT && e->memory_max_gemv_dq[dq] > 0)
-        return e->memory_max_gemv_dq[dq];
+    if (gemv && (unsigned)wdt < FFN_DT_COUNT && e->memory_max_gemv_dt[wdt] > 0)
+        return e->memory_max_gemv_dt[wdt];
     return gemv && e->memory_max_gemv > 0 ? e->memory_max_gemv
            : e->memory_max > 0            ? e->memory_max
                                           : 1.0;
@@ -453,7 +453,12 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     const bool gemm = op->kind == FFN_OP_GEMM;
     const ffn_eff *e = &hw->eff;
     const ffn_dtype dq = op->dequant_weights > 0 ? op->wdtype : FFN_DT_COUNT;
-    double mmax = gemm                     ? gemm_mmax(hw, op->m, op->compute_dtype, dq)
+    /* the weights whose decode stream has its own fraction: float weights, and integer ones
+     * dequantised beside float activations (a W8A8 GEMM multiplies int8 codes: not the W8
+     * stream's fraction) */
+    const bool int_w = op->wdtype == FFN_DT_INT8 || op->wdtype == FFN_DT_INT4;
+    const ffn_dtype sdt = int_w ? dq : op->wdtype;
+    double mmax = gemm                     ? gemm_mmax(hw, op->m, op->compute_dtype, sdt)
                   : e->memory_max_elem > 0 ? e->memory_max_elem
                   : e->memory_max > 0      ? e->memory_max
                                            : 1.0;
@@ -479,9 +484,11 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
      * on one-row streams, their FMAs (one per weight read) included. Charged beside it, they
      * made a one-thread bf16 decode on Zen 4 (2026-12-03, p = 1) 26-30% slower than measured
      * while the fp32 one, whose stream the fraction was fitted to, was on time: the same FLOPs
-     * weigh twice as much against half the bytes. */
-    const bool q_stream = (unsigned)dq < FFN_DT_COUNT && e->memory_max_gemv_dq[dq] > 0;
-    const bool f_stream = dq == FFN_DT_COUNT && gemv_rows > 1;
+     * weigh twice as much against half the bytes. A float dtype's own decode fraction
+     * (memory_max_gemv_dt, fitted on its one-row stream) covers them the same way. */
+    const bool own = (unsigned)sdt < FFN_DT_COUNT && e->memory_max_gemv_dt[sdt] > 0;
+    const bool q_stream = (unsigned)dq < FFN_DT_COUNT && own;
+    const bool f_stream = dq == FFN_DT_COUNT && (gemv_rows > 1 || own);
     if (gemm && stream && (q_stream || f_stream)) {
         if (q_stream) vec = 0;
         flops *= (double)(op->m - 1) / (double)op->m;
@@ -504,6 +511,7 @@ void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, ui
     set_name(op, name);
     op->kind = FFN_OP_GEMM;
     op->compute_dtype = cdt;
+    op->wdtype = FFN_DT_COUNT; /* not known here: the caller sets it (proj_counts) */
     op->m = m;
     op->n = n;
     op->k = k;

@@ -205,7 +205,7 @@ Test(calfit, kernel_fit_launch_is_bounded, .timeout = 300)
         cr_expect(k->runs[i].fit);
         const bool w8a8 = r->c.adtype == FFN_DT_INT8, gemv = r->c.tokens == 1;
         const double p = w8a8   ? hw.eff.compute_max_dt[FFN_DT_INT8]
-                         : gemv ? hw.eff.memory_max_gemv_dq[r->c.wdtype]
+                         : gemv ? hw.eff.memory_max_gemv_dt[r->c.wdtype]
                                 : hw.eff.dequant_cost[r->c.wdtype];
         const double lo = w8a8 || gemv ? 0.005 : 1.0, hi = w8a8 || gemv ? 1.0 : 64.0;
         cr_expect(p >= lo * 0.999 && p <= hi * 1.001, "%s T=%zu: parameter %g outside [%g, %g]",
@@ -339,5 +339,49 @@ Test(calfit, fit_runs_that_decide_alone_are_timed_twice_and_the_others_only_when
     cr_expect(ffn__kcal_redo(&hw, k, prefill, n, FFN_KCAL_FULL, false));
     k->runs[prefill].r.time.median = 0; /* not measured */
     cr_expect_not(ffn__kcal_redo(&hw, k, prefill, n, FFN_KCAL_FULL, true));
+    free(k);
+}
+
+/* A float dtype whose one-token decode the shared fraction misses by more than 10% gets its own
+ * (kernel_fit.c): the portable bf16 stream widens in scalar code and reads at half the fp32
+ * one's rate on the SPR-class Xeon. The quick calibration's runs measured as predicted, then
+ * the fp32 decode 25% faster and the bf16 one 5% slower: fp32 gets a fraction that meets its
+ * run, bf16 keeps the shared one, the launch anchor (a decode too) is not the one solved for,
+ * and the other runs' predictions stay where they were. */
+Test(calfit, a_float_decode_the_shared_fraction_misses_gets_its_own)
+{
+    ffn_hw hw = cpu();
+    hw.eff.memory_max_gemv = 0.5;
+    ffn_bench_case cases[FFN_KCAL_MAX];
+    bool fit[FFN_KCAL_MAX];
+    size_t n;
+    ffn_kcal_result *k = quick_runs(&hw, 1.0, cases, fit, &n);
+    cr_expect_eq(ffn__kcal_decode_fractions(&hw, k, n), 0, "every run met: nothing to solve");
+    cr_expect_eq(hw.eff.memory_max_gemv_dt[FFN_DT_FP32], 0);
+    size_t dec[FFN_DT_COUNT] = {0}, prefill = n;
+    for (size_t i = 0; i < n; i++) {
+        const ffn_bench_case *c = &cases[i];
+        if (fit[i] && c->tokens == 1 && c->shape.d >= 1024) dec[c->wdtype] = i;
+        if (fit[i] && c->tokens > 1 && prefill == n) prefill = i;
+    }
+    cr_assert(dec[FFN_DT_FP32] && dec[FFN_DT_BF16] && prefill < n);
+    double roof, before, after;
+    ffn_bound b;
+    cr_assert_eq(ffn_bench_predict(&hw, &cases[prefill], &roof, &before, &b, NULL, NULL), 0);
+    k->runs[dec[FFN_DT_FP32]].r.time.median *= 0.75;
+    k->runs[dec[FFN_DT_BF16]].r.time.median *= 1.05;
+    for (size_t i = 0; i < n; i++) /* the bench records each run's bytes */
+        k->runs[i].r.bytes = 3.0 * (double)cases[i].shape.d * (double)cases[i].shape.f *
+                             ffn_dtype_bytes(cases[i].wdtype, 0);
+    cr_expect_eq(ffn__kcal_decode_fractions(&hw, k, n), 1);
+    cr_expect_gt(hw.eff.memory_max_gemv_dt[FFN_DT_FP32], 0.5, "faster than the shared 0.5");
+    cr_expect_eq(hw.eff.memory_max_gemv_dt[FFN_DT_BF16], 0, "within 10%%: the shared one");
+    const ffn_bench_result *r = &k->runs[dec[FFN_DT_FP32]].r;
+    cr_assert_eq(ffn_bench_predict(&hw, &r->c, &roof, &after, &b, NULL, NULL), 0);
+    cr_expect_lt(fabs(after / r->time.median - 1.0), 1e-3, "the fp32 decode met: %g vs %g", after,
+                 r->time.median);
+    cr_assert_eq(ffn_bench_predict(&hw, &cases[prefill], &roof, &after, &b, NULL, NULL), 0);
+    cr_expect_eq(after, before, "a prefill does not stream: unchanged");
+    cr_expect(strstr(k->notes, "fp32 decode") != NULL, "the notes say which: %s", k->notes);
     free(k);
 }

@@ -73,6 +73,10 @@ static void expect_same_hw(const ffn_hw *a, const ffn_hw *b, const char *what)
                       "%s: dtype %d tile %d", what, d, i);
         cr_expect_eq(ta->min_rows, tb->min_rows, "%s: dtype %d min_rows", what, d);
         cr_expect_eq(ta->gemv_rows, tb->gemv_rows, "%s: dtype %d gemv_rows", what, d);
+        cr_expect_eq(a->eff.dequant_cost[d], b->eff.dequant_cost[d], "%s: dtype %d dequant_cost",
+                     what, d);
+        cr_expect_eq(a->eff.memory_max_gemv_dt[d], b->eff.memory_max_gemv_dt[d],
+                     "%s: dtype %d memory_max_gemv_by_dtype", what, d);
     }
     cr_expect_eq(a->eff.launch_s, b->eff.launch_s, "%s: launch", what);
     cr_expect_eq(a->eff.overlap_p, b->eff.overlap_p, "%s: overlap", what);
@@ -275,6 +279,8 @@ static const bad_case bad_cases[] = {
      "unknown key 'gemv_row' (did you mean 'gemv_rows'?)"},
     {"small_dequant_cost.yaml", FFN_ERANGE, 15, 24, "'int8' = 0.5 is out of range"},
     {"dequant_cost_float.yaml", FFN_ESCHEMA, 15, 27, "unknown key 'bf16'"},
+    {"big_gemv_by_dtype.yaml", FFN_ERANGE, 15, 47, "'bf16' = 1.5 is out of range"},
+    {"gemv_by_dtype_fp64.yaml", FFN_ESCHEMA, 15, 41, "unknown key 'fp64'"},
 };
 
 Test(hw, bad_input_points_at_the_culprit)
@@ -397,7 +403,8 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.memory_max_elem = 0.8311;
     hw->eff.dequant_cost[FFN_DT_INT8] = 2.718281828;
     hw->eff.dequant_cost[FFN_DT_INT4] = 6.0625;
-    hw->eff.memory_max_gemv_dq[FFN_DT_INT4] = 0.5772156649;
+    hw->eff.memory_max_gemv_dt[FFN_DT_INT4] = 0.5772156649;
+    hw->eff.memory_max_gemv_dt[FFN_DT_BF16] = 0.3441234567;
     hw->unc.p10 = 0.9123456789;
     hw->unc.p90 = 1.1034567;
     hw->unc.points = 1058;

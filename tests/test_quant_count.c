@@ -444,7 +444,7 @@ Test(quant_count, measured_dequant_costs_replace_the_count)
     /* decode: the stream's fraction, not the GEMM's dequantisation cost */
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 100e9, 1e-9);
-    hw.eff.memory_max_gemv_dq[FFN_DT_INT4] = 0.5;
+    hw.eff.memory_max_gemv_dt[FFN_DT_INT4] = 0.5;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &b), 0);
     close_rel(b.predicted_s, a.bytes / 50e9, 1e-9);
     /* int4 figures do not touch int8 weights, nor fp32 ones */
@@ -461,7 +461,7 @@ Test(quant_count, measured_dequant_costs_replace_the_count)
     run.adtype = FFN_DT_INT8;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 512, &a), 0);
     hw.eff.dequant_cost[FFN_DT_INT8] = 10.0;
-    hw.eff.memory_max_gemv_dq[FFN_DT_INT8] = 0.1;
+    hw.eff.memory_max_gemv_dt[FFN_DT_INT8] = 0.1;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 512, &b), 0);
     close_rel(b.predicted_s, a.predicted_s, 1e-12);
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &b), 0);
@@ -487,7 +487,7 @@ Test(quant_count, a_fitted_stream_fraction_covers_the_first_row)
     ffn_layer_cost a;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 100e9 + 2.0 * W / 2e12 + W / 1e12, 1e-3);
-    hw.eff.memory_max_gemv_dq[FFN_DT_INT4] = 0.5;
+    hw.eff.memory_max_gemv_dt[FFN_DT_INT4] = 0.5;
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 50e9, 1e-9);
     ffn_tileset *ts = stream_tiles(&hw, FFN_DT_BF16, 4);
@@ -523,6 +523,30 @@ Test(quant_count, a_float_decode_stream_fraction_covers_the_first_row)
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 50e9, 1e-9);
     cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 2, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 50e9 + 2.0 * W / 2e12, 1e-3);
+}
+
+/* A float dtype's own decode fraction (memory_max_gemv_by_dtype, which calibrate fits where the
+ * shared one misses that dtype's decode by over 10%) is used for that dtype's one-token stream
+ * alone and covers its first row, as the quantized ones do, even on a spec with no stream rows;
+ * the other float dtypes keep the shared fraction and their first row's FLOPs. fp32 at 0.25
+ * and bf16 at the shared 0.5 of 100 GB/s, d = 4096, f = 11008, overlap p = 1. */
+Test(quant_count, a_float_dtype_s_own_decode_fraction_is_its_alone)
+{
+    ffn_hw hw = cpu();
+    hw.eff.overlap_p = 1.0;
+    hw.eff.memory_max_gemv = 0.5;
+    hw.eff.memory_max_gemv_dt[FFN_DT_FP32] = 0.25;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.fused = true;
+    const double W = 3.0 * 4096 * 11008;
+    ffn_layer_cost a;
+    run.wdtype = FFN_DT_FP32;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
+    close_rel(a.predicted_s, a.bytes / 25e9, 1e-9);
+    run.wdtype = FFN_DT_BF16;
+    cr_assert_eq(ffn_dense_layer(&hw, &run, 4096, 11008, FFN_ACT_SWIGLU, false, 1, &a), 0);
     close_rel(a.predicted_s, a.bytes / 50e9 + 2.0 * W / 2e12, 1e-3);
 }
 

@@ -88,15 +88,18 @@ typedef struct ffn_eff {
     /* Fraction of peak bandwidth reached by elementwise kernels (activation, gate multiply,
      * bias): a different kernel kind from a GEMM's operand streams; 0 = memory_max. */
     double memory_max_elem;
-    /* The integer weight formats with float activations (int8, int4; docs/model.md, "Quantized
-     * weights and activations"), where measured (`ffnroof calibrate` fits both):
-     * dequant_cost: vector ops one weight's dequantisation costs a GEMM that packs them (more
-     * rows than the GEMV rows), 0 = the count's own (1 op a weight), range [1, 64];
-     * memory_max_gemv_dq: the fraction of peak bandwidth the format's decode stream reaches
-     * (dequantising in registers beside the weight stream, its vector work charged at the
-     * count), 0 = memory_max_gemv. */
+    /* dequant_cost: for the integer weight formats with float activations (int8, int4;
+     * docs/model.md, "Quantized weights and activations"), where measured: vector ops one
+     * weight's dequantisation costs a GEMM that packs them (more rows than the GEMV rows), 0 =
+     * the count's own (1 op a weight), range [1, 64].
+     * memory_max_gemv_dt: per weight dtype, the fraction of peak bandwidth that format's
+     * decode stream reaches, covering the first row's work (an int8/int4 stream dequantises in
+     * registers beside the weight stream; a float one widens bf16/fp16 to fp32 or not), 0 =
+     * memory_max_gemv. `ffnroof calibrate` fits it for the integer formats always and for a
+     * float dtype whose decode the shared memory_max_gemv misses by over 10% (the portable
+     * bf16 stream converts in scalar code and reads at half the fp32 stream's rate). */
     double dequant_cost[FFN_DT_COUNT];
-    double memory_max_gemv_dq[FFN_DT_COUNT];
+    double memory_max_gemv_dt[FFN_DT_COUNT];
 } ffn_eff;
 
 /* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of

@@ -102,6 +102,8 @@ typedef struct ffn_op {
      * instances: vec_ops counts 1 op each (2 with an int4 zero point); the spec's measured
      * dequant_cost, where it has one, replaces the 1. */
     double dequant_weights;
+    /* the format of the weights a GEMM streams (its decode fraction memory_max_gemv_dt[]);
+     * FFN_DT_COUNT where not known (ffn_op_gemm's generic GEMMs) */
     ffn_dtype wdtype;
     double bytes;        /* compulsory memory traffic, all instances */
     double weight_bytes; /* the part of bytes that is weights */
