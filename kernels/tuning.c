@@ -17,7 +17,7 @@
 static const char *const names[FFN_TUNING_COUNT] = {"default", "intel"};
 static const char *const what[FFN_TUNING_COUNT] = {
     "one-row decode streams in memory order",
-    "one-row decode streams as four quarters of K, W4A16 off VDPBF16PS"};
+    "one-row decode streams as four quarters of K, bf16 and W4A16 off VDPBF16PS"};
 
 const char *ffn_tuning_name(ffn_tuning t)
 {

@@ -725,14 +725,17 @@ Test(kernels, ffnroof_tuning_garbage_is_an_error)
 
 static const ffn_dtype kdtypes[] = {FFN_DT_FP32, FFN_DT_BF16, FFN_DT_FP16};
 
-/* The first row (dispatch order) for dt whose features lie within mask, ref rows excluded. */
+/* The first row (dispatch order) for dt whose features lie within mask, ref rows and the rows
+ * this process's tuning passes over excluded. */
 static const ffn_kernel *first_row_within(ffn_dtype dt, uint64_t mask)
 {
     const ffn_kernel *ks[MAXK];
     uint64_t req[MAXK];
     const size_t n = ffn_kernel_table(ks, req, MAXK);
     for (size_t i = 0; i < n && i < MAXK; i++)
-        if (ks[i]->wdtype == dt && ks[i]->isa != FFN_ISA_REF && (req[i] & ~mask) == 0) return ks[i];
+        if (ks[i]->wdtype == dt && ks[i]->isa != FFN_ISA_REF && (req[i] & ~mask) == 0 &&
+            !ffn_kernel_avoided(ks[i], ffn_cpu_tuning()))
+            return ks[i];
     return NULL;
 }
 
@@ -841,7 +844,10 @@ Test(kernels, dispatch_picks_the_newest_row_this_cpu_runs)
         if ((cpu & FFN_CPU_AMX_BF16) && ffn_isa_built(FFN_ISA_AMX))
             cr_assert_eq(k16->isa, FFN_ISA_AMX);
         else if ((cpu & FFN_CPU_AVX512_BF16) && ffn_isa_built(FFN_ISA_AVX512_BF16))
-            cr_assert_eq(k16->isa, FFN_ISA_AVX512_BF16, "Zen 4/5 class gets VDPBF16PS");
+            cr_assert_eq(k16->isa,
+                         ffn_cpu_tuning() == FFN_TUNING_INTEL ? FFN_ISA_AVX512
+                                                              : FFN_ISA_AVX512_BF16,
+                         "Zen 4/5 class gets VDPBF16PS, an Intel one the widening kernel");
         else
             cr_assert_eq(k16->isa, FFN_ISA_AVX512, "AVX-512F without BF16 widens by shift");
     } else if ((cpu & FFN_CPU_AVX2) && built2) {
@@ -922,11 +928,17 @@ Test(kernels, an_unusable_level_names_the_usable_ones)
 
 /* Dispatch for CPU classes this host may not be (feature masks as kernels/cpu.c would detect
  * them; ../shared/reference/cpus.md lists each class's ISA features). */
-static const char *pick_at(uint64_t features, ffn_isa lv, ffn_dtype dt)
+static const char *pick_tuned(uint64_t features, ffn_tuning t, ffn_isa lv, ffn_dtype dt)
 {
     const ffn_kernel *k = NULL;
-    if (ffn_kernel_for_features(features, lv, dt, &k, NULL)) return "none";
+    if (ffn_kernel_for_cpu_q(features, t, lv, dt, FFN_DT_FP32, &k, NULL)) return "none";
     return k->name;
+}
+
+/* with the default tuning, whatever this host's is (ffn_kernel_for_features uses its own) */
+static const char *pick_at(uint64_t features, ffn_isa lv, ffn_dtype dt)
+{
+    return pick_tuned(features, FFN_TUNING_DEFAULT, lv, dt);
 }
 
 Test(kernels, dispatch_for_cpu_classes_we_do_not_have)
@@ -947,9 +959,24 @@ Test(kernels, dispatch_for_cpu_classes_we_do_not_have)
                          "AVX-512F without BF16 widens bf16 by shift");
         cr_assert_str_eq(pick_at(skx, FFN_ISA_AMX, FFN_DT_FP16), "f16_ffn__avx512_14x32");
     }
-    if (ffn_isa_built(FFN_ISA_AVX512_BF16))
+    if (ffn_isa_built(FFN_ISA_AVX512_BF16)) {
         cr_assert_str_eq(pick_at(zen4, FFN_ISA_AMX, FFN_DT_BF16), "bf16_ffn__avx512bf16_14x32",
                          "Zen 4/5 (AVX512-BF16, no AMX) get the VDPBF16PS path");
+        /* an Intel CPU with AVX512-BF16 and no AMX (Cooper Lake), or an SPR capped at the
+         * level: VDPBF16PS ran prefill at 0.61-0.64x the widening kernel on the SPR-class
+         * Xeon (session 19), so the intel tuning passes it over; nothing else moves */
+        cr_assert_str_eq(pick_tuned(zen4, FFN_TUNING_INTEL, FFN_ISA_AMX, FFN_DT_BF16),
+                         "bf16_ffn__avx512_14x32");
+        cr_assert_str_eq(pick_tuned(spr, FFN_TUNING_INTEL, FFN_ISA_AVX512_BF16, FFN_DT_BF16),
+                         "bf16_ffn__avx512_14x32");
+        cr_assert_str_eq(pick_tuned(zen4, FFN_TUNING_INTEL, FFN_ISA_AMX, FFN_DT_FP32),
+                         "f32_ffn__avx512_14x32");
+        cr_assert_str_eq(pick_tuned(zen4, FFN_TUNING_INTEL, FFN_ISA_AMX, FFN_DT_FP16),
+                         "f16_ffn__avx512_14x32");
+        if (ffn_isa_built(FFN_ISA_AMX))
+            cr_assert_str_eq(pick_tuned(spr, FFN_TUNING_INTEL, FFN_ISA_AMX, FFN_DT_BF16),
+                             "bf16_ffn__amx_32x32");
+    }
     if (ffn_isa_built(FFN_ISA_AMX)) {
         cr_assert_str_eq(pick_at(spr, FFN_ISA_AMX, FFN_DT_BF16), "bf16_ffn__amx_32x32");
         cr_assert_str_eq(pick_at(spr, FFN_ISA_AVX512_BF16, FFN_DT_BF16),
