@@ -109,6 +109,8 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
     /* 1-based into the spec's onchip list, 0 = memory; the working set held against it */
     ffn_json_u64(j, "weights_level", (uint64_t)(r->weights_level > 0 ? r->weights_level : 0));
     ffn_json_num(j, "weights_working_set_bytes", r->weights_working_set_bytes);
+    /* the part of the working set that level holds (1: all; 0: no level) */
+    ffn_json_num(j, "weights_resident_fraction", r->weights_level > 0 ? r->weights_frac : 0.0);
     ffn_json_bool(j, "weights_level_no_bandwidth", r->weights_level_no_bw);
 
     ffn_json_obj_begin(j, "ffn");
@@ -360,7 +362,13 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
             fprintf(fp, "  %-10s %s: %s %s ", "weights", ffn_weights_name(x->run.weights),
                     x->run.weights == FFN_WEIGHTS_HOT ? "one layer's" : "a step's",
                     fmt(a, sizeof a, x->weights_working_set_bytes, FFN_UNIT_BYTES));
-            if (x->weights_level > 0)
+            if (x->weights_level > 0 && x->weights_frac < 1)
+                fprintf(fp, "%.0f%% in %s, the rest from memory\n%s%s%s", 100 * x->weights_frac,
+                        r->hw->levels[x->weights_level - 1].name,
+                        x->weights_level_no_bw ? "             (" : "",
+                        x->weights_level_no_bw ? r->hw->levels[x->weights_level - 1].name : "",
+                        x->weights_level_no_bw ? " has no bandwidth: at memory speed)\n" : "");
+            else if (x->weights_level > 0)
                 fprintf(fp, "in %s%s\n", r->hw->levels[x->weights_level - 1].name,
                         x->weights_level_no_bw ? " (no bandwidth: at memory speed)" : "");
             else

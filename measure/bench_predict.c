@@ -76,8 +76,9 @@ int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_wei
     if (rc) return rc;
     /* A benchmark repeats one layer: warm, its weights stay in the innermost level that
      * holds them (the model's `hot`, docs/model.md "On-chip memory"). */
-    int lv = weights != FFN_WEIGHTS_COLD ? ffn_level_holding(hw, lc.weight_bytes) : 0;
-    if (lv) ffn_layer_place_weights(&lc, hw, lv);
+    double frac = 0;
+    int lv = weights != FFN_WEIGHTS_COLD ? ffn_level_placing(hw, lc.weight_bytes, &frac) : 0;
+    if (lv) ffn_layer_place_weights(&lc, hw, lv, frac < 1 ? frac : 0);
     if (weights_level) *weights_level = lv;
     if (served) {
         memset(served, 0, (FFN_HW_MAX_LEVELS + 1) * sizeof *served);

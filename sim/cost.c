@@ -362,6 +362,25 @@ int ffn_level_holding(const ffn_hw *hw, double bytes)
     return 0;
 }
 
+int ffn_level_placing(const ffn_hw *hw, double bytes, double *frac)
+{
+    *frac = 0;
+    if (!(bytes > 0)) return 0;
+    int lv = ffn_level_holding(hw, bytes);
+    if (lv) {
+        *frac = 1.0;
+        return lv;
+    }
+    int best = -1; /* the largest level that keeps data across calls (the outermost of equals) */
+    for (int i = 0; i < n_levels(hw); i++)
+        if (!hw->levels[i].scratchpad &&
+            (best < 0 || ffn_level_usable_bytes(hw, i) >= ffn_level_usable_bytes(hw, best)))
+            best = i;
+    if (best < 0 || !(ffn_level_usable_bytes(hw, best) > 0)) return 0;
+    *frac = ffn_level_usable_bytes(hw, best) / bytes;
+    return best + 1;
+}
+
 /* The tight form of the Hong-Kung red-blue pebble bound for C += A*B with a fast memory of S
  * elements (Hong & Kung 1981; constant from Smith, Lowery, Langou, van de Geijn 2019,
  * arXiv:1702.02017): Q >= 2 M N K / sqrt(S) elements moved into fast memory. With P private
@@ -430,18 +449,26 @@ static void serve(ffn_op *op, const ffn_hw *hw, double mmax, double *tm_ideal, d
     }
     /* a resident level with no bandwidth holds the weights but cannot be charged: memory */
     const bool r_nobw = r && !(hw->levels[r - 1].bandwidth_bps > 0);
-    double mem = r && !r_nobw ? A : B;
+    /* Wm: the weights level r does not hold (a working set larger than it), read from memory
+     * in turn with the part it holds: one stream, served at two rates one after the other */
+    const double h = op->weights_frac > 0 && op->weights_frac < 1 ? op->weights_frac : 1.0;
+    const double Wm = r && !r_nobw ? (1.0 - h) * W : 0;
+    double mem = r && !r_nobw ? A + Wm : B;
     if (!r && nl > 0 && q[nl - 1] > mem) mem = q[nl - 1];
     op->served_bytes[FFN_SRC_MEMORY] = mem;
     double ti = mem / bw, te = mem / (bw * mmax * ramp(mem, half));
     for (int j = 0; j < nl; j++) {
         double in = j > 0 ? q[j - 1] : 0;
-        double sv = r && j > r - 1 ? A : (in > B ? in : B);
+        double sv = r && j > r - 1 ? A + Wm : (in > B ? in : B);
         op->served_bytes[j] = sv;
         double lb = hw->levels[j].bandwidth_bps;
         if (!(lb > 0) || !(sv > 0)) continue;
-        if (sv / lb > ti) ti = sv / lb;
-        double t = sv / (lb * mmax * ramp(sv, half));
+        /* level r itself serves what it holds and passes the misses on at memory's rate */
+        const double hit = j == r - 1 ? sv - Wm : sv;
+        double t_i = hit / lb + (j == r - 1 ? Wm / bw : 0);
+        if (t_i > ti) ti = t_i;
+        double t = hit / (lb * mmax * ramp(hit, half)) +
+                   (j == r - 1 && Wm > 0 ? Wm / (bw * mmax * ramp(Wm, half)) : 0);
         if (t > te) te = t;
     }
     *tm_ideal = ti;

@@ -40,12 +40,13 @@ void ffn_layer_sum(ffn_layer_cost *c, const ffn_hw *hw)
     }
 }
 
-void ffn_layer_place_weights(ffn_layer_cost *c, const ffn_hw *hw, int level)
+void ffn_layer_place_weights(ffn_layer_cost *c, const ffn_hw *hw, int level, double frac)
 {
     for (int i = 0; i < c->n_ops; i++) {
         ffn_op *op = &c->ops[i];
         if (op->kind != FFN_OP_GEMM) continue;
         op->weights_level = level;
+        op->weights_frac = frac;
         ffn_op_recost(op, hw);
     }
     ffn_layer_sum(c, hw);
@@ -209,6 +210,7 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
         }
         if (op->kind == FFN_OP_GEMM) {
             op->weights_level = run->weights_level;
+            op->weights_frac = run->weights_frac;
             op->traffic_bound = run->onchip;
         }
         ffn_op_recost(op, hw);
@@ -395,24 +397,30 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     ffn_run rr = *run;
     if (rr.weights_level < 0 || rr.weights_level > hw->n_levels || run->weights != FFN_WEIGHTS_COLD)
         rr.weights_level = 0;
+    if (!rr.weights_level || !(rr.weights_frac > 0 && rr.weights_frac < 1)) rr.weights_frac = 0;
     int rc = cost_layers(m, hw, &rr, T, out, diag);
     if (rc) return rc;
     if (run->weights != FFN_WEIGHTS_COLD) {
         /* Residency (docs/model.md, "On-chip memory"): hot holds one layer's weights against
          * each level (a benchmark repeating one layer), auto all layers' weights of a step
          * (a model whose FFN fits on chip across steps; serving decode over many layers
-         * does not, and stays cold). MoE layers count the experts the batch touches. */
+         * does not, and stays cold). MoE layers count the experts the batch touches. A working
+         * set larger than every level keeps the part the outermost one holds there (what an
+         * ideal replacement keeps of a cyclic sweep: capacity / working set). */
         double wd = out->dense_layers ? out->dense.weight_bytes : 0;
         double wm = out->moe_layers ? out->moe.weight_bytes : 0;
         double ws = run->weights == FFN_WEIGHTS_HOT
                         ? (wd > wm ? wd : wm)
                         : (double)out->dense_layers * wd + (double)out->moe_layers * wm;
-        int lv = ffn_level_holding(hw, ws);
+        double frac;
+        int lv = ffn_level_placing(hw, ws, &frac);
         out->weights_working_set_bytes = ws;
         out->weights_level = lv;
+        out->weights_frac = frac;
         out->weights_level_no_bw = lv && !(hw->levels[lv - 1].bandwidth_bps > 0);
         if (lv) {
             rr.weights_level = lv;
+            rr.weights_frac = frac < 1 ? frac : 0;
             rc = cost_layers(m, hw, &rr, T, out, diag);
             if (rc) return rc;
         }

@@ -134,7 +134,15 @@ Test(onchip, a_layer_that_fits_l3_only_reads_at_l3_bandwidth)
     close_rel(u->roofline_s, 8400896.0 / 300e9, 1e-12);
 }
 
-Test(onchip, a_layer_that_fits_nowhere_stays_cold)
+/* A layer larger than every level keeps the part the outermost one holds there (an ideal
+ * replacement keeps capacity / working set of a cyclic sweep); that level serves it and passes
+ * the rest on from memory, one after the other. 2 x 4096^2 x 4 = 134,217,728 B against L3's
+ * usable 25.6 MB: h = 25.6e6 / 2^27 = 0.19073486328125. up: W 67,108,864 B, of which L3 holds
+ * 12,800,000 and memory serves 54,308,864 with the 32,768 activation bytes (54,341,632 B,
+ * 543.41632 us); L3 passes all 67,141,632 B: its 12,832,768 at 300 GB/s (42.775893 us) then the
+ * misses at 100 GB/s (543.08864 us), 585.864533 us, against the cold 671.41632 us. With no
+ * bandwidth for L3 the layer is charged as cold, number for number. */
+Test(onchip, a_layer_larger_than_every_level_keeps_the_outermost_part)
 {
     ffn_hw hw = cpu_hw();
     ffn_model m = dense(4096, 4096, 1);
@@ -143,11 +151,30 @@ Test(onchip, a_layer_that_fits_nowhere_stays_cold)
     cr_assert_eq(ffn_predict(&m, &hw, &r, &cold, NULL), 0);
     r.weights = FFN_WEIGHTS_HOT;
     cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
-    /* 2 x 4096^2 x 4 = 134,217,728 B > 25.6 MB: no level, the same numbers as cold */
-    cr_assert_eq(hot.weights_level, 0);
+    cr_assert_eq(hot.weights_level, 2);
     close_rel(hot.weights_working_set_bytes, 134217728.0, 1e-12);
+    close_rel(hot.weights_frac, 0.19073486328125, 1e-12);
+    const ffn_op *u = &hot.dense.ops[0];
+    cr_assert_str_eq(u->name, "up");
+    close_rel(u->served_bytes[FFN_SRC_MEMORY], 54341632.0, 1e-12);
+    close_rel(u->served_bytes[1], 67141632.0, 1e-12);
+    close_rel(u->served_bytes[0], 67141632.0, 1e-12);
+    close_rel(u->roofline_s, 12832768.0 / 300e9 + 54308864.0 / 100e9, 1e-12);
+    close_rel(cold.dense.ops[0].roofline_s, 67141632.0 / 100e9, 1e-12);
+    cr_assert(hot.predicted_s < cold.predicted_s);
+    double frac;
+    cr_assert_eq(ffn_level_placing(&hw, 134217728.0, &frac), 2);
+    cr_assert_eq(ffn_level_placing(&hw, 6.4e6, &frac), 1);
+    cr_assert_eq(frac, 1.0, "held whole by L2");
+    cr_assert_eq(ffn_level_placing(&hw, 0, &frac), 0);
+    hw.levels[1].bandwidth_bps = 0;
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    cr_assert(hot.weights_level_no_bw);
     cr_assert_eq(hot.predicted_s, cold.predicted_s);
     cr_assert_eq(hot.roofline_s, cold.roofline_s);
+    hw.n_levels = 0;
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    cr_assert_eq(hot.weights_level, 0, "no levels: memory");
 }
 
 Test(onchip, auto_holds_all_layers_of_a_step)
@@ -156,7 +183,7 @@ Test(onchip, auto_holds_all_layers_of_a_step)
     ffn_result hot, au;
     ffn_run r = decode_fp32(FFN_WEIGHTS_HOT);
     /* 4 layers of 2,097,152 B: one layer fits L2 (hot -> 1); the step's 8,388,608 B only
-     * fit L3 (auto -> 2). 16 layers (33.5 MB) fit nowhere: auto stays cold. */
+     * fit L3 (auto -> 2). 16 layers (33,554,432 B) fit nowhere: L3 keeps 25.6 MB of them. */
     ffn_model m4 = dense(256, 1024, 4), m16 = dense(256, 1024, 16);
     cr_assert_eq(ffn_predict(&m4, &hw, &r, &hot, NULL), 0);
     cr_assert_eq(hot.weights_level, 1);
@@ -165,7 +192,8 @@ Test(onchip, auto_holds_all_layers_of_a_step)
     cr_assert_eq(au.weights_level, 2);
     close_rel(au.weights_working_set_bytes, 8388608.0, 1e-12);
     cr_assert_eq(ffn_predict(&m16, &hw, &r, &au, NULL), 0);
-    cr_assert_eq(au.weights_level, 0);
+    cr_assert_eq(au.weights_level, 2);
+    close_rel(au.weights_frac, 25.6e6 / 33554432.0, 1e-12);
 }
 
 Test(onchip, a_level_without_bandwidth_counts_for_capacity_only)

@@ -78,9 +78,11 @@ typedef struct ffn_run {
      * a fused FFN's intermediate beyond the token tile that fits the innermost level
      * (docs/model.md, "On-chip memory"). false: compulsory bytes only, as before. */
     bool onchip;
-    /* The on-chip level the weights are resident in, 1-based into hw->levels; 0 = memory.
-     * ffn_predict() sets it from `weights`; callers of the layer functions may set it. */
+    /* The on-chip level the weights are resident in, 1-based into hw->levels; 0 = memory, and
+     * the part of them it holds (0 = all: ffn_level_placing). ffn_predict() sets both from
+     * `weights`; callers of the layer functions may set them. */
     int weights_level;
+    double weights_frac;
     /* Leave ridge_tokens NAN instead of searching for it (a sweep computes it once per
      * configuration with ffn_ridge_tokens(): it does not depend on batch or sequence). */
     bool skip_ridge;
@@ -111,9 +113,10 @@ typedef struct ffn_op {
     double predicted_s;  /* efficiency model (docs/model.md) */
     ffn_bound bound;     /* from the roofline */
     /* On-chip memory (docs/model.md, "On-chip memory"). Inputs, set before ffn_op_recost: */
-    int weights_level;  /* 1-based level the weights are read from; 0 = memory */
-    bool traffic_bound; /* charge the tiled-GEMM traffic bound per level (GEMMs) */
-    double spill_bytes; /* part of bytes: a fused intermediate spilled to memory */
+    int weights_level;   /* 1-based level the weights are read from; 0 = memory */
+    double weights_frac; /* the part of them that level holds (the rest from memory); 0 = all */
+    bool traffic_bound;  /* charge the tiled-GEMM traffic bound per level (GEMMs) */
+    double spill_bytes;  /* part of bytes: a fused intermediate spilled to memory */
     /* Outputs of ffn_op_recost: bytes each source served, [i] on-chip level i (0-based),
      * [FFN_HW_MAX_LEVELS] memory, and the ideal time of the slowest source. */
     double served_bytes[FFN_HW_MAX_LEVELS + 1];
@@ -199,10 +202,13 @@ typedef struct ffn_result {
     bool unc_default;
     ffn_bound bound;
     /* Weight residency: the 1-based level the weights were placed in (0 = memory), the
-     * working set held against it (one layer for hot, all layers of a step for auto), and
-     * whether that level has no bandwidth in the spec (capacity only: charged at memory). */
+     * working set held against it (one layer for hot, all layers of a step for auto), the part
+     * of it the level holds (1 = all; less when the working set is larger than every level:
+     * ffn_level_placing), and whether that level has no bandwidth in the spec (capacity only:
+     * charged at memory). */
     int weights_level;
     double weights_working_set_bytes;
+    double weights_frac; /* the part of the working set that level holds (1: all of it) */
     bool weights_level_no_bw;
     double ridge_tokens; /* T at which the FFN turns compute-bound; INFINITY if never */
     ffn_act_mem mem;
@@ -308,6 +314,13 @@ double ffn_level_usable_bytes(const ffn_hw *hw, int i);
 /* The innermost on-chip level (1-based) that keeps data across calls (not a scratchpad) and
  * whose usable capacity holds bytes; 0 when none. */
 int ffn_level_holding(const ffn_hw *hw, double bytes);
+/* Where data of `bytes` re-read across calls stays (docs/model.md, "On-chip memory"): the level
+ * that holds it all (ffn_level_holding, *frac = 1); else, when it is larger than every level,
+ * part of it in the largest level that keeps data across calls (the outermost of equals), *frac =
+ * that level's usable capacity / bytes (what an ideal replacement keeps of a cyclic sweep; a level
+ * without a bandwidth is charged at memory's, as a resident one); 0 (and *frac 0) when there is
+ * none. */
+int ffn_level_placing(const ffn_hw *hw, double bytes, double *frac);
 /* Tiled-GEMM traffic bound into a fast memory of s_bytes per slice for `instances` GEMMs
  * m x n x k of elem_bytes per element: 2 m n k e / sqrt(s/e) bytes, all slices together. */
 double ffn_gemm_traffic_bytes(double m, double n, double k, double instances, double elem_bytes,
@@ -316,7 +329,7 @@ double ffn_gemm_traffic_bytes(double m, double n, double k, double instances, do
  * levels). */
 uint64_t ffn_fused_token_tile(const ffn_hw *hw, double g, uint64_t f, double abytes);
 /* Put the GEMM weights of a layer cost in level (1-based; 0 = memory), re-cost, re-sum. */
-void ffn_layer_place_weights(ffn_layer_cost *c, const ffn_hw *hw, int level);
+void ffn_layer_place_weights(ffn_layer_cost *c, const ffn_hw *hw, int level, double frac);
 /* Name of a source of an op's bytes: a level's name, or "memory" for FFN_SRC_MEMORY. */
 const char *ffn_source_name(const ffn_hw *hw, int src);
 /* The source that served most of an op's bytes (the level its bytes "come from"). */
