@@ -151,6 +151,7 @@ static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
          * from (the model's per-level traffic, or host counters) */
         ffn_json_str(j, "level_bytes_source", r->level_bytes_source);
         ffn_json_u64(j, "weights_level", (uint64_t)(r->weights_level > 0 ? r->weights_level : 0));
+        ffn_json_num(j, "weights_resident_fraction", r->weights_level > 0 ? r->weights_frac : 0.0);
         ffn_json_arr_begin(j, "level_bytes");
         for (int i = 0; i <= r->n_levels; i++) {
             int k = i < r->n_levels ? i : FFN_SRC_MEMORY;

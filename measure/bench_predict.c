@@ -68,7 +68,7 @@ static int case_layer(const ffn_hw *hw, const ffn_bench_case *c, ffn_layer_cost 
 
 int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_weights weights,
                               double *roofline_s, double *predicted_s, ffn_bound *bound,
-                              double *served, int *weights_level)
+                              double *served, int *weights_level, double *weights_frac)
 {
     if (!hw || !c) return FFN_EINVAL;
     ffn_layer_cost lc;
@@ -80,6 +80,7 @@ int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_wei
     int lv = weights != FFN_WEIGHTS_COLD ? ffn_level_placing(hw, lc.weight_bytes, &frac) : 0;
     if (lv) ffn_layer_place_weights(&lc, hw, lv, frac < 1 ? frac : 0);
     if (weights_level) *weights_level = lv;
+    if (weights_frac) *weights_frac = lv ? frac : 0;
     if (served) {
         memset(served, 0, (FFN_HW_MAX_LEVELS + 1) * sizeof *served);
         for (int i = 0; i < lc.n_ops; i++)

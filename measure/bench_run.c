@@ -409,7 +409,7 @@ static int run_case(const ffn_hw *hw, ffn_blayer *L, const ffn_bench_case *cs,
         /* warm runs are predicted with the weights where the model says they stay */
         rc = ffn_bench_predict_weights(hw, cs, r->cold ? FFN_WEIGHTS_COLD : FFN_WEIGHTS_HOT,
                                        &r->roofline_s, &r->predicted_s, &r->bound, r->level_bytes,
-                                       &r->weights_level);
+                                       &r->weights_level, &r->weights_frac);
         r->n_levels = hw->n_levels < FFN_HW_MAX_LEVELS ? hw->n_levels : FFN_HW_MAX_LEVELS;
         for (int i = 0; i < r->n_levels; i++)
             snprintf(r->level_names[i], sizeof r->level_names[i], "%s", hw->levels[i].name);

@@ -336,17 +336,32 @@ Test(bench, warm_runs_are_predicted_hot_and_say_so)
     ffn_bench_case c = dense_case(1, 64, 128, FFN_ACT_GELU, FFN_DT_FP32);
     double cold_s, warm_s, served[FFN_HW_MAX_LEVELS + 1];
     int lv = -1;
+    double fr = -1;
     cr_assert_eq(
-        ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_COLD, NULL, &cold_s, NULL, served, &lv), 0);
+        ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_COLD, NULL, &cold_s, NULL, served, &lv, &fr),
+        0);
     cr_assert_eq(lv, 0);
+    cr_assert_eq(fr, 0.0);
     /* cold: DRAM serves weights + activations: 65,536 + (64 + 128 + 128 + 64) x 4 = 67,072 B */
     cr_assert_float_eq(served[FFN_SRC_MEMORY], 67072.0, 1e-6);
     cr_assert_eq(
-        ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_HOT, NULL, &warm_s, NULL, served, &lv), 0);
+        ffn_bench_predict_weights(&hw, &c, FFN_WEIGHTS_HOT, NULL, &warm_s, NULL, served, &lv, &fr),
+        0);
+    cr_assert_eq(fr, 1.0, "held whole");
     cr_assert_eq(lv, 1);
     cr_assert_float_eq(served[FFN_SRC_MEMORY], 1536.0, 1e-6); /* activations only */
     cr_assert_float_eq(served[0], 67072.0, 1e-6);
     cr_assert_lt(warm_s, cold_s / 5.0);
+    /* weights larger than the level (2 x 512 x 1024 x 4 = 4,194,304 B against 0.8 MB usable):
+     * the level keeps 800,000 B of them, the rest comes from memory */
+    ffn_bench_case big = dense_case(1, 512, 1024, FFN_ACT_GELU, FFN_DT_FP32);
+    double big_s;
+    cr_assert_eq(
+        ffn_bench_predict_weights(&hw, &big, FFN_WEIGHTS_HOT, NULL, &big_s, NULL, served, &lv, &fr),
+        0);
+    cr_assert_eq(lv, 1);
+    cr_assert_float_eq(fr, 800000.0 / 4194304.0, 1e-12);
+    cr_assert_float_eq(served[FFN_SRC_MEMORY], 4194304.0 - 800000.0 + (512 + 1024) * 2 * 4.0, 1e-6);
 
     ffn_bench_opts o = fixed_opts(2);
     o.warm = true;

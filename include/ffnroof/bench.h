@@ -76,11 +76,11 @@ int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *rooflin
                       double *predicted_s, ffn_bound *bound, double *flops, double *bytes);
 /* The same for weights that stay where `weights` says between calls (FFN_WEIGHTS_HOT: warm
  * caches, `bench --warm`; COLD: flushed), also filling the bytes each source served per call
- * (served[FFN_HW_MAX_LEVELS + 1], sim.h) and the level holding the weights (1-based, 0 =
- * memory) where not NULL. */
+ * (served[FFN_HW_MAX_LEVELS + 1], sim.h), the level holding the weights (1-based, 0 =
+ * memory) and the part of them it holds (ffn_level_placing: 1 all, 0 none) where not NULL. */
 int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_weights weights,
                               double *roofline_s, double *predicted_s, ffn_bound *bound,
-                              double *served, int *weights_level);
+                              double *served, int *weights_level, double *weights_frac);
 
 /* Run n cases (cases sharing a layer, i.e. the same kind, shape and dtype one after another,
  * share the packed weights) into res[0..n); *n_done counts the finished ones. hw may be NULL

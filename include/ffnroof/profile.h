@@ -313,6 +313,7 @@ typedef struct ffn_bench_result {
     int n_levels;
     const char *level_bytes_source; /* "model" (no host counters are read for it yet) */
     int weights_level;              /* the model's: 1-based level of the warm weights, 0 memory */
+    double weights_frac; /* the part of them it holds (1 all; less beyond every level; 0) */
 } ffn_bench_result;
 
 #define FFN_KCAL_MAX 48
