@@ -133,7 +133,9 @@ for c in $cpus; do
         *"$want"*) ;;
         *) echo "aarch64.sh: [$c] dispatch did not pick $want" >&2; fail=1 ;;
     esac
-    args=(--test-dir "$build" --output-on-failure -j "$jobs")
+    # a suite that times out runs once more: qemu-user can deadlock a forked Criterion worker
+    # (tests/CMakeLists.txt); a failure is not retried
+    args=(--test-dir "$build" --output-on-failure -j "$jobs" --repeat after-timeout:2)
     if [ "$sel" = kernels ]; then
         args+=(-R '^(test_kernels.*|test_measure|test_calroof)$')
     else

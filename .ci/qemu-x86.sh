@@ -139,7 +139,8 @@ run_cpu() {
     fi
     echo "qemu-x86.sh: -cpu $name: $(QEMU_CPU=$cpu "$qemu" "$bin" --version | grep kernels)"
     if ! QEMU_CPU=$cpu CRITERION_TEST_PATTERN="!($skip)" \
-        ctest --test-dir "$dir" -E "$suites" --output-on-failure -j"$jobs"; then
+        ctest --test-dir "$dir" -E "$suites" --output-on-failure -j"$jobs" \
+            --repeat after-timeout:2; then
         echo "qemu-x86.sh: the test suite failed under -cpu $name" >&2
         fail=1
     fi
