@@ -362,14 +362,13 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
             fprintf(fp, "  %-10s %s: %s %s ", "weights", ffn_weights_name(x->run.weights),
                     x->run.weights == FFN_WEIGHTS_HOT ? "one layer's" : "a step's",
                     fmt(a, sizeof a, x->weights_working_set_bytes, FFN_UNIT_BYTES));
-            if (x->weights_level > 0 && x->weights_frac < 1)
-                fprintf(fp, "%.0f%% in %s, the rest from memory\n%s%s%s", 100 * x->weights_frac,
-                        r->hw->levels[x->weights_level - 1].name,
-                        x->weights_level_no_bw ? "             (" : "",
-                        x->weights_level_no_bw ? r->hw->levels[x->weights_level - 1].name : "",
-                        x->weights_level_no_bw ? " has no bandwidth: at memory speed)\n" : "");
-            else if (x->weights_level > 0)
-                fprintf(fp, "in %s%s\n", r->hw->levels[x->weights_level - 1].name,
+            const char *lvn = x->weights_level > 0 ? r->hw->levels[x->weights_level - 1].name : "";
+            if (x->weights_level > 0 && x->weights_frac < 1) {
+                fprintf(fp, "%.0f%% in %s, the rest from memory\n", 100 * x->weights_frac, lvn);
+                if (x->weights_level_no_bw)
+                    fprintf(fp, "             (%s has no bandwidth: at memory speed)\n", lvn);
+            } else if (x->weights_level > 0)
+                fprintf(fp, "in %s%s\n", lvn,
                         x->weights_level_no_bw ? " (no bandwidth: at memory speed)" : "");
             else
                 fputs("fit no on-chip level: read from memory\n", fp);

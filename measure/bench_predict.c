@@ -75,12 +75,12 @@ int ffn_bench_predict_weights(const ffn_hw *hw, const ffn_bench_case *c, ffn_wei
     int rc = case_layer(hw, c, &lc);
     if (rc) return rc;
     /* A benchmark repeats one layer: warm, its weights stay in the innermost level that
-     * holds them (the model's `hot`, docs/model.md "On-chip memory"). */
+     * holds them, or in part in the largest (the model's `hot`, ffn_level_placing). */
     double frac = 0;
     int lv = weights != FFN_WEIGHTS_COLD ? ffn_level_placing(hw, lc.weight_bytes, &frac) : 0;
-    if (lv) ffn_layer_place_weights(&lc, hw, lv, frac < 1 ? frac : 0);
+    if (lv) ffn_layer_place_weights(&lc, hw, lv, frac);
     if (weights_level) *weights_level = lv;
-    if (weights_frac) *weights_frac = lv ? frac : 0;
+    if (weights_frac) *weights_frac = frac;
     if (served) {
         memset(served, 0, (FFN_HW_MAX_LEVELS + 1) * sizeof *served);
         for (int i = 0; i < lc.n_ops; i++)

@@ -397,7 +397,6 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     ffn_run rr = *run;
     if (rr.weights_level < 0 || rr.weights_level > hw->n_levels || run->weights != FFN_WEIGHTS_COLD)
         rr.weights_level = 0;
-    if (!rr.weights_level || !(rr.weights_frac > 0 && rr.weights_frac < 1)) rr.weights_frac = 0;
     int rc = cost_layers(m, hw, &rr, T, out, diag);
     if (rc) return rc;
     if (run->weights != FFN_WEIGHTS_COLD) {
@@ -405,7 +404,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
          * each level (a benchmark repeating one layer), auto all layers' weights of a step
          * (a model whose FFN fits on chip across steps; serving decode over many layers
          * does not, and stays cold). MoE layers count the experts the batch touches. A working
-         * set larger than every level keeps the part the outermost one holds there (what an
+         * set larger than every level keeps the part the largest one holds there (what an
          * ideal replacement keeps of a cyclic sweep: capacity / working set). */
         double wd = out->dense_layers ? out->dense.weight_bytes : 0;
         double wm = out->moe_layers ? out->moe.weight_bytes : 0;
@@ -420,7 +419,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
         out->weights_level_no_bw = lv && !(hw->levels[lv - 1].bandwidth_bps > 0);
         if (lv) {
             rr.weights_level = lv;
-            rr.weights_frac = frac < 1 ? frac : 0;
+            rr.weights_frac = frac;
             rc = cost_layers(m, hw, &rr, T, out, diag);
             if (rc) return rc;
         }

@@ -131,7 +131,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     int rc = ffn_predict(m, hw, &r, &st->ffn, diag);
     if (rc) return rc;
     r.weights_level = st->ffn.weights_level; /* the dense re-costing below places them alike */
-    r.weights_frac = st->ffn.weights_frac < 1 ? st->ffn.weights_frac : 0;
+    r.weights_frac = st->ffn.weights_frac;
     const ffn_result *f = &st->ffn;
     const double S = (double)f->steps, L = (double)m->layers;
     const uint64_t seqs = ffn__ceil_div(batch, ep);

@@ -79,7 +79,7 @@ typedef struct ffn_run {
      * (docs/model.md, "On-chip memory"). false: compulsory bytes only, as before. */
     bool onchip;
     /* The on-chip level the weights are resident in, 1-based into hw->levels; 0 = memory, and
-     * the part of them it holds (0 = all: ffn_level_placing). ffn_predict() sets both from
+     * the part of them it holds (0 or 1 = all: ffn_level_placing). ffn_predict() sets both from
      * `weights`; callers of the layer functions may set them. */
     int weights_level;
     double weights_frac;
@@ -114,7 +114,7 @@ typedef struct ffn_op {
     ffn_bound bound;     /* from the roofline */
     /* On-chip memory (docs/model.md, "On-chip memory"). Inputs, set before ffn_op_recost: */
     int weights_level;   /* 1-based level the weights are read from; 0 = memory */
-    double weights_frac; /* the part of them that level holds (the rest from memory); 0 = all */
+    double weights_frac; /* the part of them that level holds (the rest from memory); 0 or 1: all */
     bool traffic_bound;  /* charge the tiled-GEMM traffic bound per level (GEMMs) */
     double spill_bytes;  /* part of bytes: a fused intermediate spilled to memory */
     /* Outputs of ffn_op_recost: bytes each source served, [i] on-chip level i (0-based),
