@@ -52,8 +52,65 @@ static void put_nibble(unsigned layout, unsigned char *p, size_t nr, size_t k, s
         p[bit / 8] |= (unsigned char)(u << (bit % 8));
     } else {
         const size_t half = nr / 2;
-        p[k * half + c % half] |= (unsigned char)(c < half ? u : u << 4);
+        p[k * half + (c < half ? c : c - half)] |= (unsigned char)(c < half ? u : u << 4);
     }
+}
+
+/* Panels are quantized a block at a time, row by row over the block's columns, never one
+ * panel's columns down K: that walk strides by the row length, and at the row lengths of real
+ * layers (6144 or 8192 floats) the rows fall into a handful of cache sets, so every line came
+ * from memory once for each panel that touches it. d = 2048, f = 6144 packed for the portable
+ * kernel (8 columns a panel) at 19 ns a weight in int8 and 7.7 in fp32 on the SPR-class VM of
+ * 2026-12-03, most of a quick calibration's kernel preparation. The codes are quant_ref.c's
+ * arithmetic (quant_internal.h), so a block gives what ffn_qweight_quantize gives a panel. */
+#define BLOCK_COLS 1024u /* panel columns a block holds statistics for (4 KiB each) */
+
+typedef struct qblock {
+    size_t j0, nj; /* panels j0 .. j0 + nj - 1 */
+    size_t N, nr;
+    const float *w, *w2;
+} qblock;
+
+static qblock block_of(size_t j0, size_t np, size_t N, const float *w, const float *w2, size_t nr)
+{
+    const size_t per = BLOCK_COLS / nr;
+    return (qblock){
+        .j0 = j0, .nj = np - j0 < per ? np - j0 : per, .N = N, .nr = nr, .w = w, .w2 = w2};
+}
+
+/* Panel j0 + j's slices of b. */
+static size_t block_slices(const qblock *b, size_t j, slice sl[2])
+{
+    return slices_of(b->j0 + j, b->N, b->w, b->w2, b->nr, sl);
+}
+
+/* Statistics of rows k0 .. k1 - 1 over the block's columns: the largest |v| (sym), or the
+ * least and the largest v (zp: lo, hi). FFN_EINVAL at a NaN or Inf. */
+static int block_stats(const qblock *b, size_t k0, size_t k1, bool zp, float *lo, float *hi)
+{
+    for (size_t k = k0; k < k1; k++)
+        for (size_t j = 0; j < b->nj; j++) {
+            slice sls[2];
+            const size_t ns = block_slices(b, j, sls);
+            for (size_t i = 0; i < ns; i++) {
+                const slice *sl = &sls[i];
+                const float *row = sl->w + k * b->N + sl->c0;
+                float *l = lo + j * b->nr + sl->at, *h = hi + j * b->nr + sl->at;
+                for (size_t c = 0; c < sl->n; c++) {
+                    const float v = row[c];
+                    if (!isfinite(v)) return FFN_EINVAL;
+                    if (!zp) {
+                        h[c] = fmaxf(h[c], fabsf(v));
+                    } else if (k == k0) {
+                        l[c] = h[c] = v;
+                    } else {
+                        l[c] = fminf(l[c], v);
+                        h[c] = fmaxf(h[c], v);
+                    }
+                }
+            }
+        }
+    return 0;
 }
 
 int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float *w,
@@ -61,57 +118,86 @@ int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float
                      size_t np)
 {
     memset(dst, 0, pb * np);
-    if (qf == FFN_UKR_Q8) {
-        const ffn_qweight_fmt fmt = {.gran = FFN_QG_CHANNEL, .bits = 8};
-        for (size_t j = 0; j < np; j++) {
-            unsigned char *p = dst + j * pb;
-            float *sc = (float *)(void *)(p + ffn__round_up(K * nr, 64));
-            slice sl[2];
-            const size_t ns = slices_of(j, N, w, w2, nr, sl);
-            for (size_t i = 0; i < ns; i++) {
-                const int rc =
-                    ffn__qweight_quantize_ld(&fmt, K, sl[i].n, sl[i].w + sl[i].c0, N,
-                                             (int8_t *)p + sl[i].at, nr, sc + sl[i].at, NULL);
-                if (rc) return rc;
+    qblock b = {0};
+    float lo[BLOCK_COLS], hi[BLOCK_COLS], sc[BLOCK_COLS];
+    int8_t z[BLOCK_COLS];
+    if (nr == 0 || nr > BLOCK_COLS) return FFN_EINVAL;
+    for (size_t j0 = 0; j0 < np; j0 += b.nj) {
+        b = block_of(j0, np, N, w, w2, nr);
+        if (qf == FFN_UKR_Q8) {
+            memset(hi, 0, sizeof hi);
+            const int rc = block_stats(&b, 0, K, false, lo, hi);
+            if (rc) return rc;
+            for (size_t j = 0; j < b.nj; j++) {
+                unsigned char *p = dst + (j0 + j) * pb;
+                float *ps = (float *)(void *)(p + ffn__round_up(K * nr, 64));
+                for (size_t c = 0; c < nr; c++) /* padding columns: max 0, scale 0 */
+                    ps[c] = sc[j * nr + c] = hi[j * nr + c] / 127.0f;
             }
+            for (size_t k = 0; k < K; k++)
+                for (size_t j = 0; j < b.nj; j++) {
+                    int8_t *q = (int8_t *)(dst + (j0 + j) * pb) + k * nr;
+                    slice sls[2];
+                    const size_t ns = block_slices(&b, j, sls);
+                    for (size_t i = 0; i < ns; i++) {
+                        const slice *sl = &sls[i];
+                        const float *row = sl->w + k * N + sl->c0;
+                        for (size_t c = 0; c < sl->n; c++)
+                            q[sl->at + c] =
+                                ffn__qcode_sym(row[c], sc[j * nr + sl->at + c], -127.0f, 127.0f);
+                    }
+                }
+            continue;
         }
-        return 0;
-    }
-    /* W4: one group of rows at a time through int8 codes on the stack, then nibbles. */
-    const ffn_qweight_fmt fmt = {
-        .gran = FFN_QG_GROUP, .bits = 4, .group = (unsigned)G, .zero_point = zp};
-    int8_t codes[128 * FFN_UKR_MAX_NR];
-    float sc[FFN_UKR_MAX_NR];
-    uint8_t z[FFN_UKR_MAX_NR];
-    const size_t half = nr / 2;
-    for (size_t j = 0; j < np; j++) {
-        unsigned char *p = dst + j * pb;
-        ffn_ukr_qpanel v;
-        ffn__qpanel_view(FFN_UKR_Q4, p, K, nr, G, zp, &v);
-        uint16_t *gs = (uint16_t *)(uintptr_t)v.gscale;
-        uint8_t *gz = (uint8_t *)(uintptr_t)v.zero;
-        slice sl[2];
-        const size_t ns = slices_of(j, N, w, w2, nr, sl);
+        /* W4: one group of rows at a time; nibble u = q + 8 (symmetric) or q */
+        const size_t half = nr / 2;
+        const unsigned off = zp ? 0 : 8;
         for (size_t g = 0; g < K / G; g++) {
-            memset(codes, 0, G * nr); /* padding columns: q = 0 */
-            memset(sc, 0, sizeof sc);
+            memset(lo, 0, sizeof lo);
+            memset(hi, 0, sizeof hi);
             memset(z, 0, sizeof z);
-            for (size_t i = 0; i < ns; i++) {
-                const int rc = ffn__qweight_quantize_ld(
-                    &fmt, G, sl[i].n, sl[i].w + g * G * N + sl[i].c0, N, codes + sl[i].at, nr,
-                    sc + sl[i].at, zp ? z + sl[i].at : NULL);
-                if (rc) return rc;
+            const int rc = block_stats(&b, g * G, (g + 1) * G, zp, lo, hi);
+            if (rc) return rc;
+            for (size_t j = 0; j < b.nj; j++) {
+                unsigned char *p = dst + (j0 + j) * pb;
+                ffn_ukr_qpanel v;
+                ffn__qpanel_view(FFN_UKR_Q4, p, K, nr, G, zp, &v);
+                uint16_t *gs = (uint16_t *)(uintptr_t)v.gscale;
+                uint8_t *gz = (uint8_t *)(uintptr_t)v.zero;
+                float *s = sc + j * nr;
+                int8_t *zj = z + j * nr;
+                for (size_t c = 0; c < nr; c++) {
+                    const size_t at = j * nr + c;
+                    s[c] = zp ? ffn__qscale_asym(lo[at], hi[at]) : hi[at] / 7.0f;
+                    if (zp && !(s[c] > 0.0f)) s[c] = 0.0f;
+                    if (zp && s[c] > 0.0f) zj[c] = ffn__qclamp(roundf(-lo[at] / s[c]), 0.0f, 15.0f);
+                    gs[g * nr + c] = ffn__f32_to_bf16(s[c]);
+                }
+                if (gz)
+                    for (size_t c = 0; c < half; c++)
+                        gz[g * half + c] = (uint8_t)(zj[c] | (zj[c + half] << 4));
             }
-            for (size_t c = 0; c < nr; c++)
-                gs[g * nr + c] = ffn__f32_to_bf16(sc[c]);
-            if (gz)
-                for (size_t c = 0; c < half; c++)
-                    gz[g * half + c] = (uint8_t)(z[c] | (z[c + half] << 4));
-            const int off = zp ? 0 : 8; /* nibble u = q + 8 (symmetric) or q */
-            for (size_t kk = 0; kk < G; kk++)
-                for (size_t c = 0; c < nr; c++)
-                    put_nibble(q4_layout, p, nr, g * G + kk, c,
-                               (unsigned)(codes[kk * nr + c] + off));
+            for (size_t k = g * G; k < (g + 1) * G; k++)
+                for (size_t j = 0; j < b.nj; j++) {
+                    unsigned char *p = dst + (j0 + j) * pb;
+                    const float *s = sc + j * nr;
+                    const int8_t *zj = z + j * nr;
+                    int8_t codes[FFN_UKR_MAX_NR] = {0}; /* padding columns: q = 0 */
+                    slice sls[2];
+                    const size_t ns = block_slices(&b, j, sls);
+                    for (size_t i = 0; i < ns; i++) {
+                        const slice *sl = &sls[i];
+                        const float *row = sl->w + k * N + sl->c0;
+                        for (size_t c = 0; c < sl->n; c++) {
+                            const size_t pc = sl->at + c;
+                            codes[pc] = !zp            ? ffn__qcode_sym(row[c], s[pc], -8.0f, 7.0f)
+                                        : s[pc] > 0.0f ? ffn__qcode_asym(row[c], s[pc], zj[pc])
+                                                       : 0;
+                        }
+                    }
+                    for (size_t c = 0; c < nr; c++)
+                        put_nibble(q4_layout, p, nr, k, c, (unsigned)(codes[c] + (int)off));
+                }
         }
     }
     return 0;
@@ -121,33 +207,49 @@ int ffn__qpack_i8(size_t K, size_t N, const float *w, const float *w2, size_t kv
                   int8_t *dst, size_t np, int32_t *bsum, float *scale)
 {
     enum { NR = 32 };
-    const ffn_qweight_fmt fmt = {.gran = FFN_QG_CHANNEL, .bits = 8};
     memset(dst, 0, kp * NR * np);
     memset(scale, 0, np * NR * sizeof *scale);
-    for (size_t j = 0; j < np; j++) {
-        int8_t *p = dst + j * kp * NR;
-        slice sl[2];
-        const size_t ns = slices_of(j, N, w, w2, NR, sl);
-        /* KN first (element (k, c) at k * 32 + c), then each block of kv rows in place into
-         * VNNI order: the kv rows of a block occupy the same kv * 32 bytes in both layouts. */
-        for (size_t i = 0; i < ns; i++) {
-            const int rc =
-                ffn__qweight_quantize_ld(&fmt, K, sl[i].n, sl[i].w + sl[i].c0, N, p + sl[i].at, NR,
-                                         scale + j * NR + sl[i].at, NULL);
-            if (rc) return rc;
-        }
-        int32_t *bs = bsum + j * NR;
-        for (size_t c = 0; c < NR; c++)
-            bs[c] = 0;
+    qblock b = {0};
+    float lo[BLOCK_COLS], hi[BLOCK_COLS];
+    for (size_t j0 = 0; j0 < np; j0 += b.nj) {
+        b = block_of(j0, np, N, w, w2, NR);
+        memset(hi, 0, sizeof hi);
+        const int rc = block_stats(&b, 0, K, false, lo, hi);
+        if (rc) return rc;
+        float *sc = scale + j0 * NR;
+        for (size_t c = 0; c < b.nj * NR; c++)
+            sc[c] = hi[c] / 127.0f;
+        /* KN first (element (k, c) at k * 32 + c) */
         for (size_t k = 0; k < K; k++)
+            for (size_t j = 0; j < b.nj; j++) {
+                int8_t *q = dst + (j0 + j) * kp * NR + k * NR;
+                slice sls[2];
+                const size_t ns = block_slices(&b, j, sls);
+                for (size_t i = 0; i < ns; i++) {
+                    const slice *sl = &sls[i];
+                    const float *row = sl->w + k * N + sl->c0;
+                    for (size_t c = 0; c < sl->n; c++)
+                        q[sl->at + c] =
+                            ffn__qcode_sym(row[c], sc[j * NR + sl->at + c], -127.0f, 127.0f);
+                }
+            }
+        /* then each block of kv rows in place into VNNI order: the kv rows of a block occupy
+         * the same kv * 32 bytes in both layouts */
+        for (size_t j = j0; j < j0 + b.nj; j++) {
+            int8_t *p = dst + j * kp * NR;
+            int32_t *bs = bsum + j * NR;
             for (size_t c = 0; c < NR; c++)
-                bs[c] += p[k * NR + c];
-        int8_t blk[8 * NR];
-        for (size_t k0 = 0; k0 < kp; k0 += kv) {
-            memcpy(blk, p + k0 * NR, kv * NR);
-            for (size_t r = 0; r < kv; r++)
+                bs[c] = 0;
+            for (size_t k = 0; k < K; k++)
                 for (size_t c = 0; c < NR; c++)
-                    p[k0 * NR + c * kv + r] = blk[r * NR + c];
+                    bs[c] += p[k * NR + c];
+            int8_t blk[8 * NR];
+            for (size_t k0 = 0; k0 < kp; k0 += kv) {
+                memcpy(blk, p + k0 * NR, kv * NR);
+                for (size_t r = 0; r < kv; r++)
+                    for (size_t c = 0; c < NR; c++)
+                        p[k0 * NR + c * kv + r] = blk[r * NR + c];
+            }
         }
     }
     return 0;

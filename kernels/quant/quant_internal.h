@@ -14,6 +14,30 @@
 int ffn__qweight_quantize_ld(const ffn_qweight_fmt *fmt, size_t K, size_t N, const float *w,
                              size_t ldw, int8_t *q, size_t ldq, float *scale, uint8_t *zero);
 
+/* quant_ref.c's arithmetic for one code, shared with the packers that quantize a block of panels
+ * row by row (qpack.c): r clamped to [lo, hi]; v under the symmetric scale s (0 when s is 0);
+ * v under the asymmetric scale s > 0 and zero point z. */
+static inline int8_t ffn__qclamp(float r, float lo, float hi)
+{
+    return (int8_t)(r < lo ? lo : r > hi ? hi : r);
+}
+
+static inline int8_t ffn__qcode_sym(float v, float s, float lo, float hi)
+{
+    return s > 0.0f ? ffn__qclamp(roundf(v / s), lo, hi) : 0;
+}
+
+static inline int8_t ffn__qcode_asym(float v, float s, int8_t z)
+{
+    return ffn__qclamp(roundf(v / s) + (float)z, 0.0f, 15.0f);
+}
+
+/* The asymmetric int4 scale of a group whose values span [lo, hi] (0 when they are all equal). */
+static inline float ffn__qscale_asym(float lo, float hi)
+{
+    return (float)(((double)hi - (double)lo) / 15.0);
+}
+
 /* The largest K of a W8A8 kernel: 127 * 127 * 2^17 < 2^31, so int32 sums cannot overflow. */
 #define FFN__I8_MAX_K ((size_t)1 << 17)
 

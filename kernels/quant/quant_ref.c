@@ -58,17 +58,6 @@ static bool all_finite(const float *v, size_t n)
     return true;
 }
 
-static int8_t clamp_code(float r, float lo, float hi)
-{
-    return (int8_t)(r < lo ? lo : r > hi ? hi : r);
-}
-
-/* Code of v under symmetric scale s with codes in [-qmax, qmax] (int4: [-8, 7]). */
-static int8_t code_sym(float v, float s, float lo, float hi)
-{
-    return s > 0.0f ? clamp_code(roundf(v / s), lo, hi) : 0;
-}
-
 /* Symmetric: the elements v[i * ldv], i < n, share one scale; codes to q[i * ldq]. */
 static void quant_sym(const float *v, size_t n, size_t ldv, size_t ldq, float qmax, float lo,
                       float hi, int8_t *q, float *scale)
@@ -78,7 +67,7 @@ static void quant_sym(const float *v, size_t n, size_t ldv, size_t ldq, float qm
         m = fmaxf(m, fabsf(v[i * ldv]));
     const float s = m / qmax;
     for (size_t i = 0; i < n; i++)
-        q[i * ldq] = code_sym(v[i * ldv], s, lo, hi);
+        q[i * ldq] = ffn__qcode_sym(v[i * ldv], s, lo, hi);
     *scale = s;
 }
 
@@ -91,7 +80,7 @@ static void quant_asym(const float *v, size_t n, size_t ldv, size_t ldq, int8_t 
         lo = fminf(lo, v[i * ldv]);
         hi = fmaxf(hi, v[i * ldv]);
     }
-    const float s = (float)(((double)hi - (double)lo) / 15.0);
+    const float s = ffn__qscale_asym(lo, hi);
     if (!(s > 0.0f)) {
         for (size_t i = 0; i < n; i++)
             q[i * ldq] = 0;
@@ -99,9 +88,9 @@ static void quant_asym(const float *v, size_t n, size_t ldv, size_t ldq, int8_t 
         *zero = 0;
         return;
     }
-    const int8_t z = clamp_code(roundf(-lo / s), 0.0f, 15.0f);
+    const int8_t z = ffn__qclamp(roundf(-lo / s), 0.0f, 15.0f);
     for (size_t i = 0; i < n; i++)
-        q[i * ldq] = clamp_code(roundf(v[i * ldv] / s) + (float)z, 0.0f, 15.0f);
+        q[i * ldq] = ffn__qcode_asym(v[i * ldv], s, z);
     *scale = s;
     *zero = (uint8_t)z;
 }
@@ -122,7 +111,7 @@ int ffn__qweight_quantize_ld(const ffn_qweight_fmt *fmt, size_t K, size_t N, con
         const float s = m / 127.0f;
         for (size_t k = 0; k < K; k++)
             for (size_t n = 0; n < N; n++)
-                q[k * ldq + n] = code_sym(w[k * ldw + n], s, -127.0f, 127.0f);
+                q[k * ldq + n] = ffn__qcode_sym(w[k * ldw + n], s, -127.0f, 127.0f);
         *scale = s;
         break;
     }
