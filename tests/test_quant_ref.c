@@ -86,6 +86,33 @@ Test(quant_ref, per_tensor_int8_by_hand)
     cr_assert_eq(q[1], 10);
 }
 
+/* The codes round half away from zero at every tie and at its float neighbours (the packers'
+ * and the reference's shared rounding, kernels/quant/quant_internal.h, avoids roundf's call):
+ * max|W| = 127 makes s = 1, so each code is roundf(w) itself. */
+Test(quant_ref, codes_round_like_roundf_at_every_tie_and_beside_it)
+{
+    enum { N = 6 * 253 + 1 };
+    float w[N];
+    size_t n = 0;
+    for (int k = -126; k <= 126; k++) {
+        const float t = (float)k + (k < 0 ? -0.5f : 0.5f);
+        const float v[6] = {
+            t,        nextafterf(t, 0.0f),          nextafterf(t, t < 0 ? -200.0f : 200.0f),
+            (float)k, nextafterf((float)k, 200.0f), nextafterf((float)k, -200.0f)};
+        for (int i = 0; i < 6; i++)
+            w[n++] = fminf(126.9f, fmaxf(-126.9f, v[i]));
+    }
+    w[n++] = 127.0f; /* the tensor's max: s = 1 */
+    cr_assert_eq(n, (size_t)N);
+    int8_t q[N];
+    float s = 0.0f;
+    cr_assert_eq(ffn_qweight_quantize(&TENSOR, 1, N, w, q, &s, NULL), 0);
+    cr_assert_eq(s, 1.0f);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(q[i], (int8_t)roundf(w[i]), "w = %.9g: code %d, roundf %g", (double)w[i], q[i],
+                     (double)roundf(w[i]));
+}
+
 Test(quant_ref, per_channel_int8_scales_each_column_and_zero_columns_give_zero)
 {
     /* K = 3, N = 3: column 0 max 127 (s 1), column 1 all zero, column 2 max 12.7 (s 0.1). */

@@ -99,13 +99,14 @@ static int block_stats(const qblock *b, size_t k0, size_t k1, bool zp, float *lo
                 for (size_t c = 0; c < sl->n; c++) {
                     const float v = row[c];
                     if (!isfinite(v)) return FFN_EINVAL;
-                    if (!zp) {
-                        h[c] = fmaxf(h[c], fabsf(v));
+                    if (!zp) { /* fmaxf and fminf of finite values, without the calls */
+                        const float a = fabsf(v);
+                        h[c] = a > h[c] ? a : h[c];
                     } else if (k == k0) {
                         l[c] = h[c] = v;
                     } else {
-                        l[c] = fminf(l[c], v);
-                        h[c] = fmaxf(h[c], v);
+                        l[c] = v < l[c] ? v : l[c];
+                        h[c] = v > h[c] ? v : h[c];
                     }
                 }
             }
@@ -170,7 +171,8 @@ int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float
                     const size_t at = j * nr + c;
                     s[c] = zp ? ffn__qscale_asym(lo[at], hi[at]) : hi[at] / 7.0f;
                     if (zp && !(s[c] > 0.0f)) s[c] = 0.0f;
-                    if (zp && s[c] > 0.0f) zj[c] = ffn__qclamp(roundf(-lo[at] / s[c]), 0.0f, 15.0f);
+                    if (zp && s[c] > 0.0f)
+                        zj[c] = ffn__qclamp(ffn__qround(-lo[at] / s[c]), 0.0f, 15.0f);
                     gs[g * nr + c] = ffn__f32_to_bf16(s[c]);
                 }
                 if (gz)
