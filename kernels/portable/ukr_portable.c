@@ -5,7 +5,7 @@
  * the 16 registers of SSE2 and of any wider target) is written with the compilers' generic
  * 4-float vectors and named accumulators, so GCC and Clang keep it in registers. The activations
  * use libm (expf, erfcf) in fp32; kernels/ref is the double-precision oracle they are tested
- * against. */
+ * against. Their weight streams prefetch in software (STREAM_PF below). */
 #include "../driver/ukernel.h"
 #include "../driver/ukr_rows.h"
 #include "../kern_internal.h"
@@ -36,6 +36,14 @@ static inline void v4_store(float *p, v4f v)
  * arrays of vectors ran at 20% of the plain-C roof on the SPR-class dev VM). The block tails
  * went row by row before, two accumulators and one FMA-latency chain each: 16-18 against 34
  * GFLOP/s for the full tile (Zen 4, one thread, 2026-12-03). */
+/* Every weight stream (the GEMM tile's B, the decode rows) asks for its panel STREAM_PF bytes
+ * ahead, one line at a time (__builtin_prefetch: GNU C on every target, PRFM on AArch64), and
+ * the tile pulls the driver's next chunk (pf) in before its k loop. The hardware prefetcher
+ * alone left these streams latency-bound on the SPR-class VM (2026-12-04, one thread,
+ * FFNROOF_ISA=portable, weights flushed): d = 1536, f = 4096 bf16 T = 2 and 4 ran 2.8x and 3.3x
+ * faster with it, fp32 T = 6 2.9x, the bf16 and fp16 one-row streams (d = 4096, f = 11008)
+ * 2.1x and 2.7x; the fp32 one-row stream and T >= 64 did not move. */
+#define STREAM_PF 2048
 #define TILE_DECL(r) v4f c##r##0, c##r##1;
 #define TILE_LD(r)                                                                                 \
     c##r##0 = v4_load(c + (r)*ldc);                                                                \
@@ -55,10 +63,10 @@ static inline void v4_store(float *p, v4f v)
                      bool acc, const char *pf, size_t pf_bytes)                                    \
     {                                                                                              \
         const float *b = bv;                                                                       \
-        (void)pf; /* no prefetch in plain C */                                                     \
-        (void)pf_bytes;                                                                            \
         FFN_TILE_ACC(ROWS)                                                                         \
+        FFN_TILE_PREFETCH()                                                                        \
         for (size_t k = 0; k < kc; k++) {                                                          \
+            if (k % 2 == 0) __builtin_prefetch((const char *)(b + k * NR) + STREAM_PF);            \
             const v4f b0 = v4_load(b + k * NR), b1 = v4_load(b + k * NR + 4);                      \
             const float *ak = a + k * as;                                                          \
             ROWS(TILE_FM)                                                                          \
@@ -125,6 +133,8 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
     {                                                                                              \
         ROWS(SR_DECL)                                                                              \
         for (size_t k = 0; k < kc; k++) {                                                          \
+            if (k * NR * sizeof *w % 64 == 0)                                                      \
+                __builtin_prefetch((const char *)(w + k * NR) + STREAM_PF);                        \
             v4f b0, b1;                                                                            \
             LOAD8(k *NR, b0, b1);                                                                  \
             const float *ak = a + k * as;                                                          \
@@ -143,6 +153,8 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
         s31 = s00;                                                                                 \
     size_t k = 0;                                                                                  \
     for (; k + 4 <= kc; k += 4) {                                                                  \
+        for (size_t o_ = 0; o_ < 4 * NR * sizeof *w; o_ += 64)                                     \
+            __builtin_prefetch((const char *)(w + k * NR) + STREAM_PF + o_);                       \
         ROW1_STEP(LOADW, k, s00, s01)                                                              \
         ROW1_STEP(LOADW, k + 1, s10, s11)                                                          \
         ROW1_STEP(LOADW, k + 2, s20, s21)                                                          \
