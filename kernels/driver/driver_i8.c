@@ -221,9 +221,12 @@ static void run_mat(const i8job *jb, const i8mat *m, size_t *next, int t, int do
         for (size_t g = 0; g < np; g++) {
             const size_t j = j0 + g;
             const int32_t *cg = cbuf + g * mc * NR;
-            for (size_t r = 0; r < live; r++)
-                for (size_t c = 0; c < NR; c++)
-                    gb[r * NR + c] = (float)cg[r * NR + c] * sa[ic + r] * sw[j * NR + c];
+            if (u->scale)
+                u->scale(live, cg, sa + ic, sw + j * NR, gb);
+            else
+                for (size_t r = 0; r < live; r++)
+                    for (size_t c = 0; c < NR; c++)
+                        gb[r * NR + c] = (float)cg[r * NR + c] * sa[ic + r] * sw[j * NR + c];
             if (down) {
                 const size_t c0 = j * NR, n = s->d - c0 < NR ? s->d - c0 : NR;
                 for (size_t r = 0; r < live; r++) {

@@ -267,6 +267,10 @@ typedef struct ffn_ukernels_i8 {
     void (*quant)(size_t rows, size_t n, const float *src, size_t lds, uint8_t *q, size_t ldq,
                   float *scale);
     ffn_ukr_act_fn act; /* the ISA's activation epilogue (its ffn_ukernels' act) */
+    /* One panel's rescale: out[r * 32 + c] = ((float)sum[r * 32 + c] * sa[r]) * sw[c], r <
+     * rows, c < 32, fp32 products in that order (the driver's loop, bit for bit). May be NULL:
+     * the driver's loop then runs at the baseline ISA. */
+    void (*scale)(size_t rows, const int32_t *sum, const float *sa, const float *sw, float *out);
 } ffn_ukernels_i8;
 
 #endif

@@ -100,4 +100,5 @@ const ffn_ukernels_i8 ffn_ukernels_i8_amx = {
     .gemv = ffn__avx512vnni_i8_gemv,
     .quant = amx_quant,
     .act = ffn__avx512_act,
+    .scale = ffn__avx512_i8_scale,
 };

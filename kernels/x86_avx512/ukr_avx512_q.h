@@ -10,6 +10,10 @@
 void ffn__avx512_quant_rows(unsigned offset, size_t rows, size_t n, const float *src, size_t lds,
                             uint8_t *q, size_t ldq, float *scale);
 
+/* ffn_ukernels_i8.scale. */
+void ffn__avx512_i8_scale(size_t rows, const int32_t *sum, const float *sa, const float *sw,
+                          float *out);
+
 /* The VNNI W8A8 tile as a decode stream (ukr_avx512vnni.c; the AMX-INT8 table streams with
  * it): ffn_ukernels_i8.gemv. */
 void ffn__avx512vnni_i8_gemv(size_t kp, const uint8_t *a, size_t lda, size_t m, const int8_t *b,

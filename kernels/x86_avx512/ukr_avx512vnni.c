@@ -40,4 +40,5 @@ const ffn_ukernels_i8 ffn_ukernels_i8_avx512vnni = {
     .gemv = i8_gemm,
     .quant = i8_quant,
     .act = ffn__avx512_act,
+    .scale = ffn__avx512_i8_scale,
 };
