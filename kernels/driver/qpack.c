@@ -114,6 +114,26 @@ static int block_stats(const qblock *b, size_t k0, size_t k1, bool zp, float *lo
     return 0;
 }
 
+/* The int8 codes of rows 0 .. K - 1 of b's panels under their column scales sc (panel j's at
+ * sc + j * nr), row by row: element (k, c) of panel j at q + j * pstride + k * nr + c. */
+static void block_codes8(const qblock *b, size_t K, const float *sc, int8_t *q, size_t pstride)
+{
+    const size_t N = b->N, nr = b->nr;
+    for (size_t k = 0; k < K; k++)
+        for (size_t j = 0; j < b->nj; j++) {
+            int8_t *qk = q + j * pstride + k * nr;
+            slice sls[2];
+            const size_t ns = block_slices(b, j, sls);
+            for (size_t i = 0; i < ns; i++) {
+                const slice *sl = &sls[i];
+                const float *row = sl->w + k * N + sl->c0;
+                for (size_t c = 0; c < sl->n; c++)
+                    qk[sl->at + c] =
+                        ffn__qcode_sym(row[c], sc[j * nr + sl->at + c], -127.0f, 127.0f);
+            }
+        }
+}
+
 int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float *w,
                      const float *w2, size_t G, bool zp, size_t nr, unsigned char *dst, size_t pb,
                      size_t np)
@@ -135,19 +155,7 @@ int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float
                 for (size_t c = 0; c < nr; c++) /* padding columns: max 0, scale 0 */
                     ps[c] = sc[j * nr + c] = hi[j * nr + c] / 127.0f;
             }
-            for (size_t k = 0; k < K; k++)
-                for (size_t j = 0; j < b.nj; j++) {
-                    int8_t *q = (int8_t *)(dst + (j0 + j) * pb) + k * nr;
-                    slice sls[2];
-                    const size_t ns = block_slices(&b, j, sls);
-                    for (size_t i = 0; i < ns; i++) {
-                        const slice *sl = &sls[i];
-                        const float *row = sl->w + k * N + sl->c0;
-                        for (size_t c = 0; c < sl->n; c++)
-                            q[sl->at + c] =
-                                ffn__qcode_sym(row[c], sc[j * nr + sl->at + c], -127.0f, 127.0f);
-                    }
-                }
+            block_codes8(&b, K, sc, (int8_t *)(dst + j0 * pb), pb);
             continue;
         }
         /* W4: one group of rows at a time; nibble u = q + 8 (symmetric) or q */
@@ -222,19 +230,7 @@ int ffn__qpack_i8(size_t K, size_t N, const float *w, const float *w2, size_t kv
         for (size_t c = 0; c < b.nj * NR; c++)
             sc[c] = hi[c] / 127.0f;
         /* KN first (element (k, c) at k * 32 + c) */
-        for (size_t k = 0; k < K; k++)
-            for (size_t j = 0; j < b.nj; j++) {
-                int8_t *q = dst + (j0 + j) * kp * NR + k * NR;
-                slice sls[2];
-                const size_t ns = block_slices(&b, j, sls);
-                for (size_t i = 0; i < ns; i++) {
-                    const slice *sl = &sls[i];
-                    const float *row = sl->w + k * N + sl->c0;
-                    for (size_t c = 0; c < sl->n; c++)
-                        q[sl->at + c] =
-                            ffn__qcode_sym(row[c], sc[j * NR + sl->at + c], -127.0f, 127.0f);
-                }
-            }
+        block_codes8(&b, K, sc, dst + j0 * kp * NR, kp * NR);
         /* then each block of kv rows in place into VNNI order: the kv rows of a block occupy
          * the same kv * 32 bytes in both layouts */
         for (size_t j = j0; j < j0 + b.nj; j++) {
