@@ -121,8 +121,16 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
         if (dt == 1 && !have_bf16) break;
         for (size_t i = 0; i < nd && n < cap; i++) {
             ffn_bench_case *c = &cases[n];
-            kcal_case(c, defs[i].phase, defs[i].T, defs[i].d, defs[i].f,
-                      dt ? FFN_DT_BF16 : FFN_DT_FP32);
+            size_t d = defs[i].d, f = defs[i].f;
+            /* --quick's compute-bound run, for a bf16 tile engine (AMX: rows padded to its
+             * tile): at d = 1024 its A operand and accumulators stay in L2, and one thread ran
+             * T = 512 at d = 2048 and 4096 25-28% slower than that fit said (SPR-class VM,
+             * 2026-12-04, BENCHMARKS.md session 20); the default calibration's d = 1536 shape */
+            if (mode == FFN_KCAL_QUICK && dt == 1 && kb->row_tile > 1 && defs[i].T == 256) {
+                d = 1536;
+                f = 4096;
+            }
+            kcal_case(c, defs[i].phase, defs[i].T, d, f, dt ? FFN_DT_BF16 : FFN_DT_FP32);
             if (defs[i].moe) {
                 c->kind = FFN_BENCH_MOE;
                 c->n_experts = 4;
