@@ -82,9 +82,10 @@ static const kshape_def cal_tiny[] = {
  * x86 kernel's stream rows (6 AVX2, 14 AVX-512, 2 AMX) and still bandwidth-bound: at T = 32 it
  * sat at the ridge and left the GEMM bandwidth share nearly free (fitted 0.28-0.30 where T = 16
  * reads its weights at 0.43-0.45 of the read bandwidth, BENCHMARKS.md). */
+enum { QUICK_COMPUTE_T = 256 }; /* --quick's compute-bound run (ffn_kcal_cases widens it) */
 static const kshape_def cal_quick[] = {
     {LAUNCH_SHAPE},
-    {FFN_PHASE_PREFILL, 256, 1024, 2816, true, false},
+    {FFN_PHASE_PREFILL, QUICK_COMPUTE_T, 1024, 2816, true, false},
     {FFN_PHASE_PREFILL, 16, 1536, 4096, true, false},
     {FFN_PHASE_DECODE, 1, 2048, 6144, true, false},
     {FFN_PHASE_PREFILL, 96, 1280, 3456, false, false},
@@ -126,7 +127,8 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
              * tile): at d = 1024 its A operand and accumulators stay in L2, and one thread ran
              * T = 512 at d = 2048 and 4096 25-28% slower than that fit said (SPR-class VM,
              * 2026-12-04, BENCHMARKS.md session 20); the default calibration's d = 1536 shape */
-            if (mode == FFN_KCAL_QUICK && dt == 1 && kb->row_tile > 1 && defs[i].T == 256) {
+            if (mode == FFN_KCAL_QUICK && dt == 1 && kb->row_tile > 1 &&
+                defs[i].T == QUICK_COMPUTE_T) {
                 d = 1536;
                 f = 4096;
             }

@@ -178,9 +178,7 @@ int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float
                 for (size_t c = 0; c < nr; c++) {
                     const size_t at = j * nr + c;
                     s[c] = zp ? ffn__qscale_asym(lo[at], hi[at]) : hi[at] / 7.0f;
-                    if (zp && !(s[c] > 0.0f)) s[c] = 0.0f;
-                    if (zp && s[c] > 0.0f)
-                        zj[c] = ffn__qclamp(ffn__qround(-lo[at] / s[c]), 0.0f, 15.0f);
+                    if (zp && s[c] > 0.0f) zj[c] = ffn__qzero_asym(lo[at], s[c]);
                     gs[g * nr + c] = ffn__f32_to_bf16(s[c]);
                 }
                 if (gz)

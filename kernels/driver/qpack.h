@@ -1,8 +1,9 @@
 /* Packing of quantized weights into the panel layouts of kernels/driver/ukernel.h (internal to
  * ffn_kernels): the float-activation panels (W8 KN codes + column scales, W4 nibble rows + bf16
  * group scales + zero points) and the W8A8 VNNI panels (+ column sums and scales). Codes and
- * scales are quant.h's (ffn_qweight_quantize, per panel slice); only their arrangement is
- * the driver's. Pack-time only: no allocation (small stack buffers), no I/O. */
+ * scales are quant.h's (ffn_qweight_quantize's arithmetic, quant_internal.h, applied a block of
+ * panels row by row); only their arrangement is the driver's. Pack-time only: no allocation
+ * (stack buffers of about 13 KiB), no I/O. */
 #ifndef FFNROOF_KERNELS_QPACK_H
 #define FFNROOF_KERNELS_QPACK_H
 

@@ -1,6 +1,7 @@
 /* Helpers shared by the quantized kernels (internal to ffn_kernels): the strided form of
- * ffn_qweight_quantize that the packers call per panel, the shape rules of the quantized
- * kernels, and the packed header that records the format. */
+ * ffn_qweight_quantize that the reference kernels call, the code arithmetic it and the packers
+ * share, the shape rules of the quantized kernels, and the packed header that records the
+ * format. */
 #ifndef FFNROOF_KERNELS_QUANT_INTERNAL_H
 #define FFNROOF_KERNELS_QUANT_INTERNAL_H
 
@@ -43,10 +44,16 @@ static inline int8_t ffn__qcode_asym(float v, float s, int8_t z)
     return ffn__qclamp(ffn__qround(v / s) + (float)z, 0.0f, 15.0f);
 }
 
-/* The asymmetric int4 scale of a group whose values span [lo, hi] (0 when they are all equal). */
+/* The asymmetric int4 scale of a group whose values span [lo, hi] (0 when they are all equal),
+ * and its zero point under that scale s > 0. */
 static inline float ffn__qscale_asym(float lo, float hi)
 {
     return (float)(((double)hi - (double)lo) / 15.0);
+}
+
+static inline int8_t ffn__qzero_asym(float lo, float s)
+{
+    return ffn__qclamp(ffn__qround(-lo / s), 0.0f, 15.0f);
 }
 
 /* The largest K of a W8A8 kernel: 127 * 127 * 2^17 < 2^31, so int32 sums cannot overflow. */

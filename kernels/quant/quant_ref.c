@@ -88,7 +88,7 @@ static void quant_asym(const float *v, size_t n, size_t ldv, size_t ldq, int8_t 
         *zero = 0;
         return;
     }
-    const int8_t z = ffn__qclamp(ffn__qround(-lo / s), 0.0f, 15.0f);
+    const int8_t z = ffn__qzero_asym(lo, s);
     for (size_t i = 0; i < n; i++)
         q[i * ldq] = ffn__qcode_asym(v[i * ldv], s, z);
     *scale = s;
