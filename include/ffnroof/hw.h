@@ -38,7 +38,7 @@ typedef struct ffn_link {
 } ffn_link;
 
 /* The GEMM tiles of the kernels that compute in one dtype, where they differ from the device's
- * (a CPU whose bf16 GEMMs run on AMX tiles of 32 rows while its fp32 ones have no row padding).
+ * (a CPU whose bf16 GEMMs run on AMX tiles padded to 16 rows while its fp32 ones pad nothing).
  * A GEMM of m < tile rows gets a row tile shrunk to the rows there are, in powers of two from
  * min_rows (matrix instructions have a smallest shape); one of m <= gemv_rows runs as a
  * streaming GEMV with no row padding at all. */

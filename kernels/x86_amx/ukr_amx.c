@@ -2,8 +2,10 @@
  * "bf16_gemm__amx_32x32", 2 x 2 tiles of 16 x 16 fp32 (a 32 x 32 output block per panel), with
  * the decode stream, bf16 conversion and activation of the AVX512-BF16 table.
  *
- * gemm: C for m / 32 row tiles and np consecutive weight panels, cbuf [np][m][32] = A [m][kp]
- * (bf16, stride lda) * B ([kp/2][32][2] each, panel stride kp * 32). K is split into AMX_KC
+ * gemm: C for m rows (a multiple of 16: 32-row tiles, the last one of 16 rows where m is an
+ * odd multiple of 16, which runs only its first two C tiles: T <= 16 prefills no longer pay for
+ * 16 rows of zeros) and np consecutive weight panels, cbuf [np][m][32] = A [m][kp] (bf16,
+ * stride lda) * B ([kp/2][32][2] each, panel stride kp * 32). K is split into AMX_KC
  * chunks; for each, every row tile's A chunk (16 KiB) is loaded once into L1 and used by all np
  * panels, whose chunks (np x 16 KiB) stay in L2 for all row tiles: each weight byte comes from
  * memory once per call (for T up to the row block) and only one operand per step is read from
@@ -26,7 +28,7 @@ enum { NR = 32, AMX_KC = 256, AMX_G = 8, AMX_MC = 512 };
 static void amx_gemm(size_t kp, const uint16_t *A, size_t lda, size_t m, const uint16_t *B,
                      size_t np, const uint16_t *Bnext, size_t nnext, float *cbuf)
 {
-    const size_t nrt = m / 32, sa = lda * 2, pstride = kp * NR, mrows = m;
+    const size_t nrt = (m + 31) / 32, sa = lda * 2, pstride = kp * NR, mrows = m;
     const size_t kc = nrt == 1 ? kp : AMX_KC; /* one row tile: nothing to share */
     for (size_t k0 = 0; k0 < kp; k0 += kc) {
         const size_t k1 = kp - k0 < kc ? kp : k0 + kc;
@@ -39,6 +41,7 @@ static void amx_gemm(size_t kp, const uint16_t *A, size_t lda, size_t m, const u
         size_t pq = 0;
         for (size_t ri = 0; ri < nrt; ri++) {
             const uint16_t *a = A + ri * 32 * lda;
+            const bool half = ri * 32 + 16 == m; /* the last tile holds 16 rows */
             for (size_t g = 0; g < np; g++) {
                 const uint16_t *b = B + g * pstride;
                 float *c = cbuf + (g * mrows + ri * 32) * 32;
@@ -50,26 +53,32 @@ static void amx_gemm(size_t kp, const uint16_t *A, size_t lda, size_t m, const u
                 } else {
                     _tile_loadd(0, c, 128);
                     _tile_loadd(1, c + 16, 128);
-                    _tile_loadd(2, c + 16 * 32, 128);
-                    _tile_loadd(3, c + 16 * 32 + 16, 128);
+                    if (!half) {
+                        _tile_loadd(2, c + 16 * 32, 128);
+                        _tile_loadd(3, c + 16 * 32 + 16, 128);
+                    }
                 }
                 for (size_t kb = k0; kb < k1; kb += 32) {
                     for (size_t o = 0; o < pf_step && pq < pn * cb; o += 64, pq += 64)
                         _mm_prefetch((const char *)(pb + (pq / cb) * pstride) + pq % cb,
                                      _MM_HINT_T1);
                     _tile_loadd(4, a + kb, sa);
-                    _tile_loadd(5, a + 16 * lda + kb, sa);
                     _tile_loadd(6, b + kb * NR, 128);
                     _tile_loadd(7, b + kb * NR + 32, 128);
                     _tile_dpbf16ps(0, 4, 6);
                     _tile_dpbf16ps(1, 4, 7);
-                    _tile_dpbf16ps(2, 5, 6);
-                    _tile_dpbf16ps(3, 5, 7);
+                    if (!half) {
+                        _tile_loadd(5, a + 16 * lda + kb, sa);
+                        _tile_dpbf16ps(2, 5, 6);
+                        _tile_dpbf16ps(3, 5, 7);
+                    }
                 }
                 _tile_stored(0, c, 128);
                 _tile_stored(1, c + 16, 128);
-                _tile_stored(2, c + 16 * 32, 128);
-                _tile_stored(3, c + 16 * 32 + 16, 128);
+                if (!half) {
+                    _tile_stored(2, c + 16 * 32, 128);
+                    _tile_stored(3, c + 16 * 32 + 16, 128);
+                }
             }
         }
     }
@@ -78,7 +87,7 @@ static void amx_gemm(size_t kp, const uint16_t *A, size_t lda, size_t m, const u
 const ffn_ukernels_bf16t ffn_ukernels_amx = {
     .isa = "amx",
     .gemm_name = "bf16_gemm__amx_32x32",
-    .row_tile = 32,
+    .row_tile = 16,
     .panels = AMX_G,
     .mc = AMX_MC,
     .stream_rows = 2,
