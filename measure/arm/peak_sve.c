@@ -16,9 +16,14 @@ double ffn__peak_fp32_sve(uint64_t iters)
 {
     const svbool_t all = svptrue_b32();
     const svfloat32_t x = svdup_n_f32(1.0f), y = svdup_n_f32(1e-7f);
-    svfloat32_t a0 = svdup_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-                a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0,
-                a15 = a0;
+    /* distinct starting values: chains that start equal and are updated alike stay equal, and
+     * GCC merges them into one (a latency-bound loop counted as 16 instructions) */
+    svfloat32_t a0 = svdup_n_f32(0.0f), a1 = svdup_n_f32(1.0f), a2 = svdup_n_f32(2.0f),
+                a3 = svdup_n_f32(3.0f), a4 = svdup_n_f32(4.0f), a5 = svdup_n_f32(5.0f),
+                a6 = svdup_n_f32(6.0f), a7 = svdup_n_f32(7.0f), a8 = svdup_n_f32(8.0f),
+                a9 = svdup_n_f32(9.0f), a10 = svdup_n_f32(10.0f), a11 = svdup_n_f32(11.0f),
+                a12 = svdup_n_f32(12.0f), a13 = svdup_n_f32(13.0f), a14 = svdup_n_f32(14.0f),
+                a15 = svdup_n_f32(15.0f);
     for (uint64_t i = 0; i < iters; i++) {
         FMA(a0);
         FMA(a1);

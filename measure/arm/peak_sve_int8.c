@@ -16,8 +16,13 @@
 double ffn__peak_int8_sve_sdot(uint64_t iters)
 {
     const svint8_t x = svdup_n_s8(1), y = svdup_n_s8(1);
-    svint32_t a0 = svdup_n_s32(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0,
-              a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+    /* distinct starting values: chains that start equal and are updated alike stay equal, and
+     * GCC merges them into one (a latency-bound loop counted as 16 instructions) */
+    svint32_t a0 = svdup_n_s32(0), a1 = svdup_n_s32(1), a2 = svdup_n_s32(2), a3 = svdup_n_s32(3),
+              a4 = svdup_n_s32(4), a5 = svdup_n_s32(5), a6 = svdup_n_s32(6), a7 = svdup_n_s32(7),
+              a8 = svdup_n_s32(8), a9 = svdup_n_s32(9), a10 = svdup_n_s32(10),
+              a11 = svdup_n_s32(11), a12 = svdup_n_s32(12), a13 = svdup_n_s32(13),
+              a14 = svdup_n_s32(14), a15 = svdup_n_s32(15);
     for (uint64_t i = 0; i < iters; i++) {
         DOT(a0);
         DOT(a1);

@@ -13,8 +13,12 @@
 double ffn__peak_int8_avx_vnni(uint64_t iters)
 {
     const __m256i x = _mm256_set1_epi8(1), y = _mm256_set1_epi8(1);
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-            a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0;
+    /* distinct starting values: chains that start equal and are updated alike stay equal, and
+     * GCC 12 merged the 12 of them into one (a latency-bound loop counted as 12 instructions) */
+    __m256i a0 = _mm256_set1_epi32(0), a1 = _mm256_set1_epi32(1), a2 = _mm256_set1_epi32(2),
+            a3 = _mm256_set1_epi32(3), a4 = _mm256_set1_epi32(4), a5 = _mm256_set1_epi32(5),
+            a6 = _mm256_set1_epi32(6), a7 = _mm256_set1_epi32(7), a8 = _mm256_set1_epi32(8),
+            a9 = _mm256_set1_epi32(9), a10 = _mm256_set1_epi32(10), a11 = _mm256_set1_epi32(11);
     for (uint64_t i = 0; i < iters; i++) {
         a0 = _mm256_dpbusd_avx_epi32(a0, x, y);
         a1 = _mm256_dpbusd_avx_epi32(a1, x, y);

@@ -12,8 +12,14 @@ double ffn__peak_bf16_avx512(uint64_t iters)
 {
     const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3C23); /* bf16 0.01 */
     const __m512bh y = (__m512bh)_mm512_set1_epi16(0x3C23);
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0,
-           a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+    /* distinct starting values: chains that start equal and are updated alike stay equal, and
+     * GCC 12 merged the 16 of them into one (a latency-bound loop counted as 16 instructions) */
+    __m512 a0 = _mm512_set1_ps(0.0f), a1 = _mm512_set1_ps(1.0f), a2 = _mm512_set1_ps(2.0f),
+           a3 = _mm512_set1_ps(3.0f), a4 = _mm512_set1_ps(4.0f), a5 = _mm512_set1_ps(5.0f),
+           a6 = _mm512_set1_ps(6.0f), a7 = _mm512_set1_ps(7.0f), a8 = _mm512_set1_ps(8.0f),
+           a9 = _mm512_set1_ps(9.0f), a10 = _mm512_set1_ps(10.0f), a11 = _mm512_set1_ps(11.0f),
+           a12 = _mm512_set1_ps(12.0f), a13 = _mm512_set1_ps(13.0f), a14 = _mm512_set1_ps(14.0f),
+           a15 = _mm512_set1_ps(15.0f);
     for (uint64_t i = 0; i < iters; i++) {
         a0 = _mm512_dpbf16_ps(a0, x, y);
         a1 = _mm512_dpbf16_ps(a1, x, y);

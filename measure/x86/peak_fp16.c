@@ -10,9 +10,14 @@ double ffn__peak_fp16_avx512(uint64_t iters)
 {
     const __m512h m = _mm512_castsi512_ph(_mm512_set1_epi16(0x3BEC)); /* 0.99 */
     const __m512h c = _mm512_castsi512_ph(_mm512_set1_epi16(0x211F)); /* 0.01 */
-    __m512h a0 = _mm512_castsi512_ph(_mm512_set1_epi16(0x3C00));      /* 1.0 */
-    __m512h a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
-            a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+    /* distinct starting values (1.0 plus j ulps): chains that start equal and are updated alike
+     * stay equal, and GCC 12 merged the 16 of them into one (a latency-bound loop counted as 16) */
+#define START(j) _mm512_castsi512_ph(_mm512_set1_epi16((short)(0x3C00 + (j))))
+    __m512h a0 = START(0), a1 = START(1), a2 = START(2), a3 = START(3), a4 = START(4),
+            a5 = START(5), a6 = START(6), a7 = START(7), a8 = START(8), a9 = START(9),
+            a10 = START(10), a11 = START(11), a12 = START(12), a13 = START(13), a14 = START(14),
+            a15 = START(15);
+#undef START
     for (uint64_t i = 0; i < iters; i++) {
         a0 = _mm512_fmadd_ph(a0, m, c);
         a1 = _mm512_fmadd_ph(a1, m, c);

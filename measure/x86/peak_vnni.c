@@ -12,8 +12,14 @@
 double ffn__peak_int8_vnni(uint64_t iters)
 {
     const __m512i x = _mm512_set1_epi8(1), y = _mm512_set1_epi8(1);
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-            a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+    /* distinct starting values: chains that start equal and are updated alike stay equal, and
+     * GCC 12 merged the 16 of them into one (a latency-bound loop counted as 16 instructions) */
+    __m512i a0 = _mm512_set1_epi32(0), a1 = _mm512_set1_epi32(1), a2 = _mm512_set1_epi32(2),
+            a3 = _mm512_set1_epi32(3), a4 = _mm512_set1_epi32(4), a5 = _mm512_set1_epi32(5),
+            a6 = _mm512_set1_epi32(6), a7 = _mm512_set1_epi32(7), a8 = _mm512_set1_epi32(8),
+            a9 = _mm512_set1_epi32(9), a10 = _mm512_set1_epi32(10), a11 = _mm512_set1_epi32(11),
+            a12 = _mm512_set1_epi32(12), a13 = _mm512_set1_epi32(13), a14 = _mm512_set1_epi32(14),
+            a15 = _mm512_set1_epi32(15);
     for (uint64_t i = 0; i < iters; i++) {
         a0 = _mm512_dpbusd_epi32(a0, x, y);
         a1 = _mm512_dpbusd_epi32(a1, x, y);
