@@ -121,6 +121,57 @@ static void detect_all(ffn_calibration *c)
 }
 
 /* One bandwidth sweep from min_bytes to max_bytes, its points appended to the calibration's. */
+/* How far the all-threads peak falls short of its threads times the one-thread peak (1: they
+ * scale; 0.5: half of it). Separate cores scale their FMA and dot-product units perfectly; a
+ * figure far below that is either SMT siblings sharing a core or the hypervisor holding a vCPU
+ * back: the Emerald Rapids-class VM of 2026-12-04 measured its two-thread AVX-512 FMA peak at
+ * 175 GFLOP/s in one quick calibration of three, 1.00x its one-thread peak (338.6 and 348.8 in
+ * the others), and an accuracy run's fit, handed 232-267 for that roof, ended at compute_max
+ * 1.000 with the grid's prefills up to 42% off. */
+double ffn__cal_peak_scaling(const ffn_peak_result *one, const ffn_peak_result *all)
+{
+    if (!one || !all || all->threads < 2 || !(one->flops_per_s > 0) || !(all->flops_per_s > 0))
+        return 1.0;
+    return all->flops_per_s / (one->flops_per_s * (double)all->threads);
+}
+
+/* Below this scaling the all-threads peak is measured up to twice more and the best kept (a
+ * roof is the best sample, ERT and likwid practice); SMT siblings stay low and cost the retries. */
+#define TEAM_PEAK_MIN_SCALING 0.85
+#define TEAM_PEAK_RETRIES 2
+
+static double team_scaling(const ffn_calibration *c, ffn_peak_kind k);
+
+/* The all-threads peak of kind k once more while it scales below TEAM_PEAK_MIN_SCALING (at most
+ * TEAM_PEAK_RETRIES times), keeping the best; the notes say what happened. */
+static int remeasure_low_team_peak(ffn_calibration *c, ffn_peak_kind k, const plan *pl)
+{
+    const double first = c->peaks[k][1].flops_per_s, s0 = team_scaling(c, k);
+    if (!(s0 < TEAM_PEAK_MIN_SCALING)) return 0;
+    int tries = 0;
+    for (; tries < TEAM_PEAK_RETRIES && team_scaling(c, k) < TEAM_PEAK_MIN_SCALING; tries++) {
+        ffn_peak_result r;
+        const int rc = ffn_peak_measure(k, c->threads, pl->peak_sample_s, pl->peak_budget_s, &r);
+        if (rc < 0) return rc;
+        if (r.flops_per_s > c->peaks[k][1].flops_per_s) c->peaks[k][1] = r;
+    }
+    const double s1 = team_scaling(c, k);
+    ffn__appendf(c->notes, sizeof c->notes,
+                 "peak %s x%d: %.1f GFLOP/s, %.2fx %d times one thread's; measured %d more "
+                 "time(s): %.1f (%.2fx)%s; ",
+                 ffn_peak_name(k), c->threads, first / 1e9, s0, c->threads, tries,
+                 c->peaks[k][1].flops_per_s / 1e9, s1,
+                 s1 < TEAM_PEAK_MIN_SCALING
+                     ? ": the threads share cores (SMT) or the hypervisor held a vCPU back"
+                     : ", kept");
+    return 0;
+}
+
+static double team_scaling(const ffn_calibration *c, ffn_peak_kind k)
+{
+    return ffn__cal_peak_scaling(&c->peaks[k][0], &c->peaks[k][1]);
+}
+
 static int sweep_range(ffn_calibration *c, const plan *pl, prog *pg, double weight, ffn_bw_kernel k,
                        int threads, double min_bytes, double max_bytes)
 {
@@ -319,6 +370,7 @@ int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *c)
             rc = ffn_peak_measure((ffn_peak_kind)k, t == 0 ? 1 : c->threads, pl.peak_sample_s,
                                   pl.peak_budget_s, &c->peaks[k][t]);
             if (rc < 0) goto out;
+            if (t == 1 && (rc = remeasure_low_team_peak(c, (ffn_peak_kind)k, &pl)) < 0) goto out;
         }
         if (tcount == 1) c->peaks[k][1] = c->peaks[k][0];
     }

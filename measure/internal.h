@@ -93,7 +93,10 @@ int ffn__team_run(int nthreads, ffn__team_fn fn, void *arg);
  * the largest size over the best rate at the size nearest c->max_bytes / sqrt(2); 1 when it
  * cannot tell. Below 0.9, calibrate sweeps further (a cache larger than the LLC reported). */
 struct ffn_calibration;
+struct ffn_peak_result;
 double ffn__cal_read_tail_drop(const struct ffn_calibration *c, int threads);
+/* the all-threads peak over threads x the one-thread peak (calibrate.c; 1 when not comparable) */
+double ffn__cal_peak_scaling(const struct ffn_peak_result *one, const struct ffn_peak_result *all);
 
 /* CPUs in the process's affinity mask (>= 1). */
 int ffn__allowed_cpus(void);

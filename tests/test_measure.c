@@ -597,6 +597,23 @@ Test(measure, calibrate_can_be_stopped)
 /* The read sweep's tail: flat (one thread reading DRAM at 33 GB/s) against still falling (the
  * Zen 4 VM's two threads, 93 -> 85 -> 78 GB/s over the last half octave up to 128 MiB), and a
  * curve with no point near max_bytes / sqrt(2), which cannot tell (1). */
+Test(measure, team_peak_scaling_tells_a_held_back_vcpu)
+{
+    /* the Emerald Rapids-class VM's quick calibrations of 2026-12-04: one thread 176.2 GFLOP/s,
+     * two threads 175.0 in one run (a vCPU held back) and 348.8 in another */
+    const ffn_peak_result one = {FFN_PEAK_FP32_AVX512, 1, 176.2e9, 174e9, 100, 15, true};
+    ffn_peak_result two = {FFN_PEAK_FP32_AVX512, 2, 175.0e9, 174.5e9, 100, 9, true};
+    cr_expect_float_eq(ffn__cal_peak_scaling(&one, &two), 175.0 / (2 * 176.2), 1e-12);
+    cr_expect_lt(ffn__cal_peak_scaling(&one, &two), 0.85);
+    two.flops_per_s = 348.8e9;
+    cr_expect_gt(ffn__cal_peak_scaling(&one, &two), 0.85);
+    /* nothing to compare: one thread, or a peak that was not measured */
+    cr_expect_float_eq(ffn__cal_peak_scaling(&one, &one), 1.0, 0);
+    two.flops_per_s = 0;
+    cr_expect_float_eq(ffn__cal_peak_scaling(&one, &two), 1.0, 0);
+    cr_expect_float_eq(ffn__cal_peak_scaling(NULL, &two), 1.0, 0);
+}
+
 Test(measure, read_tail_drop_tells_a_falling_tail)
 {
     ffn_calibration *c = calloc(1, sizeof *c);
