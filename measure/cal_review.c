@@ -160,29 +160,22 @@ static void compare_with_sysfs(ffn_calibration *c)
         for (int i = 0; i < n0 && i < n1; i++) {
             const double g = c->levels[FFN_BW_READ][1][i].capacity_bytes /
                              c->levels[FFN_BW_READ][0][i].capacity_bytes;
-            /* beyond x2N either way the two curves cut their levels differently (two levels
-             * within 15% of each other merge on one curve: the Zen 4 VM's two-thread L2 and L3,
-             * 215 and 192 GB/s, made one "L2" to 10 MiB, "x14"), not a cache that grew */
-            /* below x0.7 the boundary shrank: no cache does that (a shared one stays put), so
-             * one curve found a boundary in noise (the model-207 VM's two-thread read curve of
-             * 2026-12-04 put an "L1" end at 18.8 KiB against one thread's 48 KiB: "x0.38",
-             * which the classes called shared) */
-            if (g < 0.7) {
+            /* beyond x2N the two curves cut their levels differently (two levels within 15%
+             * of each other merge on one curve: the Zen 4 VM's two-thread L2 and L3, 215 and
+             * 192 GB/s, made one "L2" to 10 MiB, "x14"), not a cache that grew; below x0.7 the
+             * boundary shrank, which no cache does (a shared one stays put): one curve found a
+             * boundary in noise (the model-207 VM's two-thread read curve of 2026-12-04 put an
+             * "L1" end at 18.8 KiB against one thread's 48 KiB, "x0.38", once called shared) */
+            const char *why =
+                g < 0.7 ? "a boundary that shrank with more threads is noise, no cache"
+                : !(g <= 2.0 * c->threads) ? "the two curves cut their levels differently"
+                                           : NULL;
+            if (why) {
                 human_bytes(c->levels[FFN_BW_READ][0][i].capacity_bytes, a, sizeof a);
                 human_bytes(c->levels[FFN_BW_READ][1][i].capacity_bytes, b, sizeof b);
                 ffn__appendf(line, sizeof line,
-                             "%s%s not compared (one thread %s, %d threads %s: a boundary that "
-                             "shrank with more threads is noise, no cache)",
-                             i ? ", " : "", c->levels[FFN_BW_READ][0][i].name, a, c->threads, b);
-                continue;
-            }
-            if (!(g <= 2.0 * c->threads)) {
-                human_bytes(c->levels[FFN_BW_READ][0][i].capacity_bytes, a, sizeof a);
-                human_bytes(c->levels[FFN_BW_READ][1][i].capacity_bytes, b, sizeof b);
-                ffn__appendf(line, sizeof line,
-                             "%s%s not compared (one thread %s, %d threads %s: the two curves "
-                             "cut their levels differently)",
-                             i ? ", " : "", c->levels[FFN_BW_READ][0][i].name, a, c->threads, b);
+                             "%s%s not compared (one thread %s, %d threads %s: %s)", i ? ", " : "",
+                             c->levels[FFN_BW_READ][0][i].name, a, c->threads, b, why);
                 continue;
             }
             ffn__appendf(line, sizeof line, "%s%s %s (x%.2g with %d threads)", i ? ", " : "",

@@ -44,6 +44,27 @@ double ffn__peak_int8_amx(uint64_t iters);
 #define FFN__INT8_AMX_FLOPS_PER_ITER (4.0 * 2.0 * 16.0 * 16.0 * 64.0) /* 4 TDPBSSD 16x16x64 */
 
 double ffn__peak_fp32_neon(uint64_t iters);
+/* One step of each of the 16 named accumulators a0..a15 of a probe whose vectors cannot live in
+ * an array (SVE's are sizeless; NEON's were kept on the stack): OP(a0); ... OP(a15). */
+#define FFN__EACH16(OP)                                                                            \
+    do {                                                                                           \
+        OP(a0);                                                                                    \
+        OP(a1);                                                                                    \
+        OP(a2);                                                                                    \
+        OP(a3);                                                                                    \
+        OP(a4);                                                                                    \
+        OP(a5);                                                                                    \
+        OP(a6);                                                                                    \
+        OP(a7);                                                                                    \
+        OP(a8);                                                                                    \
+        OP(a9);                                                                                    \
+        OP(a10);                                                                                   \
+        OP(a11);                                                                                   \
+        OP(a12);                                                                                   \
+        OP(a13);                                                                                   \
+        OP(a14);                                                                                   \
+        OP(a15);                                                                                   \
+    } while (0)
 #define FFN__FP32_NEON_FLOPS_PER_ITER (16.0 * 4.0 * 2.0) /* 16 FMLA .4s */
 double ffn__peak_fp16_neon(uint64_t iters);
 #define FFN__FP16_NEON_FLOPS_PER_ITER (16.0 * 8.0 * 2.0) /* 16 FMLA .8h */

@@ -22,24 +22,8 @@ double ffn__peak_fp32_neon(uint64_t iters)
                 a9 = vdupq_n_f32(9.0f), a10 = vdupq_n_f32(10.0f), a11 = vdupq_n_f32(11.0f),
                 a12 = vdupq_n_f32(12.0f), a13 = vdupq_n_f32(13.0f), a14 = vdupq_n_f32(14.0f),
                 a15 = vdupq_n_f32(15.0f);
-    for (uint64_t i = 0; i < iters; i++) {
-        FMA(a0);
-        FMA(a1);
-        FMA(a2);
-        FMA(a3);
-        FMA(a4);
-        FMA(a5);
-        FMA(a6);
-        FMA(a7);
-        FMA(a8);
-        FMA(a9);
-        FMA(a10);
-        FMA(a11);
-        FMA(a12);
-        FMA(a13);
-        FMA(a14);
-        FMA(a15);
-    }
+    for (uint64_t i = 0; i < iters; i++)
+        FFN__EACH16(FMA);
     const float32x4_t s = vaddq_f32(vaddq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)),
                                               vaddq_f32(vaddq_f32(a4, a5), vaddq_f32(a6, a7))),
                                     vaddq_f32(vaddq_f32(vaddq_f32(a8, a9), vaddq_f32(a10, a11)),

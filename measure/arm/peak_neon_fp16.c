@@ -20,24 +20,8 @@ double ffn__peak_fp16_neon(uint64_t iters)
                 a5 = START(5), a6 = START(6), a7 = START(7), a8 = START(8), a9 = START(9),
                 a10 = START(10), a11 = START(11), a12 = START(12), a13 = START(13), a14 = START(14),
                 a15 = START(15);
-    for (uint64_t i = 0; i < iters; i++) {
-        FMA(a0);
-        FMA(a1);
-        FMA(a2);
-        FMA(a3);
-        FMA(a4);
-        FMA(a5);
-        FMA(a6);
-        FMA(a7);
-        FMA(a8);
-        FMA(a9);
-        FMA(a10);
-        FMA(a11);
-        FMA(a12);
-        FMA(a13);
-        FMA(a14);
-        FMA(a15);
-    }
+    for (uint64_t i = 0; i < iters; i++)
+        FFN__EACH16(FMA);
     const float16x8_t s = vaddq_f16(vaddq_f16(vaddq_f16(vaddq_f16(a0, a1), vaddq_f16(a2, a3)),
                                               vaddq_f16(vaddq_f16(a4, a5), vaddq_f16(a6, a7))),
                                     vaddq_f16(vaddq_f16(vaddq_f16(a8, a9), vaddq_f16(a10, a11)),

@@ -24,24 +24,8 @@ double ffn__peak_fp32_sve(uint64_t iters)
                 a9 = svdup_n_f32(9.0f), a10 = svdup_n_f32(10.0f), a11 = svdup_n_f32(11.0f),
                 a12 = svdup_n_f32(12.0f), a13 = svdup_n_f32(13.0f), a14 = svdup_n_f32(14.0f),
                 a15 = svdup_n_f32(15.0f);
-    for (uint64_t i = 0; i < iters; i++) {
-        FMA(a0);
-        FMA(a1);
-        FMA(a2);
-        FMA(a3);
-        FMA(a4);
-        FMA(a5);
-        FMA(a6);
-        FMA(a7);
-        FMA(a8);
-        FMA(a9);
-        FMA(a10);
-        FMA(a11);
-        FMA(a12);
-        FMA(a13);
-        FMA(a14);
-        FMA(a15);
-    }
+    for (uint64_t i = 0; i < iters; i++)
+        FFN__EACH16(FMA);
     svfloat32_t s =
         svadd_f32_x(all, svadd_f32_x(all, svadd_f32_x(all, a0, a1), svadd_f32_x(all, a2, a3)),
                     svadd_f32_x(all, svadd_f32_x(all, a4, a5), svadd_f32_x(all, a6, a7)));

@@ -23,24 +23,8 @@ double ffn__peak_int8_sve_sdot(uint64_t iters)
               a8 = svdup_n_s32(8), a9 = svdup_n_s32(9), a10 = svdup_n_s32(10),
               a11 = svdup_n_s32(11), a12 = svdup_n_s32(12), a13 = svdup_n_s32(13),
               a14 = svdup_n_s32(14), a15 = svdup_n_s32(15);
-    for (uint64_t i = 0; i < iters; i++) {
-        DOT(a0);
-        DOT(a1);
-        DOT(a2);
-        DOT(a3);
-        DOT(a4);
-        DOT(a5);
-        DOT(a6);
-        DOT(a7);
-        DOT(a8);
-        DOT(a9);
-        DOT(a10);
-        DOT(a11);
-        DOT(a12);
-        DOT(a13);
-        DOT(a14);
-        DOT(a15);
-    }
+    for (uint64_t i = 0; i < iters; i++)
+        FFN__EACH16(DOT);
     const svbool_t all = svptrue_b32();
     svint32_t s =
         svadd_s32_x(all, svadd_s32_x(all, svadd_s32_x(all, a0, a1), svadd_s32_x(all, a2, a3)),
