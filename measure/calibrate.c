@@ -120,7 +120,6 @@ static void detect_all(ffn_calibration *c)
     }
 }
 
-/* One bandwidth sweep from min_bytes to max_bytes, its points appended to the calibration's. */
 /* How far the all-threads peak falls short of its threads times the one-thread peak (1: they
  * scale; 0.5: half of it). Separate cores scale their FMA and dot-product units perfectly; a
  * figure far below that is either SMT siblings sharing a core or the hypervisor holding a vCPU
@@ -140,7 +139,10 @@ double ffn__cal_peak_scaling(const ffn_peak_result *one, const ffn_peak_result *
 #define TEAM_PEAK_MIN_SCALING 0.85
 #define TEAM_PEAK_RETRIES 2
 
-static double team_scaling(const ffn_calibration *c, ffn_peak_kind k);
+static double team_scaling(const ffn_calibration *c, ffn_peak_kind k)
+{
+    return ffn__cal_peak_scaling(&c->peaks[k][0], &c->peaks[k][1]);
+}
 
 /* The all-threads peak of kind k once more while it scales below TEAM_PEAK_MIN_SCALING (at most
  * TEAM_PEAK_RETRIES times), keeping the best; the notes say what happened. */
@@ -167,11 +169,7 @@ static int remeasure_low_team_peak(ffn_calibration *c, ffn_peak_kind k, const pl
     return 0;
 }
 
-static double team_scaling(const ffn_calibration *c, ffn_peak_kind k)
-{
-    return ffn__cal_peak_scaling(&c->peaks[k][0], &c->peaks[k][1]);
-}
-
+/* One bandwidth sweep from min_bytes to max_bytes, its points appended to the calibration's. */
 static int sweep_range(ffn_calibration *c, const plan *pl, prog *pg, double weight, ffn_bw_kernel k,
                        int threads, double min_bytes, double max_bytes)
 {

@@ -43,7 +43,6 @@ double ffn__peak_bf16_amx(uint64_t iters);
 double ffn__peak_int8_amx(uint64_t iters);
 #define FFN__INT8_AMX_FLOPS_PER_ITER (4.0 * 2.0 * 16.0 * 16.0 * 64.0) /* 4 TDPBSSD 16x16x64 */
 
-double ffn__peak_fp32_neon(uint64_t iters);
 /* One step of each of the 16 named accumulators a0..a15 of a probe whose vectors cannot live in
  * an array (SVE's are sizeless; NEON's were kept on the stack): OP(a0); ... OP(a15). */
 #define FFN__EACH16(OP)                                                                            \
@@ -65,6 +64,7 @@ double ffn__peak_fp32_neon(uint64_t iters);
         OP(a14);                                                                                   \
         OP(a15);                                                                                   \
     } while (0)
+double ffn__peak_fp32_neon(uint64_t iters);
 #define FFN__FP32_NEON_FLOPS_PER_ITER (16.0 * 4.0 * 2.0) /* 16 FMLA .4s */
 double ffn__peak_fp16_neon(uint64_t iters);
 #define FFN__FP16_NEON_FLOPS_PER_ITER (16.0 * 8.0 * 2.0) /* 16 FMLA .8h */

@@ -594,9 +594,6 @@ Test(measure, calibrate_can_be_stopped)
     free(c);
 }
 
-/* The read sweep's tail: flat (one thread reading DRAM at 33 GB/s) against still falling (the
- * Zen 4 VM's two threads, 93 -> 85 -> 78 GB/s over the last half octave up to 128 MiB), and a
- * curve with no point near max_bytes / sqrt(2), which cannot tell (1). */
 Test(measure, team_peak_scaling_tells_a_held_back_vcpu)
 {
     /* the Emerald Rapids-class VM's quick calibrations of 2026-12-04: one thread 176.2 GFLOP/s,
@@ -614,6 +611,9 @@ Test(measure, team_peak_scaling_tells_a_held_back_vcpu)
     cr_expect_float_eq(ffn__cal_peak_scaling(NULL, &two), 1.0, 0);
 }
 
+/* The read sweep's tail: flat (one thread reading DRAM at 33 GB/s) against still falling (the
+ * Zen 4 VM's two threads, 93 -> 85 -> 78 GB/s over the last half octave up to 128 MiB), and a
+ * curve with no point near max_bytes / sqrt(2), which cannot tell (1). */
 Test(measure, read_tail_drop_tells_a_falling_tail)
 {
     ffn_calibration *c = calloc(1, sizeof *c);
