@@ -1,14 +1,15 @@
 /* ffnroof GPU calibration kit (bench/gpu/README.md): times FFN-shaped bf16/fp16 GEMMs (cuBLAS),
  * the SiLU-and-multiply pass and read/copy bandwidth on one NVIDIA GPU and writes the CSV that
- * `ffnroof fit --hw DEVICE --data FILE --fit util,elem,gemv` turns into a calibrated spec
- * (format: docs/formats.md, "Fit data": kind,dtype,m,n,k,time_us).
+ * `ffnroof fit --hw DEVICE --data FILE --fit util,elem,gemv,launch,memory-ramp` turns into a
+ * calibrated spec (format: docs/formats.md, "Fit data": kind,dtype,m,n,k,time_us).
  *
- *   ffn_gpu_calib [--out FILE] [--quick] [--dtypes bf16,fp16] [--device N]
+ *   ffn_gpu_calib [--out FILE] [--quick] [--dtypes bf16,fp16] [--device N] [--no-graph]
+ *                 [--max-tp N]
  *
- * Every time is the mean device time of one kernel over back-to-back repetitions between two
- * CUDA events (no host synchronisation in between), after warm-up, with the weights rotated
- * over enough buffers that the L2 cache does not hold them. No per-call harness overhead is
- * in the numbers, so the file says '#@ harness off'. */
+ * Every time is the mean device time of one kernel over back-to-back repetitions, replayed as
+ * one CUDA graph between two CUDA events (no host launch or synchronisation in between), after
+ * warm-up, with the weights rotated over enough buffers that the L2 cache does not hold them.
+ * No per-call harness overhead is in the numbers, so the file says '#@ harness off'. */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -63,25 +64,56 @@ static double target_s = 0.02; /* time spent per measurement, about */
 
 typedef struct timer {
     cudaEvent_t a, b;
+    cudaStream_t s; /* every timed call runs on this stream */
+    bool graph;     /* replay the repetitions as one CUDA graph (--no-graph: launch them) */
+    bool fell_back; /* a capture failed once: plain launches from then on */
 } timer;
 
 /* Mean seconds per call of fn(i) over reps back-to-back calls, after 3 warm-up calls; reps is
- * chosen from one timed call so that the measurement takes about target_s. */
+ * chosen from one timed call so that the measurement takes about target_s. With t->graph the
+ * reps calls are captured into one CUDA graph and the graph is launched (after one warm-up
+ * launch) between the two events, so a kernel shorter than its host-side launch is timed as
+ * the device runs it, not at the rate the host enqueues it; where capture fails the calls are
+ * launched as they are and the run says so on stderr and in the CSV's header. */
 template <class F> static double time_it(timer *t, F fn)
 {
     for (int i = 0; i < 3; i++) fn(i);
-    CK(cudaEventRecord(t->a));
+    CK(cudaEventRecord(t->a, t->s));
     fn(3);
-    CK(cudaEventRecord(t->b));
+    CK(cudaEventRecord(t->b, t->s));
     CK(cudaEventSynchronize(t->b));
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, t->a, t->b));
     int reps = ms > 0 ? (int)(target_s * 1e3 / ms) : 200;
     if (reps < 5) reps = 5;
-    if (reps > 2000) reps = 2000;
-    CK(cudaEventRecord(t->a));
+    if (reps > 1000) reps = 1000;
+    if (t->graph && !t->fell_back) {
+        cudaGraph_t g = NULL;
+        cudaGraphExec_t ge = NULL;
+        bool ok = cudaStreamBeginCapture(t->s, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+        if (ok) {
+            for (int i = 0; i < reps; i++) fn(i);
+            ok = cudaStreamEndCapture(t->s, &g) == cudaSuccess && g != NULL;
+        }
+        ok = ok && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess;
+        if (ok) {
+            CK(cudaGraphLaunch(ge, t->s));
+            CK(cudaEventRecord(t->a, t->s));
+            CK(cudaGraphLaunch(ge, t->s));
+            CK(cudaEventRecord(t->b, t->s));
+            CK(cudaEventSynchronize(t->b));
+            CK(cudaEventElapsedTime(&ms, t->a, t->b));
+        }
+        if (ge) cudaGraphExecDestroy(ge);
+        if (g) cudaGraphDestroy(g);
+        if (ok) return (double)ms * 1e-3 / reps;
+        (void)cudaGetLastError();
+        fprintf(stderr, "ffn_gpu_calib: CUDA graph capture failed; launching calls directly\n");
+        t->fell_back = true;
+    }
+    CK(cudaEventRecord(t->a, t->s));
     for (int i = 0; i < reps; i++) fn(i);
-    CK(cudaEventRecord(t->b));
+    CK(cudaEventRecord(t->b, t->s));
     CK(cudaEventSynchronize(t->b));
     CK(cudaEventElapsedTime(&ms, t->a, t->b));
     return (double)ms * 1e-3 / reps;
@@ -129,9 +161,11 @@ static __global__ void silu_mul(const T *__restrict__ in, T *__restrict__ out, u
     }
 }
 
-/* Sum of n 16-byte words as floats into *acc (a read-bandwidth kernel). */
+/* Sum of n 16-byte words as floats into *acc (a read-bandwidth kernel): one atomic per block
+ * (one per warp serialised ~17,000 atomics on one address, a 30 us floor on an H200). */
 static __global__ void read_sum(const uint4 *__restrict__ p, uint64_t n, float *acc)
 {
+    __shared__ float part[32];
     float s = 0;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
          i += (uint64_t)gridDim.x * blockDim.x) {
@@ -140,7 +174,31 @@ static __global__ void read_sum(const uint4 *__restrict__ p, uint64_t n, float *
              __uint_as_float(v.z & 0x3f800000u) + __uint_as_float(v.w & 0x3f800000u);
     }
     for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
-    if ((threadIdx.x & 31) == 0) atomicAdd(acc, s);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x / 32] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < blockDim.x / 32 ? part[threadIdx.x] : 0.0f;
+        for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
+        if (threadIdx.x == 0) atomicAdd(acc, s);
+    }
+}
+
+/* b = a over n 16-byte words: an SM copy, as a framework's tensor copy runs (a graph's memcpy
+ * node may go to a copy engine, about 2.7 TB/s read + write on an H200 against 4.2 by SMs). */
+static __global__ void copy16(const uint4 *__restrict__ a, uint4 *__restrict__ b, uint64_t n)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+         i += (uint64_t)gridDim.x * blockDim.x)
+        b[i] = a[i];
+}
+
+/* Blocks of `threads` for a grid-stride loop over n items: enough to cover n, at most 16 a
+ * multiprocessor. */
+static int grid_for(uint64_t n, int threads, int sms)
+{
+    uint64_t b = (n + (uint64_t)threads - 1) / (uint64_t)threads;
+    if (b > (uint64_t)sms * 16) b = (uint64_t)sms * 16;
+    return b < 1 ? 1 : (int)b;
 }
 
 typedef struct ctx {
@@ -163,11 +221,13 @@ static uint16_t *dev_alloc(size_t elems, uint32_t seed)
 }
 
 /* Buffers of `bytes` each to rotate over so that about 3 x L2 is touched between two uses of
- * one buffer (at most 8, and at most a quarter of the free memory in all). */
+ * one buffer (at most MAX_ROT, and at most a quarter of the free memory in all): 64 keep a
+ * tensor-parallel shard's 3 MB weights out of a 60 MB L2. */
+#define MAX_ROT 64
 static int rotation(const ctx *c, size_t bytes)
 {
     int n = (int)(3 * c->l2 / (bytes ? bytes : 1)) + 1;
-    if (n > 8) n = 8;
+    if (n > MAX_ROT) n = MAX_ROT;
     while (n > 1 && (size_t)n * bytes > c->free_bytes / 4) n--;
     return n;
 }
@@ -191,7 +251,7 @@ static void gemm(ctx *c, dtype dt, uint64_t T, uint64_t n, uint64_t k)
         return;
     }
     int nw = rotation(c, wbytes);
-    uint16_t *w[8];
+    uint16_t *w[MAX_ROT];
     for (int i = 0; i < nw; i++) w[i] = dev_alloc((size_t)n * k, 2u * (uint32_t)i + (dt == DT_FP16));
     uint16_t *x = dev_alloc((size_t)T * k, 100u + (dt == DT_FP16));
     uint16_t *y = dev_alloc((size_t)T * n, 200u + (dt == DT_FP16));
@@ -211,7 +271,7 @@ static void act(ctx *c, dtype dt, uint64_t T, uint64_t f)
 {
     const size_t bytes = (size_t)T * 3 * f * 2;
     int nb = rotation(c, bytes);
-    uint16_t *in[8], *out[8];
+    uint16_t *in[MAX_ROT], *out[MAX_ROT];
     for (int i = 0; i < nb; i++) {
         in[i] = dev_alloc((size_t)T * 2 * f, 300u + (dt == DT_FP16));
         out[i] = dev_alloc((size_t)T * f, 400u + (dt == DT_FP16));
@@ -222,10 +282,10 @@ static void act(ctx *c, dtype dt, uint64_t T, uint64_t f)
     if (blocks < 1) blocks = 1;
     double s = time_it(&c->tm, [&](int i) {
         if (dt == DT_BF16)
-            silu_mul<__nv_bfloat16><<<blocks, 256>>>((const __nv_bfloat16 *)in[i % nb],
+            silu_mul<__nv_bfloat16><<<blocks, 256, 0, c->tm.s>>>((const __nv_bfloat16 *)in[i % nb],
                                                      (__nv_bfloat16 *)out[i % nb], T, f);
         else
-            silu_mul<__half><<<blocks, 256>>>((const __half *)in[i % nb], (__half *)out[i % nb], T, f);
+            silu_mul<__half><<<blocks, 256, 0, c->tm.s>>>((const __half *)in[i % nb], (__half *)out[i % nb], T, f);
     });
     CK(cudaGetLastError());
     row(c, "silu_mul", dt, T, f, 1, s);
@@ -235,45 +295,67 @@ static void act(ctx *c, dtype dt, uint64_t T, uint64_t f)
     }
 }
 
-/* copy (cudaMemcpyAsync device to device) and read (read_sum) of `elems` 2-byte elements */
+/* copy (copy16) and read (read_sum) of `elems` 2-byte elements */
 static void bandwidth(ctx *c, uint64_t elems)
 {
     const size_t bytes = (size_t)elems * 2;
     if (3 * bytes > c->free_bytes / 2) return;
-    uint16_t *a = dev_alloc(elems, 500u), *b = dev_alloc(elems, 501u);
+    const int nb = rotation(c, 2 * bytes); /* pairs (a, b), rotated past L2 like the weights */
+    uint16_t *a[MAX_ROT], *b[MAX_ROT];
+    for (int i = 0; i < nb; i++) {
+        a[i] = dev_alloc(elems, 500u);
+        b[i] = dev_alloc(elems, 501u);
+    }
+    const uint64_t words = bytes / 16;
+    const int cb = grid_for(words, 256, c->sms), rb = grid_for(words, 512, c->sms);
     double s = time_it(&c->tm, [&](int i) {
-        CK(cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0));
+        copy16<<<cb, 256, 0, c->tm.s>>>((const uint4 *)a[i % nb], (uint4 *)b[i % nb], words);
     });
+    CK(cudaGetLastError());
     row(c, "copy", DT_BF16, elems, 1, 1, s);
     float *acc = NULL;
     CK(cudaMalloc(&acc, sizeof *acc));
     s = time_it(&c->tm, [&](int i) {
-        read_sum<<<c->sms * 8, 512>>>((const uint4 *)(i % 2 ? a : b), bytes / 16, acc);
+        read_sum<<<rb, 512, 0, c->tm.s>>>((const uint4 *)a[i % nb], words, acc);
     });
     CK(cudaGetLastError());
     row(c, "read", DT_BF16, elems, 1, 1, s);
     CK(cudaFree(acc));
-    CK(cudaFree(a));
-    CK(cudaFree(b));
+    for (int i = 0; i < nb; i++) {
+        CK(cudaFree(a[i]));
+        CK(cudaFree(b[i]));
+    }
 }
 
 static void usage(FILE *fp)
 {
-    fputs("usage: ffn_gpu_calib [--out FILE] [--quick] [--dtypes bf16,fp16] [--device N]\n"
+    fputs("usage: ffn_gpu_calib [--out FILE] [--quick] [--dtypes bf16,fp16] [--device N] [--no-graph]\n"
+          "                     [--max-tp N]\n"
           "Times FFN-shaped GEMMs, SiLU-and-multiply and read/copy bandwidth on one GPU and\n"
-          "writes the CSV for `ffnroof fit --hw DEVICE --data FILE --fit util,elem,gemv`\n"
-          "(default FILE: gpu-calib.csv; --quick: 6 token counts instead of 16).\n",
+          "writes the CSV for `ffnroof fit --hw DEVICE --data FILE --fit\n"
+          "util,elem,gemv,launch,memory-ramp`\n"
+          "(default FILE: gpu-calib.csv; --quick: 6 token counts instead of 16; --no-graph:\n"
+          "launch each timed call from the host instead of replaying them as one CUDA graph;\n"
+          "--max-tp N: also each device's shard at tensor-parallel degrees 2, 4 .. N, default 8).\n",
           fp);
 }
 
 int main(int argc, char **argv)
 {
     const char *path = "gpu-calib.csv";
-    bool quick = false, want[2] = {true, true};
-    int device = 0;
+    bool quick = false, graph = true, want[2] = {true, true};
+    int device = 0, max_tp = 8;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--no-graph")) graph = false;
+        else if (!strcmp(argv[i], "--max-tp") && i + 1 < argc) {
+            max_tp = atoi(argv[++i]);
+            if (max_tp < 1 || max_tp > 64) {
+                usage(stderr);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--device") && i + 1 < argc) device = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) {
             const char *v = argv[++i];
@@ -303,6 +385,9 @@ int main(int argc, char **argv)
     CB(cublasCreate(&c.blas));
     CK(cudaEventCreate(&c.tm.a));
     CK(cudaEventCreate(&c.tm.b));
+    CK(cudaStreamCreate(&c.tm.s));
+    CB(cublasSetStream(c.blas, c.tm.s));
+    c.tm.graph = graph;
     c.out = fopen(path, "w");
     if (!c.out) {
         perror(path);
@@ -320,32 +405,40 @@ int main(int argc, char **argv)
     fprintf(c.out,
             "# Measured by bench/gpu/ffn_gpu_calib (ffnroof GPU calibration kit) on %s\n"
             "# (%d SMs, %.0f MHz, L2 %zu B, %.1f GB), CUDA driver %d, runtime %d, cuBLAS %d, %s.\n"
-            "# Mean device time per kernel over back-to-back repetitions (CUDA events), weights\n"
+            "# Mean device time per kernel over back-to-back repetitions (CUDA events%s), weights\n"
             "# rotated past the L2; gemm: Y[m,n] = X[m,k] W[n,k]^T (cublasGemmEx, fp32 accumulate);\n"
             "# silu_mul: m tokens x n features; copy/read: m 2-byte elements.\n"
-            "# Fit: ffnroof fit --hw DEVICE --data THIS --fit util,elem,gemv --out SPEC.yaml\n"
+            "# Fit: ffnroof fit --hw DEVICE --data THIS --fit util,elem,gemv,launch,memory-ramp --out SPEC.yaml\n"
             "#@ harness off\n"
             "kind,dtype,m,n,k,time_us\n",
-            prop.name, c.sms, clock_khz / 1e3, c.l2, (double)total / 1e9, drv, rt, blas, date);
+            prop.name, c.sms, clock_khz / 1e3, c.l2, (double)total / 1e9, drv, rt, blas, date,
+            graph ? "; the repetitions replayed as one CUDA graph" : "; each call launched by the host");
     const uint64_t *tok = quick ? tokens_quick : tokens_full;
     const size_t nt = quick ? sizeof tokens_quick / sizeof *tokens_quick
                             : sizeof tokens_full / sizeof *tokens_full;
     const size_t nf = sizeof families / sizeof *families;
     for (int d = 0; d < 2; d++) {
         if (!want[d]) continue;
-        for (size_t a = 0; a < nf; a++) {
-            fprintf(stderr, "ffn_gpu_calib: %s %s (d %llu, f %llu)\n", dt_name[d], families[a].name,
-                    (unsigned long long)families[a].d, (unsigned long long)families[a].f);
-            fprintf(c.out, "# %s d %llu f %llu\n", families[a].name,
-                    (unsigned long long)families[a].d, (unsigned long long)families[a].f);
-            for (size_t t = 0; t < nt; t++) {
-                gemm(&c, (dtype)d, tok[t], 2 * families[a].f, families[a].d); /* gate+up */
-                gemm(&c, (dtype)d, tok[t], families[a].d, families[a].f);     /* down */
-                act(&c, (dtype)d, tok[t], families[a].f);
+        for (size_t a = 0; a < nf; a++)
+            for (int tp = 1; tp <= max_tp; tp *= 2) {
+                /* one device's shard under tensor parallelism (Megatron: gate/up split by
+                 * columns, down by rows): the small weights of a sharded decode */
+                const uint64_t fd = families[a].f / (uint64_t)tp, dd = families[a].d;
+                if (families[a].f % ((uint64_t)tp * 8)) continue;
+                fprintf(stderr, "ffn_gpu_calib: %s %s (d %llu, f %llu, tp %d)\n", dt_name[d],
+                        families[a].name, (unsigned long long)dd, (unsigned long long)families[a].f,
+                        tp);
+                fprintf(c.out, "# %s d %llu f %llu tp %d\n", families[a].name,
+                        (unsigned long long)dd, (unsigned long long)families[a].f, tp);
+                for (size_t t = 0; t < nt; t++) {
+                    gemm(&c, (dtype)d, tok[t], 2 * fd, dd); /* gate+up */
+                    gemm(&c, (dtype)d, tok[t], dd, fd);     /* down */
+                    act(&c, (dtype)d, tok[t], fd);
+                }
             }
-        }
     }
-    for (uint64_t e = 1u << 20; e <= (1ull << 30); e *= 4) bandwidth(&c, e);
+    for (uint64_t e = 1u << 20; e <= (1ull << 30); e *= 2) bandwidth(&c, e);
+    if (c.tm.fell_back) fprintf(c.out, "# CUDA graph capture failed: later rows launched each call\n");
     fclose(c.out);
     fprintf(stderr, "ffn_gpu_calib: %d rows in %s\n", c.rows, path);
     cublasDestroy(c.blas);
