@@ -308,7 +308,10 @@ double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
                   : e->memory_max > 0    ? e->memory_max
                                          : 1.0;
     double tc = flops / (peak_of(hw, FFN_DT_FP32) * cmax);
-    double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, e->memory_half_bytes));
+    /* No memory_half ramp: an elementwise kernel's fixed cost is its launch. The ramp is a
+     * GEMM's pipeline fill; shared, the H200 kit's fit (2026-12-04) set it to zero, because
+     * the read, copy and SiLU-and-multiply kernels pay none beyond the launch. */
+    double tm = bytes / (hw->mem_bandwidth_bps * mmax);
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
 }
 

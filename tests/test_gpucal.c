@@ -236,6 +236,27 @@ Test(gpucal, models_without_the_new_terms_predict_as_before)
     }
 }
 
+/* memory_half is a GEMM's pipeline fill: a one-row GEMM streaming B bytes pays B * half / B
+ * more than without it (B / (B + half) of the bandwidth), an elementwise kernel nothing (its
+ * fixed cost is the launch). */
+Test(gpucal, memory_half_ramps_gemms_not_elementwise_kernels)
+{
+    ffn_hw hw;
+    load_hw("h100-sxm", &hw);
+    hw.eff.overlap_p = 0;
+    hw.eff.memory_half_bytes = 0;
+    ffn_hw ramped = hw;
+    ramped.eff.memory_half_bytes = 6e6;
+    const double B = 4096.0 * 11008.0 * 2.0, F = 2.0 * 4096.0 * 11008.0;
+    double g0 = ffn_predict_gemm_s(&hw, 1, 11008, 4096, 1, F, B, FFN_DT_FP16);
+    double g1 = ffn_predict_gemm_s(&ramped, 1, 11008, 4096, 1, F, B, FFN_DT_FP16);
+    double mm = hw.eff.memory_max_gemv > 0 ? hw.eff.memory_max_gemv : hw.eff.memory_max;
+    cr_expect_float_eq(g1 - g0, 6e6 / (hw.mem_bandwidth_bps * mm), 1e-12,
+                       "a GEMV pays half / bandwidth more: %g s", g1 - g0);
+    double e0 = ffn_predict_elem_s(&hw, 1e6, 2e6), e1 = ffn_predict_elem_s(&ramped, 1e6, 2e6);
+    cr_expect_eq(e0, e1, "an elementwise kernel pays no ramp: %g vs %g s", e0, e1);
+}
+
 Test(gpucal, gate_up_runs_three_kernels)
 {
     ffn_hw hw;

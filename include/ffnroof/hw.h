@@ -63,7 +63,8 @@ typedef struct ffn_eff {
     double compute_max_dt[FFN_DT_COUNT]; /* per compute dtype where it differs; 0 = compute_max */
     double compute_half_flops; /* op size at which the size ramp halves efficiency; 0 = off */
     double memory_max;         /* fraction of peak bandwidth reached by large transfers, (0,1] */
-    double memory_half_bytes;  /* transfer size at which the ramp halves bandwidth; 0 = off */
+    double memory_half_bytes;  /* transfer size at which a GEMM's ramp halves bandwidth (its
+                                  pipeline fill; elementwise kernels pay only launch_s); 0 = off */
     /* Fraction of peak bandwidth reached by matrix-vector products (GEMMs of one row: batch-1
      * decode), whose kernels stream the weights with nothing else to do, where it differs
      * from memory_max; 0 = memory_max. */
