@@ -276,7 +276,7 @@ void heldout_summarise(const double *err, size_t n, double *work, heldout_stats 
 #ifndef FFN_HELDOUT_NO_MAIN
 
 typedef struct gpu_case {
-    const char *name;   /* "a100", "h100" */
+    const char *name;   /* "a100", "h100", "check" */
     char csv[1024];     /* extracted data */
     char hw_path[1024]; /* hw spec */
 } gpu_case;
@@ -325,6 +325,8 @@ static void usage(FILE *out)
             "  --a100-hw PATH hw spec for the a100 rows (default DIR/hw/a100-sxm-80gb.yaml)\n"
             "  --h100-hw PATH hw spec for the h100 rows (default DIR/hw/h100-sxm.yaml)\n"
             "  --csv          print every (row, op) as CSV instead of the summary\n"
+            "  --check CSV HW also compare a file in the same format measured elsewhere\n"
+            "                 (data/check/, never fitted to) with its predictions on HW\n"
             "  --no-launch    diagnostic only: subtract the spec's launch_s from every\n"
             "                 prediction (Vidur times GPU kernels, not launches); this is\n"
             "                 not a validated configuration and must not be used to fit one\n"
@@ -336,7 +338,7 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     const char *root = ".";
-    const char *a100_hw = NULL, *h100_hw = NULL;
+    const char *a100_hw = NULL, *h100_hw = NULL, *check_csv = NULL, *check_hw = NULL;
     bool csv = false, no_launch = false, onchip = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--csv") == 0)
@@ -351,7 +353,10 @@ int main(int argc, char **argv)
             a100_hw = argv[++i];
         else if (strcmp(argv[i], "--h100-hw") == 0 && i + 1 < argc)
             h100_hw = argv[++i];
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        else if (strcmp(argv[i], "--check") == 0 && i + 2 < argc) {
+            check_csv = argv[++i];
+            check_hw = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
         } else {
@@ -360,7 +365,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    gpu_case cases[2] = {{.name = "a100"}, {.name = "h100"}};
+    gpu_case cases[3] = {{.name = "a100"}, {.name = "h100"}, {.name = "check"}};
+    const int ncases = check_csv ? 3 : 2;
+    if (check_csv) {
+        snprintf(cases[2].csv, sizeof cases[2].csv, "%s", check_csv);
+        snprintf(cases[2].hw_path, sizeof cases[2].hw_path, "%s", check_hw);
+    }
     for (int c = 0; c < 2; c++) {
         snprintf(cases[c].csv, sizeof cases[c].csv, "%s/tests/data/heldout/vidur-%s-mlp.csv", root,
                  cases[c].name);
@@ -375,7 +385,7 @@ int main(int argc, char **argv)
         printf("gpu,hw,model,num_tensor_parallel_workers,num_tokens,op,measured_ms,"
                "predicted_ms,roofline_ms,rel_err\n");
     int status = 0;
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < ncases; c++) {
         ffn_diag diag;
         ffn_hw hw;
         char msg[1200];
