@@ -257,6 +257,42 @@ Test(gpucal, memory_half_ramps_gemms_not_elementwise_kernels)
     cr_expect_eq(e0, e1, "an elementwise kernel pays no ramp: %g vs %g s", e0, e1);
 }
 
+/* hw/h200.yaml was fitted to data/calib/kit-h200.csv (a real H200, 2026-12-04): the residuals
+ * its spec records are what its own parameters give on that file, and the one-row GEMMs of the
+ * file run near the fitted fraction (a spec edited without the data, or data replaced without
+ * a refit, fails here). */
+Test(gpucal, h200_spec_records_the_residuals_of_its_kit_data)
+{
+    ffn_hw hw;
+    load_hw("h200", &hw);
+    static ffn_fit_point pts[4096];
+    size_t n = 0;
+    ffn_diag d;
+    cr_assert_eq(ffn_fit_data_load(FFNROOF_SOURCE_DIR "/data/calib/kit-h200.csv", FFN_DT_BF16,
+                                   FFN_DT_BF16, pts, 4096, &n, &d),
+                 0, "%s", d.msg);
+    cr_assert_eq(n, 2710);
+    ffn_unc u;
+    cr_assert_eq(ffn_fit_uncertainty(&hw, pts, n, &u), 0);
+    cr_expect_eq(u.points, hw.unc.points);
+    cr_expect_float_eq(u.median_abs, hw.unc.median_abs, 0.0006, "%g vs %g", u.median_abs,
+                       hw.unc.median_abs);
+    cr_expect_float_eq(u.max_abs, hw.unc.max_abs, 0.002, "%g vs %g", u.max_abs, hw.unc.max_abs);
+    cr_expect_float_eq(u.p10, hw.unc.p10, 0.0006, "%g vs %g", u.p10, hw.unc.p10);
+    cr_expect_float_eq(u.p90, hw.unc.p90, 0.0006, "%g vs %g", u.p90, hw.unc.p90);
+    /* the largest one-row GEMMs (>= 900 MB of weights) stream at 0.82-0.92 of 4.8 TB/s */
+    int big = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ffn_fit_point *p = &pts[i];
+        if (p->elem_bytes > 0 || p->m != 1 || (double)p->n * (double)p->k * 2.0 < 900e6) continue;
+        const double frac = (double)p->n * (double)p->k * 2.0 / p->time_s / hw.mem_bandwidth_bps;
+        cr_expect(frac > 0.82 && frac < 0.92, "%llux%llu: %g", (unsigned long long)p->n,
+                  (unsigned long long)p->k, frac);
+        big++;
+    }
+    cr_expect_eq(big, 4, "%d", big); /* LLaMA-2-70B and Qwen2.5-72B gate+up, bf16 and fp16 */
+}
+
 Test(gpucal, gate_up_runs_three_kernels)
 {
     ffn_hw hw;
