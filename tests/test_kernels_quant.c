@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/quant.h"
@@ -669,6 +671,68 @@ Test(kernels_quant, results_do_not_depend_on_the_thread_count)
             free(y3);
             wset_free(&w);
         }
+    }
+}
+
+/* FNV-1a of the bytes kernel k packs for shape s (weights of seed 5), in a child process whose
+ * OpenMP team has `threads` threads (the packers run their blocks on it); 0 when packing
+ * failed. The child starts the OpenMP runtime itself, so its OMP_NUM_THREADS holds. */
+static uint64_t packed_hash_with(const ffn_kernel *k, ffn_kshape s, const char *threads)
+{
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    const pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(fd[0]);
+        setenv("OMP_NUM_THREADS", threads, 1);
+        wset w;
+        wset_init(&w, s, 5);
+        uint64_t h = 0;
+        const size_t pb = k->packed_bytes(&w.s);
+        unsigned char *p = pb ? malloc(pb) : NULL;
+        if (p && k->pack(&w.s, &w.kw, p, pb) == 0) {
+            h = 1469598103934665603ull;
+            for (size_t i = 0; i < pb; i++)
+                h = (h ^ p[i]) * 1099511628211ull;
+        }
+        if (write(fd[1], &h, sizeof h) != (ssize_t)sizeof h) _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    uint64_t h = 0;
+    const ssize_t got = read(fd[0], &h, sizeof h);
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert(got == (ssize_t)sizeof h && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", k->name);
+    return h;
+}
+
+/* The packers split their work over an OpenMP team (qpack.c's panel blocks of 1024 columns,
+ * driver_pack.c's 16-row blocks): with d and f of several blocks each, one, two and five
+ * threads write the same bytes for every quantized kernel and the best fp32 and bf16 ones. */
+Test(kernels_quant, packed_bytes_do_not_depend_on_the_packing_threads, .timeout = 600)
+{
+    const ffn_kernel *ks[MAXK + 2];
+    size_t nk = quant_kernels(ks);
+    const ffn_dtype fl[] = {FFN_DT_FP32, FFN_DT_BF16};
+    for (size_t i = 0; i < 2; i++)
+        if (ffn_kernel_best(fl[i], &ks[nk], NULL) == 0) nk++;
+    for (size_t ki = 0; ki < nk; ki++) {
+        const bool w4 = ks[ki]->wdtype == FFN_DT_INT4;
+        /* 1088 columns: two blocks of 32-column panels down, three of gated ones up */
+        const ffn_kshape s = {.d = 1088,
+                              .f = 1088,
+                              .act = FFN_ACT_SWIGLU,
+                              .group = w4 ? 64u : 0u,
+                              .zero_point = w4 && ki % 2};
+        const uint64_t h1 = packed_hash_with(ks[ki], s, "1");
+        cr_assert_neq(h1, 0, "%s: packing failed", ks[ki]->name);
+        cr_expect_eq(packed_hash_with(ks[ki], s, "2"), h1, "%s: 1 and 2 threads differ",
+                     ks[ki]->name);
+        cr_expect_eq(packed_hash_with(ks[ki], s, "5"), h1, "%s: 1 and 5 threads differ",
+                     ks[ki]->name);
     }
 }
 

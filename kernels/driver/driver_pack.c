@@ -144,8 +144,15 @@ int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
      * (d = 2048, f = 6144 for the portable kernel's 8-column panels: 7.7 ns a weight on the
      * SPR-class VM of 2026-12-03). PACK_ROWS rows of a panel are whole lines of output. */
     enum { PACK_ROWS = 16 };
-    for (size_t k0 = 0; k0 < l.kp1; k0 += PACK_ROWS)
-        for (size_t j = 0; j < l.np1; j++) {
+    /* Row blocks write disjoint bytes: an OpenMP team takes them where the library has one
+     * (the same bytes at any thread count). */
+    const size_t nk1 = (l.kp1 + PACK_ROWS - 1) / PACK_ROWS,
+                 nk2 = (l.kp2 + PACK_ROWS - 1) / PACK_ROWS;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) if (nk1 > 1)
+#endif
+    for (size_t b = 0; b < nk1; b++)
+        for (size_t j = 0, k0 = b * PACK_ROWS; j < l.np1; j++) {
             unsigned char *pj = w1 + j * l.kp1 * nr * es;
             for (size_t kk = k0; kk < k0 + PACK_ROWS && kk < l.kp1; kk++)
                 for (size_t h = 0; h < (gated ? 2u : 1u); h++) { /* gate, then up (gated) */
@@ -158,8 +165,11 @@ int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
                     }
                 }
         }
-    for (size_t k0 = 0; k0 < l.kp2; k0 += PACK_ROWS)
-        for (size_t j = 0; j < l.pd; j++) {
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) if (nk2 > 1)
+#endif
+    for (size_t b = 0; b < nk2; b++)
+        for (size_t j = 0, k0 = b * PACK_ROWS; j < l.pd; j++) {
             unsigned char *pj = w2 + j * l.kp2 * nr * es;
             for (size_t kk = k0; kk < k0 + PACK_ROWS && kk < l.kp2; kk++)
                 for (size_t c = 0; c < nr; c++) {
