@@ -49,6 +49,10 @@ int ffn_blayer_forward(ffn_blayer *L, size_t T, int threads, double *timing, siz
  * verified, verify_tokens and max_rel_err. */
 int ffn_blayer_verify(ffn_blayer *L, size_t T, ffn_bench_result *r, ffn_diag *diag);
 
+/* --quick's compute-bound calibration runs on a slow level (a measured peak that would take over
+ * 50 ms a call at T = 256): fewer tokens, down to 64 (kernel_fit.c). Returns how many shrank. */
+size_t ffn__kcal_quick_shrink(const ffn_hw *hw, ffn_bench_case *cases, size_t n);
+
 /* Whether a held-out (not fitted) float run of the kernel fit, among the first n_float runs of
  * out, is predicted by hw more than 30% off its median: calibrate then measures every float
  * run once more (kernel_fit.c). */

@@ -249,6 +249,47 @@ Test(calfit, default_and_quick_fits_anchor_the_launch_cost)
     }
 }
 
+/* --quick's compute-bound runs keep T = 256 on a level fast enough for it and take fewer tokens
+ * (never below 64) where the measured peak would spend over 50 ms a call: a 24 GFLOP/s portable
+ * level runs them at T = 64, its W8A8 one too at 15 GOP/s; decodes and the T = 16 prefill stay. */
+Test(calfit, quick_compute_runs_shrink_on_slow_levels)
+{
+    ffn_bench_case cases[FFN_KCAL_MAX];
+    bool fit[FFN_KCAL_MAX];
+    ffn_hw hw;
+    memset(&hw, 0, sizeof hw);
+    const size_t n = ffn_kcal_cases(FFN_KCAL_QUICK, cases, fit, FFN_KCAL_MAX);
+    cr_assert_lt(n, FFN_KCAL_MAX);
+    ffn_bench_case w8a8 = cases[0];
+    w8a8.tokens = w8a8.seq = 256;
+    w8a8.batch = 1;
+    w8a8.phase = FFN_PHASE_PREFILL;
+    w8a8.shape.d = 1024;
+    w8a8.shape.f = 2816;
+    w8a8.wdtype = w8a8.adtype = FFN_DT_INT8;
+    cases[n] = w8a8;
+    ffn_bench_case fast[FFN_KCAL_MAX], slow[FFN_KCAL_MAX];
+    memcpy(fast, cases, sizeof cases);
+    memcpy(slow, cases, sizeof cases);
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++)
+        hw.peak_flops[dt] = 2e12; /* 4.4 GFLOP at T = 256: 2 ms */
+    cr_expect_eq(ffn__kcal_quick_shrink(&hw, fast, n + 1), 0);
+    for (int dt = 0; dt < FFN_DT_COUNT; dt++)
+        hw.peak_flops[dt] = dt == FFN_DT_INT8 ? 15e9 : 24e9;
+    size_t at256 = 0;
+    for (size_t i = 0; i <= n; i++)
+        at256 += cases[i].phase == FFN_PHASE_PREFILL && cases[i].tokens == 256;
+    cr_assert_geq(at256, 2, "the quick set's compute-bound runs (fp32, and W8A8 here)");
+    cr_expect_eq(ffn__kcal_quick_shrink(&hw, slow, n + 1), at256);
+    for (size_t i = 0; i <= n; i++) {
+        const bool compute = cases[i].phase == FFN_PHASE_PREFILL && cases[i].tokens == 256;
+        cr_expect_eq(slow[i].tokens, compute ? 64u : cases[i].tokens, "run %zu: T %zu", i,
+                     slow[i].tokens);
+        cr_expect_eq(slow[i].seq, slow[i].phase == FFN_PHASE_PREFILL ? slow[i].tokens : 0);
+        cr_expect_eq(fast[i].tokens, cases[i].tokens);
+    }
+}
+
 /* A held-out run the fit misses by more than 30% sends calibrate back to measure every float
  * run again (kernel_fit.c); fit runs, quantized runs past n_float and runs within 30% do not. */
 /* The runs of a calibration of mode m (cases and fit flags into cases and fit) in a fresh
