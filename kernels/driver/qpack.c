@@ -134,10 +134,50 @@ static void block_codes8(const qblock *b, size_t K, const float *sc, int8_t *q, 
         }
 }
 
-/* One block of panels (j0 .. j0 + b->nj - 1) of ffn__qpack_float. */
-static int qpack_block(const qblock *bp, int qf, unsigned q4_layout, size_t K, size_t G, bool zp,
-                       unsigned char *dst, size_t pb)
+/* The blocks of a packing are independent (each writes its own panels): they run on an OpenMP
+ * team where the library has one. Packing was most of a quick calibration's kernel preparation
+ * (d = 2048, f = 6144 in int8 for the portable kernel: 19 ns a weight on one thread). The bytes
+ * do not depend on the thread count. Returns 0 or an error one of the blocks gave. */
+typedef int (*block_fn)(const qblock *b, const void *ctx);
+static int each_block(size_t np, size_t nr, size_t N, const float *w, const float *w2, block_fn fn,
+                      const void *ctx)
 {
+    const size_t per = BLOCK_COLS / nr, nb = (np + per - 1) / per;
+    int err = 0;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1) if (nb > 1)
+#endif
+    for (size_t i = 0; i < nb; i++) {
+        const qblock b = block_of(i * per, np, N, w, w2, nr);
+        const int rc = fn(&b, ctx);
+        if (rc) {
+#if defined(_OPENMP)
+#pragma omp atomic write
+#endif
+            err = rc;
+        }
+    }
+    return err;
+}
+
+typedef struct qf_job {
+    int qf;
+    unsigned q4_layout;
+    size_t K, G;
+    bool zp;
+    unsigned char *dst;
+    size_t pb;
+} qf_job;
+
+/* One block of panels (j0 .. j0 + b->nj - 1) of ffn__qpack_float. */
+static int qpack_block(const qblock *bp, const void *ctx)
+{
+    const qf_job *jb = ctx;
+    const int qf = jb->qf;
+    const unsigned q4_layout = jb->q4_layout;
+    const size_t K = jb->K, G = jb->G, pb = jb->pb;
+    const bool zp = jb->zp;
+    unsigned char *dst = jb->dst;
     const qblock b = *bp;
     const size_t j0 = b.j0, nr = b.nr, N = b.N;
     float lo[BLOCK_COLS], hi[BLOCK_COLS], sc[BLOCK_COLS];
@@ -207,39 +247,33 @@ static int qpack_block(const qblock *bp, int qf, unsigned q4_layout, size_t K, s
     return 0;
 }
 
-/* The blocks of a packing are independent (each writes its own panels): they run on an OpenMP
- * team where the library has one. Packing was most of a quick calibration's kernel preparation
- * (d = 2048, f = 6144 in int8 for the portable kernel: 19 ns a weight on one thread). The bytes
- * do not depend on the thread count. */
 int ffn__qpack_float(int qf, unsigned q4_layout, size_t K, size_t N, const float *w,
                      const float *w2, size_t G, bool zp, size_t nr, unsigned char *dst, size_t pb,
                      size_t np)
 {
     if (nr == 0 || nr > BLOCK_COLS) return FFN_EINVAL;
     memset(dst, 0, pb * np);
-    const size_t per = BLOCK_COLS / nr, nb = (np + per - 1) / per;
-    int err = 0;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1) if (nb > 1)
-#endif
-    for (size_t i = 0; i < nb; i++) {
-        const qblock b = block_of(i * per, np, N, w, w2, nr);
-        const int rc = qpack_block(&b, qf, q4_layout, K, G, zp, dst, pb);
-        if (rc) {
-#if defined(_OPENMP)
-#pragma omp atomic write
-#endif
-            err = rc;
-        }
-    }
-    return err;
+    const qf_job jb = {
+        .qf = qf, .q4_layout = q4_layout, .K = K, .G = G, .zp = zp, .dst = dst, .pb = pb};
+    return each_block(np, nr, N, w, w2, qpack_block, &jb);
 }
 
+typedef struct i8_job {
+    size_t K, kv, kp;
+    int8_t *dst;
+    int32_t *bsum;
+    float *scale;
+} i8_job;
+
 /* One block of ffn__qpack_i8's panels. */
-static int qpack_i8_block(const qblock *bp, size_t K, size_t kv, size_t kp, int8_t *dst,
-                          int32_t *bsum, float *scale)
+static int qpack_i8_block(const qblock *bp, const void *ctx)
 {
     enum { NR = 32 };
+    const i8_job *jb = ctx;
+    const size_t K = jb->K, kv = jb->kv, kp = jb->kp;
+    int8_t *dst = jb->dst;
+    int32_t *bsum = jb->bsum;
+    float *scale = jb->scale;
     const qblock b = *bp;
     const size_t j0 = b.j0;
     float lo[BLOCK_COLS], hi[BLOCK_COLS];
@@ -278,20 +312,6 @@ int ffn__qpack_i8(size_t K, size_t N, const float *w, const float *w2, size_t kv
     enum { NR = 32 };
     memset(dst, 0, kp * NR * np);
     memset(scale, 0, np * NR * sizeof *scale);
-    const size_t per = BLOCK_COLS / NR, nb = (np + per - 1) / per;
-    int err = 0;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1) if (nb > 1)
-#endif
-    for (size_t i = 0; i < nb; i++) {
-        const qblock b = block_of(i * per, np, N, w, w2, NR);
-        const int rc = qpack_i8_block(&b, K, kv, kp, dst, bsum, scale);
-        if (rc) {
-#if defined(_OPENMP)
-#pragma omp atomic write
-#endif
-            err = rc;
-        }
-    }
-    return err;
+    const i8_job jb = {.K = K, .kv = kv, .kp = kp, .dst = dst, .bsum = bsum, .scale = scale};
+    return each_block(np, NR, N, w, w2, qpack_i8_block, &jb);
 }
