@@ -682,7 +682,9 @@ static uint64_t packed_hash(const ffn_kernel *k, ffn_kshape s)
     wset_init(&w, s, 5);
     uint64_t h = 0;
     const size_t pb = k->packed_bytes(&w.s);
-    unsigned char *p = pb ? malloc(pb) : NULL;
+    /* zeroed first: a packer leaves some alignment padding unwritten, which would otherwise
+     * hash whatever the allocation held (qemu-x86's CI run of 2026-12-04) */
+    unsigned char *p = pb ? calloc(1, pb) : NULL;
     if (p && k->pack(&w.s, &w.kw, p, pb) == 0) {
         h = 1469598103934665603ull;
         for (size_t i = 0; i < pb; i++)
