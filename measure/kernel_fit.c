@@ -82,7 +82,9 @@ static const kshape_def cal_tiny[] = {
  * x86 kernel's stream rows (6 AVX2, 14 AVX-512, 2 AMX) and still bandwidth-bound: at T = 32 it
  * sat at the ridge and left the GEMM bandwidth share nearly free (fitted 0.28-0.30 where T = 16
  * reads its weights at 0.43-0.45 of the read bandwidth, BENCHMARKS.md). */
-enum { QUICK_COMPUTE_T = 256 }; /* --quick's compute-bound run (ffn_kcal_cases widens it) */
+/* --quick's compute-bound run: ffn_kcal_cases widens it for a bf16 tile engine,
+ * ffn__kcal_quick_shrink gives it fewer tokens on a slow level */
+enum { QUICK_COMPUTE_T = 256 };
 static const kshape_def cal_quick[] = {
     {LAUNCH_SHAPE},
     {FFN_PHASE_PREFILL, QUICK_COMPUTE_T, 1024, 2816, true, false},

@@ -3,7 +3,8 @@
  * group scales + zero points) and the W8A8 VNNI panels (+ column sums and scales). Codes and
  * scales are quant.h's (ffn_qweight_quantize's arithmetic, quant_internal.h, applied a block of
  * panels row by row); only their arrangement is the driver's. Pack-time only: no allocation
- * (stack buffers of about 13 KiB), no I/O. */
+ * (stack buffers of about 13 KiB on each thread of the OpenMP team that packs the blocks), no
+ * I/O. */
 #ifndef FFNROOF_KERNELS_QPACK_H
 #define FFNROOF_KERNELS_QPACK_H
 
