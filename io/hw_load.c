@@ -111,8 +111,8 @@ static int load_memory(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 
 static int load_onchip(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 {
-    static const char *const allowed[] = {"name",   "capacity",   "bandwidth",
-                                          "slices", "scratchpad", NULL};
+    static const char *const allowed[] = {"name",       "capacity",   "bandwidth", "slices",
+                                          "scratchpad", "keeps_part", NULL};
     yaml_node_t *s = ffn_y_get(y, root, "onchip", NULL);
     if (!s) return 0;
     int rc = ffn_y_expect_seq(y, s, "onchip");
@@ -140,6 +140,10 @@ static int load_onchip(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
         l->slices = (uint32_t)sl;
         /* kernel-lifetime memory (shared memory, LDS): never holds data across calls */
         if (!rc) rc = ffn_y_bool(y, e, "scratchpad", false, &l->scratchpad);
+        /* what it keeps of a working set larger than it (default: capacity / working set) */
+        bool keeps = true;
+        if (!rc) rc = ffn_y_bool(y, e, "keeps_part", false, &keeps);
+        l->no_partial = !keeps;
         if (rc) return rc;
     }
     hw->n_levels = n;
@@ -340,25 +344,36 @@ static int load_dequant(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
     return rc;
 }
 
-static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
+/* level_max: {LEVEL: fraction, ...}, keyed by the names of the spec's onchip levels. */
+static int load_level_max(ffn_ydoc *y, yaml_node_t *eff, const ffn_hw *hw, ffn_eff *e)
 {
-    static const char *const allowed[] = {"compute_max",
-                                          "compute_max_by_dtype",
-                                          "compute_half",
-                                          "memory_max",
-                                          "memory_half",
-                                          "memory_max_gemv",
-                                          "tiles",
-                                          "tiles_by_dtype",
-                                          "launch",
-                                          "harness",
-                                          "overlap",
-                                          "source",
-                                          "util_by_dtype",
-                                          "memory_max_elem",
-                                          "dequant_cost",
-                                          "memory_max_gemv_by_dtype",
-                                          NULL};
+    const char *names[FFN_HW_MAX_LEVELS + 1];
+    for (int i = 0; i < hw->n_levels; i++)
+        names[i] = hw->levels[i].name;
+    names[hw->n_levels] = NULL;
+    yaml_node_t *key = NULL, *m = ffn_y_get(y, eff, "level_max", &key);
+    if (!m) return 0;
+    if (hw->n_levels == 0)
+        return ffn_y_error(y, key ? key : m, FFN_ESCHEMA,
+                           "'level_max' needs the spec's 'onchip' levels; this spec has none");
+    yaml_node_t *mm = NULL;
+    int rc = sub_map(y, eff, "level_max", names, &mm);
+    for (int i = 0; !rc && i < hw->n_levels; i++)
+        rc = fraction(y, mm, names[i], &e->level_max[i]);
+    return rc;
+}
+
+static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, const ffn_hw *hw, ffn_eff *e)
+{
+    static const char *const allowed[] = {"compute_max",   "compute_max_by_dtype",
+                                          "compute_half",  "memory_max",
+                                          "memory_half",   "memory_max_gemv",
+                                          "tiles",         "tiles_by_dtype",
+                                          "launch",        "harness",
+                                          "overlap",       "source",
+                                          "util_by_dtype", "memory_max_elem",
+                                          "dequant_cost",  "memory_max_gemv_by_dtype",
+                                          "level_max",     NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -387,6 +402,7 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, ffn_eff *e)
     if (!rc) rc = load_tiles_by_dtype(y, m, e);
     if (!rc) rc = load_util_by_dtype(y, m, e);
     if (!rc) rc = load_dequant(y, m, e);
+    if (!rc) rc = load_level_max(y, m, hw, e);
     if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
     if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
     if (!rc) {
@@ -454,7 +470,7 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     hw->devices_per_node = 1;
     if (!rc) rc = load_link(y, root, "interconnect", &hw->scaleup, &hw->devices_per_node);
     if (!rc) rc = load_link(y, root, "network", &hw->scaleout, NULL);
-    if (!rc) rc = load_efficiency(y, root, &hw->eff);
+    if (!rc) rc = load_efficiency(y, root, hw, &hw->eff);
     if (!rc) rc = load_uncertainty(y, root, &hw->unc);
     if (!rc) rc = load_fit(y, root, &hw->fit);
     if (!rc) {

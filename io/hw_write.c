@@ -194,6 +194,8 @@ static bool eff_is_default(const ffn_eff *e)
             e->dequant_cost[d] > 0 || e->memory_max_gemv_dt[d] > 0)
             return false;
     if (e->memory_max_elem > 0) return false;
+    for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
+        if (e->level_max[i] > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
            e->memory_half_bytes == 0.0 && e->memory_max_gemv == 0.0 && e->n_tiles == 0 &&
            e->launch_s == 0.0 && e->harness_s == 0.0 && e->overlap_p == 0.0;
@@ -245,6 +247,7 @@ static void write_spec(FILE *f, const ffn_hw *hw)
             }
             if (l->slices > 0) fprintf(f, ", slices: %u", l->slices);
             if (l->scratchpad) fputs(", scratchpad: true", f);
+            if (l->no_partial) fputs(", keeps_part: false", f);
             fputs("}\n", f);
         }
     }
@@ -296,6 +299,20 @@ static void write_spec(FILE *f, const ffn_hw *hw)
             put_num(f, "  ", "memory_max_elem", e->memory_max_elem, FFN_UNIT_NONE);
         put_by_dtype(f, "dequant_cost", e->dequant_cost, dt);
         put_by_dtype(f, "memory_max_gemv_by_dtype", e->memory_max_gemv_dt, dt);
+        bool lm = false;
+        for (int i = 0; i < hw->n_levels && i < FFN_HW_MAX_LEVELS; i++)
+            lm = lm || e->level_max[i] > 0;
+        if (lm) {
+            fputs("  level_max:\n", f);
+            for (int i = 0; i < hw->n_levels && i < FFN_HW_MAX_LEVELS; i++)
+                if (e->level_max[i] > 0) {
+                    char q[64];
+                    exact_quantity(e->level_max[i], FFN_UNIT_NONE, q, sizeof q);
+                    fputs("    ", f);
+                    put_quoted(f, hw->levels[i].name);
+                    fprintf(f, ": %s\n", q);
+                }
+        }
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);

@@ -299,20 +299,26 @@ double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     return gemm_time_s(hw, m, n, k, instances, flops, 0, cdt, tm);
 }
 
+/* An elementwise kernel of `flops` whose bytes take tm to move. */
+static double elem_time_s(const ffn_hw *hw, double flops, double tm)
+{
+    const ffn_eff *e = &hw->eff;
+    double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
+    double tc = flops / (peak_of(hw, FFN_DT_FP32) * cmax);
+    return e->launch_s + pnorm(tc, tm, e->overlap_p);
+}
+
 double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
 {
     if (flops <= 0 && bytes <= 0) return 0;
     const ffn_eff *e = &hw->eff;
-    double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
     double mmax = e->memory_max_elem > 0 ? e->memory_max_elem
                   : e->memory_max > 0    ? e->memory_max
                                          : 1.0;
-    double tc = flops / (peak_of(hw, FFN_DT_FP32) * cmax);
     /* No memory_half ramp: an elementwise kernel's fixed cost is its launch. The ramp is a
      * GEMM's pipeline fill; shared, the H200 kit's fit (2026-12-04) set it to zero, because
      * the read, copy and SiLU-and-multiply kernels pay none beyond the launch. */
-    double tm = bytes / (hw->mem_bandwidth_bps * mmax);
-    return e->launch_s + pnorm(tc, tm, e->overlap_p);
+    return elem_time_s(hw, flops, bytes / (hw->mem_bandwidth_bps * mmax));
 }
 
 static void set_name(ffn_op *op, const char *name)
@@ -374,9 +380,11 @@ int ffn_level_placing(const ffn_hw *hw, double bytes, double *frac)
         *frac = 1.0;
         return lv;
     }
-    int best = -1; /* the largest level that keeps data across calls (the outermost of equals) */
+    /* the largest level that keeps part of a larger working set across calls (the outermost
+     * of equals); one that keeps nothing of it (keeps_part: false, LRU-like) is passed over */
+    int best = -1;
     for (int i = 0; i < n_levels(hw); i++)
-        if (!hw->levels[i].scratchpad &&
+        if (!hw->levels[i].scratchpad && !hw->levels[i].no_partial &&
             (best < 0 || ffn_level_usable_bytes(hw, i) >= ffn_level_usable_bytes(hw, best)))
             best = i;
     if (best < 0 || !(ffn_level_usable_bytes(hw, best) > 0)) return 0;
@@ -423,13 +431,13 @@ int ffn_op_main_source(const ffn_op *op)
  * bound for level j's slice, and the level beyond j serves them. Levels without a
  * bandwidth count for capacity only. Without residency and without the bound this is the
  * memory term of before, bit for bit. */
-static void serve(ffn_op *op, const ffn_hw *hw, double mmax, double *tm_ideal, double *tm_eff)
+static void serve(ffn_op *op, const ffn_hw *hw, double mmax, double half, double *tm_ideal,
+                  double *tm_eff)
 {
     memset(op->served_bytes, 0, sizeof op->served_bytes);
     const int nl = n_levels(hw);
     const double B = op->bytes, W = op->weight_bytes, A = B - W > 0 ? B - W : 0;
     const double bw = hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0;
-    const double half = hw->eff.memory_half_bytes;
     int r = op->weights_level > 0 && op->weights_level <= nl ? op->weights_level : 0;
     const bool bound = op->traffic_bound && op->kind == FFN_OP_GEMM && nl > 0;
     if (!r && !bound) {
@@ -466,11 +474,14 @@ static void serve(ffn_op *op, const ffn_hw *hw, double mmax, double *tm_ideal, d
         op->served_bytes[j] = sv;
         double lb = hw->levels[j].bandwidth_bps;
         if (!(lb > 0) || !(sv > 0)) continue;
+        /* the fraction of the resident level's bandwidth kernels reach on what it holds,
+         * where measured (level_max); the traffic through a level at the op's own */
+        const double lm = j == r - 1 && hw->eff.level_max[j] > 0 ? hw->eff.level_max[j] : mmax;
         /* level r itself serves what it holds and passes the misses on at memory's rate */
         const double hit = j == r - 1 ? sv - Wm : sv;
         double t_i = hit / lb + (j == r - 1 ? Wm / bw : 0);
         if (t_i > ti) ti = t_i;
-        double t = hit / (lb * mmax * ramp(hit, half)) +
+        double t = hit / (lb * lm * ramp(hit, half)) +
                    (j == r - 1 && Wm > 0 ? Wm / (bw * mmax * ramp(Wm, half)) : 0);
         if (t > te) te = t;
     }
@@ -493,7 +504,8 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
                   : e->memory_max > 0      ? e->memory_max
                                            : 1.0;
     double tm_ideal, tm_eff;
-    serve(op, hw, mmax, &tm_ideal, &tm_eff);
+    /* the size ramp is a GEMM's pipeline fill (ffn_predict_elem_s) */
+    serve(op, hw, mmax, gemm ? e->memory_half_bytes : 0.0, &tm_ideal, &tm_eff);
     op->memory_s = tm_ideal;
     double tc = op->flops / peak_of(hw, op->compute_dtype);
     if (op->vec_ops > 0) tc += op->vec_ops / peak_of(hw, FFN_DT_FP32);
@@ -528,6 +540,8 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     else if (gemm)
         op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, flops, vec,
                                       op->compute_dtype, tm_eff);
+    else if (op->weights_level > 0) /* data re-read across calls resident on chip (a fit point) */
+        op->predicted_s = elem_time_s(hw, op->flops, tm_eff);
     else
         op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
     op->bound = tc >= tm_ideal ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;

@@ -47,6 +47,9 @@ static void expect_same_hw(const ffn_hw *a, const ffn_hw *b, const char *what)
                      what, i);
         cr_expect_eq(a->levels[i].scratchpad, b->levels[i].scratchpad, "%s: level %d scratchpad",
                      what, i);
+        cr_expect_eq(a->levels[i].no_partial, b->levels[i].no_partial, "%s: level %d keeps_part",
+                     what, i);
+        cr_expect_eq(a->eff.level_max[i], b->eff.level_max[i], "%s: level %d level_max", what, i);
     }
     const ffn_link *la[2] = {&a->scaleup, &a->scaleout}, *lb[2] = {&b->scaleup, &b->scaleout};
     for (int k = 0; k < 2; k++) {
@@ -281,6 +284,10 @@ static const bad_case bad_cases[] = {
     {"dequant_cost_float.yaml", FFN_ESCHEMA, 15, 27, "unknown key 'bf16'"},
     {"big_gemv_by_dtype.yaml", FFN_ERANGE, 15, 47, "'bf16' = 1.5 is out of range"},
     {"gemv_by_dtype_fp64.yaml", FFN_ESCHEMA, 15, 41, "unknown key 'fp64'"},
+    {"level_max_unknown_level.yaml", FFN_ESCHEMA, 17, 24, "unknown key 'L3'"},
+    {"level_max_no_onchip.yaml", FFN_ESCHEMA, 15, 3, "needs the spec's 'onchip' levels"},
+    {"level_max_big.yaml", FFN_ERANGE, 17, 19, "'L2' = 1.5 is out of range"},
+    {"keeps_part_not_bool.yaml", FFN_ESCHEMA, 14, 66, "'keeps_part' must be true or false"},
 };
 
 Test(hw, bad_input_points_at_the_culprit)
@@ -374,6 +381,7 @@ static void fill_awkward(ffn_hw *hw)
     snprintf(hw->levels[1].name, sizeof hw->levels[1].name, "L3, shared");
     hw->levels[1].capacity_bytes = 105e6;
     hw->levels[1].bandwidth_bps = 3.141592653589793e12;
+    hw->levels[1].no_partial = true;
     snprintf(hw->scaleup.kind, sizeof hw->scaleup.kind, "UPI 2.0");
     hw->scaleup.bandwidth_bps = 62.4e9;
     hw->scaleup.latency_s = 1.3e-7;
@@ -405,6 +413,7 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.dequant_cost[FFN_DT_INT4] = 6.0625;
     hw->eff.memory_max_gemv_dt[FFN_DT_INT4] = 0.5772156649;
     hw->eff.memory_max_gemv_dt[FFN_DT_BF16] = 0.3441234567;
+    hw->eff.level_max[1] = 0.5716633034442656;
     hw->unc.p10 = 0.9123456789;
     hw->unc.p90 = 1.1034567;
     hw->unc.points = 1058;

@@ -298,3 +298,61 @@ Test(onchip, weights_names_parse)
     cr_assert_neq(ffn_weights_parse("warm", &w), 0);
     cr_assert_str_eq(ffn_weights_name(FFN_WEIGHTS_AUTO), "auto");
 }
+
+/* A level that keeps nothing of a working set larger than it (keeps_part: false, LRU-like: the
+ * H200's L2, measured 2026-12-04) is passed over for the partial placement: with L3 so, the
+ * 134,217,728 B layer of the test above keeps its outermost part in L2 instead, 6.4e6 / 2^27 =
+ * 0.0476837158203125 of it; with L2 so as well it stays cold, number for number. A working set
+ * that fits such a level whole is still placed in it. */
+Test(onchip, a_level_that_keeps_nothing_of_a_larger_set_is_passed_over)
+{
+    ffn_hw hw = cpu_hw();
+    hw.levels[1].no_partial = true;
+    double frac;
+    cr_assert_eq(ffn_level_placing(&hw, 134217728.0, &frac), 1);
+    close_rel(frac, 0.0476837158203125, 1e-12);
+    cr_assert_eq(ffn_level_placing(&hw, 20e6, &frac), 2, "fits L3 whole");
+    cr_assert_eq(frac, 1.0);
+    hw.levels[0].no_partial = true;
+    cr_assert_eq(ffn_level_placing(&hw, 134217728.0, &frac), 0);
+    cr_assert_eq(frac, 0.0);
+    ffn_model m = dense(4096, 4096, 1);
+    ffn_result cold, hot;
+    ffn_run r = decode_fp32(FFN_WEIGHTS_COLD);
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &cold, NULL), 0);
+    r.weights = FFN_WEIGHTS_HOT;
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    cr_assert_eq(hot.weights_level, 0);
+    cr_assert_eq(hot.predicted_s, cold.predicted_s);
+}
+
+/* level_max: the fraction of the resident level's bandwidth kernels reach on what it holds.
+ * The d = 256, f = 1024 layer of a_layer_that_fits_l2 (memory_max 0.5, overlap max, no launch):
+ * up serves 1,053,696 B from L2 (800 GB/s) and its 5,120 activation bytes from memory. With
+ * level_max 0.25 for L2: 1,053,696 / (800e9 x 0.25) = 5.26848 us, against the 0.1024 us of
+ * 5,120 B at 100e9 x 0.5 and the 0.524288 us of its 524,288 FLOPs at 1 TFLOP/s: 5.26848 us.
+ * Without it L2 is charged at the op's own fraction: 1,053,696 / (800e9 x 0.5) = 2.63424 us. The
+ * roofline (ideal) time is the same either way. */
+Test(onchip, level_max_charges_the_resident_level_at_its_fraction)
+{
+    ffn_hw hw = cpu_hw();
+    hw.eff.compute_max = 1.0;
+    hw.eff.memory_max = 0.5;
+    ffn_model m = dense(256, 1024, 1);
+    ffn_run r = decode_fp32(FFN_WEIGHTS_HOT);
+    ffn_result a, b;
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &a, NULL), 0);
+    close_rel(a.dense.ops[0].predicted_s, 1053696.0 / (800e9 * 0.5), 1e-12);
+    hw.eff.level_max[0] = 0.25;
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &b, NULL), 0);
+    cr_assert_str_eq(b.dense.ops[0].name, "up");
+    close_rel(b.dense.ops[0].predicted_s, 1053696.0 / (800e9 * 0.25), 1e-12);
+    close_rel(b.dense.ops[0].roofline_s, a.dense.ops[0].roofline_s, 1e-15);
+    /* a level the weights are not resident in keeps the op's fraction: cold is unchanged */
+    ffn_result c0, c1;
+    r.weights = FFN_WEIGHTS_COLD;
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &c1, NULL), 0);
+    hw.eff.level_max[0] = 0;
+    cr_assert_eq(ffn_predict(&m, &hw, &r, &c0, NULL), 0);
+    cr_assert_eq(c0.predicted_s, c1.predicted_s);
+}

@@ -28,6 +28,12 @@ typedef struct ffn_mem_level {
      * memory, AMD LDS, TPU VMEM): it tiles inside one kernel (the GEMM traffic bound, the
      * fused intermediate) but holds nothing across calls, so weights never stay in it. */
     bool scratchpad;
+    /* The level keeps nothing of a working set larger than it across calls (YAML
+     * `keeps_part: false`): a cyclic sweep through it misses every time, as under LRU (the
+     * H200's L2, measured 2026-12-04: GEMMs of 56-924 MiB of weights ran as fast warm as
+     * cold). false (the default): it keeps capacity / working set of it, as the adaptive
+     * replacement of the CPUs' L3s measured (docs/model.md, "On-chip memory"). */
+    bool no_partial;
 } ffn_mem_level;
 
 /* A link: scale-up (NVLink, Infinity Fabric, ICI, UPI) or scale-out (InfiniBand, Ethernet). */
@@ -101,6 +107,12 @@ typedef struct ffn_eff {
      * bf16 stream converts in scalar code and reads at half the fp32 stream's rate). */
     double dequant_cost[FFN_DT_COUNT];
     double memory_max_gemv_dt[FFN_DT_COUNT];
+    /* Per on-chip level (index as hw->levels): the fraction of that level's bandwidth the
+     * kernels reach reading the data resident in it (warm weights), where measured
+     * (`ffnroof fit --fit level` on warm data: the H200's L2 under cuBLAS GEMMs); 0 = the
+     * op's fraction of the memory bandwidth, as before. The tiled-GEMM traffic through a
+     * level (--onchip) keeps the op's fraction: nothing measured it. */
+    double level_max[FFN_HW_MAX_LEVELS];
 } ffn_eff;
 
 /* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of

@@ -316,10 +316,10 @@ double ffn_level_usable_bytes(const ffn_hw *hw, int i);
 int ffn_level_holding(const ffn_hw *hw, double bytes);
 /* Where data of `bytes` re-read across calls stays (docs/model.md, "On-chip memory"): the level
  * that holds it all (ffn_level_holding, *frac = 1); else, when it is larger than every level,
- * part of it in the largest level that keeps data across calls (the outermost of equals), *frac =
- * that level's usable capacity / bytes (what an ideal replacement keeps of a cyclic sweep; a level
- * without a bandwidth is charged at memory's, as a resident one); 0 (and *frac 0) when there is
- * none. */
+ * part of it in the largest level that keeps data across calls (the outermost of equals) and
+ * part of a larger working set (not keeps_part: false), *frac = that level's usable capacity /
+ * bytes (what an ideal replacement keeps of a cyclic sweep; a level without a bandwidth is
+ * charged at memory's, as a resident one); 0 (and *frac 0) when there is none. */
 int ffn_level_placing(const ffn_hw *hw, double bytes, double *frac);
 /* Tiled-GEMM traffic bound into a fast memory of s_bytes per slice for `instances` GEMMs
  * m x n x k of elem_bytes per element: 2 m n k e / sqrt(s/e) bytes, all slices together. */
