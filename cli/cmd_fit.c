@@ -30,7 +30,9 @@ static void usage(FILE *fp)
           "  --fit LIST       parameters beyond compute_max and memory_max: launch, harness,\n"
           "                   overlap, compute-ramp, memory-ramp, by-dtype (compute_max per\n"
           "                   dtype), util (wave utilisation gamma - alpha/waves per dtype),\n"
-          "                   gemv (one-row GEMM bandwidth), elem (elementwise bandwidth);\n"
+          "                   gemv (one-row GEMM bandwidth), elem (elementwise bandwidth),\n"
+          "                   level (the fraction of an on-chip level's bandwidth the warm\n"
+          "                   points reach: rows after '#@ weights hot', the kit's --warm);\n"
           "                   hold-max keeps the spec's compute_max and memory_max\n"
           "                   (default: launch,overlap).\n"
           "                   'harness' fits the per-call overhead of the harness that measured\n"
@@ -47,20 +49,14 @@ static void usage(FILE *fp)
 /* --fit a,b,c: the fitted parameters as FFN_FIT_* flags ("none" for the roofline alone). */
 static int fit_flags(const char *list, unsigned *flags)
 {
-    static const char *const names[] = {"launch",      "harness",  "overlap", "compute-ramp",
-                                        "memory-ramp", "by-dtype", "util",    "gemv",
-                                        "elem",        "hold-max", "none",    NULL};
-    static const unsigned bits[] = {FFN_FIT_LAUNCH,
-                                    FFN_FIT_HARNESS,
-                                    FFN_FIT_OVERLAP,
-                                    FFN_FIT_COMPUTE_RAMP,
-                                    FFN_FIT_MEMORY_RAMP,
-                                    FFN_FIT_COMPUTE_BY_DTYPE,
-                                    FFN_FIT_WAVE_UTIL,
-                                    FFN_FIT_MEMORY_GEMV,
-                                    FFN_FIT_MEMORY_ELEM,
-                                    FFN_FIT_HOLD_MAX,
-                                    0};
+    static const char *const names[] = {
+        "launch", "harness", "overlap", "compute-ramp", "memory-ramp", "by-dtype", "util",
+        "gemv",   "elem",    "level",   "hold-max",     "none",        NULL};
+    static const unsigned bits[] = {
+        FFN_FIT_LAUNCH,       FFN_FIT_HARNESS,     FFN_FIT_OVERLAP,
+        FFN_FIT_COMPUTE_RAMP, FFN_FIT_MEMORY_RAMP, FFN_FIT_COMPUTE_BY_DTYPE,
+        FFN_FIT_WAVE_UTIL,    FFN_FIT_MEMORY_GEMV, FFN_FIT_MEMORY_ELEM,
+        FFN_FIT_LEVEL,        FFN_FIT_HOLD_MAX,    0};
     *flags = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
@@ -108,7 +104,8 @@ int ffn_cmd_fit(int argc, char **argv)
         if (ffn_eff_fit(&hw, pts, n, flags, &e))
             return ffn_cli_fail(FFN_EXIT_FAIL, CMD,
                                 "the fit failed (gemv needs one-row and larger GEMMs, elem "
-                                "needs elementwise points, util needs GEMMs)");
+                                "needs elementwise points, util needs GEMMs, level needs warm "
+                                "points whose data fits on chip)");
         hw.eff = e;
         if (ffn_fit_uncertainty(&hw, pts, n, &hw.unc))
             return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "cannot compute the fit's residuals");
@@ -137,6 +134,10 @@ int ffn_cmd_fit(int argc, char **argv)
         ffn_json_num(&j, "overlap_p", e->overlap_p);
         ffn_json_num(&j, "memory_max_gemv", e->memory_max_gemv);
         ffn_json_num(&j, "memory_max_elem", e->memory_max_elem);
+        ffn_json_obj_begin(&j, "level_max");
+        for (int l = 0; l < hw.n_levels; l++)
+            if (e->level_max[l] > 0) ffn_json_num(&j, hw.levels[l].name, e->level_max[l]);
+        ffn_json_obj_end(&j);
         ffn_json_obj_begin(&j, "util_by_dtype");
         for (int k = 0; k < FFN_DT_COUNT; k++) {
             if (!(e->util_gamma[k] > 0)) continue;
@@ -161,6 +162,7 @@ int ffn_cmd_fit(int argc, char **argv)
             ffn_json_str(&j, "kind", pts[i].f ? "layer" : pts[i].elem_bytes > 0 ? "elem" : "gemm");
             ffn_json_str(&j, "dtype", ffn_dtype_name(pts[i].wdtype));
             ffn_json_bool(&j, "best_of_sweep", pts[i].best_of_sweep);
+            ffn_json_bool(&j, "warm", pts[i].hot);
             ffn_json_num(&j, "measured_s", pts[i].time_s);
             ffn_json_num(&j, "predicted_s", pts[i].time_s * (1 + err[i]));
             ffn_json_num(&j, "error", err[i]);
@@ -181,6 +183,10 @@ int ffn_cmd_fit(int argc, char **argv)
            isfinite(e->overlap_p) && e->overlap_p < 1e6 ? e->overlap_p : 0.0);
     if (e->memory_max_gemv > 0) printf("  memory_max_gemv: %.4f\n", e->memory_max_gemv);
     if (e->memory_max_elem > 0) printf("  memory_max_elem: %.4f\n", e->memory_max_elem);
+    for (int l = 0; l < hw.n_levels; l++)
+        if (e->level_max[l] > 0)
+            printf("  level_max %s: %.4f (of %.4g TB/s)\n", hw.levels[l].name, e->level_max[l],
+                   hw.levels[l].bandwidth_bps / 1e12);
     for (int k = 0; k < FFN_DT_COUNT; k++)
         if (e->util_gamma[k] > 0)
             printf("  util %s: gamma %.4f, alpha %.4f\n", ffn_dtype_name((ffn_dtype)k),
@@ -191,13 +197,14 @@ int ffn_cmd_fit(int argc, char **argv)
     printf("\n%10s %8s %8s %8s %12s %12s %8s\n", "m", pts[0].f ? "d" : "n", pts[0].f ? "f" : "k",
            "", "measured", "predicted", "error");
     for (size_t i = 0; i < n; i++)
-        printf("%10llu %8llu %8llu %8s %9.4f ms %9.4f ms %+7.1f%%\n", (unsigned long long)pts[i].m,
-               (unsigned long long)(pts[i].f ? pts[i].k : pts[i].n),
+        printf("%10llu %8llu %8llu %8s %9.4f ms %9.4f ms %+7.1f%%%s\n",
+               (unsigned long long)pts[i].m, (unsigned long long)(pts[i].f ? pts[i].k : pts[i].n),
                (unsigned long long)(pts[i].f ? pts[i].f : pts[i].k),
                pts[i].f                ? ffn_act_name(pts[i].act)
                : pts[i].elem_bytes > 0 ? "elem"
                                        : (pts[i].wdtype != dt ? ffn_dtype_name(pts[i].wdtype) : ""),
-               pts[i].time_s * 1e3, pts[i].time_s * (1 + err[i]) * 1e3, 100 * err[i]);
+               pts[i].time_s * 1e3, pts[i].time_s * (1 + err[i]) * 1e3, 100 * err[i],
+               pts[i].hot ? "  warm" : "");
     printf("median |error| %.1f%%, mean %.1f%%, max %.1f%%\n", 100 * s.median_abs, 100 * s.mean_abs,
            100 * s.max_abs);
     if (s.median_abs > 0.10 || s.max_abs > 0.35)

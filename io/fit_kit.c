@@ -12,7 +12,10 @@
  * rate), so `ffnroof fit` adds no harness_s to their predictions; the GEMM rows after
  * '#@ best-of-sweep on' are published maxima over shape sweeps (MAMF), which the fit does not
  * fit to but uses to set a dtype class's utilisation (include/ffnroof/fit.h), until
- * '#@ best-of-sweep off'. ffn_fit_data_load() reads this format and hands the two older ones to
+ * '#@ best-of-sweep off'; the rows after '#@ weights hot' were measured with their data warm
+ * (one buffer reused call after call: a GEMM's weights, an elementwise kernel's inputs stay in
+ * the on-chip level that holds them), predicted as `--weights hot` places weights, until
+ * '#@ weights cold'. ffn_fit_data_load() reads this format and hands the two older ones to
  * ffn_fit_csv_load(). */
 #include "ffnroof/fitdata.h"
 
@@ -88,7 +91,7 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
     static const char *const want[] = {"kind", "dtype", "m", "n", "k"};
     char *line;
     int lineno = 0;
-    bool header = false, no_harness = false, best_of_sweep = false;
+    bool header = false, no_harness = false, best_of_sweep = false, hot = false;
     double unit = 0;
     while (!rc && ffn__input_line(&in, &off, &line)) {
         lineno++;
@@ -101,10 +104,14 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
                 best_of_sweep = true;
             else if (!strcmp(line, "#@ best-of-sweep off"))
                 best_of_sweep = false;
+            else if (!strcmp(line, "#@ weights hot"))
+                hot = true;
+            else if (!strcmp(line, "#@ weights cold"))
+                hot = false;
             else {
                 rc = ffn_diag_set(diag, FFN_ESCHEMA, path, lineno, 1,
                                   "unknown directive '%s' ('#@ harness on|off', "
-                                  "'#@ best-of-sweep on|off')",
+                                  "'#@ best-of-sweep on|off', '#@ weights hot|cold')",
                                   line);
                 break;
             }
@@ -187,26 +194,32 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
         p->time_s = t * unit;
         p->no_harness = no_harness;
         p->best_of_sweep = best_of_sweep && kind == K_GEMM;
+        p->hot = hot;
         const double el = (double)d[0] * (double)d[1], b = ffn_dtype_bytes(dt, 0);
         switch (kind) {
         case K_SILU_MUL:
             p->act = FFN_ACT_SWIGLU;
             p->elem_bytes = 3.0 * el * b;
+            p->hot_bytes = 2.0 * el * b;
             p->elem_flops = ffn_act_flops(FFN_ACT_SWIGLU) * el;
             break;
         case K_COPY:
             p->elem_bytes = 2.0 * el * b;
+            p->hot_bytes = el * b;
             break;
         case K_READ:
             p->elem_bytes = el * b;
+            p->hot_bytes = el * b;
             p->elem_flops = el;
             break;
         case K_BINARY:
             p->elem_bytes = 3.0 * el * b;
+            p->hot_bytes = 2.0 * el * b;
             p->elem_flops = el;
             break;
         case K_UNARY:
             p->elem_bytes = 2.0 * el * b;
+            p->hot_bytes = el * b;
             p->elem_flops = el;
             break;
         default:

@@ -33,6 +33,13 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
         ffn_op_elem(&c->ops[0], hw, "elem", FFN_OP_ELEMWISE,
                     (double)p->m * (double)(p->n ? p->n : 1), p->elem_flops, p->elem_bytes);
         c->n_ops = 1;
+        if (p->hot && p->hot_bytes > 0) {
+            /* its inputs, re-read every call, stay where they fit (as a layer's weights) */
+            ffn_op *op = &c->ops[0];
+            op->weight_bytes = p->hot_bytes < p->elem_bytes ? p->hot_bytes : p->elem_bytes;
+            op->weights_level = ffn_level_placing(hw, op->weight_bytes, &op->weights_frac);
+            ffn_op_recost(op, hw);
+        }
         ffn_layer_sum(c, hw);
         return 0;
     }
@@ -60,6 +67,11 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
                 ffn_op_recost(&c->ops[i], hw);
             }
     ffn_layer_sum(c, hw);
+    if (p->hot) {
+        double frac;
+        const int lv = ffn_level_placing(hw, c->weight_bytes, &frac);
+        if (lv) ffn_layer_place_weights(c, hw, lv, frac);
+    }
     return 0;
 }
 
@@ -133,7 +145,7 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
 #define UTIL_MIN_POINTS 8
 #define UNC_FLOOR_LO 0.94
 #define UNC_FLOOR_HI 1.06
-#define NP_MAX (NP + 2 * FFN_DT_COUNT + 2)
+#define NP_MAX (NP + 2 * FFN_DT_COUNT + 2 + FFN_HW_MAX_LEVELS)
 
 typedef struct fit_ctx {
     ffn_hw hw;
@@ -144,6 +156,8 @@ typedef struct fit_ctx {
                     with FFN_FIT_MEMORY_GEMV */
     int gemv_ix; /* x index of memory_max_gemv, -1 when not fitted */
     int elem_ix; /* x index of memory_max_elem, -1 when not fitted */
+    /* FFN_FIT_LEVEL: x index of level i's level_max, -1 for a level no warm point uses */
+    int level_ix[FFN_HW_MAX_LEVELS];
     /* FFN_FIT_WAVE_UTIL: one (gamma, alpha/gamma) pair per dtype class among the GEMM
      * points, at x[util_ix + 2j] and x[util_ix + 2j + 1]; a class with fewer than
      * UTIL_MIN_POINTS GEMMs takes the alpha/gamma ratio of the class with the most
@@ -196,6 +210,9 @@ static void apply(fit_ctx *c, const double *x)
     if (c->flags & FFN_FIT_MEMORY_RAMP) e->memory_half_bytes = exp(x[5]);
     if (c->gemv_ix >= 0) e->memory_max_gemv = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[c->gemv_ix]);
     if (c->elem_ix >= 0) e->memory_max_elem = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[c->elem_ix]);
+    for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
+        if (c->level_ix[i] >= 0)
+            e->level_max[i] = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[c->level_ix[i]]);
 }
 
 static double objective(fit_ctx *c, const double *x)
@@ -337,6 +354,25 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
         c.gemv_ix = c.dim++;
     }
     if (flags & FFN_FIT_MEMORY_ELEM) c.elem_ix = c.dim++;
+    for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
+        c.level_ix[i] = -1;
+    if (flags & FFN_FIT_LEVEL) {
+        /* the levels the warm points' data is placed in (placement reads capacities only:
+         * it does not move while the fit runs) */
+        bool used[FFN_HW_MAX_LEVELS] = {false}, any = false;
+        for (size_t i = 0; i < n; i++) {
+            ffn_layer_cost lc;
+            if (!pts[i].hot || ffn_fit_point_layer(hw, &pts[i], &lc)) continue;
+            for (int o = 0; o < lc.n_ops; o++) {
+                const int lv = lc.ops[o].weights_level;
+                if (lv > 0 && lv <= FFN_HW_MAX_LEVELS && hw->levels[lv - 1].bandwidth_bps > 0)
+                    used[lv - 1] = any = true;
+            }
+        }
+        if (!any) return FFN_EINVAL;
+        for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
+            if (used[i]) c.level_ix[i] = c.dim++;
+    }
     /* Start: 90% of peak, 85% of bandwidth, 5 us launch, p = 4, ramps at 1 GFLOP / 1 MB. */
     double x[NP_MAX] = {log(0.85 / 0.10), log(0.80 / 0.15), log(5e-6),
                         log(3.0),         log(1e9),         log(1e6)};
@@ -344,6 +380,8 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
         x[j] = x[0];
     if (c.gemv_ix >= 0) x[c.gemv_ix] = x[1];
     if (c.elem_ix >= 0) x[c.elem_ix] = x[1];
+    for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
+        if (c.level_ix[i] >= 0) x[c.level_ix[i]] = x[1];
     if (c.util_ix >= 0)
         for (int j = 0; j < c.n_ucls; j++) {
             x[c.util_ix + 2 * j] = x[0];

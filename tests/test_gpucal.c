@@ -369,6 +369,7 @@ Test(gpucal, kit_format_bad_input, .init = setup, .fini = teardown)
         {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,x,3,4\n", FFN_ESCHEMA, 2, 13, "'n' must be"},
         {"kind,dtype,m,n,k,time_us\ngemm,bf16,1,,3,4\n", FFN_ESCHEMA, 2, 13, "empty field"},
         {"kind,dtype,m,n,k,time_us\n#@ harness maybe\n", FFN_ESCHEMA, 2, 1, "unknown directive"},
+        {"kind,dtype,m,n,k,time_us\n#@ weights warm\n", FFN_ESCHEMA, 2, 1, "'#@ weights hot|cold'"},
         {"kind,dtype,m,n,k,time_us\n# only a comment\n", FFN_ESCHEMA, 0, 0, "no data points"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -606,4 +607,114 @@ Test(gpucal, margin_p90_needs_at_least_as_many_devices)
         cr_expect_float_eq(a->step.margin_scale, 1.0, 0);
     }
     cr_expect_gt(strictly_more, 0, "the pessimistic end costs devices somewhere");
+}
+
+/* ---- warm data: '#@ weights hot' and level_max (issue 15 on a GPU) ----------------------- */
+
+/* synthetic_gpu with an L2 of 60 MiB at 10 TB/s that keeps nothing of a larger set, no launch,
+ * overlap max */
+static void synthetic_gpu_l2(ffn_hw *hw)
+{
+    synthetic_gpu(hw);
+    hw->n_levels = 1;
+    snprintf(hw->levels[0].name, sizeof hw->levels[0].name, "L2");
+    hw->levels[0].capacity_bytes = 60.0 * 1048576.0;
+    hw->levels[0].bandwidth_bps = 10e12;
+    hw->levels[0].no_partial = true;
+}
+
+Test(gpucal, weights_hot_rows_load_with_the_bytes_they_reread, .init = setup, .fini = teardown)
+{
+    write_file(tmp_path, "#@ harness off\n#@ weights hot\nkind,dtype,m,n,k,time_us\n"
+                         "gemm,bf16,1,4096,2752,7\nread,bf16,8388608,1,1,5\n"
+                         "copy,bf16,1024,1,1,2\nsilu_mul,bf16,4,1024,1,2\n"
+                         "#@ weights cold\ngemm,bf16,1,4096,2752,9\n");
+    ffn_fit_point p[8];
+    size_t n = 0;
+    ffn_diag d;
+    cr_assert_eq(ffn_fit_data_load(tmp_path, FFN_DT_BF16, FFN_DT_BF16, p, 8, &n, &d), 0, "%s",
+                 d.msg);
+    cr_assert_eq(n, 5);
+    for (int i = 0; i < 4; i++)
+        cr_expect(p[i].hot, "row %d", i);
+    cr_expect(!p[4].hot);
+    cr_expect_float_eq(p[1].hot_bytes, 8388608.0 * 2, 1e-9, "a read re-reads all it reads");
+    cr_expect_float_eq(p[2].hot_bytes, 1024.0 * 2, 1e-9, "a copy re-reads its input");
+    cr_expect_float_eq(p[3].hot_bytes, 2.0 * 4 * 1024 * 2, 1e-9, "SiLU-and-multiply: 2 inputs");
+}
+
+/* Hand-worked on synthetic_gpu_l2 (memory 3 TB/s at 0.9, L2 10 TB/s at level_max 0.5): the
+ * GEMV 1 x 4096 x 2752 bf16 moves W = 4096 x 2752 x 2 = 22,544,384 B and x, y 13,696 B. Warm,
+ * the L2 holds W (<= 0.8 x 60 MiB) and serves all 22,558,080 B at 5 TB/s: 4.511616 us (the
+ * 13,696 B from memory take 5.07 ns, its 22.5 MFLOP 25 ns); cold, all from memory at 2.7 TB/s:
+ * 8.354844 us. A warm read of 8,388,608 bf16 (16,777,216 B) from L2: 3.3554432 us. A GEMV of
+ * 100 MiB of weights fits no level and, the L2 keeping nothing of it, is as cold. */
+Test(gpucal, warm_points_read_what_fits_from_l2_at_its_fraction)
+{
+    ffn_hw hw;
+    synthetic_gpu_l2(&hw);
+    hw.eff.level_max[0] = 0.5;
+    ffn_fit_point g = {.m = 1,
+                       .n = 4096,
+                       .k = 2752,
+                       .wdtype = FFN_DT_BF16,
+                       .adtype = FFN_DT_BF16,
+                       .time_s = 1e-6,
+                       .no_harness = true};
+    const double cold = ffn_fit_point_predict(&hw, &g);
+    cr_expect_float_eq(cold, 22558080.0 / 2.7e12, 1e-12, "%.9g", cold);
+    g.hot = true;
+    const double warm = ffn_fit_point_predict(&hw, &g);
+    cr_expect_float_eq(warm, 22558080.0 / 5e12, 1e-12, "%.9g", warm);
+    ffn_fit_point r = {.m = 8388608,
+                       .n = 1,
+                       .k = 1,
+                       .wdtype = FFN_DT_BF16,
+                       .adtype = FFN_DT_BF16,
+                       .time_s = 1e-6,
+                       .no_harness = true,
+                       .elem_bytes = 16777216.0,
+                       .elem_flops = 8388608.0,
+                       .hot = true,
+                       .hot_bytes = 16777216.0};
+    cr_expect_float_eq(ffn_fit_point_predict(&hw, &r), 16777216.0 / 5e12, 1e-12);
+    g.n = 4096 * 2, g.k = 6400; /* 104,857,600 B of weights */
+    const double big_warm = ffn_fit_point_predict(&hw, &g);
+    g.hot = false;
+    cr_expect_eq(big_warm, ffn_fit_point_predict(&hw, &g));
+}
+
+/* `--fit level` recovers the level_max that made a set of warm points (the model's own times),
+ * keeping everything else; without warm points on chip it refuses. */
+Test(gpucal, level_fit_recovers_a_synthetic_fraction)
+{
+    ffn_hw truth;
+    synthetic_gpu_l2(&truth);
+    truth.eff.level_max[0] = 0.4;
+    truth.eff.launch_s = 2e-6;
+    static const uint64_t shapes[][3] = {{1, 4096, 2752},  {4, 4096, 2752},  {1, 7168, 1024},
+                                         {16, 2048, 7168}, {1, 14336, 1024}, {2, 1024, 4096}};
+    ffn_fit_point p[8];
+    size_t n = 0;
+    for (size_t i = 0; i < 6; i++) {
+        p[n] = (ffn_fit_point){.m = shapes[i][0],
+                               .n = shapes[i][1],
+                               .k = shapes[i][2],
+                               .wdtype = FFN_DT_BF16,
+                               .adtype = FFN_DT_BF16,
+                               .hot = true,
+                               .no_harness = true};
+        p[n].time_s = ffn_fit_point_predict(&truth, &p[n]);
+        n++;
+    }
+    ffn_hw start = truth;
+    start.eff.level_max[0] = 0;
+    ffn_eff e;
+    cr_assert_eq(ffn_eff_fit(&start, p, n, FFN_FIT_LEVEL | FFN_FIT_HOLD_MAX, &e), 0);
+    cr_expect_float_eq(e.level_max[0], 0.4, 1e-4, "%g", e.level_max[0]);
+    cr_expect_eq(e.memory_max, truth.eff.memory_max);
+    cr_expect_eq(e.launch_s, truth.eff.launch_s);
+    for (size_t i = 0; i < n; i++)
+        p[i].hot = false;
+    cr_expect_eq(ffn_eff_fit(&start, p, n, FFN_FIT_LEVEL | FFN_FIT_HOLD_MAX, &e), FFN_EINVAL);
 }

@@ -40,6 +40,12 @@ typedef struct ffn_fit_point {
      * measurement: ffn_eff_fit does not fit to it, but sets the wave utilisation of a dtype
      * class that no other point covers from it (FFN_FIT_WAVE_UTIL; docs/model.md). */
     bool best_of_sweep;
+    /* Measured with its data warm (the GPU kit's --warm, '#@ weights hot'): what the kernel
+     * re-reads call after call (a GEMM's weights; an elementwise kernel's inputs, hot_bytes
+     * of them) is placed in the innermost on-chip level that holds it (ffn_level_placing) and
+     * charged at that level's bandwidth, as `--weights hot` places a layer's weights. */
+    bool hot;
+    double hot_bytes;
 } ffn_fit_point;
 
 typedef struct ffn_fit_summary {
@@ -72,6 +78,9 @@ enum {
     /* keep compute_max and memory_max as hw gives them (data that cannot tell them: only
      * compute-bound GEMMs under FFN_FIT_WAVE_UTIL, and elementwise kernels) */
     FFN_FIT_HOLD_MAX = 1u << 9,
+    /* fit level_max (the fraction of an on-chip level's bandwidth the kernels reach) for each
+     * level the warm points' data is placed in ('#@ weights hot'); needs such points */
+    FFN_FIT_LEVEL = 1u << 10,
 };
 
 /* The dtype class a dtype's wave utilisation is fitted in: fp16 and bf16 share one (the same
@@ -110,7 +119,8 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
  * gamma = gamma_ref * (its best fraction of peak) / (the best fraction among the reference
  * class's points), alpha in the reference class's proportion to gamma; the reference class is
  * the one with the most GEMM points. Returns 0 or FFN_EINVAL (no points, non-positive times;
- * FFN_FIT_MEMORY_GEMV without both one-row and larger points). */
+ * FFN_FIT_MEMORY_GEMV without both one-row and larger points, FFN_FIT_LEVEL without warm
+ * points placed on chip). */
 int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned flags, ffn_eff *out);
 
 #endif
