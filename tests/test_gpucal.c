@@ -611,6 +611,12 @@ Test(gpucal, margin_p90_needs_at_least_as_many_devices)
 
 /* ---- warm data: '#@ weights hot' and level_max (issue 15 on a GPU) ----------------------- */
 
+static int cmp_abs(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* synthetic_gpu with an L2 of 60 MiB at 10 TB/s that keeps nothing of a larger set, no launch,
  * overlap max */
 static void synthetic_gpu_l2(ffn_hw *hw)
@@ -717,4 +723,50 @@ Test(gpucal, level_fit_recovers_a_synthetic_fraction)
     for (size_t i = 0; i < n; i++)
         p[i].hot = false;
     cr_expect_eq(ffn_eff_fit(&start, p, n, FFN_FIT_LEVEL | FFN_FIT_HOLD_MAX, &e), FFN_EINVAL);
+}
+
+/* hw/h200.yaml's L2 was measured warm on the same H200 (data/calib/kit-h200-warm.csv,
+ * 2026-12-04): its level_max is what `fit --fit level,hold-max` gives on the file's GEMM rows,
+ * its L2 keeps nothing of a larger working set, and the warm rows whose weights do not fit ran
+ * as the spec predicts them cold (within the cold fit's own spread). */
+Test(gpucal, h200_l2_is_what_its_warm_kit_data_says)
+{
+    ffn_hw hw;
+    load_hw("h200", &hw);
+    cr_assert_eq(hw.n_levels, 2);
+    cr_expect_str_eq(hw.levels[1].name, "L2");
+    cr_expect(hw.levels[1].no_partial);
+    cr_expect_float_eq(hw.levels[1].capacity_bytes, 60.0 * 1048576.0, 1.0);
+    static ffn_fit_point pts[2048], g[2048];
+    size_t n = 0, ng = 0;
+    ffn_diag d;
+    cr_assert_eq(ffn_fit_data_load(FFNROOF_SOURCE_DIR "/data/calib/kit-h200-warm.csv", FFN_DT_BF16,
+                                   FFN_DT_BF16, pts, 2048, &n, &d),
+                 0, "%s", d.msg);
+    cr_assert_eq(n, 1366);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect(pts[i].hot);
+        if (!(pts[i].elem_bytes > 0)) g[ng++] = pts[i];
+    }
+    cr_assert_eq(ng, 896);
+    ffn_hw start = hw;
+    start.eff.level_max[1] = 0;
+    ffn_eff e;
+    cr_assert_eq(ffn_eff_fit(&start, g, ng, FFN_FIT_LEVEL | FFN_FIT_HOLD_MAX, &e), 0);
+    cr_expect_float_eq(e.level_max[1], hw.eff.level_max[1], 0.002, "%g vs %g", e.level_max[1],
+                       hw.eff.level_max[1]);
+    /* the GEMMs whose weights exceed the usable L2, warm, against their cold predictions */
+    static double err[2048];
+    size_t nb = 0;
+    for (size_t i = 0; i < ng; i++) {
+        if ((double)g[i].n * (double)g[i].k * 2.0 <= ffn_level_usable_bytes(&hw, 1)) continue;
+        ffn_fit_point c = g[i];
+        c.hot = false;
+        const double pc = ffn_fit_point_predict(&hw, &c);
+        cr_expect_eq(ffn_fit_point_predict(&hw, &g[i]), pc);
+        err[nb++] = fabs(pc / g[i].time_s - 1.0);
+    }
+    cr_assert_gt(nb, 400);
+    qsort(err, nb, sizeof err[0], cmp_abs);
+    cr_expect_lt(err[nb / 2], 0.10, "median |error| %g over %zu rows", err[nb / 2], nb);
 }
