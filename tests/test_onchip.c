@@ -56,6 +56,16 @@ static ffn_run decode_fp32(ffn_weights w)
     return r;
 }
 
+/* The one-token fp32 decode of m on hw, cold then hot; returns the hot run. */
+static ffn_run cold_and_hot(const ffn_model *m, const ffn_hw *hw, ffn_result *cold, ffn_result *hot)
+{
+    ffn_run r = decode_fp32(FFN_WEIGHTS_COLD);
+    cr_assert_eq(ffn_predict(m, hw, &r, cold, NULL), 0);
+    r.weights = FFN_WEIGHTS_HOT;
+    cr_assert_eq(ffn_predict(m, hw, &r, hot, NULL), 0);
+    return r;
+}
+
 static void close_rel(double got, double want, double rel)
 {
     cr_assert(fabs(got - want) <= rel * fabs(want), "got %.12g, want %.12g", got, want);
@@ -93,10 +103,7 @@ Test(onchip, a_layer_that_fits_l2_reads_its_weights_from_l2)
     ffn_hw hw = cpu_hw();
     ffn_model m = dense(256, 1024, 1);
     ffn_result cold, hot;
-    ffn_run r = decode_fp32(FFN_WEIGHTS_COLD);
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &cold, NULL), 0);
-    r.weights = FFN_WEIGHTS_HOT;
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    cold_and_hot(&m, &hw, &cold, &hot);
     /* layer weights 2 x 256 x 1024 x 4 B = 2,097,152 B <= 6.4 MB usable L2 -> level 1 */
     cr_assert_eq(cold.weights_level, 0);
     cr_assert_eq(hot.weights_level, 1);
@@ -147,10 +154,7 @@ Test(onchip, a_layer_larger_than_every_level_keeps_the_outermost_part)
     ffn_hw hw = cpu_hw();
     ffn_model m = dense(4096, 4096, 1);
     ffn_result cold, hot;
-    ffn_run r = decode_fp32(FFN_WEIGHTS_COLD);
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &cold, NULL), 0);
-    r.weights = FFN_WEIGHTS_HOT;
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    ffn_run r = cold_and_hot(&m, &hw, &cold, &hot);
     cr_assert_eq(hot.weights_level, 2);
     close_rel(hot.weights_working_set_bytes, 134217728.0, 1e-12);
     close_rel(hot.weights_frac, 0.19073486328125, 1e-12);
@@ -202,10 +206,7 @@ Test(onchip, a_level_without_bandwidth_counts_for_capacity_only)
     hw.levels[0].bandwidth_bps = 0;
     ffn_model m = dense(256, 1024, 1);
     ffn_result cold, hot;
-    ffn_run r = decode_fp32(FFN_WEIGHTS_COLD);
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &cold, NULL), 0);
-    r.weights = FFN_WEIGHTS_HOT;
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    cold_and_hot(&m, &hw, &cold, &hot);
     cr_assert_eq(hot.weights_level, 1);
     cr_assert(hot.weights_level_no_bw);
     /* held in L2 but charged at DRAM: the cold time */
@@ -318,10 +319,7 @@ Test(onchip, a_level_that_keeps_nothing_of_a_larger_set_is_passed_over)
     cr_assert_eq(frac, 0.0);
     ffn_model m = dense(4096, 4096, 1);
     ffn_result cold, hot;
-    ffn_run r = decode_fp32(FFN_WEIGHTS_COLD);
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &cold, NULL), 0);
-    r.weights = FFN_WEIGHTS_HOT;
-    cr_assert_eq(ffn_predict(&m, &hw, &r, &hot, NULL), 0);
+    cold_and_hot(&m, &hw, &cold, &hot);
     cr_assert_eq(hot.weights_level, 0);
     cr_assert_eq(hot.predicted_s, cold.predicted_s);
 }

@@ -16,11 +16,8 @@ command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
     nvcc --version | tail -2
 } > "$O/machine.txt" 2>&1
 K=/tmp/ffn_gpu_calib
-if ! nvcc -O3 -std=c++17 -arch=sm_90 -o $K bench/gpu/ffn_gpu_calib.cu -lcublas 2> "$O/kit.log"; then
-    CBL=$(python3 -c 'import nvidia.cublas as m; print(list(m.__path__)[0])')
-    nvcc -O3 -std=c++17 -arch=sm_90 -I"$CBL/include" -o $K bench/gpu/ffn_gpu_calib.cu \
-        -L"$CBL/lib" -l:libcublas.so.13 -Xlinker -rpath="$CBL/lib" 2>> "$O/kit.log" || exit 1
-fi
+. bench/gpu/build_kit.sh
+build_kit $K "$O/kit.log" || exit 1
 t0=$(date +%s)
 timeout 240 $K --warm --dtypes bf16 --out "$O/kit-warm.csv" 2>> "$O/kit.log"
 echo "warm kit: rc $?, $(($(date +%s) - t0)) s" >> "$O/kit.log"
