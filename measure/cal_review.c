@@ -210,7 +210,13 @@ bool ffn_calibration_level_ok(const ffn_calibration *c, ffn_bw_kernel k, int t, 
     const int nl = c->n_levels[k][t];
     if (i < 0 || i >= nl) return false;
     const ffn_level *lv = c->levels[k][t];
-    if (lv[i].last_bytes >= c->max_bytes / 4 || !(lv[i].capacity_bytes > 0)) return false;
+    /* a plateau reaching into the tail (the last octave, where the memory roof is taken:
+     * ffn__cal_tail_from) is main memory; one that ends before it and is faster than it is a
+     * cache, however close to the end of the sweep (the family 6 model 207 VM's L3, 2026-12-04:
+     * 61 GB/s with two threads up to 193 MiB of a 512 MiB sweep, against 34 GB/s beyond, was
+     * dropped by the quarter-of-the-sweep rule this replaced, and its warm layers were priced
+     * at DRAM speed, up to 77% slow) */
+    if (lv[i].last_bytes >= ffn__cal_tail_from(c) || !(lv[i].capacity_bytes > 0)) return false;
     for (int j = i + 1; j < nl; j++)
         if (lv[j].bandwidth_bps >= lv[i].bandwidth_bps) return false;
     const double tail = fmax(c->tail_read_bps[0], c->tail_read_bps[1]);
@@ -233,7 +239,7 @@ static void check_order(ffn_calibration *c)
             for (size_t i = 0; i < c->n_points; i++) {
                 const ffn_bw_point *p = &c->points[i];
                 if ((int)p->kernel == k && p->threads == threads &&
-                    p->size_bytes >= c->max_bytes / 4)
+                    p->size_bytes >= ffn__cal_tail_from(c))
                     tail[nt++] = p->bytes_per_s;
             }
             ffn_stats st;
@@ -250,7 +256,7 @@ static void check_order(ffn_calibration *c)
         const ffn_level *lv = c->levels[FFN_BW_READ][t];
         const int nl = c->n_levels[FFN_BW_READ][t];
         for (int i = 0; i < nl; i++) {
-            if (lv[i].last_bytes >= c->max_bytes / 4 || !(lv[i].capacity_bytes > 0)) continue;
+            if (lv[i].last_bytes >= ffn__cal_tail_from(c) || !(lv[i].capacity_bytes > 0)) continue;
             if (!ffn_calibration_level_ok(c, FFN_BW_READ, t, i))
                 ffn__appendf(c->notes, sizeof c->notes,
                              "the %s read plateau %s (%.1f GB/s) is not faster than a larger "

@@ -111,7 +111,7 @@ static void detect_all(ffn_calibration *c)
                 double tail[FFN_CAL_MAX_POINTS];
                 size_t nt = 0;
                 for (size_t i = 0; i < n; i++)
-                    if (size[i] >= c->max_bytes / 2) tail[nt++] = bw[i];
+                    if (size[i] >= ffn__cal_tail_from(c)) tail[nt++] = bw[i];
                 ffn_stats st;
                 if (nt > 0 && ffn_stats_compute(tail, nt, &st) == 0)
                     c->tail_read_bps[t] = st.median;
@@ -188,6 +188,11 @@ static int sweep_range(ffn_calibration *c, const plan *pl, prog *pg, double weig
         ffn_bw_sweep(&so, c->points + c->n_points, FFN_CAL_MAX_POINTS - c->n_points, &got);
     c->n_points += got;
     return rc;
+}
+
+double ffn__cal_tail_from(const ffn_calibration *c)
+{
+    return c->max_bytes / 2;
 }
 
 double ffn__cal_read_tail_drop(const ffn_calibration *c, int threads)
@@ -430,7 +435,7 @@ static double resident_capacity(const ffn_calibration *c, double all)
     const ffn_level *one = c->levels[FFN_BW_READ][0];
     double best = all, dist = log(2.5);
     for (int j = 0; j < c->n_levels[FFN_BW_READ][0]; j++) {
-        if (!(one[j].capacity_bytes > 0) || one[j].last_bytes >= c->max_bytes / 4) continue;
+        if (!(one[j].capacity_bytes > 0) || one[j].last_bytes >= ffn__cal_tail_from(c)) continue;
         const double d = fabs(log(one[j].capacity_bytes / all));
         if (d < dist) {
             dist = d;

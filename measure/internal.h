@@ -116,6 +116,9 @@ int ffn__team_run(int nthreads, ffn__team_fn fn, void *arg);
 struct ffn_calibration;
 struct ffn_peak_result;
 double ffn__cal_read_tail_drop(const struct ffn_calibration *c, int threads);
+/* Where the sweep's tail begins, in bytes: its last octave, c->max_bytes / 2. The memory roof
+ * is the median read rate there; a plateau reaching into it is main memory, not a cache. */
+double ffn__cal_tail_from(const struct ffn_calibration *c);
 /* the all-threads peak over threads x the one-thread peak (calibrate.c; 1 when not comparable) */
 double ffn__cal_peak_scaling(const struct ffn_peak_result *one, const struct ffn_peak_result *all);
 

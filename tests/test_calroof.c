@@ -197,6 +197,36 @@ Test(calroof, levels_that_are_not_roofs)
     free(c);
 }
 
+/* A large L3 that ends before the tail (the last octave of the sweep, where the memory roof is
+ * read) is a cache however close to the end it comes: the family 6 model 207 VM (2026-12-04)
+ * read 61 GB/s with two threads up to 193 MiB of a 512 MiB sweep and 34 GB/s beyond, and the
+ * quarter-of-the-sweep rule before this one dropped that L3 from the spec. A plateau that
+ * reaches into the tail stays main memory. */
+Test(calroof, a_large_l3_that_ends_before_the_tail_is_a_cache)
+{
+    ffn_calibration *c = base();
+    for (int t = 0; t < 2; t++) {
+        ffn_level *l3 = &c->levels[FFN_BW_READ][t][2];
+        l3->capacity_bytes = 200.0 * 1048576;
+        l3->last_bytes = 193.0 * 1048576; /* past 512/4 MiB, before 512/2 */
+        c->levels[FFN_BW_READ][t][3].first_bytes = 215.0 * 1048576;
+    }
+    cr_expect(ffn_calibration_level_ok(c, FFN_BW_READ, 1, 2));
+    ffn_hw hw;
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_assert_eq(hw.n_levels, 3);
+    cr_expect_str_eq(hw.levels[2].name, "L3");
+    cr_expect_float_eq(hw.levels[2].bandwidth_bps, 120e9, 1);
+    cr_expect_float_eq(hw.levels[2].capacity_bytes, 200.0 * 1048576, 1,
+                       "the one-thread boundary, as large: %g", hw.levels[2].capacity_bytes);
+    for (int t = 0; t < 2; t++)
+        c->levels[FFN_BW_READ][t][2].last_bytes = 300.0 * 1048576; /* into the tail */
+    cr_expect_not(ffn_calibration_level_ok(c, FFN_BW_READ, 1, 2));
+    cr_assert_eq(ffn_calibration_to_hw(c, false, &hw), 0);
+    cr_expect_eq(hw.n_levels, 2);
+    free(c);
+}
+
 Test(calroof, read_write_above_read_only_at_dram_is_flagged)
 {
     ffn_calibration *c = base();
