@@ -611,6 +611,18 @@ Test(gpucal, margin_p90_needs_at_least_as_many_devices)
 
 /* ---- warm data: '#@ weights hot' and level_max (issue 15 on a GPU) ----------------------- */
 
+/* A bf16 GEMM point m x n x k timed without a harness (its time set by the caller). */
+static ffn_fit_point bf16_point(uint64_t m, uint64_t n, uint64_t k)
+{
+    return (ffn_fit_point){.m = m,
+                           .n = n,
+                           .k = k,
+                           .wdtype = FFN_DT_BF16,
+                           .adtype = FFN_DT_BF16,
+                           .time_s = 1e-6,
+                           .no_harness = true};
+}
+
 static int cmp_abs(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -660,29 +672,16 @@ Test(gpucal, warm_points_read_what_fits_from_l2_at_its_fraction)
     ffn_hw hw;
     synthetic_gpu_l2(&hw);
     hw.eff.level_max[0] = 0.5;
-    ffn_fit_point g = {.m = 1,
-                       .n = 4096,
-                       .k = 2752,
-                       .wdtype = FFN_DT_BF16,
-                       .adtype = FFN_DT_BF16,
-                       .time_s = 1e-6,
-                       .no_harness = true};
+    ffn_fit_point g = bf16_point(1, 4096, 2752);
     const double cold = ffn_fit_point_predict(&hw, &g);
     cr_expect_float_eq(cold, 22558080.0 / 2.7e12, 1e-12, "%.9g", cold);
     g.hot = true;
     const double warm = ffn_fit_point_predict(&hw, &g);
     cr_expect_float_eq(warm, 22558080.0 / 5e12, 1e-12, "%.9g", warm);
-    ffn_fit_point r = {.m = 8388608,
-                       .n = 1,
-                       .k = 1,
-                       .wdtype = FFN_DT_BF16,
-                       .adtype = FFN_DT_BF16,
-                       .time_s = 1e-6,
-                       .no_harness = true,
-                       .elem_bytes = 16777216.0,
-                       .elem_flops = 8388608.0,
-                       .hot = true,
-                       .hot_bytes = 16777216.0};
+    ffn_fit_point r = bf16_point(8388608, 1, 1); /* a read */
+    r.elem_bytes = r.hot_bytes = 16777216.0;
+    r.elem_flops = 8388608.0;
+    r.hot = true;
     cr_expect_float_eq(ffn_fit_point_predict(&hw, &r), 16777216.0 / 5e12, 1e-12);
     g.n = 4096 * 2, g.k = 6400; /* 104,857,600 B of weights */
     const double big_warm = ffn_fit_point_predict(&hw, &g);
@@ -703,13 +702,8 @@ Test(gpucal, level_fit_recovers_a_synthetic_fraction)
     ffn_fit_point p[8];
     size_t n = 0;
     for (size_t i = 0; i < 6; i++) {
-        p[n] = (ffn_fit_point){.m = shapes[i][0],
-                               .n = shapes[i][1],
-                               .k = shapes[i][2],
-                               .wdtype = FFN_DT_BF16,
-                               .adtype = FFN_DT_BF16,
-                               .hot = true,
-                               .no_harness = true};
+        p[n] = bf16_point(shapes[i][0], shapes[i][1], shapes[i][2]);
+        p[n].hot = true;
         p[n].time_s = ffn_fit_point_predict(&truth, &p[n]);
         n++;
     }
