@@ -262,6 +262,50 @@ Test(quant_ref, round_trip_is_within_half_a_step)
     }
 }
 
+/* Every code is roundf of its quotient, clamped (plus the zero point), for every format on
+ * random weights with a heavy tail: the shared code arithmetic (kernels/quant/quant_internal.h)
+ * rounds and clamps without branching on the data, and this checks it against libm. Each row
+ * of the tail's columns is scaled by up to 2^12, so that groups mix tiny and large values. */
+Test(quant_ref, codes_are_roundf_of_the_quotient_on_random_weights)
+{
+    enum { K = 256, N = 7 };
+    static float w[K * N], s[K * N];
+    static int8_t q[K * N];
+    static uint8_t z[K * N];
+    uint64_t st = 987654321;
+    for (int i = 0; i < K * N; i++) {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        const double u = (double)(st >> 11) / 9007199254740992.0;
+        w[i] = (float)((u * 2.0 - 0.9) * (i % N == 3 ? ldexp(1.0, (int)(st % 13)) : 1.0));
+    }
+    ffn_qweight_fmt fmts[8] = {TENSOR, CHANNEL};
+    int nf = 2;
+    for (unsigned g = 32; g <= 128; g *= 2) {
+        fmts[nf++] = group_fmt(g, false);
+        fmts[nf++] = group_fmt(g, true);
+    }
+    for (int i = 0; i < nf; i++) {
+        const ffn_qweight_fmt *f = &fmts[i];
+        cr_assert_eq(ffn_qweight_quantize(f, K, N, w, q, s, f->zero_point ? z : NULL), 0);
+        for (size_t k = 0; k < K; k++)
+            for (size_t n = 0; n < N; n++) {
+                const size_t si = f->gran == FFN_QG_TENSOR    ? 0
+                                  : f->gran == FFN_QG_CHANNEL ? n
+                                                              : k / f->group * N + n;
+                const float sc = s[si], r = w[k * N + n] / sc;
+                const float lo = f->bits == 8 ? -127.0f : f->zero_point ? 0.0f : -8.0f;
+                const float hi = f->bits == 8 ? 127.0f : f->zero_point ? 15.0f : 7.0f;
+                float want = roundf(r) + (f->zero_point ? (float)z[si] : 0.0f);
+                want = want < lo ? lo : want > hi ? hi : want;
+                cr_assert_eq(q[k * N + n], (int8_t)want,
+                             "fmt %d (%zu, %zu): w = %.9g, s = %.9g: %d, roundf %g", i, k, n,
+                             (double)w[k * N + n], (double)sc, q[k * N + n], (double)want);
+            }
+    }
+}
+
 Test(quant_ref, zero_tensor_quantizes_and_dequantizes_to_zero)
 {
     float w[64 * 3] = {0}, back[64 * 3], s[6];

@@ -59,8 +59,8 @@ static bool all_finite(const float *v, size_t n)
 }
 
 /* Symmetric: the elements v[i * ldv], i < n, share one scale; codes to q[i * ldq]. */
-static void quant_sym(const float *v, size_t n, size_t ldv, size_t ldq, float qmax, float lo,
-                      float hi, int8_t *q, float *scale)
+static void quant_sym(const float *v, size_t n, size_t ldv, size_t ldq, float qmax, int32_t lo,
+                      int32_t hi, int8_t *q, float *scale)
 {
     float m = 0.0f;
     for (size_t i = 0; i < n; i++)
@@ -111,13 +111,13 @@ int ffn__qweight_quantize_ld(const ffn_qweight_fmt *fmt, size_t K, size_t N, con
         const float s = m / 127.0f;
         for (size_t k = 0; k < K; k++)
             for (size_t n = 0; n < N; n++)
-                q[k * ldq + n] = ffn__qcode_sym(w[k * ldw + n], s, -127.0f, 127.0f);
+                q[k * ldq + n] = ffn__qcode_sym(w[k * ldw + n], s, -127, 127);
         *scale = s;
         break;
     }
     case FFN_QG_CHANNEL:
         for (size_t n = 0; n < N; n++)
-            quant_sym(w + n, K, ldw, ldq, 127.0f, -127.0f, 127.0f, q + n, scale + n);
+            quant_sym(w + n, K, ldw, ldq, 127.0f, -127, 127, q + n, scale + n);
         break;
     default: {
         const size_t G = fmt->group;
@@ -128,7 +128,7 @@ int ffn__qweight_quantize_ld(const ffn_qweight_fmt *fmt, size_t K, size_t N, con
                 if (fmt->zero_point)
                     quant_asym(wg, G, ldw, ldq, qg, scale + g * N + n, zero + g * N + n);
                 else
-                    quant_sym(wg, G, ldw, ldq, 7.0f, -8.0f, 7.0f, qg, scale + g * N + n);
+                    quant_sym(wg, G, ldw, ldq, 7.0f, -8, 7, qg, scale + g * N + n);
             }
         break;
     }
@@ -173,7 +173,7 @@ int ffn_qact_quantize(size_t T, size_t K, const float *x, int8_t *q, float *scal
     if (K == 0 || (T && (!x || !q || !scale)) || T > MAX_ELEMS / K) return FFN_EINVAL;
     if (!all_finite(x, T * K)) return FFN_EINVAL;
     for (size_t t = 0; t < T; t++)
-        quant_sym(x + t * K, K, 1, 1, 127.0f, -127.0f, 127.0f, q + t * K, scale + t);
+        quant_sym(x + t * K, K, 1, 1, 127.0f, -127, 127, q + t * K, scale + t);
     return 0;
 }
 
