@@ -174,7 +174,24 @@ Test(calfit, quality_from_the_kernel_fit)
     free(k);
 }
 
-/* The real kernel fit on the tiny shapes: the launch cost stays under the fastest call. */
+typedef struct prog_log {
+    double last;
+    int calls, backwards;
+    bool again;
+} prog_log;
+
+static int log_progress(void *user, double fraction, const char *label)
+{
+    prog_log *p = user;
+    p->backwards += fraction < p->last || fraction > 1.0;
+    p->last = fraction;
+    p->calls++;
+    p->again |= label && strncmp(label, "again: ", 7) == 0;
+    return 0;
+}
+
+/* The real kernel fit on the tiny shapes: the launch cost stays under the fastest call; the
+ * progress it reports only moves forward and ends at 1 (the tiny fit times nothing twice). */
 Test(calfit, kernel_fit_launch_is_bounded, .timeout = 300)
 {
     ffn_hw hw = cpu();
@@ -182,8 +199,12 @@ Test(calfit, kernel_fit_launch_is_bounded, .timeout = 300)
     cr_assert_not_null(k);
     ffn_diag d;
     ffn_diag_clear(&d);
-    int rc = ffn_bench_fit_eff(&hw, FFN_KCAL_TINY, 1, NULL, NULL, NULL, k, &d);
+    prog_log pl = {0};
+    int rc = ffn_bench_fit_eff(&hw, FFN_KCAL_TINY, 1, NULL, log_progress, &pl, k, &d);
     cr_assert_eq(rc, 0, "%s", d.msg);
+    cr_expect(pl.calls > 2 && pl.backwards == 0 && pl.last == 1.0,
+              "%d calls, %d backwards, last %g", pl.calls, pl.backwards, pl.last);
+    cr_expect_not(pl.again);
     cr_expect(k->launch_bound_s > 0 && isfinite(k->launch_bound_s));
     cr_expect(hw.eff.launch_s <= k->launch_bound_s * (1 + 1e-12), "launch %g > bound %g",
               hw.eff.launch_s, k->launch_bound_s);
