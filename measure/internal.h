@@ -110,9 +110,9 @@ const char *ffn__bw_probe_isa(void);
 typedef void (*ffn__team_fn)(void *arg, int tid, int nthreads);
 int ffn__team_run(int nthreads, ffn__team_fn fn, void *arg);
 
-/* How much the read sweep of `threads` threads lost over its last half octave: the best rate at
- * the largest size over the best rate at the size nearest c->max_bytes / sqrt(2); 1 when it
- * cannot tell. Below 0.9, calibrate sweeps further (a cache larger than the LLC reported). */
+/* How much the read sweep of `threads` threads lost over its last half octave: the median rate
+ * at the largest size over the median rate at the size nearest c->max_bytes / sqrt(2) (a
+ * point's fastest sample where it has no median); 1 when it cannot tell. Below 0.9, calibrate sweeps further (a cache larger than the LLC reported). */
 struct ffn_calibration;
 struct ffn_peak_result;
 double ffn__cal_read_tail_drop(const struct ffn_calibration *c, int threads);

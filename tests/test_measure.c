@@ -612,8 +612,9 @@ Test(measure, team_peak_scaling_tells_a_held_back_vcpu)
 }
 
 /* The read sweep's tail: flat (one thread reading DRAM at 33 GB/s) against still falling (the
- * Zen 4 VM's two threads, 93 -> 85 -> 78 GB/s over the last half octave up to 128 MiB), and a
- * curve with no point near max_bytes / sqrt(2), which cannot tell (1). */
+ * Zen 4 VM's two threads, 93 -> 85 -> 78 GB/s over the last half octave up to 128 MiB), a
+ * curve with no point near max_bytes / sqrt(2), which cannot tell (1), and a flat tail with
+ * one fast sample, which the points' medians see as flat. */
 Test(measure, read_tail_drop_tells_a_falling_tail)
 {
     ffn_calibration *c = calloc(1, sizeof *c);
@@ -637,6 +638,21 @@ Test(measure, read_tail_drop_tells_a_falling_tail)
     cr_expect_float_eq(ffn__cal_read_tail_drop(c, 4), 1.0, 0); /* no such curve */
     c->max_bytes = 1024.0 * 1048576;                           /* no point near 724 MiB */
     cr_expect_float_eq(ffn__cal_read_tail_drop(c, 2), 1.0, 0);
+    /* the medians decide where the points have them: the model-207 VM's two threads, one fast
+     * sample at 362 MiB (27.9 GB/s, median 25.9) before 512 MiB at 24.9 (median 24.8): flat */
+    c->n_points = 0;
+    c->max_bytes = 512.0 * 1048576;
+    const double best[] = {28.3e9, 27.9e9, 26.3e9, 24.9e9},
+                 med[] = {28.1e9, 25.9e9, 26.1e9, 24.8e9};
+    for (int i = 0; i < 4; i++)
+        c->points[c->n_points++] = (ffn_bw_point){.kernel = FFN_BW_READ,
+                                                  .threads = 2,
+                                                  .size_bytes = 304.0 * 1048576 * pow(2.0, i / 4.0),
+                                                  .bytes_per_s = best[i],
+                                                  .median_bytes_per_s = med[i]};
+    cr_expect_float_eq(ffn__cal_read_tail_drop(c, 2), 24.8 / 25.9, 1e-9);
+    cr_expect_geq(ffn__cal_read_tail_drop(c, 2), 0.9);
+    cr_expect_lt(24.9 / 27.9, 0.9, "the fastest samples alone would have called it falling");
     free(c);
 }
 
