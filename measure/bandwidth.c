@@ -3,11 +3,13 @@
  * thread team. Each thread allocates and first-touches its own slice (so pages land on its NUMA
  * node), and all threads start each timed sample together behind a barrier; a sample repeats the
  * kernel enough times to move about sample_bytes, so small working sets are not dominated by the
- * barrier. The best sample of each point is the bandwidth roof at that size (ERT/likwid practice);
- * the median is kept for noise. Byte counts follow STREAM (explicit traffic only). */
+ * barrier (a spinning one: see spin_wait). The best sample of each point is the bandwidth roof at
+ * that size (ERT/likwid practice); the median is kept for noise. Byte counts follow STREAM
+ * (explicit traffic only). */
 #define _GNU_SOURCE
 #include <math.h>
-#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -91,6 +93,51 @@ bool ffn_bw_kernel_available(ffn_bw_kernel k)
 
 #define MAX_SAMPLES 1000
 
+/* The sweep's barrier spins (with a pause, yielding after about 2^14 rounds): a futex barrier
+ * (pthread_barrier_wait) cost tens of microseconds in the 2-vCPU KVM guests, against quick
+ * samples of 16 us at L1 sizes (8 MiB a sample at 500 GB/s), so the two-thread curve of small
+ * working sets scattered 2-3x between samples and runs (model-207 VM, 2026-12-04: medians of
+ * 110-270 GB/s under best samples of 200-560 at 4 KiB to 2 MiB) and its L1 came out as two
+ * plateaus. Sense-reversing: each thread keeps its own sense. */
+typedef struct spin_barrier {
+    atomic_int left;
+    atomic_int sense;
+    int n;
+} spin_barrier;
+
+static void spin_init(spin_barrier *b, int n)
+{
+    atomic_init(&b->left, n);
+    atomic_init(&b->sense, 0);
+    b->n = n;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void spin_wait(spin_barrier *b, int *sense)
+{
+    *sense = !*sense;
+    if (atomic_fetch_sub_explicit(&b->left, 1, memory_order_acq_rel) == 1) {
+        atomic_store_explicit(&b->left, b->n, memory_order_relaxed);
+        atomic_store_explicit(&b->sense, *sense, memory_order_release);
+        return;
+    }
+    for (unsigned spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != *sense;
+         spins++) {
+        if (spins < (1u << 14))
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
 typedef struct sweep {
     ffn_bw_sweep_opts o;
     ffn__bw_kernels k;
@@ -100,7 +147,7 @@ typedef struct sweep {
     uint64_t *inner; /* kernel calls per sample, for each point */
     size_t max_elems;
     ffn_bw_point *pts;
-    pthread_barrier_t bar;
+    spin_barrier bar;
     volatile int failed; /* a thread could not allocate */
     volatile int go;     /* another sample of the current point */
     volatile int stop;   /* the hook asked to stop */
@@ -155,13 +202,14 @@ static int cmp_d(const void *x, const void *y)
 static void sweep_worker(void *arg, int tid, int nthreads)
 {
     sweep *s = arg;
+    int sense = 0;
     const int na = g_bw_arrays[s->o.kernel];
     float *arr[3] = {NULL, NULL, NULL};
     for (int i = 0; i < na; i++) {
         arr[i] = alloc_array(s->max_elems);
         if (!arr[i]) s->failed = 1;
     }
-    pthread_barrier_wait(&s->bar);
+    spin_wait(&s->bar, &sense);
     double sink = 0;
     if (s->failed) goto out;
     for (size_t p = 0; p < s->n_points; p++) {
@@ -172,18 +220,18 @@ static void sweep_worker(void *arg, int tid, int nthreads)
             s->point_start = ffn_time_now_s();
         }
         for (;;) {
-            pthread_barrier_wait(&s->bar);
+            spin_wait(&s->bar, &sense);
             if (tid == 0) s->t0 = ffn_time_now_s();
             for (uint64_t r = 0; r < inner; r++)
                 sink += run_kernel(s, arr[0], arr[1], arr[2], n);
-            pthread_barrier_wait(&s->bar);
+            spin_wait(&s->bar, &sense);
             if (tid == 0) {
                 const double now = ffn_time_now_s();
                 s->samples[s->n_samples++] = now - s->t0;
                 s->go = s->n_samples < MAX_SAMPLES &&
                         (s->n_samples < 3 || now - s->point_start < s->o.point_s);
             }
-            pthread_barrier_wait(&s->bar);
+            spin_wait(&s->bar, &sense);
             if (!s->go) break;
         }
         if (tid == 0) {
@@ -202,7 +250,7 @@ static void sweep_worker(void *arg, int tid, int nthreads)
             if (s->o.hook && s->o.hook(s->o.user, (double)(p + 1) / (double)s->n_points) != 0)
                 s->stop = 1;
         }
-        pthread_barrier_wait(&s->bar);
+        spin_wait(&s->bar, &sense);
         if (s->stop) break;
     }
 out:
@@ -259,12 +307,8 @@ int ffn_bw_sweep(const ffn_bw_sweep_opts *opts, ffn_bw_point *pts, size_t cap, s
         s->n_points++;
     }
     s->pts = pts;
-    if (pthread_barrier_init(&s->bar, NULL, (unsigned)o->threads) != 0) {
-        rc = FFN_ENOMEM;
-        goto done;
-    }
+    spin_init(&s->bar, o->threads);
     rc = ffn__team_run(o->threads, sweep_worker, s);
-    pthread_barrier_destroy(&s->bar);
     if (rc == 0 && s->failed) rc = FFN_ENOMEM;
     if (rc == 0) {
         *n_out = s->n_done;
