@@ -223,6 +223,35 @@ Test(quant_ref, int4_zero_point_by_hand)
     cr_assert_eq(q[62], 15);
 }
 
+/* Uniform in [0, 1) from a xorshift64 state. */
+static double uniform(uint64_t *st)
+{
+    *st ^= *st << 13;
+    *st ^= *st >> 7;
+    *st ^= *st << 17;
+    return (double)(*st >> 11) / 9007199254740992.0;
+}
+
+/* Every weight format: per tensor, per channel, int4 groups of 32/64/128 with and without a
+ * zero point. Returns how many (8). */
+static int all_formats(ffn_qweight_fmt fmts[8])
+{
+    int nf = 0;
+    fmts[nf++] = TENSOR;
+    fmts[nf++] = CHANNEL;
+    for (unsigned g = 32; g <= 128; g *= 2) {
+        fmts[nf++] = group_fmt(g, false);
+        fmts[nf++] = group_fmt(g, true);
+    }
+    return nf;
+}
+
+/* The index of (k, n)'s scale under f, for N columns. */
+static size_t scale_index(const ffn_qweight_fmt *f, size_t k, size_t n, size_t N)
+{
+    return f->gran == FFN_QG_TENSOR ? 0 : f->gran == FFN_QG_CHANNEL ? n : k / f->group * N + n;
+}
+
 /* dequantize(quantize(w)) is within half a step of w for every format, on random data. */
 Test(quant_ref, round_trip_is_within_half_a_step)
 {
@@ -231,27 +260,17 @@ Test(quant_ref, round_trip_is_within_half_a_step)
     static int8_t q[K * N];
     static uint8_t z[K * N];
     uint64_t st = 12345;
-    for (int i = 0; i < K * N; i++) {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        w[i] = (float)((double)(st >> 11) / 9007199254740992.0 * 4.0 - 1.5);
-    }
-    ffn_qweight_fmt fmts[8] = {TENSOR, CHANNEL};
-    int nf = 2;
-    for (unsigned g = 32; g <= 128; g *= 2) {
-        fmts[nf++] = group_fmt(g, false);
-        fmts[nf++] = group_fmt(g, true);
-    }
+    for (int i = 0; i < K * N; i++)
+        w[i] = (float)(uniform(&st) * 4.0 - 1.5);
+    ffn_qweight_fmt fmts[8];
+    const int nf = all_formats(fmts);
     for (int i = 0; i < nf; i++) {
         const ffn_qweight_fmt *f = &fmts[i];
         cr_assert_eq(ffn_qweight_quantize(f, K, N, w, q, s, f->zero_point ? z : NULL), 0);
         cr_assert_eq(ffn_qweight_dequantize(f, K, N, q, s, f->zero_point ? z : NULL, back), 0);
         for (size_t k = 0; k < K; k++)
             for (size_t n = 0; n < N; n++) {
-                const size_t si = f->gran == FFN_QG_TENSOR    ? 0
-                                  : f->gran == FFN_QG_CHANNEL ? n
-                                                              : k / f->group * N + n;
+                const size_t si = scale_index(f, k, n, N);
                 const float e = fabsf(back[k * N + n] - w[k * N + n]);
                 cr_assert_leq(e, 0.5f * s[si] * 1.0001f, "fmt %d (%zu, %zu): %g > s/2 = %g", i, k,
                               n, (double)e, 0.5 * (double)s[si]);
@@ -274,26 +293,17 @@ Test(quant_ref, codes_are_roundf_of_the_quotient_on_random_weights)
     static uint8_t z[K * N];
     uint64_t st = 987654321;
     for (int i = 0; i < K * N; i++) {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        const double u = (double)(st >> 11) / 9007199254740992.0;
+        const double u = uniform(&st);
         w[i] = (float)((u * 2.0 - 0.9) * (i % N == 3 ? ldexp(1.0, (int)(st % 13)) : 1.0));
     }
-    ffn_qweight_fmt fmts[8] = {TENSOR, CHANNEL};
-    int nf = 2;
-    for (unsigned g = 32; g <= 128; g *= 2) {
-        fmts[nf++] = group_fmt(g, false);
-        fmts[nf++] = group_fmt(g, true);
-    }
+    ffn_qweight_fmt fmts[8];
+    const int nf = all_formats(fmts);
     for (int i = 0; i < nf; i++) {
         const ffn_qweight_fmt *f = &fmts[i];
         cr_assert_eq(ffn_qweight_quantize(f, K, N, w, q, s, f->zero_point ? z : NULL), 0);
         for (size_t k = 0; k < K; k++)
             for (size_t n = 0; n < N; n++) {
-                const size_t si = f->gran == FFN_QG_TENSOR    ? 0
-                                  : f->gran == FFN_QG_CHANNEL ? n
-                                                              : k / f->group * N + n;
+                const size_t si = scale_index(f, k, n, N);
                 const float sc = s[si], r = w[k * N + n] / sc;
                 const float lo = f->bits == 8 ? -127.0f : f->zero_point ? 0.0f : -8.0f;
                 const float hi = f->bits == 8 ? 127.0f : f->zero_point ? 15.0f : 7.0f;
