@@ -32,7 +32,7 @@ static void usage(FILE *fp)
           "clock, timer) and fit the simulator's efficiency model to ffnroof's FFN kernels at\n"
           "a few calibration shapes (prefill and decode, fp32 and bf16).\n"
           "\n"
-          "  --quick          about 10 s instead of 1-2 minutes (2 cores)\n"
+          "  --quick          10-15 s instead of 1-2 minutes (2 cores)\n"
           "  --threads N      the \"all cores\" thread count (default: every CPU allowed)\n"
           "  --out DIR        write DIR/hw.yaml and DIR/calibration.json\n"
           "                   (default: " FFN_LAST_CAL_DIR ")\n"
