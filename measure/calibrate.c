@@ -169,9 +169,11 @@ static int remeasure_low_team_peak(ffn_calibration *c, ffn_peak_kind k, const pl
     return 0;
 }
 
-/* One bandwidth sweep from min_bytes to max_bytes, its points appended to the calibration's. */
-static int sweep_range(ffn_calibration *c, const plan *pl, prog *pg, double weight, ffn_bw_kernel k,
-                       int threads, double min_bytes, double max_bytes)
+/* One bandwidth sweep from min_bytes to max_bytes into pts (at most cap), the plan's points per
+ * octave, point time and sample size, its progress a share `weight` of pg's. */
+static int sweep_into(const plan *pl, prog *pg, double weight, ffn_bw_kernel k, int threads,
+                      double min_bytes, double max_bytes, ffn_bw_point *pts, size_t cap,
+                      size_t *got)
 {
     sweep_hook_ctx hc = {pg, pg->done - weight, weight};
     const ffn_bw_sweep_opts so = {.kernel = k,
@@ -183,9 +185,17 @@ static int sweep_range(ffn_calibration *c, const plan *pl, prog *pg, double weig
                                   .sample_bytes = pl->sample_bytes,
                                   .hook = sweep_hook,
                                   .user = &hc};
+    *got = 0;
+    return ffn_bw_sweep(&so, pts, cap, got);
+}
+
+/* One bandwidth sweep from min_bytes to max_bytes, its points appended to the calibration's. */
+static int sweep_range(ffn_calibration *c, const plan *pl, prog *pg, double weight, ffn_bw_kernel k,
+                       int threads, double min_bytes, double max_bytes)
+{
     size_t got = 0;
-    const int rc =
-        ffn_bw_sweep(&so, c->points + c->n_points, FFN_CAL_MAX_POINTS - c->n_points, &got);
+    const int rc = sweep_into(pl, pg, weight, k, threads, min_bytes, max_bytes,
+                              c->points + c->n_points, FFN_CAL_MAX_POINTS - c->n_points, &got);
     c->n_points += got;
     return rc;
 }
@@ -247,14 +257,9 @@ static int retime_read_tail(ffn_calibration *c, const plan *pl, prog *pg, int th
     if (rc < 0) return rc;
     ffn_bw_point again[16];
     size_t got = 0;
-    const ffn_bw_sweep_opts so = {.kernel = FFN_BW_READ,
-                                  .threads = threads,
-                                  .min_bytes = from,
-                                  .max_bytes = c->max_bytes,
-                                  .points_per_octave = pl->ppo,
-                                  .point_s = pl->point_s,
-                                  .sample_bytes = pl->sample_bytes};
-    if ((rc = ffn_bw_sweep(&so, again, sizeof again / sizeof again[0], &got)) < 0) return rc;
+    rc = sweep_into(pl, pg, 0, FFN_BW_READ, threads, from, c->max_bytes, again,
+                    sizeof again / sizeof again[0], &got);
+    if (rc < 0) return rc;
     return ffn__cal_merge_retimed(c, again, got);
 }
 

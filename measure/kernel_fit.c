@@ -430,10 +430,15 @@ bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_
  * by 6%), and the grid after it measured the same decode at 4.82 ms, 38% under the prediction.
  * One at 11:35 timed its bf16 T = 256 prefill at 20.4 ms, the fit met it (-10%), and the
  * report's bench measured that kernel at 11.0 ms: +63%. */
+static bool case_decides_alone(bool fit, ffn_phase phase, size_t i, size_t n_float,
+                               ffn_kcal_mode mode)
+{
+    return i < n_float && fit && (mode == FFN_KCAL_QUICK || phase == FFN_PHASE_DECODE);
+}
+
 static bool decides_alone(const ffn_kcal_result *out, size_t i, size_t n_float, ffn_kcal_mode mode)
 {
-    return i < n_float && out->runs[i].fit &&
-           (mode == FFN_KCAL_QUICK || out->runs[i].r.c.phase == FFN_PHASE_DECODE);
+    return case_decides_alone(out->runs[i].fit, out->runs[i].r.c.phase, i, n_float, mode);
 }
 
 bool ffn__kcal_redo(const ffn_hw *hw, const ffn_kcal_result *out, size_t i, size_t n_float,
@@ -575,12 +580,11 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
     o.seed = 1;
     ffn_bench_result *res = calloc(n, sizeof *res);
     if (!res) return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
-    /* the runs the second pass times again when the fit meets every run (remeasure) */
+    /* the runs the second pass times again when the fit meets every run (ffn__kcal_redo) */
     size_t again = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; mode != FFN_KCAL_TINY && i < n; i++)
         again += fit[i] &&
-                 (i >= n_float || mode == FFN_KCAL_QUICK || cases[i].phase == FFN_PHASE_DECODE);
-    if (mode == FFN_KCAL_TINY) again = 0;
+                 (i >= n_float || case_decides_alone(fit[i], cases[i].phase, i, n_float, mode));
     kprog prog = {progress, user, 0.0, (double)n / (double)(n + again), ""};
     size_t done = 0;
     int rc = ffn_bench_run(NULL, cases, n, &o, kprog_cb, &prog, res, &done, diag);
