@@ -180,13 +180,17 @@ static int quant_impls(int qcase, const ffn_kshape *s0, unsigned group, impl *ms
         }
         for (int pass = 0; pass < 2; pass++) {
             /* W8A8: the AVX-512 (VNNI) tile beside an AMX choice; W4A16: the AVX-512 VPERMPS
-             * stream beside the VDPBF16PS one */
+             * stream beside the VDPBF16PS or VFMADD231PH one */
             if (pass == 1) {
                 const bool i8amx = wd == FFN_DT_INT8 && ad == FFN_DT_INT8 && k->isa == FFN_ISA_AMX;
                 const bool w4bf =
                     wd == FFN_DT_INT4 && ad == FFN_DT_BF16 && k->isa == FFN_ISA_AVX512_BF16;
-                if (!i8amx && !w4bf) break;
-                if (ffn_kernel_get_q(FFN_ISA_AVX512, wd, ad, &k, NULL)) break;
+                const bool w4h = wd == FFN_DT_INT4 && ad == FFN_DT_BF16 &&
+                                 strstr(k->name, "avx512_fp16") != NULL;
+                if (!i8amx && !w4bf && !w4h) break;
+                const uint64_t feat = ffn_cpu_features() & ~FFN_CPU_AVX512_FP16;
+                if (ffn_kernel_for_cpu_q(feat, ffn_cpu_tuning(), FFN_ISA_AVX512, wd, ad, &k, NULL))
+                    break;
             }
             impl *m = &ms[n++];
             memset(m, 0, sizeof *m);

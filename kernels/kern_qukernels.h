@@ -30,6 +30,9 @@ extern const ffn_ukernels_i8 ffn_ukernels_i8_avx512vnni;
 extern const ffn_ukernels_q ffn_ukernels_q_avx512bf16;
 #endif
 
+#if defined(FFN_HAVE_AVX512_FP16)
+extern const ffn_ukernels_q ffn_ukernels_q_avx512fp16;
+#endif
 #if defined(FFN_HAVE_AMX_INT8)
 extern const ffn_ukernels_i8 ffn_ukernels_i8_amx;
 #endif

@@ -137,6 +137,14 @@ FFN__DRIVER_KERNEL_A(ffn_kernel_w4a16_avx512bf16, "w4a16_ffn__avx512_bf16_14x32"
                      FFN_ISA_AVX512_BF16, FFN_DT_INT4, FFN_DT_BF16, drv_avx512bf16_w4a16, 0, 0);
 #endif
 
+#if defined(FFN_HAVE_AVX512_FP16)
+/* W4A16 only: VFMADD231PH on the nibble lookups in decode, the fp32 tile in prefill. */
+static const ffn__drv drv_avx512fp16_w4a16 =
+    DRVQ(ffn_ukernels_q_avx512fp16, FFN_UKR_Q4, true, 0x48510004u);
+FFN__DRIVER_KERNEL_A(ffn_kernel_w4a16_avx512fp16, "w4a16_ffn__avx512_fp16_14x32", FFN_ISA_AVX512,
+                     FFN_DT_INT4, FFN_DT_BF16, drv_avx512fp16_w4a16, 0, 0);
+#endif
+
 #if defined(FFN_HAVE_AMX)
 static const ffn__drv drv_amx = DRVT(ffn_ukernels_amx, 0x58423136u);
 FFN__DRIVER_KERNEL(ffn_kernel_bf16_amx, "bf16_ffn__amx_32x32", FFN_ISA_AMX, FFN_DT_BF16, drv_amx,
@@ -180,6 +188,9 @@ static const row table[] = {
 #if defined(FFN_HAVE_AMX_INT8)
     {&ffn_kernel_w8a8_amx, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16 | FFN_CPU_AMX_BF16 |
                                FFN_CPU_AMX_INT8 | FFN_CPU_AVX512_VNNI},
+#endif
+#if defined(FFN_HAVE_AVX512_FP16)
+    {&ffn_kernel_w4a16_avx512fp16, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_FP16},
 #endif
 #if defined(FFN_HAVE_AVX512_BF16)
     {&ffn_kernel_bf16_avx512bf16, FFN_CPU_AVX2 | FFN_CPU_AVX512 | FFN_CPU_AVX512_BF16},
@@ -286,7 +297,7 @@ ffn_dtype ffn_kernel_cdtype(const ffn_kernel *k, const ffn_kshape *s)
     if (k->adtype == FFN_DT_INT8) return FFN_DT_INT8;
     if (k->wdtype == FFN_DT_BF16 || k->wdtype == FFN_DT_FP16) return k->wdtype;
     const ffn_kshape sym = {.zero_point = false};
-    if (k->impl && ffn__drv_wants_pairs((const ffn__drv *)k->impl, s ? s : &sym))
+    if (k->impl && ffn__drv_bf16_pairs((const ffn__drv *)k->impl, s ? s : &sym))
         return FFN_DT_BF16; /* code pairs on VDPBF16PS, decode and prefill */
     return FFN_DT_FP32;
 }

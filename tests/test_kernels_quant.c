@@ -20,7 +20,13 @@
  *    rounding), so the gate/up sums are exact integers; the fp32 rescale adds <= 4 u |g|; h
  *    then differs by dh (as above) and its per-token scale by dsh <= max dh / 127 + u sh, so a
  *    code of h can differ by one only where h / sh lies within (dh + |h| dsh / sh) / sh of a
- *    rounding boundary (those elements add sh |w'| to the bound; the rest add |q_h| dsh |w'|).
+ *    rounding boundary (those elements add sh |w'| to the bound; the rest add |q_h| dsh |w'|);
+ *  - W4A16 summed in fp16 (the AVX512-FP16 table, ukr_avx512fp16_q.c): each lane sums 16 exact
+ *    products of a code and an activation scaled by 2^e (max |a 2^e| in [128, 256)) in fp16
+ *    before fp32 takes over, adding gamma_16 with u = 2^-11 of sum |a_k| B_kj, and fp16
+ *    subnormals (values below 2^-14) err by at most 2^-25 a conversion and an FMA: with
+ *    |code| <= 8, 2^-17 a 32-row chunk in scaled units, 2^-29 max |a| s_kj a term once 2^-e <=
+ *    max |a| / 128 undoes the scaling (s the group scale); both per matrix, for a and for h.
  * A kernel passes when |y - y_ref| <= 2 dy. A layout or indexing bug moves y by O(|y|), far
  * outside these bounds (the W8A8 flip term covers a few elements of h, not a row). */
 #include <criterion/criterion.h>
@@ -223,9 +229,24 @@ static double gamma_n(size_t n)
 
 /* h and its bound dh for token t (g, u from activations a[] of d values, or from the exact
  * integer sums when qx is given). */
-static void gate_up(const wset *w, const qset *q, const double *a, const int8_t *qx, float sx,
-                    double *h, double *dh)
+/* The fp16-sum terms of one output column j of a [K][N] int4 matrix (the W4A16 fp16 bullet
+ * above): gh sum_k |a_k| B_kj + 2^-29 amax sum_k s_kj, from sa = sum_k |a_k| B_kj. */
+static double h16_term(const dq *m, const ffn_kshape *s, size_t K, size_t N, size_t j, double sa,
+                       double amax)
 {
+    const double uh = ldexp(1.0, -11), gh = 16 * uh / (1 - 16 * uh);
+    double ss = 0;
+    for (size_t k = 0; k < K; k++)
+        ss += m->sc[k / s->group * N + j];
+    return gh * sa + ldexp(amax, -29) * ss;
+}
+
+static void gate_up(const wset *w, const qset *q, const double *a, const int8_t *qx, float sx,
+                    bool h16, double *h, double *dh)
+{
+    double amax = 0;
+    for (size_t k = 0; a && k < w->s.d; k++)
+        amax = fabs(a[k]) > amax ? fabs(a[k]) : amax;
     const size_t d = w->s.d, f = w->s.f;
     const double u = ldexp(1.0, -24), g1 = gamma_n(d + 4);
     const bool gt = gated(w->s.act);
@@ -251,6 +272,10 @@ static void gate_up(const wset *w, const qset *q, const double *a, const int8_t 
         } else {
             dg = g1 * sg;
             du = gt ? g1 * su : 0;
+            if (h16) {
+                dg += h16_term(&q->g, &w->s, d, f, j, sg, amax);
+                du += gt ? h16_term(&q->u, &w->s, d, f, j, su, amax) : 0;
+            }
         }
         if (w->bg) {
             g += w->bg[j];
@@ -268,8 +293,8 @@ static void gate_up(const wset *w, const qset *q, const double *a, const int8_t 
 }
 
 /* The bound dy[t][i] for a kernel of activation format adt. */
-static void error_bound(const wset *w, const qset *q, ffn_dtype adt, size_t T, const float *x,
-                        double *dy)
+static void error_bound(const wset *w, const qset *q, ffn_dtype adt, bool h16, size_t T,
+                        const float *x, double *dy)
 {
     const size_t d = w->s.d, f = w->s.f;
     const double u = ldexp(1.0, -24), uh = adt == FFN_DT_BF16 ? ldexp(1.0, -8) : 0.0;
@@ -286,17 +311,25 @@ static void error_bound(const wset *w, const qset *q, ffn_dtype adt, size_t T, c
         if (adt != FFN_DT_INT8) {
             for (size_t k = 0; k < d; k++)
                 a[k] = adt == FFN_DT_BF16 ? bf16_round(xt[k]) : xt[k];
-            gate_up(w, q, a, NULL, 0, h, dh);
+            gate_up(w, q, a, NULL, 0, h16, h, dh);
+            double hmax = 0;
             for (size_t j = 0; j < f; j++) {
                 dh[j] += uh * fabs(h[j]);
+                hmax = fabs(h[j]) + dh[j] > hmax ? fabs(h[j]) + dh[j] : hmax;
                 for (size_t i = 0; i < d; i++)
                     acc[i] += dh[j] * fabs(q->d.w[j * d + i]) +
                               g2 * (fabs(h[j]) + dh[j]) * q->d.b[j * d + i];
             }
+            for (size_t i = 0; h16 && i < d; i++) {
+                double sa = 0;
+                for (size_t j = 0; j < f; j++)
+                    sa += (fabs(h[j]) + dh[j]) * q->d.b[j * d + i];
+                acc[i] += h16_term(&q->d, &w->s, f, d, i, sa, hmax);
+            }
         } else {
             float sx, sh;
             cr_assert_eq(ffn_qact_quantize(1, d, xt, qa, &sx), 0);
-            gate_up(w, q, NULL, qa, sx, h, dh);
+            gate_up(w, q, NULL, qa, sx, false, h, dh);
             double mdh = 0;
             for (size_t j = 0; j < f; j++) {
                 hf[j] = (float)h[j];
@@ -370,6 +403,12 @@ static void compare(const ffn_kernel *k, const wset *w, size_t T, const float *y
     }
 }
 
+/* The W4A16 kernel that sums its decode products in fp16 (the bound's last bullet). */
+static bool sums_in_fp16(const ffn_kernel *k)
+{
+    return strstr(k->name, "avx512_fp16") != NULL;
+}
+
 /* Every kernel of ks storing wdt on one shape and activation, against the reference of each
  * activation format (computed once per format). */
 static void check_shape(const ffn_kernel *const *ks, size_t nk, ffn_dtype wdt, size_t T,
@@ -379,24 +418,28 @@ static void check_shape(const ffn_kernel *const *ks, size_t nk, ffn_dtype wdt, s
     wset_init(&w, s, T * 7919 + s.d * 31 + s.f + (size_t)s.act + s.group);
     float *x = frand_array(T * s.d, 1.0f);
     float *y = malloc((T * s.d + 1) * sizeof *y), *yref = malloc((T * s.d + 1) * sizeof *yref);
-    double *dy = malloc((T * s.d + 1) * sizeof *dy);
-    cr_assert(y && yref && dy);
+    double *dy = malloc((T * s.d + 1) * sizeof *dy), *dy16 = malloc((T * s.d + 1) * sizeof *dy16);
+    cr_assert(y && yref && dy && dy16);
     qset q;
     qset_init(&q, wdt, &w);
     static const ffn_dtype adts[] = {FFN_DT_FP32, FFN_DT_BF16, FFN_DT_INT8};
     for (size_t ai = 0; ai < 3; ai++) {
-        bool any = false;
+        bool any = false, any16 = false;
         for (size_t ki = 0; ki < nk; ki++)
-            any = any || (ks[ki]->wdtype == wdt && ks[ki]->adtype == adts[ai]);
+            if (ks[ki]->wdtype == wdt && ks[ki]->adtype == adts[ai]) {
+                any = true;
+                any16 |= sums_in_fp16(ks[ki]);
+            }
         if (!any) continue;
         cr_assert_eq(run_k(ref_q(wdt, adts[ai]), &w, T, x, yref, 1), 0);
-        error_bound(&w, &q, adts[ai], T, x, dy);
+        error_bound(&w, &q, adts[ai], false, T, x, dy);
+        if (any16) error_bound(&w, &q, adts[ai], true, T, x, dy16);
         for (size_t ki = 0; ki < nk; ki++) {
             if (ks[ki]->wdtype != wdt || ks[ki]->adtype != adts[ai]) continue;
             for (size_t i = 0; i < T * s.d; i++)
                 y[i] = NAN; /* every output must be written */
             cr_assert_eq(run_k(ks[ki], &w, T, x, y, threads), 0, "%s forward failed", ks[ki]->name);
-            compare(ks[ki], &w, T, y, yref, dy);
+            compare(ks[ki], &w, T, y, yref, sums_in_fp16(ks[ki]) ? dy16 : dy);
         }
     }
     qset_free(&q);
@@ -404,6 +447,7 @@ static void check_shape(const ffn_kernel *const *ks, size_t nk, ffn_dtype wdt, s
     free(y);
     free(yref);
     free(dy);
+    free(dy16);
     wset_free(&w);
 }
 
@@ -1006,12 +1050,15 @@ Test(kernels_quant, dispatch_for_cpu_classes)
         const uint64_t zen4 = clx | FFN_CPU_AVX512_BF16;
         cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I4, FFN_DT_BF16), "w4a16_ffn__avx512_bf16_14x32",
                          "VDPBF16PS on the nibble lookups");
-        cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I4, FFN_DT_BF16), "w4a16_ffn__avx512_bf16_14x32");
+        const uint64_t spr_nofp16 = spr & ~FFN_CPU_AVX512_FP16;
+        cr_assert_str_eq(pick_q(spr_nofp16, FFN_ISA_AMX, I4, FFN_DT_BF16),
+                         "w4a16_ffn__avx512_bf16_14x32");
         /* the intel tuning passes VDPBF16PS over for W4A16 (slower there) */
-        cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AMX, I4, FFN_DT_BF16),
+        cr_assert_str_eq(pick_qt(spr_nofp16, FFN_TUNING_INTEL, FFN_ISA_AMX, I4, FFN_DT_BF16),
                          "w4a16_ffn__avx512_14x32");
-        cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AVX512_BF16, I4, FFN_DT_BF16),
-                         "w4a16_ffn__avx512_14x32");
+        cr_assert_str_eq(
+            pick_qt(spr_nofp16, FFN_TUNING_INTEL, FFN_ISA_AVX512_BF16, I4, FFN_DT_BF16),
+            "w4a16_ffn__avx512_14x32");
         cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AMX, I8, I8),
                          built("w8a8_ffn__amx_32x32") ? "w8a8_ffn__amx_32x32"
                                                       : "w8a8_ffn__avx512vnni_8x32",
@@ -1029,6 +1076,16 @@ Test(kernels_quant, dispatch_for_cpu_classes)
         cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I4, FFN_DT_FP32), "w4a32_ffn__avx512_14x32",
                          "fp32 activations stay on FMAs");
         cr_assert_str_eq(pick_q(zen4, FFN_ISA_AMX, I8, FFN_DT_BF16), "w8a16_ffn__avx512_14x32");
+    }
+    if (built("w4a16_ffn__avx512_fp16_14x32")) {
+        /* VFMADD231PH on the nibble lookups wherever AVX512-FP16 is, at the avx512 level too */
+        const char *h16 = "w4a16_ffn__avx512_fp16_14x32";
+        cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I4, FFN_DT_BF16), h16);
+        cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AMX, I4, FFN_DT_BF16), h16);
+        cr_assert_str_eq(pick_qt(spr, FFN_TUNING_INTEL, FFN_ISA_AVX512, I4, FFN_DT_BF16), h16);
+        cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I4, FFN_DT_FP32), "w4a32_ffn__avx512_14x32",
+                         "fp32 activations stay on fp32 FMAs");
+        cr_assert_str_eq(pick_q(spr, FFN_ISA_AVX2, I4, FFN_DT_BF16), "w4a16_ffn__avx2_6x16");
     }
     if (built("w8a8_ffn__amx_32x32")) {
         cr_assert_str_eq(pick_q(spr, FFN_ISA_AMX, I8, I8), "w8a8_ffn__amx_32x32");

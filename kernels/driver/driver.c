@@ -22,6 +22,7 @@
  *    k-major panels T rows wide. */
 #include "drv_sched.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "../quant/quant_internal.h"
@@ -46,6 +47,11 @@ unsigned ffn__drv_stream_rows(const ffn__drv *dv)
 bool ffn__drv_wants_pairs(const ffn__drv *dv, const ffn_kshape *s)
 {
     return dv->q && dv->q->a_pairs && dv->abf16 && dv->qf == FFN_UKR_Q4 && !s->zero_point;
+}
+
+bool ffn__drv_bf16_pairs(const ffn__drv *dv, const ffn_kshape *s)
+{
+    return ffn__drv_wants_pairs(dv, s) && !dv->q->a_pairs_fp16;
 }
 
 static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_kshape *s, size_t T,
@@ -79,8 +85,9 @@ static void plan_ws(const ffn__drv *dv, const ffn__drv_layout *l, const ffn_ksha
         p->h_bytes = ffn__round_up(l->ldh * T * 4, 64);
         if (dv->q && s->zero_point)
             p->asum_bytes = ffn__round_up((s->d + s->f) / s->group * T * 4, 64);
-        if (ffn__drv_wants_pairs(dv, s)) /* (d + f) / 8 blocks of 4 words per row */
-            p->pair_bytes = ffn__round_up((s->d + s->f) / 2 * p->rows * 4, 64);
+        if (ffn__drv_wants_pairs(dv, s)) /* (d + f) / 8 blocks of 4 words per row (+ scales) */
+            p->pair_bytes = ffn__round_up(
+                ((s->d + s->f) / 2 * p->rows + (dv->q->a_pairs_fp16 ? 2 * p->rows : 0)) * 4, 64);
         p->acc_floats = g * nr;
         p->hbuf_floats = g * nr;
     } else {
@@ -226,6 +233,43 @@ static void bf16_pairs(const job *jb, const float *a, size_t K, uint32_t *ap, in
     ffn__drv_barrier();
 }
 
+/* The a_pairs layout of the k-major a as fp16 (tables with a_pairs_fp16, ukernel.h): row r
+ * scaled by the power of two that puts its largest |value| in [128, 256), us[r] = the power that
+ * undoes it. Every thread finds the rows' maxima itself (T <= stream_rows rows of K: no
+ * reduction across threads), thread 0 writes us, and each converts its share of the blocks
+ * (exact: a bf16 value times a power of two, unless it falls below fp16's normal range); a
+ * barrier follows. */
+static void f16_pairs(const job *jb, const float *a, size_t K, uint32_t *ap, float *us, int t,
+                      int nt)
+{
+    const size_t T = jb->T;
+    size_t lo, hi;
+    ffn__split(K / 8, t, nt, &lo, &hi);
+    for (size_t r = 0; r < T; r++) {
+        float mx = 0.0f;
+        for (size_t k = 0; k < K; k++) { /* NaN compares false: skipped */
+            const float v = fabsf(a[k * T + r]);
+            mx = v > mx ? v : mx;
+        }
+        int e = 0;
+        if (mx > 0.0f && mx <= FLT_MAX) {
+            int ex;
+            (void)frexpf(mx, &ex); /* mx = m 2^ex, m in [0.5, 1): mx 2^(8 - ex) in [128, 256) */
+            e = 8 - ex;
+            e = e < -126 ? -126 : e > 126 ? 126 : e;
+        }
+        const float sc = ldexpf(1.0f, e);
+        if (t == 0) us[r] = ldexpf(1.0f, -e);
+        for (size_t b = lo; b < hi; b++)
+            for (size_t i = 0; i < 4; i++) {
+                const uint32_t lo16 = ffn__f32_to_f16(a[(8 * b + i) * T + r] * sc);
+                const uint32_t hi16 = ffn__f32_to_f16(a[(8 * b + 4 + i) * T + r] * sc);
+                ap[(b * T + r) * 4 + i] = lo16 | hi16 << 16;
+            }
+    }
+    ffn__drv_barrier();
+}
+
 /* One decode gemv call over panel j of the matrix at w (K rows, panel stride pb); the caller
  * streams panel j + 1 next when more. */
 static void stream_gemv(const job *jb, size_t m, size_t K, const float *a, const float *asum,
@@ -258,6 +302,11 @@ static void stream_thread(const job *jb, int t, int nt)
     float *xt = (float *)(void *)jb->xs, *ht = (float *)(void *)jb->hs;
     float *sx = jb->asum, *sh = jb->asum ? jb->asum + d / s->group * T : NULL;
     uint32_t *px = jb->pairs, *ph = jb->pairs ? jb->pairs + d / 2 * T : NULL;
+    /* fp16 pairs: the rows' unscaling powers after the pairs, passed where asum goes */
+    const bool p16 = px && jb->dv->q->a_pairs_fp16;
+    float *ux = p16 ? (float *)(void *)(jb->pairs + (d + f) / 2 * T) : NULL,
+          *uh = ux ? ux + T : NULL;
+    if (p16) sx = ux, sh = uh;
     const tscratch ts = ffn__drv_scratch_of(jb, t);
     size_t lo, hi;
     ffn__split(d, t, nt, &lo, &hi);
@@ -265,8 +314,11 @@ static void stream_thread(const job *jb, int t, int nt)
         for (size_t r = 0; r < T; r++)
             xt[k * T + r] = ffn__drv_act_in(jb, jb->x[r * d + k]);
     ffn__drv_barrier();
-    if (sx) group_sums(jb, xt, d, sx, t, nt);
-    if (px) bf16_pairs(jb, xt, d, px, t, nt);
+    if (sx && !p16) group_sums(jb, xt, d, sx, t, nt);
+    if (p16)
+        f16_pairs(jb, xt, d, px, ux, t, nt);
+    else if (px)
+        bf16_pairs(jb, xt, d, px, t, nt);
     while (ffn__grab(&jb->next[0], l->np1, ffn__grab_chunk(l->pb1), &lo, &hi))
         for (size_t j = lo; j < hi; j++) {
             const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
@@ -281,8 +333,11 @@ static void stream_thread(const job *jb, int t, int nt)
             }
         }
     ffn__drv_barrier();
-    if (sh) group_sums(jb, ht, f, sh, t, nt);
-    if (ph) bf16_pairs(jb, ht, f, ph, t, nt);
+    if (sh && !p16) group_sums(jb, ht, f, sh, t, nt);
+    if (p16)
+        f16_pairs(jb, ht, f, ph, uh, t, nt);
+    else if (ph)
+        bf16_pairs(jb, ht, f, ph, t, nt);
     while (ffn__grab(&jb->next[1], l->pd, ffn__grab_chunk(l->pb2), &lo, &hi))
         for (size_t j = lo; j < hi; j++)
             for (size_t r0 = 0; r0 < T; r0 += g) {

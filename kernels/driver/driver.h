@@ -58,6 +58,9 @@ unsigned ffn__drv_stream_rows(const ffn__drv *dv);
  * symmetric with bf16 activations on a table with a_pairs. Its gemv then multiplies code pairs
  * on them, and so does its prefill where the table has pdequant and pgemm. */
 bool ffn__drv_wants_pairs(const ffn__drv *dv, const ffn_kshape *s);
+/* ... as bf16 pairs on VDPBF16PS (decode and prefill; not the fp16 pairs of a_pairs_fp16
+ * tables, whose prefill runs on the fp32 tile). */
+bool ffn__drv_bf16_pairs(const ffn__drv *dv, const ffn_kshape *s);
 int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
                   const ffn_kweights *w, void *packed, size_t packed_bytes);
 size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t T, int threads);

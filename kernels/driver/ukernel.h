@@ -191,7 +191,10 @@ typedef struct ffn_ukr_qpanel {
  * as bf16 pairs for a two-products-a-lane dot instruction (VDPBF16PS), built once per forward
  * by the driver: ap[((k / 8) * as + r) * 4 + i] = bf16(A(r, 8 (k / 8) + i)) in the low half and
  * bf16(A(r, 8 (k / 8) + 4 + i)) in the high half, i < 4 (the rows of an FFN_UKR_Q4_OCT word's
- * low and high 16 bits). */
+ * low and high 16 bits). Tables with a_pairs_fp16 get the pairs as fp16 instead, row r scaled
+ * by a power of two 2^e_r that puts its largest |A(r, k)| in [128, 256) (2^e_r = 1 when the row
+ * is all zeros or has an Inf or NaN), and then asum[r] = 2^-e_r (asum is not otherwise used
+ * there: a_pairs tables get pairs only for symmetric panels). */
 typedef void (*ffn_ukr_qgemv_fn)(size_t m, size_t kc, const float *a, size_t as, const float *asum,
                                  const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc);
 
@@ -230,6 +233,7 @@ typedef struct ffn_ukernels_q {
     unsigned stream_g;    /* rows per gemv call */
     unsigned q4_layout;   /* FFN_UKR_Q4_ROWS or FFN_UKR_Q4_OCT: the W4 nibble order it reads */
     bool a_pairs;         /* W4 gemv wants ap (see ffn_ukr_qgemv_fn) for bf16 activations */
+    bool a_pairs_fp16;    /* ... as scaled fp16 pairs (decode only: no pdequant/pgemm) */
 } ffn_ukernels_q;
 
 /* W8A8 microkernels ("q8a8_gemm__<isa>_<tile>"). Activations are quantized by the table's

@@ -21,8 +21,9 @@
  *    measured no faster (bench_kernels --case qdecode, Zen 4, 2026-12-02). m > 1 rows share
  *    each lookup.
  *  - with zero points (no ap): w' = u s - z s built exactly by one FMA per 16 weights (u, z <=
- *    15 and bf16 s: the products are exact), after a shift, a mask and a conversion, then fp32
- *    FMAs with the activations, as q4z_body of ukr_avx512_q.c over the other nibble order;
+ *    15 and bf16 s: the products are exact) from the nibble looked up by VPERMPS after a
+ *    shift, then fp32 FMAs with the activations (avx512_oct_q.h, shared with the AVX512-FP16
+ *    table);
  *  - q4_pdequant + q4_pgemm (prefill, symmetric): the lookups once per row block into the
  *    driver's scratch (unscaled code pairs, 8 KiB a 256-row chunk), then VDPBF16PS on tiles of
  *    up to 14 rows (28 zmm partial sums, the bf16 tile's shape), each group's sums scaled into
@@ -30,10 +31,10 @@
  *    16, 64 and 512 in 14.4-16.0, 46.7 and 351 ms against 24.4, 84.0 and 683 ms for the
  *    dequantizing fp32 tile, 0.90x, 0.96x and 0.92-0.98x the bf16-weight VDPBF16PS kernel
  *    (BENCHMARKS.md);
- *  - q4_dequant (prefill with zero points): the exact w' into the fp32 scratch of the GEMM
- *    tile.
+ *  - the dequantization for prefill with zero points (avx512_oct_q.h): the exact w' into the
+ *    fp32 scratch of the GEMM tile.
  * W4 only: the table's W8 entries are NULL (registry.c builds only the W4A16 kernel on it). */
-#include "avx512_q_common.h"
+#include "avx512_oct_q.h"
 
 extern const ffn_ukernels ffn_ukernels_avx512;
 
@@ -44,14 +45,6 @@ static const uint16_t code_bf16[32] = {
     0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040, 0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000,
     0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0, 0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040,
     0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0};
-
-/* Block b's two vectors of words (columns 0-15, 16-31). */
-FFN_AI void oct_load(const uint8_t *q, size_t b, __m512i *v0, __m512i *v1)
-{
-    const uint8_t *p = q + b * (NR * 4);
-    *v0 = _mm512_loadu_si512(p);
-    *v1 = _mm512_loadu_si512(p + 64);
-}
 
 /* Pairs (rows 8b + i, 8b + 4 + i) of the 16 columns of v as bf16, i a constant 0..3. */
 #define PAIRS(v, i, tab)                                                                           \
@@ -75,7 +68,7 @@ static void pair_row1(size_t kc, const uint32_t *ap, size_t as, const ffn_ukr_qp
                 _mm_prefetch((const char *)pf + 64, _MM_HINT_T0);
             }
             __m512i v0, v1;
-            oct_load(q, b, &v0, &v1);
+            ffn__oct_load(q, b, &v0, &v1);
             const uint32_t *x4 = ap + b * as * 4;
             __m512bh x_ = (__m512bh)_mm512_set1_epi32((int)x4[0]);
             p0a = _mm512_dpbf16_ps(p0a, PAIRS(v0, 0, tab), x_);
@@ -114,7 +107,7 @@ FFN_AI void pair_body(const int m, size_t kc, const uint32_t *ap, size_t as,
             p0[r] = p1[r] = _mm512_setzero_ps();
         for (size_t b = g * bpg; b < (g + 1) * bpg; b++) {
             __m512i v0, v1;
-            oct_load(q, b, &v0, &v1);
+            ffn__oct_load(q, b, &v0, &v1);
             _mm_prefetch((const char *)(q + b * (NR * 4)) + PF, _MM_HINT_T0);
             _mm_prefetch((const char *)(q + b * (NR * 4)) + 64 + PF, _MM_HINT_T0);
             const uint32_t *x4 = ap + b * as * 4;
@@ -146,55 +139,12 @@ FFN_AI void pair_body(const int m, size_t kc, const uint32_t *ap, size_t as,
     }
 }
 
-/* The nibbles of row 8b + i (i < 8, any value) of v as fp32 codes u. */
-FFN_AI __m512 oct_u(__m512i v, unsigned i)
-{
-    const __m512i u = _mm512_and_si512(_mm512_srl_epi32(v, _mm_cvtsi32_si128((int)(4 * i))),
-                                       _mm512_set1_epi32(15));
-    return _mm512_cvtepi32_ps(u);
-}
-
-/* Exact w' then fp32 FMAs, any m (zero points, or no pairs from the driver). */
-FFN_AI void fma_body(const int m, size_t kc, const float *a, size_t as, const ffn_ukr_qpanel *w,
-                     float *c, size_t ldc)
-{
-    const size_t Gs = w->group;
-    __m512 o0[G], o1[G];
-    for (int r = 0; r < m; r++)
-        o0[r] = o1[r] = _mm512_setzero_ps();
-    for (size_t g = 0; g < kc / Gs; g++) {
-        __m512 s0, s1, n0, n1;
-        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
-        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
-        for (size_t b = g * Gs / 8; b < (g + 1) * Gs / 8; b++) {
-            __m512i v0, v1;
-            oct_load(w->q, b, &v0, &v1);
-            _mm_prefetch((const char *)(w->q + b * (NR * 4)) + PF, _MM_HINT_T0);
-            _mm_prefetch((const char *)(w->q + b * (NR * 4)) + 64 + PF, _MM_HINT_T0);
-            for (unsigned i = 0; i < 8; i++) {
-                const size_t k = b * 8 + i;
-                const __m512 b0 = _mm512_fmadd_ps(oct_u(v0, i), s0, n0);
-                const __m512 b1 = _mm512_fmadd_ps(oct_u(v1, i), s1, n1);
-                for (int r = 0; r < m; r++) {
-                    const __m512 av = _mm512_set1_ps(a[k * as + (size_t)r]);
-                    o0[r] = _mm512_fmadd_ps(av, b0, o0[r]);
-                    o1[r] = _mm512_fmadd_ps(av, b1, o1[r]);
-                }
-            }
-        }
-    }
-    for (int r = 0; r < m; r++) {
-        _mm512_storeu_ps(c + (size_t)r * ldc, o0[r]);
-        _mm512_storeu_ps(c + (size_t)r * ldc + 16, o1[r]);
-    }
-}
-
 static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float *asum,
                     const uint32_t *ap, const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     (void)asum;
     if (w->zero || !ap) {
-        FFN_AVX512_ROWS_1_6(m, fma_body, kc, a, as, w, c, ldc)
+        FFN_AVX512_ROWS_1_6(m, ffn__oct_fma_body, kc, a, as, w, c, ldc)
         return;
     }
     if (m == 1) {
@@ -202,26 +152,6 @@ static void q4_gemv(size_t m, size_t kc, const float *a, size_t as, const float 
         return;
     }
     FFN_AVX512_ROWS_1_6(m, pair_body, kc, ap, as, w, c, ldc)
-}
-
-static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
-{
-    const size_t Gs = w->group;
-    size_t k = 0;
-    while (k < kc) {
-        const size_t g = (k0 + k) / Gs, end = (g + 1) * Gs - k0 < kc ? (g + 1) * Gs - k0 : kc;
-        __m512 s0, s1, n0, n1;
-        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
-        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
-        for (; k < end; k++) {
-            const size_t kk = k0 + k;
-            __m512i v0, v1;
-            oct_load(w->q, kk / 8, &v0, &v1);
-            const unsigned i = (unsigned)(kk % 8);
-            _mm512_storeu_ps(dst + k * NR, _mm512_fmadd_ps(oct_u(v0, i), s0, n0));
-            _mm512_storeu_ps(dst + k * NR + 16, _mm512_fmadd_ps(oct_u(v1, i), s1, n1));
-        }
-    }
 }
 
 /* ---- prefill on bf16 pairs ---------------------------------------------------------------- */
@@ -234,7 +164,7 @@ static void q4_pdequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, uint32_t 
     const __m512i tab = _mm512_loadu_si512(code_bf16);
     for (size_t b = 0; b < kc / 8; b++) {
         __m512i v0, v1;
-        oct_load(w->q, k0 / 8 + b, &v0, &v1);
+        ffn__oct_load(w->q, k0 / 8 + b, &v0, &v1);
         uint32_t *o = dst + b * 4 * NR;
         _mm512_storeu_si512(o, (__m512i)PAIRS(v0, 0, tab));
         _mm512_storeu_si512(o + 16, (__m512i)PAIRS(v1, 0, tab));
@@ -320,7 +250,7 @@ const ffn_ukernels_q ffn_ukernels_q_avx512bf16 = {
     .gemv_name = {NULL, "q4_gemv__avx512bf16"},
     .f32 = &ffn_ukernels_avx512,
     .gemv = {NULL, q4_gemv},
-    .dequant = {NULL, q4_dequant},
+    .dequant = {NULL, ffn__oct_q4_dequant},
     .pdequant = q4_pdequant,
     .pgemm = q4_pgemm,
     .stream_rows = 12,
