@@ -151,10 +151,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n * (size_t)nt + 65536; i += 4096)
         memset(big + i, (int)(i >> 12) & 0xff, 4096);
     memset(small, 3, SMALL + 65536);
-    printf("stream %.0f MiB a thread, %d thread(s), best of %d; GB/s\n", (double)n / 1048576.0,
-           nt, reps);
-    printf("%-9s %14s %10s %12s %18s\n", "lookups", "compute alone", "no prefetch",
-           "T0 2 KiB", "T1 16 KiB + T0 1 KiB");
+    printf("stream %.0f MiB a thread, %d thread(s), best of %d; GB/s\n", (double)n / 1048576.0, nt,
+           reps);
+    printf("%-9s %14s %10s %12s %18s\n", "lookups", "compute alone", "no prefetch", "T0 2 KiB",
+           "T1 16 KiB + T0 1 KiB");
     double base[3] = {0, 0, 0};
     for (int i = 0; i < NPASS; i++) {
         const double c = compute_rate(passes[i].f, small, reps) * nt;
@@ -166,8 +166,9 @@ int main(int argc, char **argv)
         printf("%-9d %14.1f %5.1f (%3.0f%%) %5.1f (%3.0f%%) %11.1f (%3.0f%%)\n", passes[i].l, c,
                s[0], 100 * s[0] / base[0], s[1], 100 * s[1] / base[1], s[2], 100 * s[2] / base[2]);
     }
-    printf("(%% of the same scheme's L = 0 stream; compute alone: the pass over 16 KiB in L1, times "
-           "the threads)\n");
+    printf(
+        "(%% of the same scheme's L = 0 stream; compute alone: the pass over 16 KiB in L1, times "
+        "the threads)\n");
     free(big);
     free(small);
     return 0;

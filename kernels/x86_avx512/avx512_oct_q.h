@@ -18,6 +18,15 @@ FFN_AI void ffn__oct_load(const uint8_t *q, size_t b, __m512i *v0, __m512i *v1)
     *v1 = _mm512_loadu_si512(p + 64);
 }
 
+/* The same, after prefetching the block FFN_OCT_PF bytes ahead (the m-row streams). */
+FFN_AI void ffn__oct_load_ahead(const uint8_t *q, size_t b, __m512i *v0, __m512i *v1)
+{
+    const char *p = (const char *)(q + b * (FFN_OCT_NR * 4)) + FFN_OCT_PF;
+    _mm_prefetch(p, _MM_HINT_T0);
+    _mm_prefetch(p + 64, _MM_HINT_T0);
+    ffn__oct_load(q, b, v0, v1);
+}
+
 /* The nibbles of row 8b + i (i < 8, any value) of v as fp32 codes u. */
 FFN_AI __m512 ffn__oct_u(__m512i v, unsigned i)
 {
@@ -36,20 +45,16 @@ FFN_AI void ffn__oct_fma_body(const int m, size_t kc, const float *a, size_t as,
                               const ffn_ukr_qpanel *w, float *c, size_t ldc)
 {
     const size_t Gs = w->group;
-    const __m512 lut = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512 lut = ffn__avx512_u_lut();
     __m512 o0[FFN_OCT_G], o1[FFN_OCT_G];
     for (int r = 0; r < m; r++)
         o0[r] = o1[r] = _mm512_setzero_ps();
     for (size_t g = 0; g < kc / Gs; g++) {
         __m512 s0, s1, n0, n1;
-        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
-        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
+        ffn__avx512_gsn(w, g, &s0, &s1, &n0, &n1);
         for (size_t b = g * Gs / 8; b < (g + 1) * Gs / 8; b++) {
             __m512i v0, v1;
-            ffn__oct_load(w->q, b, &v0, &v1);
-            _mm_prefetch((const char *)(w->q + b * (FFN_OCT_NR * 4)) + FFN_OCT_PF, _MM_HINT_T0);
-            _mm_prefetch((const char *)(w->q + b * (FFN_OCT_NR * 4)) + 64 + FFN_OCT_PF,
-                         _MM_HINT_T0);
+            ffn__oct_load_ahead(w->q, b, &v0, &v1);
 #define FFN_OCT_FMA_STEP(i)                                                                        \
     {                                                                                              \
         const size_t k = b * 8 + (i);                                                              \
@@ -87,8 +92,7 @@ static inline void ffn__oct_q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpane
     while (k < kc) {
         const size_t g = (k0 + k) / Gs, end = (g + 1) * Gs - k0 < kc ? (g + 1) * Gs - k0 : kc;
         __m512 s0, s1, n0, n1;
-        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
-        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
+        ffn__avx512_gsn(w, g, &s0, &s1, &n0, &n1);
         for (; k < end; k++) {
             const size_t kk = k0 + k;
             __m512i v0, v1;

@@ -33,6 +33,21 @@ FFN_AI void ffn__avx512_goffsets(const uint8_t *zero, size_t g, __m512 s0, __m51
     *n1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), z1), s1);
 }
 
+/* The fp32 values 0..15: a VPERMPS table that turns a nibble (any index's low 4 bits) into
+ * its code u. */
+FFN_AI __m512 ffn__avx512_u_lut(void)
+{
+    return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/* Group g's scales and offsets of a W4 panel (w' = u s + n), as the two functions above. */
+FFN_AI void ffn__avx512_gsn(const ffn_ukr_qpanel *w, size_t g, __m512 *s0, __m512 *s1, __m512 *n0,
+                            __m512 *n1)
+{
+    ffn__avx512_gscales(w->gscale, g, s0, s1);
+    ffn__avx512_goffsets(w->zero, g, *s0, *s1, n0, n1);
+}
+
 /* body(M, ...) with the constant M = m for m = 2..6, and M = 1 otherwise. */
 #define FFN_AVX512_ROWS_1_6(m, body, ...)                                                          \
     switch (m) {                                                                                   \

@@ -225,14 +225,13 @@ FFN_AI void q4z_body(const int m, size_t kc, const float *a, size_t as, const ff
 {
     const uint8_t *q = w->q;
     const size_t Gs = w->group;
-    const __m512 lut = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512 lut = ffn__avx512_u_lut();
     __m512 o0[G], o1[G];
     for (int r = 0; r < m; r++)
         o0[r] = o1[r] = _mm512_setzero_ps();
     for (size_t g = 0; g < kc / Gs; g++) {
         __m512 s0, s1, n0, n1;
-        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
-        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
+        ffn__avx512_gsn(w, g, &s0, &s1, &n0, &n1);
         for (size_t k = g * Gs; k < (g + 1) * Gs; k++) {
             if (k % 4 == 0) _mm_prefetch((const char *)(q + k * 16) + PF, _MM_HINT_T0);
             __m512 b0, b1;
@@ -284,13 +283,12 @@ static void q8_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst
 static void q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
 {
     const size_t Gs = w->group;
-    const __m512 lut = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512 lut = ffn__avx512_u_lut();
     size_t k = 0;
     while (k < kc) {
         const size_t g = (k0 + k) / Gs, end = (g + 1) * Gs - k0 < kc ? (g + 1) * Gs - k0 : kc;
         __m512 s0, s1, n0, n1;
-        ffn__avx512_gscales(w->gscale, g, &s0, &s1);
-        ffn__avx512_goffsets(w->zero, g, s0, s1, &n0, &n1);
+        ffn__avx512_gsn(w, g, &s0, &s1, &n0, &n1);
         for (; k < end; k++) {
             __m512 b0, b1;
             q4_vals(q4_bytes(w->q, k0 + k), lut, &b0, &b1);

@@ -107,9 +107,7 @@ FFN_AI void pair_body(const int m, size_t kc, const uint32_t *ap, size_t as,
             p0[r] = p1[r] = _mm512_setzero_ps();
         for (size_t b = g * bpg; b < (g + 1) * bpg; b++) {
             __m512i v0, v1;
-            ffn__oct_load(q, b, &v0, &v1);
-            _mm_prefetch((const char *)(q + b * (NR * 4)) + PF, _MM_HINT_T0);
-            _mm_prefetch((const char *)(q + b * (NR * 4)) + 64 + PF, _MM_HINT_T0);
+            ffn__oct_load_ahead(q, b, &v0, &v1);
             const uint32_t *x4 = ap + b * as * 4;
 #define ROWS_STEP(i)                                                                               \
     {                                                                                              \

@@ -145,9 +145,7 @@ FFN_AI void h_body(const int m, size_t kc, const uint32_t *ap, size_t as, const 
                 h0[r] = h1[r] = _mm512_setzero_ph();
             for (size_t b = b0; b < b0 + FLUSH; b++) {
                 __m512i v0, v1;
-                ffn__oct_load(q, b, &v0, &v1);
-                _mm_prefetch((const char *)(q + b * (NR * 4)) + FFN_OCT_PF, _MM_HINT_T0);
-                _mm_prefetch((const char *)(q + b * (NR * 4)) + 64 + FFN_OCT_PF, _MM_HINT_T0);
+                ffn__oct_load_ahead(q, b, &v0, &v1);
                 const uint32_t *x4 = ap + b * as * 4;
 #define ROWS_STEP(i)                                                                               \
     {                                                                                              \
