@@ -325,7 +325,7 @@ int ffn_bench_write_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
         fprintf(fp, "spec %s (%s): fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, memory %.2f GB/s\n",
                 hw->name, spec_file, hw->peak_flops[FFN_DT_FP32] / 1e9,
                 hw->peak_flops[FFN_DT_BF16] / 1e9, hw->mem_bandwidth_bps / 1e9);
-    fprintf(fp, "%-4s %-7s %5s %5s %6s %-5s %-24s %10s %9s %8s %7s %6s %5s %10s %7s %7s", "kind",
+    fprintf(fp, "%-4s %-7s %5s %5s %6s %-5s %-28s %10s %9s %8s %7s %6s %5s %10s %7s %7s", "kind",
             "phase", "T", "d", "f", "dtype", "kernel", "median_ms", "min_ms", "GFLOP/s", "GB/s",
             "FLOP/B", "roof", "pred_ms", "err", "err_min");
     if (any_peer) fprintf(fp, " %12s %12s", "openblas_ms", "onednn_ms");
@@ -333,7 +333,7 @@ int ffn_bench_write_table(FILE *fp, const ffn_hw *hw, const char *spec_file,
     for (size_t i = 0; i < n; i++) {
         const ffn_bench_result *x = &r[i];
         fprintf(fp,
-                "%-4s %-7s %5zu %5zu %6zu %-5s %-24.24s %10.3f %9.3f %8.1f %7.2f %6.1f %4.0f%% "
+                "%-4s %-7s %5zu %5zu %6zu %-5s %-28.28s %10.3f %9.3f %8.1f %7.2f %6.1f %4.0f%% "
                 "%10.3f %+6.1f%% %+6.1f%%",
                 x->c.kind == FFN_BENCH_MOE ? "moe" : "ffn", ffn_phase_name(x->c.phase), x->c.tokens,
                 x->c.shape.d, x->c.shape.f, ffn_dtype_name(x->c.wdtype), x->kernel,
