@@ -186,7 +186,7 @@ static int quant_impls(int qcase, const ffn_kshape *s0, unsigned group, impl *ms
                 const bool w4bf =
                     wd == FFN_DT_INT4 && ad == FFN_DT_BF16 && k->isa == FFN_ISA_AVX512_BF16;
                 const bool w4h = wd == FFN_DT_INT4 && ad == FFN_DT_BF16 &&
-                                 strstr(k->name, "avx512_fp16") != NULL;
+                                 (ffn_kernel_requires(k) & FFN_CPU_AVX512_FP16);
                 if (!i8amx && !w4bf && !w4h) break;
                 const uint64_t feat = ffn_cpu_features() & ~FFN_CPU_AVX512_FP16;
                 if (ffn_kernel_for_cpu_q(feat, ffn_cpu_tuning(), FFN_ISA_AVX512, wd, ad, &k, NULL))

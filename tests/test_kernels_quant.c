@@ -227,8 +227,6 @@ static double gamma_n(size_t n)
     return (double)n * u / (1 - (double)n * u);
 }
 
-/* h and its bound dh for token t (g, u from activations a[] of d values, or from the exact
- * integer sums when qx is given). */
 /* The fp16-sum terms of one output column j of a [K][N] int4 matrix (the W4A16 fp16 bullet
  * above): gh sum_k |a_k| B_kj + 2^-29 amax sum_k s_kj, from sa = sum_k |a_k| B_kj. */
 static double h16_term(const dq *m, const ffn_kshape *s, size_t K, size_t N, size_t j, double sa,
@@ -241,6 +239,8 @@ static double h16_term(const dq *m, const ffn_kshape *s, size_t K, size_t N, siz
     return gh * sa + ldexp(amax, -29) * ss;
 }
 
+/* h and its bound dh for token t (g, u from activations a[] of d values, or from the exact
+ * integer sums when qx is given; h16: with the fp16-sum terms). */
 static void gate_up(const wset *w, const qset *q, const double *a, const int8_t *qx, float sx,
                     bool h16, double *h, double *dh)
 {
@@ -406,7 +406,7 @@ static void compare(const ffn_kernel *k, const wset *w, size_t T, const float *y
 /* The W4A16 kernel that sums its decode products in fp16 (the bound's last bullet). */
 static bool sums_in_fp16(const ffn_kernel *k)
 {
-    return strstr(k->name, "avx512_fp16") != NULL;
+    return k->wdtype == FFN_DT_INT4 && (ffn_kernel_requires(k) & FFN_CPU_AVX512_FP16);
 }
 
 /* Every kernel of ks storing wdt on one shape and activation, against the reference of each

@@ -302,11 +302,12 @@ static void stream_thread(const job *jb, int t, int nt)
     float *xt = (float *)(void *)jb->xs, *ht = (float *)(void *)jb->hs;
     float *sx = jb->asum, *sh = jb->asum ? jb->asum + d / s->group * T : NULL;
     uint32_t *px = jb->pairs, *ph = jb->pairs ? jb->pairs + d / 2 * T : NULL;
-    /* fp16 pairs: the rows' unscaling powers after the pairs, passed where asum goes */
+    /* fp16 pairs: the rows' unscaling powers after the pairs, handed to gemv where asum goes
+     * (pairs come only without zero points, so never beside group sums) */
     const bool p16 = px && jb->dv->q->a_pairs_fp16;
     float *ux = p16 ? (float *)(void *)(jb->pairs + (d + f) / 2 * T) : NULL,
           *uh = ux ? ux + T : NULL;
-    if (p16) sx = ux, sh = uh;
+    const float *ax = p16 ? ux : sx, *ah = p16 ? uh : sh;
     const tscratch ts = ffn__drv_scratch_of(jb, t);
     size_t lo, hi;
     ffn__split(d, t, nt, &lo, &hi);
@@ -314,7 +315,7 @@ static void stream_thread(const job *jb, int t, int nt)
         for (size_t r = 0; r < T; r++)
             xt[k * T + r] = ffn__drv_act_in(jb, jb->x[r * d + k]);
     ffn__drv_barrier();
-    if (sx && !p16) group_sums(jb, xt, d, sx, t, nt);
+    if (sx) group_sums(jb, xt, d, sx, t, nt);
     if (p16)
         f16_pairs(jb, xt, d, px, ux, t, nt);
     else if (px)
@@ -324,7 +325,7 @@ static void stream_thread(const job *jb, int t, int nt)
             const size_t n_out = f - j * nh < nh ? f - j * nh : nh;
             for (size_t r0 = 0; r0 < T; r0 += g) {
                 const size_t m = T - r0 < g ? T - r0 : g;
-                stream_gemv(jb, m, d, xt + r0, sx ? sx + r0 : NULL, px ? px + r0 * 4 : NULL, jb->w1,
+                stream_gemv(jb, m, d, xt + r0, ax ? ax + r0 : NULL, px ? px + r0 * 4 : NULL, jb->w1,
                             l->pb1, j, j + 1 < hi && r0 + g >= T, ts.acc);
                 ffn__drv_epi_act(jb, j, m, ts.acc, ts.hbuf);
                 for (size_t r = 0; r < m; r++)
@@ -333,7 +334,7 @@ static void stream_thread(const job *jb, int t, int nt)
             }
         }
     ffn__drv_barrier();
-    if (sh && !p16) group_sums(jb, ht, f, sh, t, nt);
+    if (sh) group_sums(jb, ht, f, sh, t, nt);
     if (p16)
         f16_pairs(jb, ht, f, ph, uh, t, nt);
     else if (ph)
@@ -342,7 +343,7 @@ static void stream_thread(const job *jb, int t, int nt)
         for (size_t j = lo; j < hi; j++)
             for (size_t r0 = 0; r0 < T; r0 += g) {
                 const size_t m = T - r0 < g ? T - r0 : g;
-                stream_gemv(jb, m, f, ht + r0, sh ? sh + r0 : NULL, ph ? ph + r0 * 4 : NULL, jb->w2,
+                stream_gemv(jb, m, f, ht + r0, ah ? ah + r0 : NULL, ph ? ph + r0 * 4 : NULL, jb->w2,
                             l->pb2, j, j + 1 < hi && r0 + g >= T, ts.acc);
                 for (size_t r = 0; r < m; r++)
                     ffn__drv_epi_out(jb, r0 + r, j, ts.acc + r * l->nr);

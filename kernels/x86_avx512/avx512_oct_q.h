@@ -1,8 +1,8 @@
 /* The FFN_UKR_Q4_OCT panels of the AVX-512 family's W4 tables (header-only, included by
  * ukr_avx512bf16_q.c and ukr_avx512fp16_q.c, each compiled with its folder's flags): 32 columns,
  * a 64-byte vector of words is 16 columns x 8 rows (row 8b + i in bits 4i .. 4i + 3); the
- * loads, a row's codes as fp32, the exact-dequantizing FMA stream (zero points, or no pairs from
- * the driver) and the dequantization into the prefill tile's fp32 scratch. */
+ * loads, a row's codes as fp32 (a VPERMPS lookup), the exact-dequantizing FMA stream (zero points,
+ * or no pairs from the driver) and the dequantization into the prefill tile's fp32 scratch. */
 #ifndef FFNROOF_KERNELS_AVX512_OCT_Q_H
 #define FFNROOF_KERNELS_AVX512_OCT_Q_H
 
@@ -27,16 +27,13 @@ FFN_AI void ffn__oct_load_ahead(const uint8_t *q, size_t b, __m512i *v0, __m512i
     ffn__oct_load(q, b, v0, v1);
 }
 
-/* The nibbles of row 8b + i (i < 8, any value) of v as fp32 codes u. */
-FFN_AI __m512 ffn__oct_u(__m512i v, unsigned i)
+/* The nibbles of row 8b + i (i < 8, any value) of v as fp32 codes u: VPERMPS looks each up in
+ * lut (ffn__avx512_u_lut) and reads only an index's low 4 bits, so the bits above need no mask;
+ * FFN_OCT_U is the same for a constant i (an immediate shift). */
+FFN_AI __m512 ffn__oct_u(__m512i v, unsigned i, __m512 lut)
 {
-    const __m512i u = _mm512_and_si512(_mm512_srl_epi32(v, _mm_cvtsi32_si128((int)(4 * i))),
-                                       _mm512_set1_epi32(15));
-    return _mm512_cvtepi32_ps(u);
+    return _mm512_permutexvar_ps(_mm512_srl_epi32(v, _mm_cvtsi32_si128((int)(4 * i))), lut);
 }
-
-/* The same for a constant i, in two instructions: VPERMPS looks the nibble up in lut (the fp32
- * values 0..15) and reads only an index's low 4 bits, so the bits above need no mask. */
 #define FFN_OCT_U(v, i, lut)                                                                       \
     _mm512_permutexvar_ps((i) ? _mm512_srli_epi32((v), 4 * (i)) : (v), (lut))
 
@@ -88,6 +85,7 @@ FFN_AI void ffn__oct_fma_body(const int m, size_t kc, const float *a, size_t as,
 static inline void ffn__oct_q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpanel *w, float *dst)
 {
     const size_t Gs = w->group;
+    const __m512 lut = ffn__avx512_u_lut();
     size_t k = 0;
     while (k < kc) {
         const size_t g = (k0 + k) / Gs, end = (g + 1) * Gs - k0 < kc ? (g + 1) * Gs - k0 : kc;
@@ -98,8 +96,9 @@ static inline void ffn__oct_q4_dequant(size_t k0, size_t kc, const ffn_ukr_qpane
             __m512i v0, v1;
             ffn__oct_load(w->q, kk / 8, &v0, &v1);
             const unsigned i = (unsigned)(kk % 8);
-            _mm512_storeu_ps(dst + k * FFN_OCT_NR, _mm512_fmadd_ps(ffn__oct_u(v0, i), s0, n0));
-            _mm512_storeu_ps(dst + k * FFN_OCT_NR + 16, _mm512_fmadd_ps(ffn__oct_u(v1, i), s1, n1));
+            _mm512_storeu_ps(dst + k * FFN_OCT_NR, _mm512_fmadd_ps(ffn__oct_u(v0, i, lut), s0, n0));
+            _mm512_storeu_ps(dst + k * FFN_OCT_NR + 16,
+                             _mm512_fmadd_ps(ffn__oct_u(v1, i, lut), s1, n1));
         }
     }
 }
