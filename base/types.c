@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <string.h>
 
-static const char *const dtype_names[FFN_DT_COUNT] = {"fp32", "tf32", "bf16", "fp16",
-                                                      "fp8",  "int8", "int4"};
+static const char *const dtype_names[FFN_DT_COUNT] = {
+    "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp8-block", "nvfp4", "mxfp4"};
 static const char *const isa_names[FFN_ISA_COUNT] = {
     [FFN_ISA_REF] = "ref",
     [FFN_ISA_PORTABLE] = "portable",
@@ -38,9 +38,10 @@ int ffn_dtype_parse(const char *s, ffn_dtype *out)
     static const struct {
         const char *alias;
         ffn_dtype dt;
-    } aliases[] = {{"float32", FFN_DT_FP32}, {"float", FFN_DT_FP32},    {"float16", FFN_DT_FP16},
-                   {"half", FFN_DT_FP16},    {"bfloat16", FFN_DT_BF16}, {"e4m3", FFN_DT_FP8},
-                   {"e5m2", FFN_DT_FP8},     {"float8", FFN_DT_FP8}};
+    } aliases[] = {
+        {"float32", FFN_DT_FP32}, {"float", FFN_DT_FP32},    {"float16", FFN_DT_FP16},
+        {"half", FFN_DT_FP16},    {"bfloat16", FFN_DT_BF16}, {"e4m3", FFN_DT_FP8},
+        {"e5m2", FFN_DT_FP8},     {"float8", FFN_DT_FP8},    {"fp8_block", FFN_DT_FP8_BLOCK}};
     if (!s || !out) return FFN_EINVAL;
     for (int i = 0; i < FFN_DT_COUNT; i++)
         if (ieq(s, dtype_names[i])) {
@@ -67,17 +68,52 @@ unsigned ffn_dtype_bits(ffn_dtype dt)
     case FFN_DT_FP8:
     case FFN_DT_INT8:
         return 8;
+    case FFN_DT_FP8_BLOCK:
+        return 8;
     case FFN_DT_INT4:
+    case FFN_DT_NVFP4:
+    case FFN_DT_MXFP4:
         return 4;
     default:
         return 0;
     }
 }
 
+/* Bytes of one scale of a block-scaled format: fp32 (fp8_block), e4m3 (nvfp4), e8m0 (mxfp4). */
+static double scale_bytes(ffn_dtype dt)
+{
+    return dt == FFN_DT_FP8_BLOCK ? 4.0 : 1.0;
+}
+
+unsigned ffn_dtype_scale_block(ffn_dtype dt)
+{
+    switch (dt) {
+    case FFN_DT_FP8_BLOCK:
+        return 128;
+    case FFN_DT_NVFP4:
+        return 16;
+    case FFN_DT_MXFP4:
+        return 32;
+    default:
+        return 0;
+    }
+}
+
+bool ffn_dtype_block_scaled(ffn_dtype dt)
+{
+    return ffn_dtype_scale_block(dt) > 0;
+}
+
+ffn_dtype ffn_dtype_unit(ffn_dtype dt)
+{
+    return dt == FFN_DT_FP8_BLOCK ? FFN_DT_FP8 : dt;
+}
+
 double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size)
 {
     double bytes = ffn_dtype_bits(dt) / 8.0;
     if (dt == FFN_DT_INT4) bytes += 2.0 / (group_size ? group_size : 128);
+    if (ffn_dtype_block_scaled(dt)) bytes += scale_bytes(dt) / ffn_dtype_scale_block(dt);
     return bytes;
 }
 
@@ -104,6 +140,12 @@ double ffn_weight_matrix_bytes(ffn_dtype dt, unsigned group, bool zero_point, ui
     case FFN_DT_INT4:
         return k * n * 0.5 + groups_along_k(dt, group, K) * n *
                                  (FFN_QW4_SCALE_BYTES + (zero_point ? FFN_QW4_ZERO_BYTES : 0.0));
+    case FFN_DT_FP8_BLOCK: /* one fp32 scale per 128 x 128 block */
+        return k * n + 4.0 * (double)((K + 127) / 128) * (double)((N + 127) / 128);
+    case FFN_DT_NVFP4: /* one e4m3 scale per 16 along K, one fp32 tensor scale */
+        return k * n * 0.5 + (double)((K + 15) / 16) * n + 4.0;
+    case FFN_DT_MXFP4: /* one e8m0 scale per 32 along K */
+        return k * n * 0.5 + (double)((K + 31) / 32) * n;
     default:
         return k * n * (ffn_dtype_bits(dt) / 8.0);
     }

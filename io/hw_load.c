@@ -11,13 +11,13 @@
 
 #include "ydoc.h"
 
-_Static_assert(FFN_DT_COUNT == 7, "the keys of peak: in load_peak() follow enum ffn_dtype");
+_Static_assert(FFN_DT_COUNT == 10, "the keys of peak: in load_peak() follow enum ffn_dtype");
 
 static const char *const kind_names[] = {"gpu", "cpu", "accelerator", NULL};
 /* The dtype keys of `peak`, `compute_max_by_dtype` and `tiles_by_dtype`, in enum ffn_dtype
  * order. */
-static const char *const dtype_keys[] = {"fp32", "tf32", "bf16", "fp16",
-                                         "fp8",  "int8", "int4", NULL};
+static const char *const dtype_keys[] = {"fp32", "tf32",      "bf16",  "fp16",  "fp8", "int8",
+                                         "int4", "fp8-block", "nvfp4", "mxfp4", NULL};
 
 /* Sane ranges. They are wide enough for any real device and tight enough to catch unit slips
  * (a bandwidth typed in bits, a capacity typed in GB where TB was meant, ...). */
@@ -81,6 +81,16 @@ static int load_peak(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
     if (!rc) rc = ffn_y_check_keys(y, m, dtype_keys);
     int n = 0;
     for (int d = 0; !rc && d < FFN_DT_COUNT; d++) {
+        const ffn_dtype unit = ffn_dtype_unit((ffn_dtype)d);
+        if (unit != (ffn_dtype)d) {
+            /* a format without units of its own: it runs at its unit's peak */
+            yaml_node_t *k = NULL;
+            if (ffn_y_get(y, m, dtype_keys[d], &k))
+                rc = ffn_y_error(y, k, FFN_ESCHEMA,
+                                 "'peak.%s': %s multiplies on the %s units; give 'peak.%s' only",
+                                 dtype_keys[d], dtype_keys[d], dtype_keys[unit], dtype_keys[unit]);
+            continue;
+        }
         rc = ffn_y_num(y, m, dtype_keys[d], false, FFN_UNIT_FLOPS, PEAK_LO, PEAK_HI,
                        &hw->peak_flops[d]);
         if (hw->peak_flops[d] > 0) n++;
@@ -88,7 +98,9 @@ static int load_peak(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
     if (!rc && n == 0)
         rc = ffn_y_error(y, m, FFN_ESCHEMA,
                          "'peak' needs at least one dtype (fp32, tf32, bf16, fp16, fp8, int8, "
-                         "int4)");
+                         "int4, nvfp4, mxfp4)");
+    for (int d = 0; !rc && d < FFN_DT_COUNT; d++)
+        hw->peak_flops[d] = hw->peak_flops[ffn_dtype_unit((ffn_dtype)d)];
     return rc;
 }
 
@@ -439,12 +451,75 @@ static int load_derived(ffn_ydoc *y, yaml_node_t *root)
     return 0;
 }
 
+/* The dtypes family `fam` has matrix units for, from arch/families.yaml in the spec's folder
+ * (`FAMILY: {units: [fp32, ...], source: ...}`); *found false when there is no such file (a
+ * spec outside hw/: the family is then not checked). */
+static int family_units(ffn_ydoc *y, yaml_node_t *famv, const char *fam, bool units[FFN_DT_COUNT],
+                        bool *found)
+{
+    *found = false;
+    char path[sizeof y->path + 16];
+    const char *slash = strrchr(y->path, '/');
+    const int dir = slash ? (int)(slash - y->path) + 1 : 0;
+    snprintf(path, sizeof path, "%.*sarch/families.yaml", dir, y->path);
+    FILE *probe = fopen(path, "r");
+    if (!probe) return 0;
+    fclose(probe);
+    ffn_diag fd;
+    ffn_ydoc f;
+    int rc = ffn_ydoc_load(&f, path, &fd);
+    yaml_node_t *root = rc ? NULL : ffn_ydoc_root(&f);
+    if (!rc) rc = ffn_y_expect_map(&f, root, "a families file");
+    yaml_node_t *e = rc ? NULL : ffn_y_get(&f, root, fam, NULL);
+    if (!rc && !e) {
+        ffn_ydoc_release(&f);
+        return ffn_y_error(y, famv, FFN_ESCHEMA, "unknown family '%s' (not in %s)", fam, path);
+    }
+    yaml_node_t *u = rc ? NULL : ffn_y_get(&f, e, "units", NULL);
+    if (!rc && !u) rc = ffn_y_error(&f, e, FFN_ESCHEMA, "family '%s' has no 'units'", fam);
+    if (!rc) rc = ffn_y_expect_seq(&f, u, "units");
+    for (yaml_node_item_t *it = rc ? NULL : u->data.sequence.items.start;
+         !rc && it < u->data.sequence.items.top; it++) {
+        const char *t = ffn_y_text(yaml_document_get_node(&f.doc, *it));
+        ffn_dtype d;
+        if (!t || ffn_dtype_parse(t, &d))
+            rc = ffn_y_error(&f, yaml_document_get_node(&f.doc, *it), FFN_ESCHEMA,
+                             "'units' lists dtypes (fp32, ..., nvfp4, mxfp4)");
+        else
+            units[d] = true;
+    }
+    ffn_ydoc_release(&f);
+    if (rc) return ffn_diag_set(y->diag, rc, fd.file, fd.line, fd.col, "%s", fd.msg);
+    *found = true;
+    return 0;
+}
+
+/* `family:` and, where the family is known, no peak for a format it has no units for. */
+static int load_family(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
+{
+    int rc = ffn_y_str(y, root, "family", false, hw->family, sizeof hw->family);
+    if (rc || !hw->family[0]) return rc;
+    bool units[FFN_DT_COUNT] = {false}, found = false;
+    rc = family_units(y, ffn_y_get(y, root, "family", NULL), hw->family, units, &found);
+    if (rc || !found) return rc;
+    yaml_node_t *peak = ffn_y_get(y, root, "peak", NULL);
+    for (int d = 0; d < FFN_DT_COUNT; d++) {
+        yaml_node_t *k = NULL;
+        if (units[d] || !peak || !ffn_y_get(y, peak, dtype_keys[d], &k)) continue;
+        return ffn_y_error(y, k, FFN_ESCHEMA,
+                           "'peak.%s': the %s family has no %s units (arch/families.yaml); such "
+                           "weights run through a dequantising path: leave the key out",
+                           dtype_keys[d], hw->family, dtype_keys[d]);
+    }
+    return 0;
+}
+
 static int load_all(ffn_ydoc *y, ffn_hw *hw)
 {
     static const char *const allowed[] = {
-        "name",        "vendor", "kind",   "source",       "derived", "peak",       "compute_units",
-        "clock",       "memory", "onchip", "interconnect", "network", "efficiency", "power",
-        "uncertainty", "fit",    NULL};
+        "name",    "vendor",        "kind",  "family",      "source", "derived",
+        "peak",    "compute_units", "clock", "memory",      "onchip", "interconnect",
+        "network", "efficiency",    "power", "uncertainty", "fit",    NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "a hardware spec");
     if (!rc) rc = ffn_y_check_keys(y, root, allowed);
@@ -458,6 +533,7 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     if (!rc) rc = ffn_y_str(y, root, "source", true, hw->source, sizeof hw->source);
     if (!rc) rc = load_derived(y, root);
     if (!rc) rc = load_peak(y, root, hw);
+    if (!rc) rc = load_family(y, root, hw);
     if (!rc) {
         uint64_t cu = 0;
         rc = ffn_y_u64(y, root, "compute_units", true, 1, CU_HI, &cu);

@@ -215,18 +215,24 @@ static void put_by_dtype(FILE *f, const char *key, const double *v, const char *
 
 static void write_spec(FILE *f, const ffn_hw *hw)
 {
-    static const char *const dt[FFN_DT_COUNT] = {"fp32", "tf32", "bf16", "fp16",
-                                                 "fp8",  "int8", "int4"};
+    static const char *const dt[FFN_DT_COUNT] = {"fp32", "tf32", "bf16",      "fp16",  "fp8",
+                                                 "int8", "int4", "fp8-block", "nvfp4", "mxfp4"};
     fputs("# Hardware spec written by ffnroof; format: docs/formats-hw.md\n", f);
     fputs("name: ", f);
     put_quoted(f, hw->name);
     fputs("\nvendor: ", f);
     put_quoted(f, hw->vendor);
     fprintf(f, "\nkind: %s\n", ffn_hw_kind_name(hw->kind));
+    if (hw->family[0]) {
+        fputs("family: ", f);
+        put_quoted(f, hw->family);
+        fputc('\n', f);
+    }
     put_text(f, "source", hw->source);
     fputs("peak:\n", f);
-    for (int d = 0; d < FFN_DT_COUNT; d++)
-        if (hw->peak_flops[d] > 0) put_num(f, "  ", dt[d], hw->peak_flops[d], FFN_UNIT_FLOPS);
+    for (int d = 0; d < FFN_DT_COUNT; d++) /* a format without units of its own has no key */
+        if (hw->peak_flops[d] > 0 && ffn_dtype_unit((ffn_dtype)d) == (ffn_dtype)d)
+            put_num(f, "  ", dt[d], hw->peak_flops[d], FFN_UNIT_FLOPS);
     fprintf(f, "compute_units: %u\n", hw->compute_units);
     if (hw->clock_hz > 0) put_num(f, "", "clock", hw->clock_hz, FFN_UNIT_FREQ);
     fputs("memory:\n", f);

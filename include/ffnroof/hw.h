@@ -150,6 +150,10 @@ typedef struct ffn_hw {
     char name[64];
     char vendor[32];
     ffn_hw_kind kind;
+    /* Architecture family (`family:`, e.g. hopper, blackwell, cdna3; "" when not given): the
+     * matrix formats it has units for (hw/families.yaml, checked against `peak:`) and the
+     * fitted device an unseen one takes its efficiency from (docs/model.md, "Transfer"). */
+    char family[24];
     char source[1024];               /* datasheet(s) or "measured by ... on <host>, <date>" */
     double peak_flops[FFN_DT_COUNT]; /* dense peak per compute dtype; 0 = not supported */
     uint32_t compute_units;          /* SMs, CUs, cores, TensorCores */

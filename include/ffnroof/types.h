@@ -16,6 +16,12 @@ typedef enum ffn_dtype {
     FFN_DT_FP8,
     FFN_DT_INT8,
     FFN_DT_INT4, /* 4-bit weights with one 16-bit scale per group */
+    /* The block-scaled formats of GPU serving (docs/model.md, "GPU dtypes"). Each is a storage
+     * format with its scales; the matrix units it multiplies on are ffn_dtype_unit's. */
+    FFN_DT_FP8_BLOCK, /* e4m3 with fp32 scales per 1x128 activation and 128x128 weight block
+                         (DeepSeek-V3's format); multiplies on the fp8 units */
+    FFN_DT_NVFP4,     /* e2m1 with one e4m3 scale per 16 elements and an fp32 tensor scale */
+    FFN_DT_MXFP4,     /* e2m1 with one e8m0 scale per 32 elements (OCP Microscaling) */
     FFN_DT_COUNT
 } ffn_dtype;
 
@@ -37,11 +43,20 @@ const char *ffn_dtype_name(ffn_dtype dt);
 /* Parse a dtype name (case-insensitive; also accepts float32/float16/bfloat16/e4m3/e5m2).
  * Returns 0 and sets *out, or FFN_EINVAL. */
 int ffn_dtype_parse(const char *s, ffn_dtype *out);
-/* Storage bits per element, excluding group scales (fp32 32, tf32 32, int4 4, ...). */
+/* Storage bits per element, excluding group scales (fp32 32, tf32 32, int4 4, nvfp4 4, ...). */
 unsigned ffn_dtype_bits(ffn_dtype dt);
-/* Storage bytes per element including the per-group scale overhead of int4 (one 16-bit scale
- * per group of group_size elements; group_size 0 means the default of 128). */
+/* Storage bytes per element of an activation (a row of K elements) with its scales: int4 one
+ * 16-bit scale per group of group_size elements (0 = 128); fp8_block one fp32 scale per 128
+ * (1 + 4/128); nvfp4 one byte per 16 (0.5 + 1/16); mxfp4 one byte per 32 (0.5 + 1/32). A weight
+ * matrix's bytes are ffn_weight_matrix_bytes'. */
 double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size);
+/* The dtype whose matrix units (and `peak:` key) a GEMM in dt multiplies on: fp8 for fp8_block,
+ * dt itself for every other. */
+ffn_dtype ffn_dtype_unit(ffn_dtype dt);
+/* True for the block-scaled GPU formats (fp8_block, nvfp4, mxfp4). */
+bool ffn_dtype_block_scaled(ffn_dtype dt);
+/* Elements along K that share one scale in a block-scaled format (128, 16, 32), else 0. */
+unsigned ffn_dtype_scale_block(ffn_dtype dt);
 
 /* Quantized weights: what a [K][N] weight matrix (x W: K inputs, N output channels; groups run
  * along K, as include/ffnroof/quant.h) stores and what its GEMMs spend on the quantisation. The
@@ -54,8 +69,10 @@ double ffn_dtype_bytes(ffn_dtype dt, unsigned group_size);
 #define FFN_QW4_ZERO_BYTES 0.5    /* int4 weights with a zero point: one 4-bit zero per group */
 
 /* Bytes of a [K][N] weight matrix in dt with its scales: K N ffn_dtype_bits(dt) / 8 for the
- * float formats; int8: K N + 4 N; int4: K N / 2 + ceil(K / G) N (2 + (zero_point ? 0.5 : 0)),
- * G = group (0 means 128). */
+ * float formats (fp8's one per-tensor scale left out); int8: K N + 4 N; int4: K N / 2 +
+ * ceil(K / G) N (2 + (zero_point ? 0.5 : 0)), G = group (0 means 128); fp8_block: K N + 4
+ * ceil(K / 128) ceil(N / 128); nvfp4: K N / 2 + ceil(K / 16) N + 4; mxfp4: K N / 2 +
+ * ceil(K / 32) N. */
 double ffn_weight_matrix_bytes(ffn_dtype dt, unsigned group, bool zero_point, uint64_t K,
                                uint64_t N);
 /* Bytes per weight of such a matrix, its scales and zero points included:
