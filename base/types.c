@@ -167,6 +167,35 @@ double ffn_quant_gemm_vec_ops(ffn_dtype wdt, ffn_dtype adt, unsigned group, bool
     return (double)K * (double)N * (1.0 + zp);
 }
 
+static const char *const engine_names[FFN_ENGINE_COUNT] = {"none", "vllm", "sglang", "trtllm"};
+
+const char *ffn_engine_name(ffn_engine e)
+{
+    return (unsigned)e < FFN_ENGINE_COUNT ? engine_names[e] : NULL;
+}
+
+int ffn_engine_parse(const char *s, ffn_engine *out)
+{
+    static const struct {
+        const char *alias;
+        ffn_engine e;
+    } aliases[] = {{"tensorrt-llm", FFN_ENGINE_TRTLLM},
+                   {"tensorrt_llm", FFN_ENGINE_TRTLLM},
+                   {"trt-llm", FFN_ENGINE_TRTLLM}};
+    if (!s || !out) return FFN_EINVAL;
+    for (int i = 0; i < FFN_ENGINE_COUNT; i++)
+        if (ieq(s, engine_names[i])) {
+            *out = (ffn_engine)i;
+            return 0;
+        }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (ieq(s, aliases[i].alias)) {
+            *out = aliases[i].e;
+            return 0;
+        }
+    return FFN_EINVAL;
+}
+
 const char *ffn_act_name(ffn_act a)
 {
     return (unsigned)a < FFN_ACT_COUNT ? act_names[a] : NULL;

@@ -115,6 +115,21 @@ const char *ffn_isa_name(ffn_isa isa);
 /* Parse an ISA level name (case-insensitive). Returns 0 and sets *out, or FFN_EINVAL. */
 int ffn_isa_parse(const char *s, ffn_isa *out);
 
+/* The serving engine whose kernels a table (or a prediction) stands for. */
+typedef enum ffn_engine {
+    FFN_ENGINE_NONE = 0, /* the device's own baseline (cuBLAS / hipBLASLt GEMMs) */
+    FFN_ENGINE_VLLM,
+    FFN_ENGINE_SGLANG,
+    FFN_ENGINE_TRTLLM,
+    FFN_ENGINE_COUNT
+} ffn_engine;
+
+/* "vllm", "sglang", "trtllm", "none"; NULL out of range. */
+const char *ffn_engine_name(ffn_engine e);
+/* Case-insensitive; also the tables' framework names (VLLM, SGLang, TRTLLM, tensorrt-llm).
+ * Returns 0 or FFN_EINVAL. */
+int ffn_engine_parse(const char *s, ffn_engine *out);
+
 const char *ffn_act_name(ffn_act a);
 int ffn_act_parse(const char *s, ffn_act *out);
 /* True for swiglu, geglu, reglu (gate and up projections). */

@@ -1,0 +1,76 @@
+/* Measured GPU op tables in the layout of NVIDIA's aiconfigurator collector (data/calib/aic-*,
+ * docs/formats.md "Op tables"): TSV, plain or gzip, one kernel call and shape a row, its device
+ * time in milliseconds; `# name: value` lines above the header hold the columns with one value
+ * (framework, version, device, op_name, kernel_source, gemm_dtype, ...). GEMM rows load as fit
+ * points (include/ffnroof/fit.h); MoE rows as ffn_aic_moe rows, predicted by
+ * include/ffnroof/moe_fused.h. */
+#ifndef FFNROOF_AIC_H
+#define FFNROOF_AIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/fit.h"
+#include "ffnroof/types.h"
+
+/* How a MoE table drew the tokens each expert receives (aiconfigurator's collector,
+ * docs/POWER_LAW_DISTRIBUTION.md of that repository). */
+typedef enum ffn_moe_draw {
+    FFN_DRAW_BALANCED = 0, /* every expert gets tokens * topk / experts (rounded) */
+    FFN_DRAW_POWER_LAW,    /* power-law counts with exponent alpha */
+} ffn_moe_draw;
+
+/* One MoE row: one layer as the engine's fused MoE module runs it, from router logits to the
+ * combined output. */
+typedef struct ffn_aic_moe {
+    uint64_t tokens, hidden, inter; /* inter: the intermediate size of one expert */
+    uint32_t topk, experts;
+    uint32_t tp, ep; /* moe_tp_size, moe_ep_size */
+    ffn_dtype wdtype, adtype;
+    unsigned group; /* int4 weights: the K group (0 = 128) */
+    ffn_moe_draw draw;
+    double alpha; /* power-law exponent (1.01, 1.2); 0 for balanced */
+    double time_s;
+    uint16_t kernel; /* index into ffn_aic_table.kernels */
+} ffn_aic_moe;
+
+#define FFN_AIC_MAX_KERNELS 64
+
+typedef enum ffn_aic_op { FFN_AIC_GEMM = 0, FFN_AIC_MOE } ffn_aic_op;
+
+/* A whole table in memory (heap; ffn_aic_free). */
+typedef struct ffn_aic_table {
+    ffn_aic_op op;
+    ffn_engine engine; /* from `# framework:` */
+    char version[32];  /* `# version:` */
+    char device[96];   /* `# device:` (the device as it names itself) */
+    char source[512];  /* `# source:` */
+    /* the kernels the rows name (`kernel_source` column or line), in order of appearance */
+    char kernels[FFN_AIC_MAX_KERNELS][64];
+    size_t n_kernels;
+    /* FFN_AIC_GEMM: one fit point per row (f = 0, time_s in seconds, no_harness true: the
+     * collector's times are device times of CUDA-graph replays or of eager calls) and the
+     * index of each row's kernel */
+    ffn_fit_point *pts;
+    uint16_t *pt_kernel;
+    size_t n_pts;
+    /* FFN_AIC_MOE */
+    ffn_aic_moe *moe;
+    size_t n_moe;
+} ffn_aic_table;
+
+/* Whether path is such a table: its first line is `# source:` naming aiconfigurator, or its
+ * first non-comment line is a header with a `latency` column and `# op_name:` came before it.
+ * Reads at most the first 64 KiB (through gzip when the file is gzip). */
+bool ffn_aic_is_table(const char *path);
+
+/* Load a table. Every row is checked: a missing column, a non-numeric or non-positive latency or
+ * dimension, an unknown dtype or distribution, an unknown op is `file:line:col: message` in diag
+ * and a negative code, with *t left empty. No cap on rows beyond FFN_MAX_INPUT_BYTES of text
+ * (after gunzip). */
+int ffn_aic_load(const char *path, ffn_aic_table *t, ffn_diag *diag);
+void ffn_aic_free(ffn_aic_table *t);
+
+#endif
