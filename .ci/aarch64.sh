@@ -24,7 +24,8 @@
 # What it installs when missing (Debian 12, root or sudo; idempotent):
 #  - scripts/deps.sh test (cmake, the cross gcc, qemu-user, ...);
 #  - the arm64 architecture in dpkg and the Multi-Arch: same arm64 packages the build and the
-#    tests load (libc6, libgomp1, libyaml-dev, libgit2-1.5 and libffi8 for Criterion);
+#    tests load (libc6, libgomp1, libyaml-dev, zlib1g-dev, libgit2-1.5 and libffi8 for
+#    Criterion);
 #  - Criterion for arm64, extracted into $FFNROOF_AARCH64_ROOT (default /opt/ffnroof-aarch64)
 #    rather than installed: libcriterion-dev:arm64 cannot be installed next to the amd64 one
 #    (apt removes the host's Criterion, through libnanomsg), so its .debs and libnanomsg5's are
@@ -66,7 +67,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     $SUDO dpkg --add-architecture arm64
     $SUDO apt-get update -qq
 fi
-arm_pkgs=(libc6:arm64 libgomp1:arm64 libyaml-dev:arm64 libgit2-1.5:arm64 libffi8:arm64)
+arm_pkgs=(libc6:arm64 libgomp1:arm64 libyaml-dev:arm64 zlib1g-dev:arm64 libgit2-1.5:arm64 libffi8:arm64)
 missing=()
 for p in "${arm_pkgs[@]}"; do installed "$p" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

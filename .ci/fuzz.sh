@@ -31,6 +31,9 @@ seeds() {
   hist) ls tests/data/hist/* ;;
   fit_csv) ls tests/data/fit/*.csv tests/data/heldout/*.csv ;;
   fit_data) ls data/calib/*.csv tests/data/fit/*.csv tests/data/fit/*/*.csv ;;
+  aic) ls fuzz/seeds/aic/* tests/data/aic/* ;;
+  engine) ls hw/arch/engines.yaml ;;
+  families) ls hw/arch/families.yaml ;;
   calibration) ls profiles/*/*/calibration.json tests/data/plot/*.json ;;
   bench) ls profiles/*/*/bench/*/bench.json tests/data/plot/*.json ;;
   units) ls fuzz/seeds/units/* ;;

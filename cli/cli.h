@@ -79,6 +79,7 @@ enum ffn_opt {
     FFN_O_DATA,
     FFN_O_DEVICES_PER_NODE,
     FFN_O_DTYPE,
+    FFN_O_ENGINE,
     FFN_O_EP,
     FFN_O_EP_UNEVEN,
     FFN_O_EVENTS,
@@ -86,6 +87,7 @@ enum ffn_opt {
     FFN_O_EXPLAIN,
     FFN_O_F,
     FFN_O_FIT,
+    FFN_O_FIT_POINTS,
     FFN_O_FORCE,
     FFN_O_FORMAT,
     FFN_O_FORMATS,
@@ -96,6 +98,7 @@ enum ffn_opt {
     FFN_O_HISTOGRAM,
     FFN_O_HW,
     FFN_O_ISA,
+    FFN_O_KERNEL,
     FFN_O_KV_DTYPE,
     FFN_O_LAYER,
     FFN_O_LEVELS,
@@ -121,11 +124,13 @@ enum ffn_opt {
     FFN_O_PEERS,
     FFN_O_PHASE,
     FFN_O_PLOTS,
+    FFN_O_POINTS,
     FFN_O_PREFILL_BATCH,
     FFN_O_PRICE,
     FFN_O_PROMPT,
     FFN_O_QUICK,
     FFN_O_REPS,
+    FFN_O_ROWS,
     FFN_O_SCENARIO,
     FFN_O_SEED,
     FFN_O_SEQ,
@@ -277,6 +282,17 @@ int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *p
 /* The first existing data folder for kind ("hw", "models", ...), or NULL. */
 const char *ffn_cli_data_dir(const char *kind, char *buf, size_t n);
 int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw);
+/* --engine NAME (vllm, sglang, trtllm; default vllm, the kernels the NVIDIA specs are fitted
+ * to): every spec loaded after it by ffn_cli_load_hw or ffn_cli_load_scenario_inputs has that
+ * engine's kernel profile (hw/arch/engines.yaml) applied; NULL keeps the default. 0 or
+ * FFN_EXIT_USAGE with the message printed. */
+int ffn_cli_engine(const char *cmd, const char *name);
+/* The engine in force and whether it applies to hw (its profiles describe NVIDIA's kernels: a
+ * spec of another vendor is left as it is). */
+ffn_engine ffn_cli_engine_in_force(void);
+/* Apply the engine in force to an NVIDIA GPU spec (its profile from hw/arch/engines.yaml; the
+ * default engine's changes nothing). Returns an exit code. */
+int ffn_cli_apply_engine(ffn_hw *hw);
 int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m);
 
 /* mkdir -p dir, then check that it is a writable folder; 0 or FFN_EXIT_USAGE (one line). The

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include "ffnroof/engine.h"
 #include "ffnroof/scenario.h"
 
 #include <ctype.h>
@@ -115,6 +116,38 @@ int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *p
         cmd, "no %s/ data folder found for '%s' (set FFNROOF_DATA_DIR or give a path)", kind, name);
 }
 
+static ffn_engine engine = FFN_ENGINE_DEFAULT;
+
+int ffn_cli_engine(const char *cmd, const char *name)
+{
+    if (!name) return 0;
+    ffn_engine e;
+    if (ffn_engine_parse(name, &e) || e == FFN_ENGINE_NONE)
+        return ffn_cli_usage(cmd, "--engine: '%s' is not vllm, sglang or trtllm", name);
+    engine = e;
+    return 0;
+}
+
+ffn_engine ffn_cli_engine_in_force(void)
+{
+    return engine;
+}
+
+int ffn_cli_apply_engine(ffn_hw *hw)
+{
+    if (engine == FFN_ENGINE_DEFAULT || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA"))
+        return 0;
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    if (!ffn_cli_data_dir("hw", dir, sizeof dir))
+        return ffn_cli_fail(FFN_EXIT_FAIL, "engine", "no hw/ data folder for the engine profiles");
+    snprintf(path, sizeof path, "%s/arch/engines.yaml", dir);
+    ffn_engine_profile p;
+    ffn_diag d;
+    if (ffn_engine_load(path, engine, &p, &d)) return ffn_cli_diag(&d);
+    ffn_hw_apply_engine(hw, &p);
+    return 0;
+}
+
 int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw)
 {
     char path[PATH_MAX];
@@ -123,7 +156,7 @@ int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw)
     ffn_diag d;
     ffn_diag_clear(&d);
     if (ffn_hw_load(path, hw, &d)) return ffn_cli_diag(&d);
-    return 0;
+    return ffn_cli_apply_engine(hw);
 }
 
 int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m)
@@ -194,6 +227,10 @@ int ffn_cli_load_scenario_inputs(const ffn_scenario *sc, ffn_hw *hws, ffn_model 
     ffn_diag d;
     ffn_diag_clear(&d);
     if (ffn_scenario_load_inputs(sc, hw_dir, m_dir, hws, models, &d)) return ffn_cli_diag(&d);
+    for (size_t i = 0; i < sc->n_hws; i++) {
+        const int rc = ffn_cli_apply_engine(&hws[i]);
+        if (rc) return rc;
+    }
     return 0;
 }
 

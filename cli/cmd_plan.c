@@ -97,6 +97,7 @@ static int degree_list(const char *opt, const char *s, uint64_t *out, size_t *n)
 int ffn_cmd_plan(int argc, char **argv)
 {
     static const int accept[] = {FFN_O_SCENARIO,
+                                 FFN_O_ENGINE,
                                  FFN_O_MODEL,
                                  FFN_O_HW,
                                  FFN_O_PHASE,
@@ -247,6 +248,7 @@ int ffn_cmd_plan(int argc, char **argv)
     /* Load the models and devices (unknown names list the known ones). */
     static ffn_model models[FFN_SC_MAX_REFS];
     static ffn_hw hws[FFN_SC_MAX_REFS];
+    if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
     if ((rc = ffn_cli_load_scenario_inputs(&sc, hws, models))) goto out;
     const ffn_objective obj = ffn_plan_objective(o);
     if (obj == FFN_OBJ_TOKENS_PER_DOLLAR) {

@@ -63,7 +63,7 @@ static void usage(FILE *fp)
 }
 
 typedef struct plot_opts {
-    const char *hw_list, *model, *out, *name, *title;
+    const char *hw_list, *model, *out, *name, *title, *engine;
     const char *cal[MAX_FILES], *bench[MAX_FILES];
     int n_cal, n_bench;
     uint64_t batch[MAX_GRID], seq[MAX_GRID], ep[MAX_GRID];
@@ -116,6 +116,7 @@ static int plot(int k, const plot_opts *o, plot_inputs *in, ffn_chart_out *co)
         return ffn_cli_usage(CMD, "latency needs --model and --hw, or --bench");
     if (k == FFN_CHART_MOE && (!o->model || !o->hw_list))
         return ffn_cli_usage(CMD, "moe needs --model and --hw");
+    if ((rc = ffn_cli_engine(CMD, o->engine))) return rc;
     if (o->hw_list && (rc = load_hw_list(o->hw_list, in))) return rc;
     if (o->model && (rc = ffn_cli_load_model(CMD, o->model, &in->model))) return rc;
     char today[16];
@@ -184,6 +185,7 @@ int ffn_cmd_plot(int argc, char **argv)
     ffn_cli_seen seen = {0};
     ffn_cli_bind_str(&seen, FFN_O_HW, &o.hw_list);
     ffn_cli_bind_str(&seen, FFN_O_MODEL, &o.model);
+    ffn_cli_bind_str(&seen, FFN_O_ENGINE, &o.engine);
     ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, o.batch, MAX_GRID, &o.n_batch);
     ffn_cli_bind_u64_list(&seen, FFN_O_SEQ, 1, 1u << 24, o.seq, MAX_GRID, &o.n_seq);
     ffn_cli_bind_u64_list(&seen, FFN_O_EP, 1, 4096, o.ep, MAX_GRID, &o.n_ep);

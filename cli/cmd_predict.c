@@ -28,13 +28,22 @@ static void usage(FILE *fp)
         "  --batch LIST          sequences per step, e.g. 1 or 1,16,64 or 1-256:x2 (default: 1)\n"
         "  --seq S               prompt tokens per sequence for prefill (default: 2048)\n"
         "  --chunk C             chunked prefill: C tokens per sequence per step (default: off)\n"
-        "  --dtype D             weights and activations: fp32 tf32 bf16 fp16 fp8 int8 int4\n"
-        "                        (default: bf16)\n"
-        "  --wdtype D --adtype D weights and activations separately (e.g. int4 + bf16 = W4A16)\n"
+        "  --dtype D             weights and activations: fp32 tf32 bf16 fp16 fp8 int8 int4,\n"
+        "                        or the block-scaled fp8-block, nvfp4, mxfp4 (default: bf16);\n"
+        "                        a format the device has no units for is dequantised (W4A16)\n"
+        "  --wdtype D --adtype D weights and activations separately (e.g. int4 + bf16 = W4A16);\n"
+        "                        fp8, fp8-block, nvfp4 and mxfp4 weights take activations of\n"
+        "                        their own format unless --adtype says otherwise\n"
+        "  --engine E            serving engine whose kernels run the quantised GEMMs: vllm\n"
+        "                        (default: the kernels the NVIDIA specs are fitted to), sglang\n"
+        "                        or trtllm (hw/arch/engines.yaml; NVIDIA devices)\n"
         "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
         "  --zero-point          int4: a 4-bit zero point per group too (default: symmetric)\n"
-        "  --act-io-dtype D      W8A8 (--adtype int8): the dtype x, h and y are stored in\n"
-        "                        between the int8 GEMMs, fp32, bf16 or fp16 (default: bf16)\n"
+        "  --act-io-dtype D      quantised activations (int8, fp8, fp8-block, nvfp4, mxfp4): the\n"
+        "                        dtype x, h and y are stored in between the GEMMs, which\n"
+        "                        quantise them on the way in: fp32, bf16 or fp16 (default: bf16)\n",
+        fp);
+    fputs(
         "  --tp N                tensor-parallel degree (default: 1)\n"
         "  --fused | --unfused   gate+up as one GEMM with the activation in its epilogue\n"
         "                        (default: --fused)\n"
@@ -80,7 +89,7 @@ static void usage(FILE *fp)
 int ffn_cmd_predict(int argc, char **argv)
 {
     const char *hw_name = NULL, *model_name = NULL, *out_path = NULL, *hist_path = NULL;
-    const char *weights = NULL;
+    const char *weights = NULL, *engine = NULL;
     unsigned phases = 3; /* bit 0 prefill, bit 1 decode */
     uint64_t batches[MAX_BATCHES] = {1}, group = 0;
     size_t n_batches = 1;
@@ -113,6 +122,7 @@ int ffn_cmd_predict(int argc, char **argv)
     ffn_cli_bind_flag(&seen, FFN_O_OPS, &per_op);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &out_path);
     ffn_cli_bind_str(&seen, FFN_O_WEIGHTS, &weights);
+    ffn_cli_bind_str(&seen, FFN_O_ENGINE, &engine);
     ffn_cli_bind_flag(&seen, FFN_O_ONCHIP, &run.onchip);
     static const int fusion[] = {FFN_O_FUSED, FFN_O_UNFUSED, FFN_O_GATE_UP, 0};
     while ((c = ffn_cli_getopt(CMD, argc, argv, fusion, &seen, NULL)) != -1) {
@@ -129,6 +139,11 @@ int ffn_cmd_predict(int argc, char **argv)
         if (ffn_cli_given(&seen, FFN_O_WDTYPE) || ffn_cli_given(&seen, FFN_O_ADTYPE))
             return ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
         run.wdtype = run.adtype = dt;
+    } else if (ffn_cli_given(&seen, FFN_O_WDTYPE) && !ffn_cli_given(&seen, FFN_O_ADTYPE) &&
+               (run.wdtype == FFN_DT_FP8 || ffn_dtype_block_scaled(run.wdtype))) {
+        /* an fp8 or fp4 checkpoint runs with its activations in the same format where the
+         * device has the units (W8A8, W4A4), else dequantised beside 16-bit ones */
+        run.adtype = run.wdtype;
     }
     if (group) run.group_size = (unsigned)group;
     if (run.act_io_dtype != FFN_DT_FP32 && run.act_io_dtype != FFN_DT_BF16 &&
@@ -140,6 +155,7 @@ int ffn_cmd_predict(int argc, char **argv)
 
     static ffn_hw hw;
     static ffn_model model;
+    if ((rc = ffn_cli_engine(CMD, engine))) return rc;
     if ((rc = ffn_cli_load_hw(CMD, hw_name, &hw))) return rc;
     if ((rc = ffn_cli_load_model(CMD, model_name, &model))) return rc;
     static double hist[4096];

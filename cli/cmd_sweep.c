@@ -139,6 +139,7 @@ static void progress(uint64_t done, uint64_t total, bool final)
 int ffn_cmd_sweep(int argc, char **argv)
 {
     static const int accept[] = {FFN_O_SCENARIO,
+                                 FFN_O_ENGINE,
                                  FFN_O_MODEL,
                                  FFN_O_HW,
                                  FFN_O_PHASE,
@@ -288,6 +289,7 @@ int ffn_cmd_sweep(int argc, char **argv)
 
     static ffn_model models[FFN_SC_MAX_REFS];
     static ffn_hw hws[FFN_SC_MAX_REFS];
+    if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
     if ((rc = ffn_cli_load_scenario_inputs(&sc, hws, models))) goto out;
     ffn_sweep_grid g;
     memset(&g, 0, sizeof g);

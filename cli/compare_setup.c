@@ -128,7 +128,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     c->run.batch = 1;
     c->batch[0] = 1, c->batch[1] = 8, c->batch[2] = 64;
     c->n_batch = 3;
-    const char *model = NULL, *hw = NULL, *scenario = NULL, *skip = NULL;
+    const char *model = NULL, *hw = NULL, *scenario = NULL, *skip = NULL, *engine = NULL;
     ffn_dtype dt = c->run.wdtype;
     uint64_t batch[FFN_CMP_MAX_BATCH];
     size_t n_batch = 0;
@@ -138,6 +138,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     ffn_cli_bind_str(&seen, FFN_O_MODEL, &model);
     ffn_cli_bind_str(&seen, FFN_O_HW, &hw);
     ffn_cli_bind_str(&seen, FFN_O_SCENARIO, &scenario);
+    ffn_cli_bind_str(&seen, FFN_O_ENGINE, &engine);
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
     ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batch, FFN_CMP_MAX_BATCH, &n_batch);
     ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &c->run.seq);
@@ -177,6 +178,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
         memcpy(c->batch, batch, n_batch * sizeof batch[0]);
         c->n_batch = n_batch;
     }
+    if ((rc = ffn_cli_engine(cmd, engine))) return rc;
     if (scenario &&
         (rc = from_scenario(cmd, c, scenario, !model, !hw, !batch_set, !seq_set, !dtype_set)))
         return rc;

@@ -15,8 +15,8 @@
  * '#@ best-of-sweep off'; the rows after '#@ weights hot' were measured with their data warm
  * (one buffer reused call after call: a GEMM's weights, an elementwise kernel's inputs stay in
  * the on-chip level that holds them), predicted as `--weights hot` places weights, until
- * '#@ weights cold'. ffn_fit_data_load() reads this format and hands the two older ones to
- * ffn_fit_csv_load(). */
+ * '#@ weights cold'. ffn_fit_data_load() reads this format, hands op tables (gzip or
+ * `# op_name:` TSV) to io/aic_load.c and the two older formats to ffn_fit_csv_load(). */
 #include "ffnroof/fitdata.h"
 
 #include "input.h"
@@ -234,13 +234,107 @@ int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n
     return rc;
 }
 
+bool ffn_fit_data_is_table(const char *path)
+{
+    if (ffn_aic_is_table(path)) return true;
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    unsigned char magic[2] = {0, 0};
+    const bool gz = fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    fclose(f);
+    return gz;
+}
+
+/* An op table's GEMM rows into pts[cap]. */
+static int table_points(const char *path, ffn_fit_point *pts, size_t cap, size_t *n, ffn_diag *diag)
+{
+    ffn_aic_table t;
+    int rc = ffn_aic_load(path, &t, diag);
+    if (rc) return rc;
+    if (t.op != FFN_AIC_GEMM)
+        rc = ffn_diag_set(diag, FFN_EUNSUPPORTED, path, 0, 0,
+                          "a MoE table: its rows are no GEMM fit points");
+    else if (t.n_pts > cap)
+        rc = ffn_diag_set(diag, FFN_ERANGE, path, 0, 0, "more than %zu points", cap);
+    if (!rc) {
+        memcpy(pts, t.pts, t.n_pts * sizeof *pts);
+        *n = t.n_pts;
+    }
+    ffn_aic_free(&t);
+    return rc;
+}
+
 int ffn_fit_data_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point *pts,
                       size_t cap, size_t *n, ffn_diag *diag)
 {
     bool kit;
     *n = 0;
+    if (ffn_fit_data_is_table(path)) return table_points(path, pts, cap, n, diag);
     int rc = kit_format(path, &kit, diag);
     if (rc) return rc;
     if (kit) return ffn_fit_kit_load(path, pts, cap, n, diag);
     return ffn_fit_csv_load(path, wdt, adt, pts, cap, n, diag);
+}
+
+/* The lines of a text file: a bound on the points it holds. */
+static int count_lines(const char *path, size_t *lines, ffn_diag *diag)
+{
+    ffn_input in;
+    int rc = ffn__input_read(path, &in, diag);
+    if (rc) return rc;
+    size_t c = 1;
+    for (const char *p = in.data; (p = memchr(p, '\n', in.len - (size_t)(p - in.data))); p++)
+        c++;
+    ffn__input_free(&in);
+    *lines = c;
+    return 0;
+}
+
+static int load_table_all(const char *path, ffn_fit_point **pts, size_t *n, ffn_aic_table *table,
+                          ffn_diag *diag)
+{
+    ffn_aic_table own, *t = table ? table : &own;
+    int rc = ffn_aic_load(path, t, diag);
+    if (rc) return rc;
+    if (t->op == FFN_AIC_GEMM) {
+        *pts = t->pts;
+        *n = t->n_pts;
+        if (!table) {
+            /* the points move out; the rest of the table goes */
+            t->pts = NULL;
+            ffn_aic_free(t);
+        }
+        return 0;
+    }
+    if (table) return 0;
+    ffn_aic_free(t);
+    return ffn_diag_set(diag, FFN_EUNSUPPORTED, path, 0, 0,
+                        "a MoE table: its rows are no GEMM fit points");
+}
+
+int ffn_fit_data_load_all(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point **pts,
+                          size_t *n, ffn_aic_table *table, ffn_diag *diag)
+{
+    *pts = NULL;
+    *n = 0;
+    if (table) memset(table, 0, sizeof *table);
+    if (ffn_fit_data_is_table(path)) return load_table_all(path, pts, n, table, diag);
+    size_t cap;
+    int rc = count_lines(path, &cap, diag);
+    if (rc) return rc;
+    if (cap > FFN_FIT_MAX_POINTS) cap = FFN_FIT_MAX_POINTS;
+    ffn_fit_point *p = malloc(cap * sizeof *p);
+    if (!p) return ffn_diag_set(diag, FFN_ENOMEM, path, 0, 0, "out of memory for %zu points", cap);
+    if ((rc = ffn_fit_data_load(path, wdt, adt, p, cap, n, diag))) {
+        free(p);
+        return rc;
+    }
+    *pts = p;
+    return 0;
+}
+
+void ffn_fit_data_free(ffn_fit_point *pts, ffn_aic_table *table)
+{
+    if (!table || pts != table->pts) free(pts);
+    ffn_aic_free(table);
 }

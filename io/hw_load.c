@@ -61,6 +61,19 @@ static int fraction(ffn_ydoc *y, yaml_node_t *map, const char *key, double *out)
     return 0;
 }
 
+/* A key of a mapping given without a value ("fp8:" alone, as a file cut short leaves it) is an
+ * error, not an absent key. */
+static int no_empty_values(ffn_ydoc *y, yaml_node_t *map, const char *what)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
+        if (ffn_y_is_null(yaml_document_get_node(&y->doc, p->value))) {
+            yaml_node_t *k = yaml_document_get_node(&y->doc, p->key);
+            return ffn_y_error(y, k, FFN_ESCHEMA, "'%s: %s' has no value", what,
+                               ffn_y_text(k) ? ffn_y_text(k) : "?");
+        }
+    return 0;
+}
+
 /* Optional mapping value of key: NULL when absent, error when present but not a mapping. */
 static int sub_map(ffn_ydoc *y, yaml_node_t *map, const char *key, const char *const *allowed,
                    yaml_node_t **out)
@@ -68,8 +81,9 @@ static int sub_map(ffn_ydoc *y, yaml_node_t *map, const char *key, const char *c
     *out = ffn_y_get(y, map, key, NULL);
     if (!*out) return 0;
     int rc = ffn_y_expect_map(y, *out, key);
-    if (rc) return rc;
-    return ffn_y_check_keys(y, *out, allowed);
+    if (!rc) rc = ffn_y_check_keys(y, *out, allowed);
+    if (!rc) rc = no_empty_values(y, *out, key);
+    return rc;
 }
 
 static int load_peak(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
@@ -377,15 +391,26 @@ static int load_level_max(ffn_ydoc *y, yaml_node_t *eff, const ffn_hw *hw, ffn_e
 
 static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, const ffn_hw *hw, ffn_eff *e)
 {
-    static const char *const allowed[] = {"compute_max",   "compute_max_by_dtype",
-                                          "compute_half",  "memory_max",
-                                          "memory_half",   "memory_max_gemv",
-                                          "tiles",         "tiles_by_dtype",
-                                          "launch",        "harness",
-                                          "overlap",       "source",
-                                          "util_by_dtype", "memory_max_elem",
-                                          "dequant_cost",  "memory_max_gemv_by_dtype",
-                                          "level_max",     NULL};
+    static const char *const allowed[] = {"compute_max",
+                                          "compute_max_by_dtype",
+                                          "compute_half",
+                                          "memory_max",
+                                          "memory_half",
+                                          "memory_max_gemv",
+                                          "tiles",
+                                          "tiles_by_dtype",
+                                          "launch",
+                                          "harness",
+                                          "overlap",
+                                          "source",
+                                          "util_by_dtype",
+                                          "memory_max_elem",
+                                          "dequant_cost",
+                                          "memory_max_gemv_by_dtype",
+                                          "level_max",
+                                          "launch_by_dtype",
+                                          "quant_row_by_dtype",
+                                          NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
     e->memory_max = 1.0;
@@ -417,6 +442,21 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, const ffn_hw *hw, ffn
     if (!rc) rc = load_level_max(y, m, hw, e);
     if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
     if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
+    if (!rc) {
+        /* launch_by_dtype: {fp8: 6.2 us, ...}: a GEMM's fixed cost per compute dtype */
+        yaml_node_t *ld = NULL;
+        rc = sub_map(y, m, "launch_by_dtype", dtype_keys, &ld);
+        for (int d = 0; !rc && ld && d < FFN_DT_COUNT; d++)
+            rc = ffn_y_num(y, ld, dtype_keys[d], false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_dt[d]);
+    }
+    if (!rc) {
+        /* quant_row_by_dtype: {fp8: 6.4 ns}: quantising one token row of a GEMM's input */
+        yaml_node_t *qr = NULL;
+        rc = sub_map(y, m, "quant_row_by_dtype", dtype_keys, &qr);
+        for (int d = 0; !rc && qr && d < FFN_DT_COUNT; d++)
+            rc = ffn_y_num(y, qr, dtype_keys[d], false, FFN_UNIT_TIME, 0.0, 1e-3,
+                           &e->quant_row_s[d]);
+    }
     if (!rc) {
         yaml_node_t *v = ffn_y_get(y, m, "overlap", NULL);
         if (v) {

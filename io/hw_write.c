@@ -191,7 +191,8 @@ static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
         if (e->compute_max_dt[d] > 0 || e->tiles_dt[d].n_tiles > 0 || e->util_gamma[d] > 0 ||
-            e->dequant_cost[d] > 0 || e->memory_max_gemv_dt[d] > 0)
+            e->dequant_cost[d] > 0 || e->memory_max_gemv_dt[d] > 0 || e->launch_dt[d] > 0 ||
+            e->quant_row_s[d] > 0)
             return false;
     if (e->memory_max_elem > 0) return false;
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
@@ -201,8 +202,10 @@ static bool eff_is_default(const ffn_eff *e)
            e->launch_s == 0.0 && e->harness_s == 0.0 && e->overlap_p == 0.0;
 }
 
-/* "  key:" and one "    dtype: value" line per dtype with a value; nothing when none has */
-static void put_by_dtype(FILE *f, const char *key, const double *v, const char *const *dt)
+/* "  key:" and one "    dtype: value" line per dtype with a value, in unit; nothing when none
+ * has */
+static void put_by_dtype(FILE *f, const char *key, const double *v, const char *const *dt,
+                         ffn_unit unit)
 {
     bool any = false;
     for (int d = 0; d < FFN_DT_COUNT; d++)
@@ -210,7 +213,7 @@ static void put_by_dtype(FILE *f, const char *key, const double *v, const char *
     if (!any) return;
     fprintf(f, "  %s:\n", key);
     for (int d = 0; d < FFN_DT_COUNT; d++)
-        if (v[d] > 0) put_num(f, "    ", dt[d], v[d], FFN_UNIT_NONE);
+        if (v[d] > 0) put_num(f, "    ", dt[d], v[d], unit);
 }
 
 static void write_spec(FILE *f, const ffn_hw *hw)
@@ -264,7 +267,7 @@ static void write_spec(FILE *f, const ffn_hw *hw)
     if (!eff_is_default(e)) {
         fputs("efficiency:\n", f);
         put_num(f, "  ", "compute_max", e->compute_max, FFN_UNIT_NONE);
-        put_by_dtype(f, "compute_max_by_dtype", e->compute_max_dt, dt);
+        put_by_dtype(f, "compute_max_by_dtype", e->compute_max_dt, dt, FFN_UNIT_NONE);
         put_num(f, "  ", "compute_half", e->compute_half_flops, FFN_UNIT_FLOP);
         put_num(f, "  ", "memory_max", e->memory_max, FFN_UNIT_NONE);
         put_num(f, "  ", "memory_half", e->memory_half_bytes, FFN_UNIT_BYTES);
@@ -303,8 +306,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         }
         if (e->memory_max_elem > 0)
             put_num(f, "  ", "memory_max_elem", e->memory_max_elem, FFN_UNIT_NONE);
-        put_by_dtype(f, "dequant_cost", e->dequant_cost, dt);
-        put_by_dtype(f, "memory_max_gemv_by_dtype", e->memory_max_gemv_dt, dt);
+        put_by_dtype(f, "dequant_cost", e->dequant_cost, dt, FFN_UNIT_NONE);
+        put_by_dtype(f, "memory_max_gemv_by_dtype", e->memory_max_gemv_dt, dt, FFN_UNIT_NONE);
         bool lm = false;
         for (int i = 0; i < hw->n_levels && i < FFN_HW_MAX_LEVELS; i++)
             lm = lm || e->level_max[i] > 0;
@@ -320,6 +323,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
                 }
         }
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
+        put_by_dtype(f, "launch_by_dtype", e->launch_dt, dt, FFN_UNIT_TIME);
+        put_by_dtype(f, "quant_row_by_dtype", e->quant_row_s, dt, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);
     }

@@ -349,6 +349,22 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                 ffn_dtype_name(x->run.wdtype), ffn_dtype_name(x->run.adtype),
                 ffn_dtype_name(x->compute_dtype), fmt(a, sizeof a, x->peak_flops, FFN_UNIT_FLOPS),
                 x->run.fused ? "fused" : "unfused");
+        if (hw->engine != FFN_ENGINE_NONE)
+            fprintf(fp, "  %-10s %s's kernels (hw/arch/engines.yaml)\n", "engine",
+                    ffn_engine_name(hw->engine));
+        const ffn_dtype w = x->run.wdtype;
+        if ((w == FFN_DT_FP8 || ffn_dtype_block_scaled(w)) &&
+            ffn_weights_dequantised(hw, w, x->run.adtype)) {
+            if (hw->peak_flops[ffn_dtype_unit(w)] > 0)
+                fprintf(fp, "  %-10s %s activations: the weights are dequantised to %s (W%uA16)\n",
+                        "", ffn_dtype_name(x->run.adtype), ffn_dtype_name(x->compute_dtype),
+                        ffn_dtype_bits(w));
+            else
+                fprintf(fp,
+                        "  %-10s no %s units on %s: the weights are dequantised to %s (W%uA16)\n",
+                        "", ffn_dtype_name(ffn_dtype_unit(w)), hw->name,
+                        ffn_dtype_name(x->compute_dtype), ffn_dtype_bits(w));
+        }
         fprintf(fp, "  %-10s %s FLOP, %s moved (%s weights), %.4g FLOP/B\n", "work",
                 cnt(a, sizeof a, x->flops), fmt(b, sizeof b, x->bytes, FFN_UNIT_BYTES),
                 fmt(c, sizeof c, x->weight_bytes, FFN_UNIT_BYTES), x->intensity);

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ffnroof needs that are missing (Debian 12, as root or via sudo).
 #   scripts/deps.sh [build|test|all]   (default: all)
-# build: compiler, CMake, libyaml, PAPI, OpenBLAS, oneDNN, gnuplot (run time)
+# build: compiler, CMake, libyaml, zlib, PAPI, OpenBLAS, oneDNN, gnuplot (run time)
 # test:  the above plus Criterion, the aarch64 cross toolchain + qemu (.ci/aarch64.sh adds
 #        the arm64 target libraries itself), clang + libFuzzer and clang-format
 set -euo pipefail
 what=${1:-all}
-pkgs=(build-essential cmake pkg-config libyaml-dev libpapi-dev papi-tools libopenblas-dev
-      libdnnl-dev gnuplot-nox)
+pkgs=(build-essential cmake pkg-config libyaml-dev zlib1g-dev libpapi-dev papi-tools
+      libopenblas-dev libdnnl-dev gnuplot-nox)
 if [ "$what" != build ]; then
   pkgs+=(libcriterion-dev qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
   pkgs+=(clang libclang-rt-14-dev) # libFuzzer for .ci/fuzz.sh (only recommended by clang)

@@ -22,9 +22,14 @@ void ffn_run_default(ffn_run *r)
     r->fused = true;
 }
 
+bool ffn_dtype_quant_act(ffn_dtype dt)
+{
+    return dt == FFN_DT_INT8 || dt == FFN_DT_FP8 || ffn_dtype_block_scaled(dt);
+}
+
 double ffn_run_act_bytes(const ffn_run *run)
 {
-    return ffn_dtype_bytes(run->adtype == FFN_DT_INT8 ? run->act_io_dtype : run->adtype, 0);
+    return ffn_dtype_bytes(ffn_dtype_quant_act(run->adtype) ? run->act_io_dtype : run->adtype, 0);
 }
 
 const char *ffn_phase_name(ffn_phase p)
@@ -65,15 +70,19 @@ double ffn_act_flops(ffn_act a)
     }
 }
 
-/* Order of "width" for picking the compute dtype: int4 < fp8 = int8 < fp16 = bf16 < tf32 < fp32.
- * A wider dtype can always emulate a narrower one (weights are up-converted on the fly). */
+/* Order of "width" for picking the compute dtype: the 4-bit formats < fp8 = fp8-block = int8 <
+ * fp16 = bf16 < tf32 < fp32. A wider dtype can always emulate a narrower one (weights are
+ * up-converted on the fly). */
 static int width(ffn_dtype d)
 {
     switch (d) {
     case FFN_DT_INT4:
+    case FFN_DT_NVFP4:
+    case FFN_DT_MXFP4:
         return 0;
     case FFN_DT_INT8:
     case FFN_DT_FP8:
+    case FFN_DT_FP8_BLOCK:
         return 1;
     case FFN_DT_BF16:
     case FFN_DT_FP16:
@@ -85,24 +94,52 @@ static int width(ffn_dtype d)
     }
 }
 
+static bool is_integer(ffn_dtype d)
+{
+    return d == FFN_DT_INT4 || d == FFN_DT_INT8;
+}
+
+/* The dtype two narrow formats of one width multiply in: int8 for fp8 against int8 (no common
+ * unit), fp8-block for fp8 against fp8-block, else the activations' format (the kernel is the
+ * activations': W4A4 on fp4 units). */
+static ffn_dtype same_width(ffn_dtype w, ffn_dtype a)
+{
+    if (w == a) return a;
+    if (width(a) == 1 && (is_integer(w) || is_integer(a))) return FFN_DT_INT8;
+    if (width(a) == 1) return FFN_DT_FP8_BLOCK;
+    return a;
+}
+
 ffn_dtype ffn_compute_dtype(const ffn_hw *hw, ffn_dtype w, ffn_dtype a)
 {
-    ffn_dtype c = width(w) > width(a) ? w : a;
-    /* W8A8 with fp8 weights and int8 activations (or vice versa) has no common unit: int8 */
-    if (width(w) == 1 && width(a) == 1 && w != a) c = FFN_DT_INT8;
+    ffn_dtype c = width(w) > width(a) ? w : width(a) > width(w) ? a : same_width(w, a);
     if (hw->peak_flops[c] > 0) return c;
-    /* Fall back to the next wider dtype the device has (e.g. fp8 on an A100 runs as fp16). */
-    /* Integer math may climb to int8 and then to floating point; floating-point math never
-     * runs on integer units. */
-    static const ffn_dtype ladder[] = {FFN_DT_INT4, FFN_DT_INT8, FFN_DT_FP8, FFN_DT_BF16,
+    /* Fall back to the next wider dtype the device has units for. Integer math may climb to
+     * int8 and then to floating point; floating-point math never runs on integer units, and a
+     * narrow float format without units (fp8 on an A100, fp4 on an H100) is dequantised to 16
+     * bits, as the engines' W8A16 / W4A16 kernels run it (docs/model.md, "GPU dtypes"). */
+    static const ffn_dtype ladder[] = {FFN_DT_INT4, FFN_DT_INT8, FFN_DT_BF16,
                                        FFN_DT_FP16, FFN_DT_TF32, FFN_DT_FP32};
-    bool integer = c == FFN_DT_INT4 || c == FFN_DT_INT8;
+    const bool integer = is_integer(c);
     for (size_t i = 0; i < sizeof ladder / sizeof ladder[0]; i++) {
-        bool li = ladder[i] == FFN_DT_INT4 || ladder[i] == FFN_DT_INT8;
-        if (li && !integer) continue;
+        if (is_integer(ladder[i]) && !integer) continue;
         if (width(ladder[i]) >= width(c) && hw->peak_flops[ladder[i]] > 0) return ladder[i];
     }
     return FFN_DT_FP32;
+}
+
+bool ffn_weights_dequantised(const ffn_hw *hw, ffn_dtype w, ffn_dtype a)
+{
+    if (width(w) >= 2) return false;
+    const ffn_dtype c = ffn_compute_dtype(hw, w, a);
+    return width(c) > width(w) && !is_integer(c);
+}
+
+bool ffn_acts_quantised(const ffn_hw *hw, ffn_dtype w, ffn_dtype a)
+{
+    if (!ffn_dtype_quant_act(a)) return false;
+    const ffn_dtype c = ffn_compute_dtype(hw, w, a);
+    return width(c) <= width(a);
 }
 
 /* The peak an op of compute dtype cdt runs at: its own, else fp32's, else (a spec that
@@ -268,7 +305,9 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     const double r = ramp(flops, e->compute_half_flops);
     double tc = flops / (peak_of(hw, cdt) * cmax * wave * r);
     if (vec_ops > 0) tc += vec_ops / (peak_of(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
-    return e->launch_s + pnorm(tc, tm, e->overlap_p);
+    const double launch =
+        (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
+    return launch + pnorm(tc, tm, e->overlap_p);
 }
 
 uint64_t ffn_gemv_rows(const ffn_hw *hw, ffn_dtype cdt)
@@ -539,7 +578,10 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
         op->predicted_s = 0;
     else if (gemm)
         op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, flops, vec,
-                                      op->compute_dtype, tm_eff);
+                                      op->compute_dtype, tm_eff) +
+                          ((unsigned)op->compute_dtype < FFN_DT_COUNT
+                               ? op->quant_rows * e->quant_row_s[op->compute_dtype]
+                               : 0.0);
     else if (op->weights_level > 0) /* data re-read across calls resident on chip (a fit point) */
         op->predicted_s = elem_time_s(hw, op->flops, tm_eff);
     else

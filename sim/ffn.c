@@ -76,7 +76,11 @@ static void proj_counts(ffn_op *op, const ffn_run *run, const char *name, uint64
                         uint64_t K, uint64_t out_cols, uint64_t instances, double ab, ffn_dtype cdt,
                         double epilogue_flops_per_out, bool quantize_in, double *vw, double *vt)
 {
-    const bool qa = run->adtype == FFN_DT_INT8;
+    /* the quantised activation formats run on their units only where the device has them
+     * (fp8 activations on an A100 stay 16-bit: cdt is wider) */
+    const bool qa =
+        ffn_dtype_quant_act(run->adtype) && ffn_dtype_unit(cdt) == ffn_dtype_unit(run->adtype);
+    const bool ia = run->adtype == FFN_DT_INT8;
     ffn_op_gemm_counts(op, name, M, N, K, instances, 0.0, ab, cdt, epilogue_flops_per_out);
     const double I = (double)op->instances, m = (double)M, k = (double)K, o = (double)out_cols;
     op->weight_bytes =
@@ -84,17 +88,26 @@ static void proj_counts(ffn_op *op, const ffn_run *run, const char *name, uint64
     if (!qa) {
         op->bytes = op->weight_bytes + I * (m * k + m * o) * ab;
     } else {
-        double in = m * k + FFN_QACT_SCALE_BYTES * m;
-        if (quantize_in) in += m * k * ab + m * k + FFN_QACT_SCALE_BYTES * m;
+        /* int8: one fp32 scale per token; the float formats' scales are in their bytes */
+        const double qb = ffn_dtype_bytes(run->adtype, 0), sb = ia ? FFN_QACT_SCALE_BYTES : 0;
+        double in = m * k * qb + sb * m;
+        if (quantize_in) in += m * k * ab + m * k * qb + sb * m;
         op->bytes = op->weight_bytes + I * (in + m * o * ab);
     }
-    const double q = I * ffn_quant_gemm_vec_ops(run->wdtype, run->adtype, run->group_size,
-                                                run->zero_point, M, K, N);
+    double q = I * ffn_quant_gemm_vec_ops(run->wdtype, qa ? run->adtype : cdt, run->group_size,
+                                          run->zero_point, M, K, N);
+    /* float weights narrower than the dot products (fp8 on an A100, fp4 on an H100): one
+     * dequantisation op a weight per call, as the integer formats' W4A16 */
+    const bool fdq = !ffn_dtype_quant_act(cdt) && ffn_dtype_bits(run->wdtype) < 16 &&
+                     run->wdtype != FFN_DT_INT8 && run->wdtype != FFN_DT_INT4 &&
+                     ffn_dtype_bits(cdt) > ffn_dtype_bits(run->wdtype);
+    if (fdq) q += I * k * (double)N;
     const double pass = qa && quantize_in ? I * FFN_QACT_OPS_PER_ELEM * m * k : 0.0;
     *vw = qa ? 0.0 : q;
     *vt = qa ? q + pass : 0.0;
     op->vec_ops = q + pass;
     op->dequant_weights = qa || !(q > 0) ? 0.0 : I * k * (double)N;
+    op->quant_rows = qa && quantize_in ? I * m : 0.0;
     op->wdtype = run->wdtype;
 }
 
@@ -102,7 +115,7 @@ int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint6
                          bool bias, uint64_t T, uint64_t instances, const char *prefix,
                          double tok_scale, double w_scale, ffn_layer_cost *out)
 {
-    const bool qweights = run->wdtype == FFN_DT_INT8 || run->wdtype == FFN_DT_INT4;
+    const bool qweights = ffn_dtype_bits(run->wdtype) < 16;
     const double ab = ffn_run_act_bytes(run);
     /* biases are not quantised: activation-sized beside int8/int4 weights */
     const double wb = qweights ? ab : ffn_dtype_bytes(run->wdtype, run->group_size);
@@ -224,6 +237,21 @@ int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, 
                   ffn_layer_cost *out)
 {
     return ffn_dense_ops_scaled(hw, run, d, f, act, bias, T, instances, prefix, 1.0, 1.0, out);
+}
+
+int ffn_linear_ops(const ffn_hw *hw, const ffn_run *run, uint64_t m, uint64_t n, uint64_t k,
+                   ffn_layer_cost *out)
+{
+    if (!hw || !run || !out || !m || !n || !k) return FFN_EINVAL;
+    memset(out, 0, sizeof *out);
+    double vw, vt;
+    const ffn_dtype cdt = ffn_compute_dtype(hw, run->wdtype, run->adtype);
+    proj_counts(&out->ops[0], run, "linear", m, n, k, n, 1, ffn_run_act_bytes(run), cdt, 0.0, true,
+                &vw, &vt);
+    ffn_op_recost(&out->ops[0], hw);
+    out->n_ops = 1;
+    ffn_layer_sum(out, hw);
+    return 0;
 }
 
 int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,

@@ -55,6 +55,8 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
         run.act_io_dtype = FFN_DT_FP32; /* the kernels' x and y */
         /* a whole dense FFN layer (kernel runs) */
         ffn_dense_ops(hw, &run, p->k, p->f, p->act, false, p->m, 1, "", c);
+    } else if (p->engine_linear) {
+        ffn_linear_ops(hw, &run, p->m, p->n, p->k, c);
     } else {
         ffn_op_gemm(&c->ops[0], hw, "gemm", p->m, p->n, p->k, 1, ffn_dtype_bytes(p->wdtype, 0),
                     ffn_dtype_bytes(p->adtype, 0), ffn_compute_dtype(hw, p->wdtype, p->adtype), 0);
@@ -68,18 +70,28 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
             }
     ffn_layer_sum(c, hw);
     if (p->hot) {
+        /* the working set the timing loop cycled through, where the harness kept copies */
+        const double ws = p->hot_bytes > c->weight_bytes ? p->hot_bytes : c->weight_bytes;
         double frac;
-        const int lv = ffn_level_placing(hw, c->weight_bytes, &frac);
+        const int lv = ffn_level_placing(hw, ws, &frac);
         if (lv) ffn_layer_place_weights(c, hw, lv, frac);
     }
     return 0;
+}
+
+/* What the harness measured for a point whose ops take device_s: the harness's per-call cost
+ * added, an eager call's floor applied. */
+static double as_measured(const ffn_hw *hw, const ffn_fit_point *p, double device_s, int n_ops)
+{
+    const double t = device_s + (p->no_harness ? 0.0 : hw->eff.harness_s * n_ops);
+    return p->eager_floor_s > t ? p->eager_floor_s : t;
 }
 
 double ffn_fit_point_predict(const ffn_hw *hw, const ffn_fit_point *p)
 {
     ffn_layer_cost c;
     if (ffn_fit_point_layer(hw, p, &c)) return NAN;
-    return c.predicted_s + (p->no_harness ? 0.0 : hw->eff.harness_s * c.n_ops);
+    return as_measured(hw, p, c.predicted_s, c.n_ops);
 }
 
 int ffn_fit_dtype_class(ffn_dtype d)
@@ -145,7 +157,7 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
 #define UTIL_MIN_POINTS 8
 #define UNC_FLOOR_LO 0.94
 #define UNC_FLOOR_HI 1.06
-#define NP_MAX (NP + 2 * FFN_DT_COUNT + 2 + FFN_HW_MAX_LEVELS)
+#define NP_MAX (NP + 4 * FFN_DT_COUNT + 3 + FFN_HW_MAX_LEVELS)
 
 typedef struct fit_ctx {
     ffn_hw hw;
@@ -170,6 +182,17 @@ typedef struct fit_ctx {
      * dts[0] is fitted through x[0], dts[j] (j >= 1) through x[NP + j - 1] */
     ffn_dtype dts[FFN_DT_COUNT];
     int n_dts;
+    /* FFN_FIT_LAUNCH_BY_DTYPE / FFN_FIT_GEMV_BY_DTYPE: x index of each compute dtype's
+     * launch_dt / each weight dtype's memory_max_gemv_dt, -1 when not fitted */
+    int ldt_ix[FFN_DT_COUNT];
+    int gdt_ix[FFN_DT_COUNT];
+    int qrow_ix[FFN_DT_COUNT]; /* FFN_FIT_QUANT_ROW: x index of each compute dtype's quant_row_s */
+    /* Each one-op point's op, counted once (NULL when no memory could be had): its counts and
+     * placement do not depend on the efficiency parameters, so an evaluation only re-costs it
+     * (ffn_op_recost), which gives the prediction ffn_fit_point_predict gives, bit for bit;
+     * one[i] false for a point of several ops (a whole layer), predicted in full */
+    ffn_op *ops;
+    bool *one;
 } fit_ctx;
 
 static double sigmoid(double x)
@@ -213,6 +236,70 @@ static void apply(fit_ctx *c, const double *x)
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
         if (c->level_ix[i] >= 0)
             e->level_max[i] = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[c->level_ix[i]]);
+    for (int d = 0; d < FFN_DT_COUNT; d++) {
+        if (c->ldt_ix[d] >= 0) e->launch_dt[d] = exp(x[c->ldt_ix[d]]);
+        if (c->gdt_ix[d] >= 0)
+            e->memory_max_gemv_dt[d] = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[c->gdt_ix[d]]);
+    }
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        if (c->qrow_ix[d] >= 0) e->quant_row_s[d] = exp(x[c->qrow_ix[d]]);
+}
+
+/* The x indices of the per-dtype launch costs and decode-stream fractions the flags ask for:
+ * one per compute dtype among the GEMM points, one per weight dtype among the streaming ones.
+ * Returns false when a flag has nothing to fit. */
+static bool by_dtype_params(fit_ctx *c, const ffn_hw *hw)
+{
+    bool any_l = false, any_g = false;
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        c->ldt_ix[d] = c->gdt_ix[d] = c->qrow_ix[d] = -1;
+    for (size_t i = 0; i < c->n; i++) {
+        const ffn_fit_point *p = &c->pts[i];
+        if (p->elem_bytes > 0 || p->f > 0) continue;
+        const ffn_dtype cdt = ffn_fit_point_cdtype(hw, p);
+        if ((c->flags & FFN_FIT_QUANT_ROW) && p->engine_linear &&
+            ffn_acts_quantised(hw, p->wdtype, p->adtype) && c->qrow_ix[cdt] < 0)
+            c->qrow_ix[cdt] = c->dim++;
+        if ((c->flags & FFN_FIT_LAUNCH_BY_DTYPE) && c->ldt_ix[cdt] < 0) {
+            c->ldt_ix[cdt] = c->dim++;
+            any_l = true;
+        }
+        if ((c->flags & FFN_FIT_GEMV_BY_DTYPE) && p->m <= ffn_gemv_rows(hw, cdt) &&
+            (unsigned)p->wdtype < FFN_DT_COUNT && c->gdt_ix[p->wdtype] < 0) {
+            c->gdt_ix[p->wdtype] = c->dim++;
+            any_g = true;
+        }
+    }
+    return (any_l || !(c->flags & FFN_FIT_LAUNCH_BY_DTYPE)) &&
+           (any_g || !(c->flags & FFN_FIT_GEMV_BY_DTYPE));
+}
+
+/* Count each point's op once (fit_ctx.ops); without memory every point is predicted in full. */
+static void cache_ops(fit_ctx *c)
+{
+    c->ops = malloc(c->n * sizeof *c->ops);
+    c->one = malloc(c->n * sizeof *c->one);
+    if (!c->ops || !c->one) {
+        free(c->ops);
+        free(c->one);
+        c->ops = NULL;
+        c->one = NULL;
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        ffn_layer_cost lc;
+        c->one[i] = !ffn_fit_point_layer(&c->hw, &c->pts[i], &lc) && lc.n_ops == 1;
+        if (c->one[i]) c->ops[i] = lc.ops[0];
+    }
+}
+
+static double point_predict(fit_ctx *c, size_t i)
+{
+    const ffn_fit_point *p = &c->pts[i];
+    if (!c->ops || !c->one[i]) return ffn_fit_point_predict(&c->hw, p);
+    ffn_op *op = &c->ops[i];
+    ffn_op_recost(op, &c->hw);
+    return as_measured(&c->hw, p, op->predicted_s, 1);
 }
 
 static double objective(fit_ctx *c, const double *x)
@@ -220,7 +307,7 @@ static double objective(fit_ctx *c, const double *x)
     apply(c, x);
     double s = 0;
     for (size_t i = 0; i < c->n; i++) {
-        double pred = ffn_fit_point_predict(&c->hw, &c->pts[i]);
+        double pred = point_predict(c, i);
         double l = log(pred / c->pts[i].time_s);
         s += l * l;
     }
@@ -287,11 +374,20 @@ static void nelder_mead(fit_ctx *c, double *x0, int iters)
             f[NPD] = fc;
             continue;
         }
+        /* Shrink towards the best vertex. Once the vertices lie within rounding of it, a
+         * shrink moves none of them and every later iteration repeats this one exactly:
+         * stop there (a large sum of squares never gets its spread under 1e-12). */
+        bool moved = false;
         for (int i = 1; i <= NPD; i++) {
-            for (int d = 0; d < NPD; d++)
-                simplex[i][d] = simplex[0][d] + 0.5 * (simplex[i][d] - simplex[0][d]);
-            f[i] = objective(c, simplex[i]);
+            for (int d = 0; d < NPD; d++) {
+                const double v = simplex[0][d] + 0.5 * (simplex[i][d] - simplex[0][d]);
+                moved = moved || v != simplex[i][d];
+                simplex[i][d] = v;
+            }
         }
+        if (!moved) break;
+        for (int i = 1; i <= NPD; i++)
+            f[i] = objective(c, simplex[i]);
     }
     int best = 0;
     for (int i = 1; i <= NPD; i++)
@@ -354,6 +450,7 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
         c.gemv_ix = c.dim++;
     }
     if (flags & FFN_FIT_MEMORY_ELEM) c.elem_ix = c.dim++;
+    if (!by_dtype_params(&c, hw)) return FFN_EINVAL;
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
         c.level_ix[i] = -1;
     if (flags & FFN_FIT_LEVEL) {
@@ -382,15 +479,23 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
     if (c.elem_ix >= 0) x[c.elem_ix] = x[1];
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
         if (c.level_ix[i] >= 0) x[c.level_ix[i]] = x[1];
+    for (int d = 0; d < FFN_DT_COUNT; d++) {
+        if (c.ldt_ix[d] >= 0) x[c.ldt_ix[d]] = x[2];
+        if (c.gdt_ix[d] >= 0) x[c.gdt_ix[d]] = x[1];
+        if (c.qrow_ix[d] >= 0) x[c.qrow_ix[d]] = log(1e-9);
+    }
     if (c.util_ix >= 0)
         for (int j = 0; j < c.n_ucls; j++) {
             x[c.util_ix + 2 * j] = x[0];
             x[c.util_ix + 2 * j + 1] = -2.0; /* alpha ~ 12% of gamma */
         }
     if (!(flags & FFN_FIT_LAUNCH)) c.hw.eff.launch_s = hw->eff.launch_s;
+    cache_ops(&c);
     /* Restarts shake the simplex out of shallow minima. */
     for (int r = 0; r < 6; r++)
         nelder_mead(&c, x, 4000);
+    free(c.ops);
+    free(c.one);
     apply(&c, x);
     *out = c.hw.eff;
     return 0;

@@ -37,6 +37,14 @@ typedef struct ffn_aic_moe {
 } ffn_aic_moe;
 
 #define FFN_AIC_MAX_KERNELS 64
+/* Longest kernel name, its terminating NUL included (vLLM's MoE kernels reach 68 characters). */
+#define FFN_AIC_KERNEL_NAME 128
+/* Limits of one table (docs/formats.md, "Input limits"): text bytes after gunzip, rows, bytes
+ * of one line, columns. The shipped tables hold up to 11 MB and 143k rows. */
+#define FFN_AIC_MAX_TEXT_BYTES (256u << 20)
+#define FFN_AIC_MAX_ROWS (4u << 20)
+#define FFN_AIC_MAX_LINE 65536
+#define FFN_AIC_MAX_COLUMNS 64
 
 typedef enum ffn_aic_op { FFN_AIC_GEMM = 0, FFN_AIC_MOE } ffn_aic_op;
 
@@ -47,8 +55,9 @@ typedef struct ffn_aic_table {
     char version[32];  /* `# version:` */
     char device[96];   /* `# device:` (the device as it names itself) */
     char source[512];  /* `# source:` */
-    /* the kernels the rows name (`kernel_source` column or line), in order of appearance */
-    char kernels[FFN_AIC_MAX_KERNELS][64];
+    /* the kernels the rows name (`kernel_source` column or line), in order of appearance; one,
+     * "-", when the table names none */
+    char kernels[FFN_AIC_MAX_KERNELS][FFN_AIC_KERNEL_NAME];
     size_t n_kernels;
     /* FFN_AIC_GEMM: one fit point per row (f = 0, time_s in seconds, no_harness true: the
      * collector's times are device times of CUDA-graph replays or of eager calls) and the
@@ -72,5 +81,10 @@ bool ffn_aic_is_table(const char *path);
  * (after gunzip). */
 int ffn_aic_load(const char *path, ffn_aic_table *t, ffn_diag *diag);
 void ffn_aic_free(ffn_aic_table *t);
+
+/* Mark each GEMM row with how its engine's collector timed it (io/aic_harness.c): as the
+ * engine's linear layer (engine_linear), no per-call harness, and for the rows timed without CUDA
+ * graphs their kernel's eager floor. */
+void ffn_aic_mark_harness(ffn_aic_table *t);
 
 #endif

@@ -46,6 +46,18 @@ typedef struct ffn_fit_point {
      * charged at that level's bandwidth, as `--weights hot` places a layer's weights. */
     bool hot;
     double hot_bytes;
+    /* A GEMM timed as a serving engine's linear layer runs it (an op table's rows,
+     * include/ffnroof/aic.h): a 16-bit input [m, k] quantised on the way in where the
+     * activations are a quantised format, and a 16-bit output, as ffn_linear_ops counts it.
+     * false: the operands as the dtype says (a GEMM benchmark's). With hot, hot_bytes of a
+     * GEMM point is the working set the timing loop cycled through (its weights times the
+     * copies the harness kept), which is what an on-chip level must hold. */
+    bool engine_linear;
+    /* Timed eagerly, call after call without CUDA graphs: a call is never shorter than the
+     * host's time to issue it, this floor (the lower tail of the kernel's own rows, set by the
+     * table's reader; 0 = timed as a CUDA graph, no floor). A property of the harness, never
+     * of the device: predictions leave it out. */
+    double eager_floor_s;
 } ffn_fit_point;
 
 typedef struct ffn_fit_summary {
@@ -81,6 +93,14 @@ enum {
     /* fit level_max (the fraction of an on-chip level's bandwidth the kernels reach) for each
      * level the warm points' data is placed in ('#@ weights hot'); needs such points */
     FFN_FIT_LEVEL = 1u << 10,
+    /* fit launch_dt[] (a GEMM's fixed cost) for every compute dtype among the GEMM points in
+     * place of launch_s; the dtypes without points keep hw's */
+    FFN_FIT_LAUNCH_BY_DTYPE = 1u << 11,
+    /* fit memory_max_gemv_dt[] for every weight dtype among the streaming (GEMV) points */
+    FFN_FIT_GEMV_BY_DTYPE = 1u << 12,
+    /* fit quant_row_s[] for every compute dtype among the engine-linear points whose
+     * activations are quantised */
+    FFN_FIT_QUANT_ROW = 1u << 14,
 };
 
 /* The dtype class a dtype's wave utilisation is fitted in: fp16 and bf16 share one (the same

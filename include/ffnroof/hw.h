@@ -113,6 +113,15 @@ typedef struct ffn_eff {
      * op's fraction of the memory bandwidth, as before. The tiled-GEMM traffic through a
      * level (--onchip) keeps the op's fraction: nothing measured it. */
     double level_max[FFN_HW_MAX_LEVELS];
+    /* Per compute dtype, the fixed cost of one GEMM where it differs from launch_s (0 = launch_s):
+     * what a serving engine's quantised linear layer spends beyond its dot products and bytes
+     * at small sizes (the activations' quantisation kernel and its launch, the block-scaled
+     * kernels' set-up; `ffnroof fit --fit launch-dt` on an op table). */
+    double launch_dt[FFN_DT_COUNT];
+    /* Per compute dtype, what quantising one token row of a GEMM's input costs beyond its bytes
+     * (an engine's activation-quantisation kernel run row by row; 0 = nothing; `ffnroof fit
+     * --fit quant-row`). */
+    double quant_row_s[FFN_DT_COUNT];
 } ffn_eff;
 
 /* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of
@@ -169,6 +178,9 @@ typedef struct ffn_hw {
     ffn_unc unc;         /* from `uncertainty:`; the default (is_default) when absent */
     double tdp_w;        /* 0 when not published */
     ffn_fit_quality fit; /* from `fit:`; recorded false when absent */
+    /* The serving engine whose kernel profile was applied (ffn_hw_apply_engine); NONE = the
+     * spec as fitted (its baseline engine's kernels) */
+    ffn_engine engine;
 } ffn_hw;
 
 /* The warning every prediction made with hw carries when its fit failed or its median error is

@@ -107,6 +107,10 @@ typedef struct ffn_op {
     /* the format of the weights a GEMM streams (its decode fraction memory_max_gemv_dt[]);
      * FFN_DT_COUNT where not known (ffn_op_gemm's generic GEMMs) */
     ffn_dtype wdtype;
+    /* Token rows whose activations the op quantises on the way in (all instances; 0 when it
+     * reads them as they are): an engine's quantisation kernel costs quant_row_s of the spec a
+     * row beyond its bytes, where fitted (docs/model.md, "GPU dtypes"). */
+    double quant_rows;
     double bytes;        /* compulsory memory traffic, all instances */
     double weight_bytes; /* the part of bytes that is weights */
     double roofline_s;   /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
@@ -217,12 +221,25 @@ typedef struct ffn_result {
 void ffn_run_default(ffn_run *r);
 
 /* Compute dtype implied by (weights, activations): the wider of the two (W4A16 -> 16-bit peak,
- * W8A8 -> int8), falling back to the next wider dtype the device has a peak for. */
+ * W8A8 -> int8, fp8 x fp8-block -> fp8-block), falling back to the next wider dtype the device
+ * has units for; a narrow float format without units runs at 16 bits (fp8 on an A100, nvfp4
+ * on an H100: the weights are dequantised). */
 ffn_dtype ffn_compute_dtype(const ffn_hw *hw, ffn_dtype w, ffn_dtype a);
+/* The weights are dequantised on the way into the dot products: narrower than 16 bits and
+ * multiplied in a wider floating-point dtype (W4A16, W8A16, fp4 weights on a device without
+ * fp4 units). */
+bool ffn_weights_dequantised(const ffn_hw *hw, ffn_dtype w, ffn_dtype a);
+/* The activations are quantised on the way into each GEMM (W8A8, fp8, fp8-block, nvfp4,
+ * mxfp4 activations on a device with those units): each GEMM whose input is not already
+ * quantised runs the quantisation pass over it. */
+bool ffn_acts_quantised(const ffn_hw *hw, ffn_dtype w, ffn_dtype a);
+/* Activation formats that exist only inside a GEMM, quantised from act_io_dtype on the way in:
+ * int8, fp8, fp8-block, nvfp4, mxfp4. */
+bool ffn_dtype_quant_act(ffn_dtype dt);
 
 /* Bytes per element of the activations x, h and y in memory: act_io_dtype's when the
- * activations are int8 (W8A8: they are quantised per token on the way into each GEMM), else
- * adtype's. */
+ * activations are a quantised format (ffn_dtype_quant_act: W8A8, fp8: the engines quantise
+ * them per token or per tensor on the way into each GEMM), else adtype's. */
 double ffn_run_act_bytes(const ffn_run *run);
 
 /* FLOPs per element of an activation (docs/model.md table): relu 1, gelu 8, gelu_tanh 8,
@@ -293,6 +310,12 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
 int ffn_dense_ops(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,
                   bool bias, uint64_t T, uint64_t instances, const char *prefix,
                   ffn_layer_cost *out);
+/* One linear layer [m, k] x [k, n] as a serving engine runs it: weights in run->wdtype with
+ * their scales, input and output in memory as ffn_run_act_bytes, the input quantised on the
+ * way in where ffn_acts_quantised (the pass counted in the GEMM op), the weights dequantised
+ * where ffn_weights_dequantised. One op, costed, into out. Returns 0 or FFN_EINVAL. */
+int ffn_linear_ops(const ffn_hw *hw, const ffn_run *run, uint64_t m, uint64_t n, uint64_t k,
+                   ffn_layer_cost *out);
 /* The same with FLOPs and activation bytes scaled by tok_scale and weight bytes by w_scale
  * before costing (MoE: expected, fractional tokens and experts on a rounded grid). */
 int ffn_dense_ops_scaled(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,

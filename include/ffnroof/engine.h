@@ -1,0 +1,47 @@
+/* Serving-engine kernel profiles (hw/arch/engines.yaml, docs/formats-hw.md "Engine profiles";
+ * docs/model.md "Engines"): per weight format, how one engine's kernels perform relative to the
+ * kernels a device's spec was fitted to (the baseline engine, vLLM's, for the fitted NVIDIA
+ * specs). A spec stays one device; `--engine` turns it into that device under that engine's
+ * kernels. */
+#ifndef FFNROOF_ENGINE_H
+#define FFNROOF_ENGINE_H
+
+#include <stdbool.h>
+
+#include "ffnroof/error.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/types.h"
+
+/* One format's kernels under an engine, relative to the baseline engine's. */
+typedef struct ffn_engine_dt {
+    bool set;
+    double compute;     /* multiplies the compute fraction (wave utilisation or compute_max) */
+    double memory;      /* multiplies the decode stream's fraction of the bandwidth */
+    double launch_s;    /* the GEMM's fixed cost under this engine; 0 = the spec's */
+    double quant_row_s; /* its activation quantisation's cost per token row; 0 = the spec's */
+} ffn_engine_dt;
+
+typedef struct ffn_engine_profile {
+    ffn_engine engine;
+    bool baseline;                  /* the kernels the specs were fitted to: nothing changes */
+    ffn_engine_dt dt[FFN_DT_COUNT]; /* by the GEMM's format (weights = activations) */
+} ffn_engine_profile;
+
+/* The default engine of every predicting command: vLLM, whose kernels the NVIDIA specs' op
+ * tables measured. */
+#define FFN_ENGINE_DEFAULT FFN_ENGINE_VLLM
+
+/* Read engine e's profile from a profiles file (io/engine_load.c). Errors are
+ * `file:line:col: message` with a negative code; an engine the file does not list is
+ * FFN_ESCHEMA naming the ones it does. */
+int ffn_engine_load(const char *path, ffn_engine e, ffn_engine_profile *out, ffn_diag *diag);
+
+/* Apply a profile to a spec's efficiency (sim/engine.c): for each format the profile sets,
+ * the GEMMs computing in it get compute x the spec's utilisation (util_gamma and util_alpha, or
+ * compute_max_dt where no utilisation is fitted), memory x the decode stream's fraction
+ * (memory_max_gemv_dt, else memory_max_gemv, else memory_max), launch_s as their fixed cost and
+ * quant_row_s as their quantisation's cost per row.
+ * Fractions are capped at 1. A baseline profile changes nothing. */
+void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p);
+
+#endif

@@ -1,0 +1,106 @@
+/* Loader for serving-engine kernel profiles (hw/arch/engines.yaml; include/ffnroof/engine.h,
+ * docs/formats-hw.md "Engine profiles"):
+ *   ENGINE:
+ *     baseline: true            # the kernels the specs were fitted to
+ *     source: ...
+ *     by_dtype:
+ *       fp8: {compute: 0.93, memory: 1.0, launch: 6.1 us, quant_row: 1.4 ns}
+ * Every rejection is one `file:line:col: message`. */
+#include "ffnroof/engine.h"
+
+#include <string.h>
+
+#include "ydoc.h"
+
+static const char *const dt_keys[] = {"fp32", "tf32",      "bf16",  "fp16",  "fp8", "int8",
+                                      "int4", "fp8-block", "nvfp4", "mxfp4", NULL};
+_Static_assert(FFN_DT_COUNT == 10, "dt_keys follow enum ffn_dtype");
+
+/* A factor in (0, 4]: an engine's kernels reach at most a few times another's fraction. */
+static int factor(ffn_ydoc *y, yaml_node_t *m, const char *key, double *out)
+{
+    *out = 1.0;
+    yaml_node_t *v = ffn_y_get(y, m, key, NULL);
+    if (!v) return 0;
+    int rc = ffn_y_node_num(y, v, key, FFN_UNIT_NONE, 0.0, 4.0, out);
+    if (!rc && !(*out > 0))
+        rc = ffn_y_error(y, v, FFN_ERANGE, "'%s' must be greater than 0 (a factor in (0, 4])", key);
+    return rc;
+}
+
+static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
+{
+    static const char *const keys[] = {"compute", "memory", "launch", "quant_row", NULL};
+    yaml_node_t *bd = ffn_y_get(y, eng, "by_dtype", NULL);
+    if (!bd) return 0;
+    int rc = ffn_y_expect_map(y, bd, "by_dtype");
+    if (!rc) rc = ffn_y_check_keys(y, bd, dt_keys);
+    for (int d = 0; !rc && d < FFN_DT_COUNT; d++) {
+        yaml_node_t *m = ffn_y_get(y, bd, dt_keys[d], NULL);
+        if (!m) continue;
+        rc = ffn_y_expect_map(y, m, dt_keys[d]);
+        if (!rc) rc = ffn_y_check_keys(y, m, keys);
+        ffn_engine_dt *x = &p->dt[d];
+        if (!rc) rc = factor(y, m, "compute", &x->compute);
+        if (!rc) rc = factor(y, m, "memory", &x->memory);
+        if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1e-2, &x->launch_s);
+        if (!rc)
+            rc = ffn_y_num(y, m, "quant_row", false, FFN_UNIT_TIME, 0.0, 1e-3, &x->quant_row_s);
+        x->set = true;
+    }
+    return rc;
+}
+
+static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
+{
+    static const char *const keys[] = {"baseline", "source", "by_dtype", NULL};
+    yaml_node_t *root = ffn_ydoc_root(y);
+    int rc = ffn_y_expect_map(y, root, "an engine profiles file");
+    if (rc) return rc;
+    /* every engine the file names must be one ffnroof knows */
+    for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top;
+         pr++) {
+        yaml_node_t *k = yaml_document_get_node(&y->doc, pr->key);
+        ffn_engine any;
+        const char *t = ffn_y_text(k);
+        if (!t || ffn_engine_parse(t, &any) || any == FFN_ENGINE_NONE)
+            return ffn_y_error(y, k, FFN_ESCHEMA, "unknown engine '%s' (vllm, sglang, trtllm)",
+                               t ? t : "?");
+    }
+    yaml_node_t *eng = ffn_y_get(y, root, ffn_engine_name(e), NULL);
+    if (!eng)
+        return ffn_y_error(y, root, FFN_ESCHEMA, "no profile for engine '%s'", ffn_engine_name(e));
+    rc = ffn_y_expect_map(y, eng, ffn_engine_name(e));
+    if (!rc) rc = ffn_y_check_keys(y, eng, keys);
+    if (!rc) rc = ffn_y_bool(y, eng, "baseline", false, &p->baseline);
+    if (!rc) {
+        yaml_node_t *src = ffn_y_get(y, eng, "source", NULL);
+        if (!src || !ffn_y_text(src))
+            rc = ffn_y_error(y, src ? src : eng, FFN_ESCHEMA,
+                             "engine '%s' needs a 'source' (where its factors come from)",
+                             ffn_engine_name(e));
+    }
+    if (!rc) rc = load_by_dtype(y, eng, p);
+    return rc;
+}
+
+int ffn_engine_load(const char *path, ffn_engine e, ffn_engine_profile *out, ffn_diag *diag)
+{
+    ffn_diag_clear(diag);
+    if (!out) return ffn_diag_set(diag, FFN_EINVAL, path, 0, 0, "no profile struct given");
+    memset(out, 0, sizeof *out);
+    out->engine = e;
+    if (e == FFN_ENGINE_NONE) {
+        out->baseline = true; /* the device's own kernels: the spec as it is */
+        return 0;
+    }
+    ffn_ydoc y;
+    int rc = ffn_ydoc_load(&y, path, diag);
+    if (!rc) rc = load_engine(&y, e, out);
+    ffn_ydoc_release(&y);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        out->engine = e;
+    }
+    return rc;
+}

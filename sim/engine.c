@@ -1,0 +1,34 @@
+/* Serving-engine kernel profiles applied to a spec's efficiency (include/ffnroof/engine.h). */
+#include "ffnroof/engine.h"
+
+static double cap1(double x)
+{
+    return x > 1.0 ? 1.0 : x;
+}
+
+void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
+{
+    if (!hw || !p || p->baseline) return;
+    hw->engine = p->engine;
+    ffn_eff *e = &hw->eff;
+    for (int d = 0; d < FFN_DT_COUNT; d++) {
+        const ffn_engine_dt *x = &p->dt[d];
+        if (!x->set) continue;
+        if (e->util_gamma[d] > 0) {
+            e->util_gamma[d] = cap1(e->util_gamma[d] * x->compute);
+            e->util_alpha[d] *= x->compute;
+        } else {
+            const double base = e->compute_max_dt[d] > 0 ? e->compute_max_dt[d]
+                                : e->compute_max > 0     ? e->compute_max
+                                                         : 1.0;
+            e->compute_max_dt[d] = cap1(base * x->compute);
+        }
+        const double mg = e->memory_max_gemv_dt[d] > 0 ? e->memory_max_gemv_dt[d]
+                          : e->memory_max_gemv > 0     ? e->memory_max_gemv
+                          : e->memory_max > 0          ? e->memory_max
+                                                       : 1.0;
+        e->memory_max_gemv_dt[d] = cap1(mg * x->memory);
+        if (x->launch_s > 0) e->launch_dt[d] = x->launch_s;
+        if (x->quant_row_s > 0) e->quant_row_s[d] = x->quant_row_s;
+    }
+}

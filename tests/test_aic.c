@@ -1,0 +1,522 @@
+/* The op-table reader (io/aic_load.c, include/ffnroof/aic.h): the three header layouts of
+ * aiconfigurator's tables (kernel_source and gemm_dtype as columns or as `# name:` lines), MoE
+ * tables, gzip and plain alike, every dtype and distribution name, milliseconds to seconds, each
+ * bad input refused at its file:line:col, a 200k-row table, and `ffnroof fit` on such tables
+ * through its heap loader (io/fit_kit.c) and on the command line. The fixtures in
+ * tests/data/aic/ are hand-made samples in the tables' layout. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ffnroof/aic.h"
+#include "ffnroof/fitdata.h"
+
+#define DATA FFNROOF_TEST_DATA "/aic/"
+#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+
+static char path[256];
+
+static void setup(void)
+{
+    snprintf(path, sizeof path, "/tmp/ffnroof-test-aic-%d.tsv", (int)getpid());
+}
+
+static void teardown(void)
+{
+    unlink(path);
+}
+
+TestSuite(aic, .init = setup, .fini = teardown);
+
+static void write_file(const char *p, const void *data, size_t n)
+{
+    FILE *fp = fopen(p, "wb");
+    cr_assert_not_null(fp);
+    cr_assert_eq(fwrite(data, 1, n, fp), n);
+    cr_assert_eq(fclose(fp), 0);
+}
+
+static int load(const char *p, ffn_aic_table *t, ffn_diag *d)
+{
+    ffn_diag_clear(d);
+    return ffn_aic_load(p, t, d);
+}
+
+static int load_text(const char *s, ffn_aic_table *t, ffn_diag *d)
+{
+    write_file(path, s, strlen(s));
+    return load(path, t, d);
+}
+
+Test(aic, kernel_and_dtype_columns_load_every_row_with_its_kernel)
+{
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load(DATA "gemm-columns.tsv", &t, &d), 0, "%s", d.msg);
+    cr_expect_eq(t.op, FFN_AIC_GEMM);
+    cr_expect_eq(t.engine, FFN_ENGINE_VLLM);
+    cr_expect_str_eq(t.version, "0.24.0");
+    cr_expect_str_eq(t.device, "NVIDIA H100 80GB HBM3");
+    cr_expect(strstr(t.source, "aiconfigurator") != NULL, "%s", t.source);
+    cr_assert_eq(t.n_pts, 8);
+    cr_expect_eq(t.n_kernels, 7, "repeated kernels are one entry, got %zu", t.n_kernels);
+    cr_expect_str_eq(t.kernels[t.pt_kernel[0]], "torch.nn.functional.linear");
+    cr_expect_str_eq(t.kernels[t.pt_kernel[3]], "FlashInferCuteDslNvFp4LinearKernel");
+    cr_expect_eq(t.pt_kernel[4], t.pt_kernel[0]);
+    cr_expect_eq(t.pts[3].m, 32768);
+    cr_expect_eq(t.pts[3].n, 65536);
+    cr_expect_eq(t.pts[3].k, 16384);
+    cr_expect_eq(t.pts[3].f, 0);
+    cr_expect(t.pts[3].no_harness);
+    cr_expect_float_eq(t.pts[3].time_s, 19.890548706054688e-3, 1e-15);
+    ffn_aic_free(&t);
+    cr_expect_null(t.pts);
+}
+
+Test(aic, every_dtype_name_maps_to_its_weight_and_activation_formats)
+{
+    static const struct {
+        ffn_dtype w, a;
+        unsigned group;
+    } want[8] = {
+        {FFN_DT_BF16, FFN_DT_BF16, 0},           {FFN_DT_FP8, FFN_DT_FP8, 0},
+        {FFN_DT_FP8_BLOCK, FFN_DT_FP8_BLOCK, 0}, {FFN_DT_NVFP4, FFN_DT_NVFP4, 0},
+        {FFN_DT_FP16, FFN_DT_FP16, 0},           {FFN_DT_INT4, FFN_DT_BF16, 128},
+        {FFN_DT_MXFP4, FFN_DT_MXFP4, 0},         {FFN_DT_MXFP4, FFN_DT_BF16, 0},
+    };
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load(DATA "gemm-columns.tsv", &t, &d), 0, "%s", d.msg);
+    for (size_t i = 0; i < 8; i++) {
+        cr_expect_eq(t.pts[i].wdtype, want[i].w, "row %zu: weights %s", i,
+                     ffn_dtype_name(t.pts[i].wdtype));
+        cr_expect_eq(t.pts[i].adtype, want[i].a, "row %zu: activations %s", i,
+                     ffn_dtype_name(t.pts[i].adtype));
+        cr_expect_eq(t.pts[i].group, want[i].group, "row %zu", i);
+    }
+    ffn_aic_free(&t);
+}
+
+Test(aic, kernel_and_dtype_lines_apply_to_every_row)
+{
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load(DATA "gemm-lines.tsv", &t, &d), 0, "%s", d.msg);
+    cr_expect_eq(t.engine, FFN_ENGINE_SGLANG);
+    cr_assert_eq(t.n_pts, 4);
+    cr_assert_eq(t.n_kernels, 1);
+    cr_expect_str_eq(t.kernels[0], "sglang");
+    for (size_t i = 0; i < t.n_pts; i++) {
+        cr_expect_eq(t.pts[i].wdtype, FFN_DT_BF16);
+        cr_expect_eq(t.pt_kernel[i], 0);
+    }
+    cr_expect_eq(t.pts[1].m, 96);
+    cr_expect_float_eq(t.pts[1].time_s, 0.01200355589389801e-3, 1e-18);
+    ffn_aic_free(&t);
+}
+
+Test(aic, a_kernel_line_and_a_dtype_column_mix)
+{
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load(DATA "gemm-mixed.tsv", &t, &d), 0, "%s", d.msg);
+    cr_expect_eq(t.engine, FFN_ENGINE_TRTLLM);
+    cr_assert_eq(t.n_pts, 3);
+    cr_expect_str_eq(t.kernels[0], "torch_flow");
+    cr_expect_eq(t.pts[0].wdtype, FFN_DT_BF16);
+    cr_expect_eq(t.pts[1].wdtype, FFN_DT_FP8);
+    cr_expect_eq(t.pts[2].wdtype, FFN_DT_FP8_BLOCK);
+    ffn_aic_free(&t);
+}
+
+Test(aic, moe_rows_load_with_their_draws)
+{
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load(DATA "moe-columns.tsv", &t, &d), 0, "%s", d.msg);
+    cr_expect_eq(t.op, FFN_AIC_MOE);
+    cr_expect_eq(t.n_pts, 0);
+    cr_assert_eq(t.n_moe, 5);
+    const ffn_aic_moe *m = t.moe;
+    cr_expect_eq(m[0].tokens, 1);
+    cr_expect_eq(m[0].hidden, 4096);
+    cr_expect_eq(m[0].inter, 2048);
+    cr_expect_eq(m[0].topk, 6);
+    cr_expect_eq(m[0].experts, 256);
+    cr_expect_eq(m[0].draw, FFN_DRAW_BALANCED);
+    cr_expect_eq(m[0].alpha, 0.0);
+    cr_expect_eq(m[0].wdtype, FFN_DT_FP8_BLOCK);
+    cr_expect_float_eq(m[0].time_s, 0.08247999846935272e-3, 1e-18);
+    cr_expect_eq(m[1].draw, FFN_DRAW_POWER_LAW);
+    cr_expect_float_eq(m[1].alpha, 1.01, 1e-12);
+    cr_expect_float_eq(m[2].alpha, 1.2, 1e-12);
+    cr_expect_eq(m[2].tp, 2);
+    cr_expect_eq(m[2].ep, 4);
+    cr_expect_eq(m[2].wdtype, FFN_DT_BF16);
+    cr_expect_eq(m[3].wdtype, FFN_DT_INT4);
+    cr_expect_eq(m[3].adtype, FFN_DT_BF16);
+    cr_expect_eq(m[3].group, 128);
+    cr_expect_eq(m[4].wdtype, FFN_DT_MXFP4);
+    cr_expect_eq(m[4].adtype, FFN_DT_BF16);
+    cr_expect_str_eq(t.kernels[m[4].kernel],
+                     "vllm_compressedtensorsw4a4mxfp4moe_marlin_marlinexperts_situ_as_silu");
+    cr_expect_eq(m[1].kernel, m[0].kernel);
+    ffn_aic_free(&t);
+}
+
+Test(aic, gzip_and_plain_give_the_same_rows)
+{
+    static const char *const names[][2] = {{"gemm-columns.tsv", "gemm-columns.tsv.gz"},
+                                           {"moe-columns.tsv", "moe-columns.tsv.gz"}};
+    for (int f = 0; f < 2; f++) {
+        char a[512], b[512];
+        snprintf(a, sizeof a, DATA "%s", names[f][0]);
+        snprintf(b, sizeof b, DATA "%s", names[f][1]);
+        ffn_aic_table x, y;
+        ffn_diag d;
+        cr_assert_eq(load(a, &x, &d), 0, "%s", d.msg);
+        cr_assert_eq(load(b, &y, &d), 0, "%s", d.msg);
+        cr_expect(ffn_aic_is_table(a) && ffn_aic_is_table(b));
+        cr_assert_eq(x.n_pts, y.n_pts);
+        cr_assert_eq(x.n_moe, y.n_moe);
+        if (x.n_pts) cr_expect_eq(memcmp(x.pts, y.pts, x.n_pts * sizeof *x.pts), 0);
+        if (x.n_moe) cr_expect_eq(memcmp(x.moe, y.moe, x.n_moe * sizeof *x.moe), 0);
+        cr_expect_eq(memcmp(x.kernels, y.kernels, sizeof x.kernels), 0);
+        ffn_aic_free(&x);
+        ffn_aic_free(&y);
+    }
+}
+
+Test(aic, the_older_fit_formats_are_no_tables)
+{
+    cr_expect_not(ffn_aic_is_table(FFNROOF_TEST_DATA "/fit/gpu-kit-sample.csv"));
+    cr_expect_not(ffn_aic_is_table(FFNROOF_TEST_DATA "/fit/a100-sxm-80gb-gemm-fp16.csv"));
+    cr_expect_not(ffn_aic_is_table("/nonexistent/ffnroof"));
+    cr_expect_not(ffn_aic_is_table("/tmp"));
+}
+
+#define GEMM_HEAD "# op_name: gemm\nkernel_source\tgemm_dtype\tm\tn\tk\tlatency\n"
+
+Test(aic, crlf_trailing_tabs_blank_lines_and_a_repeated_header_load)
+{
+    const char *s = "# op_name: gemm\r\n"
+                    "kernel_source\tgemm_dtype\tm\tn\tk\tlatency\t\r\n"
+                    "\r\n"
+                    "a\tbfloat16\t1\t2\t3\t0.5\t\t\r\n"
+                    "   \n"
+                    "kernel_source\tgemm_dtype\tm\tn\tk\tlatency\n"
+                    "# a comment between rows\n"
+                    "b\tfp8\t4\t5\t6\t1e-3"; /* no newline at the end */
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load_text(s, &t, &d), 0, "%d:%d: %s", d.line, d.col, d.msg);
+    cr_assert_eq(t.n_pts, 2);
+    cr_expect_eq(t.pts[1].k, 6);
+    cr_expect_float_eq(t.pts[1].time_s, 1e-6, 1e-18);
+    cr_expect_str_eq(t.kernels[t.pt_kernel[1]], "b");
+    ffn_aic_free(&t);
+}
+
+/* A bad input and where and how it is refused. */
+typedef struct bad_case {
+    const char *name, *text;
+    int err, line, col;
+    const char *msg;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"unknown dtype in a column", GEMM_HEAD "a\tint3\t1\t1\t1\t1\n", FFN_ESCHEMA, 3, 3,
+     "unknown dtype 'int3' (known: bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, "
+     "w4a16_mxfp4)"},
+    {"unknown dtype in a line",
+     "# op_name: gemm\n# gemm_dtype: fp6\nm\tn\tk\tlatency\n1\t1\t1\t1\n", FFN_ESCHEMA, 2, 15,
+     "unknown dtype 'fp6' (known: bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, "
+     "w4a16_mxfp4)"},
+    {"zero dimension", GEMM_HEAD "a\tfp8\t0\t1\t1\t1\n", FFN_ERANGE, 3, 7,
+     "'m' must be in [1, 2^40], got '0'"},
+    {"negative dimension", GEMM_HEAD "a\tfp8\t1\t-5\t1\t1\n", FFN_EPARSE, 3, 9,
+     "'n' must be a whole number, got '-5'"},
+    {"fractional dimension", GEMM_HEAD "a\tfp8\t1\t1\t1.5\t1\n", FFN_EPARSE, 3, 11,
+     "'k' must be a whole number, got '1.5'"},
+    {"dimension over 2^40", GEMM_HEAD "a\tfp8\t1099511627777\t1\t1\t1\n", FFN_ERANGE, 3, 7,
+     "'m' must be in [1, 2^40], got '1099511627777'"},
+    {"huge dimension", GEMM_HEAD "a\tfp8\t99999999999999999999999\t1\t1\t1\n", FFN_ERANGE, 3, 7,
+     "'m' must be in [1, 2^40], got '99999999999999999999999'"},
+    {"NaN latency", GEMM_HEAD "a\tfp8\t1\t1\t1\tnan\n", FFN_ERANGE, 3, 13,
+     "'latency' must be a positive, finite number of milliseconds, got 'nan'"},
+    {"infinite latency", GEMM_HEAD "a\tfp8\t1\t1\t1\tinf\n", FFN_ERANGE, 3, 13,
+     "'latency' must be a positive, finite number of milliseconds, got 'inf'"},
+    {"overflowing latency", GEMM_HEAD "a\tfp8\t1\t1\t1\t1e999\n", FFN_ERANGE, 3, 13,
+     "'latency' must be a positive, finite number of milliseconds, got '1e999'"},
+    {"negative latency", GEMM_HEAD "a\tfp8\t1\t1\t1\t-0.5\n", FFN_ERANGE, 3, 13,
+     "'latency' must be a positive, finite number of milliseconds, got '-0.5'"},
+    {"zero latency", GEMM_HEAD "a\tfp8\t1\t1\t1\t0\n", FFN_ERANGE, 3, 13,
+     "'latency' must be a positive, finite number of milliseconds, got '0'"},
+    {"text latency", GEMM_HEAD "a\tfp8\t1\t1\t1\t0.5ms\n", FFN_EPARSE, 3, 13,
+     "'latency' must be a number of milliseconds, got '0.5ms'"},
+    {"a missing value", GEMM_HEAD "a\tfp8\t1\t1\t1\n", FFN_ESCHEMA, 3, 1,
+     "expected 6 columns as the header has, got 5"},
+    {"an extra value", GEMM_HEAD "a\tfp8\t1\t1\t1\t1\t7\n", FFN_ESCHEMA, 3, 1,
+     "expected 6 columns as the header has, got 7"},
+    {"an empty value", GEMM_HEAD "a\tfp8\t1\t\t1\t1\n", FFN_ESCHEMA, 3, 9, "'n' is empty"},
+    {"a missing column", "# op_name: gemm\n# gemm_dtype: fp8\nm\tn\tlatency\n1\t1\t1\n",
+     FFN_ESCHEMA, 3, 1,
+     "no column or '# k:' line 'k' (a gemm table needs m, n, k, gemm_dtype, latency)"},
+    {"a column and a line", "# op_name: gemm\n# gemm_dtype: fp8\ngemm_dtype\tm\tn\tk\tlatency\n",
+     FFN_ESCHEMA, 3, 1, "'gemm_dtype' is both a column and a '# gemm_dtype:' line (line 2)"},
+    {"a duplicate column", "# op_name: gemm\nm\tn\tk\tm\tlatency\n", FFN_ESCHEMA, 2, 7,
+     "column 'm' given twice"},
+    {"no op line", "# gemm_dtype: fp8\nm\tn\tk\tlatency\n1\t1\t1\t1\n", FFN_ESCHEMA, 2, 1,
+     "no '# op_name:' line above the header"},
+    {"an op not read yet", "# op_name: context_attention\nbatch_size\tisl\tlatency\n1\t1\t1\n",
+     FFN_EUNSUPPORTED, 1, 12, "op 'context_attention' is not read yet (gemm and moe tables are)"},
+    {"op_name as a column", "op_name\tnum_gpus\tlatency\nall_gather\t2\t1\n", FFN_EUNSUPPORTED, 1,
+     1,
+     "op_name is a column (a table of several communication ops): not read yet (gemm and moe "
+     "tables are)"},
+    {"an unknown framework", "# framework: onnx\n" GEMM_HEAD "a\tfp8\t1\t1\t1\t1\n", FFN_ESCHEMA, 1,
+     14, "unknown framework 'onnx' (known: vLLM, SGLang, TRTLLM)"},
+    {"a line given twice", "# op_name: gemm\n# op_name: moe\n", FFN_ESCHEMA, 2, 1,
+     "'# op_name:' given twice"},
+    {"a value changed below the header",
+     "# op_name: gemm\n# gemm_dtype: fp8\nm\tn\tk\tlatency\n1\t1\t1\t1\n# gemm_dtype: bfloat16\n",
+     FFN_ESCHEMA, 5, 15,
+     "'# gemm_dtype: bfloat16' below the header changes the value above it ('fp8', line 2): one "
+     "table a file"},
+    {"an empty file", "", FFN_ESCHEMA, 0, 0, "the file is empty"},
+    {"comments only", "# op_name: gemm\n# nothing else\n", FFN_ESCHEMA, 0, 0,
+     "no header line (only comments)"},
+    {"a header only", GEMM_HEAD, FFN_ESCHEMA, 0, 0, "no rows below the header"},
+    {"unknown distribution",
+     "# op_name: moe\n# moe_dtype: fp8\nnum_tokens\thidden_size\tinter_size\ttopk\tnum_experts\t"
+     "moe_tp_size\tmoe_ep_size\tdistribution\tlatency\n1\t64\t64\t2\t8\t1\t1\tzipf\t1\n",
+     FFN_ESCHEMA, 4, 17,
+     "unknown distribution 'zipf' (known: balanced, power_law_<alpha> with alpha > 0)"},
+    {"power law without alpha",
+     "# op_name: moe\n# moe_dtype: fp8\n# distribution: power_law_\nnum_tokens\thidden_size\t"
+     "inter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tlatency\n1\t64\t64\t2\t8\t1\t1\t1\n",
+     FFN_ESCHEMA, 3, 17,
+     "unknown distribution 'power_law_' (known: balanced, power_law_<alpha> with alpha > 0)"},
+    {"power law with a negative alpha",
+     "# op_name: moe\n# moe_dtype: fp8\n# distribution: power_law_-1\nnum_tokens\thidden_size\t"
+     "inter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tlatency\n1\t64\t64\t2\t8\t1\t1\t1\n",
+     FFN_ESCHEMA, 3, 17,
+     "unknown distribution 'power_law_-1' (known: balanced, power_law_<alpha> with alpha > 0)"},
+    {"topk above the experts",
+     "# op_name: moe\n# moe_dtype: fp8\n# distribution: balanced\nnum_tokens\thidden_size\t"
+     "inter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tlatency\n1\t64\t64\t9\t8\t1\t1\t1\n",
+     FFN_ERANGE, 5, 1, "topk 9 is more than num_experts 8"},
+    {"experts over 2^20",
+     "# op_name: moe\n# moe_dtype: fp8\n# distribution: balanced\nnum_tokens\thidden_size\t"
+     "inter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tlatency\n1\t64\t64\t9\t2000000\t1\t"
+     "1\t1\n",
+     FFN_ERANGE, 5, 11, "'num_experts' must be in [1, 2^20], got '2000000'"},
+};
+
+Test(aic, each_bad_input_is_refused_at_its_position)
+{
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const bad_case *c = &bad_cases[i];
+        ffn_aic_table t;
+        ffn_diag d;
+        const int rc = load_text(c->text, &t, &d);
+        cr_expect_eq(rc, c->err, "%s: code %d (%s), want %d", c->name, rc, d.msg, c->err);
+        cr_expect_eq(d.line, c->line, "%s: line %d, want %d (%s)", c->name, d.line, c->line, d.msg);
+        cr_expect_eq(d.col, c->col, "%s: column %d, want %d (%s)", c->name, d.col, c->col, d.msg);
+        cr_expect_str_eq(d.msg, c->msg, "%s", c->name);
+        cr_expect_str_eq(d.file, path, "%s", c->name);
+        cr_expect(t.n_pts == 0 && t.n_moe == 0 && !t.pts && !t.moe, "%s: table left empty",
+                  c->name);
+    }
+}
+
+Test(aic, a_nul_byte_and_a_long_line_are_refused)
+{
+    ffn_aic_table t;
+    ffn_diag d;
+    const char nul[] = GEMM_HEAD "a\tfp8\t1\t1\0\t1\t1\n";
+    write_file(path, nul, sizeof nul - 1);
+    cr_expect_eq(load(path, &t, &d), FFN_EPARSE, "%s", d.msg);
+    cr_expect_eq(d.line, 3);
+    cr_expect_eq(d.col, 10);
+    const size_t n = FFN_AIC_MAX_LINE + 100;
+    char *s = malloc(n + 64);
+    cr_assert_not_null(s);
+    const size_t h = (size_t)snprintf(s, 64, "# op_name: gemm\n");
+    memset(s + h, 'x', n);
+    write_file(path, s, h + n);
+    free(s);
+    cr_expect_eq(load(path, &t, &d), FFN_ERANGE, "%s", d.msg);
+    cr_expect_eq(d.line, 2);
+    cr_expect(strstr(d.msg, "longer than") != NULL, "%s", d.msg);
+}
+
+Test(aic, a_truncated_gzip_is_an_error)
+{
+    FILE *fp = fopen(DATA "gemm-columns.tsv.gz", "rb");
+    cr_assert_not_null(fp);
+    unsigned char buf[4096];
+    const size_t n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    cr_assert_gt(n, 100);
+    for (size_t cut = 12; cut < n; cut += 37) {
+        write_file(path, buf, cut);
+        ffn_aic_table t;
+        ffn_diag d;
+        const int rc = load(path, &t, &d);
+        cr_expect_lt(rc, 0, "cut at %zu bytes of %zu loaded", cut, n);
+        cr_expect_gt(strlen(d.msg), 0);
+        cr_expect_eq(t.n_pts, 0);
+    }
+    write_file(path, buf, n - 4);
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_expect_eq(load(path, &t, &d), FFN_EPARSE, "%s", d.msg);
+    cr_expect(strstr(d.msg, "truncated") != NULL, "%s", d.msg);
+}
+
+Test(aic, a_directory_and_a_missing_file_are_errors)
+{
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_expect_eq(load("/tmp", &t, &d), FFN_EIO);
+    cr_expect_str_eq(d.msg, "is a directory, not a file");
+    cr_expect_eq(load("/nonexistent/x.tsv.gz", &t, &d), FFN_EIO);
+}
+
+Test(aic, two_hundred_thousand_rows_load)
+{
+    FILE *fp = fopen(path, "w");
+    cr_assert_not_null(fp);
+    fputs("# framework: vLLM\n# op_name: gemm\n# kernel_source: k\n"
+          "gemm_dtype\tm\tn\tk\tlatency\n",
+          fp);
+    static const char *const dts[] = {"bfloat16", "fp8", "fp8_block"};
+    for (unsigned i = 0; i < 200000; i++)
+        fprintf(fp, "%s\t%u\t%u\t%u\t%.6f\n", dts[i % 3], 1 + i % 8192, 256 << (i % 8),
+                128 << (i % 9), 0.001 + 1e-6 * i);
+    cr_assert_eq(fclose(fp), 0);
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load(path, &t, &d), 0, "%s", d.msg);
+    cr_expect_eq(t.n_pts, 200000);
+    cr_expect_eq(t.pts[199999].m, 1 + 199999 % 8192);
+    cr_expect_float_eq(t.pts[199999].time_s, (0.001 + 1e-6 * 199999) * 1e-3, 1e-12);
+    ffn_aic_free(&t);
+}
+
+Test(aic, the_heap_loader_reads_tables_and_the_older_formats)
+{
+    ffn_fit_point *pts;
+    size_t n;
+    ffn_aic_table t;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    cr_assert_eq(ffn_fit_data_load_all(DATA "gemm-columns.tsv.gz", FFN_DT_FP16, FFN_DT_FP16, &pts,
+                                       &n, &t, &d),
+                 0, "%s", d.msg);
+    cr_expect_eq(n, 8);
+    cr_expect_eq(pts, t.pts, "the points are the table's");
+    ffn_fit_data_free(pts, &t);
+    cr_assert_eq(
+        ffn_fit_data_load_all(DATA "gemm-lines.tsv", FFN_DT_FP16, FFN_DT_FP16, &pts, &n, NULL, &d),
+        0, "%s", d.msg);
+    cr_expect_eq(n, 4);
+    cr_expect_eq(pts[3].m, 14);
+    ffn_fit_data_free(pts, NULL);
+    cr_expect_eq(
+        ffn_fit_data_load_all(DATA "moe-columns.tsv", FFN_DT_FP16, FFN_DT_FP16, &pts, &n, NULL, &d),
+        FFN_EUNSUPPORTED);
+    cr_expect_null(pts);
+    cr_assert_eq(
+        ffn_fit_data_load_all(DATA "moe-columns.tsv", FFN_DT_FP16, FFN_DT_FP16, &pts, &n, &t, &d),
+        0, "%s", d.msg);
+    cr_expect_eq(n, 0);
+    cr_expect_eq(t.n_moe, 5);
+    ffn_fit_data_free(pts, &t);
+    cr_assert_eq(ffn_fit_data_load_all(FFNROOF_TEST_DATA "/fit/gpu-kit-sample.csv", FFN_DT_FP16,
+                                       FFN_DT_FP16, &pts, &n, &t, &d),
+                 0, "%s", d.msg);
+    cr_expect_gt(n, 0);
+    cr_expect_eq(t.n_pts + t.n_moe, 0, "not a table");
+    ffn_fit_data_free(pts, &t);
+    /* the capped loader takes tables too, and says when they do not fit */
+    ffn_fit_point few[4];
+    cr_expect_eq(
+        ffn_fit_data_load(DATA "gemm-columns.tsv", FFN_DT_FP16, FFN_DT_FP16, few, 4, &n, &d),
+        FFN_ERANGE);
+    cr_expect_eq(ffn_fit_data_load(DATA "gemm-lines.tsv", FFN_DT_FP16, FFN_DT_FP16, few, 4, &n, &d),
+                 0, "%s", d.msg);
+}
+
+/* Run ffnroof with args; its exit code, stdout in out[cap]. */
+static int run(const char *args, char *out, size_t cap)
+{
+    char cmd[2048], o[300];
+    snprintf(o, sizeof o, "%s.out", path);
+    snprintf(cmd, sizeof cmd, "%s %s >%s 2>&1", BIN, args, o);
+    const int st = system(cmd);
+    FILE *fp = fopen(o, "r");
+    size_t n = fp ? fread(out, 1, cap - 1, fp) : 0;
+    out[n] = '\0';
+    if (fp) fclose(fp);
+    unlink(o);
+    cr_expect(!strstr(out, "AddressSanitizer") && !strstr(out, "runtime error"),
+              "sanitizer report: %s", out);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(aic, fit_checks_and_fits_a_gemm_table_with_a_summary_per_dtype)
+{
+    static char out[65536];
+    int rc = run("fit --hw h100-sxm --data " DATA "gemm-columns.tsv.gz --check --rows all", out,
+                 sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "on 8 of 8 rows") != NULL, "%s", out);
+    cr_expect(strstr(out, "\nfp8-block ") != NULL, "a line per dtype: %s", out);
+    cr_expect(strstr(out, "DeepGemmFp8BlockScaledMMKernel") != NULL, "per kernel: %s", out);
+    cr_expect(strstr(out, "   error\n") == NULL, "no listing without --points: %s", out);
+    rc = run("fit --hw h100-sxm --data " DATA "gemm-columns.tsv --check --dtype fp8 --points "
+             "--format json",
+             out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "\"summary\"") != NULL, "%s", out);
+    cr_expect(strstr(out, "\"points\"") != NULL, "%s", out);
+    cr_expect(strstr(out, "\"rows_selected\": 1") != NULL, "--dtype fp8 keeps 1 row: %s", out);
+    rc = run("fit --hw h100-sxm --data " DATA "gemm-columns.tsv --rows all --fit-points 5", out,
+             sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "fitted on 5 of them") != NULL, "%s", out);
+    rc = run("fit --hw h100-sxm --data " DATA "gemm-columns.tsv --kernel nope", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "no kernel 'nope'") != NULL, "%s", out);
+}
+
+Test(aic, fit_refuses_to_fit_a_moe_table_and_checks_it)
+{
+    static char out[65536];
+    int rc = run("fit --hw h100-sxm --data " DATA "moe-columns.tsv", out, sizeof out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "MoE table: fitting one is not built yet") != NULL, "%s", out);
+    rc = run("fit --hw h100-sxm --data " DATA "moe-columns.tsv.gz --check", out, sizeof out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "on 5 of 5 rows") != NULL, "%s", out);
+}
+
+Test(aic, fit_refuses_an_op_it_does_not_read_with_its_position)
+{
+    static char out[4096];
+    const char *s = "# op_name: generation_attention\nbatch_size\tlatency\n1\t1\n";
+    write_file(path, s, strlen(s));
+    char args[512];
+    snprintf(args, sizeof args, "fit --hw h100-sxm --data %s", path);
+    cr_expect_eq(run(args, out, sizeof out), 2, "%s", out);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:1:12: op 'generation_attention' is not read yet (gemm and moe tables are)", path);
+    cr_expect(strstr(out, want) != NULL, "%s", out);
+}

@@ -1,0 +1,276 @@
+/* The GPU serving formats (fp8, fp8-block, nvfp4, mxfp4): their bytes with the scales, the units
+ * a GEMM in them multiplies on, the dequantising path of a device without those units, the
+ * quantisation pass of an engine's linear layer, the spec keys that carry them (family units,
+ * per-dtype launch cost) and the fit's engine-linear and eager points. Every expected number is
+ * worked out by hand beside it. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ffnroof/aic.h"
+#include "ffnroof/fit.h"
+#include "ffnroof/hw.h"
+#include "ffnroof/sim.h"
+
+static void close_rel(double got, double want, double rel)
+{
+    cr_assert(fabs(got - want) <= rel * fabs(want), "got %.12g, want %.12g", got, want);
+}
+
+/* An ideal Hopper-like device: fp8 2 PFLOP/s, bf16 1 PFLOP/s, fp32 100 TFLOP/s, 4 TB/s; no fp4
+ * units; no efficiency losses. */
+static ffn_hw hopper_like(void)
+{
+    ffn_hw hw;
+    memset(&hw, 0, sizeof hw);
+    strcpy(hw.name, "hopper-like");
+    hw.peak_flops[FFN_DT_FP32] = 1e14;
+    hw.peak_flops[FFN_DT_BF16] = 1e15;
+    hw.peak_flops[FFN_DT_FP16] = 1e15;
+    hw.peak_flops[FFN_DT_FP8] = 2e15;
+    hw.peak_flops[FFN_DT_FP8_BLOCK] = 2e15; /* as the loader fills it: the fp8 units' */
+    hw.mem_bandwidth_bps = 4e12;
+    hw.compute_units = 100;
+    hw.eff.compute_max = hw.eff.memory_max = 1.0;
+    return hw;
+}
+
+Test(gpu_dtypes, names_parse_and_round_trip)
+{
+    static const char *const names[] = {"fp8-block", "nvfp4", "mxfp4"};
+    static const ffn_dtype dts[] = {FFN_DT_FP8_BLOCK, FFN_DT_NVFP4, FFN_DT_MXFP4};
+    for (int i = 0; i < 3; i++) {
+        ffn_dtype d;
+        cr_assert_eq(ffn_dtype_parse(names[i], &d), 0, "%s", names[i]);
+        cr_assert_eq(d, dts[i]);
+        cr_assert_str_eq(ffn_dtype_name(d), names[i]);
+    }
+    ffn_dtype d;
+    cr_assert_eq(ffn_dtype_parse("FP8_BLOCK", &d), 0); /* the op tables' spelling */
+    cr_assert_eq(d, FFN_DT_FP8_BLOCK);
+    cr_assert_neq(ffn_dtype_parse("fp4", &d), 0); /* nvfp4 or mxfp4: ambiguous, refused */
+    cr_assert_eq(ffn_dtype_unit(FFN_DT_FP8_BLOCK), FFN_DT_FP8);
+    cr_assert_eq(ffn_dtype_unit(FFN_DT_NVFP4), FFN_DT_NVFP4);
+}
+
+Test(gpu_dtypes, activation_bytes_carry_their_scales)
+{
+    close_rel(ffn_dtype_bytes(FFN_DT_FP8, 0), 1.0, 1e-15);
+    close_rel(ffn_dtype_bytes(FFN_DT_FP8_BLOCK, 0), 1.0 + 4.0 / 128, 1e-15); /* fp32 per 128 */
+    close_rel(ffn_dtype_bytes(FFN_DT_NVFP4, 0), 0.5 + 1.0 / 16, 1e-15);      /* e4m3 per 16 */
+    close_rel(ffn_dtype_bytes(FFN_DT_MXFP4, 0), 0.5 + 1.0 / 32, 1e-15);      /* e8m0 per 32 */
+}
+
+Test(gpu_dtypes, weight_matrix_bytes_by_hand)
+{
+    /* K 300, N 200 (neither a multiple of a block) */
+    /* fp8-block: 60000 + 4 * ceil(300/128)=3 * ceil(200/128)=2 = 60024 */
+    close_rel(ffn_weight_matrix_bytes(FFN_DT_FP8_BLOCK, 0, false, 300, 200), 60024.0, 1e-15);
+    /* nvfp4: 30000 + ceil(300/16)=19 * 200 + 4 = 33804 */
+    close_rel(ffn_weight_matrix_bytes(FFN_DT_NVFP4, 0, false, 300, 200), 33804.0, 1e-15);
+    /* mxfp4: 30000 + ceil(300/32)=10 * 200 = 32000 */
+    close_rel(ffn_weight_matrix_bytes(FFN_DT_MXFP4, 0, false, 300, 200), 32000.0, 1e-15);
+    /* fp8: the one tensor scale is left out */
+    close_rel(ffn_weight_matrix_bytes(FFN_DT_FP8, 0, false, 300, 200), 60000.0, 1e-15);
+}
+
+Test(gpu_dtypes, compute_dtype_and_the_dequantising_path)
+{
+    ffn_hw h = hopper_like();
+    cr_assert_eq(ffn_compute_dtype(&h, FFN_DT_FP8, FFN_DT_FP8), FFN_DT_FP8);
+    cr_assert_eq(ffn_compute_dtype(&h, FFN_DT_FP8_BLOCK, FFN_DT_FP8_BLOCK), FFN_DT_FP8_BLOCK);
+    cr_assert_eq(ffn_compute_dtype(&h, FFN_DT_FP8, FFN_DT_FP8_BLOCK), FFN_DT_FP8_BLOCK);
+    /* no fp4 units: the weights are dequantised to 16 bits (W4A16), not to fp8 */
+    cr_assert_eq(ffn_compute_dtype(&h, FFN_DT_NVFP4, FFN_DT_NVFP4), FFN_DT_BF16);
+    cr_assert(ffn_weights_dequantised(&h, FFN_DT_NVFP4, FFN_DT_NVFP4));
+    cr_assert(!ffn_acts_quantised(&h, FFN_DT_NVFP4, FFN_DT_NVFP4));
+    cr_assert(ffn_acts_quantised(&h, FFN_DT_FP8, FFN_DT_FP8));
+    cr_assert(!ffn_weights_dequantised(&h, FFN_DT_FP8, FFN_DT_FP8));
+    /* an Ampere-like device (no fp8 units): fp8 weights run W8A16 */
+    h.peak_flops[FFN_DT_FP8] = h.peak_flops[FFN_DT_FP8_BLOCK] = 0;
+    cr_assert_eq(ffn_compute_dtype(&h, FFN_DT_FP8, FFN_DT_FP8), FFN_DT_BF16);
+    cr_assert(ffn_weights_dequantised(&h, FFN_DT_FP8, FFN_DT_FP8));
+    /* a device with fp4 units multiplies nvfp4 on them */
+    h.peak_flops[FFN_DT_NVFP4] = 8e15;
+    cr_assert_eq(ffn_compute_dtype(&h, FFN_DT_NVFP4, FFN_DT_NVFP4), FFN_DT_NVFP4);
+}
+
+Test(gpu_dtypes, fp8_linear_by_hand)
+{
+    ffn_hw h = hopper_like();
+    ffn_run run;
+    ffn_run_default(&run); /* act_io bf16 */
+    run.wdtype = run.adtype = FFN_DT_FP8;
+    ffn_layer_cost c;
+    cr_assert_eq(ffn_linear_ops(&h, &run, 16, 256, 512, &c), 0);
+    cr_assert_eq(c.n_ops, 1);
+    const ffn_op *op = &c.ops[0];
+    cr_assert_eq(op->compute_dtype, FFN_DT_FP8);
+    close_rel(op->flops, 2.0 * 16 * 256 * 512, 1e-15); /* 4,194,304 */
+    /* W 512*256 = 131072; the quantisation pass reads x bf16 16*512*2 = 16384 and writes fp8
+     * 8192; the GEMM reads the fp8 x 8192 and writes y bf16 16*256*2 = 8192: 172032 */
+    close_rel(op->weight_bytes, 131072.0, 1e-15);
+    close_rel(op->bytes, 172032.0, 1e-15);
+    close_rel(op->vec_ops, 3.0 * 16 * 512, 1e-15); /* max, scale, round per element */
+}
+
+Test(gpu_dtypes, fp8_block_linear_reads_the_scales)
+{
+    ffn_hw h = hopper_like();
+    ffn_run run;
+    ffn_run_default(&run);
+    run.wdtype = run.adtype = FFN_DT_FP8_BLOCK;
+    ffn_layer_cost c;
+    cr_assert_eq(ffn_linear_ops(&h, &run, 16, 256, 512, &c), 0);
+    /* W 131072 + 4 * 4 * 2 = 131104; x bf16 16384; the fp8 x with one fp32 per 128: 16*512*
+     * (1 + 4/128) = 8448, written then read: 16896; y 8192: 172576 */
+    close_rel(c.ops[0].bytes, 172576.0, 1e-15);
+    /* at the fp8 units' rate (an ideal device: the roofline) */
+    close_rel(c.ops[0].roofline_s,
+              fmax(2.0 * 16 * 256 * 512 / 2e15 + 3.0 * 16 * 512 / 1e14, 172576.0 / 4e12), 1e-12);
+}
+
+Test(gpu_dtypes, nvfp4_without_units_is_w4a16)
+{
+    ffn_hw h = hopper_like();
+    ffn_run run;
+    ffn_run_default(&run);
+    run.wdtype = run.adtype = FFN_DT_NVFP4;
+    ffn_layer_cost c;
+    cr_assert_eq(ffn_linear_ops(&h, &run, 4, 256, 512, &c), 0);
+    const ffn_op *op = &c.ops[0];
+    cr_assert_eq(op->compute_dtype, FFN_DT_BF16);
+    /* W 512*256/2 + 32*256 + 4 = 73732; x and y stay bf16: 4*512*2 + 4*256*2 = 6144 */
+    close_rel(op->bytes, 79876.0, 1e-15);
+    /* one dequantisation op a weight, no quantisation pass */
+    close_rel(op->vec_ops, 512.0 * 256, 1e-15);
+}
+
+Test(gpu_dtypes, launch_by_dtype_replaces_the_launch_cost)
+{
+    ffn_hw h = hopper_like();
+    h.eff.launch_s = 2e-6;
+    h.eff.launch_dt[FFN_DT_FP8] = 7e-6;
+    ffn_run run;
+    ffn_run_default(&run);
+    ffn_layer_cost b, f;
+    cr_assert_eq(ffn_linear_ops(&h, &run, 1, 256, 256, &b), 0);
+    run.wdtype = run.adtype = FFN_DT_FP8;
+    cr_assert_eq(ffn_linear_ops(&h, &run, 1, 256, 256, &f), 0);
+    /* tiny ops: the fixed cost dominates, 2 us for bf16 and 7 us for fp8 */
+    cr_assert(b.ops[0].predicted_s >= 2e-6 && b.ops[0].predicted_s < 2.1e-6, "%g",
+              b.ops[0].predicted_s);
+    cr_assert(f.ops[0].predicted_s >= 7e-6 && f.ops[0].predicted_s < 7.1e-6, "%g",
+              f.ops[0].predicted_s);
+}
+
+Test(gpu_dtypes, engine_linear_and_eager_points)
+{
+    ffn_hw h = hopper_like();
+    ffn_fit_point p;
+    memset(&p, 0, sizeof p);
+    p.m = 16;
+    p.n = 256;
+    p.k = 512;
+    p.wdtype = p.adtype = FFN_DT_FP8;
+    p.time_s = 1e-5;
+    p.no_harness = true;
+    const double plain = ffn_fit_point_predict(&h, &p);
+    p.engine_linear = true;
+    const double linear = ffn_fit_point_predict(&h, &p);
+    /* the quantisation pass and the bf16 input and output: more bytes than the plain GEMM */
+    cr_assert(linear > plain, "%g %g", linear, plain);
+    ffn_layer_cost c;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.wdtype = run.adtype = FFN_DT_FP8;
+    cr_assert_eq(ffn_linear_ops(&h, &run, 16, 256, 512, &c), 0);
+    close_rel(linear, c.predicted_s, 1e-12);
+    p.eager_floor_s = 50e-6; /* never shorter than the host's issue time */
+    close_rel(ffn_fit_point_predict(&h, &p), 50e-6, 1e-15);
+}
+
+/* A spec in a folder with its own arch/families.yaml. */
+static char dir[128];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *spec(const char *family, const char *peaks)
+{
+    static char path[256], text[2048];
+    snprintf(dir, sizeof dir, "/tmp/ffnroof-dtypes-%d", (int)getpid());
+    mkdir(dir, 0700);
+    char arch[192];
+    snprintf(arch, sizeof arch, "%s/arch", dir);
+    mkdir(arch, 0700);
+    snprintf(path, sizeof path, "%s/arch/families.yaml", dir);
+    write_file(path, "hopper:\n  units: [fp32, bf16, fp16, fp8, int8]\n  source: test\n");
+    snprintf(text, sizeof text,
+             "name: t\nvendor: v\nkind: gpu\nfamily: %s\nsource: s\npeak:\n%s"
+             "compute_units: 1\nmemory: {capacity: 80 GB, bandwidth: 3 TB/s}\n"
+             "efficiency:\n  launch_by_dtype: {fp8: 6 us, nvfp4: 9 us}\n"
+             "  quant_row_by_dtype: {fp8: 6.5 ns}\n",
+             family, peaks);
+    snprintf(path, sizeof path, "%s/t.yaml", dir);
+    write_file(path, text);
+    return path;
+}
+
+static void cleanup(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(gpu_dtypes, a_family_bounds_the_peaks, .fini = cleanup)
+{
+    ffn_hw hw;
+    ffn_diag d;
+    const char *p = spec("hopper", "  bf16: 989 TFLOPS\n  fp8: 1979 TFLOPS\n");
+    cr_assert_eq(ffn_hw_load(p, &hw, &d), 0, "%s", d.msg);
+    cr_assert_str_eq(hw.family, "hopper");
+    close_rel(hw.peak_flops[FFN_DT_FP8_BLOCK], 1979e12, 1e-15); /* the fp8 units' */
+    close_rel(hw.eff.launch_dt[FFN_DT_FP8], 6e-6, 1e-12);
+    close_rel(hw.eff.quant_row_s[FFN_DT_FP8], 6.5e-9, 1e-12);
+    /* an nvfp4 peak on a family without fp4 units: refused at the key */
+    p = spec("hopper", "  bf16: 989 TFLOPS\n  nvfp4: 3958 TFLOPS\n");
+    cr_assert_neq(ffn_hw_load(p, &hw, &d), 0);
+    cr_assert_eq(d.line, 8, "%d: %s", d.line, d.msg);
+    cr_assert_eq(d.col, 3);
+    cr_assert(strstr(d.msg, "no nvfp4 units") != NULL, "%s", d.msg);
+    /* fp8-block has no units of its own */
+    p = spec("hopper", "  fp8: 1979 TFLOPS\n  fp8-block: 1979 TFLOPS\n");
+    cr_assert_neq(ffn_hw_load(p, &hw, &d), 0);
+    cr_assert(strstr(d.msg, "fp8 units") != NULL, "%s", d.msg);
+    /* an unknown family */
+    p = spec("pascal", "  bf16: 989 TFLOPS\n");
+    cr_assert_neq(ffn_hw_load(p, &hw, &d), 0);
+    cr_assert(strstr(d.msg, "unknown family 'pascal'") != NULL, "%s", d.msg);
+    cr_assert_eq(d.line, 4);
+}
+
+Test(gpu_dtypes, new_keys_round_trip, .fini = cleanup)
+{
+    ffn_hw hw, back;
+    ffn_diag d;
+    const char *p = spec("hopper", "  bf16: 989 TFLOPS\n  fp8: 1979 TFLOPS\n");
+    cr_assert_eq(ffn_hw_load(p, &hw, &d), 0, "%s", d.msg);
+    char out[256];
+    snprintf(out, sizeof out, "%s/back.yaml", dir);
+    cr_assert_eq(ffn_hw_write(&hw, out, &d), 0, "%s", d.msg);
+    cr_assert_eq(ffn_hw_load(out, &back, &d), 0, "%s", d.msg);
+    cr_assert_str_eq(back.family, "hopper");
+    cr_assert_eq(back.eff.launch_dt[FFN_DT_NVFP4], hw.eff.launch_dt[FFN_DT_NVFP4]);
+    cr_assert_eq(back.eff.quant_row_s[FFN_DT_FP8], hw.eff.quant_row_s[FFN_DT_FP8]);
+    cr_assert_eq(back.peak_flops[FFN_DT_FP8_BLOCK], hw.peak_flops[FFN_DT_FP8]);
+}
