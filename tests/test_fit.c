@@ -113,7 +113,11 @@ Test(fit, rejects_bad_requests)
     cr_expect_eq(ffn_eff_fit(&hw, p, 1, 0, &e), 0);
 }
 
-Test(fit, shipped_a100_reproduces_the_issue_data)
+/* The 18 large fp16 GEMMs of the first A100 fit (tests/data/fit): the shipped spec, fitted to
+ * SGLang's op table, predicts every one slow, by 5-29% (another harness and card: a check, not
+ * a fit), and a refit of the harness and the wave utilisation from the spec brings them within
+ * 3% at the median and 8% at worst. */
+Test(fit, shipped_a100_on_the_first_fit_data)
 {
     ffn_hw hw;
     ffn_diag d;
@@ -127,15 +131,17 @@ Test(fit, shipped_a100_reproduces_the_issue_data)
     double err[64];
     ffn_fit_summary s;
     ffn_fit_errors(&hw, p, n, err, &s);
-    /* docs/model.md records median 1.3%, max 3.7% */
-    cr_expect_lt(s.median_abs, 0.02, "median %g", s.median_abs);
-    cr_expect_lt(s.max_abs, 0.05, "max %g", s.max_abs);
-    /* refitting from the spec's own starting point lands on the same quality */
+    /* +5% to +29%: the table's A100 streams less of its bandwidth (docs/validation.md) */
+    for (size_t i = 0; i < n; i++)
+        cr_expect(err[i] > 0 && err[i] < 0.35, "point %zu: %+g", i, err[i]);
+    const double before = s.median_abs;
     ffn_eff e;
-    cr_assert_eq(ffn_eff_fit(&hw, p, n, FFN_FIT_HARNESS | FFN_FIT_OVERLAP, &e), 0);
+    cr_assert_eq(ffn_eff_fit(&hw, p, n, FFN_FIT_HARNESS | FFN_FIT_WAVE_UTIL, &e), 0);
     hw.eff = e;
     ffn_fit_errors(&hw, p, n, err, &s);
-    cr_expect_lt(s.median_abs, 0.02);
+    cr_expect_lt(s.median_abs, before, "median %g, %g before", s.median_abs, before);
+    cr_expect_lt(s.median_abs, 0.03, "median %g", s.median_abs);
+    cr_expect_lt(s.max_abs, 0.08, "max %g", s.max_abs);
 }
 
 static void write_file(const char *path, const char *text)

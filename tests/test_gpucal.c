@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ffnroof/aic.h"
 #include "ffnroof/fit.h"
 #include "ffnroof/fitdata.h"
 #include "ffnroof/hw.h"
@@ -21,6 +22,9 @@
 #define SAMPLE FFNROOF_TEST_DATA "/fit/gpu-kit-sample.csv"
 
 static char out_path[256], err_path[256], tmp_path[256];
+
+/* The H200's kit run against the op-table fit: 12.7% median (docs/validation.md). */
+#define KIT_CHECK_MEDIAN 0.15
 
 static void setup(void)
 {
@@ -257,11 +261,52 @@ Test(gpucal, memory_half_ramps_gemms_not_elementwise_kernels)
     cr_expect_eq(e0, e1, "an elementwise kernel pays no ramp: %g vs %g s", e0, e1);
 }
 
-/* hw/h200.yaml was fitted to data/calib/kit-h200.csv (a real H200, 2026-12-04): the residuals
- * its spec records are what its own parameters give on that file, and the one-row GEMMs of the
- * file run near the fitted fraction (a spec edited without the data, or data replaced without
- * a refit, fails here). */
-Test(gpucal, h200_spec_records_the_residuals_of_its_kit_data)
+/* The fitted NVIDIA specs record the residuals of the op tables they were fitted to
+ * (scripts/fit_gpu_specs.sh): their FFN-shaped rows (n, k >= 256) are as many as the spec says,
+ * and give the median error and the p10-p90 the spec records (to its 4 digits' rounding). A spec
+ * edited without the data, or data replaced without a refit, fails here. */
+static void check_table(const char *hw_name, const char *table)
+{
+    ffn_hw hw;
+    load_hw(hw_name, &hw);
+    ffn_aic_table t;
+    ffn_diag d;
+    char path[512];
+    snprintf(path, sizeof path, "%s/data/calib/%s", FFNROOF_SOURCE_DIR, table);
+    cr_assert_eq(ffn_aic_load(path, &t, &d), 0, "%s", d.msg);
+    ffn_aic_mark_harness(&t);
+    size_t n = 0, m = 0;
+    ffn_fit_point *sub = malloc(t.n_pts * sizeof *sub);
+    cr_assert_not_null(sub);
+    for (size_t i = 0; i < t.n_pts; i++) {
+        if (t.pts[i].n < 256 || t.pts[i].k < 256) continue;
+        sub[m++] = t.pts[i];
+        n++;
+    }
+    cr_expect_eq(n, hw.unc.points, "%s: %zu FFN rows, the spec says %u", hw_name, n, hw.unc.points);
+    ffn_unc u;
+    cr_assert_eq(ffn_fit_uncertainty(&hw, sub, m, &u), 0);
+    cr_expect_float_eq(u.median_abs, hw.unc.median_abs, 0.002, "%s median %g vs %g", hw_name,
+                       u.median_abs, hw.unc.median_abs);
+    cr_expect_float_eq(u.p10, hw.unc.p10, 0.002, "%s p10 %g vs %g", hw_name, u.p10, hw.unc.p10);
+    cr_expect_float_eq(u.p90, hw.unc.p90, 0.002, "%s p90 %g vs %g", hw_name, u.p90, hw.unc.p90);
+    free(sub);
+    ffn_aic_free(&t);
+}
+
+Test(gpucal, fitted_specs_record_the_residuals_of_their_op_tables)
+{
+    check_table("h100-sxm", "aic-h100_sxm_gemm_vllm_0.24.0_gemm.tsv.gz");
+    check_table("h200", "aic-h200_sxm_gemm_vllm_0.24.0_gemm.tsv.gz");
+    check_table("b200", "aic-b200_sxm_gemm_vllm_0.24.0_gemm.tsv.gz");
+    check_table("a100-sxm-80gb", "aic-a100_sxm_gemm_sglang_0.5.10_gemm.tsv.gz");
+}
+
+/* data/calib/kit-h200.csv, this repository's GPU kit on a real H200 (2026-12-04), is not what
+ * hw/h200.yaml is fitted to (vLLM's op table is): its cuBLAS GEMMs and elementwise kernels are a
+ * check of the op-table fit from another harness (docs/validation.md), and its largest one-row
+ * GEMMs stream near the bandwidth. */
+Test(gpucal, h200_kit_run_checks_the_op_table_fit)
 {
     ffn_hw hw;
     load_hw("h200", &hw);
@@ -272,14 +317,10 @@ Test(gpucal, h200_spec_records_the_residuals_of_its_kit_data)
                                    FFN_DT_BF16, pts, 4096, &n, &d),
                  0, "%s", d.msg);
     cr_assert_eq(n, 2710);
-    ffn_unc u;
-    cr_assert_eq(ffn_fit_uncertainty(&hw, pts, n, &u), 0);
-    cr_expect_eq(u.points, hw.unc.points);
-    cr_expect_float_eq(u.median_abs, hw.unc.median_abs, 0.0006, "%g vs %g", u.median_abs,
-                       hw.unc.median_abs);
-    cr_expect_float_eq(u.max_abs, hw.unc.max_abs, 0.002, "%g vs %g", u.max_abs, hw.unc.max_abs);
-    cr_expect_float_eq(u.p10, hw.unc.p10, 0.0006, "%g vs %g", u.p10, hw.unc.p10);
-    cr_expect_float_eq(u.p90, hw.unc.p90, 0.0006, "%g vs %g", u.p90, hw.unc.p90);
+    static double err[4096];
+    ffn_fit_summary s;
+    ffn_fit_errors(&hw, pts, n, err, &s);
+    cr_expect_lt(s.median_abs, KIT_CHECK_MEDIAN, "median %g", s.median_abs);
     /* the largest one-row GEMMs (>= 900 MB of weights) stream at 0.82-0.92 of 4.8 TB/s */
     int big = 0;
     for (size_t i = 0; i < n; i++) {
@@ -489,7 +530,7 @@ Test(gpucal, a100_pcie_80gb_spec)
 Test(gpucal, uncertainty_absent_loads_as_the_marked_default)
 {
     ffn_hw hw;
-    load_hw("b200", &hw); /* no uncertainty block */
+    load_hw("gaudi3", &hw); /* no uncertainty block */
     cr_expect(hw.unc.is_default);
     cr_expect_eq(hw.unc.p10, FFN_UNC_DEFAULT_P10);
     cr_expect_eq(hw.unc.p90, FFN_UNC_DEFAULT_P90);
@@ -564,7 +605,7 @@ Test(gpucal, predict_json_carries_both_ends, .init = setup, .fini = teardown)
     cr_assert_eq(run("predict --hw a100-pcie-80gb --model llama2-7b --phase decode"), 0);
     cr_expect(strstr(slurp(out_path), "at p10-p90, from the spec's fit"), "%s", slurp(out_path));
     /* a spec without residuals: the default, marked */
-    cr_assert_eq(run("predict --hw b200 --model llama2-7b --phase decode --format json"), 0);
+    cr_assert_eq(run("predict --hw gaudi3 --model llama2-7b --phase decode --format json"), 0);
     js = slurp(out_path);
     cr_expect(strstr(js, "\"range_default\": true") || strstr(js, "\"range_default\":true"));
     /* compare's JSON carries both ends per point */

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Fits the serving engines' kernel profiles (hw/arch/engines.yaml; docs/model.md "Engines") to
+# the H100's op tables of three engines: the H100 spec is fitted to vLLM's kernels (the baseline,
+# scripts/fit_gpu_specs.sh); each other engine's GEMM rows of one quantised format are fitted on
+# top of it (utilisation, one-row fraction, fixed cost, quantisation cost per row) and the
+# profile keeps the ratios of its utilisation and one-row fraction to vLLM's and its own fixed
+# and per-row costs. bf16 runs cuBLAS under every engine: no profile entry.
+#   scripts/fit_engines.sh [BUILD_DIR] > hw/arch/engines.yaml
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build}/cli/ffnroof
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+base=hw/h100-sxm.yaml
+declare -A table=(
+  [sglang]=data/calib/aic-h100_sxm_gemm_sglang_0.5.14_gemm.tsv.gz
+  [trtllm]=data/calib/aic-h100_sxm_gemm_trtllm_1.3.0rc20_gemm.tsv.gz
+)
+# value SPEC SECTION DTYPE [FIELD]: a number from a written spec (4 significant digits, s)
+value() {
+  python3 - "$@" <<'PY'
+import re, sys
+path, section, dt = sys.argv[1:4]
+field = sys.argv[4] if len(sys.argv) > 4 else None
+s = open(path).read()
+i = s.find("  %s:\n" % section)
+if i < 0:
+    print(0); sys.exit()
+blk = s[i:].split("\n")[1:]
+for l in blk:
+    if not l.startswith("    "):
+        break
+    m = re.match(r'\s+"?%s"?: (.*)$' % re.escape(dt), l)
+    if not m:
+        continue
+    v = m.group(1)
+    if field:
+        v = re.search(r"%s: ([0-9.e+-]+)" % field, v).group(1)
+    num, *unit = v.split()
+    scale = {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}.get(unit[0], 1) if unit else 1
+    print(float(num) * scale); sys.exit()
+print(0)
+PY
+}
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b:.4g}' if a>0 and b>0 else '1')" "$1" "$2"; }
+us() { python3 -c "import sys; print(f'{float(sys.argv[1])*1e6:.4g} us')" "$1"; }
+ns() { python3 -c "import sys; print(f'{float(sys.argv[1])*1e9:.4g} ns')" "$1"; }
+gemv_of() { # the one-row fraction a spec gives dtype $2
+  local v; v=$(value "$1" memory_max_gemv_by_dtype "$2")
+  [ "$v" = 0 ] && v=$(sed -n 's/^  memory_max_gemv: //p' "$1")
+  echo "$v"
+}
+
+echo "# Serving engines' kernel profiles: per GEMM format, how the engine's kernels perform against"
+echo "# the baseline's (vLLM's, whose op tables the NVIDIA specs are fitted to). Written by"
+echo "# scripts/fit_engines.sh; format: docs/formats-hw.md \"Engine profiles\"; the rule that"
+echo "# carries them to other devices: docs/model.md \"Engines\"."
+echo "vllm:"
+echo "  baseline: true"
+echo "  source: vLLM 0.24.0's kernels, whose op tables (aiconfigurator, data/calib/aic-*_vllm_*) the H100, H200 and B200 specs are fitted to"
+for eng in sglang trtllm; do
+  echo "$eng:"
+  echo "  source: |"
+  echo "    Fitted on top of hw/h100-sxm.yaml to ${table[$eng]}, FFN-shaped rows"
+  echo "    (n, k >= 256), per format: ffnroof fit --dtype D --fit util,gemv-dt,quant-row,launch-dt,hold-max;"
+  echo "    compute and memory are the ratios of the fitted utilisation (gamma) and one-row fraction"
+  echo "    to the spec's, launch and quant_row the fitted costs."
+  echo "  by_dtype:"
+  for dt in fp8 fp8-block; do
+    out=$tmp/$eng-$dt.yaml
+    "$bin" fit --hw "$base" --data "${table[$eng]}" --dtype "$dt" \
+      --fit util,gemv-dt,quant-row,launch-dt,hold-max --out "$out" >"$tmp/$eng-$dt.log"
+    g0=$(value "$base" util_by_dtype "$dt" gamma)
+    g1=$(value "$out" util_by_dtype "$dt" gamma)
+    m0=$(gemv_of "$base" "$dt")
+    m1=$(gemv_of "$out" "$dt")
+    l1=$(value "$out" launch_by_dtype "$dt")
+    q1=$(value "$out" quant_row_by_dtype "$dt")
+    echo "    $dt: {compute: $(ratio "$g1" "$g0"), memory: $(ratio "$m1" "$m0"), launch: $(us "$l1"), quant_row: $(ns "$q1")}"
+    grep -E "^$dt +\(all\)" "$tmp/$eng-$dt.log" | head -1 |
+      awk -v e="$eng" '{printf "    # %s %s: %s rows, median %s, p90 %s after the fit\n", e, $1, $3, $4, $5}'
+  done
+done

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Give a device without measurements the efficiency of a fitted one (docs/model.md, "Transfer to
+devices never measured"): the `efficiency:` block of FROM.yaml, copied into TO.yaml with a source
+line saying so, and FROM's residual range widened to p10 x LO, p90 x HI as TO's `uncertainty:`.
+A level_max of an on-chip level TO does not have is left out; with --fp4-from-nvfp4 a device
+with mxfp4 units takes the nvfp4 parameters for mxfp4 (the same fp4 tensor-core path; only the
+scales' format differs) where FROM has none of its own.
+
+usage: scripts/transfer_efficiency.py FROM.yaml TO.yaml LO HI "why" [--fp4-from-nvfp4]"""
+import re
+import sys
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from spec_efficiency import blocks  # noqa: E402
+
+
+def levels_of(lines):
+    return set(re.findall(r"name: ([^,}]+)", "\n".join(l for l in lines if "capacity:" in l)))
+
+
+def main():
+    src_path, dst_path, lo, hi, why = sys.argv[1:6]
+    fp4 = "--fp4-from-nvfp4" in sys.argv[6:]
+    src = open(src_path).read().split("\n")
+    dst = open(dst_path).read().split("\n")
+    sb, db = blocks(src), blocks(dst)
+    s, e = sb["efficiency"]
+    eff = []
+    have = levels_of(dst)
+    skip_level = False
+    for l in src[s:e]:
+        if l.startswith("  source:"):
+            break
+        if l.startswith("  level_max:"):
+            skip_level = True
+            kept = [x for x in src[src.index(l) + 1:e] if x.startswith("    ")]
+            keep = [x for x in kept if x.split(":")[0].strip().strip('"') in have]
+            if keep:
+                eff.append(l)
+                eff += keep
+            continue
+        if skip_level and l.startswith("    "):
+            continue
+        skip_level = False
+        if l.strip():
+            eff.append(l)
+    if fp4:
+        out = []
+        for l in eff:
+            out.append(l)
+            m = re.match(r"^    nvfp4: (.*)$", l)
+            if m and not any(x.startswith("    mxfp4:") for x in eff):
+                out.append("    mxfp4: " + m.group(1))
+        eff = out
+    name = re.search(r"^name: (.*)$", "\n".join(src), re.M).group(1)
+    eff += ["  source: |", f"    Transferred from {name} ({src_path}), not measured on this device:",
+            *["    " + x for x in why.split("\n")],
+            "    The range is the fitted device's, widened (docs/model.md, \"Transfer to devices",
+            "    never measured\")."]
+    us, ue = sb["uncertainty"]
+    p = {k: float(v) for k, v in re.findall(r"^  (p10|p90): ([0-9.e+-]+)$", "\n".join(src[us:ue]), re.M)}
+    unc = ["uncertainty:", f"  p10: {p['p10'] * float(lo):.4g}", f"  p90: {p['p90'] * float(hi):.4g}",
+           "  source: |",
+           f"    {name}'s fitted p10-p90 ({p['p10']:.4g}-{p['p90']:.4g}) widened by x{lo} and x{hi}: a device",
+           "    never measured, its efficiency transferred by the family rule (docs/model.md)."]
+    out = list(dst)
+    for key, body in sorted((("efficiency", eff), ("uncertainty", unc)),
+                            key=lambda kv: -db.get(kv[0], (-1, 0))[0]):
+        if key in db:
+            a, b = db[key]
+            while b > a and not out[b - 1].strip():
+                b -= 1
+            out[a:b] = body
+    for key, body in (("efficiency", eff), ("uncertainty", unc)):
+        if key not in db:
+            while out and not out[-1].strip():
+                out.pop()
+            out += body
+    open(dst_path, "w").write("\n".join(out).rstrip("\n") + "\n")
+
+
+if __name__ == "__main__":
+    main()
