@@ -443,3 +443,32 @@ Test(cli_predict, readme_examples_are_what_the_code_prints, .init = setup, .fini
     fclose(fp);
     cr_expect_geq(checked, 3, "the README's predict and plan examples (found %d)", checked);
 }
+
+/* --engine: the serving engine's kernels change a quantised prediction, not a bf16 one, say so
+ * in the table, and an unknown engine is a usage error. */
+Test(cli_predict, engine_changes_quantised_predictions_only, .init = setup, .fini = teardown)
+{
+    static char a[1 << 20], b[1 << 20];
+    const char *base = "predict --hw h100-sxm --model llama3-8b --phase decode --batch 8 "
+                       "--format csv";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s --dtype bf16", base);
+    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
+    snprintf(a, sizeof a, "%s", slurp(out_path));
+    snprintf(cmd, sizeof cmd, "%s --dtype bf16 --engine trtllm", base);
+    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
+    snprintf(b, sizeof b, "%s", slurp(out_path));
+    cr_expect_str_eq(a, b, "bf16 runs cuBLAS under every engine");
+    snprintf(cmd, sizeof cmd, "%s --dtype fp8", base);
+    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
+    snprintf(a, sizeof a, "%s", slurp(out_path));
+    snprintf(cmd, sizeof cmd, "%s --dtype fp8 --engine trtllm", base);
+    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
+    snprintf(b, sizeof b, "%s", slurp(out_path));
+    cr_expect(strcmp(a, b) != 0, "fp8 under TRT-LLM's kernels: %s", b);
+    cr_assert_eq(run("predict --hw h100-sxm --model llama3-8b --dtype fp8 --engine sglang"), 0);
+    cr_expect(strstr(slurp(out_path), "sglang's kernels") != NULL, "%s", slurp(out_path));
+    cr_expect_eq(run("predict --hw h100-sxm --model llama3-8b --engine tgi"), 2);
+    cr_expect(strstr(slurp(err_path), "--engine: 'tgi' is not vllm, sglang or trtllm") != NULL,
+              "%s", slurp(err_path));
+}

@@ -274,3 +274,93 @@ Test(gpu_dtypes, new_keys_round_trip, .fini = cleanup)
     cr_assert_eq(back.eff.quant_row_s[FFN_DT_FP8], hw.eff.quant_row_s[FFN_DT_FP8]);
     cr_assert_eq(back.peak_flops[FFN_DT_FP8_BLOCK], hw.peak_flops[FFN_DT_FP8]);
 }
+
+/* ---- serving-engine kernel profiles ---------------------------------------------------- */
+
+#include "ffnroof/engine.h"
+
+#define ENGINES FFNROOF_SOURCE_DIR "/hw/arch/engines.yaml"
+
+Test(gpu_dtypes, shipped_engine_profiles_load)
+{
+    ffn_engine_profile p;
+    ffn_diag d;
+    cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_VLLM, &p, &d), 0, "%s", d.msg);
+    cr_expect(p.baseline, "vLLM's kernels are the ones the specs are fitted to");
+    for (int e = FFN_ENGINE_SGLANG; e <= FFN_ENGINE_TRTLLM; e++) {
+        cr_assert_eq(ffn_engine_load(ENGINES, (ffn_engine)e, &p, &d), 0, "%s", d.msg);
+        cr_expect(!p.baseline);
+        cr_expect(p.dt[FFN_DT_FP8].set && p.dt[FFN_DT_FP8_BLOCK].set, "%s", ffn_engine_name(e));
+        cr_expect(!p.dt[FFN_DT_BF16].set, "bf16 runs cuBLAS under every engine: no entry");
+    }
+}
+
+/* --engine changes a quantised prediction and leaves bf16 as it was. */
+Test(gpu_dtypes, an_engine_changes_the_quantised_gemms_only)
+{
+    ffn_hw base;
+    ffn_diag d;
+    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/h100-sxm.yaml", &base, &d), 0, "%s", d.msg);
+    ffn_engine_profile p;
+    cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_TRTLLM, &p, &d), 0, "%s", d.msg);
+    ffn_hw trt = base;
+    ffn_hw_apply_engine(&trt, &p);
+    cr_expect_eq(trt.engine, FFN_ENGINE_TRTLLM);
+    ffn_run run;
+    ffn_run_default(&run);
+    ffn_layer_cost a, b;
+    for (uint64_t m = 1; m <= 4096; m *= 8) {
+        run.wdtype = run.adtype = FFN_DT_BF16;
+        cr_assert_eq(ffn_linear_ops(&base, &run, m, 8192, 8192, &a), 0);
+        cr_assert_eq(ffn_linear_ops(&trt, &run, m, 8192, 8192, &b), 0);
+        cr_expect_eq(a.predicted_s, b.predicted_s, "bf16 m %llu", (unsigned long long)m);
+        run.wdtype = run.adtype = FFN_DT_FP8;
+        cr_assert_eq(ffn_linear_ops(&base, &run, m, 8192, 8192, &a), 0);
+        cr_assert_eq(ffn_linear_ops(&trt, &run, m, 8192, 8192, &b), 0);
+        cr_expect(fabs(b.predicted_s / a.predicted_s - 1) > 0.01, "fp8 m %llu: %g vs %g",
+                  (unsigned long long)m, b.predicted_s, a.predicted_s);
+    }
+    /* the baseline profile changes nothing */
+    ffn_engine_profile v;
+    cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_VLLM, &v, &d), 0, "%s", d.msg);
+    ffn_hw same = base;
+    ffn_hw_apply_engine(&same, &v);
+    cr_expect_eq(memcmp(&same.eff, &base.eff, sizeof base.eff), 0);
+}
+
+static int load_text(const char *text, ffn_engine e, ffn_diag *d)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/ffnroof-engines-%d.yaml", (int)getpid());
+    write_file(path, text);
+    ffn_engine_profile p;
+    const int rc = ffn_engine_load(path, e, &p, d);
+    unlink(path);
+    return rc;
+}
+
+Test(gpu_dtypes, bad_engine_profiles_are_refused_at_their_line)
+{
+    ffn_diag d;
+    cr_expect_eq(load_text("tgi:\n  source: x\n", FFN_ENGINE_SGLANG, &d), FFN_ESCHEMA);
+    cr_expect(strstr(d.msg, "unknown engine 'tgi'") && d.line == 1, "%d %s", d.line, d.msg);
+    cr_expect_eq(load_text("vllm:\n  baseline: true\n  source: x\n", FFN_ENGINE_SGLANG, &d),
+                 FFN_ESCHEMA);
+    cr_expect(strstr(d.msg, "no profile for engine 'sglang'") != NULL, "%s", d.msg);
+    cr_expect_eq(load_text("sglang:\n  by_dtype: {fp8: {compute: 1}}\n", FFN_ENGINE_SGLANG, &d),
+                 FFN_ESCHEMA);
+    cr_expect(strstr(d.msg, "needs a 'source'") != NULL, "%s", d.msg);
+    cr_expect_eq(load_text("sglang:\n  source: x\n  by_dtype:\n    fp8: {compute: 0}\n",
+                           FFN_ENGINE_SGLANG, &d),
+                 FFN_ERANGE);
+    cr_expect_eq(d.line, 4, "%d %s", d.line, d.msg);
+    cr_expect_eq(load_text("sglang:\n  source: x\n  by_dtype:\n    fp9: {compute: 1}\n",
+                           FFN_ENGINE_SGLANG, &d),
+                 FFN_ESCHEMA);
+    cr_expect(strstr(d.msg, "fp9") && d.line == 4, "%d %s", d.line, d.msg);
+    /* a time without its unit */
+    cr_expect_lt(load_text("sglang:\n  source: x\n  by_dtype:\n    fp8: {launch: 5}\n",
+                           FFN_ENGINE_SGLANG, &d),
+                 0);
+    cr_expect(d.line == 4 && strstr(d.msg, "launch"), "%d %s", d.line, d.msg);
+}
