@@ -85,14 +85,17 @@ typedef struct fit_args {
 static int fit_flags(const char *list, unsigned *flags)
 {
     static const char *const names[] = {
-        "launch", "harness", "overlap",  "compute-ramp", "memory-ramp", "by-dtype",  "util", "gemv",
-        "elem",   "level",   "hold-max", "launch-dt",    "gemv-dt",     "quant-row", "none", NULL};
-    static const unsigned bits[] = {
-        FFN_FIT_LAUNCH,        FFN_FIT_HARNESS,     FFN_FIT_OVERLAP,
-        FFN_FIT_COMPUTE_RAMP,  FFN_FIT_MEMORY_RAMP, FFN_FIT_COMPUTE_BY_DTYPE,
-        FFN_FIT_WAVE_UTIL,     FFN_FIT_MEMORY_GEMV, FFN_FIT_MEMORY_ELEM,
-        FFN_FIT_LEVEL,         FFN_FIT_HOLD_MAX,    FFN_FIT_LAUNCH_BY_DTYPE,
-        FFN_FIT_GEMV_BY_DTYPE, FFN_FIT_QUANT_ROW,   0};
+        "launch",  "harness",   "overlap", "compute-ramp", "memory-ramp", "by-dtype",
+        "util",    "gemv",      "elem",    "level",        "hold-max",    "launch-dt",
+        "gemv-dt", "quant-row", "floor",   "none",         NULL};
+    static const unsigned bits[] = {FFN_FIT_LAUNCH,        FFN_FIT_HARNESS,
+                                    FFN_FIT_OVERLAP,       FFN_FIT_COMPUTE_RAMP,
+                                    FFN_FIT_MEMORY_RAMP,   FFN_FIT_COMPUTE_BY_DTYPE,
+                                    FFN_FIT_WAVE_UTIL,     FFN_FIT_MEMORY_GEMV,
+                                    FFN_FIT_MEMORY_ELEM,   FFN_FIT_LEVEL,
+                                    FFN_FIT_HOLD_MAX,      FFN_FIT_LAUNCH_BY_DTYPE,
+                                    FFN_FIT_GEMV_BY_DTYPE, FFN_FIT_QUANT_ROW,
+                                    FFN_FIT_FLOOR,         0};
     *flags = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);

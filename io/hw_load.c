@@ -410,6 +410,8 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, const ffn_hw *hw, ffn
                                           "level_max",
                                           "launch_by_dtype",
                                           "quant_row_by_dtype",
+                                          "block",
+                                          "kstep",
                                           NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
@@ -442,6 +444,8 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, const ffn_hw *hw, ffn
     if (!rc) rc = load_level_max(y, m, hw, e);
     if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
     if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
+    if (!rc) rc = ffn_y_num(y, m, "block", false, FFN_UNIT_TIME, 0.0, 1e-2, &e->block_s);
+    if (!rc) rc = ffn_y_num(y, m, "kstep", false, FFN_UNIT_TIME, 0.0, 1e-3, &e->kstep_s);
     if (!rc) {
         /* launch_by_dtype: {fp8: 6.2 us, ...}: a GEMM's fixed cost per compute dtype */
         yaml_node_t *ld = NULL;

@@ -194,7 +194,7 @@ static bool eff_is_default(const ffn_eff *e)
             e->dequant_cost[d] > 0 || e->memory_max_gemv_dt[d] > 0 || e->launch_dt[d] > 0 ||
             e->quant_row_s[d] > 0)
             return false;
-    if (e->memory_max_elem > 0) return false;
+    if (e->memory_max_elem > 0 || e->block_s > 0 || e->kstep_s > 0) return false;
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
         if (e->level_max[i] > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
@@ -325,6 +325,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         put_num(f, "  ", "launch", e->launch_s, FFN_UNIT_TIME);
         put_by_dtype(f, "launch_by_dtype", e->launch_dt, dt, FFN_UNIT_TIME);
         put_by_dtype(f, "quant_row_by_dtype", e->quant_row_s, dt, FFN_UNIT_TIME);
+        if (e->block_s > 0) put_num(f, "  ", "block", e->block_s, FFN_UNIT_TIME);
+        if (e->kstep_s > 0) put_num(f, "  ", "kstep", e->kstep_s, FFN_UNIT_TIME);
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);
     }

@@ -171,9 +171,10 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
 /* The wave model: the useful share of the work paid for on the best tile, and the waves that
  * tile runs in (*waves_out, 1 when there are no tiles). */
 static double wave_model(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
-                         ffn_dtype cdt, uint64_t *waves_out)
+                         ffn_dtype cdt, uint64_t *waves_out, uint64_t *tile_waves_out)
 {
     *waves_out = 1;
+    if (tile_waves_out) *tile_waves_out = 1;
     /* The tiles of the kernels for this dtype, else the device's (min 16 rows, no GEMV). */
     const ffn_tileset *ts = (unsigned)cdt < FFN_DT_COUNT && hw->eff.tiles_dt[cdt].n_tiles > 0
                                 ? &hw->eff.tiles_dt[cdt]
@@ -221,6 +222,8 @@ static double wave_model(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
         if (e > best) {
             best = e;
             *waves_out = waves ? waves : 1;
+            /* the waves of whole-K tiles: what the latency floor pays for */
+            if (tile_waves_out) *tile_waves_out = tiles > units ? ceil_div(tiles, units) : 1;
         }
     }
     return best > 0 ? (best < 1.0 ? best : 1.0) : 1.0;
@@ -230,14 +233,14 @@ double ffn_wave_efficiency(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
                            ffn_dtype cdt)
 {
     uint64_t w;
-    return wave_model(hw, m, n, k, instances, cdt, &w);
+    return wave_model(hw, m, n, k, instances, cdt, &w, NULL);
 }
 
 uint64_t ffn_wave_count(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                         ffn_dtype cdt)
 {
     uint64_t w;
-    wave_model(hw, m, n, k, instances, cdt, &w);
+    wave_model(hw, m, n, k, instances, cdt, &w, NULL);
     return w;
 }
 
@@ -297,8 +300,8 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
 {
     const ffn_eff *e = &hw->eff;
     double cmax = cmax_of(e, cdt);
-    uint64_t waves = 1;
-    double wave = wave_model(hw, m, n, k, instances, cdt, &waves);
+    uint64_t waves = 1, tile_waves = 1;
+    double wave = wave_model(hw, m, n, k, instances, cdt, &waves, &tile_waves);
     /* NeuSight-style utilisation that grows with the number of waves, where the spec has it */
     double util = ffn_wave_util(e, cdt, (double)waves);
     if (isfinite(util)) cmax = util;
@@ -307,7 +310,16 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     if (vec_ops > 0) tc += vec_ops / (peak_of(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
     const double launch =
         (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
-    return launch + pnorm(tc, tm, e->overlap_p);
+    double t = pnorm(tc, tm, e->overlap_p);
+    /* the latency floor: few tiles, each a long pipeline over K, cannot reach the bandwidth; a
+     * pipeline step moves 128 bytes of a row's K (64 bf16 elements, 128 fp8, 256 fp4) */
+    if (e->block_s > 0 || e->kstep_s > 0) {
+        const unsigned bits = ffn_dtype_bits(cdt) ? ffn_dtype_bits(cdt) : 16;
+        const uint64_t steps = ceil_div((k ? k : 1) * bits, 1024);
+        const double fl = (double)tile_waves * (e->block_s + (double)steps * e->kstep_s);
+        if (fl > t) t = fl;
+    }
+    return launch + t;
 }
 
 uint64_t ffn_gemv_rows(const ffn_hw *hw, ffn_dtype cdt)

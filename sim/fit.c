@@ -157,7 +157,7 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
 #define UTIL_MIN_POINTS 8
 #define UNC_FLOOR_LO 0.94
 #define UNC_FLOOR_HI 1.06
-#define NP_MAX (NP + 4 * FFN_DT_COUNT + 3 + FFN_HW_MAX_LEVELS)
+#define NP_MAX (NP + 6 * FFN_DT_COUNT + 5 + FFN_HW_MAX_LEVELS)
 
 typedef struct fit_ctx {
     ffn_hw hw;
@@ -187,6 +187,7 @@ typedef struct fit_ctx {
     int ldt_ix[FFN_DT_COUNT];
     int gdt_ix[FFN_DT_COUNT];
     int qrow_ix[FFN_DT_COUNT]; /* FFN_FIT_QUANT_ROW: x index of each compute dtype's quant_row_s */
+    int floor_ix; /* FFN_FIT_FLOOR: x index of block_s, kstep_s at the next; -1 when not fitted */
     /* Each one-op point's op, counted once (NULL when no memory could be had): its counts and
      * placement do not depend on the efficiency parameters, so an evaluation only re-costs it
      * (ffn_op_recost), which gives the prediction ffn_fit_point_predict gives, bit for bit;
@@ -220,7 +221,10 @@ static void apply(fit_ctx *c, const double *x)
             e->compute_max_dt[c->dts[j]] =
                 EFF_LO + (1.0 - EFF_LO) * sigmoid(j ? x[NP + j - 1] : x[0]);
         if (c->dts[0] == FFN_DT_FP32) e->compute_max = e->compute_max_dt[FFN_DT_FP32];
-    } else if (!(c->flags & FFN_FIT_HOLD_MAX)) {
+    } else if (!(c->flags & (FFN_FIT_HOLD_MAX | FFN_FIT_WAVE_UTIL))) {
+        /* with wave utilisations every GEMM's compute fraction is its class's: compute_max is
+         * left to the vector work (quantisation, elementwise FLOPs), which cannot tell it, and is
+         * kept as the spec gives it */
         e->compute_max = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[0]);
     }
     if (!(c->flags & FFN_FIT_HOLD_MAX)) e->memory_max = EFF_LO + (1.0 - EFF_LO) * sigmoid(x[1]);
@@ -243,6 +247,10 @@ static void apply(fit_ctx *c, const double *x)
     }
     for (int d = 0; d < FFN_DT_COUNT; d++)
         if (c->qrow_ix[d] >= 0) e->quant_row_s[d] = exp(x[c->qrow_ix[d]]);
+    if (c->floor_ix >= 0) {
+        e->block_s = exp(x[c->floor_ix]);
+        e->kstep_s = exp(x[c->floor_ix + 1]);
+    }
 }
 
 /* The x indices of the per-dtype launch costs and decode-stream fractions the flags ask for:
@@ -451,6 +459,11 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
     }
     if (flags & FFN_FIT_MEMORY_ELEM) c.elem_ix = c.dim++;
     if (!by_dtype_params(&c, hw)) return FFN_EINVAL;
+    c.floor_ix = -1;
+    if (flags & FFN_FIT_FLOOR) {
+        c.floor_ix = c.dim;
+        c.dim += 2;
+    }
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
         c.level_ix[i] = -1;
     if (flags & FFN_FIT_LEVEL) {
@@ -483,6 +496,10 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
         if (c.ldt_ix[d] >= 0) x[c.ldt_ix[d]] = x[2];
         if (c.gdt_ix[d] >= 0) x[c.gdt_ix[d]] = x[1];
         if (c.qrow_ix[d] >= 0) x[c.qrow_ix[d]] = log(1e-9);
+        if (c.floor_ix >= 0) {
+            x[c.floor_ix] = log(1e-6);
+            x[c.floor_ix + 1] = log(20e-9);
+        }
     }
     if (c.util_ix >= 0)
         for (int j = 0; j < c.n_ucls; j++) {
@@ -491,9 +508,23 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
         }
     if (!(flags & FFN_FIT_LAUNCH)) c.hw.eff.launch_s = hw->eff.launch_s;
     cache_ops(&c);
-    /* Restarts shake the simplex out of shallow minima. */
+    /* Restarts shake the simplex out of shallow minima. With wave utilisations, a second start
+     * at half the first's utilisation and a per-row quantisation cost of 5 ns (a quantised
+     * kernel far below its peak, whose row costs the first start can trade for a gamma at the
+     * boundary) is run too, and the better of the two kept. */
+    double x2[NP_MAX];
+    memcpy(x2, x, sizeof x2);
     for (int r = 0; r < 6; r++)
         nelder_mead(&c, x, 4000);
+    if (c.util_ix >= 0) {
+        for (int j = 0; j < c.n_ucls; j++)
+            x2[c.util_ix + 2 * j] = log(0.45 / 0.55); /* gamma ~0.45 through apply's map */
+        for (int d = 0; d < FFN_DT_COUNT; d++)        /* and a quantisation that costs per row */
+            if (c.qrow_ix[d] >= 0) x2[c.qrow_ix[d]] = log(5e-9);
+        for (int r = 0; r < 6; r++)
+            nelder_mead(&c, x2, 4000);
+        if (objective(&c, x2) < objective(&c, x)) memcpy(x, x2, sizeof x2);
+    }
     free(c.ops);
     free(c.one);
     apply(&c, x);

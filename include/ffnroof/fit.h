@@ -101,6 +101,8 @@ enum {
     /* fit quant_row_s[] for every compute dtype among the engine-linear points whose
      * activations are quantised */
     FFN_FIT_QUANT_ROW = 1u << 14,
+    /* fit block_s and kstep_s, the GEMM latency floor */
+    FFN_FIT_FLOOR = 1u << 15,
 };
 
 /* The dtype class a dtype's wave utilisation is fitted in: fp16 and bf16 share one (the same

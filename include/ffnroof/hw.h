@@ -122,6 +122,13 @@ typedef struct ffn_eff {
      * (an engine's activation-quantisation kernel run row by row; 0 = nothing; `ffnroof fit
      * --fit quant-row`). */
     double quant_row_s[FFN_DT_COUNT];
+    /* The latency floor of a GEMM with little parallelism (docs/model.md, "The latency floor"):
+     * its output tiles run in W waves of the units, each tile's reduction a pipeline of
+     * S = ceil(K bits / 1024) steps (128 bytes of K a step: 64 bf16 elements, 128 fp8); it takes
+     * at least launch + W (block_s + S kstep_s), whatever its bytes and FLOPs. 0 = none.
+     * `ffnroof fit --fit floor`. */
+    double block_s;
+    double kstep_s;
 } ffn_eff;
 
 /* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of
