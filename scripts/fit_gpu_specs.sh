@@ -4,7 +4,8 @@
 # and writes each fitted `efficiency:` and `uncertainty:` block into hw/DEVICE.yaml.
 #   scripts/fit_gpu_specs.sh [BUILD_DIR]      (default build/)
 # Per device, one dtype class after another, each on top of the last:
-#   1. bf16: wave utilisation, launch, the GEMM size ramp, the one-row fraction (the warm L2
+#   1. bf16: wave utilisation, launch, the GEMM size ramp, the one-row fraction, the latency
+#      floor of GEMMs with few tiles and long reductions (the warm L2
 #      fraction stays the spec's: measured by the GPU kit on the H200, not fitted to tables whose
 #      warm rows mix weights, inputs and outputs in the L2);
 #   2. each quantised format (fp8, fp8-block, nvfp4): its utilisation, fixed cost, one-row
@@ -33,7 +34,7 @@ PY
 fit_device() { # DEVICE TABLE DTYPES...
   local dev=$1 table=$2
   shift 2
-  local spec=hw/$dev.yaml step=0 flags="util,launch,memory-ramp,gemv"
+  local spec=hw/$dev.yaml step=0 flags="util,launch,memory-ramp,gemv,floor"
   local log=$tmp/$dev.log
   : >"$log"
   for dt in "$@"; do
