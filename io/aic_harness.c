@@ -14,9 +14,9 @@
  *  - the loop is replayed as a CUDA graph (collector/helper.py benchmark_with_power), except
  *    vLLM's fp8_block rows, timed eagerly (use_cuda_graph=False): such a call never takes less
  *    than the host's time to issue it, which depends on the kernel's Python path (FlashInfer's
- *    for m <= 16, DeepGEMM's above), so each eager row gets its kernel's floor, the 30th
- *    percentile of that kernel's rows (eager_floor_s; the rows at the floor are then predicted
- *    at it, whatever the device time under it). */
+ *    for m <= 16, DeepGEMM's above), so each eager row gets its kernel's floor, the median of
+ *    that kernel's rows whose device time is surely under it (eager_floor_s; the rows at the
+ *    floor are then predicted at it, whatever the device time under it). */
 #include "ffnroof/aic.h"
 
 #include <stdlib.h>
@@ -33,21 +33,32 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The 10th percentile of the times of kernel k's eager rows; 0 when it has none (or no memory:
- * then no floor, as for a graph-timed row). */
+/* A row whose device time is surely under any host floor: a few rows and a few MiB of weights
+ * (at most 64 rows, 16 MiB). */
+static bool surely_host_bound(const ffn_fit_point *p)
+{
+    return p->m <= 64 &&
+           (double)p->n * (double)p->k * ffn_dtype_bits(p->wdtype) / 8.0 <= 16777216.0;
+}
+
+/* Kernel k's eager floor: the median time of its surely host-bound eager rows, else (a table
+ * without such rows) the 30th percentile of all its eager rows; 0 when it has none (or no
+ * memory: then no floor, as for a graph-timed row). */
 static double kernel_floor(const ffn_aic_table *t, uint16_t k)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_pts; i++)
-        n += (!t->pt_kernel || t->pt_kernel[i] == k) && timed_eagerly(t, &t->pts[i]);
-    double *v = n ? malloc(n * sizeof *v) : NULL;
+    double *v = malloc((t->n_pts ? t->n_pts : 1) * sizeof *v);
     if (!v) return 0.0;
-    size_t j = 0;
-    for (size_t i = 0; i < t->n_pts; i++)
-        if ((!t->pt_kernel || t->pt_kernel[i] == k) && timed_eagerly(t, &t->pts[i]))
-            v[j++] = t->pts[i].time_s;
-    qsort(v, n, sizeof *v, cmp_double);
-    const double f = v[(n - 1) * 3 / 10];
+    double f = 0.0;
+    for (int pass = 0; pass < 2 && !(f > 0); pass++) {
+        size_t n = 0;
+        for (size_t i = 0; i < t->n_pts; i++)
+            if ((!t->pt_kernel || t->pt_kernel[i] == k) && timed_eagerly(t, &t->pts[i]) &&
+                (pass || surely_host_bound(&t->pts[i])))
+                v[n++] = t->pts[i].time_s;
+        if (!n) continue;
+        qsort(v, n, sizeof *v, cmp_double);
+        f = pass ? v[(n - 1) * 3 / 10] : v[(n - 1) / 2];
+    }
     free(v);
     return f;
 }
