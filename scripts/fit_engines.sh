@@ -62,14 +62,14 @@ for eng in sglang trtllm; do
   echo "$eng:"
   echo "  source: |"
   echo "    Fitted on top of hw/h100-sxm.yaml to ${table[$eng]}, FFN-shaped rows"
-  echo "    (n, k >= 256), per format: ffnroof fit --dtype D --fit util,gemv-dt,quant-row,launch-dt,hold-max;"
+  echo "    (n, k >= 256), per format: ffnroof fit --dtype D --fit util,gemv-dt,quant-row,launch-dt,hold-max,l1;"
   echo "    compute and memory are the ratios of the fitted utilisation (gamma) and one-row fraction"
   echo "    to the spec's, launch and quant_row the fitted costs."
   echo "  by_dtype:"
   for dt in fp8 fp8-block; do
     out=$tmp/$eng-$dt.yaml
     "$bin" fit --hw "$base" --data "${table[$eng]}" --dtype "$dt" \
-      --fit util,gemv-dt,quant-row,launch-dt,hold-max --out "$out" >"$tmp/$eng-$dt.log"
+      --fit util,gemv-dt,quant-row,launch-dt,hold-max,l1 --out "$out" >"$tmp/$eng-$dt.log"
     g0=$(value "$base" util_by_dtype "$dt" gamma)
     g1=$(value "$out" util_by_dtype "$dt" gamma)
     m0=$(gemv_of "$base" "$dt")

@@ -13,6 +13,8 @@
 #      linear layers eagerly (no CUDA graph), so their fixed cost is not the device's: it is set to
 #      the same device's fp8 one (a quantisation kernel and one GEMM alike) and not fitted;
 #   3. the range: the residuals over every FFN-shaped row of every dtype.
+# Every step minimises the absolute log errors (--fit l1): the tables' outlying kernels weigh as
+# one row each, not as their squared error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build}/cli/ffnroof
@@ -34,14 +36,14 @@ PY
 fit_device() { # DEVICE TABLE DTYPES...
   local dev=$1 table=$2
   shift 2
-  local spec=hw/$dev.yaml step=0 flags="util,launch,memory-ramp,gemv,floor"
+  local spec=hw/$dev.yaml step=0 flags="util,launch,memory-ramp,gemv,floor,l1"
   local log=$tmp/$dev.log
   : >"$log"
   for dt in "$@"; do
     local out=$tmp/$dev-$step.yaml
     local f=$flags
     if [ "$dt" != bf16 ]; then
-      f="util,gemv-dt,quant-row,hold-max"
+      f="util,gemv-dt,quant-row,hold-max,l1"
       if [ "$dt" = fp8-block ] && [[ "$table" == *vllm* ]]; then
         dup_launch "$spec" fp8 fp8-block
       else

@@ -35,10 +35,10 @@ for d in h100-sxm:h100_sxm_gemm_vllm_0.24.0 h200:h200_sxm_gemm_vllm_0.24.0 b200:
   table=data/calib/aic-${d#*:}_gemm.tsv.gz
   split_table "$table" "$tmp/a.tsv" "$tmp/b.tsv"
   spec=$tmp/$dev-0.yaml
-  "$bin" fit --hw "$dev" --data "$tmp/a.tsv" --dtype bf16 --fit util,launch,memory-ramp,gemv,floor --out "$spec" >/dev/null 2>&1
+  "$bin" fit --hw "$dev" --data "$tmp/a.tsv" --dtype bf16 --fit util,launch,memory-ramp,gemv,floor,l1 --out "$spec" >/dev/null 2>&1
   for dt in fp8 fp8-block nvfp4; do
     zcat "$table" | grep -q "	$dt	\|: $dt\$\|	${dt/-/_}	" || continue
-    f="util,gemv-dt,quant-row,hold-max"
+    f="util,gemv-dt,quant-row,hold-max,l1"
     [ "$dt" != fp8-block ] && f+=",launch-dt"
     "$bin" fit --hw "$spec" --data "$tmp/a.tsv" --dtype "$dt" --fit "$f" --out "$tmp/$dev-$dt.yaml" >/dev/null 2>&1 || continue
     spec=$tmp/$dev-$dt.yaml

@@ -317,7 +317,7 @@ static double objective(fit_ctx *c, const double *x)
     for (size_t i = 0; i < c->n; i++) {
         double pred = point_predict(c, i);
         double l = log(pred / c->pts[i].time_s);
-        s += l * l;
+        s += c->flags & FFN_FIT_L1 ? fabs(l) : l * l;
     }
     return s;
 }

@@ -26,22 +26,22 @@ const char *ffn_moe_fused_kernel_name(ffn_moe_fused_kernel k)
  * class: 16253 bf16 rows, 5988 fp8-block rows (docs/model.md). The fp8 set takes zero_tile_s,
  * ep_s and misaligned_x from the bf16 one: its rows have no EP and no misaligned shard. */
 static const ffn_moe_fused_params params_bf16 = {
-    .module_s = 5.462e-6,
-    .gemm_eff = 0.5555,
-    .tile_s = 0.6482e-6,
-    .kstep_s = 0.1424e-6,
-    .zero_tile_s = 0.2914e-6,
-    .ep_s = 7.374e-6,
-    .misaligned_x = 3.646,
+    .module_s = 7.887e-6,
+    .gemm_eff = 0.5477,
+    .tile_s = 0.6581e-6,
+    .kstep_s = 0.1438e-6,
+    .zero_tile_s = 0.2876e-6,
+    .ep_s = 7.143e-6,
+    .misaligned_x = 3.598,
 };
 static const ffn_moe_fused_params params_fp8 = {
-    .module_s = 4.955e-6,
-    .gemm_eff = 0.492,
-    .tile_s = 1.49e-6,
-    .kstep_s = 0.3332e-6,
-    .zero_tile_s = 0.2914e-6,
-    .ep_s = 7.374e-6,
-    .misaligned_x = 3.646,
+    .module_s = 8.361e-6,
+    .gemm_eff = 0.4697,
+    .tile_s = 1.543e-6,
+    .kstep_s = 0.3303e-6,
+    .zero_tile_s = 0.2876e-6,
+    .ep_s = 7.143e-6,
+    .misaligned_x = 3.598,
 };
 
 const ffn_moe_fused_params *ffn_moe_fused_default_params(ffn_dtype adtype)

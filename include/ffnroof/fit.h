@@ -103,6 +103,9 @@ enum {
     FFN_FIT_QUANT_ROW = 1u << 14,
     /* fit block_s and kstep_s, the GEMM latency floor */
     FFN_FIT_FLOOR = 1u << 15,
+    /* minimise the sum of |log(predicted/measured)| (the median's loss: a large table's
+     * outlying kernels weigh as one row each) instead of its square */
+    FFN_FIT_L1 = 1u << 16,
 };
 
 /* The dtype class a dtype's wave utilisation is fitted in: fp16 and bf16 share one (the same
