@@ -28,6 +28,29 @@ static bool ieq(const char *a, const char *b)
     return *a == *b;
 }
 
+/* A name of names[0..n) or an alias (case-insensitive): its index into *out. */
+typedef struct name_alias {
+    const char *alias;
+    int value;
+} name_alias;
+
+static int lookup(const char *s, const char *const *names, int n, const name_alias *aliases,
+                  size_t n_aliases, int *out)
+{
+    if (!s || !out) return FFN_EINVAL;
+    for (int i = 0; i < n; i++)
+        if (names[i] && ieq(s, names[i])) {
+            *out = i;
+            return 0;
+        }
+    for (size_t i = 0; i < n_aliases; i++)
+        if (ieq(s, aliases[i].alias)) {
+            *out = aliases[i].value;
+            return 0;
+        }
+    return FFN_EINVAL;
+}
+
 const char *ffn_dtype_name(ffn_dtype dt)
 {
     return (unsigned)dt < FFN_DT_COUNT ? dtype_names[dt] : NULL;
@@ -35,25 +58,16 @@ const char *ffn_dtype_name(ffn_dtype dt)
 
 int ffn_dtype_parse(const char *s, ffn_dtype *out)
 {
-    static const struct {
-        const char *alias;
-        ffn_dtype dt;
-    } aliases[] = {
+    static const name_alias aliases[] = {
         {"float32", FFN_DT_FP32}, {"float", FFN_DT_FP32},    {"float16", FFN_DT_FP16},
         {"half", FFN_DT_FP16},    {"bfloat16", FFN_DT_BF16}, {"e4m3", FFN_DT_FP8},
         {"e5m2", FFN_DT_FP8},     {"float8", FFN_DT_FP8},    {"fp8_block", FFN_DT_FP8_BLOCK}};
-    if (!s || !out) return FFN_EINVAL;
-    for (int i = 0; i < FFN_DT_COUNT; i++)
-        if (ieq(s, dtype_names[i])) {
-            *out = (ffn_dtype)i;
-            return 0;
-        }
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (ieq(s, aliases[i].alias)) {
-            *out = aliases[i].dt;
-            return 0;
-        }
-    return FFN_EINVAL;
+    int v;
+    const int rc =
+        out ? lookup(s, dtype_names, FFN_DT_COUNT, aliases, sizeof aliases / sizeof aliases[0], &v)
+            : FFN_EINVAL;
+    if (!rc) *out = (ffn_dtype)v;
+    return rc;
 }
 
 unsigned ffn_dtype_bits(ffn_dtype dt)
@@ -176,24 +190,15 @@ const char *ffn_engine_name(ffn_engine e)
 
 int ffn_engine_parse(const char *s, ffn_engine *out)
 {
-    static const struct {
-        const char *alias;
-        ffn_engine e;
-    } aliases[] = {{"tensorrt-llm", FFN_ENGINE_TRTLLM},
-                   {"tensorrt_llm", FFN_ENGINE_TRTLLM},
-                   {"trt-llm", FFN_ENGINE_TRTLLM}};
-    if (!s || !out) return FFN_EINVAL;
-    for (int i = 0; i < FFN_ENGINE_COUNT; i++)
-        if (ieq(s, engine_names[i])) {
-            *out = (ffn_engine)i;
-            return 0;
-        }
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (ieq(s, aliases[i].alias)) {
-            *out = aliases[i].e;
-            return 0;
-        }
-    return FFN_EINVAL;
+    static const name_alias aliases[] = {{"tensorrt-llm", FFN_ENGINE_TRTLLM},
+                                         {"tensorrt_llm", FFN_ENGINE_TRTLLM},
+                                         {"trt-llm", FFN_ENGINE_TRTLLM}};
+    int v;
+    const int rc = out ? lookup(s, engine_names, FFN_ENGINE_COUNT, aliases,
+                                sizeof aliases / sizeof aliases[0], &v)
+                       : FFN_EINVAL;
+    if (!rc) *out = (ffn_engine)v;
+    return rc;
 }
 
 const char *ffn_act_name(ffn_act a)
@@ -203,26 +208,17 @@ const char *ffn_act_name(ffn_act a)
 
 int ffn_act_parse(const char *s, ffn_act *out)
 {
-    static const struct {
-        const char *alias;
-        ffn_act a;
-    } aliases[] = {{"gelu_new", FFN_ACT_GELU_TANH},
-                   {"gelu_pytorch_tanh", FFN_ACT_GELU_TANH},
-                   {"gelu_fast", FFN_ACT_GELU_TANH},
-                   {"swish", FFN_ACT_SILU},
-                   {"gelu_erf", FFN_ACT_GELU}};
-    if (!s || !out) return FFN_EINVAL;
-    for (int i = 0; i < FFN_ACT_COUNT; i++)
-        if (ieq(s, act_names[i])) {
-            *out = (ffn_act)i;
-            return 0;
-        }
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (ieq(s, aliases[i].alias)) {
-            *out = aliases[i].a;
-            return 0;
-        }
-    return FFN_EINVAL;
+    static const name_alias aliases[] = {{"gelu_new", FFN_ACT_GELU_TANH},
+                                         {"gelu_pytorch_tanh", FFN_ACT_GELU_TANH},
+                                         {"gelu_fast", FFN_ACT_GELU_TANH},
+                                         {"swish", FFN_ACT_SILU},
+                                         {"gelu_erf", FFN_ACT_GELU}};
+    int v;
+    const int rc =
+        out ? lookup(s, act_names, FFN_ACT_COUNT, aliases, sizeof aliases / sizeof aliases[0], &v)
+            : FFN_EINVAL;
+    if (!rc) *out = (ffn_act)v;
+    return rc;
 }
 
 bool ffn_act_gated(ffn_act a)
@@ -237,11 +233,8 @@ const char *ffn_isa_name(ffn_isa isa)
 
 int ffn_isa_parse(const char *s, ffn_isa *out)
 {
-    if (!s || !out) return FFN_EINVAL;
-    for (int i = 0; i < FFN_ISA_COUNT; i++)
-        if (ieq(s, isa_names[i])) {
-            *out = (ffn_isa)i;
-            return 0;
-        }
-    return FFN_EINVAL;
+    int v;
+    const int rc = out ? lookup(s, isa_names, FFN_ISA_COUNT, NULL, 0, &v) : FFN_EINVAL;
+    if (!rc) *out = (ffn_isa)v;
+    return rc;
 }
