@@ -22,9 +22,11 @@ const char *ffn_moe_fused_kernel_name(ffn_moe_fused_kernel k)
 }
 
 /* Fitted by Nelder-Mead on the mean |log(predicted / measured)| over aiconfigurator's H100 SXM
- * vLLM 0.24 table (data/aic: h100_sxm_moe_vllm_0.24.0_moe), the Triton rows of each activation
- * class: 16253 bf16 rows, 5988 fp8-block rows (docs/model.md). The fp8 set takes zero_tile_s,
- * ep_s and misaligned_x from the bf16 one: its rows have no EP and no misaligned shard. */
+ * vLLM 0.24 table (data/calib/aic-h100_sxm_moe_vllm_0.24.0_moe), the Triton rows of each
+ * activation class (every third of the 16253 bf16 rows, the 5988 fp8-block rows; docs/model.md)
+ * against hw/h100-sxm.yaml; bench/bench_fit_moe_fused refits them. The fp8 set takes
+ * zero_tile_s, ep_s and misaligned_x from the bf16 one: its rows have no EP and no misaligned
+ * shard. */
 static const ffn_moe_fused_params params_bf16 = {
     .module_s = 7.887e-6,
     .gemm_eff = 0.5477,
