@@ -7,7 +7,7 @@ if (!exists("svg_file")) svg_file = "latency.svg"
 datafile = "latency.dat"
 
 set encoding utf8
-set title "FFN latency per layer: llama2-7b on calibrated-vm, xeon-8480, h100-sxm, mi300x, bf16 (2026-11-30)" font ",13"
+set title "FFN latency per layer: llama2-7b on calibrated-vm, xeon-8480, h100-sxm, mi300x, bf16 (2026-12-06)" font ",13"
 set logscale xy 10
 set xrange [0.1:100000]
 set yrange [1e-05:10]
