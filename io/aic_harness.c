@@ -20,7 +20,6 @@
 #include "ffnroof/aic.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 static bool timed_eagerly(const ffn_aic_table *t, const ffn_fit_point *p)
 {

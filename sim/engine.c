@@ -1,6 +1,8 @@
 /* Serving-engine kernel profiles applied to a spec's efficiency (include/ffnroof/engine.h). */
 #include "ffnroof/engine.h"
 
+#include <string.h>
+
 static double cap1(double x)
 {
     return x > 1.0 ? 1.0 : x;
@@ -8,7 +10,8 @@ static double cap1(double x)
 
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
 {
-    if (!hw || !p || p->baseline) return;
+    /* the profiles describe NVIDIA's kernels: another vendor's GPUs run their own */
+    if (!hw || !p || p->baseline || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return;
     hw->engine = p->engine;
     ffn_eff *e = &hw->eff;
     for (int d = 0; d < FFN_DT_COUNT; d++) {

@@ -70,10 +70,8 @@ int ffn_fit_point_layer(const ffn_hw *hw, const ffn_fit_point *p, ffn_layer_cost
             }
     ffn_layer_sum(c, hw);
     if (p->hot) {
-        /* the working set the timing loop cycled through, where the harness kept copies */
-        const double ws = p->hot_bytes > c->weight_bytes ? p->hot_bytes : c->weight_bytes;
         double frac;
-        const int lv = ffn_level_placing(hw, ws, &frac);
+        const int lv = ffn_level_placing(hw, c->weight_bytes, &frac);
         if (lv) ffn_layer_place_weights(c, hw, lv, frac);
     }
     return 0;

@@ -41,7 +41,8 @@ int ffn_engine_load(const char *path, ffn_engine e, ffn_engine_profile *out, ffn
  * compute_max_dt where no utilisation is fitted), memory x the decode stream's fraction
  * (memory_max_gemv_dt, else memory_max_gemv, else memory_max), launch_s as their fixed cost and
  * quant_row_s as their quantisation's cost per row.
- * Fractions are capped at 1. A baseline profile changes nothing. */
+ * Fractions are capped at 1. A baseline profile changes nothing, and neither does any profile
+ * to a spec that is not an NVIDIA GPU's (the profiles describe NVIDIA's kernels). */
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p);
 
 #endif

@@ -49,9 +49,7 @@ typedef struct ffn_fit_point {
     /* A GEMM timed as a serving engine's linear layer runs it (an op table's rows,
      * include/ffnroof/aic.h): a 16-bit input [m, k] quantised on the way in where the
      * activations are a quantised format, and a 16-bit output, as ffn_linear_ops counts it.
-     * false: the operands as the dtype says (a GEMM benchmark's). With hot, hot_bytes of a
-     * GEMM point is the working set the timing loop cycled through (its weights times the
-     * copies the harness kept), which is what an on-chip level must hold. */
+     * false: the operands as the dtype says (a GEMM benchmark's). */
     bool engine_linear;
     /* Timed eagerly, call after call without CUDA graphs: a call is never shorter than the
      * host's time to issue it, this floor (the lower tail of the kernel's own rows, set by the
