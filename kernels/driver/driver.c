@@ -2,10 +2,10 @@
  * calling microkernels only through the tables of ukernel.h (the weights' packing and layout:
  * driver_pack.c).
  *
- * Threads. One OpenMP team per forward call; work items (a row block and a few weight panels)
- * come from a shared counter (ffn__grab) rather than fixed shares, so a thread slowed by another
- * process on its core does not leave the others idle at the barrier. Every output element is
- * computed whole by one thread in a fixed K order, so the thread count never changes y.
+ * Threads. One OpenMP team per forward call (driver_team.c); work items (a row block and a few
+ * weight panels) come from a shared counter (ffn__grab) rather than fixed shares, so a thread
+ * slowed by another process on its core does not leave the others idle at the barrier. Every output
+ * element is computed whole by one thread in a fixed K order, so the thread count never changes y.
  *
  * The fp32 schedule (the one the AVX-512 fp32 kernel was tuned with on the SPR-class dev VM):
  *  - x is copied into k-major row panels of mr rows, chunk-major (xp[chunk][panel][k][mr]: the
@@ -28,21 +28,9 @@
 #include "../quant/quant_internal.h"
 #include "qpack.h"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 /* DG, GRAB_PANELS: drv_sched.h */
 
 /* ---- workspace ---------------------------------------------------------------------------- */
-
-unsigned ffn__drv_stream_rows(const ffn__drv *dv)
-{
-    if (dv->i8) return dv->i8->gemv ? dv->i8->stream_rows : 0;
-    if (dv->t) return dv->t->stream_rows_fn ? dv->t->stream_rows_fn() : dv->t->stream_rows;
-    if (dv->q) return dv->q->stream_rows;
-    return dv->u->gemv[dv->wdt] ? dv->u->stream_rows[dv->wdt] : 0;
-}
 
 bool ffn__drv_wants_pairs(const ffn__drv *dv, const ffn_kshape *s)
 {
@@ -134,70 +122,6 @@ size_t ffn__drv_workspace_bytes(const ffn__drv *dv, const ffn_kshape *s, size_t 
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */
-
-tscratch ffn__drv_scratch_of(const job *jb, int t)
-{
-    unsigned char *b = jb->thr + (size_t)t * jb->p->per_thread;
-    tscratch ts;
-    ts.acc = (float *)(void *)b;
-    b += ffn__round_up(jb->p->acc_floats * 4, 64);
-    ts.wbuf = (float *)(void *)b;
-    b += ffn__round_up(jb->p->wbuf_floats * 4, 64);
-    ts.hbuf = (float *)(void *)b;
-    return ts;
-}
-
-void ffn__drv_barrier(void)
-{
-#if defined(_OPENMP)
-#pragma omp barrier
-#endif
-}
-
-void ffn__drv_team(int nt, ffn__drv_thread_fn fn, const void *arg)
-{
-#if defined(_OPENMP)
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        {
-            ffn__clean_upper();
-            fn(arg, omp_get_thread_num(), omp_get_num_threads());
-        }
-        return;
-    }
-#endif
-    (void)nt;
-    ffn__clean_upper();
-    fn(arg, 0, 1);
-}
-
-/* h (rows x nh, row stride nh, into out) of `rows` accumulator rows c (row stride nr) of up
- * panel j: bias, activation, gate x up, in one microkernel call. */
-void ffn__drv_epi_act(const job *jb, size_t j, size_t rows, const float *c, float *out)
-{
-    const ffn_kshape *s = jb->s;
-    const size_t nr = jb->l->nr, nh = jb->l->nh;
-    const float *b = jb->b1 ? jb->b1 + j * nr : NULL;
-    const ffn_ukr_act_fn act = jb->dv->t ? jb->dv->t->act : ffn__drv_fu(jb->dv)->act;
-    if (ffn__gated(s->act))
-        act(s->act, rows, nh, c, c + nh, nr, b, b ? b + nh : NULL, out, nh);
-    else
-        act(s->act, rows, nh, c, NULL, nr, b, NULL, out, nh);
-}
-
-/* y columns [j*nr, j*nr + nr) of row r (the valid ones) = c + bias. */
-void ffn__drv_epi_out(const job *jb, size_t r, size_t j, const float *c)
-{
-    const size_t d = jb->s->d, nr = jb->l->nr, c0 = j * nr;
-    const size_t n = d - c0 < nr ? d - c0 : nr;
-    float *yr = jb->y + r * d + c0;
-    const float *b = jb->b2 ? jb->b2 + c0 : NULL;
-    if (b)
-        for (size_t i = 0; i < n; i++)
-            yr[i] = c[i] + b[i];
-    else
-        memcpy(yr, c, n * sizeof *yr);
-}
 
 /* W4 with zero points: asum[g * T + r] = sum over group g of column r of the k-major a (K rows
  * of T), the groups shared among the threads; a barrier follows. */
