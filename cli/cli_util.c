@@ -1,5 +1,5 @@
-/* Shared helpers of the command line (cli/cli.h): errors and exit codes, data lookup and loading,
- * scenario start, folders and atomic output files. Options: options.c, option_values.c. */
+/* Shared helpers of the command line (cli/cli.h): data lookup and loading, scenario start,
+ * folders and atomic output files. Errors: cli_errors.c; options: options.c, option_values.c. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -16,36 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int ffn_cli_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "ffnroof %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'ffnroof %s --help'.\n", cmd);
-    va_end(ap);
-    return FFN_EXIT_USAGE;
-}
-
-int ffn_cli_fail(int code, const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "ffnroof %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return code;
-}
-
-int ffn_cli_diag(const ffn_diag *d)
-{
-    char buf[1200];
-    ffn_diag_format(d, buf, sizeof buf);
-    fprintf(stderr, "%s\n", buf);
-    return FFN_EXIT_USAGE;
-}
 
 static bool is_dir(const char *p)
 {
