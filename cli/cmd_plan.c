@@ -55,9 +55,10 @@ static void usage(FILE *fp)
           "  --ep LIST             EP degrees for MoE models (default: 1,2,4,8,16,32,64)\n"
           "  --ep-uneven           allow EP degrees that do not divide the experts\n"
           "  --price HW=USD        price per device-hour (repeatable)\n"
-          "  --objective O         devices, tokens_per_device, tokens_per_watt or\n"
-          "                        tokens_per_dollar (default: devices with a target, else\n"
-          "                        tokens_per_device)\n"
+          "  --objective O         devices, tokens_per_device, tokens_per_watt,\n"
+          "                        tokens_per_dollar or cost (the cheapest fleet per hour that\n"
+          "                        meets --target; needs prices) (default: devices with a\n"
+          "                        target, else tokens_per_device)\n"
           "  --margin M            median or p90: size against the predicted step time or the\n"
           "                        pessimistic end of its range (x the device's p90 ratio of\n"
           "                        measured/predicted; default: median)\n"
@@ -218,8 +219,8 @@ int ffn_cmd_plan(int argc, char **argv)
     }
     if (V(FFN_O_OBJECTIVE) && ffn_objective_parse(V(FFN_O_OBJECTIVE), &o->objective)) {
         rc = ffn_cli_usage(CMD,
-                           "--objective must be devices, tokens_per_device, tokens_per_watt "
-                           "or tokens_per_dollar; got '%s'",
+                           "--objective must be devices, tokens_per_device, tokens_per_watt, "
+                           "tokens_per_dollar or cost; got '%s'",
                            V(FFN_O_OBJECTIVE));
         goto out;
     }
@@ -251,13 +252,13 @@ int ffn_cmd_plan(int argc, char **argv)
     if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
     if ((rc = ffn_cli_load_scenario_inputs(&sc, hws, models))) goto out;
     const ffn_objective obj = ffn_plan_objective(o);
-    if (obj == FFN_OBJ_TOKENS_PER_DOLLAR) {
+    if (obj == FFN_OBJ_TOKENS_PER_DOLLAR || obj == FFN_OBJ_COST) {
         for (size_t k = 0; k < sc.n_hws; k++)
             if (!(sc.price_per_hour[k] > 0)) {
                 rc = ffn_cli_usage(CMD,
-                                   "objective tokens_per_dollar needs a price for '%s' "
+                                   "objective %s needs a price for '%s' "
                                    "(price_per_hour or --price %s=USD)",
-                                   sc.hws[k].name, sc.hws[k].name);
+                                   ffn_objective_name(obj), sc.hws[k].name, sc.hws[k].name);
                 goto out;
             }
     }

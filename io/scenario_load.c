@@ -286,7 +286,7 @@ static int load_plan(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
         if (!t || ffn_objective_parse(t, &o->objective))
             return ffn_y_error(y, ov, FFN_ESCHEMA,
                                "'objective' must be one of devices, tokens_per_device, "
-                               "tokens_per_watt, tokens_per_dollar (got '%s')",
+                               "tokens_per_watt, tokens_per_dollar, cost (got '%s')",
                                t ? t : "a list or map");
     }
     /* prices: a mapping device -> USD per device-hour; keys must name a device of 'hw' */

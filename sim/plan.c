@@ -16,8 +16,8 @@
 
 static const char *const bn_names[FFN_BN_COUNT] = {
     "ffn_compute", "ffn_weights", "kv_cache", "attention", "interconnect", "capacity", "devices"};
-static const char *const obj_names[FFN_OBJ_COUNT] = {"devices", "tokens_per_device",
-                                                     "tokens_per_watt", "tokens_per_dollar"};
+static const char *const obj_names[FFN_OBJ_COUNT] = {
+    "devices", "tokens_per_device", "tokens_per_watt", "tokens_per_dollar", "cost"};
 static const char *const phase_names[] = {"decode", "prefill", "both"};
 
 const char *ffn_bottleneck_name(ffn_bottleneck b)
@@ -256,6 +256,11 @@ static double nan_low(double v)
     return isnan(v) ? -INFINITY : v;
 }
 
+static double nan_high(double v)
+{
+    return isnan(v) ? INFINITY : v;
+}
+
 bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_objective obj)
 {
     double x, y;
@@ -269,6 +274,11 @@ bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_obj
         break;
     case FFN_OBJ_TOKENS_PER_DOLLAR:
         x = nan_low(a->tokens_per_dollar), y = nan_low(b->tokens_per_dollar);
+        break;
+    case FFN_OBJ_COST:
+        /* dollars per million of the tokens asked for: with a target every fleet serves the
+         * target, so this is the cheapest fleet per hour; a layout without a price loses */
+        x = -nan_high(a->usd_per_mtok), y = -nan_high(b->usd_per_mtok);
         break;
     default:
         x = a->tokens_per_s_device, y = b->tokens_per_s_device;
@@ -350,7 +360,7 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
     const uint64_t ctx = decode_context(o);
     const double slo = ph == FFN_PHASE_PREFILL ? o->ttft_s : o->tpot_s;
     const char *slo_name = ph == FFN_PHASE_PREFILL ? "TTFT" : "TPOT";
-    L->tokens_per_s_per_watt = L->tokens_per_dollar = NAN;
+    L->tokens_per_s_per_watt = L->tokens_per_dollar = L->usd_per_hour = L->usd_per_mtok = NAN;
     L->replicas = 1;
     L->devices = tp * ep;
 
@@ -462,9 +472,17 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
     L->tokens_per_s_fleet = tps * (double)L->replicas;
     if (hw->tdp_w > 0)
         L->tokens_per_s_per_watt = L->tokens_per_s_fleet / ((double)L->devices * hw->tdp_w);
-    if (o->price_per_hour > 0)
-        L->tokens_per_dollar =
-            L->tokens_per_s_fleet * 3600.0 / ((double)L->devices * o->price_per_hour);
+    if (o->price_per_hour > 0) {
+        /* the tokens asked for: a fleet sized for a target serves the target, and its spare
+         * capacity earns nothing */
+        const double asked =
+            o->target_tokens_per_s > 0 && o->target_tokens_per_s < L->tokens_per_s_fleet
+                ? o->target_tokens_per_s
+                : L->tokens_per_s_fleet;
+        L->usd_per_hour = (double)L->devices * o->price_per_hour;
+        L->tokens_per_dollar = asked * 3600.0 / L->usd_per_hour;
+        L->usd_per_mtok = 1e6 / L->tokens_per_dollar;
+    }
     if (L->devices > o->max_devices) {
         L->bottleneck = FFN_BN_DEVICES;
         L->miss = (double)L->devices / (double)o->max_devices;
@@ -519,7 +537,8 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
             L->ep = eps[j];
             L->devices = L->tp * L->ep;
             L->replicas = 1;
-            L->tokens_per_s_per_watt = L->tokens_per_dollar = NAN;
+            L->tokens_per_s_per_watt = L->tokens_per_dollar = L->usd_per_hour = L->usd_per_mtok =
+                NAN;
             check_layout(m, hw, &out->opts, L->tp, L->ep, L->why, sizeof L->why);
             if (L->tp == 0 || L->ep == 0) snprintf(L->why, sizeof L->why, "degree 0");
             if (L->why[0]) continue;

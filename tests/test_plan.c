@@ -362,6 +362,62 @@ Test(plan, bad_options)
     cr_assert_eq(plan.closest, -1);
 }
 
+/* The cost objective returns the cheapest fleet that meets the target, checked against a brute
+ * force over every layout and replica count; tokens per dollar counts the tokens asked for, so
+ * it ranks fleets the same way and never pays for spare capacity. */
+Test(plan, cost_objective_is_the_cheapest_fleet_by_brute_force)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    const char *models[] = {"llama3-70b", "mixtral-8x7b", "deepseek-v3"};
+    const char *hws[] = {"mi300x", "h100-sxm"};
+    for (size_t a = 0; a < sizeof models / sizeof *models; a++)
+        for (size_t b = 0; b < sizeof hws / sizeof *hws; b++) {
+            load_model(models[a], &m);
+            load_hw(hws[b], &hw);
+            ffn_plan_opts o;
+            ffn_plan_opts_default(&o);
+            o.tpot_s = 0.100;
+            o.target_tokens_per_s = 20000;
+            o.price_per_hour = 2.80;
+            ffn_diag d;
+            double cheapest = INFINITY;
+            for (int obj = FFN_OBJ_TOKENS_PER_DOLLAR; obj <= FFN_OBJ_COST; obj++) {
+                o.objective = (ffn_objective)obj;
+                cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "%s", d.msg);
+                cheapest = INFINITY;
+                for (size_t i = 0; i < plan.n_layouts; i++) {
+                    const ffn_plan_layout *L = &plan.layouts[i];
+                    if (!L->valid || !L->fits || !(L->tokens_per_s_replica > 0) || !L->max_batch)
+                        continue;
+                    if ((o.tpot_s > 0 && !L->feasible && L->bottleneck != FFN_BN_DEVICES)) continue;
+                    const uint64_t per = L->tp * L->ep;
+                    for (uint64_t r = 1; r * per <= o.max_devices; r++)
+                        if ((double)r * L->tokens_per_s_replica >= o.target_tokens_per_s) {
+                            double usd = (double)(r * per) * o.price_per_hour;
+                            if (usd < cheapest) cheapest = usd;
+                            break;
+                        }
+                }
+                if (!isfinite(cheapest)) {
+                    cr_assert_eq(plan.best, -1, "%s on %s: a plan where none meets the target",
+                                 models[a], hws[b]);
+                    continue;
+                }
+                cr_assert_geq(plan.best, 0, "%s on %s", models[a], hws[b]);
+                const ffn_plan_layout *B = &plan.layouts[plan.best];
+                cr_assert_float_eq(B->usd_per_hour, cheapest, 1e-9,
+                                   "%s on %s, %s: $%g/h, cheapest $%g/h", models[a], hws[b],
+                                   ffn_objective_name(o.objective), B->usd_per_hour, cheapest);
+                cr_assert_float_eq(B->tokens_per_dollar,
+                                   o.target_tokens_per_s * 3600.0 / B->usd_per_hour,
+                                   1e-6 * B->tokens_per_dollar);
+                cr_assert_float_eq(B->usd_per_mtok, 1e6 / B->tokens_per_dollar,
+                                   1e-9 * B->usd_per_mtok);
+            }
+        }
+}
+
 Test(plan, names_round_trip)
 {
     for (int i = 0; i < FFN_OBJ_COUNT; i++) {

@@ -52,6 +52,8 @@ typedef enum ffn_objective {
     FFN_OBJ_TOKENS_PER_DEVICE, /* most tokens/s per device */
     FFN_OBJ_TOKENS_PER_WATT,   /* most tokens/s per watt of TDP */
     FFN_OBJ_TOKENS_PER_DOLLAR, /* most tokens per dollar (needs a price) */
+    FFN_OBJ_COST,              /* the cheapest fleet per hour that meets the target (needs a
+                                  price; without a target: the least dollars per token) */
     FFN_OBJ_COUNT
 } ffn_objective;
 
@@ -140,7 +142,10 @@ typedef struct ffn_plan_layout {
     double ttft_s;      /* prefill of prefill_batch sequences (both: the TTFT check) */
     double tokens_per_s_replica, tokens_per_s_device, tokens_per_s_fleet;
     double tokens_per_s_per_watt; /* NAN when the device has no TDP */
-    double tokens_per_dollar;     /* NAN without a price */
+    double tokens_per_dollar;     /* NAN without a price; tokens the fleet is asked for (the
+                                     target when there is one, not its spare capacity) */
+    double usd_per_hour;          /* the fleet's price per hour: devices x price; NAN without */
+    double usd_per_mtok;          /* dollars per million of those tokens; NAN without a price */
     ffn_bottleneck bottleneck;
     double miss;   /* infeasible: how far off, as a ratio >= 1 (e.g. step(1)/tpot) */
     char why[200]; /* infeasible or invalid: one line saying why */
