@@ -27,8 +27,9 @@ static void usage(FILE *fp)
     fputs("usage: ffnroof plan --scenario FILE [options]\n"
           "       ffnroof plan --model NAME[,NAME..] --hw NAME[,NAME..] [options]\n"
           "\n"
-          "Capacity planning: for each model on each device, the TP x EP x replicas layouts\n"
-          "within the device limit, memory per device, the largest batch meeting the SLO,\n"
+          "Capacity planning: for each model on each device, the layouts (TP x DP x EP x PP)\n"
+          "and replicas within the device limit, memory per device, the largest batch meeting the "
+          "SLO,\n"
           "tokens/s per device and for the fleet, devices for the target, tokens/s per watt\n"
           "and per dollar, and the bottleneck. Flags override the scenario\n"
           "(docs/formats-scenario.md).\n"
@@ -51,8 +52,15 @@ static void usage(FILE *fp)
           "  --max-devices N       device limit (default: 64)\n"
           "  --max-batch N         largest batch considered per replica (default: 4096)\n"
           "  --mem-util F          usable fraction of device memory (default: 0.9)\n"
-          "  --tp LIST             TP degrees to consider (default: 1,2,4,8)\n"
-          "  --ep LIST             EP degrees for MoE models (default: 1,2,4,8,16,32,64)\n"
+          "Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n"
+          "  --tp LIST             attention (and dense FFN) TP degrees (default: 1,2,4,8)\n"
+          "  --dp LIST             attention DP degrees of MoE models: each rank its own\n"
+          "                        sequences, on TP x DP devices (default: 1,2,4,..,64)\n"
+          "  --ep LIST             expert EP degrees of MoE models over those same TP x DP\n"
+          "                        devices, each expert TP x DP / EP-way tensor-parallel\n"
+          "                        (default: 1,2,4,..,64)\n"
+          "  --pp LIST             pipeline stages, each TP x DP devices (default: 1, and\n"
+          "                        more where the weights need more than a node)\n"
           "  --ep-uneven           allow EP degrees that do not divide the experts\n"
           "  --price HW=USD        price per device-hour (repeatable)\n"
           "  --objective O         devices, tokens_per_device, tokens_per_watt,\n"
@@ -117,7 +125,9 @@ int ffn_cmd_plan(int argc, char **argv)
                                  FFN_O_MAX_BATCH,
                                  FFN_O_MEM_UTIL,
                                  FFN_O_TP,
+                                 FFN_O_DP,
                                  FFN_O_EP,
+                                 FFN_O_PP,
                                  FFN_O_EP_UNEVEN,
                                  FFN_O_PRICE,
                                  FFN_O_OBJECTIVE,
@@ -203,7 +213,9 @@ int ffn_cmd_plan(int argc, char **argv)
     if ((V(FFN_O_TPOT) && (rc = time_opt("--tpot", V(FFN_O_TPOT), &o->tpot_s))) ||
         (V(FFN_O_TTFT) && (rc = time_opt("--ttft", V(FFN_O_TTFT), &o->ttft_s))) ||
         (V(FFN_O_TP) && (rc = degree_list("--tp", V(FFN_O_TP), o->tp, &o->n_tp))) ||
-        (V(FFN_O_EP) && (rc = degree_list("--ep", V(FFN_O_EP), o->ep, &o->n_ep))))
+        (V(FFN_O_DP) && (rc = degree_list("--dp", V(FFN_O_DP), o->dp, &o->n_dp))) ||
+        (V(FFN_O_EP) && (rc = degree_list("--ep", V(FFN_O_EP), o->ep, &o->n_ep))) ||
+        (V(FFN_O_PP) && (rc = degree_list("--pp", V(FFN_O_PP), o->pp, &o->n_pp))))
         goto out;
     if (V(FFN_O_WEIGHTS) && ffn_weights_parse(V(FFN_O_WEIGHTS), &o->weights)) {
         rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(FFN_O_WEIGHTS));

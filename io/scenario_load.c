@@ -259,11 +259,13 @@ static int load_plan(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
                            &o->mem_utilization);
         if (rc) return rc;
     }
-    static const char *const layout_keys[] = {"tp", "ep", "ep_uneven", NULL};
+    static const char *const layout_keys[] = {"tp", "dp", "ep", "pp", "ep_uneven", NULL};
     if ((rc = sub_map(y, root, "layouts", layout_keys, &m))) return rc;
     if (m) {
         rc = load_small_grid(y, m, "tp", 1, 4096, o->tp, FFN_PLAN_MAX_DEGREES, &o->n_tp);
+        if (!rc) rc = load_small_grid(y, m, "dp", 1, 4096, o->dp, FFN_PLAN_MAX_DEGREES, &o->n_dp);
         if (!rc) rc = load_small_grid(y, m, "ep", 1, 4096, o->ep, FFN_PLAN_MAX_DEGREES, &o->n_ep);
+        if (!rc) rc = load_small_grid(y, m, "pp", 1, 4096, o->pp, FFN_PLAN_MAX_DEGREES, &o->n_pp);
         if (!rc) rc = ffn_y_bool(y, m, "ep_uneven", false, &o->moe.ep_uneven);
         if (rc) return rc;
     }

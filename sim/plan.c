@@ -79,8 +79,11 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     static const uint64_t tp[] = {1, 2, 4, 8}, ep[] = {1, 2, 4, 8, 16, 32, 64};
     memcpy(o->tp, tp, sizeof tp);
     o->n_tp = 4;
+    memcpy(o->dp, ep, sizeof ep);
+    o->n_dp = 7;
     memcpy(o->ep, ep, sizeof ep);
     o->n_ep = 7;
+    o->n_pp = 0;                  /* auto */
     o->objective = FFN_OBJ_COUNT; /* auto: devices with a target, else tokens per device */
 }
 
@@ -104,16 +107,25 @@ static double coarse_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype c
 }
 
 int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                       const ffn_plan_opts *o, ffn_phase phase, uint64_t tp, uint64_t ep,
+                       const ffn_plan_opts *o, ffn_phase phase, const ffn_plan_shape *shape,
                        uint64_t batch, uint64_t context, ffn_plan_step *st, ffn_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    if (!batch || !context || !tp || !ep)
-        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "batch, context, tp and ep must be >= 1");
+    const uint64_t tp = shape->tp, dp = shape->dp, ep = shape->ep, pp = shape->pp;
+    if (!batch || !context || !tp || !dp || !ep || !pp)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "batch, context, tp, dp, ep and pp must be >= 1");
+    if ((tp * dp) % ep)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "EP %llu does not divide TP x DP = %llu",
+                            (unsigned long long)ep, (unsigned long long)(tp * dp));
+    const bool moe = ffn_model_moe_layers(m) > 0;
+    /* pipeline micro-batches: as many as there are stages, each its share of the sequences */
+    const uint64_t mb = pp < batch ? pp : batch;
+    const uint64_t bmb = ffn__ceil_div(batch, mb);
     ffn_run r;
     ffn_run_default(&r);
     r.phase = phase;
-    r.batch = batch;
+    r.batch = bmb;
     r.seq = context;
     r.chunk = phase == FFN_PHASE_PREFILL ? o->chunk : 0;
     r.wdtype = o->wdtype;
@@ -121,8 +133,10 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     r.group_size = o->group_size;
     r.zero_point = o->zero_point;
     r.act_io_dtype = o->act_io_dtype;
-    r.tp = tp;
-    r.ep = ep;
+    /* ffn_predict's TP is the experts' for an MoE model (its dense layers are costed again
+     * below at the attention's), the attention's for a dense one */
+    r.tp = moe ? ffn_plan_shape_expert_tp(shape) : tp;
+    r.ep = moe ? ep : 1;
     r.fused = o->fused;
     r.moe = o->moe;
     r.weights = o->weights;
@@ -134,12 +148,13 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     r.weights_frac = st->ffn.weights_frac;
     const ffn_result *f = &st->ffn;
     const double S = (double)f->steps, L = (double)m->layers;
-    const uint64_t seqs = ffn__ceil_div(batch, ep);
+    const uint64_t seqs = ffn__ceil_div(bmb, dp);
     const uint64_t per_seq =
         phase == FFN_PHASE_DECODE ? 1 : (r.chunk && r.chunk < context ? r.chunk : context);
     const uint64_t T_step = seqs * per_seq; /* tokens per step on one device (attention) */
     st->phase = phase;
     st->batch = batch;
+    st->micro_batches = mb;
     st->seqs_device = seqs;
     st->context = context;
     st->ffn_s = f->predicted_s;
@@ -148,10 +163,12 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
                      (double)f->moe_layers * f->moe.compute_s);
     double ms =
         S * ((double)f->dense_layers * f->dense.memory_s + (double)f->moe_layers * f->moe.memory_s);
-    if (ep > 1 && f->dense_layers) {
-        /* The dense FFN layers of an MoE model are data-parallel over the EP ranks like the
-         * attention: each rank runs its own T/ep tokens (ffn_predict gives all T to one). */
+    if (moe && f->dense_layers && (dp > 1 || ep > 1 || r.tp != tp)) {
+        /* The dense FFN layers of an MoE model run like the attention: tensor-parallel over tp,
+         * each DP rank on its own tokens (ffn_predict gave them the experts' layout). */
         ffn_layer_cost lc;
+        r.tp = tp;
+        r.ep = 1;
         rc = ffn_dense_layer(hw, &r, m->hidden, m->intermediate, m->act, m->mlp_bias, T_step, &lc);
         if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "dense layer cost failed");
         double Ld = (double)f->dense_layers;
@@ -212,7 +229,20 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
                                      Bs * Pv / D * 4.0 + Bs * D * ab,
                                  cdt, 1.0);
     }
-    st->step_s = st->ffn_s + st->attn_proj_s + st->attn_core_s + st->attn_comm_s + st->lm_head_s;
+    if (pp > 1) {
+        /* each hop sends the micro-batch's activations (T_step x d per device) to the next
+         * stage, over the scale-out network when the replica spans more than a node */
+        const uint64_t dpn = hw->devices_per_node ? hw->devices_per_node : 1;
+        const ffn_link *l = ffn_plan_shape_devices(shape) > dpn && hw->scaleout.bandwidth_bps > 0
+                                ? &hw->scaleout
+                                : &hw->scaleup;
+        const double bytes = Tq * D * ab;
+        const double hop = l->latency_s + bytes / (l->bandwidth_bps > 0 ? l->bandwidth_bps : 1.0);
+        st->pp_comm_s = S * (double)(pp - 1) * hop;
+        st->pp_bubble = 1.0 - (double)mb / (double)pp;
+    }
+    st->step_s = st->ffn_s + st->attn_proj_s + st->attn_core_s + st->attn_comm_s + st->lm_head_s +
+                 st->pp_comm_s;
     st->ffn_share = st->step_s > 0 ? st->ffn_s / st->step_s : 0;
     /* The range of the step and, with --margin p90, its pessimistic end as the time to size
      * against: every part scaled by the device's p90 ratio (the attention and LM-head parts use
@@ -230,6 +260,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
         st->attn_core_s *= p90;
         st->attn_comm_s *= p90;
         st->lm_head_s *= p90;
+        st->pp_comm_s *= p90;
         st->step_s *= p90;
     }
     return 0;
@@ -239,7 +270,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
 static ffn_bottleneck dominant(const ffn_plan_step *st)
 {
     double ffn_local = st->ffn_s - st->ffn_comm_s;
-    double comm = st->ffn_comm_s + st->attn_comm_s;
+    double comm = st->ffn_comm_s + st->attn_comm_s + st->pp_comm_s;
     double kv = st->phase == FFN_PHASE_DECODE ? st->attn_core_s : 0;
     double attn =
         st->attn_proj_s + st->lm_head_s + (st->phase == FFN_PHASE_DECODE ? 0 : st->attn_core_s);
@@ -288,46 +319,57 @@ bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_obj
     if (a->devices != b->devices) return a->devices < b->devices;
     if (a->tokens_per_s_device != b->tokens_per_s_device)
         return a->tokens_per_s_device > b->tokens_per_s_device;
-    return a->tp * a->ep < b->tp * b->ep;
+    /* the simpler layout: fewer devices per replica, then fewer stages, then less DP */
+    const uint64_t da = a->tp * a->dp * a->pp, db = b->tp * b->dp * b->pp;
+    if (da != db) return da < db;
+    if (a->pp != b->pp) return a->pp < b->pp;
+    return a->dp < b->dp;
 }
 
 /* Why a layout cannot exist at all; "" when it can. */
-static void check_layout(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o, uint64_t tp,
-                         uint64_t ep, char *why, size_t n)
+static void check_layout(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o,
+                         const ffn_plan_shape *sh, char *why, size_t n)
 {
     why[0] = '\0';
-    const uint64_t E = m->moe.n_experts;
+    const uint64_t tp = sh->tp, dp = sh->dp, ep = sh->ep, pp = sh->pp;
+    const uint64_t E = m->moe.n_experts, N = tp * dp, etp = ffn_plan_shape_expert_tp(sh);
     const uint64_t dpn = hw->devices_per_node ? hw->devices_per_node : 1;
+    const bool link = hw->scaleup.bandwidth_bps > 0 || hw->scaleout.bandwidth_bps > 0;
+    typedef unsigned long long ull;
     if (tp > 1 && hw->scaleup.bandwidth_bps <= 0)
-        snprintf(why, n, "TP %llu needs an interconnect; %s has none", (unsigned long long)tp,
-                 hw->name);
+        snprintf(why, n, "TP %llu needs an interconnect; %s has none", (ull)tp, hw->name);
     else if (tp > dpn)
-        snprintf(why, n, "TP %llu spans more than the %llu devices of a node",
-                 (unsigned long long)tp, (unsigned long long)dpn);
+        snprintf(why, n, "TP %llu spans more than the %llu devices of a node", (ull)tp, (ull)dpn);
     else if (m->attn.n_heads % tp)
-        snprintf(why, n, "TP %llu does not divide the %llu heads", (unsigned long long)tp,
-                 (unsigned long long)m->attn.n_heads);
+        snprintf(why, n, "TP %llu does not divide the %llu heads", (ull)tp, (ull)m->attn.n_heads);
     else if (m->layers > ffn_model_moe_layers(m) && m->intermediate % tp)
-        snprintf(why, n, "TP %llu does not divide the intermediate size %llu",
-                 (unsigned long long)tp, (unsigned long long)m->intermediate);
-    else if (E && m->moe.expert_intermediate % tp)
-        snprintf(why, n, "TP %llu does not divide the expert intermediate size %llu",
-                 (unsigned long long)tp, (unsigned long long)m->moe.expert_intermediate);
-    else if (ep > 1 && !E)
-        snprintf(why, n, "EP %llu: the model has no experts", (unsigned long long)ep);
+        snprintf(why, n, "TP %llu does not divide the intermediate size %llu", (ull)tp,
+                 (ull)m->intermediate);
+    else if (pp > m->layers)
+        snprintf(why, n, "PP %llu: more stages than the %llu layers", (ull)pp, (ull)m->layers);
+    else if (pp > 1 && !link)
+        snprintf(why, n, "PP %llu needs an interconnect; %s has none", (ull)pp, hw->name);
+    else if (!E && (dp > 1 || ep > 1))
+        snprintf(why, n, "%s %llu: a dense model takes replicas, not attention DP or EP",
+                 dp > 1 ? "DP" : "EP", (ull)(dp > 1 ? dp : ep));
     else if (ep > 1 && ep > E)
-        snprintf(why, n, "EP %llu exceeds the %llu experts", (unsigned long long)ep,
-                 (unsigned long long)E);
+        snprintf(why, n, "EP %llu exceeds the %llu experts", (ull)ep, (ull)E);
+    else if (N % ep)
+        snprintf(why, n, "EP %llu does not divide the TP %llu x DP %llu = %llu devices of a stage",
+                 (ull)ep, (ull)tp, (ull)dp, (ull)N);
     else if (ep > 1 && E % ep && !o->moe.ep_uneven)
-        snprintf(why, n, "EP %llu does not divide the %llu experts", (unsigned long long)ep,
-                 (unsigned long long)E);
-    else if (ep > 1 && hw->scaleup.bandwidth_bps <= 0 && hw->scaleout.bandwidth_bps <= 0)
-        snprintf(why, n, "EP %llu needs an interconnect; %s has none", (unsigned long long)ep,
-                 hw->name);
-    else if (tp * ep > o->max_devices)
-        snprintf(why, n, "TP %llu x EP %llu needs %llu devices, over the limit of %llu",
-                 (unsigned long long)tp, (unsigned long long)ep, (unsigned long long)(tp * ep),
-                 (unsigned long long)o->max_devices);
+        snprintf(why, n, "EP %llu does not divide the %llu experts", (ull)ep, (ull)E);
+    else if (E && m->moe.expert_intermediate % etp)
+        snprintf(why, n,
+                 "the experts' TP %llu (TP x DP / EP) does not divide their intermediate "
+                 "size %llu",
+                 (ull)etp, (ull)m->moe.expert_intermediate);
+    else if ((ep > 1 || dp > 1) && !link)
+        snprintf(why, n, "%s %llu needs an interconnect; %s has none", ep > 1 ? "EP" : "DP",
+                 (ull)(ep > 1 ? ep : dp), hw->name);
+    else if (N * pp > o->max_devices)
+        snprintf(why, n, "TP %llu x DP %llu x PP %llu needs %llu devices, over the limit of %llu",
+                 (ull)tp, (ull)dp, (ull)pp, (ull)(N * pp), (ull)o->max_devices);
 }
 
 static uint64_t decode_context(const ffn_plan_opts *o)
@@ -337,16 +379,16 @@ static uint64_t decode_context(const ffn_plan_opts *o)
 
 /* Memory check at a batch for this plan's phase. */
 static bool fits_at(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                    const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t B, ffn_plan_mem *mem)
+                    const ffn_plan_opts *o, const ffn_plan_shape *sh, uint64_t B, ffn_plan_mem *mem)
 {
     uint64_t pre = 0;
     if (o->phase == FFN_PLAN_BOTH) {
         uint64_t per = o->chunk && o->chunk < o->prompt ? o->chunk : o->prompt;
-        pre = ffn__ceil_div(o->prefill_batch, ep) * per;
+        pre = ffn__ceil_div(o->prefill_batch, sh->dp) * per;
     }
     ffn_plan_mem tmp;
     if (!mem) mem = &tmp;
-    ffn_plan_memory(m, p, hw, o, tp, ep, B, decode_context(o), pre, mem);
+    ffn_plan_memory(m, p, hw, o, sh, B, decode_context(o), pre, mem);
     return mem->fits;
 }
 
@@ -355,30 +397,30 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
 {
     static const ffn_diag no_diag;
     ffn_diag d = no_diag;
-    const uint64_t tp = L->tp, ep = L->ep;
+    const ffn_plan_shape shape = {L->tp, L->dp, L->ep, L->pp}, *sh = &shape;
     const ffn_phase ph = o->phase == FFN_PLAN_PREFILL ? FFN_PHASE_PREFILL : FFN_PHASE_DECODE;
     const uint64_t ctx = decode_context(o);
     const double slo = ph == FFN_PHASE_PREFILL ? o->ttft_s : o->tpot_s;
     const char *slo_name = ph == FFN_PHASE_PREFILL ? "TTFT" : "TPOT";
     L->tokens_per_s_per_watt = L->tokens_per_dollar = L->usd_per_hour = L->usd_per_mtok = NAN;
     L->replicas = 1;
-    L->devices = tp * ep;
+    L->devices = ffn_plan_shape_devices(sh);
 
     /* 1. memory at batch 1, then the largest batch that fits (memory grows with the batch) */
-    L->fits = fits_at(m, p, hw, o, tp, ep, 1, &L->mem);
+    L->fits = fits_at(m, p, hw, o, sh, 1, &L->mem);
     if (!L->fits) {
         L->bottleneck = FFN_BN_CAPACITY;
         L->miss = L->mem.total_bytes / L->mem.usable_bytes;
         snprintf(L->why, sizeof L->why, "needs %.4g GB/device at batch 1 (%.4g usable)",
                  L->mem.total_bytes / 1e9, L->mem.usable_bytes / 1e9);
-        (void)ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, 1, ctx, &L->step, &d);
+        (void)ffn_plan_step_eval(m, p, hw, o, ph, sh, 1, ctx, &L->step, &d);
         return;
     }
     uint64_t lo = 1, hi = o->max_batch;
-    if (!fits_at(m, p, hw, o, tp, ep, hi, NULL)) {
+    if (!fits_at(m, p, hw, o, sh, hi, NULL)) {
         while (hi - lo > 1) {
             uint64_t mid = lo + (hi - lo) / 2;
-            if (fits_at(m, p, hw, o, tp, ep, mid, NULL))
+            if (fits_at(m, p, hw, o, sh, mid, NULL))
                 lo = mid;
             else
                 hi = mid;
@@ -390,7 +432,7 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
     /* 2. the prefill (TTFT) of the serving phases */
     if (o->phase != FFN_PLAN_PREFILL) {
         ffn_plan_step pre;
-        if (ffn_plan_step_eval(m, p, hw, o, FFN_PHASE_PREFILL, tp, ep, o->prefill_batch, o->prompt,
+        if (ffn_plan_step_eval(m, p, hw, o, FFN_PHASE_PREFILL, sh, o->prefill_batch, o->prompt,
                                &pre, &d)) {
             L->valid = false;
             snprintf(L->why, sizeof L->why, "%.190s", d.msg);
@@ -409,7 +451,7 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
 
     /* 3. the largest batch meeting the SLO: binary search, the step time grows with the batch */
     ffn_plan_step *st = &L->step;
-    if (ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, 1, ctx, st, &d)) {
+    if (ffn_plan_step_eval(m, p, hw, o, ph, sh, 1, ctx, st, &d)) {
         L->valid = false;
         snprintf(L->why, sizeof L->why, "%.190s", d.msg);
         return;
@@ -424,12 +466,12 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
     uint64_t B = L->mem_batch;
     if (slo > 0 && B > 1) {
         ffn_plan_step *probe = &(ffn_plan_step){0};
-        ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, B, ctx, probe, &d);
+        ffn_plan_step_eval(m, p, hw, o, ph, sh, B, ctx, probe, &d);
         if (probe->step_s > slo) {
             uint64_t a = 1, b = B; /* step(a) <= slo < step(b) */
             while (b - a > 1) {
                 uint64_t mid = a + (b - a) / 2;
-                ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, mid, ctx, probe, &d);
+                ffn_plan_step_eval(m, p, hw, o, ph, sh, mid, ctx, probe, &d);
                 if (probe->step_s <= slo)
                     a = mid;
                 else
@@ -439,15 +481,14 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
         }
     }
     L->max_batch = B;
-    if (B > 1) ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, B, ctx, st, &d);
-    fits_at(m, p, hw, o, tp, ep, B, &L->mem);
+    if (B > 1) ffn_plan_step_eval(m, p, hw, o, ph, sh, B, ctx, st, &d);
+    fits_at(m, p, hw, o, sh, B, &L->mem);
     if (ph == FFN_PHASE_PREFILL) L->ttft_s = st->step_s;
     /* Memory stopped the batch unless the SLO would have stopped it there too. */
     bool mem_bound = B == L->mem_batch && B < o->max_batch;
     if (mem_bound && slo > 0) {
         ffn_plan_step *probe = &(ffn_plan_step){0};
-        if (!ffn_plan_step_eval(m, p, hw, o, ph, tp, ep, B + 1, ctx, probe, &d) &&
-            probe->step_s > slo)
+        if (!ffn_plan_step_eval(m, p, hw, o, ph, sh, B + 1, ctx, probe, &d) && probe->step_s > slo)
             mem_bound = false;
     }
     L->bottleneck = mem_bound ? FFN_BN_CAPACITY : dominant(st);
@@ -463,12 +504,12 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
               ((double)o->output * st->step_s +
                (double)ffn__ceil_div(B, o->prefill_batch) * L->ttft_s);
     L->tokens_per_s_replica = tps;
-    L->tokens_per_s_device = tps / (double)(tp * ep);
+    L->tokens_per_s_device = tps / (double)ffn_plan_shape_devices(sh);
     if (o->target_tokens_per_s > 0) {
         double r = ceil(o->target_tokens_per_s / tps);
         L->replicas = r < 1 ? 1 : r > 1e15 ? (uint64_t)1e15 : (uint64_t)r;
     }
-    L->devices = L->replicas * tp * ep;
+    L->devices = L->replicas * ffn_plan_shape_devices(sh);
     L->tokens_per_s_fleet = tps * (double)L->replicas;
     if (hw->tdp_w > 0)
         L->tokens_per_s_per_watt = L->tokens_per_s_fleet / ((double)L->devices * hw->tdp_w);
@@ -502,7 +543,8 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
     if (o->max_devices == 0)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "the device limit is 0: a plan needs at least one device");
-    if (o->n_tp == 0 || o->n_tp > FFN_PLAN_MAX_DEGREES || o->n_ep > FFN_PLAN_MAX_DEGREES)
+    if (o->n_tp == 0 || o->n_tp > FFN_PLAN_MAX_DEGREES || o->n_ep > FFN_PLAN_MAX_DEGREES ||
+        o->n_dp > FFN_PLAN_MAX_DEGREES || o->n_pp > FFN_PLAN_MAX_DEGREES)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "no TP degrees to consider");
     if (o->max_batch == 0)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "max_batch must be >= 1");
@@ -520,7 +562,8 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
     out->opts = *o;
     {
         ffn_plan_mem all;
-        if (!ffn_plan_memory(m, &out->params, hw, o, 1, 1, 1, 1, 0, &all)) {
+        const ffn_plan_shape one_device = {1, 1, 1, 1};
+        if (!ffn_plan_memory(m, &out->params, hw, o, &one_device, 1, 1, 0, &all)) {
             out->weight_bytes_all = all.weight_bytes;
             double usable = hw->mem_capacity_bytes * o->mem_utilization;
             out->devices_for_weights = usable > 0 ? (uint64_t)ceil(all.weight_bytes / usable) : 0;
@@ -528,23 +571,54 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
     }
     out->opts.objective = ffn_plan_objective(o);
     static const uint64_t one = 1;
-    const uint64_t *eps = m->moe.n_experts && o->n_ep ? o->ep : &one;
-    const size_t n_ep = m->moe.n_experts && o->n_ep ? o->n_ep : 1;
-    for (size_t i = 0; i < o->n_tp; i++)
-        for (size_t j = 0; j < n_ep; j++) {
-            ffn_plan_layout *L = &out->layouts[out->n_layouts++];
-            L->tp = o->tp[i];
-            L->ep = eps[j];
-            L->devices = L->tp * L->ep;
-            L->replicas = 1;
-            L->tokens_per_s_per_watt = L->tokens_per_dollar = L->usd_per_hour = L->usd_per_mtok =
-                NAN;
-            check_layout(m, hw, &out->opts, L->tp, L->ep, L->why, sizeof L->why);
-            if (L->tp == 0 || L->ep == 0) snprintf(L->why, sizeof L->why, "degree 0");
-            if (L->why[0]) continue;
-            L->valid = true;
-            evaluate_layout(m, &out->params, hw, &out->opts, L);
+    const bool moe = m->moe.n_experts > 0;
+    const uint64_t *dps = moe && o->n_dp ? o->dp : &one, *eps = moe && o->n_ep ? o->ep : &one;
+    const size_t n_dp = moe && o->n_dp ? o->n_dp : 1, n_ep = moe && o->n_ep ? o->n_ep : 1;
+    /* pipeline stages: as asked, else one, and where the weights alone need more devices than
+     * a node holds (an SRAM-first device), the powers of two up to the stages that spread them
+     * over nodes of devices */
+    uint64_t auto_pp[FFN_PLAN_MAX_DEGREES] = {1};
+    size_t n_auto_pp = 1;
+    {
+        const uint64_t dpn = hw->devices_per_node ? hw->devices_per_node : 1;
+        const uint64_t need = ffn__ceil_div(out->devices_for_weights, dpn);
+        for (uint64_t s = 2; need > 1 && n_auto_pp < FFN_PLAN_MAX_DEGREES && s <= m->layers;
+             s *= 2) {
+            auto_pp[n_auto_pp++] = s;
+            if (s >= need) break;
         }
+    }
+    const uint64_t *pps = o->n_pp ? o->pp : auto_pp;
+    const size_t n_pp = o->n_pp ? o->n_pp : n_auto_pp;
+    for (size_t a = 0; a < o->n_tp; a++)
+        for (size_t b = 0; b < n_dp; b++)
+            for (size_t c = 0; c < n_ep; c++)
+                for (size_t e = 0; e < n_pp; e++) {
+                    const ffn_plan_shape sh = {o->tp[a], dps[b], eps[c], pps[e]};
+                    /* shapes that cannot exist by arithmetic, or need more devices than the
+                     * limit for one replica, are not listed */
+                    if (!sh.tp || !sh.dp || !sh.ep || !sh.pp || (sh.tp * sh.dp) % sh.ep ||
+                        ffn_plan_shape_devices(&sh) > o->max_devices)
+                        continue;
+                    if (out->n_layouts == FFN_PLAN_MAX_LAYOUTS)
+                        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                                            "more than %d layouts to consider: give fewer "
+                                            "TP, DP, EP or PP degrees",
+                                            FFN_PLAN_MAX_LAYOUTS);
+                    ffn_plan_layout *L = &out->layouts[out->n_layouts++];
+                    L->tp = sh.tp;
+                    L->dp = sh.dp;
+                    L->ep = sh.ep;
+                    L->pp = sh.pp;
+                    L->devices = ffn_plan_shape_devices(&sh);
+                    L->replicas = 1;
+                    L->tokens_per_s_per_watt = L->tokens_per_dollar = L->usd_per_hour =
+                        L->usd_per_mtok = NAN;
+                    check_layout(m, hw, &out->opts, &sh, L->why, sizeof L->why);
+                    if (L->why[0]) continue;
+                    L->valid = true;
+                    evaluate_layout(m, &out->params, hw, &out->opts, L);
+                }
     for (size_t i = 0; i < out->n_layouts; i++) {
         const ffn_plan_layout *L = &out->layouts[i];
         if (L->feasible) {

@@ -83,11 +83,15 @@ static double activation_peak(const ffn_model *m, const ffn_plan_opts *o, uint64
     return peak;
 }
 
-void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,
-                          bool zero_point, uint64_t tp, uint64_t ep, double *ffn_bytes,
-                          double *other_bytes)
+/* Weight bytes per device: attention, dense FFNs, shared experts and the embeddings split over
+ * the attention's TP degree tp, each routed expert over the experts' TP degree etp and the
+ * experts over ep. */
+static void footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,
+                      bool zero_point, uint64_t tp, uint64_t etp, uint64_t ep, double *ffn_bytes,
+                      double *other_bytes)
 {
-    const double TP = (double)(tp ? tp : 1), EP = (double)(ep ? ep : 1);
+    const double TP = (double)(tp ? tp : 1), ETP = (double)(etp ? etp : 1);
+    const double EP = (double)(ep ? ep : 1);
     const bool gated = ffn_act_gated(m->act);
     const uint64_t Lm = ffn_model_moe_layers(m);
     double routed_total = 0, routed_dev = 0;
@@ -101,10 +105,10 @@ void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt
         Lm ? ffn_elem_bytes(wdt, group, zero_point, gated, m->hidden,
                             m->moe.expert_intermediate ? m->moe.expert_intermediate : 1)
            : wb_dense;
-    /* dense FFNs and shared experts are split over TP and replicated over EP ranks (shared
+    /* dense FFNs and shared experts are split over TP and replicated over DP ranks (shared
      * experts at the dense FFN's bytes per weight: the two differ only in the scales' 4 / K) */
     const double dense_dev = ((double)p->ffn - routed_total) / TP;
-    *ffn_bytes = dense_dev * wb_dense + routed_dev / TP * wb_exp;
+    *ffn_bytes = dense_dev * wb_dense + routed_dev / ETP * wb_exp;
     const double attn_dev = (double)p->attention / TP;
     const double emb_dev = (double)p->embedding / TP; /* vocabulary-parallel embedding, LM head */
     const double rest = (double)(p->router + p->norm + p->other);
@@ -113,26 +117,48 @@ void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt
         attn_dev * ffn_weight_elem_bytes(wdt, group, zero_point, m->hidden) + (emb_dev + rest) * ob;
 }
 
+void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,
+                          bool zero_point, uint64_t tp, uint64_t ep, double *ffn_bytes,
+                          double *other_bytes)
+{
+    footprint(m, p, wdt, group, zero_point, tp, tp, ep, ffn_bytes, other_bytes);
+}
+
 int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                    const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t batch,
+                    const ffn_plan_opts *o, const ffn_plan_shape *shape, uint64_t batch,
                     uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out)
 {
     memset(out, 0, sizeof *out);
-    if (!tp || !ep) return FFN_EINVAL;
-    ffn_weight_footprint(m, p, o->wdtype, o->group_size, o->zero_point, tp, ep,
-                         &out->ffn_weight_bytes, &out->other_weight_bytes);
+    const uint64_t tp = shape->tp, dp = shape->dp, ep = shape->ep, pp = shape->pp;
+    if (!tp || !dp || !ep || !pp || (tp * dp) % ep) return FFN_EINVAL;
+    footprint(m, p, o->wdtype, o->group_size, o->zero_point, tp, ffn_plan_shape_expert_tp(shape),
+              ep, &out->ffn_weight_bytes, &out->other_weight_bytes);
+    if (pp > 1) {
+        /* each stage holds ceil(layers / pp) of the layers; the embedding sits on the first
+         * stage and the LM head on the last, so the fullest device holds one of the two */
+        const double share = ceil((double)m->layers / (double)pp) / (double)m->layers;
+        const double emb = (double)p->embedding / (double)tp *
+                           ffn__plan_other_elem_bytes(o->wdtype, o->group_size);
+        const double head = m->tied_embeddings ? emb : emb / 2.0;
+        out->ffn_weight_bytes *= share;
+        out->other_weight_bytes = (out->other_weight_bytes - emb) * share + head;
+    }
     out->weight_bytes = out->ffn_weight_bytes + out->other_weight_bytes;
-    const uint64_t seqs = ffn__ceil_div(batch, ep);
+    const uint64_t seqs = ffn__ceil_div(batch, dp);
+    const uint64_t layers = ffn__ceil_div(m->layers, pp);
     out->kv_bytes_per_seq =
-        (double)context * (double)m->layers * ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
+        (double)context * (double)layers * ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
     out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
-    /* decode: one token per sequence; a prefill-only plan: the prompt (or a chunk) per seq */
-    uint64_t T = seqs;
+    /* decode: one token per sequence of a micro-batch; a prefill-only plan: the prompt (or a
+     * chunk) per sequence */
+    const uint64_t mb = pp < batch ? pp : batch;
+    const uint64_t mseqs = ffn__ceil_div(ffn__ceil_div(batch, mb ? mb : 1), dp);
+    uint64_t T = mseqs;
     if (o->phase == FFN_PLAN_PREFILL) {
         uint64_t per = o->chunk && o->chunk < context ? o->chunk : context;
-        T = seqs * per;
+        T = mseqs * per;
     }
-    out->activation_bytes = activation_peak(m, o, tp, T, seqs);
+    out->activation_bytes = activation_peak(m, o, tp, T, mseqs);
     if (prefill_tokens) {
         double a = activation_peak(m, o, tp, prefill_tokens, o->prefill_batch);
         if (a > out->activation_bytes) out->activation_bytes = a;

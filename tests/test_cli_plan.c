@@ -203,7 +203,14 @@ Test(cli_plan, csv_one_row_per_layout)
             cr_assert_eq(rank[0], '\0', "%s", l);
         }
     }
-    cr_assert_eq(rows, 3 * 4 * 4); /* devices x TP x EP */
+    /* devices x the shapes of TP 1-8, the default DP 1-64 and EP 1-8 where EP divides the
+     * stage's TP x DP devices and a replica needs at most the limit of 128 */
+    int shapes = 0;
+    for (int tp = 1; tp <= 8; tp *= 2)
+        for (int dp = 1; dp <= 64; dp *= 2)
+            for (int ep = 1; ep <= 8; ep *= 2)
+                shapes += (tp * dp) % ep == 0 && tp * dp <= 128;
+    cr_assert_eq(rows, 3 * shapes);
     cr_assert_eq(chosen, 3);
 }
 

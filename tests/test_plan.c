@@ -149,7 +149,8 @@ Test(plan, quantized_footprints_include_scales_and_zero_points)
     o.wdtype = FFN_DT_INT8;
     o.adtype = FFN_DT_BF16;
     ffn_plan_mem mem;
-    cr_assert_eq(ffn_plan_memory(&m, &p, &hw, &o, 1, 1, 1, 1024, 0, &mem), 0);
+    const ffn_plan_shape one = {1, 1, 1, 1};
+    cr_assert_eq(ffn_plan_memory(&m, &p, &hw, &o, &one, 1, 1024, 0, &mem), 0);
     ffn_weight_footprint(&m, &p, FFN_DT_INT8, 128, false, 1, 1, &ffn_b, &other_b);
     cr_assert_float_eq(mem.ffn_weight_bytes, ffn_b, 1e-6);
     cr_assert_float_eq(mem.weight_bytes, ffn_b + other_b, 1e-6);
@@ -210,6 +211,9 @@ Test(plan, more_memory_never_makes_a_fitting_plan_unfit)
         o.wdtype = FFN_DT_FP8;
         o.tpot_s = 0.1;
         o.max_devices = 64;
+        static const uint64_t pp[] = {1, 2}; /* the same layouts whatever the capacity */
+        memcpy(o.pp, pp, sizeof pp);
+        o.n_pp = 2;
         ffn_diag d;
         cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &before, &d), 0, "%s", d.msg);
         const double cap0 = hw.mem_capacity_bytes;
@@ -220,8 +224,9 @@ Test(plan, more_memory_never_makes_a_fitting_plan_unfit)
             for (size_t i = 0; i < plan.n_layouts; i++) {
                 const ffn_plan_layout *a = &before.layouts[i], *b = &plan.layouts[i];
                 if (a->fits)
-                    cr_assert(b->fits, "%s TP%llu EP%llu unfit with more memory", models[c],
-                              (unsigned long long)b->tp, (unsigned long long)b->ep);
+                    cr_assert(b->fits, "%s TP%llu DP%llu EP%llu PP%llu unfit with more memory",
+                              models[c], (unsigned long long)b->tp, (unsigned long long)b->dp,
+                              (unsigned long long)b->ep, (unsigned long long)b->pp);
                 if (a->feasible) cr_assert(b->feasible, "%s: feasible layout lost", models[c]);
                 cr_assert_geq(b->mem_batch, a->mem_batch);
             }
@@ -391,7 +396,7 @@ Test(plan, cost_objective_is_the_cheapest_fleet_by_brute_force)
                     if (!L->valid || !L->fits || !(L->tokens_per_s_replica > 0) || !L->max_batch)
                         continue;
                     if ((o.tpot_s > 0 && !L->feasible && L->bottleneck != FFN_BN_DEVICES)) continue;
-                    const uint64_t per = L->tp * L->ep;
+                    const uint64_t per = L->tp * L->dp * L->pp;
                     for (uint64_t r = 1; r * per <= o.max_devices; r++)
                         if ((double)r * L->tokens_per_s_replica >= o.target_tokens_per_s) {
                             double usd = (double)(r * per) * o.price_per_hour;

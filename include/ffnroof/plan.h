@@ -1,13 +1,14 @@
 /* Capacity planning over the analytic model (sim/plan.c, docs/plan.md).
  *
- * A plan answers, for one model on one device type: how much memory each layout (TP x EP)
- * needs per device, which layouts fit within a device limit, the largest decode (or prefill)
- * batch that meets the latency SLO, the tokens/s per device and for the fleet, the devices
- * needed for a throughput target, tokens/s per watt and per dollar, and what limits the answer.
- * The step time is the FFN from ffn_predict() (MoE included) plus the rest of the layer at a
- * coarser level: attention projections, the KV-cache read (decode) or attention FLOPs
- * (prefill), the attention's TP all-reduce and the LM head. Pure functions: no I/O, no
- * allocation. The grid sweeps behind `ffnroof sweep` are in ffnroof/sweep.h. */
+ * A plan answers, for one model on one device type: how much memory each layout (attention TP x
+ * DP, experts EP over the same devices, pipeline stages; ffn_plan_shape) needs per device, which
+ * layouts fit within a device limit, the largest decode (or prefill) batch that meets the latency
+ * SLO, the tokens/s per device and for the fleet, the devices needed for a throughput target,
+ * tokens/s per watt and per dollar, and what limits the answer. The step time is the FFN from
+ * ffn_predict() (MoE included) plus the rest of the layer at a coarser level: attention
+ * projections, the KV-cache read (decode) or attention FLOPs (prefill), the attention's TP
+ * all-reduce and the LM head. Pure functions: no I/O, no allocation. The grid sweeps behind
+ * `ffnroof sweep` are in ffnroof/sweep.h. */
 #ifndef FFNROOF_PLAN_H
 #define FFNROOF_PLAN_H
 
@@ -20,8 +21,33 @@
 #include "ffnroof/model.h"
 #include "ffnroof/sim.h"
 
-#define FFN_PLAN_MAX_DEGREES 16 /* TP or EP candidates */
-#define FFN_PLAN_MAX_LAYOUTS (FFN_PLAN_MAX_DEGREES * FFN_PLAN_MAX_DEGREES)
+#define FFN_PLAN_MAX_DEGREES 16 /* TP, DP, EP or PP candidates */
+#define FFN_PLAN_MAX_LAYOUTS 1024
+
+/* A replica's layout as serving engines express it (docs/plan.md, "Layouts"): each of pp
+ * pipeline stages holds layers / pp of the layers on tp x dp devices; attention (and the dense
+ * FFN layers) runs tensor-parallel over tp and data-parallel over dp, each dp rank with its own
+ * share of the sequences; the routed experts run expert-parallel over ep of those same devices,
+ * each expert tensor-parallel over the tp x dp / ep devices of its EP rank. "TP 8 with EP 8" of
+ * vLLM or SGLang is {tp 8, dp 1, ep 8, pp 1}: 8 devices; DeepSeek's attention DP with EP is
+ * {tp 1, dp 8, ep 8, pp 1}. A dense model has dp = ep = 1 (more replicas instead). */
+typedef struct ffn_plan_shape {
+    uint64_t tp, dp, ep, pp;
+} ffn_plan_shape;
+
+/* Devices per stage (tp x dp), per replica (x pp), and the experts' TP degree (stage / ep). */
+static inline uint64_t ffn_plan_shape_stage(const ffn_plan_shape *s)
+{
+    return s->tp * s->dp;
+}
+static inline uint64_t ffn_plan_shape_devices(const ffn_plan_shape *s)
+{
+    return s->tp * s->dp * s->pp;
+}
+static inline uint64_t ffn_plan_shape_expert_tp(const ffn_plan_shape *s)
+{
+    return s->ep ? s->tp * s->dp / s->ep : s->tp * s->dp;
+}
 
 typedef enum ffn_plan_phase {
     FFN_PLAN_DECODE = 0, /* serve: decode batch under the per-token SLO */
@@ -70,18 +96,23 @@ typedef struct ffn_plan_opts {
     ffn_dtype act_io_dtype; /* W8A8: the dtype x, h and y are stored in (ffn_run's) */
     bool fused;
     ffn_moe_opts moe;
-    double tpot_s;              /* per-output-token SLO (decode step time); 0 = none */
-    double ttft_s;              /* time-to-first-token SLO (prefill step time); 0 = none */
-    double target_tokens_per_s; /* fleet throughput target (output tokens/s for decode and
-                                   both, prompt tokens/s for prefill); 0 = none */
-    uint64_t max_devices;       /* device limit, >= 1 */
-    uint64_t max_batch;         /* largest batch (sequences per replica) considered */
-    double mem_utilization;     /* usable fraction of the device memory, (0, 1] */
-    double price_per_hour;      /* per device; 0 = unknown */
-    uint64_t tp[FFN_PLAN_MAX_DEGREES];
+    double tpot_s;                     /* per-output-token SLO (decode step time); 0 = none */
+    double ttft_s;                     /* time-to-first-token SLO (prefill step time); 0 = none */
+    double target_tokens_per_s;        /* fleet throughput target (output tokens/s for decode and
+                                          both, prompt tokens/s for prefill); 0 = none */
+    uint64_t max_devices;              /* device limit, >= 1 */
+    uint64_t max_batch;                /* largest batch (sequences per replica) considered */
+    double mem_utilization;            /* usable fraction of the device memory, (0, 1] */
+    double price_per_hour;             /* per device; 0 = unknown */
+    uint64_t tp[FFN_PLAN_MAX_DEGREES]; /* attention (and dense FFN) TP degrees */
     size_t n_tp;
-    uint64_t ep[FFN_PLAN_MAX_DEGREES]; /* ignored (1) for dense models */
+    uint64_t dp[FFN_PLAN_MAX_DEGREES]; /* attention DP degrees; ignored (1) for dense models */
+    size_t n_dp;
+    uint64_t ep[FFN_PLAN_MAX_DEGREES]; /* expert EP degrees; ignored (1) for dense models */
     size_t n_ep;
+    uint64_t pp[FFN_PLAN_MAX_DEGREES]; /* pipeline stages; n_pp 0 = 1, or more stages where
+                                          the weights need more devices than a node holds */
+    size_t n_pp;
     ffn_objective objective;
     ffn_plan_margin margin; /* default: median */
     ffn_weights weights;    /* FFN weight residency (default: cold; sim.h) */
@@ -89,7 +120,7 @@ typedef struct ffn_plan_opts {
 } ffn_plan_opts;
 
 /* Defaults: decode, prompt 1024, output 256, bf16, fused, no SLO, no target, 64 devices,
- * batch up to 4096, 90% of memory usable, TP 1,2,4,8, EP 1,2,4,8,16,32,64. */
+ * batch up to 4096, 90% of memory usable, TP 1,2,4,8, DP and EP 1,2,4,8,16,32,64, PP auto. */
 void ffn_plan_opts_default(ffn_plan_opts *o);
 
 /* Memory per device of a layout at a batch (bytes). */
@@ -108,30 +139,35 @@ typedef struct ffn_plan_mem {
 /* One decode or prefill step of one replica, per device, all layers. */
 typedef struct ffn_plan_step {
     ffn_phase phase;
-    uint64_t batch;       /* sequences per replica */
-    uint64_t seqs_device; /* sequences whose attention runs on one device: ceil(batch/ep) */
-    uint64_t context;     /* decode: tokens in the KV cache; prefill: prompt tokens */
-    double ffn_s;         /* FFN, all layers (ffn_predict, dense layers under EP at T/ep) */
-    double ffn_comm_s;    /* ... its all-reduces and all-to-alls */
-    double attn_proj_s;   /* other: QKV and output projections */
-    double attn_core_s;   /* other: KV-cache read and scores (decode) / attention FLOPs */
-    double attn_comm_s;   /* other: the attention output's TP all-reduce */
-    double lm_head_s;     /* other: the LM head (logits of one token per sequence) */
-    double step_s;        /* the time the plan sizes against (x p90 with FFN_MARGIN_P90) */
-    double step_p10_s;    /* the range of the predicted (median) step time: x the device's */
-    double step_p90_s;    /* p10 and p90 ratios measured/predicted (ffn_hw_unc_range) */
-    double margin_scale;  /* 1, or the p90 ratio every time above was multiplied by */
-    bool range_default;   /* the ratios are the stated default, not a fit's */
-    double ffn_share;     /* ffn_s / step_s */
-    double kv_read_bytes; /* decode: KV bytes read per step per device */
+    uint64_t batch;         /* sequences per replica */
+    uint64_t micro_batches; /* pipeline micro-batches in flight: min(pp, batch); 1 without PP */
+    uint64_t seqs_device;   /* sequences whose attention runs on one device: ceil(batch /
+                               micro_batches / dp) */
+    uint64_t context;       /* decode: tokens in the KV cache; prefill: prompt tokens */
+    double ffn_s;           /* FFN, all layers (ffn_predict, dense layers under EP at T/ep) */
+    double ffn_comm_s;      /* ... its all-reduces and all-to-alls */
+    double attn_proj_s;     /* other: QKV and output projections */
+    double attn_core_s;     /* other: KV-cache read and scores (decode) / attention FLOPs */
+    double attn_comm_s;     /* other: the attention output's TP all-reduce */
+    double lm_head_s;       /* other: the LM head (logits of one token per sequence) */
+    double pp_comm_s;       /* the activations sent from stage to stage (pp - 1 hops) */
+    double pp_bubble;       /* the share of a stage's time it idles: 1 - micro_batches / pp */
+    double step_s;          /* the time the plan sizes against (x p90 with FFN_MARGIN_P90) */
+    double step_p10_s;      /* the range of the predicted (median) step time: x the device's */
+    double step_p90_s;      /* p10 and p90 ratios measured/predicted (ffn_hw_unc_range) */
+    double margin_scale;    /* 1, or the p90 ratio every time above was multiplied by */
+    bool range_default;     /* the ratios are the stated default, not a fit's */
+    double ffn_share;       /* ffn_s / step_s */
+    double kv_read_bytes;   /* decode: KV bytes read per step per device */
     double attn_core_flops;
     ffn_bound ffn_bound;
     ffn_result ffn; /* the FFN result as ffn_predict gives it */
 } ffn_plan_step;
 
-/* One layout TP x EP x replicas, evaluated. */
+/* One layout (ffn_plan_shape) x replicas, evaluated. */
 typedef struct ffn_plan_layout {
-    uint64_t tp, ep, replicas, devices;
+    uint64_t tp, dp, ep, pp; /* the shape */
+    uint64_t replicas, devices;
     bool valid;         /* the layout is possible at all (divisibility, interconnect) */
     bool fits;          /* the model fits at batch 1 */
     bool feasible;      /* meets every SLO, fits, and the devices are within the limit */
@@ -178,10 +214,11 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
 /* True when layout a is better than b under objective (both feasible). */
 bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_objective obj);
 
-/* Memory per device of layout (tp, ep) holding `batch` sequences per replica at `context`
- * tokens each; prefill_tokens > 0 adds the activation peak of a prefill of that many tokens. */
+/* Memory per device of a layout holding `batch` sequences per replica at `context` tokens each
+ * (the device of the stage holding the most: the layers' share plus the embedding or LM head);
+ * prefill_tokens > 0 adds the activation peak of a prefill of that many tokens. */
 int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                    const ffn_plan_opts *o, uint64_t tp, uint64_t ep, uint64_t batch,
+                    const ffn_plan_opts *o, const ffn_plan_shape *shape, uint64_t batch,
                     uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out);
 
 /* Weight bytes of the model on one device of layout (tp, ep), scales and zero points included:
@@ -198,10 +235,12 @@ void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt
  * MLA: the latent, replicated across TP). */
 double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype, uint64_t tp);
 
-/* Step time of layout (tp, ep) for `batch` sequences per replica: decode with `context` tokens
- * in the cache, or prefill of `context` prompt tokens. */
+/* Step time of a layout for `batch` sequences per replica: decode with `context` tokens in the
+ * cache, or prefill of `context` prompt tokens. With pipeline stages, the time one token (or
+ * prompt) takes through all of them: every layer at the micro-batch's sequences plus the
+ * hops between stages; the replica then makes `batch` tokens per step. */
 int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                       const ffn_plan_opts *o, ffn_phase phase, uint64_t tp, uint64_t ep,
+                       const ffn_plan_opts *o, ffn_phase phase, const ffn_plan_shape *shape,
                        uint64_t batch, uint64_t context, ffn_plan_step *out, ffn_diag *diag);
 
 const char *ffn_bottleneck_name(ffn_bottleneck b);
