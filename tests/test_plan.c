@@ -112,6 +112,75 @@ Test(plan, hand_worked_dense_example)
     cr_assert_eq(plan.layouts[0].bottleneck, FFN_BN_CAPACITY);
 }
 
+/* The same LLaMA-2-7B decode on two pipeline stages of one H100 each (docs/plan.md, "Pipeline
+ * stages"), ideal roofline: each stage holds half the layers and, the LM head being untied, one
+ * of the two vocabulary tables, so half the weights and half of each sequence's KV cache; the
+ * batch runs as two micro-batches, and one token of a micro-batch passes every layer and one hop
+ * (the micro-batch's activations over NVLink: latency + ceil(B/2) d b / bandwidth). */
+Test(plan, hand_worked_pipeline_example)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    load_hw("h100-sxm", &hw);
+    load_model("llama2-7b", &m);
+    memset(&hw.eff, 0, sizeof hw.eff);
+    hw.eff.compute_max = 1.0;
+    hw.eff.memory_max = 1.0;
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.prompt = 1024;
+    o.output = 1024;
+    o.tpot_s = 0.020;
+    o.tp[0] = 1;
+    o.n_tp = 1;
+    o.pp[0] = 2;
+    o.n_pp = 1;
+    ffn_diag d;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "%s", d.msg);
+    cr_assert_eq(plan.n_layouts, 1);
+    const ffn_plan_layout *L = &plan.layouts[0];
+    cr_assert(L->feasible, "%s", L->why);
+    cr_assert_eq(L->pp, 2);
+    cr_assert_eq(L->devices, 2);
+    const double D = 4096, F = 11008, Lr = 32, V = 32000, H = 32, hd = 128, ctx = 2048, b = 2;
+    const double bw = hw.mem_bandwidth_bps;
+    const double W = 6738415616.0 * b, kv_seq = ctx * Lr * 2 * H * hd * b;
+    cr_assert_float_eq(L->mem.weight_bytes, W / 2, 1e-3);
+    cr_assert_float_eq(L->mem.kv_bytes_per_seq, kv_seq / 2, 1e-3);
+    /* memory: half the weights, half the KV of every sequence, the logits of a micro-batch */
+    const double usable = hw.mem_capacity_bytes * 0.9;
+    uint64_t mem_batch = 0;
+    for (uint64_t B = 1; B < 4096; B++)
+        if (W / 2 + (double)B * kv_seq / 2 + 4 * V * (double)((B + 1) / 2) <= usable) mem_batch = B;
+    cr_assert_eq(L->mem_batch, mem_batch);
+    /* TPOT(B) = every layer at ceil(B/2) sequences (the dense example's terms) + one hop */
+    const double fixed = Lr * (3 * D * F * b + 4 * D * D * b) + V * D * b;
+    const double per_b =
+        Lr * (2 * (D + F) * b + 4 * D * b + 2 * H * hd * b * ctx + 2 * H * hd * b) + 4 * V + D * b;
+    uint64_t best = 0;
+    double best_step = 0;
+    for (uint64_t B = 1; B <= mem_batch; B++) {
+        const double mb = (double)((B + 1) / 2);
+        const double hop = hw.scaleup.latency_s + mb * D * b / hw.scaleup.bandwidth_bps;
+        const double step = (fixed + per_b * mb) / bw + hop;
+        if (step <= o.tpot_s) best = B, best_step = step;
+    }
+    cr_assert_gt(best, 1);
+    cr_assert_eq(L->max_batch, best);
+    cr_assert_eq(L->step.micro_batches, 2);
+    cr_assert_float_eq(L->step.step_s, best_step, 1e-12 + 1e-9 * best_step, "step %.9g vs %.9g",
+                       L->step.step_s, best_step);
+    cr_assert_float_eq(L->tokens_per_s_device, (double)best / best_step / 2, 1e-6);
+    cr_assert_float_eq(L->step.pp_bubble, 0.0, 1e-12);
+    /* one sequence: one micro-batch, so each stage idles half the time */
+    ffn_plan_step st;
+    const ffn_plan_shape sh = {1, 1, 1, 2};
+    cr_assert_eq(
+        ffn_plan_step_eval(&m, &plan.params, &hw, &o, FFN_PHASE_DECODE, &sh, 1, 2048, &st, &d), 0);
+    cr_assert_eq(st.micro_batches, 1);
+    cr_assert_float_eq(st.pp_bubble, 0.5, 1e-12);
+}
+
 /* Quantized footprints, counted by hand for LLaMA-2-7B (d 4096, f 11008, 32 layers, vocab
  * 32000): int8 weights carry one fp32 scale per output channel (gate and up: f channels of K =
  * d; down: d channels of K = f; the attention projections: d channels each of K = d), int4 with
