@@ -1,7 +1,8 @@
-/* The bench runner (measure/bench_run.c) on tiny shapes: the work it reports through ffnroof's SDE
- * counters equals the kernel descriptor's count and the simulator's count for the same op; the
- * statistics, the reference check, the MoE path, the simulator's view of a case, interruption
- * and bad cases. Runs in well under a second (tiny shapes, --reps-style fixed repetitions). */
+/* The bench runner (measure/bench/bench_run.c) on tiny shapes: the work it reports through
+ * ffnroof's SDE counters equals the kernel descriptor's count and the simulator's count for the
+ * same op; the statistics, the reference check, the MoE path, the simulator's view of a case,
+ * interruption and bad cases. Runs in well under a second (tiny shapes, --reps-style fixed
+ * repetitions). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <signal.h>
@@ -433,7 +434,7 @@ Test(bench, model_cases_cover_every_phase_and_batch)
                  FFN_EINVAL);
 }
 
-/* report --quick's cases (measure/bench_quick.c): the scaled llama2-7b and Mixtral layers, bf16
+/* report --quick's cases (measure/calibrate/quick.c): the scaled llama2-7b and Mixtral layers, bf16
  * only with a bf16 kernel; and the rerun of the largest fp32 decode and the fp32 prefill fit
  * runs (held-out runs, other dtypes and failed runs are passed over). */
 Test(bench, quick_cases_and_the_drift_rerun)

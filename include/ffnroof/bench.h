@@ -91,7 +91,7 @@ int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n, const
                   ffn_diag *diag);
 
 /* ---------------------------------------------------------------------------------------------
- * `ffnroof report --quick` (measure/bench_quick.c). */
+ * `ffnroof report --quick` (measure/calibrate/quick.c). */
 
 /* Its layers: shaped like llama2-7b's (d 4096, f 11008, SwiGLU) and Mixtral-8x7B's (d 4096, f
  * 14336, 8 experts, top-2), scaled down by 4 and 8 in d and f so that their fp32 weights (34 MB
