@@ -145,24 +145,34 @@ static void print_error_summary(FILE *fp, const ffn_bench_result *r, size_t n)
                 ffn_phase_name(r[worst].c.phase), r[worst].c.tokens);
 }
 
-/* Run `ffnroof calibrate --quick` in this process, its table going to stderr. */
+/* No spec given and none remembered: calibrate this host quickly first (the pipeline of
+ * `ffnroof calibrate --quick`), remember the spec in FFN_LAST_CAL_DIR and show its table on
+ * stderr; stdout stays the bench's. 0 or an exit code. */
 static int calibrate_first(void)
 {
+    static const char cal_cmd[] = "calibrate";
     fprintf(stderr,
             "ffnroof bench: no calibration at %s/hw.yaml: running `ffnroof calibrate "
             "--quick` first\n",
             FFN_LAST_CAL_DIR);
-    fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    if (saved < 0) return FFN_EXIT_FAIL;
-    dup2(STDERR_FILENO, STDOUT_FILENO);
-    char a0[] = "calibrate", a1[] = "--quick";
-    char *av[] = {a0, a1, NULL};
-    int rc = ffn_cmd_calibrate(2, av);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    return rc;
+    ffn_isa isa;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    if (ffn_isa_selected(&isa, &dg)) return ffn_cli_fail(FFN_EXIT_USAGE, cal_cmd, "%s", dg.msg);
+    int rc = ffn_prof_mkdirs(cal_cmd, FFN_LAST_CAL_DIR);
+    if (rc) return rc;
+    double load[3] = {-1, -1, -1};
+    ffn_prof_loadavg(load);
+    ffn_prof_sigint_install();
+    static ffn_cal_record r;
+    const ffn_cal_opts co = {.mode = FFN_KCAL_QUICK, .stop = ffn_prof_stop_flag()};
+    ffn_cal_step failed = FFN_CAL_STEP_DONE;
+    rc = ffn_prof_cal_run(cal_cmd, "calibrate --quick", &co, load, &r, &failed);
+    if (rc) return ffn_prof_cal_fail(cal_cmd, rc, failed);
+    if ((rc = ffn_prof_cal_write(cal_cmd, FFN_LAST_CAL_DIR, &r, load, false))) return rc;
+    ffn_prof_cal_table(stderr, &r, FFN_LAST_CAL_DIR);
+    if (r.notes[0]) fprintf(stderr, "note: %s\n", r.notes);
+    return r.complete ? FFN_EXIT_OK : FFN_EXIT_FAIL;
 }
 
 int ffn_cmd_bench(int argc, char **argv)
