@@ -202,8 +202,8 @@ int ffn_prof_cal_write(const char *cmd, const char *dir, const ffn_cal_record *r
         ffn_calib_meta m = ffn_prof_cal_meta(r, load, NULL);
         m.notes = "interrupted during the kernel runs: no spec written";
         if ((rc = write_json(cmd, json_path, r, r->kcal.n_runs ? &r->kcal : NULL, &m))) return rc;
-        return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "interrupted: %s kept the finished runs, no spec written",
-                            json_path);
+        return ffn_cli_fail(FFN_EXIT_FAIL, cmd,
+                            "interrupted: %s kept the finished runs, no spec written", json_path);
     }
     ffn_diag d;
     ffn_diag_clear(&d);

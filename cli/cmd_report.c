@@ -232,7 +232,8 @@ static int report_quick(const rep_opts *o)
     if (rc)
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "calibration %s",
                             rc == FFN_EINTERRUPTED ? "interrupted" : ffn_strerror(rc));
-    if (cr.interrupted) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted during the kernel fit");
+    if (cr.interrupted)
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted during the kernel fit");
     if ((rc = ffn_prof_cal_write(CMD, cal_dir, &cr, load, false))) return rc;
     const ffn_calibration *const cal = &cr.cal;
     ffn_hw *const hw = &cr.hw;

@@ -42,8 +42,9 @@ typedef struct ffn_cal_progress {
 } ffn_cal_progress;
 
 typedef struct ffn_cal_opts {
-    ffn_kcal_mode mode; /* FULL (1-2 minutes), QUICK (10-15 s), TINY (tests: figures mean nothing) */
-    int threads;        /* the "all cores" thread count; 0 = every CPU this process may use */
+    ffn_kcal_mode
+        mode;    /* FULL (1-2 minutes), QUICK (10-15 s), TINY (tests: figures mean nothing) */
+    int threads; /* the "all cores" thread count; 0 = every CPU this process may use */
     const volatile sig_atomic_t *stop; /* non-zero asks the kernel fit to stop; may be NULL */
 } ffn_cal_opts;
 
@@ -55,12 +56,12 @@ typedef struct ffn_cal_record {
     bool use_amx;         /* the bf16 roof is AMX's (ffn_calibration_bf16_amx_here) */
     /* the peak kind behind each dtype's roof (ffn_peak_name strings, static), NULL when none */
     const char *peak_kind[FFN_DT_COUNT];
-    int fit_rc;          /* ffn_bench_fit_eff's code: 0, FFN_EINTERRUPTED or its failure */
-    bool interrupted;    /* the kernel fit was stopped (fit_rc FFN_EINTERRUPTED or *stop set) */
-    bool complete;       /* roofs and fit finished: the spec is worth writing */
+    int fit_rc;            /* ffn_bench_fit_eff's code: 0, FFN_EINTERRUPTED or its failure */
+    bool interrupted;      /* the kernel fit was stopped (fit_rc FFN_EINTERRUPTED or *stop set) */
+    bool complete;         /* roofs and fit finished: the spec is worth writing */
     char fit_warning[320]; /* ffn_hw_fit_warning's sentence, "" when none or interrupted */
-    char notes[2048];      /* "; "-separated: a fit failure, the fit's own notes, what callers add */
-    ffn_diag diag;         /* the fit's failure, when fit_rc is neither 0 nor FFN_EINTERRUPTED */
+    char notes[2048]; /* "; "-separated: a fit failure, the fit's own notes, what callers add */
+    ffn_diag diag;    /* the fit's failure, when fit_rc is neither 0 nor FFN_EINTERRUPTED */
 } ffn_cal_record;
 
 /* Run the steps in order into *out. Returns 0 when a spec was made (out->complete says whether

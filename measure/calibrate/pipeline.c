@@ -120,7 +120,8 @@ int ffn_cal_pipeline_run(const ffn_cal_opts *opts, const ffn_cal_progress *progr
         note(out, text);
     }
     ffn_bench_fit_quality(krc == 0 ? &out->kcal : NULL, &out->hw.fit);
-    if (out->interrupted || !ffn_hw_fit_warning(&out->hw, out->fit_warning, sizeof out->fit_warning))
+    if (out->interrupted ||
+        !ffn_hw_fit_warning(&out->hw, out->fit_warning, sizeof out->fit_warning))
         out->fit_warning[0] = '\0';
     if (krc) {
         /* keep a usable spec: the roofline with neutral efficiency */
