@@ -1,8 +1,9 @@
 /* `ffnroof bench`: ffnroof's FFN kernels (dense and MoE) on this host for a model's shapes or a
  * given shape, side by side with the library peers, under PAPI counters, against the roofline
- * and the simulator's prediction on a spec (default: the last calibration). The measuring is
- * measure/bench_run.c; this file parses, picks the spec, prints and writes DIR/bench.json and
- * DIR/bench.csv (docs/formats-bench.md). */
+ * and the simulator's prediction on a spec (default: the last calibration, made first when there
+ * is none). The measuring is measure/bench/ (bench_run.c, the cases, the counter set); this file
+ * parses, orders the steps, picks the spec, prints and writes DIR/bench.json and DIR/bench.csv
+ * (docs/formats-bench.md). */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "cli_prof.h"
