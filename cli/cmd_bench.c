@@ -1,8 +1,9 @@
 /* `ffnroof bench`: ffnroof's FFN kernels (dense and MoE) on this host for a model's shapes or a
  * given shape, side by side with the library peers, under PAPI counters, against the roofline
- * and the simulator's prediction on a spec (default: the last calibration). The measuring is
- * measure/bench_run.c; this file parses, picks the spec, prints and writes DIR/bench.json and
- * DIR/bench.csv (docs/formats-bench.md). */
+ * and the simulator's prediction on a spec (default: the last calibration, made first when there
+ * is none). The measuring is measure/bench/ (bench_run.c, the cases, the counter set); this file
+ * parses, orders the steps, picks the spec, prints and writes DIR/bench.json and DIR/bench.csv
+ * (docs/formats-bench.md). */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "cli_prof.h"
@@ -131,98 +132,112 @@ static void host_date(char *buf, size_t n, bool compact)
 /* Several cases: how well the spec predicted them, in one line under the table. */
 static void print_error_summary(FILE *fp, const ffn_bench_result *r, size_t n)
 {
-    double e[256];
-    size_t ne = 0, worst = 0;
-    for (size_t i = 0; i < n && ne < sizeof e / sizeof e[0]; i++) {
-        if (!isfinite(r[i].prediction_error)) continue;
-        if (!ne || fabs(r[i].prediction_error) > fabs(r[worst].prediction_error)) worst = i;
-        e[ne++] = fabs(r[i].prediction_error);
-    }
-    ffn_stats st;
-    if (ne > 1 && ffn_stats_compute(e, ne, &st) == 0)
+    double med, max;
+    size_t worst;
+    const size_t ne = ffn_bench_error_summary(r, n, &med, &max, &worst);
+    if (ne > 1)
         fprintf(fp, "prediction |err| over %zu cases: median %.1f%%, worst %.1f%% (%s %s T=%zu)\n",
-                ne, 100 * st.median, 100 * st.max, r[worst].c.kind == FFN_BENCH_MOE ? "moe" : "ffn",
+                ne, 100 * med, 100 * max, r[worst].c.kind == FFN_BENCH_MOE ? "moe" : "ffn",
                 ffn_phase_name(r[worst].c.phase), r[worst].c.tokens);
 }
 
-/* Run `ffnroof calibrate --quick` in this process, its table going to stderr. */
+/* No spec given and none remembered: calibrate this host quickly first (the pipeline of
+ * `ffnroof calibrate --quick`), remember the spec in FFN_LAST_CAL_DIR and show its table on
+ * stderr; stdout stays the bench's. 0 or an exit code. */
 static int calibrate_first(void)
 {
+    static const char cal_cmd[] = "calibrate";
     fprintf(stderr,
             "ffnroof bench: no calibration at %s/hw.yaml: running `ffnroof calibrate "
             "--quick` first\n",
             FFN_LAST_CAL_DIR);
-    fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    if (saved < 0) return FFN_EXIT_FAIL;
-    dup2(STDERR_FILENO, STDOUT_FILENO);
-    char a0[] = "calibrate", a1[] = "--quick";
-    char *av[] = {a0, a1, NULL};
-    int rc = ffn_cmd_calibrate(2, av);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    return rc;
+    ffn_isa isa;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    if (ffn_isa_selected(&isa, &dg)) return ffn_cli_fail(FFN_EXIT_USAGE, cal_cmd, "%s", dg.msg);
+    int rc = ffn_prof_mkdirs(cal_cmd, FFN_LAST_CAL_DIR);
+    if (rc) return rc;
+    double load[3] = {-1, -1, -1};
+    ffn_prof_loadavg(load);
+    ffn_prof_sigint_install();
+    static ffn_cal_record r;
+    const ffn_cal_opts co = {.mode = FFN_KCAL_QUICK, .stop = ffn_prof_stop_flag()};
+    ffn_cal_step failed = FFN_CAL_STEP_DONE;
+    rc = ffn_prof_cal_run(cal_cmd, "calibrate --quick", &co, load, &r, &failed);
+    if (rc) return ffn_prof_cal_fail(cal_cmd, rc, failed);
+    if ((rc = ffn_prof_cal_write(cal_cmd, FFN_LAST_CAL_DIR, &r, load, false))) return rc;
+    ffn_prof_cal_table(stderr, &r, FFN_LAST_CAL_DIR);
+    if (r.notes[0]) fprintf(stderr, "note: %s\n", r.notes);
+    return r.complete ? FFN_EXIT_OK : FFN_EXIT_FAIL;
 }
 
-int ffn_cmd_bench(int argc, char **argv)
-{
-    const char *hw_name = NULL, *model_name = NULL, *shape_s = NULL, *experts_s = NULL;
-    const char *events_s = NULL, *out_dir = NULL;
-    unsigned phases = 0; /* bit 0 prefill, bit 1 decode; 0 = default */
-    uint64_t batches[MAX_BATCHES] = {1};
-    size_t n_batches = 1;
-    uint64_t seq = 512, threads = 0, reps = 0;
+/* What the command line asks for. */
+typedef struct bench_args {
+    const char *hw_name, *model_name, *shape_s, *experts_s, *events_s, *out_dir;
+    unsigned phases; /* bit 0 prefill, bit 1 decode; 0 = default */
+    uint64_t batches[MAX_BATCHES];
+    size_t n_batches;
+    uint64_t seq, threads, reps, group;
+    ffn_dtype wdt, adt;
+    bool zero_point;
+    ffn_format fmt;
     ffn_bench_opts bo;
-    memset(&bo, 0, sizeof bo);
-    bo.seed = 1;
-    ffn_dtype wdt = FFN_DT_FP32, adt = FFN_DT_FP32;
-    uint64_t group = 0;
-    bool zero_point = false;
-    ffn_format fmt = FFN_FMT_TABLE;
+    char out_buf[512];
+} bench_args;
+
+/* argv into *a: -1 to go on, else the exit code (help, --isa list, bad usage). */
+static int parse_args(int argc, char **argv, bench_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->batches[0] = 1;
+    a->n_batches = 1;
+    a->seq = 512;
+    a->bo.seed = 1;
+    a->wdt = a->adt = FFN_DT_FP32;
+    a->fmt = FFN_FMT_TABLE;
     int c, rc;
     ffn_cli_seen seen = {0};
-    ffn_cli_bind_str(&seen, FFN_O_HW, &hw_name);
-    ffn_cli_bind_str(&seen, FFN_O_MODEL, &model_name);
-    ffn_cli_bind_str(&seen, FFN_O_SHAPE, &shape_s);
-    ffn_cli_bind_str(&seen, FFN_O_EXPERTS, &experts_s);
-    ffn_cli_bind_phases(&seen, FFN_O_PHASE, &phases);
-    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 16, batches, MAX_BATCHES, &n_batches);
-    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 20, &seq);
-    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &threads);
-    ffn_cli_bind_str(&seen, FFN_O_EVENTS, &events_s);
-    ffn_cli_bind_u64(&seen, FFN_O_REPS, 1, 400, &reps);
-    ffn_cli_bind_flag(&seen, FFN_O_VERIFY, &bo.verify);
-    ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &fmt);
-    ffn_cli_bind_str(&seen, FFN_O_OUT, &out_dir);
-    ffn_cli_bind_flag(&seen, FFN_O_WARM, &bo.warm);
-    ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &zero_point);
+    ffn_cli_bind_str(&seen, FFN_O_HW, &a->hw_name);
+    ffn_cli_bind_str(&seen, FFN_O_MODEL, &a->model_name);
+    ffn_cli_bind_str(&seen, FFN_O_SHAPE, &a->shape_s);
+    ffn_cli_bind_str(&seen, FFN_O_EXPERTS, &a->experts_s);
+    ffn_cli_bind_phases(&seen, FFN_O_PHASE, &a->phases);
+    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 16, a->batches, MAX_BATCHES, &a->n_batches);
+    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 20, &a->seq);
+    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &a->threads);
+    ffn_cli_bind_str(&seen, FFN_O_EVENTS, &a->events_s);
+    ffn_cli_bind_u64(&seen, FFN_O_REPS, 1, 400, &a->reps);
+    ffn_cli_bind_flag(&seen, FFN_O_VERIFY, &a->bo.verify);
+    ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &a->fmt);
+    ffn_cli_bind_str(&seen, FFN_O_OUT, &a->out_dir);
+    ffn_cli_bind_flag(&seen, FFN_O_WARM, &a->bo.warm);
+    ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &a->zero_point);
     static const int handled[] = {FFN_O_DTYPE, FFN_O_GROUP, FFN_O_ADTYPE,
                                   FFN_O_ISA,   FFN_O_PEERS, 0};
     while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
         case FFN_O_DTYPE:
-            if (ffn_dtype_parse(optarg, &wdt) ||
-                (wdt != FFN_DT_FP32 && wdt != FFN_DT_BF16 && wdt != FFN_DT_FP16 &&
-                 wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4))
+            if (ffn_dtype_parse(optarg, &a->wdt) ||
+                (a->wdt != FFN_DT_FP32 && a->wdt != FFN_DT_BF16 && a->wdt != FFN_DT_FP16 &&
+                 a->wdt != FFN_DT_INT8 && a->wdt != FFN_DT_INT4))
                 return ffn_cli_usage(
                     CMD, "--dtype must be fp32, bf16, fp16, int8 or int4; got '%s'", optarg);
             break;
         case FFN_O_GROUP:
-            if ((rc = ffn_cli_u64(CMD, "--group", optarg, 1, 1u << 20, &group))) return rc;
-            if (group != 32 && group != 64 && group != 128)
+            if ((rc = ffn_cli_u64(CMD, "--group", optarg, 1, 1u << 20, &a->group))) return rc;
+            if (a->group != 32 && a->group != 64 && a->group != 128)
                 return ffn_cli_usage(CMD, "--group must be 32, 64 or 128; got %llu",
-                                     (unsigned long long)group);
+                                     (unsigned long long)a->group);
             break;
         case FFN_O_ADTYPE:
-            if (ffn_dtype_parse(optarg, &adt) ||
-                (adt != FFN_DT_FP32 && adt != FFN_DT_BF16 && adt != FFN_DT_INT8))
+            if (ffn_dtype_parse(optarg, &a->adt) ||
+                (a->adt != FFN_DT_FP32 && a->adt != FFN_DT_BF16 && a->adt != FFN_DT_INT8))
                 return ffn_cli_usage(CMD, "--adtype must be fp32, bf16 or int8; got '%s'", optarg);
             break;
         case FFN_O_ISA:
             if (!strcmp(optarg, "auto")) {
-                bo.isa_set = false;
+                a->bo.isa_set = false;
             } else if (!strcmp(optarg, "list")) {
                 return ffn_cli_cpu_report(FFN_FMT_TABLE);
             } else {
@@ -241,8 +256,8 @@ int ffn_cmd_bench(int argc, char **argv)
                         ffn_isa_built(isa) ? "this CPU lacks " : "not built into this binary",
                         ffn_isa_built(isa) ? miss : "", usable);
                 }
-                bo.isa_set = true;
-                bo.isa = isa;
+                a->bo.isa_set = true;
+                a->bo.isa = isa;
             }
             break;
         case FFN_O_PEERS: {
@@ -260,7 +275,7 @@ int ffn_cmd_bench(int argc, char **argv)
                                         "--peers %s: not found when ffnroof "
                                         "was built",
                                         t);
-                bo.peers[found] = true;
+                a->bo.peers[found] = true;
             }
             break;
         }
@@ -269,108 +284,109 @@ int ffn_cmd_bench(int argc, char **argv)
         }
     }
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-    if (!model_name == !shape_s)
+    if (!a->model_name == !a->shape_s)
         return ffn_cli_usage(CMD, "give exactly one of --model and --shape");
-    if (shape_s && (ffn_cli_given(&seen, FFN_O_BATCH) || ffn_cli_given(&seen, FFN_O_SEQ)))
+    if (a->shape_s && (ffn_cli_given(&seen, FFN_O_BATCH) || ffn_cli_given(&seen, FFN_O_SEQ)))
         return ffn_cli_usage(CMD, "--batch and --seq go with --model; --shape gives T itself");
-    if (experts_s && !shape_s) return ffn_cli_usage(CMD, "--experts goes with --shape");
-    bo.threads = (int)threads;
-    bo.reps = reps;
-    if (group && wdt != FFN_DT_INT4) return ffn_cli_usage(CMD, "--group goes with --dtype int4");
-    if (zero_point && wdt != FFN_DT_INT4)
+    if (a->experts_s && !a->shape_s) return ffn_cli_usage(CMD, "--experts goes with --shape");
+    a->bo.threads = (int)a->threads;
+    a->bo.reps = a->reps;
+    if (a->group && a->wdt != FFN_DT_INT4)
+        return ffn_cli_usage(CMD, "--group goes with --dtype int4");
+    if (a->zero_point && a->wdt != FFN_DT_INT4)
         return ffn_cli_usage(CMD, "--zero-point goes with --dtype int4");
-    if (adt != FFN_DT_FP32 && wdt != FFN_DT_INT8 && wdt != FFN_DT_INT4)
+    if (a->adt != FFN_DT_FP32 && a->wdt != FFN_DT_INT8 && a->wdt != FFN_DT_INT4)
         return ffn_cli_usage(CMD, "--adtype %s goes with --dtype int8 or int4",
-                             ffn_dtype_name(adt));
-    if (adt == FFN_DT_INT8 && wdt != FFN_DT_INT8)
+                             ffn_dtype_name(a->adt));
+    if (a->adt == FFN_DT_INT8 && a->wdt != FFN_DT_INT8)
         return ffn_cli_usage(CMD, "--adtype int8 (W8A8) goes with --dtype int8");
-    if (wdt == FFN_DT_INT4 && !group) group = 128;
+    if (a->wdt == FFN_DT_INT4 && !a->group) a->group = 128;
+    return -1;
+}
 
-    /* the cases */
-    static ffn_bench_case cases[MAX_CASES];
-    size_t n = 0;
-    char notes[1024] = "";
-    if (shape_s) {
+/* The cases of a run into cases[0..*n) (notes: what they leave out of the model), checked
+ * against what this host can run. 0 or the exit code. */
+static int make_cases(const bench_args *a, ffn_bench_case *cases, size_t *n, char *notes, size_t nn)
+{
+    int rc;
+    if (a->shape_s) {
         uint64_t s3[3];
         ffn_act act;
-        if ((rc = parse_shape(shape_s, s3, &act))) return rc;
-        ffn_bench_case *k = &cases[n++];
-        memset(k, 0, sizeof *k);
-        k->kind = FFN_BENCH_DENSE;
-        k->tokens = s3[0];
-        k->shape.d = s3[1];
-        k->shape.f = s3[2];
-        k->shape.act = act;
-        k->shape.group = (unsigned)group;
-        k->shape.zero_point = zero_point;
-        k->wdtype = wdt;
-        k->adtype = adt;
-        k->phase =
-            phases == 2 || (phases == 0 && s3[0] == 1) ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
-        if (phases == 3) return ffn_cli_usage(CMD, "--phase both needs --model");
-        k->batch = k->phase == FFN_PHASE_DECODE ? s3[0] : 1;
-        k->seq = k->phase == FFN_PHASE_DECODE ? 0 : s3[0];
-        if (experts_s) {
-            uint64_t ek[2];
+        if ((rc = parse_shape(a->shape_s, s3, &act))) return rc;
+        if (a->phases == 3) return ffn_cli_usage(CMD, "--phase both needs --model");
+        uint64_t ek[2] = {0, 0};
+        if (a->experts_s) {
             size_t ne = 0;
-            if ((rc = ffn_cli_u64_list(CMD, "--experts", experts_s, 1, 4096, ek, 2, &ne)))
+            if ((rc = ffn_cli_u64_list(CMD, "--experts", a->experts_s, 1, 4096, ek, 2, &ne)))
                 return rc;
             if (ne != 2) return ffn_cli_usage(CMD, "--experts wants E,k");
             if (ek[1] > ek[0])
                 return ffn_cli_usage(CMD, "--experts: k = %llu is larger than E = %llu",
                                      (unsigned long long)ek[1], (unsigned long long)ek[0]);
-            k->kind = FFN_BENCH_MOE;
-            k->n_experts = ek[0];
-            k->top_k = ek[1];
         }
-    } else {
-        static ffn_model m;
-        if ((rc = ffn_cli_load_model(CMD, model_name, &m))) return rc;
         ffn_bench_case tmpl;
         memset(&tmpl, 0, sizeof tmpl);
-        tmpl.shape.group = (unsigned)group;
-        tmpl.shape.zero_point = zero_point;
-        tmpl.wdtype = wdt;
-        tmpl.adtype = adt;
+        tmpl.shape.group = (unsigned)a->group;
+        tmpl.shape.zero_point = a->zero_point;
+        tmpl.wdtype = a->wdt;
+        tmpl.adtype = a->adt;
+        ffn_bench_shape_case(&tmpl, s3[0], s3[1], s3[2], act, a->phases, ek[0], ek[1],
+                             &cases[(*n)++]);
+    } else {
+        static ffn_model m;
+        if ((rc = ffn_cli_load_model(CMD, a->model_name, &m))) return rc;
+        ffn_bench_case tmpl;
+        memset(&tmpl, 0, sizeof tmpl);
+        tmpl.shape.group = (unsigned)a->group;
+        tmpl.shape.zero_point = a->zero_point;
+        tmpl.wdtype = a->wdt;
+        tmpl.adtype = a->adt;
         ffn_diag md;
-        if (ffn_bench_model_cases(&m, &tmpl, phases ? phases : 3, batches, n_batches, seq, cases,
-                                  MAX_CASES, &n, notes, sizeof notes, &md))
+        if (ffn_bench_model_cases(&m, &tmpl, a->phases ? a->phases : 3, a->batches, a->n_batches,
+                                  a->seq, cases, MAX_CASES, n, notes, nn, &md))
             return ffn_cli_usage(CMD, "%s", md.msg);
     }
     ffn_diag d;
     ffn_diag_clear(&d);
-    for (size_t i = 0; i < n; i++)
-        if ((rc = ffn_bench_case_check(&cases[i], &bo, &d)))
+    for (size_t i = 0; i < *n; i++)
+        if ((rc = ffn_bench_case_check(&cases[i], &a->bo, &d)))
             return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", d.msg);
-    /* the output folder, before anything runs */
-    char out_buf[512];
-    if (!out_dir) {
-        char stamp[32];
-        host_date(stamp, sizeof stamp, true);
-        snprintf(out_buf, sizeof out_buf, "results/bench-%s-%ld", stamp, (long)getpid());
-        out_dir = out_buf;
-    }
-    if ((rc = ffn_prof_mkdirs(CMD, out_dir))) return rc;
+    return 0;
+}
 
-    /* counters */
+/* The counters a run reads and what the probe found. */
+typedef struct bench_counters {
     ffn_papi_probe probe;
-    ffn_papi_probe_run(&probe);
     const char *ev[MAX_EVENTS];
-    size_t n_ev = 0;
+    size_t n_ev;
     char ev_buf[1024];
-    ffn_counters *ctr = NULL;
-    if (events_s) {
-        if (!probe.built_in)
+    ffn_counters *ctr; /* NULL: none (timers only) */
+} bench_counters;
+
+/* --events, or the default counter set where PAPI is built in (best effort: none when the host
+ * counts nothing); a note on what cannot be counted goes into notes and stderr. 0 or the exit
+ * code. */
+static int open_counters(const bench_args *a, bench_counters *bc, char *notes, size_t nn)
+{
+    ffn_papi_probe_run(&bc->probe);
+    bc->n_ev = 0;
+    bc->ctr = NULL;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    int rc;
+    if (a->events_s) {
+        if (!bc->probe.built_in)
             return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--events: ffnroof was built without PAPI");
-        snprintf(ev_buf, sizeof ev_buf, "%s", events_s);
+        snprintf(bc->ev_buf, sizeof bc->ev_buf, "%s", a->events_s);
         char *save = NULL;
-        for (char *t = strtok_r(ev_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            if (n_ev >= MAX_EVENTS) return ffn_cli_usage(CMD, "--events: at most %d", MAX_EVENTS);
-            ev[n_ev++] = t;
+        for (char *t = strtok_r(bc->ev_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (bc->n_ev >= MAX_EVENTS)
+                return ffn_cli_usage(CMD, "--events: at most %d", MAX_EVENTS);
+            bc->ev[bc->n_ev++] = t;
         }
-        if (!n_ev) return ffn_cli_usage(CMD, "--events: empty list");
+        if (!bc->n_ev) return ffn_cli_usage(CMD, "--events: empty list");
         ffn_sde_init();
-        if ((rc = ffn_counters_create(ev, n_ev, true, &ctr, &d))) {
+        if ((rc = ffn_counters_create(bc->ev, bc->n_ev, true, &bc->ctr, &d))) {
             /* one line: the diag names the event and lists what is available */
             char line[600];
             ffn_diag_format(&d, line, sizeof line);
@@ -378,62 +394,120 @@ int ffn_cmd_bench(int argc, char **argv)
                 if (*p == '\n') *p = ' ';
             return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "--events: %s", line);
         }
-    } else if (probe.built_in) {
-        for (int i = 0; i < FFN_PAPI_N_DEFAULT; i++)
-            ev[n_ev++] = ffn_papi_default_events[i];
-        for (int i = 0; i < FFN_SDE_N; i++)
-            ev[n_ev++] = ffn_sde_event_names[i];
+    } else if (bc->probe.built_in) {
+        bc->n_ev = ffn_bench_default_events(bc->ev, MAX_EVENTS);
         ffn_sde_init();
-        if (ffn_counters_create(ev, n_ev, false, &ctr, &d)) {
-            ctr = NULL;
-            n_ev = 0;
+        if (ffn_counters_create(bc->ev, bc->n_ev, false, &bc->ctr, &d)) {
+            bc->ctr = NULL;
+            bc->n_ev = 0;
         }
     }
     {
-        size_t l = strlen(notes);
-        if (!probe.built_in)
-            snprintf(notes + l, sizeof notes - l,
-                     "%scounters: ffnroof was built without PAPI, "
-                     "timers only",
-                     l ? "; " : "");
-        else if (probe.n_events_available == 0 && !events_s)
-            snprintf(notes + l, sizeof notes - l,
-                     "%sno hardware counters here (%s); the SDE "
-                     "events are read through PAPI",
-                     l ? "; " : "",
-                     probe.cpu_disabled_reason[0] ? probe.cpu_disabled_reason
-                     : probe.cpu_pmu_exported     ? "every hardware event failed"
-                                                  : "the kernel exports no CPU PMU");
-        if (!probe.built_in || (probe.n_events_available == 0 && !events_s))
-            fprintf(stderr, "ffnroof bench: note: %s\n", notes + l + (l ? 2 : 0));
+        char note[400];
+        if (ffn_bench_counters_note(&bc->probe, a->events_s != NULL, note, sizeof note)) {
+            size_t l = strlen(notes);
+            snprintf(notes + l, nn - l, "%s%s", l ? "; " : "", note);
+            fprintf(stderr, "ffnroof bench: note: %s\n", note);
+        }
     }
-    bo.counters = ctr;
-    bo.event_names = ev;
-    bo.n_events = n_ev;
+    return 0;
+}
 
-    /* the spec */
-    static ffn_hw hw;
-    char spec_file[1024];
-    if (hw_name) {
-        if ((rc = ffn_cli_resolve(CMD, "hw", hw_name, spec_file, sizeof spec_file))) goto out;
-        if ((rc = ffn_cli_load_hw(CMD, hw_name, &hw))) goto out;
+/* The spec for the roofline and the prediction: --hw, else the last calibration (made first,
+ * quickly, when there is none). Its file into spec_file (nsf bytes). 0 or the exit code. */
+static int load_spec(const bench_args *a, ffn_hw *hw, char *spec_file, size_t nsf)
+{
+    int rc;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    if (a->hw_name) {
+        if ((rc = ffn_cli_resolve(CMD, "hw", a->hw_name, spec_file, nsf))) return rc;
+        if ((rc = ffn_cli_load_hw(CMD, a->hw_name, hw))) return rc;
     } else {
-        snprintf(spec_file, sizeof spec_file, "%s/hw.yaml", FFN_LAST_CAL_DIR);
+        snprintf(spec_file, nsf, "%s/hw.yaml", FFN_LAST_CAL_DIR);
         if (access(spec_file, R_OK) != 0) {
-            if ((rc = calibrate_first()) != FFN_EXIT_OK) {
-                rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the calibration failed");
-                goto out;
-            }
+            if (calibrate_first() != FFN_EXIT_OK)
+                return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the calibration failed");
         }
-        if ((rc = ffn_hw_load(spec_file, &hw, &d))) {
-            rc = ffn_cli_diag(&d);
-            goto out;
-        }
+        if (ffn_hw_load(spec_file, hw, &d)) return ffn_cli_diag(&d);
     }
     {
         char fw[320];
-        if (ffn_hw_fit_warning(&hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", CMD, fw);
+        if (ffn_hw_fit_warning(hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", CMD, fw);
     }
+    return 0;
+}
+
+/* The results: DIR/bench.json and DIR/bench.csv (also what finished before an interruption or
+ * a failure; brc: how the run ended), then stdout in the format asked for. 0 or the exit code. */
+static int write_results(const bench_args *a, int argc, char **argv, const bench_counters *bc,
+                         const ffn_hw *hw, const char *spec_file, const ffn_bench_result *res,
+                         size_t done, int brc, const double load[3], const char *notes)
+{
+    char date[32], command[2048] = "ffnroof";
+    host_date(date, sizeof date, false);
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(command);
+        snprintf(command + l, sizeof command - l, " %s", argv[i]);
+    }
+    ffn_host_info host;
+    ffn_host_info_get(&host);
+    ffn_bench_meta m = ffn_prof_bench_meta(date, command, brc, &host, load, hw, spec_file);
+    m.probe = &bc->probe;
+    m.sde_read = bc->probe.sde_works && bc->ctr;
+    m.events = bc->ev;
+    m.n_events = bc->n_ev;
+    m.notes = notes;
+    char path[1100];
+    ffn_cli_out o;
+    int rc;
+    snprintf(path, sizeof path, "%s/bench.json", a->out_dir);
+    if ((rc = ffn_cli_out_open(CMD, &o, path))) return rc;
+    if ((rc = ffn_cli_out_close(CMD, &o, ffn_bench_write_json(o.fp, &m, res, done) == 0)))
+        return rc;
+    snprintf(path, sizeof path, "%s/bench.csv", a->out_dir);
+    if ((rc = ffn_cli_out_open(CMD, &o, path))) return rc;
+    if ((rc = ffn_cli_out_close(CMD, &o, ffn_bench_write_csv(o.fp, &m, res, done) == 0))) return rc;
+
+    bool any_peer = false;
+    for (int p = 0; p < FFN_PEER_COUNT; p++)
+        any_peer = any_peer || a->bo.peers[p];
+    if (a->fmt == FFN_FMT_JSON)
+        return ffn_bench_write_json(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
+    if (a->fmt == FFN_FMT_CSV)
+        return ffn_bench_write_csv(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
+    ffn_bench_write_table(stdout, hw, spec_file, res, done, any_peer);
+    print_error_summary(stdout, res, done);
+    if (notes[0]) printf("notes: %s\n", notes);
+    printf("wrote %s/bench.json and %s/bench.csv\n", a->out_dir, a->out_dir);
+    return 0;
+}
+
+int ffn_cmd_bench(int argc, char **argv)
+{
+    static bench_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    static ffn_bench_case cases[MAX_CASES];
+    size_t n = 0;
+    char notes[1024] = "";
+    if ((rc = make_cases(&a, cases, &n, notes, sizeof notes))) return rc;
+    /* the output folder, before anything runs */
+    if (!a.out_dir) {
+        char stamp[32];
+        host_date(stamp, sizeof stamp, true);
+        snprintf(a.out_buf, sizeof a.out_buf, "results/bench-%s-%ld", stamp, (long)getpid());
+        a.out_dir = a.out_buf;
+    }
+    if ((rc = ffn_prof_mkdirs(CMD, a.out_dir))) return rc;
+    static bench_counters bc;
+    if ((rc = open_counters(&a, &bc, notes, sizeof notes))) return rc;
+    a.bo.counters = bc.ctr;
+    a.bo.event_names = bc.ev;
+    a.bo.n_events = bc.n_ev;
+    static ffn_hw hw;
+    char spec_file[1024];
+    if ((rc = load_spec(&a, &hw, spec_file, sizeof spec_file))) goto out;
 
     double load[3] = {-1, -1, -1};
     ffn_prof_loadavg(load);
@@ -443,21 +517,16 @@ int ffn_cmd_bench(int argc, char **argv)
     ffn_prof_progress prog;
     ffn_prof_progress_init(&prog, "bench");
     ffn_prof_sigint_install();
-    bo.stop = ffn_prof_stop_flag();
-    int brc = ffn_bench_run(&hw, cases, n, &bo, ffn_prof_progress_case, &prog, res, &done, &d);
+    a.bo.stop = ffn_prof_stop_flag();
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    const int brc =
+        ffn_bench_run(&hw, cases, n, &a.bo, ffn_prof_progress_case, &prog, res, &done, &d);
     ffn_prof_progress_end(&prog);
     if (brc && brc != FFN_EINTERRUPTED) {
         char line[600];
         ffn_diag_format(&d, line, sizeof line);
         ffn_cli_fail(FFN_EXIT_FAIL, CMD, "%s", line);
-    }
-
-    /* write the results (also what finished before an interruption or a failure) */
-    char date[32], command[2048] = "ffnroof";
-    host_date(date, sizeof date, false);
-    for (int i = 0; i < argc; i++) {
-        size_t l = strlen(command);
-        snprintf(command + l, sizeof command - l, " %s", argv[i]);
     }
     const int threads_run = res[0].threads > 0 ? res[0].threads : 1;
     const ffn_prof_steal steal1 = ffn_prof_steal_now();
@@ -465,47 +534,18 @@ int ffn_cmd_bench(int argc, char **argv)
     if (load[0] > (double)threads_run * 0.5) {
         size_t l = strlen(notes);
         snprintf(notes + l, sizeof notes - l,
-                 "%sload average %.2f at the start: other work was "
-                 "running",
-                 l ? "; " : "", load[0]);
+                 "%sload average %.2f at the start: other work was running", l ? "; " : "",
+                 load[0]);
     }
-    ffn_host_info host;
-    ffn_host_info_get(&host);
-    ffn_bench_meta m = ffn_prof_bench_meta(date, command, brc, &host, load, &hw, spec_file);
-    m.probe = &probe;
-    m.sde_read = probe.sde_works && ctr;
-    m.events = ev;
-    m.n_events = n_ev;
-    m.notes = notes;
-    char path[1100];
-    ffn_cli_out o;
-    snprintf(path, sizeof path, "%s/bench.json", out_dir);
-    if ((rc = ffn_cli_out_open(CMD, &o, path))) goto out;
-    if ((rc = ffn_cli_out_close(CMD, &o, ffn_bench_write_json(o.fp, &m, res, done) == 0))) goto out;
-    snprintf(path, sizeof path, "%s/bench.csv", out_dir);
-    if ((rc = ffn_cli_out_open(CMD, &o, path))) goto out;
-    if ((rc = ffn_cli_out_close(CMD, &o, ffn_bench_write_csv(o.fp, &m, res, done) == 0))) goto out;
-
-    bool any_peer = false;
-    for (int p = 0; p < FFN_PEER_COUNT; p++)
-        any_peer = any_peer || bo.peers[p];
-    if (fmt == FFN_FMT_JSON)
-        rc = ffn_bench_write_json(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
-    else if (fmt == FFN_FMT_CSV)
-        rc = ffn_bench_write_csv(stdout, &m, res, done) ? FFN_EXIT_FAIL : 0;
-    else {
-        ffn_bench_write_table(stdout, &hw, spec_file, res, done, any_peer);
-        print_error_summary(stdout, res, done);
-        if (notes[0]) printf("notes: %s\n", notes);
-        printf("wrote %s/bench.json and %s/bench.csv\n", out_dir, out_dir);
-    }
+    rc = write_results(&a, argc, argv, &bc, &hw, spec_file, res, done, brc, load, notes);
     if (brc == FFN_EINTERRUPTED)
         fprintf(stderr,
                 "ffnroof bench: interrupted: %zu of %zu cases written to %s (marked "
                 "incomplete)\n",
-                done, n, out_dir);
+                done, n, a.out_dir);
     if (!rc && brc) rc = FFN_EXIT_FAIL;
 out:
-    ffn_counters_free(ctr);
+    ffn_counters_free(bc.ctr);
+    bc.ctr = NULL;
     return rc;
 }

@@ -192,16 +192,6 @@ static int write_file(const char *path, int (*fn)(FILE *, const void *), const v
     return ffn_cli_out_close(CMD, &out, fn(out.fp, arg) == 0);
 }
 
-typedef struct calib_args {
-    const ffn_calibration *c;
-    const ffn_kcal_result *k;
-    const ffn_calib_meta *m;
-} calib_args;
-static int calib_writer(FILE *fp, const void *a)
-{
-    const calib_args *x = a;
-    return ffn_calib_write_json(fp, x->c, x->k, x->m);
-}
 typedef struct bench_args {
     const ffn_bench_meta *m;
     const ffn_bench_result *r;
@@ -231,69 +221,25 @@ static int report_quick(const rep_opts *o)
     ffn_prof_sigint_install();
     ffn_prof_progress prog;
 
-    /* 1. calibrate quickly (as `ffnroof calibrate --quick` does) */
+    /* 1. calibrate quickly (the pipeline of `ffnroof calibrate --quick`) */
     fprintf(stderr, "[1/4] calibrating this host (peaks, bandwidth sweep, kernel fit)\n");
-    ffn_prof_progress_init(&prog, "calibrate --quick");
-    static ffn_calibration cal;
-    ffn_calibrate_opts copt;
-    memset(&copt, 0, sizeof copt);
-    copt.quick = true;
-    copt.progress = ffn_prof_progress_stage;
-    copt.user = &prog;
-    prog.lo = 0.0;
-    prog.hi = 0.6;
-    rc = ffn_calibrate_run(&copt, &cal);
-    if (rc) {
-        ffn_prof_progress_end(&prog);
+    static ffn_cal_record cr;
+    const ffn_cal_opts copt = {.mode = FFN_KCAL_QUICK, .stop = ffn_prof_stop_flag()};
+    ffn_cal_step failed = FFN_CAL_STEP_DONE;
+    rc = ffn_prof_cal_run(CMD, "calibrate --quick", &copt, load, &cr, &failed);
+    if (rc && failed == FFN_CAL_STEP_SPEC)
+        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "no fp32 peak or no memory bandwidth was measured");
+    if (rc)
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "calibration %s",
                             rc == FFN_EINTERRUPTED ? "interrupted" : ffn_strerror(rc));
-    }
-    const ffn_kernel *kb = NULL;
-    bool use_amx = ffn_kernel_best(FFN_DT_BF16, &kb, NULL) == 0 && strstr(kb->name, "amx") != NULL;
-    static ffn_hw hw;
-    if (ffn_calibration_to_hw(&cal, use_amx, &hw)) {
-        ffn_prof_progress_end(&prog);
-        return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "no fp32 peak or no memory bandwidth was measured");
-    }
-    static ffn_kcal_result kres;
-    ffn_diag d;
-    ffn_diag_clear(&d);
-    prog.lo = 0.6;
-    prog.hi = 1.0;
-    int krc = ffn_bench_fit_eff(&hw, FFN_KCAL_QUICK, cal.threads, ffn_prof_stop_flag(),
-                                ffn_prof_progress_case, &prog, &kres, &d);
-    ffn_prof_progress_end(&prog);
-    if (krc == FFN_EINTERRUPTED) {
+    if (cr.interrupted)
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted during the kernel fit");
-    }
-    char notes[600] = "";
-    if (krc) {
-        snprintf(notes, sizeof notes, "the kernel fit failed (%.300s): efficiency left neutral",
-                 d.msg[0] ? d.msg : ffn_strerror(krc));
-        memset(&hw.eff, 0, sizeof hw.eff);
-        hw.eff.compute_max = hw.eff.memory_max = 1.0;
-    }
-    ffn_bench_fit_quality(krc == 0 ? &kres : NULL, &hw.fit);
-    {
-        char fw[320];
-        if (ffn_hw_fit_warning(&hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", CMD, fw);
-    }
-    if ((rc = ffn_hw_write(&hw, hw_path, &d))) {
-        return ffn_cli_diag(&d);
-    }
-    const char *peak_kind[FFN_DT_COUNT] = {0};
-    ffn_calib_meta cm;
-    memset(&cm, 0, sizeof cm);
-    cm.complete = krc == 0;
-    memcpy(cm.load_avg, load, sizeof load);
-    cm.spec_file = hw_path;
-    cm.spec = &hw;
-    memcpy(cm.peak_kind, peak_kind, sizeof peak_kind);
-    cm.notes = notes;
-    calib_args ca = {&cal, krc == 0 || kres.n_runs ? &kres : NULL, &cm};
-    if ((rc = write_file(cal_path, calib_writer, &ca))) {
-        return rc;
-    }
+    if ((rc = ffn_prof_cal_write(CMD, cal_dir, &cr, load, false))) return rc;
+    const ffn_calibration *const cal = &cr.cal;
+    ffn_hw *const hw = &cr.hw;
+    const ffn_kcal_result *const kres = &cr.kcal;
+    const int krc = cr.fit_rc;
+    ffn_diag d;
 
     /* 2. bench the scaled layers on the calibrated spec */
     fprintf(stderr, "[2/4] benchmarking llama2-7b-shaped and Mixtral-shaped layers (scaled)\n");
@@ -308,7 +254,7 @@ static int report_quick(const rep_opts *o)
     prog.lo = 0.0;
     prog.hi = 1.0;
     ffn_diag_clear(&d);
-    int brc = ffn_bench_run(&hw, cases, n, &bo, ffn_prof_progress_case, &prog, res, &n_done, &d);
+    int brc = ffn_bench_run(hw, cases, n, &bo, ffn_prof_progress_case, &prog, res, &n_done, &d);
     ffn_prof_progress_end(&prog);
     if (brc && brc != FFN_EINTERRUPTED)
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "bench failed: %s",
@@ -316,12 +262,12 @@ static int report_quick(const rep_opts *o)
     if (n_done == 0)
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "interrupted before any case finished");
     ffn_rerun drift[2];
-    const size_t n_drift = ffn_bench_rerun(&kres, ffn_prof_stop_flag(), drift);
+    const size_t n_drift = ffn_bench_rerun(kres, ffn_prof_stop_flag(), drift);
     static ffn_host_info host;
     ffn_host_info_get(&host);
     char date[32];
-    snprintf(date, sizeof date, "%s", cal.date);
-    ffn_bench_meta bm = ffn_prof_bench_meta(date, o->command, brc, &host, load, &hw, hw_path);
+    snprintf(date, sizeof date, "%s", cal->date);
+    ffn_bench_meta bm = ffn_prof_bench_meta(date, o->command, brc, &host, load, hw, hw_path);
     bm.notes = "ffnroof report --quick: scaled layers (llama2-7b d/4, f/4; Mixtral d/8, f/8), "
                "timers only (no PAPI counters)";
     bench_args ba = {&bm, res, n_done};
@@ -354,7 +300,7 @@ static int report_quick(const rep_opts *o)
     char title[300];
     snprintf(title, sizeof title, "ffnroof quick report: %s", host.host);
     md_header(md, title, o);
-    ffn_md_quick_host(md, &host, &cal, &hw, &kres, krc != 0, &cdev);
+    ffn_md_quick_host(md, &host, cal, hw, kres, krc != 0, &cdev);
     ffn_md_quick_layers(md, FFN_QUICK_DENSE_D, FFN_QUICK_DENSE_F, FFN_QUICK_MOE_D, FFN_QUICK_MOE_F);
     ffn_md_validation(md, &b);
     ffn_md_quick_drift(md, drift, n_drift);

@@ -1,7 +1,8 @@
-/* The bench runner (measure/bench_run.c) on tiny shapes: the work it reports through ffnroof's SDE
- * counters equals the kernel descriptor's count and the simulator's count for the same op; the
- * statistics, the reference check, the MoE path, the simulator's view of a case, interruption
- * and bad cases. Runs in well under a second (tiny shapes, --reps-style fixed repetitions). */
+/* The bench runner (measure/bench/bench_run.c) on tiny shapes: the work it reports through
+ * ffnroof's SDE counters equals the kernel descriptor's count and the simulator's count for the
+ * same op; the statistics, the reference check, the MoE path, the simulator's view of a case,
+ * interruption and bad cases. Runs in well under a second (tiny shapes, --reps-style fixed
+ * repetitions). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <signal.h>
@@ -433,7 +434,7 @@ Test(bench, model_cases_cover_every_phase_and_batch)
                  FFN_EINVAL);
 }
 
-/* report --quick's cases (measure/bench_quick.c): the scaled llama2-7b and Mixtral layers, bf16
+/* report --quick's cases (measure/calibrate/quick.c): the scaled llama2-7b and Mixtral layers, bf16
  * only with a bf16 kernel; and the rerun of the largest fp32 decode and the fp32 prefill fit
  * runs (held-out runs, other dtypes and failed runs are passed over). */
 Test(bench, quick_cases_and_the_drift_rerun)
@@ -482,4 +483,85 @@ Test(bench, quick_cases_and_the_drift_rerun)
     cr_expect(out[0].after_s > 0 && out[1].after_s > 0, "timed again");
     k.n_runs = 0;
     cr_expect_eq(ffn_bench_rerun(&k, NULL, out), 0u);
+}
+
+/* `ffnroof bench --shape T,d,f`: the phase a layer stands for follows T unless asked, a decode
+ * case is a batch of T sequences, a prefill one a prompt of T tokens; experts make it MoE. */
+Test(bench, shape_cases_take_their_phase_from_the_tokens)
+{
+    ffn_bench_case tmpl, c;
+    memset(&tmpl, 0, sizeof tmpl);
+    tmpl.wdtype = FFN_DT_INT4;
+    tmpl.shape.group = 64;
+    ffn_bench_shape_case(&tmpl, 1, 128, 256, FFN_ACT_SWIGLU, 0, 0, 0, &c);
+    cr_expect_eq(c.kind, FFN_BENCH_DENSE);
+    cr_expect_eq(c.phase, FFN_PHASE_DECODE);
+    cr_expect_eq(c.batch, 1u);
+    cr_expect_eq(c.seq, 0u);
+    cr_expect_eq(c.wdtype, FFN_DT_INT4, "the template's dtype stays");
+    cr_expect_eq(c.shape.group, 64u, "and its group");
+    cr_expect_eq(c.shape.d, 128u);
+    cr_expect_eq(c.shape.f, 256u);
+    ffn_bench_shape_case(&tmpl, 32, 128, 256, FFN_ACT_GELU, 0, 0, 0, &c);
+    cr_expect_eq(c.phase, FFN_PHASE_PREFILL);
+    cr_expect_eq(c.batch, 1u);
+    cr_expect_eq(c.seq, 32u);
+    cr_expect_eq(c.shape.act, FFN_ACT_GELU);
+    ffn_bench_shape_case(&tmpl, 32, 128, 256, FFN_ACT_SWIGLU, 2, 0, 0, &c); /* --phase decode */
+    cr_expect_eq(c.phase, FFN_PHASE_DECODE);
+    cr_expect_eq(c.batch, 32u);
+    cr_expect_eq(c.seq, 0u);
+    ffn_bench_shape_case(&tmpl, 1, 128, 256, FFN_ACT_SWIGLU, 1, 8, 2, &c); /* --phase prefill */
+    cr_expect_eq(c.phase, FFN_PHASE_PREFILL);
+    cr_expect_eq(c.kind, FFN_BENCH_MOE);
+    cr_expect_eq(c.n_experts, 8u);
+    cr_expect_eq(c.top_k, 2u);
+}
+
+/* The default counter set lives in one place: the probe's hardware events, then the SDE ones. */
+Test(bench, default_counters_are_the_hardware_set_then_the_sde_events)
+{
+    const char *ev[FFN_BENCH_N_DEFAULT_EVENTS + 4];
+    const size_t n = ffn_bench_default_events(ev, sizeof ev / sizeof ev[0]);
+    cr_assert_eq(n, (size_t)FFN_BENCH_N_DEFAULT_EVENTS);
+    for (int i = 0; i < FFN_PAPI_N_DEFAULT; i++)
+        cr_expect_str_eq(ev[i], ffn_papi_default_events[i]);
+    for (int i = 0; i < FFN_SDE_N; i++)
+        cr_expect_str_eq(ev[FFN_PAPI_N_DEFAULT + i], ffn_sde_event_names[i]);
+    cr_expect_eq(ffn_bench_default_events(ev, 3), 3u, "cap holds");
+}
+
+Test(bench, counters_note_says_what_cannot_be_counted)
+{
+    ffn_papi_probe p;
+    memset(&p, 0, sizeof p);
+    char note[400];
+    cr_expect(ffn_bench_counters_note(&p, false, note, sizeof note));
+    cr_expect_str_eq(note, "counters: ffnroof was built without PAPI, timers only");
+    p.built_in = true;
+    cr_expect(ffn_bench_counters_note(&p, false, note, sizeof note));
+    cr_expect(strstr(note, "the kernel exports no CPU PMU") != NULL, "%s", note);
+    p.cpu_pmu_exported = true;
+    cr_expect(ffn_bench_counters_note(&p, false, note, sizeof note));
+    cr_expect(strstr(note, "every hardware event failed") != NULL, "%s", note);
+    cr_expect_not(ffn_bench_counters_note(&p, true, note, sizeof note), "an explicit list");
+    cr_expect_str_empty(note);
+    p.n_events_available = 3;
+    cr_expect_not(ffn_bench_counters_note(&p, false, note, sizeof note));
+}
+
+Test(bench, error_summary_takes_the_median_and_the_worst_finite_error)
+{
+    ffn_bench_result r[4];
+    memset(r, 0, sizeof r);
+    r[0].prediction_error = 0.10;
+    r[1].prediction_error = NAN;
+    r[2].prediction_error = -0.30;
+    r[3].prediction_error = 0.20;
+    double med, max;
+    size_t worst;
+    cr_assert_eq(ffn_bench_error_summary(r, 4, &med, &max, &worst), 3u);
+    cr_expect_float_eq(med, 0.20, 1e-12);
+    cr_expect_float_eq(max, 0.30, 1e-12);
+    cr_expect_eq(worst, 2u);
 }

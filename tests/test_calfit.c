@@ -15,7 +15,7 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/sim.h"
 
-#include "../measure/bench_internal.h"
+#include "../measure/bench/bench_internal.h"
 
 /* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c);
  * the kernel-fit test runs the bench runner, which registers ffnroof's SDE events. */

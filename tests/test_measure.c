@@ -13,7 +13,7 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
-#include "../measure/internal.h"
+#include "../measure/probe/internal.h"
 
 /* ---------------------------------------------------------------------------------------------
  * statistics */

@@ -335,8 +335,9 @@ Test(quant_count, moe_expert_weights_carry_their_scales)
 
 Test(quant_count, a_kernel_fit_point_costs_what_the_kernel_counts)
 {
-    /* the bench runner pairs a kernel call with a fit point's layer (measure/bench_predict.c):
-     * W4A8 with G 64 and zero points, and W8A16 multiplying in bf16 (cdtype), T 5 */
+    /* the bench runner pairs a kernel call with a fit point's layer
+     * (measure/bench/bench_predict.c): W4A8 with G 64 and zero points, and W8A16 multiplying in
+     * bf16 (cdtype), T 5 */
     const ffn_hw hw = cpu();
     const ffn_kshape s = {
         .d = 128, .f = 192, .act = FFN_ACT_GEGLU, .group = 64, .zero_point = true};

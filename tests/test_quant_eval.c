@@ -1,4 +1,4 @@
-/* The accuracy evaluation behind `ffnroof quant` (measure/quant_eval.c, quant_speed.c): the
+/* The accuracy evaluation behind `ffnroof quant` (measure/quant/quant_eval.c, quant_speed.c): the
  * metrics on hand-computed cases, the reference FFN against hand values and the project's scalar
  * kernel oracle, SmoothQuant's migration leaving the function unchanged, and the orderings the
  * literature predicts, asserted on seeded inputs: per-channel int8 beats per-tensor on

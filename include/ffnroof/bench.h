@@ -90,8 +90,33 @@ int ffn_bench_run(const ffn_hw *hw, const ffn_bench_case *cases, size_t n, const
                   ffn_bench_progress_fn progress, void *user, ffn_bench_result *res, size_t *n_done,
                   ffn_diag *diag);
 
+/* One layer of `tokens` tokens of shape (d, f, act; group and zero point from tmpl, with its
+ * dtypes) as a case: decode when phases is 2 (decode only) or unset (0) with one token, else
+ * prefill; a decode case stands for a batch of `tokens` sequences, a prefill one for one
+ * sequence of `tokens` prompt tokens. n_experts > 0 makes it a MoE layer of n_experts experts,
+ * top_k each (the caller checks 1 <= top_k <= n_experts). */
+void ffn_bench_shape_case(const ffn_bench_case *tmpl, size_t tokens, size_t d, size_t f,
+                          ffn_act act, unsigned phases, size_t n_experts, size_t top_k,
+                          ffn_bench_case *out);
+
+/* How well the spec predicted r[0..n): over the cases with a finite prediction error (at most
+ * 256 of them), the median and the largest |error| and the index of the worst case. Returns how
+ * many cases counted; the summary means something only for two or more. */
+size_t ffn_bench_error_summary(const ffn_bench_result *r, size_t n, double *median_abs,
+                               double *max_abs, size_t *worst);
+
+/* The default counter set of a bench run, in this order: the hardware events of
+ * ffn_papi_default_events, then ffnroof's SDE events (ffn_sde_event_names). Writes at most cap
+ * names (static strings) into ev and returns how many. */
+#define FFN_BENCH_N_DEFAULT_EVENTS (FFN_PAPI_N_DEFAULT + FFN_SDE_N)
+size_t ffn_bench_default_events(const char **ev, size_t cap);
+/* The note a run carries about its counters (probe p; events_given: an explicit event list):
+ * built without PAPI (timers only), or no hardware counters on this host (and why) for the
+ * default set. Writes it into buf (n bytes) and returns true; false (buf "") when none. */
+bool ffn_bench_counters_note(const ffn_papi_probe *p, bool events_given, char *buf, size_t n);
+
 /* ---------------------------------------------------------------------------------------------
- * `ffnroof report --quick` (measure/bench_quick.c). */
+ * `ffnroof report --quick` (measure/calibrate/quick.c). */
 
 /* Its layers: shaped like llama2-7b's (d 4096, f 11008, SwiGLU) and Mixtral-8x7B's (d 4096, f
  * 14336, 8 experts, top-2), scaled down by 4 and 8 in d and f so that their fp32 weights (34 MB

@@ -84,9 +84,9 @@ const ffn_cpu_caps *ffn_cpu_caps_get(void);
 
 int ffn_host_info_get(ffn_host_info *out);
 
-/* The data caches CPUID describes (measure/cache_cpuid.c): leaf 4, else AMD's 0x8000001D, else
- * AMD's legacy 0x80000005/6; fn answers CPUID(leaf, sub) into r = {eax, ebx, ecx, edx}, so tests
- * decode the registers of CPUs they do not run on. The number written (0: none described). */
+/* The data caches CPUID describes (measure/probe/cache_cpuid.c): leaf 4, else AMD's 0x8000001D,
+ * else AMD's legacy 0x80000005/6; fn answers CPUID(leaf, sub) into r = {eax, ebx, ecx, edx}, so
+ * tests decode the registers of CPUs they do not run on. The number written (0: none described). */
 typedef void (*ffn_cpuid_fn)(void *user, uint32_t leaf, uint32_t sub, uint32_t r[4]);
 int ffn_cpuid_caches(ffn_cpuid_fn fn, void *user, ffn_sysfs_cache *out, int cap);
 /* The same on this CPU (0 off x86-64: AArch64 user space cannot read its cache geometry). */

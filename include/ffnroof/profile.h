@@ -193,7 +193,7 @@ typedef struct ffn_calibration {
     ffn_isa roof_isa[FFN_DT_COUNT];
 } ffn_calibration;
 
-/* ---- counters (measure/papi.c) -------------------------------------------------------------- */
+/* ---- counters (measure/probe/papi.c) -------------------------------------------------------- */
 
 #define FFN_COUNTER_NAME_MAX 128
 #define FFN_COUNTER_REASON_MAX 192
@@ -234,7 +234,7 @@ typedef struct ffn_papi_probe {
     char counter_source[16];
 } ffn_papi_probe;
 
-/* ---- the bench runner's cases and results (measure/bench_run.c) --------------------------- */
+/* ---- the bench runner's cases and results (measure/bench/bench_run.c) ---------------------- */
 
 typedef enum ffn_peer_lib { FFN_PEER_OPENBLAS = 0, FFN_PEER_ONEDNN, FFN_PEER_COUNT } ffn_peer_lib;
 

@@ -1,7 +1,7 @@
 /* What a quantized format costs in accuracy on one FFN layer, and what it buys in decode
  * speed on this host (`ffnroof quant`, docs/quantization.md).
  *
- * Accuracy (measure/quant_eval.c): y_ref = FFN(x) in double from the fp32 weights and x, then
+ * Accuracy (measure/quant/quant_eval.c): y_ref = FFN(x) in double from the fp32 weights and x, then
  * y for each format, computed in double from exactly the values the format multiplies by
  * (include/ffnroof/quant.h's reference functions: dequantized weights, dequantized per-token
  * activations), so the error is the format's and not the arithmetic's. The formats:
@@ -24,8 +24,8 @@
  * an outlier factor; weights Gaussian or Student-t (heavy tails) with standard deviation
  * 1/sqrt(K). One seed gives the same inputs on every host.
  *
- * Speed (measure/quant_speed.c): the best of N forward calls on T = 1 of the kernel this build
- * and CPU dispatch for the format (kernels.h: wdtype int8/int4, adtype fp32 or int8), against
+ * Speed (measure/quant/quant_speed.c): the best of N forward calls on T = 1 of the kernel this
+ * build and CPU dispatch for the format (kernels.h: wdtype int8/int4, adtype fp32 or int8), against
  * the fp32 kernel on the same shape; "no kernel" when none exists. Conventions as in
  * include/ffnroof/kernels.h: weights [K][N] (x W), w_up NULL unless the activation is gated.
  * Everything returns 0 or a negative FFN_E* code; nothing prints. */

@@ -1,4 +1,4 @@
-/* A link-time stand-in for the PAPI and libsde calls measure/papi.c and papi_sde.c make,
+/* A link-time stand-in for the PAPI and libsde calls measure/probe/papi.c and papi_sde.c make,
  * behaving like PAPI on a bare-metal host whose CPU has 6 counters: it knows a table of presets and
  * native events, accepts some, refuses others with PAPI's own error codes (PAPI_ENOEVNT from
  * PAPI_query_event, PAPI_ECNFLCT from PAPI_add_event, PAPI_ESYS from PAPI_start), needs

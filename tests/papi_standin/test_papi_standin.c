@@ -1,4 +1,4 @@
-/* The hardware-counter path of measure/papi.c on a host that has counters, which the
+/* The hardware-counter path of measure/probe/papi.c on a host that has counters, which the
  * development VMs (no CPU PMU) never exercise: linked against a stand-in for the PAPI calls
  * (fake_papi.c) that behaves like PAPI with 6 counters. Every counter comes out with its counted
  * value or unavailable with PAPI's reason (null in bench.json), nothing is estimated, sets past

@@ -3,6 +3,7 @@
  * run on the kernels' compute dtype. */
 #include "ffnroof/bench.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,4 +107,24 @@ int ffn_bench_predict(const ffn_hw *hw, const ffn_bench_case *c, double *rooflin
     if (flops) *flops = lc.flops;
     if (bytes) *bytes = lc.bytes;
     return 0;
+}
+
+size_t ffn_bench_error_summary(const ffn_bench_result *r, size_t n, double *median_abs,
+                               double *max_abs, size_t *worst)
+{
+    double e[256];
+    size_t ne = 0, w = 0;
+    for (size_t i = 0; i < n && ne < sizeof e / sizeof e[0]; i++) {
+        if (!isfinite(r[i].prediction_error)) continue;
+        if (!ne || fabs(r[i].prediction_error) > fabs(r[w].prediction_error)) w = i;
+        e[ne++] = fabs(r[i].prediction_error);
+    }
+    ffn_stats st;
+    *median_abs = *max_abs = 0;
+    *worst = w;
+    if (ne && ffn_stats_compute(e, ne, &st) == 0) {
+        *median_abs = st.median;
+        *max_abs = st.max;
+    }
+    return ne;
 }

@@ -51,3 +51,20 @@ int ffn_bench_model_cases(const ffn_model *m, const ffn_bench_case *tmpl, unsign
     }
     return 0;
 }
+
+void ffn_bench_shape_case(const ffn_bench_case *tmpl, size_t tokens, size_t d, size_t f,
+                          ffn_act act, unsigned phases, size_t n_experts, size_t top_k,
+                          ffn_bench_case *out)
+{
+    *out = *tmpl;
+    out->kind = n_experts ? FFN_BENCH_MOE : FFN_BENCH_DENSE;
+    out->tokens = tokens;
+    out->shape.d = d;
+    out->shape.f = f;
+    out->shape.act = act;
+    out->phase = phases == 2 || (phases == 0 && tokens == 1) ? FFN_PHASE_DECODE : FFN_PHASE_PREFILL;
+    out->batch = out->phase == FFN_PHASE_DECODE ? tokens : 1;
+    out->seq = out->phase == FFN_PHASE_DECODE ? 0 : tokens;
+    out->n_experts = n_experts;
+    out->top_k = n_experts ? top_k : 0;
+}

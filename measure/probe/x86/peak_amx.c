@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../../kernels/x86_amx/amx_tiles.h"
+#include "../../../kernels/x86_amx/amx_tiles.h"
 #include "ffnroof/error.h"
 #include "internal.h"
 
