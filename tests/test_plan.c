@@ -181,6 +181,88 @@ Test(plan, hand_worked_pipeline_example)
     cr_assert_float_eq(st.pp_bubble, 0.5, 1e-12);
 }
 
+/* Disaggregated pools for LLaMA-2-7B on H100s (docs/plan.md, "Disaggregated prefill and
+ * decode"), ideal roofline, a 400 Gb/s network with 20 us per message: each pool's layout is the
+ * one with the most tokens per device; a prompt's KV cache is 1024 tokens x 32 layers x 16 KiB =
+ * 512 MiB, sent over the network after the prefill; balanced pools serve
+ * 1 / (1 / decode + 1 / (output x prefill prompts/s)) output tokens/s per device; the aggregated
+ * plan interleaves the same prefills with its decode steps. */
+Test(plan, hand_worked_disaggregated_example)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    static ffn_plan pre, dec, agg;
+    load_hw("h100-sxm", &hw);
+    load_model("llama2-7b", &m);
+    memset(&hw.eff, 0, sizeof hw.eff);
+    hw.eff.compute_max = 1.0;
+    hw.eff.memory_max = 1.0;
+    hw.scaleout.bandwidth_bps = 50e9;
+    hw.scaleout.latency_s = 20e-6;
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.prompt = 1024;
+    o.output = 1024;
+    o.tpot_s = 0.020;
+    o.ttft_s = 0.5;
+    o.prefill_batch = 4;
+    o.tp[0] = 1;
+    o.n_tp = 1;
+    ffn_diag d;
+    ffn_plan_opts op = o, od = o, oa = o;
+    op.phase = FFN_PLAN_PREFILL;
+    od.phase = FFN_PLAN_DECODE;
+    oa.phase = FFN_PLAN_BOTH;
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &op, &pre, &d), 0, "%s", d.msg);
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &od, &dec, &d), 0, "%s", d.msg);
+    cr_assert_eq(ffn_plan_evaluate(&m, &hw, &oa, &agg, &d), 0, "%s", d.msg);
+    ffn_plan_disagg g;
+    cr_assert_eq(ffn_plan_disagg_combine(&m, &hw, &o, &pre, &dec, &agg, &g, &d), 0, "%s", d.msg);
+    cr_assert_eq(g.prefill, 0);
+    cr_assert_eq(g.decode, 0);
+    const ffn_plan_layout *P = &pre.layouts[0], *D = &dec.layouts[0], *A = &agg.layouts[0];
+    cr_assert(P->feasible && D->feasible && A->feasible);
+    cr_assert_float_eq(g.kv_bytes, 1024.0 * 32 * 16384, 1e-3);
+    /* the largest prefill batch whose prefill + transfer meets the 500 ms TTFT */
+    const double kvb = 1024.0 * 32 * 16384;
+    uint64_t bp = 0;
+    double bstep = 0;
+    for (uint64_t b = 1; b <= P->max_batch; b++) {
+        ffn_plan_step st;
+        const ffn_plan_shape sh = {1, 1, 1, 1};
+        cr_assert_eq(
+            ffn_plan_step_eval(&m, &pre.params, &hw, &op, FFN_PHASE_PREFILL, &sh, b, 1024, &st, &d),
+            0);
+        if (st.step_s + 20e-6 + (double)b * kvb / 50e9 <= 0.5) bp = b, bstep = st.step_s;
+    }
+    cr_assert_gt(bp, 0);
+    cr_assert_eq(g.prefill_batch, bp);
+    const double xfer = 20e-6 + (double)bp * kvb / 50e9;
+    cr_assert_float_eq(g.kv_transfer_s, xfer, 1e-12);
+    cr_assert_float_eq(g.ttft_s, bstep + xfer, 1e-12);
+    cr_assert_float_eq(g.tpot_s, D->step.step_s, 1e-15);
+    const double xd = D->tokens_per_s_device;
+    const double rp = (double)bp / bstep; /* prompts/s of one device */
+    cr_assert_float_eq(g.prefill_requests_per_s_device, rp, 1e-9 * rp);
+    const double per = 1.0 / (1.0 / xd + 1.0 / (1024.0 * rp));
+    cr_assert_float_eq(g.tokens_per_s_device, per, 1e-9 * per);
+    cr_assert_float_eq(g.prefill_share, per / (1024.0 * rp), 1e-9);
+    /* the aggregated pool spends ceil(B / 4) prefills of 4 prompts per 1024 decode steps */
+    const double B = (double)A->max_batch;
+    const double share =
+        ceil(B / 4) * A->ttft_s / (ceil(B / 4) * A->ttft_s + 1024 * A->step.step_s);
+    cr_assert_float_eq(g.aggregated_prefill_share, share, 1e-12);
+    cr_assert_float_eq(g.aggregated_tokens_per_s_device, A->tokens_per_s_device, 1e-12);
+    cr_assert_eq(g.wins, per > A->tokens_per_s_device);
+    cr_assert(strstr(g.why, g.wins ? "disaggregated:" : "aggregated:") == g.why, "%s", g.why);
+    cr_assert(g.feasible);
+    /* a TTFT that even one prompt's KV transfer breaks: the answer says so */
+    o.ttft_s = 0.5 * (20e-6 + kvb / 50e9);
+    cr_assert_eq(ffn_plan_disagg_combine(&m, &hw, &o, &pre, &dec, &agg, &g, &d), 0);
+    cr_assert_not(g.feasible);
+    cr_assert(strstr(g.why, "KV transfer") != NULL, "%s", g.why);
+}
+
 /* Quantized footprints, counted by hand for LLaMA-2-7B (d 4096, f 11008, 32 layers, vocab
  * 32000): int8 weights carry one fp32 scale per output channel (gate and up: f channels of K =
  * d; down: d channels of K = f; the attention projections: d channels each of K = d), int4 with

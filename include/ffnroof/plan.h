@@ -204,6 +204,39 @@ typedef struct ffn_plan {
     uint64_t devices_for_weights;
 } ffn_plan;
 
+/* Disaggregated serving (docs/plan.md, "Disaggregated prefill and decode"): a prefill pool and
+ * a decode pool, each with its own layout and batch, every request's KV cache sent from one to
+ * the other, against the aggregated layout that runs both phases on one pool. */
+typedef struct ffn_plan_disagg {
+    bool feasible;          /* both pools have a feasible layout and the TTFT holds */
+    int prefill, decode;    /* the pools' layouts: indices into their plans, -1 if none */
+    double kv_bytes;        /* KV cache of one request's prompt, all layers (bytes) */
+    uint64_t prefill_batch; /* prompts per prefill step: the prefill plan's, smaller where its
+                               KV transfer would break the TTFT */
+    double prefill_step_s;  /* the prefill step at that batch */
+    double kv_transfer_s;   /* the prefill batch's KV over the link between the pools */
+    double ttft_s;          /* the prefill step + the KV transfer */
+    double tpot_s;          /* the decode pool's step */
+    double decode_tokens_per_s_device;    /* output tokens/s per decode device */
+    double prefill_requests_per_s_device; /* prompts/s per prefill device */
+    double tokens_per_s_device;           /* output tokens/s per device of both pools, balanced */
+    double prefill_share;                 /* devices in the prefill pool / all, balanced */
+    uint64_t prefill_devices, decode_devices, devices; /* for the target (0 without one) */
+    double aggregated_tokens_per_s_device;             /* the aggregated plan's best, NAN if none */
+    double aggregated_prefill_share;                   /* its share of time in prefill steps */
+    bool wins;     /* more tokens/s per device than aggregated */
+    char why[320]; /* one line: which wins and why */
+} ffn_plan_disagg;
+
+/* Combine a prefill-only plan (phase prefill, the TTFT SLO) and a decode-only plan (phase
+ * decode, the TPOT SLO) of one model and device into disaggregated pools - each pool's layout
+ * the one with the most tokens (prompts) per device - and weigh them against the aggregated
+ * plan (phase both; may be NULL). The KV cache crosses the scale-out network (the scale-up
+ * domain when the device has none), each device of the smaller replica sending its share. */
+int ffn_plan_disagg_combine(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o,
+                            const ffn_plan *prefill, const ffn_plan *decode,
+                            const ffn_plan *aggregated, ffn_plan_disagg *out, ffn_diag *diag);
+
 /* Evaluate every layout of opts for model m on hw and choose the best. Returns 0 (also when
  * nothing is feasible: that is an answer), or FFN_EINVAL with diag for unusable options
  * (max_devices 0, no TP candidates, ...). The plan is large (~1.5 MB): allocate it statically
