@@ -367,6 +367,11 @@ static void check_layout(const ffn_model *m, const ffn_hw *hw, const ffn_plan_op
     else if ((ep > 1 || dp > 1) && !link)
         snprintf(why, n, "%s %llu needs an interconnect; %s has none", ep > 1 ? "EP" : "DP",
                  (ull)(ep > 1 ? ep : dp), hw->name);
+    else if (N * pp > dpn && hw->scaleout.bandwidth_bps <= 0)
+        snprintf(why, n,
+                 "%llu devices per replica span more than a node of %llu, and %s has no "
+                 "network across nodes (network: in its spec)",
+                 (ull)(N * pp), (ull)dpn, hw->name);
     else if (N * pp > o->max_devices)
         snprintf(why, n, "TP %llu x DP %llu x PP %llu needs %llu devices, over the limit of %llu",
                  (ull)tp, (ull)dp, (ull)pp, (ull)(N * pp), (ull)o->max_devices);

@@ -514,7 +514,7 @@ Test(gpucal, a100_pcie_80gb_spec)
     load_hw("a100-pcie-80gb", &hw);
     cr_expect_float_eq(hw.mem_bandwidth_bps, 1.935e12, 1);
     cr_expect_float_eq(hw.tdp_w, 300, 1e-9);
-    cr_expect_float_eq(hw.mem_capacity_bytes, 80e9, 1);
+    cr_expect_float_eq(hw.mem_capacity_bytes, 81920.0 * 1048576, 1); /* nvidia-smi's 81920 MiB */
     cr_expect_float_eq(hw.peak_flops[FFN_DT_FP16], 312e12, 1);
     cr_expect_eq(hw.compute_units, 108);
     cr_expect_gt(hw.eff.util_gamma[FFN_DT_FP16], 0);

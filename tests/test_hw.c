@@ -190,7 +190,7 @@ Test(hw, h100_sxm_values)
     cr_assert_eq(ffn_hw_load(HW_DIR "/h100-sxm.yaml", &hw, &diag), 0, "%s", diag.msg);
     cr_expect_eq(hw.kind, FFN_HW_GPU);
     cr_expect_eq(hw.compute_units, 132u);
-    cr_expect_eq(hw.mem_capacity_bytes, 80e9);
+    cr_expect_eq(hw.mem_capacity_bytes, 81559.0 * 1048576); /* as nvidia-smi reports it */
     cr_expect_eq(hw.mem_bandwidth_bps, 3.35e12);
     cr_expect_eq(hw.peak_flops[FFN_DT_BF16], 989.4e12); /* dense, not the 1979 sparse figure */
     cr_expect_eq(hw.peak_flops[FFN_DT_FP8], 1978.9e12);
