@@ -32,23 +32,6 @@ double ffn_run_act_bytes(const ffn_run *run)
     return ffn_dtype_bytes(ffn_dtype_quant_act(run->adtype) ? run->act_io_dtype : run->adtype, 0);
 }
 
-const char *ffn_phase_name(ffn_phase p)
-{
-    return p == FFN_PHASE_DECODE ? "decode" : "prefill";
-}
-
-const char *ffn_bound_name(ffn_bound b)
-{
-    switch (b) {
-    case FFN_BOUND_COMPUTE:
-        return "compute";
-    case FFN_BOUND_COMM:
-        return "interconnect";
-    default:
-        return "memory";
-    }
-}
-
 double ffn_act_flops(ffn_act a)
 {
     switch (a) {

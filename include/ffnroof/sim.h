@@ -10,18 +10,17 @@
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
+#include "ffnroof/names.h"
 #include "ffnroof/types.h"
 
 #define FFN_MAX_OPS 24
 
-typedef enum ffn_phase { FFN_PHASE_PREFILL = 0, FFN_PHASE_DECODE } ffn_phase;
 typedef enum ffn_op_kind {
     FFN_OP_GEMM = 0, /* matrix multiply (possibly grouped over experts) */
     FFN_OP_ELEMWISE, /* activation, gate multiply, bias, scoring, top-k */
     FFN_OP_MEMORY,   /* pure data movement (MoE dispatch/combine permutation) */
     FFN_OP_COMM      /* collective over a link (all-reduce, all-to-all) */
 } ffn_op_kind;
-typedef enum ffn_bound { FFN_BOUND_MEMORY = 0, FFN_BOUND_COMPUTE, FFN_BOUND_COMM } ffn_bound;
 
 /* Where the weights live between calls (docs/model.md, "On-chip memory"): cold = read from
  * memory every call (today's model, and a benchmark that flushes its caches); hot = each
@@ -359,8 +358,5 @@ const char *ffn_source_name(const ffn_hw *hw, int src);
 int ffn_op_main_source(const ffn_op *op);
 const char *ffn_weights_name(ffn_weights w);
 int ffn_weights_parse(const char *s, ffn_weights *out);
-
-const char *ffn_phase_name(ffn_phase p);
-const char *ffn_bound_name(ffn_bound b);
 
 #endif
