@@ -33,18 +33,16 @@
 #include <string.h>
 
 #include "ffnroof/kernels.h"
+#include "ffnroof/rand.h"
 
 #include "../kernels/driver/drv_sched.h"
 
 #define MAXK 256
 
-static uint64_t rng_state;
+static ffn_rng rng;
 static float frand(void) /* uniform in [-1, 1) */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    return (float)(ffn_rng_unif(&rng) * 2.0 - 1.0);
 }
 
 typedef struct wset {
@@ -82,7 +80,7 @@ static float *frand_array(size_t n, float scale)
 static void wset_init(wset *w, size_t d, size_t f, ffn_act act, bool bias, uint64_t seed)
 {
     memset(w, 0, sizeof *w);
-    rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+    ffn_rng_seed(&rng, seed);
     w->s = (ffn_kshape){.d = d, .f = f, .act = act, .bias = bias};
     /* Scaled so g and h are O(1): the activations are exercised on both sides of 0. */
     const float s1 = 2.0f / sqrtf((float)d), s2 = 1.0f / sqrtf((float)f);

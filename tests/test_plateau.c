@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ffnroof/measure.h"
+#include "ffnroof/rand.h"
 
 typedef struct truth {
     const char *name;
@@ -20,14 +21,11 @@ typedef struct truth {
     double width;  /* transition width in octaves (a victim L3 and sliced LLCs are wider) */
 } truth;
 
-static uint64_t g_rng;
+static ffn_rng g_rng;
 
 static double urand(void)
 {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (double)(g_rng >> 11) / 9007199254740992.0;
+    return ffn_rng_unif(&g_rng);
 }
 
 static double gauss(void)
@@ -57,7 +55,7 @@ static double curve(const truth *t, double s)
 
 static size_t sample(const truth *t, uint64_t seed, double noise, double *size, double *bw)
 {
-    g_rng = seed * 2654435761u + 1;
+    ffn_rng_seed(&g_rng, seed);
     const double llc = t->cap[t->n_caches - 1];
     size_t n = 0;
     for (double s = 4096; s <= 4 * llc * 1.0001 && n < 256; s *= exp2(0.25)) {
