@@ -16,6 +16,7 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
+#include "ffnroof/sort.h"
 #include "internal.h"
 
 static const int g_bw_arrays[FFN_BW_COUNT] = {1, 2, 3, 2, 3};
@@ -193,12 +194,6 @@ static double run_kernel(const sweep *s, float *a, float *b, float *c, size_t n)
     }
 }
 
-static int cmp_d(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 static void sweep_worker(void *arg, int tid, int nthreads)
 {
     sweep *s = arg;
@@ -237,14 +232,13 @@ static void sweep_worker(void *arg, int tid, int nthreads)
         if (tid == 0) {
             const double bytes =
                 g_bw_bytes_per_elem[s->o.kernel] * (double)n * (double)nthreads * (double)inner;
-            qsort(s->samples, s->n_samples, sizeof s->samples[0], cmp_d);
+            ffn_sort_doubles(s->samples, s->n_samples);
             ffn_bw_point *pt = &s->pts[p];
             pt->kernel = s->o.kernel;
             pt->threads = nthreads;
             pt->size_bytes = (double)na * 4.0 * (double)n * (double)nthreads;
             pt->bytes_per_s = bytes / s->samples[0];
-            pt->median_bytes_per_s =
-                bytes / ffn_stats_quantile_sorted(s->samples, s->n_samples, 0.5);
+            pt->median_bytes_per_s = bytes / ffn_quantile_sorted(s->samples, s->n_samples, 0.5);
             pt->samples = s->n_samples;
             s->n_done = p + 1;
             if (s->o.hook && s->o.hook(s->o.user, (double)(p + 1) / (double)s->n_points) != 0)

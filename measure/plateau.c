@@ -23,19 +23,14 @@
 #include <string.h>
 
 #include "ffnroof/measure.h"
-
-static int cmp_d(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
+#include "ffnroof/sort.h"
 
 static double median_range(const double *v, size_t lo, size_t hi, double *tmp)
 {
     const size_t n = hi - lo + 1;
     memcpy(tmp, v + lo, n * sizeof *tmp);
-    qsort(tmp, n, sizeof *tmp, cmp_d);
-    return ffn_stats_quantile_sorted(tmp, n, 0.5);
+    ffn_sort_doubles(tmp, n);
+    return ffn_quantile_sorted(tmp, n, 0.5);
 }
 
 typedef struct cluster {

@@ -13,6 +13,7 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
+#include "ffnroof/sort.h"
 #include "../measure/internal.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -58,9 +59,9 @@ Test(measure, stats_rejects_bad_input)
     cr_expect_eq(ffn_stats_compute(x, 2, &s), FFN_EINVAL);
     cr_expect_eq(ffn_stats_compute(NULL, 2, &s), FFN_EINVAL);
     const double sorted[4] = {1, 2, 3, 4};
-    cr_expect_float_eq(ffn_stats_quantile_sorted(sorted, 4, 0.5), 2.5, 1e-12);
-    cr_expect_float_eq(ffn_stats_quantile_sorted(sorted, 4, 0.0), 1.0, 0);
-    cr_expect_float_eq(ffn_stats_quantile_sorted(sorted, 4, 1.0), 4.0, 0);
+    cr_expect_float_eq(ffn_quantile_sorted(sorted, 4, 0.5), 2.5, 1e-12);
+    cr_expect_float_eq(ffn_quantile_sorted(sorted, 4, 0.0), 1.0, 0);
+    cr_expect_float_eq(ffn_quantile_sorted(sorted, 4, 1.0), 4.0, 0);
 }
 
 typedef struct fake_sampler {
