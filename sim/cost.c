@@ -129,9 +129,9 @@ bool ffn_acts_quantised(const ffn_hw *hw, ffn_dtype w, ffn_dtype a)
  * publishes no fp32 rate: TPUs, Cerebras) the widest floating-point peak the device has, so
  * that the fp32 vector work of routing and elementwise ops is priced at a rate the device has
  * rather than at 1 FLOP/s. */
-static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
+double ffn_peak_flops(const ffn_hw *hw, ffn_dtype cdt)
 {
-    double p = hw->peak_flops[cdt];
+    double p = (unsigned)cdt < FFN_DT_COUNT ? hw->peak_flops[cdt] : 0.0;
     static const ffn_dtype widest_first[] = {FFN_DT_FP32, FFN_DT_TF32, FFN_DT_BF16, FFN_DT_FP16,
                                              FFN_DT_FP8};
     for (size_t i = 0; !(p > 0) && i < sizeof widest_first / sizeof widest_first[0]; i++)
@@ -141,7 +141,7 @@ static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
 
 double ffn_roofline_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt)
 {
-    double tc = flops / peak_of(hw, cdt);
+    double tc = flops / ffn_peak_flops(hw, cdt);
     double tm = bytes / (hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0);
     return tc > tm ? tc : tm;
 }
@@ -289,8 +289,8 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     double util = ffn_wave_util(e, cdt, (double)waves);
     if (isfinite(util)) cmax = util;
     const double r = ramp(flops, e->compute_half_flops);
-    double tc = flops / (peak_of(hw, cdt) * cmax * wave * r);
-    if (vec_ops > 0) tc += vec_ops / (peak_of(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
+    double tc = flops / (ffn_peak_flops(hw, cdt) * cmax * wave * r);
+    if (vec_ops > 0) tc += vec_ops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
     const double launch =
         (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
     double t = pnorm(tc, tm, e->overlap_p);
@@ -338,7 +338,7 @@ static double elem_time_s(const ffn_hw *hw, double flops, double tm)
 {
     const ffn_eff *e = &hw->eff;
     double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
-    double tc = flops / (peak_of(hw, FFN_DT_FP32) * cmax);
+    double tc = flops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax);
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
 }
 
@@ -541,8 +541,8 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     /* the size ramp is a GEMM's pipeline fill (ffn_predict_elem_s) */
     serve(op, hw, mmax, gemm ? e->memory_half_bytes : 0.0, &tm_ideal, &tm_eff);
     op->memory_s = tm_ideal;
-    double tc = op->flops / peak_of(hw, op->compute_dtype);
-    if (op->vec_ops > 0) tc += op->vec_ops / peak_of(hw, FFN_DT_FP32);
+    double tc = op->flops / ffn_peak_flops(hw, op->compute_dtype);
+    if (op->vec_ops > 0) tc += op->vec_ops / ffn_peak_flops(hw, FFN_DT_FP32);
     op->roofline_s = tc > tm_ideal ? tc : tm_ideal;
     /* The roofline counts 1 op a weight; the prediction charges a GEMM that packs its weights
      * what the kernels were measured at. A decode stream dequantises in registers beside the

@@ -245,7 +245,12 @@ double ffn_run_act_bytes(const ffn_run *run);
  * silu 4; gated forms add 1 for the gate multiply. */
 double ffn_act_flops(ffn_act a);
 
-/* Ideal roofline time of an op: max(flops/peak, bytes/bw). */
+/* Peak FLOP/s of math in dtype cdt on hw, the one rule every cost uses (the layers' ops and the
+ * planner's attention and LM head alike): the device's peak for cdt; where it lists none, the
+ * first it lists of fp32, tf32, bf16, fp16, fp8 (widest first); 1 when it lists no peak at all,
+ * so that a time stays finite. */
+double ffn_peak_flops(const ffn_hw *hw, ffn_dtype cdt);
+/* Ideal roofline time of an op: max(flops/peak, bytes/bw), peak = ffn_peak_flops(hw, cdt). */
 double ffn_roofline_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt);
 /* Predicted time of a GEMM (m x n x k, `instances` run back-to-back in one grouped launch). */
 double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
