@@ -97,7 +97,7 @@ bool ffn_bw_kernel_available(ffn_bw_kernel k)
 /* The sweep's barrier spins (with a pause, yielding after about 2^14 rounds): a futex barrier
  * (pthread_barrier_wait) cost tens of microseconds in the 2-vCPU KVM guests, against quick
  * samples of 16 us at L1 sizes (8 MiB a sample at 500 GB/s), so the two-thread curve of small
- * working sets scattered 2-3x between samples and runs (model-207 VM, 2026-12-04: medians of
+ * working sets scattered 2-3x between samples and runs (a family 6 model 207 VM: medians of
  * 110-270 GB/s under best samples of 200-560 at 4 KiB to 2 MiB) and its L1 came out as two
  * plateaus. Sense-reversing: each thread keeps its own sense. */
 typedef struct spin_barrier {

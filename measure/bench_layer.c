@@ -40,7 +40,7 @@ static void fill_part(void *arg, int tid, int nthreads)
 }
 
 /* Uniform in [-a, a). Large fills run on every allowed CPU (up to 8): the weights of a
- * d = 2048, f = 6144 layer took 0.12 s on one thread of the model-207 VM (2026-12-04), twice
+ * d = 2048, f = 6144 layer took 0.12 s on one thread of a family 6 model 207 VM, twice
  * for each such case of a quick calibration. */
 #define FILL_PARALLEL_MIN ((size_t)1 << 20)
 

@@ -350,7 +350,7 @@ double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
                   : e->memory_max > 0    ? e->memory_max
                                          : 1.0;
     /* No memory_half ramp: an elementwise kernel's fixed cost is its launch. The ramp is a
-     * GEMM's pipeline fill; shared, the H200 kit's fit (2026-12-04) set it to zero, because
+     * GEMM's pipeline fill; shared, the H200 kit's fit set it to zero, because
      * the read, copy and SiLU-and-multiply kernels pay none beyond the launch. */
     return elem_time_s(hw, flops, bytes / (hw->mem_bandwidth_bps * mmax));
 }
@@ -549,7 +549,7 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
      * weight stream: its measured fraction of the bandwidth (gemm_mmax, fitted on one row)
      * covers the dequantisation and the first row's dot products, so only the rows beyond the
      * first add compute. Charged as a GEMM's, the first row made the Zen 4 W4A16 decode
-     * (2026-12-02) 1.6x slower than measured even at the whole bandwidth. */
+     * 1.6x slower than measured even at the whole bandwidth. */
     double vec = op->vec_ops, flops = op->flops;
     const double dqc = (unsigned)dq < FFN_DT_COUNT ? e->dequant_cost[dq] : 0;
     const uint64_t gemv_rows = ffn_gemv_rows(hw, op->compute_dtype);
@@ -558,7 +558,7 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     /* So does the float weights' decode stream, where the spec's tiles say its kernels stream
      * (a calibrated CPU spec: gemv_rows > 1; GPU specs have none): memory_max_gemv is fitted
      * on one-row streams, their FMAs (one per weight read) included. Charged beside it, they
-     * made a one-thread bf16 decode on Zen 4 (2026-12-03, p = 1) 26-30% slower than measured
+     * made a one-thread bf16 decode on Zen 4 (p = 1) 26-30% slower than measured
      * while the fp32 one, whose stream the fraction was fitted to, was on time: the same FLOPs
      * weigh twice as much against half the bytes. A float dtype's own decode fraction
      * (memory_max_gemv_dt, fitted on its one-row stream) covers them the same way. */

@@ -288,7 +288,7 @@ Test(gpucal, fitted_specs_record_the_residuals_of_their_op_tables)
     check_table("a100-sxm-80gb", "aic-a100_sxm_gemm_sglang_0.5.10_gemm.tsv.gz");
 }
 
-/* data/calib/kit-h200.csv, this repository's GPU kit on a real H200 (2026-12-04), is not what
+/* data/calib/kit-h200.csv, this repository's GPU kit on a real H200, is not what
  * hw/h200.yaml is fitted to (vLLM's op table is): its cuBLAS GEMMs and elementwise kernels are a
  * check of the op-table fit from another harness (docs/validation.md), and its largest one-row
  * GEMMs stream near the bandwidth. */
@@ -747,8 +747,8 @@ Test(gpucal, level_fit_recovers_a_synthetic_fraction)
     cr_expect_eq(ffn_eff_fit(&start, p, n, FFN_FIT_LEVEL | FFN_FIT_HOLD_MAX, &e), FFN_EINVAL);
 }
 
-/* hw/h200.yaml's L2 was measured warm on the same H200 (data/calib/kit-h200-warm.csv,
- * 2026-12-04): its level_max is what `fit --fit level,hold-max` gives on the file's GEMM rows,
+/* hw/h200.yaml's L2 was measured warm on the same H200 (data/calib/kit-h200-warm.csv):
+ * its level_max is what `fit --fit level,hold-max` gives on the file's GEMM rows,
  * its L2 keeps nothing of a larger working set, and the warm rows whose weights do not fit ran
  * as the spec predicts them cold (within the cold fit's own spread). */
 Test(gpucal, h200_l2_is_what_its_warm_kit_data_says)

@@ -962,7 +962,7 @@ Test(kernels, dispatch_for_cpu_classes_we_do_not_have)
                          "Zen 4/5 (AVX512-BF16, no AMX) get the VDPBF16PS path");
         /* an Intel CPU with AVX512-BF16 and no AMX (Cooper Lake), or an SPR capped at the
          * level: VDPBF16PS ran prefill at 0.61-0.64x the widening kernel on the SPR-class
-         * Xeon (session 19), so the intel tuning passes it over; nothing else moves */
+         * Xeon, so the intel tuning passes it over; nothing else moves */
         cr_assert_str_eq(pick_tuned(zen4, FFN_TUNING_INTEL, FFN_ISA_AMX, FFN_DT_BF16),
                          "bf16_ffn__avx512_14x32");
         cr_assert_str_eq(pick_tuned(spr, FFN_TUNING_INTEL, FFN_ISA_AVX512_BF16, FFN_DT_BF16),

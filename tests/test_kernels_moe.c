@@ -803,7 +803,7 @@ static void dirty_upper(void)
 }
 
 /* Legacy-SSE code (the portable kernel) run with a dirty upper state is slowed on every
- * instruction (4x on the Zen 4 VM, kern_internal.h), and GCC 12 at -O3 leaves the MoE router's
+ * instruction (4x on a Zen 4 VM, kern_internal.h), and GCC 12 at -O3 leaves the MoE router's
  * avx512f clone without its VZEROUPPER. Called with the state dirty, the portable dense kernel
  * and the MoE layer on it return it clean: the driver cleans it where each thread starts (so
  * the kernel ran clean; nothing in it dirties the state again), and the layer after its router.

@@ -725,7 +725,7 @@ static uint64_t packed_hash(const ffn_kernel *k, ffn_kshape s)
     uint64_t h = 0;
     const size_t pb = k->packed_bytes(&w.s);
     /* zeroed first: a packer leaves some alignment padding unwritten, which would otherwise
-     * hash whatever the allocation held (qemu-x86's CI run of 2026-12-04) */
+     * hash whatever the allocation held (qemu-x86's CI run) */
     unsigned char *p = pb ? calloc(1, pb) : NULL;
     if (p && k->pack(&w.s, &w.kw, p, pb) == 0) {
         h = 1469598103934665603ull;

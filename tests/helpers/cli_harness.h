@@ -25,8 +25,8 @@ typedef struct cli_opts {
     const char *data_dir; /* FFNROOF_DATA_DIR; NULL: as the test's environment has it */
     const char *out;      /* stdout into this file; NULL: /dev/null */
     const char *err;      /* stderr into this file, or CLI_TO_STDOUT; NULL: /dev/null */
-    bool err_tty;         /* cli_spawn: err is a terminal (a pty's slave) that becomes the child's
-                             controlling terminal in a session of its own */
+    bool err_tty;         /* cli_spawn: err is a terminal (a pty's slave); the child calls
+                             setsid() and opens it as its controlling terminal */
 } cli_opts;
 
 /* Run `ffnroof ARGS` (ARGS as a shell would split it) through /bin/sh as
