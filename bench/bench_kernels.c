@@ -358,7 +358,7 @@ static void run_case(const char *label, size_t T, size_t d, size_t f, ffn_act ac
     }
     for (int i = 0; i < n; i++)
         ms[i].ts = bench_xmalloc((size_t)reps * sizeof(double));
-    /* Every copy is read once before the timed rounds. On the Zen 5 microVM of 2026-12-02 the
+    /* Every copy is read once before the timed rounds. On a Zen 5 microVM the
      * first read of a freshly packed buffer ran 2-3x slower than later ones (w8a32 decode:
      * 15.3, 13.0, 11.9 ... ms over its 8 copies, then 5.0 ms each), and with a 508 MiB L3
      * reported (the whole socket's) the rotation is 8-16 copies long: the two warm-up rounds

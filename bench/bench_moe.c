@@ -19,16 +19,15 @@
 #include "ffnroof/kernels.h"
 #include "ffnroof/kernels_moe.h"
 #include "ffnroof/measure.h"
+#include "ffnroof/rand.h"
 
 #include "common/bench_common.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static ffn_rng rng; /* seeded in main: the same weights every run */
 static void fill(float *p, size_t n, float a)
 {
-    for (size_t i = 0; i < n; i++) {
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        p[i] = a * ((float)(rng >> 40) / (float)(1u << 24) * 2.0f - 1.0f);
-    }
+    for (size_t i = 0; i < n; i++)
+        p[i] = a * (float)(2.0 * ffn_rng_unif(&rng) - 1.0);
 }
 
 static float *new_floats(size_t n, float a)
@@ -69,6 +68,7 @@ static void free_dense(ffn_kweights *w)
 
 int main(int argc, char **argv)
 {
+    ffn_rng_seed(&rng, 1);
     ffn_moe_shape s = {.d = 2048,
                        .f = 5632,
                        .n_experts = 8,

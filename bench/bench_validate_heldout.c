@@ -24,6 +24,7 @@
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/sort.h"
 #include "ffnroof/types.h"
 
 /* The CSV header the extraction writes; anything else is rejected rather than guessed. */
@@ -241,12 +242,6 @@ double heldout_rel_err(double predicted, double measured)
     return predicted / measured - 1.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Summarise n signed errors; work[n] is caller scratch. p90 is the nearest-rank percentile. */
 void heldout_summarise(const double *err, size_t n, double *work, heldout_stats *s)
 {
@@ -257,15 +252,13 @@ void heldout_summarise(const double *err, size_t n, double *work, heldout_stats 
     for (size_t i = 0; i < n; i++) {
         work[i] = err[i];
     }
-    qsort(work, n, sizeof *work, cmp_double);
-    s->median_signed = n % 2 ? work[n / 2] : 0.5 * (work[n / 2 - 1] + work[n / 2]);
+    s->median_signed = ffn_median(work, n);
     for (size_t i = 0; i < n; i++) {
         work[i] = fabs(err[i]);
         if (work[i] <= 0.10) w10++;
         if (work[i] <= 0.35) w35++;
     }
-    qsort(work, n, sizeof *work, cmp_double);
-    s->median_abs = n % 2 ? work[n / 2] : 0.5 * (work[n / 2 - 1] + work[n / 2]);
+    s->median_abs = ffn_median(work, n);
     size_t k = (size_t)ceil(0.9 * (double)n);
     s->p90_abs = work[k ? k - 1 : 0];
     s->max_abs = work[n - 1];

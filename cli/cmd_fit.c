@@ -19,6 +19,7 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/json.h"
 #include "ffnroof/moe_fused.h"
+#include "ffnroof/sort.h"
 
 #define CMD "fit"
 /* --rows ffn: the shapes of an FFN's projections, n and k at least this */
@@ -544,12 +545,6 @@ typedef struct summary {
     double median, p90, max, coverage;
 } summary;
 
-static int cmp_double(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* Summary of the rows of r with dtype code dt (-1: any) and kernel k (-1: any); scratch holds
  * r->n doubles. Coverage: measured/predicted within [p10, p90]. */
 static summary summarize(const rows *r, int dt, int k, double p10, double p90, double *scratch)
@@ -569,11 +564,8 @@ static summary summarize(const rows *r, int dt, int k, double p10, double p90, d
     }
     s.rows = m;
     if (!m) return s;
-    qsort(scratch, m, sizeof *scratch, cmp_double);
-    s.median = m % 2 ? scratch[m / 2] : 0.5 * (scratch[m / 2 - 1] + scratch[m / 2]);
-    const double h = 0.9 * (double)(m - 1);
-    const size_t lo = (size_t)h, hi = lo + 1 < m ? lo + 1 : lo;
-    s.p90 = scratch[lo] + (h - (double)lo) * (scratch[hi] - scratch[lo]);
+    s.median = ffn_median(scratch, m);
+    s.p90 = ffn_quantile_sorted(scratch, m, 0.9);
     s.max = scratch[m - 1];
     s.coverage = (double)in / (double)m;
     return s;

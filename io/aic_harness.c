@@ -18,18 +18,13 @@
  *    that kernel's rows whose device time is surely under it (eager_floor_s; the rows at the
  *    floor are then predicted at it, whatever the device time under it). */
 #include "ffnroof/aic.h"
+#include "ffnroof/sort.h"
 
 #include <stdlib.h>
 
 static bool timed_eagerly(const ffn_aic_table *t, const ffn_fit_point *p)
 {
     return t->engine == FFN_ENGINE_VLLM && p->wdtype == FFN_DT_FP8_BLOCK;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* A row whose device time is surely under any host floor: a few rows and a few MiB of weights
@@ -55,7 +50,7 @@ static double kernel_floor(const ffn_aic_table *t, uint16_t k)
                 (pass || surely_host_bound(&t->pts[i])))
                 v[n++] = t->pts[i].time_s;
         if (!n) continue;
-        qsort(v, n, sizeof *v, cmp_double);
+        ffn_sort_doubles(v, n);
         f = pass ? v[(n - 1) * 3 / 10] : v[(n - 1) / 2];
     }
     free(v);

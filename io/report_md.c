@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ffnroof/sort.h"
 #include "ffnroof/units.h"
 
 /* The first line of a source text (specs cite several; the first says where the figures are
@@ -69,12 +70,6 @@ void ffn_md_assumptions(FILE *fp, bool moe, bool measured)
     fputc('\n', fp);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void ffn_md_validation(FILE *fp, const ffn_plot_bench *b)
 {
     char t1[32], t2[32], t3[32];
@@ -107,8 +102,7 @@ void ffn_md_validation(FILE *fp, const ffn_plot_bench *b)
                 ffn_units_str(t3, sizeof t3, c->predicted_s, FFN_UNIT_TIME), err, frac);
     }
     if (ne) {
-        qsort(errs, ne, sizeof errs[0], cmp_dbl);
-        double med = ne % 2 ? errs[ne / 2] : 0.5 * (errs[ne / 2 - 1] + errs[ne / 2]);
+        const double med = ffn_median(errs, ne);
         fprintf(fp,
                 "\nPrediction error over %zu cases: median |error| %.1f%%, worst %.1f%%; "
                 "%zu within 10%%, %zu within 25%%.\n",

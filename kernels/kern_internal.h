@@ -66,7 +66,7 @@ int ffn__threads(int threads);
 
 /* VZEROUPPER on an x86 CPU with AVX, nothing elsewhere. Legacy-SSE code (the portable kernel,
  * built for the x86-64 baseline) run while a 256/512-bit register's upper half is dirty pays
- * for it on every instruction: on the Zen 4 VM (2026-12-03) the portable fp32 decode of d = 512,
+ * for it on every instruction: on a Zen 4 VM the portable fp32 decode of d = 512,
  * f = 1408 took 0.62 ms instead of 0.148 after one VEX-256 instruction, and GCC 12 leaves the
  * MoE router's avx512f target clone without the VZEROUPPER it puts after AVX code elsewhere.
  * The driver calls it at the start of every thread's work (a library entry, as BLIS does), the

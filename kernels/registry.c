@@ -261,12 +261,12 @@ static const struct {
     unsigned tunings;
 } avoided[] = {
 #if defined(FFN_HAVE_AVX512_BF16)
-    /* VDPBF16PS issues at half the FMA rate on the SPR/EMR-class Xeon: there the AVX-512
-     * VPERMPS kernel ran W4A16 decode 1.01-1.09x and prefill 1.3-1.6x faster (session 18) */
+    /* VDPBF16PS issues at half the FMA rate on SPR/EMR-class Xeons: there the AVX-512
+     * VPERMPS kernel ran W4A16 decode 1.01-1.09x and prefill 1.3-1.6x faster */
     {&ffn_kernel_w4a16_avx512bf16, 1u << FFN_TUNING_INTEL},
     /* and the bf16 GEMM tile on VDPBF16PS ran prefill at 0.61-0.64x the AVX-512 kernel's
      * (widening bf16 to fp32 FMAs) at T = 64, 192 and 512, won 1.12-1.17x at T = 16 and tied
-     * at decode (session 19, 2 threads; BENCHMARKS.md): prefill is where the FLOPs are. The
+     * at decode (2 threads; BENCHMARKS.md): prefill is where the FLOPs are. The
      * calibrated bf16 roof follows the kernel's ISA (the fp32 FMA peak then). */
     {&ffn_kernel_bf16_avx512bf16, 1u << FFN_TUNING_INTEL},
 #endif

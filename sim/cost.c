@@ -32,23 +32,6 @@ double ffn_run_act_bytes(const ffn_run *run)
     return ffn_dtype_bytes(ffn_dtype_quant_act(run->adtype) ? run->act_io_dtype : run->adtype, 0);
 }
 
-const char *ffn_phase_name(ffn_phase p)
-{
-    return p == FFN_PHASE_DECODE ? "decode" : "prefill";
-}
-
-const char *ffn_bound_name(ffn_bound b)
-{
-    switch (b) {
-    case FFN_BOUND_COMPUTE:
-        return "compute";
-    case FFN_BOUND_COMM:
-        return "interconnect";
-    default:
-        return "memory";
-    }
-}
-
 double ffn_act_flops(ffn_act a)
 {
     switch (a) {
@@ -146,9 +129,9 @@ bool ffn_acts_quantised(const ffn_hw *hw, ffn_dtype w, ffn_dtype a)
  * publishes no fp32 rate: TPUs, Cerebras) the widest floating-point peak the device has, so
  * that the fp32 vector work of routing and elementwise ops is priced at a rate the device has
  * rather than at 1 FLOP/s. */
-static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
+double ffn_peak_flops(const ffn_hw *hw, ffn_dtype cdt)
 {
-    double p = hw->peak_flops[cdt];
+    double p = (unsigned)cdt < FFN_DT_COUNT ? hw->peak_flops[cdt] : 0.0;
     static const ffn_dtype widest_first[] = {FFN_DT_FP32, FFN_DT_TF32, FFN_DT_BF16, FFN_DT_FP16,
                                              FFN_DT_FP8};
     for (size_t i = 0; !(p > 0) && i < sizeof widest_first / sizeof widest_first[0]; i++)
@@ -158,7 +141,7 @@ static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
 
 double ffn_roofline_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt)
 {
-    double tc = flops / peak_of(hw, cdt);
+    double tc = flops / ffn_peak_flops(hw, cdt);
     double tm = bytes / (hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0);
     return tc > tm ? tc : tm;
 }
@@ -306,8 +289,8 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     double util = ffn_wave_util(e, cdt, (double)waves);
     if (isfinite(util)) cmax = util;
     const double r = ramp(flops, e->compute_half_flops);
-    double tc = flops / (peak_of(hw, cdt) * cmax * wave * r);
-    if (vec_ops > 0) tc += vec_ops / (peak_of(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
+    double tc = flops / (ffn_peak_flops(hw, cdt) * cmax * wave * r);
+    if (vec_ops > 0) tc += vec_ops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
     const double launch =
         (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
     double t = pnorm(tc, tm, e->overlap_p);
@@ -355,7 +338,7 @@ static double elem_time_s(const ffn_hw *hw, double flops, double tm)
 {
     const ffn_eff *e = &hw->eff;
     double cmax = e->compute_max > 0 ? e->compute_max : 1.0;
-    double tc = flops / (peak_of(hw, FFN_DT_FP32) * cmax);
+    double tc = flops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax);
     return e->launch_s + pnorm(tc, tm, e->overlap_p);
 }
 
@@ -367,7 +350,7 @@ double ffn_predict_elem_s(const ffn_hw *hw, double flops, double bytes)
                   : e->memory_max > 0    ? e->memory_max
                                          : 1.0;
     /* No memory_half ramp: an elementwise kernel's fixed cost is its launch. The ramp is a
-     * GEMM's pipeline fill; shared, the H200 kit's fit (2026-12-04) set it to zero, because
+     * GEMM's pipeline fill; shared, the H200 kit's fit set it to zero, because
      * the read, copy and SiLU-and-multiply kernels pay none beyond the launch. */
     return elem_time_s(hw, flops, bytes / (hw->mem_bandwidth_bps * mmax));
 }
@@ -558,15 +541,15 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     /* the size ramp is a GEMM's pipeline fill (ffn_predict_elem_s) */
     serve(op, hw, mmax, gemm ? e->memory_half_bytes : 0.0, &tm_ideal, &tm_eff);
     op->memory_s = tm_ideal;
-    double tc = op->flops / peak_of(hw, op->compute_dtype);
-    if (op->vec_ops > 0) tc += op->vec_ops / peak_of(hw, FFN_DT_FP32);
+    double tc = op->flops / ffn_peak_flops(hw, op->compute_dtype);
+    if (op->vec_ops > 0) tc += op->vec_ops / ffn_peak_flops(hw, FFN_DT_FP32);
     op->roofline_s = tc > tm_ideal ? tc : tm_ideal;
     /* The roofline counts 1 op a weight; the prediction charges a GEMM that packs its weights
      * what the kernels were measured at. A decode stream dequantises in registers beside the
      * weight stream: its measured fraction of the bandwidth (gemm_mmax, fitted on one row)
      * covers the dequantisation and the first row's dot products, so only the rows beyond the
      * first add compute. Charged as a GEMM's, the first row made the Zen 4 W4A16 decode
-     * (2026-12-02) 1.6x slower than measured even at the whole bandwidth. */
+     * 1.6x slower than measured even at the whole bandwidth. */
     double vec = op->vec_ops, flops = op->flops;
     const double dqc = (unsigned)dq < FFN_DT_COUNT ? e->dequant_cost[dq] : 0;
     const uint64_t gemv_rows = ffn_gemv_rows(hw, op->compute_dtype);
@@ -575,7 +558,7 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     /* So does the float weights' decode stream, where the spec's tiles say its kernels stream
      * (a calibrated CPU spec: gemv_rows > 1; GPU specs have none): memory_max_gemv is fitted
      * on one-row streams, their FMAs (one per weight read) included. Charged beside it, they
-     * made a one-thread bf16 decode on Zen 4 (2026-12-03, p = 1) 26-30% slower than measured
+     * made a one-thread bf16 decode on Zen 4 (p = 1) 26-30% slower than measured
      * while the fp32 one, whose stream the fraction was fitted to, was on time: the same FLOPs
      * weigh twice as much against half the bytes. A float dtype's own decode fraction
      * (memory_max_gemv_dt, fitted on its one-row stream) covers them the same way. */

@@ -2,6 +2,7 @@
  * Nelder-Mead on the squared log error, in a transformed space that keeps every parameter in
  * its valid range. Deterministic: the same points give the same parameters. */
 #include "ffnroof/fit.h"
+#include "ffnroof/sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -106,12 +107,6 @@ int ffn_fit_dtype_class(ffn_dtype d)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double *err,
                     ffn_fit_summary *s)
 {
@@ -134,8 +129,7 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
     if (!sorted) sorted = local;
     for (size_t i = 0; i < m; i++)
         sorted[i] = fabs(tmp[i]);
-    qsort(sorted, m, sizeof sorted[0], cmp_double);
-    s->median_abs = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+    s->median_abs = ffn_median(sorted, m);
     if (sorted != local) free(sorted);
     s->mean_abs = sum / (double)n;
     s->max_abs = mx;
@@ -621,15 +615,8 @@ int ffn_fit_uncertainty(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, ff
     }
     const size_t n_all = n;
     n = nr;
-    qsort(r, n, sizeof r[0], cmp_double);
-    /* linear interpolation between order statistics (type 7 of Hyndman & Fan 1996) */
-    double q[2], at[2] = {0.10, 0.90};
-    for (int j = 0; j < 2; j++) {
-        double h = (double)(n - 1) * at[j];
-        size_t lo = (size_t)floor(h);
-        size_t hi = lo + 1 < n ? lo + 1 : lo;
-        q[j] = r[lo] + (h - (double)lo) * (r[hi] - r[lo]);
-    }
+    ffn_sort_doubles(r, n);
+    const double q[2] = {ffn_quantile_sorted(r, n, 0.10), ffn_quantile_sorted(r, n, 0.90)};
     free(r);
     /* A fit's residuals understate the error on other data: no range narrower than 6% on
      * either side, the gap between two public harnesses on one device (A100 SXM large GEMMs:

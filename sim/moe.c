@@ -2,6 +2,7 @@
  * GEMMs sized by the tokens each expert receives, shared experts, expert parallelism with its
  * all-to-all, and the routing statistics behind them (expert coverage, load imbalance, dropped
  * tokens) from closed forms or a seeded Monte-Carlo simulation. Equations: docs/model.md. */
+#include "ffnroof/rand.h"
 #include "ffnroof/sim.h"
 
 #include <math.h>
@@ -108,54 +109,6 @@ static double expected_overflow_poisson(double lam, double c)
 
 /* ---- Monte-Carlo routing ------------------------------------------------------------------ */
 
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** (Blackman & Vigna 2018). */
-static uint64_t rng_next(rng *r)
-{
-    uint64_t *s = r->s, result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-/* Uniform in (0, 1). */
-static double rng_unif(rng *r)
-{
-    return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-static double rng_normal(rng *r)
-{
-    double u = rng_unif(r), v = rng_unif(r);
-    return sqrt(-2.0 * log(u)) * cos(2.0 * FFN_PI * v);
-}
-
 /* Popularity of each expert (sums to 1): histogram, Zipf, or uniform. */
 static int popularity(uint64_t E, const ffn_moe_opts *o, double *p)
 {
@@ -178,13 +131,13 @@ static int popularity(uint64_t E, const ffn_moe_opts *o, double *p)
 
 /* One token's k distinct experts, drawn without replacement in proportion to popularity
  * (Gumbel-top-k, equivalent to successive sampling: Kool et al. 2019). */
-static void route_token(rng *r, uint64_t E, uint64_t k, const double *logp, bool uniform,
+static void route_token(ffn_rng *r, uint64_t E, uint64_t k, const double *logp, bool uniform,
                         uint32_t *perm, double *key, uint32_t *chosen)
 {
     if (uniform) {
         /* partial Fisher-Yates over a persistent permutation */
         for (uint64_t j = 0; j < k; j++) {
-            uint64_t pick = j + rng_next(r) % (E - j);
+            uint64_t pick = j + ffn_rng_next(r) % (E - j);
             uint32_t t = perm[j];
             perm[j] = perm[pick];
             perm[pick] = t;
@@ -193,7 +146,7 @@ static void route_token(rng *r, uint64_t E, uint64_t k, const double *logp, bool
         return;
     }
     for (uint64_t i = 0; i < E; i++)
-        key[i] = logp[i] - log(-log(rng_unif(r)));
+        key[i] = logp[i] - log(-log(ffn_rng_unif_open(r)));
     for (uint64_t j = 0; j < k; j++) {
         uint64_t best = 0;
         double bk = -INFINITY;
@@ -219,8 +172,8 @@ static int simulate(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
         perm[i] = (uint32_t)i;
     }
     uint64_t trials = o && o->trials ? o->trials : 64;
-    rng r;
-    rng_seed(&r, o ? o->seed : 0);
+    ffn_rng r;
+    ffn_rng_seed(&r, o ? o->seed : 0);
     /* Exact per-token routing while it is affordable; beyond, per-expert loads drawn from the
      * normal approximation of Binomial(T, q_i) with inclusion probabilities q_i estimated from
      * 4096 routed tokens. */
@@ -250,7 +203,7 @@ static int simulate(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
         } else {
             for (uint64_t i = 0; i < E; i++) {
                 double mu = (double)T * q[i], sd = sqrt(mu * (1 - q[i]));
-                double x = floor(mu + sd * rng_normal(&r) + 0.5);
+                double x = floor(mu + sd * ffn_rng_normal(&r) + 0.5);
                 load[i] = x < 0 ? 0 : x;
             }
         }

@@ -4,6 +4,7 @@
  * latency floor, and the small kernels around them. Equations, sources and the fit of the
  * default parameters: docs/model.md, "MoE layers as fused kernels". */
 #include "ffnroof/moe_fused.h"
+#include "ffnroof/rand.h"
 
 #include <math.h>
 #include <string.h>
@@ -121,38 +122,6 @@ static void draw_balanced(uint64_t T, uint32_t E, uint32_t k, uint64_t *c)
             c[(uint64_t)r % E]++;
         }
     }
-}
-
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&seed);
-}
-
-/* xoshiro256** (Blackman & Vigna 2018), uniform in [0, 1). */
-static double rng_unif(rng *r)
-{
-    uint64_t *s = r->s;
-    const uint64_t x = s[1] * 5, res = ((x << 7) | (x >> 57)) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = (s[3] << 45) | (s[3] >> 19);
-    return (double)(res >> 11) * 0x1.0p-53;
 }
 
 /* sample_power_law: inverse CDF of p(x) ~ x^-alpha on [lo, hi] (the collector's
@@ -291,10 +260,10 @@ static void draw_power_law(const ffn_aic_moe *row, uint64_t seed, uint64_t *c)
     const bool many = target > E;
     const double lo = many ? 1.0 : 0.01, hi = many ? 0.8 * (double)T : 2.0;
     double x[MAX_E], sum = 0;
-    rng r;
-    rng_seed(&r, seed);
+    ffn_rng r;
+    ffn_rng_seed(&r, seed);
     for (uint32_t e = 0; e < E; e++) {
-        x[e] = power_law_sample(rng_unif(&r), row->alpha, lo, hi);
+        x[e] = power_law_sample(ffn_rng_unif(&r), row->alpha, lo, hi);
         sum += x[e];
     }
     uint64_t overflow = 0, total = 0;

@@ -87,13 +87,6 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->objective = FFN_OBJ_COUNT; /* auto: devices with a target, else tokens per device */
 }
 
-static double peak_of(const ffn_hw *hw, ffn_dtype cdt)
-{
-    double p = hw->peak_flops[cdt];
-    if (p <= 0) p = hw->peak_flops[FFN_DT_FP32];
-    return p > 0 ? p : 1.0;
-}
-
 /* The coarse cost of the non-FFN parts: the roofline at the device's achievable fractions of
  * peak (efficiency.compute_max, memory_max), plus the launch overhead per kernel:
  *   t = max(F / (peak * compute_max), B / (bw * memory_max)) + launches * launch_s. */
@@ -101,7 +94,7 @@ static double coarse_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype c
 {
     double cmax = hw->eff.compute_max > 0 ? hw->eff.compute_max : 1.0;
     double mmax = hw->eff.memory_max > 0 ? hw->eff.memory_max : 1.0;
-    double tc = flops / (peak_of(hw, cdt) * cmax);
+    double tc = flops / (ffn_peak_flops(hw, cdt) * cmax);
     double tm = bytes / ((hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0) * mmax);
     return (tc > tm ? tc : tm) + launches * hw->eff.launch_s;
 }

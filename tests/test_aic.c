@@ -14,9 +14,9 @@
 
 #include "ffnroof/aic.h"
 #include "ffnroof/fitdata.h"
+#include "helpers/cli_harness.h"
 
 #define DATA FFNROOF_TEST_DATA "/aic/"
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 
 static char path[256];
 
@@ -456,18 +456,15 @@ Test(aic, the_heap_loader_reads_tables_and_the_older_formats)
 /* Run ffnroof with args; its exit code, stdout in out[cap]. */
 static int run(const char *args, char *out, size_t cap)
 {
-    char cmd[2048], o[300];
+    char o[300];
     snprintf(o, sizeof o, "%s.out", path);
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>&1", BIN, args, o);
-    const int st = system(cmd);
-    FILE *fp = fopen(o, "r");
-    size_t n = fp ? fread(out, 1, cap - 1, fp) : 0;
-    out[n] = '\0';
-    if (fp) fclose(fp);
+    const int rc = cli_run(&(cli_opts){.out = o, .err = CLI_TO_STDOUT}, args);
+    const char *text = cli_slurp(o);
+    snprintf(out, cap, "%s", text ? text : "");
     unlink(o);
     cr_expect(!strstr(out, "AddressSanitizer") && !strstr(out, "runtime error"),
               "sanitizer report: %s", out);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return rc;
 }
 
 Test(aic, fit_checks_and_fits_a_gemm_table_with_a_summary_per_dtype)

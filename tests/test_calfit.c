@@ -406,7 +406,7 @@ Test(calfit, fit_runs_that_decide_alone_are_timed_twice_and_the_others_only_when
 
 /* A float dtype whose one-token decode the shared fraction misses by more than 10% gets its own
  * (kernel_fit.c): the portable bf16 stream widens in scalar code and reads at half the fp32
- * one's rate on the SPR-class Xeon. The quick calibration's runs measured as predicted, then
+ * one's rate on an SPR-class Xeon. The quick calibration's runs measured as predicted, then
  * the fp32 decode 25% faster and the bf16 one 5% slower: fp32 gets a fraction that meets its
  * run, bf16 keeps the shared one, the launch anchor (a decode too) is not the one solved for,
  * and the other runs' predictions stay where they were. */

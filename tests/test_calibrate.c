@@ -21,7 +21,7 @@
 
 Test(calibrate, every_profiler_enum_has_one_distinct_name)
 {
-    /* base/profile_names.c is the one table measure/, the peers and the writers all use */
+    /* base/names.c is the one table measure/, the peers and the writers all use */
     for (int k = 0; k < FFN_PEAK_COUNT; k++) {
         cr_assert_not_null(ffn_peak_name((ffn_peak_kind)k), "peak kind %d", k);
         cr_assert_lt((int)ffn_peak_dtype((ffn_peak_kind)k), FFN_DT_COUNT, "peak kind %d", k);

@@ -198,7 +198,7 @@ Test(calroof, levels_that_are_not_roofs)
 }
 
 /* A large L3 that ends before the tail (the last octave of the sweep, where the memory roof is
- * read) is a cache however close to the end it comes: the family 6 model 207 VM (2026-12-04)
+ * read) is a cache however close to the end it comes: a family 6 model 207 VM
  * read 61 GB/s with two threads up to 193 MiB of a 512 MiB sweep and 34 GB/s beyond, and the
  * quarter-of-the-sweep rule before this one dropped that L3 from the spec. A plateau that
  * reaches into the tail stays main memory. */
@@ -262,7 +262,7 @@ Test(calroof, sysfs_by_nearest_size_with_one_and_all_threads)
     cr_expect(strstr(c->notes, "L1 per-core") != NULL, "%s", c->notes);
     cr_expect(strstr(c->notes, "L2 per-core") != NULL);
     cr_expect(strstr(c->notes, "L3 shared") != NULL);
-    /* a boundary that grew only x1.1 with two threads is shared (the Zen 4 VM's L2), one that
+    /* a boundary that grew only x1.1 with two threads is shared (a Zen 4 VM's L2), one that
      * grew x1.4 partly shared */
     c->notes[0] = 0;
     c->levels[FFN_BW_READ][1][1].capacity_bytes = 2.2e6;
@@ -303,7 +303,7 @@ Test(calroof, levels_cut_differently_are_not_classed)
     cr_expect(strstr(c->notes, "L2 not compared (one thread") != NULL, "%s", c->notes);
     cr_expect(strstr(c->notes, "L2 per-core") == NULL, "%s", c->notes);
     cr_expect(strstr(c->notes, "L3 shared (x1 with 2 threads)") != NULL, "%s", c->notes);
-    /* an all-threads boundary below the one-thread one (x0.38: the model-207 VM's two-thread
+    /* an all-threads boundary below the one-thread one (x0.38: a family 6 model 207 VM's two-thread
      * "L1" at 18.8 KiB) is noise, not a shared cache */
     c->notes[0] = 0;
     c->levels[FFN_BW_READ][1][1].capacity_bytes = 4e6;
@@ -317,8 +317,8 @@ Test(calroof, levels_cut_differently_are_not_classed)
     free(c);
 }
 
-/* Where L1 and L2 read alike (AVX2 loads on a core with a 2 MiB L2, as on the model-207 VM at
- * FFNROOF_ISA=avx2), the first plateau runs up to the L2 size: it is named L2, the next L3, in
+/* Where L1 and L2 read alike (AVX2 loads on a core with a 2 MiB L2, as on a family 6 model 207 VM
+ * at FFNROOF_ISA=avx2), the first plateau runs up to the L2 size: it is named L2, the next L3, in
  * the notes and in the spec, not L1 and L2 by position. */
 Test(calroof, plateaus_take_the_names_of_the_caches_they_pair_with)
 {
@@ -376,7 +376,7 @@ static void set_curve(ffn_calibration *c, ffn_bw_kernel k, int t, const double *
     c->n_levels[k][t] = n;
 }
 
-/* The Zen 5 microVM of 2026-12-02 (BENCHMARKS.md): no sysfs caches, CPUID's legacy leaves give
+/* A Zen 5 microVM (BENCHMARKS.md): no sysfs caches, CPUID's legacy leaves give
  * L1d 48 KiB, L2 1 MiB and the socket's 508 MiB L3. Its one-thread read curve shows L3 as two
  * plateaus (7 and 45 MiB), its triad curve three. They are named after the caches: L3a, L3b
  * (and L3c), never the L4 and L5 of a CPU with three levels; the note says CPUID listed them. */
@@ -421,7 +421,7 @@ Test(calroof, cpuid_caches_name_a_split_l3)
     free(c);
 }
 
-/* The Zen 4 VM's one-thread curve under FFNROOF_ISA=portable (2026-12-03 02:23 UTC): 16-byte
+/* A Zen 4 VM's one-thread curve under FFNROOF_ISA=portable: 16-byte
  * loads read L1, L2 and L3 alike (102 GB/s to 21.1 MiB), then a stretch at 44.6 GB/s to
  * 50.2 MiB before DRAM. The first boundary pairs with L3 (32 MiB); the second pairs with no
  * cache (L2 = 1 MiB would cross that pair) and, past the last level sysfs lists, is part of L3:

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "ffnroof/limits.h"
+#include "helpers/cli_harness.h"
 
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SRC FFNROOF_SOURCE_DIR
 
 /* K_BIN: a binary file (safetensors): no lines, so no positions and no CRLF or BOM variants
@@ -61,9 +61,7 @@ static void setup(void)
 
 static void rm_rf(const char *p)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", p);
+    if (!cli_rm_rf(p)) cr_log_warn("could not remove %s", p);
 }
 
 static void teardown(void)
@@ -262,15 +260,13 @@ static void run_row(const row *r)
     char good[512];
     snprintf(good, sizeof good, "%s/%s", SRC, r->good);
     if (r->k == K_BIN && !r->skip_good) {
-        char args[2048], cmd[4096];
+        char args[2048];
         const char *at = strchr(r->args, '@');
         snprintf(args, sizeof args, "%.*s%s%s", (int)(at - r->args), r->args, good, at + 1);
         rm_rf(work);
         mkdir(work, 0700);
-        snprintf(cmd, sizeof cmd, "cd '%s' && FFNROOF_DATA_DIR=%s '%s' %s >/dev/null 2>'%s'", work,
-                 SRC, BIN, args, err_path);
-        const int st = system(cmd);
-        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the good file must load", r->what);
+        cr_expect_eq(cli_run(&(cli_opts){.cwd = work, .data_dir = SRC, .err = err_path}, args), 0,
+                     "%s: the good file must load", r->what);
     }
     for (int c = 0; c < C_COUNT; c++) {
         /* line ends and a byte-order mark are text matters: a binary file has neither */
@@ -278,18 +274,15 @@ static void run_row(const row *r)
         const bool must_load = c == C_CRLF || c == C_BOM;
         if (must_load && r->skip_good) continue;
         const char *in = make_input((bad_case)c, r->k, good);
-        char args[2048], cmd[4096];
+        char args[2048];
         const char *at = strchr(r->args, '@');
         cr_assert_not_null(at);
         snprintf(args, sizeof args, "%.*s%s%s", (int)(at - r->args), r->args, in, at + 1);
         rm_rf(work);
         mkdir(work, 0700);
-        snprintf(cmd, sizeof cmd, "cd '%s' && FFNROOF_DATA_DIR=%s '%s' %s >/dev/null 2>'%s'", work,
-                 SRC, BIN, args, err_path);
         const double t0 = now_s();
-        const int st = system(cmd);
+        const int code = cli_run(&(cli_opts){.cwd = work, .data_dir = SRC, .err = err_path}, args);
         const double dt = now_s() - t0;
-        const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
         size_t n;
         char *err = slurp(err_path, &n);
         if (must_load) {

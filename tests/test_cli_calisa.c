@@ -16,8 +16,7 @@
 
 #include "ffnroof/kernels.h"
 #include "skip_clean.h"
-
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+#include "helpers/cli_harness.h"
 
 static char root[128], out_path[192], err_path[192];
 
@@ -38,22 +37,9 @@ static void teardown(void)
 
 static int run(const char *env, const char *args)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s OPENBLAS_NUM_THREADS=1 '%s' %s >'%s' 2>'%s'", root,
-             env, BIN, args, out_path, err_path);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    static char buf[1 << 20];
-    FILE *fp = fopen(path, "r");
-    if (!fp) return NULL;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    char vars[256];
+    snprintf(vars, sizeof vars, "%s OPENBLAS_NUM_THREADS=1", env);
+    return cli_run(&(cli_opts){.cwd = root, .env = vars, .out = out_path, .err = err_path}, args);
 }
 
 static bool exists(const char *rel)
@@ -63,6 +49,9 @@ static bool exists(const char *rel)
     return access(p, F_OK) == 0;
 }
 
+/* The tiny calibration the interrupt tests start and stop. */
+static char *const calibrate_argv[] = {"ffnroof", "calibrate", "--test-tiny", "--out", "cal", NULL};
+
 TestSuite(cli_calisa, .init = setup, .fini = teardown, .timeout = 600);
 
 Test(cli_calisa, unusable_isa_is_exit_2_and_writes_nothing)
@@ -71,7 +60,7 @@ Test(cli_calisa, unusable_isa_is_exit_2_and_writes_nothing)
     ffn_isa_usable_list(usable, sizeof usable);
     int rc = run("FFNROOF_ISA=bogus", "calibrate --test-tiny --out cal");
     cr_expect_eq(rc, 2);
-    const char *e = slurp(err_path);
+    const char *e = cli_slurp(err_path);
     cr_assert_not_null(e);
     cr_expect(strstr(e, "bogus") && strstr(e, usable), "%s", e);
     cr_expect_not(exists("cal"), "the folder was created");
@@ -86,7 +75,7 @@ Test(cli_calisa, unusable_isa_is_exit_2_and_writes_nothing)
     snprintf(env, sizeof env, "FFNROOF_ISA=%s", other);
     rc = run(env, "calibrate --test-tiny --out cal");
     cr_expect_eq(rc, 2);
-    e = slurp(err_path);
+    e = cli_slurp(err_path);
     cr_expect(strstr(e, other) && strstr(e, usable), "%s", e);
     cr_expect_not(exists("cal"));
 }
@@ -96,15 +85,15 @@ Test(cli_calisa, avx2_cap_on_an_avx512_host)
     if (!ffn_isa_available(FFN_ISA_AVX512) || !ffn_isa_available(FFN_ISA_AVX2))
         skip_clean(teardown, "needs a host with AVX-512 and AVX2");
     int rc = run("FFNROOF_ISA=avx2", "calibrate --test-tiny --out cal");
-    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
-    const char *o = slurp(out_path);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, cli_slurp(err_path));
+    const char *o = cli_slurp(out_path);
     cr_expect(strstr(o, "bandwidth probes: avx2 loads; FFNROOF_ISA=avx2") != NULL, "%s", o);
     cr_expect(strstr(o, "fp32_avx2") != NULL, "%s", o);
     cr_expect(strstr(o, "fp32_avx512") == NULL, "a 512-bit peak ran under avx2: %s", o);
     cr_expect(strstr(o, "amx") == NULL || strstr(o, "f32_ffn__avx2") != NULL, "%s", o);
     char p[400];
     snprintf(p, sizeof p, "%s/cal/calibration.json", root);
-    const char *j = slurp(p);
+    const char *j = cli_slurp(p);
     cr_assert_not_null(j);
     /* the fp32 roof the spec records is the AVX2 FMA peak, the one the AVX2 kernel runs on */
     const char *pk = strstr(j, "\"peak_kinds\"");
@@ -116,7 +105,7 @@ Test(cli_calisa, avx2_cap_on_an_avx512_host)
                       strlen("\"bf16\": \"fp32_avx2_fma\"")) == 0,
               "the AVX2 bf16 kernel converts to fp32: %.120s", pk);
     snprintf(p, sizeof p, "%s/cal/hw.yaml", root);
-    const char *y = slurp(p);
+    const char *y = cli_slurp(p);
     cr_assert_not_null(y);
     cr_expect(strstr(y, "\nfit:\n") != NULL, "the spec records its fit");
 }
@@ -130,17 +119,8 @@ Test(cli_calisa, interrupt_leaves_no_spec)
     static const double delays[] = {0.3, 1.5, 3.0, 5.0};
     const double scale = getenv("FFNROOF_EMULATED") ? 10.0 : 1.0;
     for (size_t i = 0; i < sizeof delays / sizeof delays[0]; i++) {
-        pid_t pid = fork();
+        pid_t pid = cli_spawn(&(cli_opts){.cwd = root}, calibrate_argv);
         cr_assert_geq(pid, 0);
-        if (pid == 0) {
-            if (chdir(root) != 0) _exit(99);
-            FILE *n = freopen("/dev/null", "w", stdout);
-            FILE *m = freopen("/dev/null", "w", stderr);
-            (void)n;
-            (void)m;
-            execl(BIN, "ffnroof", "calibrate", "--test-tiny", "--out", "cal", (char *)NULL);
-            _exit(98);
-        }
         const double delay = delays[i] * scale;
         struct timespec ts = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
         nanosleep(&ts, NULL);
@@ -163,7 +143,7 @@ Test(cli_calisa, interrupt_leaves_no_spec)
             if (exists("cal/calibration.json")) {
                 char p[400];
                 snprintf(p, sizeof p, "%s/cal/calibration.json", root);
-                const char *j = slurp(p);
+                const char *j = cli_slurp(p);
                 cr_expect(j && strstr(j, "\"complete\": false"), "not marked incomplete");
             }
         }
@@ -193,17 +173,8 @@ Test(cli_calisa, interrupt_while_writing_finishes_the_files)
 {
     char cal[300];
     snprintf(cal, sizeof cal, "%s/cal", root);
-    pid_t pid = fork();
+    pid_t pid = cli_spawn(&(cli_opts){.cwd = root}, calibrate_argv);
     cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        if (chdir(root) != 0) _exit(99);
-        FILE *n = freopen("/dev/null", "w", stdout);
-        FILE *m = freopen("/dev/null", "w", stderr);
-        (void)n;
-        (void)m;
-        execl(BIN, "ffnroof", "calibrate", "--test-tiny", "--out", "cal", (char *)NULL);
-        _exit(98);
-    }
     int st;
     bool seen = false;
     while (!seen) {
@@ -242,8 +213,8 @@ Test(cli_calisa, poor_fit_is_shown_beside_every_prediction)
              src, dst, dst);
     cr_assert_eq(system(cmd), 0);
     int rc = run("", "compare --hw poor.yaml --model llama2-7b --batch 1,8");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
-    const char *o = slurp(out_path);
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    const char *o = cli_slurp(out_path);
     cr_expect(strstr(o, "median error of 23.0%") != NULL, "%s", o);
     size_t marks = 0;
     for (const char *p = strstr(o, "! fit\n"); p; p = strstr(p + 1, "! fit\n"))
@@ -251,12 +222,12 @@ Test(cli_calisa, poor_fit_is_shown_beside_every_prediction)
     cr_expect_eq(marks, 3, "prefill + 2 decode rows, each marked: %s", o);
     rc = run("", "compare --hw poor.yaml --model llama2-7b --batch 1 --format json");
     cr_assert_eq(rc, 0);
-    cr_expect(strstr(slurp(out_path), "\"fit_warning\"") != NULL);
+    cr_expect(strstr(cli_slurp(out_path), "\"fit_warning\"") != NULL);
     /* failed */
     snprintf(cmd, sizeof cmd, "cp '%s' '%s' && printf 'fit:\\n  failed: true\\n' >> '%s'", src, dst,
              dst);
     cr_assert_eq(system(cmd), 0);
     rc = run("", "compare --hw poor.yaml --model llama2-7b --batch 1");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
-    cr_expect(strstr(slurp(out_path), "fit of spec") && strstr(slurp(out_path), "failed"));
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "fit of spec") && strstr(cli_slurp(out_path), "failed"));
 }

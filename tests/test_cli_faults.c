@@ -19,17 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 #include "skip_clean.h"
+#include "helpers/cli_harness.h"
 
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SRC FFNROOF_SOURCE_DIR
 
 static char root[256], err_path[300];
 
 static void rm_rf(const char *p)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", p);
+    if (!cli_rm_rf(p)) cr_log_warn("could not remove %s", p);
 }
 
 static void setup(void)
@@ -54,15 +52,11 @@ static char err_text[1 << 16];
  * `ulimit -f 1;`); returns the exit code, stderr in err_text. */
 static int run(const char *prefix, const char *args)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s FFNROOF_DATA_DIR=%s '%s' %s >/dev/null 2>'%s'", root,
-             prefix ? prefix : "", SRC, BIN, args, err_path);
-    int st = system(cmd);
-    FILE *fp = fopen(err_path, "r");
-    size_t n = fp ? fread(err_text, 1, sizeof err_text - 1, fp) : 0;
-    err_text[n] = '\0';
-    if (fp) fclose(fp);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const int rc =
+        cli_run(&(cli_opts){.cwd = root, .pre = prefix, .data_dir = SRC, .err = err_path}, args);
+    const char *e = cli_slurp(err_path);
+    snprintf(err_text, sizeof err_text, "%s", e ? e : "");
+    return rc;
 }
 
 static size_t count_entries(const char *dir)
@@ -272,19 +266,9 @@ static int run_interrupted(char *const argv[], const char *trigger)
     cr_assert_eq(unlockpt(master), 0);
     const char *slave = ptsname(master);
     cr_assert_not_null(slave);
-    pid_t pid = fork();
+    pid_t pid =
+        cli_spawn(&(cli_opts){.cwd = root, .data_dir = SRC, .err = slave, .err_tty = true}, argv);
     cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        setsid();
-        int s = open(slave, O_RDWR);
-        int null = open("/dev/null", O_WRONLY);
-        if (s < 0 || null < 0 || chdir(root) != 0) _exit(99);
-        dup2(null, 1);
-        dup2(s, 2);
-        setenv("FFNROOF_DATA_DIR", SRC, 1);
-        execv(BIN, argv);
-        _exit(98);
-    }
     static char seen[1 << 20];
     size_t n = 0;
     bool sent = false;
@@ -312,17 +296,6 @@ static int run_interrupted(char *const argv[], const char *trigger)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    if (!fp) return NULL;
-    static char buf[1 << 22];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
-}
-
 static size_t count(const char *s, const char *needle)
 {
     size_t n = 0;
@@ -341,7 +314,7 @@ Test(faults, ctrl_c_during_bench_keeps_the_finished_cases)
     cr_expect_eq(rc, 1, "exit %d: %s", rc, err_text);
     char path[400];
     snprintf(path, sizeof path, "%s/b/bench.json", root);
-    const char *j = slurp(path);
+    const char *j = cli_slurp(path);
     cr_assert_not_null(j, "no bench.json after the interrupt: %s", err_text);
     cr_expect(strstr(j, "\"complete\": false") != NULL, "not marked incomplete");
     cr_expect(strstr(j, "\"interrupted\": true") != NULL, "not marked interrupted");
@@ -356,7 +329,7 @@ Test(faults, ctrl_c_during_calibrate_keeps_the_finished_kernel_runs)
     cr_expect_eq(rc, 1, "exit %d: %s", rc, err_text);
     char path[400];
     snprintf(path, sizeof path, "%s/cal/calibration.json", root);
-    const char *j = slurp(path);
+    const char *j = cli_slurp(path);
     cr_assert_not_null(j, "no calibration.json after the interrupt: %s", err_text);
     cr_expect(strstr(j, "\"complete\": false") != NULL, "not marked incomplete");
     cr_expect(strstr(j, "\"kernel_runs\"") != NULL);

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "../io/ydoc.h"
+#include "helpers/cli_harness.h"
 
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SCEN FFNROOF_SOURCE_DIR "/scenarios/"
 
 static char out_path[256], err_path[256], tmp_path[256];
@@ -38,24 +38,8 @@ TestSuite(cli_plan, .init = setup, .fini = teardown, .timeout = 300);
 
 static int run(const char *args)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "FFNROOF_DATA_DIR=%s '%s' %s >%s 2>%s", FFNROOF_SOURCE_DIR, BIN, args,
-             out_path, err_path);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    static char bufs[2][1 << 20];
-    static int which;
-    char *buf = bufs[which ^= 1];
-    FILE *fp = fopen(path, "r");
-    if (!fp) return NULL;
-    size_t n = fread(buf, 1, sizeof bufs[0] - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    return cli_run(&(cli_opts){.data_dir = FFNROOF_SOURCE_DIR, .out = out_path, .err = err_path},
+                   args);
 }
 
 static void write_file(const char *path, const char *text)
@@ -96,7 +80,7 @@ static yaml_node_t *need(ffn_ydoc *y, yaml_node_t *map, const char *key)
 Test(cli_plan, json_has_the_documented_fields)
 {
     int rc = run("plan --scenario " SCEN "chat-8b.yaml --format json");
-    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, cli_slurp(err_path));
     ffn_ydoc y;
     ffn_diag d;
     cr_assert_eq(ffn_ydoc_load(&y, out_path, &d), 0, "JSON does not parse: %s", d.msg);
@@ -153,8 +137,8 @@ Test(cli_plan, every_shipped_scenario_answers)
         char args[512];
         snprintf(args, sizeof args, "plan --scenario " SCEN "%s.yaml --explain", names[i]);
         int rc = run(args);
-        cr_assert_eq(rc, 0, "%s: exit %d: %s", names[i], rc, slurp(err_path));
-        const char *o = slurp(out_path);
+        cr_assert_eq(rc, 0, "%s: exit %d: %s", names[i], rc, cli_slurp(err_path));
+        const char *o = cli_slurp(out_path);
         cr_assert(strstr(o, "explain") && strstr(o, "KV ") && strstr(o, "FFN share"), "%s: %s",
                   names[i], o);
         cr_assert(strstr(o, " 1 ") != NULL, "%s: no ranked plan:\n%s", names[i], o);
@@ -168,15 +152,15 @@ Test(cli_plan, every_shipped_scenario_answers)
     }
     /* the CPU scenario plans on the committed calibration of the reference host */
     int rc = run("plan --scenario " SCEN "cpu-small.yaml");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
-    cr_assert(strstr(slurp(out_path), "calibrated-vm") != NULL, "%s", slurp(out_path));
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    cr_assert(strstr(cli_slurp(out_path), "calibrated-vm") != NULL, "%s", cli_slurp(out_path));
 }
 
 Test(cli_plan, csv_one_row_per_layout)
 {
     int rc = run("plan --scenario " SCEN "mixtral-serving.yaml --format csv");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
-    char *o = slurp(out_path);
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    char *o = cli_slurp(out_path);
     int header = 0, rows = 0, chosen = 0;
     for (char *l = strtok(o, "\n"); l; l = strtok(NULL, "\n")) {
         if (!header) {
@@ -217,20 +201,20 @@ Test(cli_plan, csv_one_row_per_layout)
 Test(cli_plan, infeasible_is_an_answer)
 {
     int rc = run("plan --model llama3-70b --hw a100-sxm-80gb,h100-sxm --tpot 1ms");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
-    const char *o = slurp(out_path);
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    const char *o = cli_slurp(out_path);
     cr_assert(strstr(o, "infeasible") && strstr(o, "closest miss"), "%s", o);
     cr_assert(strstr(o, "TPOT at batch 1") != NULL, "%s", o);
     rc = run("plan --model llama3-70b --hw h100-sxm --tpot 1ms --format json");
     cr_assert_eq(rc, 0);
-    cr_assert(strstr(slurp(out_path), "\"feasible\": false") != NULL);
+    cr_assert(strstr(cli_slurp(out_path), "\"feasible\": false") != NULL);
 }
 
 Test(cli_plan, bad_input_exits_2)
 {
     int rc = run("plan --model llama9 --hw h100-sxm");
     cr_assert_eq(rc, 2);
-    const char *e = slurp(err_path);
+    const char *e = cli_slurp(err_path);
     cr_assert(strstr(e, "unknown model 'llama9'; known:") && strstr(e, "llama3-8b"), "%s", e);
     cr_assert_eq(count_char(e, '\n'), 1, "one line: %s", e);
 
@@ -238,7 +222,7 @@ Test(cli_plan, bad_input_exits_2)
     char args[512];
     snprintf(args, sizeof args, "plan --scenario %s", tmp_path);
     cr_assert_eq(run(args), 2);
-    e = slurp(err_path);
+    e = cli_slurp(err_path);
     char want[400];
     snprintf(want, sizeof want, "%s:3:16: unknown device 'h300'; known:", tmp_path);
     cr_assert(strstr(e, want) && strstr(e, "h200"), "%s", e);
@@ -247,41 +231,43 @@ Test(cli_plan, bad_input_exits_2)
                "name: t\nmodel: llama3-8b\nhw: h100-sxm\nslo: {tpot: 50 ms}\nlimts: {}\n");
     cr_assert_eq(run(args), 2);
     snprintf(want, sizeof want, "%s:5:1: unknown key 'limts' (did you mean 'limits'?)", tmp_path);
-    cr_assert(strstr(slurp(err_path), want), "%s", slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), want), "%s", cli_slurp(err_path));
 
     write_file(tmp_path, "name: t\nmodel: llama3-8b\nhw: h100-sxm\nlimits:\n  max_devices: 0\n");
     cr_assert_eq(run(args), 2);
     snprintf(want, sizeof want, "%s:5:16:", tmp_path);
-    cr_assert(strstr(slurp(err_path), want) && strstr(slurp(err_path), "at least one device"), "%s",
-              slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), want) &&
+                  strstr(cli_slurp(err_path), "at least one device"),
+              "%s", cli_slurp(err_path));
 
     cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --max-devices 0"), 2);
-    cr_assert(strstr(slurp(err_path), "at least one device"));
+    cr_assert(strstr(cli_slurp(err_path), "at least one device"));
     cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --tpot 50"), 2);
     cr_assert_eq(run("plan --model llama3-8b"), 2);
     cr_assert_eq(run("plan --hw h100-sxm --model llama3-8b --objective tokens_per_dollar"), 2);
-    cr_assert(strstr(slurp(err_path), "price"));
+    cr_assert(strstr(cli_slurp(err_path), "price"));
     cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --bogus"), 2);
     /* a keyword option names its choices (ffn_cli_choice) */
     cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --margin p50"), 2);
-    cr_assert(strstr(slurp(err_path), "--margin must be median or p90; got 'p50'"), "%s",
-              slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), "--margin must be median or p90; got 'p50'"), "%s",
+              cli_slurp(err_path));
     cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm --margin p90 --format json"), 0);
-    cr_assert(strstr(slurp(out_path), "\"margin\": \"p90\""), "%.300s", slurp(out_path));
+    cr_assert(strstr(cli_slurp(out_path), "\"margin\": \"p90\""), "%.300s", cli_slurp(out_path));
     cr_assert_eq(run("plot moe --model mixtral-8x7b --hw h100-sxm --by tp"), 2);
-    cr_assert(strstr(slurp(err_path), "--by must be batch or ep; got 'tp'"), "%s", slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), "--by must be batch or ep; got 'tp'"), "%s",
+              cli_slurp(err_path));
     cr_assert_eq(run("plan --help"), 0);
-    cr_assert(strstr(slurp(out_path), "--scenario"));
+    cr_assert(strstr(cli_slurp(out_path), "--scenario"));
     cr_assert_eq(run("sweep --help"), 0);
-    cr_assert(strstr(slurp(out_path), "1-4096:x2"));
+    cr_assert(strstr(cli_slurp(out_path), "1-4096:x2"));
 }
 
 Test(cli_plan, price_gives_tokens_per_dollar)
 {
     int rc = run("plan --model llama3-8b --hw h100-sxm,h200 --tpot 30ms --price h100-sxm=2 "
                  "--price h200=3 --objective tokens_per_dollar --format json");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
-    cr_assert(strstr(slurp(out_path), "\"tokens_per_dollar\": null") == NULL);
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    cr_assert(strstr(cli_slurp(out_path), "\"tokens_per_dollar\": null") == NULL);
 }
 
 /* Each sweep row equals the row `predict --format csv` prints for the same point. */
@@ -289,9 +275,9 @@ Test(cli_plan, sweep_equals_predict_point_by_point)
 {
     int rc = run("sweep --model llama2-7b,mixtral-8x7b --hw h100-sxm --batch 1,16 --seq 128,512 "
                  "--tp 1,2 --dtype bf16,int4/bf16");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
     static char sweep[1 << 16];
-    snprintf(sweep, sizeof sweep, "%s", slurp(out_path));
+    snprintf(sweep, sizeof sweep, "%s", cli_slurp(out_path));
     int rows = 0;
     char *save = NULL;
     char *header = strtok_r(sweep, "\n", &save);
@@ -316,8 +302,8 @@ Test(cli_plan, sweep_equals_predict_point_by_point)
                  "predict --model %s --hw %s --phase %s --batch %s --seq %s --wdtype %s "
                  "--adtype %s --tp %s --format csv",
                  model, hw, phase, batch, seq[0] ? seq : "128", wdt, adt, tp);
-        cr_assert_eq(run(args), 0, "%s: %s", args, slurp(err_path));
-        const char *pr = slurp(out_path);
+        cr_assert_eq(run(args), 0, "%s: %s", args, cli_slurp(err_path));
+        const char *pr = cli_slurp(out_path);
         const char *line2 = strchr(pr, '\n') + 1;
         size_t len = strlen(l);
         cr_assert(strncmp(line2, l, len) == 0 && line2[len] == '\n', "sweep:   %s\npredict: %s", l,
@@ -329,8 +315,8 @@ Test(cli_plan, sweep_equals_predict_point_by_point)
     /* JSON lines: one object per line with predict's run fields */
     rc = run(
         "sweep --model mixtral-8x7b --hw h100-sxm --batch 1-64:x4 --phase decode --format json");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
-    char *o = slurp(out_path);
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    char *o = cli_slurp(out_path);
     cr_assert_eq(count_char(o, '\n'), 4); /* batches 1, 4, 16, 64 */
     cr_assert(
         strncmp(o, "{\"model\":\"mixtral-8x7b\",\"hw\":\"h100-sxm\",\"run\":{\"phase\":\"decode\"",
@@ -348,8 +334,8 @@ Test(cli_plan, sweep_rows_say_where_the_weights_come_from)
                          "weights: hot\nsweep: {batch: [1, 2], phase: decode}\n");
     char args[512];
     snprintf(args, sizeof args, "sweep --scenario %s", tmp_path);
-    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
-    char *o = slurp(out_path);
+    cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+    char *o = cli_slurp(out_path);
     cr_assert(strstr(o, ",imbalance,weights,weights_from,vec_ops\n"), "%s", o);
     cr_assert_eq(count_char(o, '\n'), 3, "%s", o);
     const char *row = strchr(o, '\n') + 1;
@@ -360,8 +346,8 @@ Test(cli_plan, sweep_rows_say_where_the_weights_come_from)
     cr_assert(tail - row > 7 && strncmp(tail - 7, ",hot,L2", 7) == 0, "%.*s", (int)(end - row),
               row);
     snprintf(args, sizeof args, "sweep --scenario %s --weights cold", tmp_path);
-    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
-    o = slurp(out_path);
+    cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+    o = cli_slurp(out_path);
     row = strchr(o, '\n') + 1;
     end = strchr(row, '\n');
     tail = end - 1;
@@ -379,34 +365,31 @@ Test(cli_plan, sweep_bad_grids)
     cr_assert_eq(run(args), 2);
     char want[400];
     snprintf(want, sizeof want, "%s:5:10: 'batch' is an empty grid", tmp_path);
-    cr_assert(strstr(slurp(err_path), want), "%s", slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), want), "%s", cli_slurp(err_path));
     cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --batch ''"), 2);
-    cr_assert(strstr(slurp(err_path), "empty grid"), "%s", slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), "empty grid"), "%s", cli_slurp(err_path));
     cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --batch 8-1"), 2);
     cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --batch 1-8:x1"), 2);
     cr_assert_eq(run("sweep --model llama3-8b --hw h999"), 2);
-    cr_assert(strstr(slurp(err_path), "unknown device 'h999'; known:"), "%s", slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), "unknown device 'h999'; known:"), "%s",
+              cli_slurp(err_path));
     /* every point invalid: nothing to sweep */
     cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --tp 3"), 2);
-    cr_assert(strstr(slurp(err_path), "skipping") && strstr(slurp(err_path), "no point"), "%s",
-              slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), "skipping") && strstr(cli_slurp(err_path), "no point"),
+              "%s", cli_slurp(err_path));
     /* some invalid: skipped with a note, the rest written */
     cr_assert_eq(run("sweep --model llama3-8b --hw h100-sxm --tp 1,3 --phase decode"), 0);
-    cr_assert_eq(count_char(slurp(out_path), '\n'), 2);
-    cr_assert(strstr(slurp(err_path), "1 of 2 points skipped"), "%s", slurp(err_path));
+    cr_assert_eq(count_char(cli_slurp(out_path), '\n'), 2);
+    cr_assert(strstr(cli_slurp(err_path), "1 of 2 points skipped"), "%s", cli_slurp(err_path));
 }
 
 Test(cli_plan, sweep_interrupted_keeps_whole_rows)
 {
-    pid_t pid = fork();
+    char *const argv[] = {CLI_BIN,    "sweep",   "--model",    "llama2-7b", "--hw",
+                          "h100-sxm", "--batch", "1-16000000", "--phase",   "decode",
+                          "--out",    out_path,  NULL};
+    pid_t pid = cli_spawn(&(cli_opts){.data_dir = FFNROOF_SOURCE_DIR, .err = err_path}, argv);
     cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        setenv("FFNROOF_DATA_DIR", FFNROOF_SOURCE_DIR, 1);
-        if (!freopen(err_path, "w", stderr)) _exit(99);
-        execl(BIN, BIN, "sweep", "--model", "llama2-7b", "--hw", "h100-sxm", "--batch",
-              "1-16000000", "--phase", "decode", "--out", out_path, (char *)NULL);
-        _exit(98);
-    }
     /* wait until rows arrive, then interrupt */
     struct stat st;
     for (int i = 0; i < 200; i++) {
@@ -418,8 +401,8 @@ Test(cli_plan, sweep_interrupted_keeps_whole_rows)
     int status;
     waitpid(pid, &status, 0);
     cr_assert(WIFEXITED(status), "killed by a signal");
-    cr_assert_eq(WEXITSTATUS(status), 130, "exit %d: %s", WEXITSTATUS(status), slurp(err_path));
-    cr_assert(strstr(slurp(err_path), "interrupted after"), "%s", slurp(err_path));
+    cr_assert_eq(WEXITSTATUS(status), 130, "exit %d: %s", WEXITSTATUS(status), cli_slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), "interrupted after"), "%s", cli_slurp(err_path));
     FILE *fp = fopen(out_path, "r");
     cr_assert_not_null(fp);
     static char line[4096];

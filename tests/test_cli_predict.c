@@ -12,8 +12,7 @@
 
 #include "../io/ydoc.h"
 #include "skip_clean.h"
-
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+#include "helpers/cli_harness.h"
 
 static char out_path[256], err_path[256];
 
@@ -32,22 +31,8 @@ static void teardown(void)
 /* Run `ffnroof ARGS`, stdout and stderr to files; returns the exit code. */
 static int run(const char *args)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "FFNROOF_DATA_DIR=%s '%s' %s >%s 2>%s", FFNROOF_SOURCE_DIR, BIN, args,
-             out_path, err_path);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    static char buf[1 << 20];
-    FILE *fp = fopen(path, "r");
-    if (!fp) return NULL;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    return cli_run(&(cli_opts){.data_dir = FFNROOF_SOURCE_DIR, .out = out_path, .err = err_path},
+                   args);
 }
 
 static int count_lines(const char *s)
@@ -111,7 +96,7 @@ Test(cli_predict, json_for_every_model_on_every_device)
                      "predict --model %.63s --hw %.63s --format json --batch 4 --seq 512",
                      models[i], hws[j]);
             int rc = run(args);
-            cr_assert_eq(rc, 0, "%s: exit %d: %s", ctx, rc, slurp(err_path));
+            cr_assert_eq(rc, 0, "%s: exit %d: %s", ctx, rc, cli_slurp(err_path));
             ffn_ydoc y;
             ffn_diag d;
             cr_assert_eq(ffn_ydoc_load(&y, out_path, &d), 0, "%s: JSON does not parse: %s", ctx,
@@ -201,7 +186,7 @@ Test(cli_predict, csv_one_row_per_run)
 {
     cr_assert_eq(run("predict --model llama2-7b --hw a100-sxm-80gb --batch 1,8,64 --format csv"),
                  0);
-    char *s = slurp(out_path);
+    char *s = cli_slurp(out_path);
     cr_assert_eq(count_lines(s), 1 + 6);
     cr_assert(!strncmp(s, "model,hw,phase,batch", 20));
 }
@@ -209,7 +194,7 @@ Test(cli_predict, csv_one_row_per_run)
 Test(cli_predict, table_fits_80_columns)
 {
     cr_assert_eq(run("predict --model deepseek-v3 --hw h200 --ep 8 --ops --batch 64"), 0);
-    char *s = slurp(out_path);
+    char *s = cli_slurp(out_path);
     int col = 0;
     for (; *s; s++) {
         col = *s == '\n' ? 0 : col + 1;
@@ -220,7 +205,7 @@ Test(cli_predict, table_fits_80_columns)
 Test(cli_predict, help_lists_every_flag_with_default)
 {
     cr_assert_eq(run("predict --help"), 0);
-    char *s = slurp(out_path);
+    char *s = cli_slurp(out_path);
     const char *flags[] = {"--hw",
                            "--model",
                            "--phase",
@@ -253,7 +238,7 @@ Test(cli_predict, help_lists_every_flag_with_default)
 static void bad(const char *args, const char *want)
 {
     int rc = run(args);
-    char *e = slurp(err_path);
+    char *e = cli_slurp(err_path);
     cr_assert_eq(rc, 2, "'%s': exit %d, stderr: %s", args, rc, e);
     cr_assert(strstr(e, want), "'%s': stderr lacks '%s': %s", args, want, e);
     struct stat st;
@@ -314,7 +299,7 @@ Test(cli_predict, weights_and_onchip_say_where_the_bytes_come_from)
     cr_assert_eq(run("predict --model bert-base --hw xeon-8480 --phase decode --weights hot "
                      "--onchip --ops"),
                  0);
-    char *s = slurp(out_path);
+    char *s = cli_slurp(out_path);
     cr_assert(strstr(s, "weights    hot: one layer's"), "%s", s);
     cr_assert(strstr(s, "in L2 (no bandwidth: at memory speed)"), "%s", s);
     cr_assert(strstr(s, "weights from L2 (capacity only)"), "%s", s);
@@ -326,7 +311,7 @@ Test(cli_predict, weights_and_onchip_say_where_the_bytes_come_from)
     cr_assert_eq(run("predict --model bert-base --hw xeon-8480 --phase decode --weights auto "
                      "--format json"),
                  0);
-    s = slurp(out_path);
+    s = cli_slurp(out_path);
     cr_assert(strstr(s, "\"weights\": \"auto\""), "%s", s);
     /* 12 layers x 9.44 MB = 113 MB: more than the L2's and the L3's usable 89.6 / 84 MB; the
      * larger, L2, keeps 79% of them (capacity only: charged at memory speed) */
@@ -334,7 +319,7 @@ Test(cli_predict, weights_and_onchip_say_where_the_bytes_come_from)
     cr_assert(strstr(s, "\"weights_resident_fraction\": 0.79"), "%s", s);
     cr_assert(strstr(s, "\"weights_level_no_bandwidth\": true"), "%s", s);
     cr_assert_eq(run("predict --model bert-base --hw xeon-8480 --phase decode --weights auto"), 0);
-    s = slurp(out_path);
+    s = cli_slurp(out_path);
     cr_assert(strstr(s, "79% in L2, the rest from memory"), "%s", s);
     cr_assert(strstr(s, "(L2 has no bandwidth: at memory speed)"), "%s", s);
     col = 0;
@@ -366,27 +351,27 @@ Test(cli_predict, zero_points_and_act_io_dtype_reach_the_model)
     const char *base = "predict --model llama2-7b --hw h100-sxm --phase decode --format csv "
                        "--wdtype int4 --adtype bf16";
     char args[400];
-    cr_assert_eq(run(base), 0, "%s", slurp(err_path));
-    const double sym = csv_weight_bytes(slurp(out_path));
+    cr_assert_eq(run(base), 0, "%s", cli_slurp(err_path));
+    const double sym = csv_weight_bytes(cli_slurp(out_path));
     snprintf(args, sizeof args, "%s --zero-point", base);
-    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
-    const double zp = csv_weight_bytes(slurp(out_path));
+    cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+    const double zp = csv_weight_bytes(cli_slurp(out_path));
     /* the CSV has 7 significant digits: 2.2e9 B to within 1,000 B */
     cr_assert_float_eq(zp - sym, 32 * 528384.0, 1000.0, "%.17g - %.17g", zp, sym);
     const char *w8 = "predict --model llama2-7b --hw h100-sxm --phase prefill --format json "
                      "--wdtype int8 --adtype int8";
-    cr_assert_eq(run(w8), 0, "%s", slurp(err_path));
-    char *a = strdup(slurp(out_path));
+    cr_assert_eq(run(w8), 0, "%s", cli_slurp(err_path));
+    char *a = strdup(cli_slurp(out_path));
     snprintf(args, sizeof args, "%s --act-io-dtype fp32", w8);
-    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
-    cr_assert(strcmp(a, slurp(out_path)) != 0, "--act-io-dtype fp32 changed nothing");
+    cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+    cr_assert(strcmp(a, cli_slurp(out_path)) != 0, "--act-io-dtype fp32 changed nothing");
     free(a);
     /* the dequantisation's vector ops, the CSV's last column: W8A16 decode dequantises every
      * weight once, 32 x (4096 x 22016 + 11008 x 4096) */
     cr_assert_eq(run("predict --model llama2-7b --hw h100-sxm --phase decode --format csv "
                      "--wdtype int8 --adtype bf16"),
                  0);
-    const char *row = strchr(slurp(out_path), '\n');
+    const char *row = strchr(cli_slurp(out_path), '\n');
     cr_assert_not_null(row);
     const char *last = strrchr(row, ',');
     cr_assert_float_eq(strtod(last + 1, NULL), 32.0 * (4096.0 * 22016 + 11008.0 * 4096), 1e4);
@@ -423,13 +408,12 @@ Test(cli_predict, readme_examples_are_what_the_code_prints, .init = setup, .fini
             wn = 0;
             want[0] = '\0';
         } else if (state == 2 && strncmp(line, "```", 3) == 0) {
-            char cmd[4096];
-            snprintf(cmd, sizeof cmd, "cd '%s' && FFNROOF_DATA_DIR=. '%s' %s >%s 2>%s",
-                     FFNROOF_SOURCE_DIR, BIN, args, out_path, err_path);
-            const int st = system(cmd);
-            cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "ffnroof %s: %s", args,
-                      slurp(err_path));
-            cr_expect_str_eq(slurp(out_path), want,
+            const int rc = cli_run(
+                &(cli_opts){
+                    .cwd = FFNROOF_SOURCE_DIR, .data_dir = ".", .out = out_path, .err = err_path},
+                args);
+            cr_assert_eq(rc, 0, "ffnroof %s: %s", args, cli_slurp(err_path));
+            cr_expect_str_eq(cli_slurp(out_path), want,
                              "README.md: the example of `ffnroof %s` is not what it prints", args);
             checked++;
             state = 0;
@@ -453,22 +437,22 @@ Test(cli_predict, engine_changes_quantised_predictions_only, .init = setup, .fin
                        "--format csv";
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s --dtype bf16", base);
-    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
-    snprintf(a, sizeof a, "%s", slurp(out_path));
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    snprintf(a, sizeof a, "%s", cli_slurp(out_path));
     snprintf(cmd, sizeof cmd, "%s --dtype bf16 --engine trtllm", base);
-    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
-    snprintf(b, sizeof b, "%s", slurp(out_path));
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    snprintf(b, sizeof b, "%s", cli_slurp(out_path));
     cr_expect_str_eq(a, b, "bf16 runs cuBLAS under every engine");
     snprintf(cmd, sizeof cmd, "%s --dtype fp8", base);
-    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
-    snprintf(a, sizeof a, "%s", slurp(out_path));
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    snprintf(a, sizeof a, "%s", cli_slurp(out_path));
     snprintf(cmd, sizeof cmd, "%s --dtype fp8 --engine trtllm", base);
-    cr_assert_eq(run(cmd), 0, "%s", slurp(err_path));
-    snprintf(b, sizeof b, "%s", slurp(out_path));
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    snprintf(b, sizeof b, "%s", cli_slurp(out_path));
     cr_expect(strcmp(a, b) != 0, "fp8 under TRT-LLM's kernels: %s", b);
     cr_assert_eq(run("predict --hw h100-sxm --model llama3-8b --dtype fp8 --engine sglang"), 0);
-    cr_expect(strstr(slurp(out_path), "sglang's kernels") != NULL, "%s", slurp(out_path));
+    cr_expect(strstr(cli_slurp(out_path), "sglang's kernels") != NULL, "%s", cli_slurp(out_path));
     cr_expect_eq(run("predict --hw h100-sxm --model llama3-8b --engine tgi"), 2);
-    cr_expect(strstr(slurp(err_path), "--engine: 'tgi' is not vllm, sglang or trtllm") != NULL,
-              "%s", slurp(err_path));
+    cr_expect(strstr(cli_slurp(err_path), "--engine: 'tgi' is not vllm, sglang or trtllm") != NULL,
+              "%s", cli_slurp(err_path));
 }

@@ -18,8 +18,7 @@
 
 #include "../io/ydoc.h"
 #include "skip_clean.h"
-
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+#include "helpers/cli_harness.h"
 
 /* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c). */
 const char *__lsan_default_suppressions(void);
@@ -53,28 +52,17 @@ static void teardown(void)
 
 static int run_in(const char *cwd, const char *args)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && FFNROOF_DATA_DIR=%s OPENBLAS_NUM_THREADS=1 '%s' %s >%s 2>%s", cwd,
-             FFNROOF_SOURCE_DIR, BIN, args, out_path, err_path);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return cli_run(&(cli_opts){.cwd = cwd,
+                               .env = "OPENBLAS_NUM_THREADS=1",
+                               .data_dir = FFNROOF_SOURCE_DIR,
+                               .out = out_path,
+                               .err = err_path},
+                   args);
 }
 
 static int run(const char *args)
 {
     return run_in(dir, args);
-}
-
-static char *slurp(const char *path)
-{
-    static char buf[1 << 20];
-    FILE *fp = fopen(path, "r");
-    if (!fp) return NULL;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
 }
 
 static int count_lines(const char *s)
@@ -98,12 +86,12 @@ static const char *tiny_spec(void)
     snprintf(refused, sizeof refused, "%s/cal-refused.txt", dir);
     if (getenv("FFNROOF_EMULATED") && access(refused, R_OK) == 0)
         skip_clean(teardown, "emulated CPU: calibrate measured roofs out of a spec's range: %s",
-                   slurp(refused));
+                   cli_slurp(refused));
     if (access(spec, R_OK) != 0) {
         char args[256];
         snprintf(args, sizeof args, "calibrate --test-tiny --threads 2 --out cal --format json");
         int rc = run(args);
-        const char *err = slurp(err_path);
+        const char *err = cli_slurp(err_path);
         if (rc == 2 && getenv("FFNROOF_EMULATED") && err && strstr(err, "out of range")) {
             FILE *fp = fopen(refused, "w");
             if (fp) {
@@ -226,7 +214,7 @@ Test(cli_profiler, bench_json_schema_on_a_tiny_shape)
              "bench --hw '%s' --shape 9,32,48 --reps 3 --verify --threads 2 --format json --out b1",
              tiny_spec());
     int rc = run(args);
-    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, cli_slurp(err_path));
     ffn_ydoc y;
     ffn_diag d;
     cr_assert_eq(ffn_ydoc_load(&y, out_path, &d), 0, "%s", d.msg);
@@ -264,7 +252,7 @@ Test(cli_profiler, bench_json_schema_on_a_tiny_shape)
     cr_assert(num(&y, c0, "max_rel_err") < 1e-5);
     ffn_ydoc_release(&y);
     /* with PAPI, the SDE flops read back per call equal the case's flops */
-    const char *out = slurp(out_path);
+    const char *out = cli_slurp(out_path);
     if (ffn_sde_init() != FFN_EUNSUPPORTED)
         cr_assert(strstr(out, "\"sde:::ffnroof::flops\"") != NULL);
     /* the files under --out */
@@ -272,7 +260,7 @@ Test(cli_profiler, bench_json_schema_on_a_tiny_shape)
     snprintf(path, sizeof path, "%s/b1/bench.json", dir);
     cr_assert_eq(access(path, R_OK), 0);
     snprintf(path, sizeof path, "%s/b1/bench.csv", dir);
-    const char *csv = slurp(path);
+    const char *csv = cli_slurp(path);
     cr_assert_not_null(csv);
     cr_assert_eq(count_lines(csv), 2);
     cr_assert(strncmp(csv, "id,kind,phase,batch,seq,tokens,d,f,act,", 39) == 0);
@@ -282,13 +270,13 @@ Test(cli_profiler, bench_moe_uses_the_remembered_calibration)
 {
     tiny_spec(); /* leaves results/last-calibration/hw.yaml in dir */
     int rc = run("bench --shape 6,32,48 --experts 4,2 --reps 2 --threads 2 --format csv --out b2");
-    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
-    const char *out = slurp(out_path);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, cli_slurp(err_path));
+    const char *out = cli_slurp(out_path);
     cr_assert_eq(count_lines(out), 2);
     cr_assert(strstr(out, "\n1,moe,prefill,1,6,6,32,48,swiglu,4,2,fp32,") != NULL, "%s", out);
     char path[256];
     snprintf(path, sizeof path, "%s/b2/bench.json", dir);
-    const char *js = slurp(path);
+    const char *js = cli_slurp(path);
     cr_assert(strstr(js, "results/last-calibration/hw.yaml") != NULL);
     cr_assert(strstr(js, "\"routing_share\"") != NULL);
 }
@@ -303,8 +291,8 @@ Test(cli_profiler, bench_table_sums_up_its_prediction_errors)
              "--threads 2 --out b3",
              spec, FFNROOF_TEST_DATA);
     int rc = run(args);
-    cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(err_path));
-    const char *out = slurp(out_path);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, cli_slurp(err_path));
+    const char *out = cli_slurp(out_path);
     const char *l = strstr(out, "prediction |err| over 4 cases: median ");
     cr_assert_not_null(l, "%s", out);
     double med = -1, worst = -1;
@@ -314,8 +302,8 @@ Test(cli_profiler, bench_table_sums_up_its_prediction_errors)
     cr_assert(med >= 0 && worst >= med, "%s", l);
     /* one case: no summary */
     snprintf(args, sizeof args, "bench --hw '%s' --shape 4,32,48 --reps 2 --out b4", spec);
-    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
-    cr_assert_null(strstr(slurp(out_path), "prediction |err| over"));
+    cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+    cr_assert_null(strstr(cli_slurp(out_path), "prediction |err| over"));
 }
 
 /* The quantized kernels through bench: the format's kernel runs, is verified against its
@@ -336,13 +324,13 @@ Test(cli_profiler, bench_runs_the_quantized_kernels)
                  "bench --hw '%s' --shape 5,64,96 %s --reps 2 --verify --threads 2 --format csv "
                  "--out bq%zu",
                  spec, fmts[i], i);
-        cr_assert_eq(run(args), 0, "%s: %s", fmts[i], slurp(err_path));
-        const char *out = slurp(out_path);
+        cr_assert_eq(run(args), 0, "%s: %s", fmts[i], cli_slurp(err_path));
+        const char *out = cli_slurp(out_path);
         cr_assert(strstr(out, tags[i]) != NULL, "%s ran another kernel: %s", fmts[i], out);
         cr_assert(strstr(out, tails[i]) != NULL, "%s: the format columns: %s", fmts[i], out);
         char path[256];
         snprintf(path, sizeof path, "%s/bq%zu/bench.json", dir, i);
-        const char *js = slurp(path);
+        const char *js = cli_slurp(path);
         cr_assert_not_null(js);
         const char *adt = i == 1   ? "\"adtype\": \"int8\""
                           : i == 2 ? "\"adtype\": \"bf16\""
@@ -365,8 +353,8 @@ Test(cli_profiler, bench_runs_quantized_moe_experts)
              "bench --hw '%s' --shape 6,64,96 --experts 4,2 --dtype int4 --group 32 --adtype bf16 "
              "--reps 2 --verify --threads 2 --format csv --out bqm",
              spec);
-    cr_assert_eq(run(args), 0, "%s", slurp(err_path));
-    const char *out = slurp(out_path);
+    cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+    const char *out = cli_slurp(out_path);
     cr_assert(strstr(out, "\n1,moe,prefill,1,6,6,64,96,swiglu,4,2,int4,") != NULL, "%s", out);
     cr_assert(strstr(out, "w4a16_ffn__") != NULL, "%s", out);
     cr_assert(strstr(out, ",true,bf16,32,false\n") != NULL, "%s", out);
@@ -403,7 +391,7 @@ Test(cli_profiler, bad_input_exits_2_with_one_line)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(args, sizeof args, "bench --hw '%s' %s", spec, bad[i]);
         int rc = run(args);
-        const char *err = slurp(err_path);
+        const char *err = cli_slurp(err_path);
         cr_expect_eq(rc, 2, "'%s' exited %d: %s", bad[i], rc, err);
         /* one line naming the problem (usage errors add the --help hint) */
         cr_expect(count_lines(err) == 1 || (count_lines(err) == 2 && strstr(err, "--help'")),
@@ -415,7 +403,7 @@ Test(cli_profiler, bad_input_exits_2_with_one_line)
         snprintf(args, sizeof args, "bench --hw '%s' --shape 4,32,48 --events PAPI_NOPE_NOPE",
                  spec);
         cr_expect_eq(run(args), 2);
-        const char *err = slurp(err_path);
+        const char *err = cli_slurp(err_path);
         cr_expect(count_lines(err) == 1 || (count_lines(err) == 2 && strstr(err, "--help'")), "%s",
                   err);
         cr_expect(strstr(err, "PAPI_NOPE_NOPE") != NULL, "%s", err);

@@ -14,8 +14,7 @@
 #include "../io/ydoc.h"
 #include "ffnroof/quant_eval.h"
 #include "st_write.h"
-
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
+#include "helpers/cli_harness.h"
 
 static char dir[256], out_path[300], err_path[300], st_path[300], file_out[300];
 
@@ -31,36 +30,23 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+    if (!cli_rm_rf(dir)) cr_log_warn("could not remove %s", dir);
 }
 
 TestSuite(cli_quant, .init = setup, .fini = teardown, .timeout = 300);
 
+/* Run `ffnroof quant ARGS`, stdout and stderr to files; returns the exit code. */
 static int run(const char *args)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "FFNROOF_DATA_DIR=%s '%s' quant %s >%s 2>%s", FFNROOF_SOURCE_DIR, BIN,
-             args, out_path, err_path);
-    const int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    static char buf[1 << 18];
-    FILE *fp = fopen(path, "r");
-    if (!fp) return NULL;
-    const size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    char quant[4096];
+    snprintf(quant, sizeof quant, "quant %s", args);
+    return cli_run(&(cli_opts){.data_dir = FFNROOF_SOURCE_DIR, .out = out_path, .err = err_path},
+                   quant);
 }
 
 static char *out_text(void)
 {
-    return slurp(out_path);
+    return cli_slurp(out_path);
 }
 
 /* Copy s into dst[n], cut to fit (what snprintf "%s" does, without its truncation warning). */
@@ -75,7 +61,7 @@ static void copy_text(char *dst, size_t n, const char *s)
 static char *err_text(void)
 {
     static char e[1 << 16];
-    const char *s = slurp(err_path);
+    const char *s = cli_slurp(err_path);
     copy_text(e, sizeof e, s ? s : "");
     return e;
 }

@@ -16,8 +16,8 @@
 
 #include "ffnroof/report_md.h"
 #include "skip_clean.h"
+#include "helpers/cli_harness.h"
 
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define DATA FFNROOF_TEST_DATA "/plot/"
 
 static char dir[256], err_path[300], out_path[300];
@@ -42,27 +42,17 @@ static void teardown(void)
 /* Run `env ffnroof ARGS` with stdout/stderr to files; returns the exit code. */
 static int run_env(const char *env, const char *args)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd '%s' && env FFNROOF_DATA_DIR=%s %s '%s' %s >'%s' 2>'%s'", dir,
-             FFNROOF_SOURCE_DIR, env, BIN, args, out_path, err_path);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return cli_run(&(cli_opts){.cwd = dir,
+                               .env = env,
+                               .data_dir = FFNROOF_SOURCE_DIR,
+                               .out = out_path,
+                               .err = err_path},
+                   args);
 }
 
 static int run(const char *args)
 {
-    return run_env("", args);
-}
-
-static char *slurp(const char *path)
-{
-    static char buf[1 << 20];
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    return run_env(NULL, args);
 }
 
 static bool exists(const char *name)
@@ -107,17 +97,17 @@ Test(cli_report, no_gnuplot_writes_data_and_script_and_says_how_to_render)
 {
     /* an empty PATH: gnuplot cannot be found (the binary is called by its full path) */
     int rc = run_env("PATH=", "plot roofline --hw h100-sxm --model llama2-7b --out charts");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
     cr_expect(exists("charts/roofline.dat"));
     cr_expect(exists("charts/roofline.gp"));
     cr_expect(!exists("charts/roofline.png"));
-    const char *e = slurp(err_path);
+    const char *e = cli_slurp(err_path);
     cr_expect(strstr(e, "gnuplot not found"), "%s", e);
     cr_expect(strstr(e, "gnuplot roofline.gp"), "says how to render: %s", e);
     cr_expect_eq(lines(e), 1, "one line: %s", e);
     char p[600];
     snprintf(p, sizeof p, "%s/charts/roofline.gp", dir);
-    const char *gp = slurp(p);
+    const char *gp = cli_slurp(p);
     cr_expect(strstr(gp, "datafile = \"roofline.dat\""));
     cr_expect(strstr(gp, "title \"bf16/fp16 989 TFLOP/s, ridge"), "the legend names the roof");
 }
@@ -127,7 +117,7 @@ Test(cli_report, gnuplot_renders_a_png_of_the_requested_size)
     if (!have_gnuplot()) skip_clean(teardown, "gnuplot is not installed here");
     int rc = run("plot roofline --hw h100-sxm,xeon-8480 --model llama2-7b --size 640x480 "
                  "--out charts --name r");
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
     char p[600];
     snprintf(p, sizeof p, "%s/charts/r.png", dir);
     uint32_t w = 0, h = 0;
@@ -135,7 +125,7 @@ Test(cli_report, gnuplot_renders_a_png_of_the_requested_size)
     cr_expect_eq(w, 640);
     cr_expect_eq(h, 480);
     snprintf(p, sizeof p, "%s/charts/r.svg", dir);
-    const char *svg = slurp(p);
+    const char *svg = cli_slurp(p);
     cr_assert_not_null(svg);
     cr_expect(strstr(svg, "<svg") && strstr(svg, "width=\"640\""), "SVG of the same size");
     /* no temporary image left behind */
@@ -148,22 +138,22 @@ Test(cli_report, latency_and_moe_charts_render)
     if (!have_gnuplot()) skip_clean(teardown, "gnuplot is not installed here");
     cr_assert_eq(run("plot latency --model mixtral-8x7b --hw h100-sxm --batch 1-64:x4 --seq "
                      "128,1024 --bench " DATA "bench.json --out c --size 400x300"),
-                 0, "%s", slurp(err_path));
+                 0, "%s", cli_slurp(err_path));
     char p[600];
     uint32_t w, h;
     snprintf(p, sizeof p, "%s/c/latency.png", dir);
     cr_expect(png_size(p, &w, &h) && w == 400 && h == 300);
     snprintf(p, sizeof p, "%s/c/latency.dat", dir);
-    const char *dat = slurp(p);
+    const char *dat = cli_slurp(p);
     cr_expect(strstr(dat, "fixture-host"), "the bench's measured series");
     cr_expect(strstr(dat, "h100-sxm: ridge point"), "the ridge is marked");
     cr_assert_eq(run("plot moe --model mixtral-8x7b --hw h100-sxm --by ep --ep 1,2,4 --out c "
                      "--size 400x300"),
-                 0, "%s", slurp(err_path));
+                 0, "%s", cli_slurp(err_path));
     snprintf(p, sizeof p, "%s/c/moe.png", dir);
     cr_expect(png_size(p, &w, &h) && w == 400);
     snprintf(p, sizeof p, "%s/c/moe.dat", dir);
-    cr_expect_eq(lines(strstr(slurp(p), "# [0]")), 4, "one row per EP degree");
+    cr_expect_eq(lines(strstr(cli_slurp(p), "# [0]")), 4, "one row per EP degree");
 }
 
 Test(cli_report, bad_input_exits_2_with_one_line)
@@ -186,7 +176,7 @@ Test(cli_report, bad_input_exits_2_with_one_line)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = run(cases[i][0]);
-        const char *e = slurp(err_path);
+        const char *e = cli_slurp(err_path);
         cr_expect_eq(rc, 2, "'%s' exited %d", cases[i][0], rc);
         cr_expect(strstr(e, cases[i][1]), "'%s': %s", cases[i][0], e);
         cr_expect_leq(lines(e), 2, "'%s': one line (+ the --help hint): %s", cases[i][0], e);
@@ -203,8 +193,8 @@ Test(cli_report, compare_json_and_csv)
 {
     cr_assert_eq(run("compare --model mixtral-8x7b --hw h100-sxm,mi300x,xeon-8480 --batch 1,8 "
                      "--format json"),
-                 0, "%s", slurp(err_path));
-    const char *j = slurp(out_path);
+                 0, "%s", cli_slurp(err_path));
+    const char *j = cli_slurp(out_path);
     cr_expect(strstr(j, "\"schema\": \"ffnroof.compare/1\""));
     int devs = 0;
     for (const char *p = j; (p = strstr(p, "\"devices_for_weights\"")); p++)
@@ -218,21 +208,21 @@ Test(cli_report, compare_json_and_csv)
     cr_assert_eq(run("compare --model llama2-7b --hw h100-sxm,xeon-8480 --batch 1,8,64 --format "
                      "csv"),
                  0);
-    cr_expect_eq(lines(slurp(out_path)), 1 + 2 * (1 + 3),
+    cr_expect_eq(lines(cli_slurp(out_path)), 1 + 2 * (1 + 3),
                  "header + per device prefill + 3 "
                  "decode rows");
     cr_assert_eq(run("compare --model llama2-7b --hw h100-sxm"), 0);
-    cr_expect(strstr(slurp(out_path), "ridge"));
+    cr_expect(strstr(cli_slurp(out_path), "ridge"));
 }
 
 Test(cli_report, report_compare_is_kept_without_force)
 {
     cr_assert_eq(run("report --out r --no-render --compare --model mixtral-8x7b --hw "
                      "h100-sxm,xeon-8480 --batch 1,64"),
-                 0, "%s", slurp(err_path));
+                 0, "%s", cli_slurp(err_path));
     char p[600];
     snprintf(p, sizeof p, "%s/r/report.md", dir);
-    const char *md = slurp(p);
+    const char *md = cli_slurp(p);
     cr_assert_not_null(md);
     cr_expect(strstr(md, "## The question"));
     cr_expect(strstr(md, "## Inputs"));
@@ -245,13 +235,13 @@ Test(cli_report, report_compare_is_kept_without_force)
     struct stat a, b;
     stat(p, &a);
     cr_expect_eq(run("report --out r --compare --model llama2-7b --hw h100-sxm"), 2);
-    cr_expect(strstr(slurp(err_path), "--force"));
-    cr_expect(strstr(slurp(p), "mixtral-8x7b"), "untouched");
+    cr_expect(strstr(cli_slurp(err_path), "--force"));
+    cr_expect(strstr(cli_slurp(p), "mixtral-8x7b"), "untouched");
     cr_assert_eq(
         run("report --out r --force --no-render --compare --model llama2-7b --hw h100-sxm"), 0,
-        "%s", slurp(err_path));
+        "%s", cli_slurp(err_path));
     stat(p, &b);
-    cr_expect(strstr(slurp(p), "llama2-7b on h100-sxm"));
+    cr_expect(strstr(cli_slurp(p), "llama2-7b on h100-sxm"));
     (void)a, (void)b;
 }
 
@@ -259,10 +249,10 @@ Test(cli_report, report_bench_validates_the_cases)
 {
     cr_assert_eq(run("report --out v --no-render --bench " DATA "bench.json --calibration " DATA
                      "calibration.json"),
-                 0, "%s", slurp(err_path));
+                 0, "%s", cli_slurp(err_path));
     char p[600];
     snprintf(p, sizeof p, "%s/v/report.md", dir);
-    const char *md = slurp(p);
+    const char *md = cli_slurp(p);
     cr_assert_not_null(md);
     cr_expect(strstr(md, "| 1 | dense | decode | 1 | 64 | 128 | - | fp32 | 2 | 10.0 us | 5.00 us | "
                          "11.0 us | +10.0% | 50% |"),
@@ -275,7 +265,7 @@ Test(cli_report, report_bench_validates_the_cases)
               strstr(md, "Prediction error"));
     cr_expect(strstr(md, "software-defined events only"));
     snprintf(p, sizeof p, "%s/v/roofline.dat", dir);
-    const char *dat = slurp(p);
+    const char *dat = cli_slurp(p);
     cr_expect(strstr(dat, "fp32 avx512"), "the calibration's roofs");
     cr_expect(strstr(dat, "\"moe decode T=1 fp32\""), "the bench's points");
 }

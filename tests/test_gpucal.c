@@ -17,8 +17,8 @@
 #include "ffnroof/model.h"
 #include "ffnroof/plan.h"
 #include "ffnroof/sim.h"
+#include "helpers/cli_harness.h"
 
-#define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SAMPLE FFNROOF_TEST_DATA "/fit/gpu-kit-sample.csv"
 
 static char out_path[256], err_path[256], tmp_path[256];
@@ -42,22 +42,8 @@ static void teardown(void)
 
 static int run(const char *args)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "FFNROOF_DATA_DIR=%s '%s' %s >%s 2>%s", FFNROOF_SOURCE_DIR, BIN, args,
-             out_path, err_path);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    static char buf[1 << 20];
-    FILE *fp = fopen(path, "r");
-    if (!fp) return NULL;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    return cli_run(&(cli_opts){.data_dir = FFNROOF_SOURCE_DIR, .out = out_path, .err = err_path},
+                   args);
 }
 
 static void write_file(const char *path, const char *text)
@@ -302,7 +288,7 @@ Test(gpucal, fitted_specs_record_the_residuals_of_their_op_tables)
     check_table("a100-sxm-80gb", "aic-a100_sxm_gemm_sglang_0.5.10_gemm.tsv.gz");
 }
 
-/* data/calib/kit-h200.csv, this repository's GPU kit on a real H200 (2026-12-04), is not what
+/* data/calib/kit-h200.csv, this repository's GPU kit on a real H200, is not what
  * hw/h200.yaml is fitted to (vLLM's op table is): its cuBLAS GEMMs and elementwise kernels are a
  * check of the op-table fit from another harness (docs/validation.md), and its largest one-row
  * GEMMs stream near the bandwidth. */
@@ -463,11 +449,11 @@ Test(gpucal, cli_fit_bad_input_is_file_line_col_and_exit_2, .init = setup, .fini
     cr_expect_eq(run(args), 2);
     char want[300];
     snprintf(want, sizeof want, "%s:2:24:", tmp_path);
-    cr_expect(strstr(slurp(err_path), want), "stderr: %s", slurp(err_path));
+    cr_expect(strstr(cli_slurp(err_path), want), "stderr: %s", cli_slurp(err_path));
     write_file(tmp_path, "kind,dtype,m,n,k,time_fortnights\ngemm,bf16,64,4096,4096,1\n");
     cr_expect_eq(run(args), 2);
     snprintf(want, sizeof want, "%s:1:18:", tmp_path);
-    cr_expect(strstr(slurp(err_path), want), "stderr: %s", slurp(err_path));
+    cr_expect(strstr(cli_slurp(err_path), want), "stderr: %s", cli_slurp(err_path));
 }
 
 Test(gpucal, cli_fit_turns_the_sample_into_a_calibrated_spec, .init = setup, .fini = teardown)
@@ -487,7 +473,7 @@ Test(gpucal, cli_fit_turns_the_sample_into_a_calibrated_spec, .init = setup, .fi
              tmp_path);
     const int rc = run(args);
     unlink(base);
-    cr_assert_eq(rc, 0, "%s", slurp(err_path));
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
     cr_assert_eq(ffn_hw_load(tmp_path, &hw, &d), 0, "%s", d.msg);
     /* the sample's generating constants (tests/data/fit/gpu-kit-sample.csv header) */
     cr_expect_float_eq(hw.eff.util_gamma[FFN_DT_BF16], 0.78, 0.01, "%g",
@@ -589,8 +575,8 @@ Test(gpucal, predict_json_carries_both_ends, .init = setup, .fini = teardown)
     load_hw("a100-pcie-80gb", &hw);
     cr_assert_eq(run("predict --hw a100-pcie-80gb --model llama2-7b --dtype fp16 --phase decode "
                      "--batch 1 --format json"),
-                 0, "%s", slurp(err_path));
-    const char *js = slurp(out_path);
+                 0, "%s", cli_slurp(err_path));
+    const char *js = cli_slurp(out_path);
     const char *ffn = strstr(js, "\"ffn\":");
     cr_assert_not_null(ffn);
     double t = json_num(ffn, "predicted_s"), lo = json_num(ffn, "predicted_p10_s"),
@@ -603,15 +589,16 @@ Test(gpucal, predict_json_carries_both_ends, .init = setup, .fini = teardown)
     cr_expect(strstr(ffn, "\"range_default\": false") || strstr(ffn, "\"range_default\":false"));
     /* the table prints the range too */
     cr_assert_eq(run("predict --hw a100-pcie-80gb --model llama2-7b --phase decode"), 0);
-    cr_expect(strstr(slurp(out_path), "at p10-p90, from the spec's fit"), "%s", slurp(out_path));
+    cr_expect(strstr(cli_slurp(out_path), "at p10-p90, from the spec's fit"), "%s",
+              cli_slurp(out_path));
     /* a spec without residuals: the default, marked */
     cr_assert_eq(run("predict --hw gaudi3 --model llama2-7b --phase decode --format json"), 0);
-    js = slurp(out_path);
+    js = cli_slurp(out_path);
     cr_expect(strstr(js, "\"range_default\": true") || strstr(js, "\"range_default\":true"));
     /* compare's JSON carries both ends per point */
     cr_assert_eq(run("compare --hw a100-pcie-80gb,h100-sxm --model llama2-7b --format json"), 0,
-                 "%s", slurp(err_path));
-    js = slurp(out_path);
+                 "%s", cli_slurp(err_path));
+    js = cli_slurp(out_path);
     double m = json_num(js, "model_s"), m10 = json_num(js, "model_p10_s"),
            m90 = json_num(js, "model_p90_s");
     cr_expect(m10 < m && m < m90, "%g %g %g", m10, m, m90);
@@ -760,8 +747,8 @@ Test(gpucal, level_fit_recovers_a_synthetic_fraction)
     cr_expect_eq(ffn_eff_fit(&start, p, n, FFN_FIT_LEVEL | FFN_FIT_HOLD_MAX, &e), FFN_EINVAL);
 }
 
-/* hw/h200.yaml's L2 was measured warm on the same H200 (data/calib/kit-h200-warm.csv,
- * 2026-12-04): its level_max is what `fit --fit level,hold-max` gives on the file's GEMM rows,
+/* hw/h200.yaml's L2 was measured warm on the same H200 (data/calib/kit-h200-warm.csv):
+ * its level_max is what `fit --fit level,hold-max` gives on the file's GEMM rows,
  * its L2 keeps nothing of a larger working set, and the warm rows whose weights do not fit ran
  * as the spec predicts them cold (within the cold fit's own spread). */
 Test(gpucal, h200_l2_is_what_its_warm_kit_data_says)

@@ -33,18 +33,16 @@
 #include <string.h>
 
 #include "ffnroof/kernels.h"
+#include "ffnroof/rand.h"
 
 #include "../kernels/driver/drv_sched.h"
 
 #define MAXK 256
 
-static uint64_t rng_state;
+static ffn_rng rng;
 static float frand(void) /* uniform in [-1, 1) */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    return (float)(ffn_rng_unif(&rng) * 2.0 - 1.0);
 }
 
 typedef struct wset {
@@ -82,7 +80,7 @@ static float *frand_array(size_t n, float scale)
 static void wset_init(wset *w, size_t d, size_t f, ffn_act act, bool bias, uint64_t seed)
 {
     memset(w, 0, sizeof *w);
-    rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+    ffn_rng_seed(&rng, seed);
     w->s = (ffn_kshape){.d = d, .f = f, .act = act, .bias = bias};
     /* Scaled so g and h are O(1): the activations are exercised on both sides of 0. */
     const float s1 = 2.0f / sqrtf((float)d), s2 = 1.0f / sqrtf((float)f);
@@ -964,7 +962,7 @@ Test(kernels, dispatch_for_cpu_classes_we_do_not_have)
                          "Zen 4/5 (AVX512-BF16, no AMX) get the VDPBF16PS path");
         /* an Intel CPU with AVX512-BF16 and no AMX (Cooper Lake), or an SPR capped at the
          * level: VDPBF16PS ran prefill at 0.61-0.64x the widening kernel on the SPR-class
-         * Xeon (session 19), so the intel tuning passes it over; nothing else moves */
+         * Xeon, so the intel tuning passes it over; nothing else moves */
         cr_assert_str_eq(pick_tuned(zen4, FFN_TUNING_INTEL, FFN_ISA_AMX, FFN_DT_BF16),
                          "bf16_ffn__avx512_14x32");
         cr_assert_str_eq(pick_tuned(spr, FFN_TUNING_INTEL, FFN_ISA_AVX512_BF16, FFN_DT_BF16),

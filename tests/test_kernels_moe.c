@@ -26,14 +26,14 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/kernels_moe.h"
+#include "ffnroof/rand.h"
 
 /* ---- deterministic data ---- */
 
-static uint64_t rng_state;
+static ffn_rng rng;
 static float frand(float a) /* uniform in [-a, a) */
 {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return a * ((float)(rng_state >> 40) / (float)(1u << 24) * 2.0f - 1.0f);
+    return a * (float)(ffn_rng_unif(&rng) * 2.0 - 1.0);
 }
 static float *rand_array(size_t n, float a)
 {
@@ -83,7 +83,7 @@ static void free_kweights(ffn_kweights *kw)
 
 static void moe_data_init(moe_data *m, const ffn_moe_shape *s, bool with_select, uint64_t seed)
 {
-    rng_state = seed;
+    ffn_rng_seed(&rng, seed);
     memset(m, 0, sizeof *m);
     m->s = *s;
     m->router = rand_array(s->d * s->n_experts, 2.0f / sqrtf((float)s->d));
@@ -187,7 +187,7 @@ static size_t check_against_ref(const ffn_kernel *k, const moe_data *m, size_t T
 {
     const ffn_moe_shape *s = &m->s;
     const size_t d = s->d, K = s->top_k, E = s->n_experts;
-    rng_state = seed;
+    ffn_rng_seed(&rng, seed);
     float *x = rand_array(T * d, 1.0f);
     float *y = rand_array(T * d, 9.0f); /* garbage: the call must overwrite it */
     float *yr = rand_array(T * d, 9.0f);
@@ -402,7 +402,7 @@ Test(kernels_moe, shared_expert_is_added_to_every_token)
     moe_data m;
     moe_data_init(&m, &s, false, 99);
     const size_t T = 5, d = s.d;
-    rng_state = 5;
+    ffn_rng_seed(&rng, 5);
     float *x = rand_array(T * d, 1.0f), *y1 = rand_array(T * d, 1), *y0 = rand_array(T * d, 1);
     moe_run r;
     run_prepare(&r, k, &m, T);
@@ -534,7 +534,7 @@ Test(kernels_moe, routing_weights_follow_the_scoring_rule)
                            .route_scale = mode == 2 ? 2.5f : 0.0f};
         moe_data m;
         moe_data_init(&m, &s, false, 11 + (uint64_t)mode);
-        rng_state = 8;
+        ffn_rng_seed(&rng, 8);
         float *x = rand_array(T * s.d, 1), *y = rand_array(T * s.d, 1);
         moe_run r;
         run_prepare(&r, k, &m, T);
@@ -803,7 +803,7 @@ static void dirty_upper(void)
 }
 
 /* Legacy-SSE code (the portable kernel) run with a dirty upper state is slowed on every
- * instruction (4x on the Zen 4 VM, kern_internal.h), and GCC 12 at -O3 leaves the MoE router's
+ * instruction (4x on a Zen 4 VM, kern_internal.h), and GCC 12 at -O3 leaves the MoE router's
  * avx512f clone without its VZEROUPPER. Called with the state dirty, the portable dense kernel
  * and the MoE layer on it return it clean: the driver cleans it where each thread starts (so
  * the kernel ran clean; nothing in it dirties the state again), and the layer after its router.

@@ -41,16 +41,14 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/quant.h"
+#include "ffnroof/rand.h"
 
 #define MAXK 256
 
-static uint64_t rng_state;
+static ffn_rng rng;
 static float frand(void) /* uniform in [-1, 1) */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    return (float)(ffn_rng_unif(&rng) * 2.0 - 1.0);
 }
 
 static bool gated(ffn_act a)
@@ -104,7 +102,7 @@ typedef struct wset {
 static void wset_init(wset *w, ffn_kshape s, uint64_t seed)
 {
     memset(w, 0, sizeof *w);
-    rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+    ffn_rng_seed(&rng, seed);
     w->s = s;
     const size_t d = s.d, f = s.f;
     const float s1 = 2.0f / sqrtf((float)d), s2 = 1.0f / sqrtf((float)f);
@@ -727,7 +725,7 @@ static uint64_t packed_hash(const ffn_kernel *k, ffn_kshape s)
     uint64_t h = 0;
     const size_t pb = k->packed_bytes(&w.s);
     /* zeroed first: a packer leaves some alignment padding unwritten, which would otherwise
-     * hash whatever the allocation held (qemu-x86's CI run of 2026-12-04) */
+     * hash whatever the allocation held (qemu-x86's CI run) */
     unsigned char *p = pb ? calloc(1, pb) : NULL;
     if (p && k->pack(&w.s, &w.kw, p, pb) == 0) {
         h = 1469598103934665603ull;

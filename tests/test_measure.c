@@ -13,6 +13,7 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
+#include "ffnroof/sort.h"
 #include "../measure/probe/internal.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -58,9 +59,9 @@ Test(measure, stats_rejects_bad_input)
     cr_expect_eq(ffn_stats_compute(x, 2, &s), FFN_EINVAL);
     cr_expect_eq(ffn_stats_compute(NULL, 2, &s), FFN_EINVAL);
     const double sorted[4] = {1, 2, 3, 4};
-    cr_expect_float_eq(ffn_stats_quantile_sorted(sorted, 4, 0.5), 2.5, 1e-12);
-    cr_expect_float_eq(ffn_stats_quantile_sorted(sorted, 4, 0.0), 1.0, 0);
-    cr_expect_float_eq(ffn_stats_quantile_sorted(sorted, 4, 1.0), 4.0, 0);
+    cr_expect_float_eq(ffn_quantile_sorted(sorted, 4, 0.5), 2.5, 1e-12);
+    cr_expect_float_eq(ffn_quantile_sorted(sorted, 4, 0.0), 1.0, 0);
+    cr_expect_float_eq(ffn_quantile_sorted(sorted, 4, 1.0), 4.0, 0);
 }
 
 typedef struct fake_sampler {
@@ -620,7 +621,7 @@ Test(measure, calibrate_can_be_stopped)
 
 Test(measure, team_peak_scaling_tells_a_held_back_vcpu)
 {
-    /* the Emerald Rapids-class VM's quick calibrations of 2026-12-04: one thread 176.2 GFLOP/s,
+    /* an Emerald Rapids-class VM's quick calibrations: one thread 176.2 GFLOP/s,
      * two threads 175.0 in one run (a vCPU held back) and 348.8 in another */
     const ffn_peak_result one = {FFN_PEAK_FP32_AVX512, 1, 176.2e9, 174e9, 100, 15, true};
     ffn_peak_result two = {FFN_PEAK_FP32_AVX512, 2, 175.0e9, 174.5e9, 100, 9, true};
@@ -662,8 +663,8 @@ Test(measure, read_tail_drop_tells_a_falling_tail)
     cr_expect_float_eq(ffn__cal_read_tail_drop(c, 4), 1.0, 0); /* no such curve */
     c->max_bytes = 1024.0 * 1048576;                           /* no point near 724 MiB */
     cr_expect_float_eq(ffn__cal_read_tail_drop(c, 2), 1.0, 0);
-    /* the medians decide where the points have them: the model-207 VM's two threads, one fast
-     * sample at 362 MiB (27.9 GB/s, median 25.9) before 512 MiB at 24.9 (median 24.8): flat */
+    /* the medians decide where the points have them: a family 6 model 207 VM's two threads, one
+     * fast sample at 362 MiB (27.9 GB/s, median 25.9) before 512 MiB at 24.9 (median 24.8): flat */
     c->n_points = 0;
     c->max_bytes = 512.0 * 1048576;
     const double best[] = {28.3e9, 27.9e9, 26.3e9, 24.9e9},
@@ -682,7 +683,7 @@ Test(measure, read_tail_drop_tells_a_falling_tail)
 
 /* A tail timed again: each retimed point (same kernel, threads, size within 2%) keeps the
  * better median and fastest sample of its two timings, so a slow minute at the last point
- * (the model-207 VM's 512 MiB at 20.2 GB/s between 25.7 and a retimed 24.6) no longer reads
+ * (a family 6 model 207 VM's 512 MiB at 20.2 GB/s between 25.7 and a retimed 24.6) no longer reads
  * as a falling tail, where a cache's fall, slow in both timings, still does. Points of other
  * curves and sizes are left alone. */
 Test(measure, a_retimed_tail_keeps_each_points_better_median)

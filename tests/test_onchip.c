@@ -301,7 +301,7 @@ Test(onchip, weights_names_parse)
 }
 
 /* A level that keeps nothing of a working set larger than it (keeps_part: false, LRU-like: the
- * H200's L2, measured 2026-12-04) is passed over for the partial placement: with L3 so, the
+ * H200's L2 as measured) is passed over for the partial placement: with L3 so, the
  * 134,217,728 B layer of the test above keeps its outermost part in L2 instead, 6.4e6 / 2^27 =
  * 0.0476837158203125 of it; with L2 so as well it stays cold, number for number. A working set
  * that fits such a level whole is still placed in it. */

@@ -22,12 +22,12 @@
 #include "../kernels/peers/peers_internal.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/peers.h"
+#include "ffnroof/rand.h"
 
-static uint64_t rng_state;
+static ffn_rng rng;
 static float frand(float a)
 {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return a * ((float)(rng_state >> 40) / (float)(1u << 24) * 2.0f - 1.0f);
+    return a * (float)(ffn_rng_unif(&rng) * 2.0 - 1.0);
 }
 static float *rand_array(size_t n, float a)
 {
@@ -49,7 +49,7 @@ typedef struct dense {
 
 static void dense_init(dense *D, size_t d, size_t f, ffn_act act, bool bias, uint64_t seed)
 {
-    rng_state = seed;
+    ffn_rng_seed(&rng, seed);
     memset(D, 0, sizeof *D);
     D->s = (ffn_kshape){.d = d, .f = f, .act = act, .bias = bias};
     /* scaled so that pre-activations are O(1): the activations' curved parts get exercised */
@@ -109,7 +109,7 @@ static bool openblas_refuses_cpu(ffn_peer_lib lib, char *msg, size_t n)
 static void check_peer(ffn_peer_lib lib, ffn_dtype dt, const dense *D, size_t T, int threads)
 {
     const size_t d = D->s.d, f = D->s.f;
-    rng_state = 1000 + T;
+    ffn_rng_seed(&rng, 1000 + T);
     float *x = rand_array(T * d, 1.0f);
     float *y = rand_array(T * d, 7.0f);
     float *yr = rand_array(T * d, 7.0f);

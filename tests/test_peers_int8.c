@@ -23,12 +23,12 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/peers.h"
+#include "ffnroof/rand.h"
 
-static uint64_t rng;
+static ffn_rng rng;
 static float frand(float a)
 {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return a * ((float)(rng >> 40) / (float)(1u << 24) * 2.0f - 1.0f);
+    return a * (float)(ffn_rng_unif(&rng) * 2.0 - 1.0);
 }
 static float *rand_array(size_t n, float a)
 {
@@ -56,7 +56,7 @@ typedef struct layer {
 
 static void layer_init(layer *L, size_t d, size_t f, ffn_act act, bool bias, uint64_t seed)
 {
-    rng = seed;
+    ffn_rng_seed(&rng, seed);
     memset(L, 0, sizeof *L);
     L->s = (ffn_kshape){.d = d, .f = f, .act = act, .bias = bias};
     const bool g = ffn_act_gated(act);

@@ -672,3 +672,41 @@ Test(plan, groq_chips_for_llama2_70b_by_hand)
     /* the plan's own layouts (TP <= 8) cannot hold it on 8 chips: infeasible, by capacity */
     cr_assert_lt(plan.best, 0);
 }
+
+/* One peak rule for every cost (ffn_peak_flops): a dtype the device lists no peak for runs at the
+ * first listed of fp32, tf32, bf16, fp16, fp8. The planner's attention and LM head used to fall
+ * back to fp32 only and then to 1 FLOP/s, so fp32 on a TPU (bf16 and int8 peaks only) priced a
+ * decode step's attention at about 1e9 s while its FFN ran at the bf16 peak. */
+Test(plan, a_dtype_without_a_peak_runs_at_the_widest_listed_one)
+{
+    static ffn_hw hw, same;
+    static ffn_model m;
+    load_hw("tpu-v5e", &hw);
+    load_model("llama3-8b", &m);
+    cr_assert_eq(hw.peak_flops[FFN_DT_FP32], 0.0, "the spec lists no fp32 peak");
+    cr_assert_gt(hw.peak_flops[FFN_DT_BF16], 0.0);
+    cr_expect_eq(ffn_peak_flops(&hw, FFN_DT_FP32), hw.peak_flops[FFN_DT_BF16]);
+    cr_expect_eq(ffn_peak_flops(&hw, FFN_DT_INT8), hw.peak_flops[FFN_DT_INT8], "its own peak");
+    same = hw;
+    same.peak_flops[FFN_DT_FP32] = hw.peak_flops[FFN_DT_BF16];
+    ffn_hw none = hw;
+    memset(none.peak_flops, 0, sizeof none.peak_flops);
+    cr_expect_eq(ffn_peak_flops(&none, FFN_DT_BF16), 1.0, "no peak at all: finite times");
+
+    ffn_params p;
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.wdtype = o.adtype = o.kv_dtype = FFN_DT_FP32;
+    ffn_plan_step a, b;
+    ffn_diag d;
+    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, 1, 1, 8, 1024, &a, &d), 0,
+                 "%s", d.msg);
+    cr_assert_eq(ffn_plan_step_eval(&m, &p, &same, &o, FFN_PHASE_DECODE, 1, 1, 8, 1024, &b, &d), 0,
+                 "%s", d.msg);
+    cr_expect(a.attn_proj_s > 0 && a.attn_proj_s < 1.0, "projections %g s", a.attn_proj_s);
+    cr_expect_eq(a.attn_proj_s, b.attn_proj_s);
+    cr_expect_eq(a.attn_core_s, b.attn_core_s);
+    cr_expect_eq(a.lm_head_s, b.lm_head_s);
+    cr_expect_eq(a.step_s, b.step_s);
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ffnroof/measure.h"
+#include "ffnroof/rand.h"
 
 typedef struct truth {
     const char *name;
@@ -20,14 +21,11 @@ typedef struct truth {
     double width;  /* transition width in octaves (a victim L3 and sliced LLCs are wider) */
 } truth;
 
-static uint64_t g_rng;
+static ffn_rng g_rng;
 
 static double urand(void)
 {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (double)(g_rng >> 11) / 9007199254740992.0;
+    return ffn_rng_unif(&g_rng);
 }
 
 static double gauss(void)
@@ -57,7 +55,7 @@ static double curve(const truth *t, double s)
 
 static size_t sample(const truth *t, uint64_t seed, double noise, double *size, double *bw)
 {
-    g_rng = seed * 2654435761u + 1;
+    ffn_rng_seed(&g_rng, seed);
     const double llc = t->cap[t->n_caches - 1];
     size_t n = 0;
     for (double s = 4096; s <= 4 * llc * 1.0001 && n < 256; s *= exp2(0.25)) {
@@ -170,8 +168,8 @@ Test(plateau, match_by_nearest_size_not_index)
 }
 
 /* Pairs keep the order of size: once L3 (32 MiB) has taken the 21.1 MiB boundary, L2 (1 MiB)
- * cannot take the 50.2 MiB one, though it is the nearest left (the Zen 4 VM's one-thread
- * portable-load curve of 2026-12-03). */
+ * cannot take the 50.2 MiB one, though it is the nearest left (a Zen 4 VM's one-thread
+ * portable-load curve). */
 Test(plateau, pairs_do_not_cross)
 {
     ffn_level lv[3];
@@ -222,7 +220,7 @@ static int detect_measured(const double *kib, const double *gbs, size_t n, size_
     return nl;
 }
 
-/* The Zen 4 (family 25 model 17) KVM guest of 2026-12-02, two threads, `calibrate --quick`: the
+/* A Zen 4 (family 25 model 17) KVM guest, two threads, `calibrate --quick`: the
  * best rate per size as measured (KiB, GB/s). Two L1s to 64 KiB, then L2 and L3 too noisy to
  * tell apart up to about 10 MiB, then a fall that never flattens before the sweep ends at
  * 128 MiB (memory reads about 45 GB/s with both threads). Before step 4b the 128 KiB - 10 MiB
@@ -260,7 +258,7 @@ Test(plateau, falling_tail_is_the_last_level)
     cr_assert(lv[nl - 1].bandwidth_bps > 140e9);
 }
 
-/* The same VM, two threads, the default calibration of 2026-12-02 18:00 (best rate per size,
+/* The same VM, two threads, a default calibration (best rate per size,
  * KiB, GB/s): a stretch at 12-22 KiB read 232-252 GB/s between 314-402 below it and 369-422
  * above it (a vCPU descheduled while those points ran). Clustered as measured, the dip merged
  * with L2 (232 GB/s) into one "L1" from 12 KiB to 1 MiB and the 400 GB/s L1 was lost; on the
@@ -376,7 +374,7 @@ Test(plateau, cpuid_8000001d_zen3)
     cr_expect_eq(c[3].shared_cpus, 16);
 }
 
-/* The registers of the Zen 5 (family 26 model 2) Firecracker microVM of 2026-12-02, as read:
+/* The registers of a Zen 5 (family 26 model 2) Firecracker microVM, as read:
  * no sysfs caches, leaf 4 and 0x8000001D empty, the legacy leaves give L1d 48 KiB, L2 1 MiB and
  * the socket's L3, 1016 x 512 KiB = 508 MiB. Its one-thread read curve (L3 in two steps, at
  * about 7 and 45 MiB) then pairs L3 with the 45 MiB boundary, the nearest, not the 7 MiB one. */

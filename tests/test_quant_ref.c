@@ -10,6 +10,7 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/quant.h"
+#include "ffnroof/rand.h"
 
 static const ffn_qweight_fmt TENSOR = {.gran = FFN_QG_TENSOR, .bits = 8};
 static const ffn_qweight_fmt CHANNEL = {.gran = FFN_QG_CHANNEL, .bits = 8};
@@ -223,15 +224,6 @@ Test(quant_ref, int4_zero_point_by_hand)
     cr_assert_eq(q[62], 15);
 }
 
-/* Uniform in [0, 1) from a xorshift64 state. */
-static double uniform(uint64_t *st)
-{
-    *st ^= *st << 13;
-    *st ^= *st >> 7;
-    *st ^= *st << 17;
-    return (double)(*st >> 11) / 9007199254740992.0;
-}
-
 /* Every weight format: per tensor, per channel, int4 groups of 32/64/128 with and without a
  * zero point. Returns how many (8). */
 static int all_formats(ffn_qweight_fmt fmts[8])
@@ -259,9 +251,10 @@ Test(quant_ref, round_trip_is_within_half_a_step)
     static float w[K * N], back[K * N], s[K * N];
     static int8_t q[K * N];
     static uint8_t z[K * N];
-    uint64_t st = 12345;
+    ffn_rng st;
+    ffn_rng_seed(&st, 12345);
     for (int i = 0; i < K * N; i++)
-        w[i] = (float)(uniform(&st) * 4.0 - 1.5);
+        w[i] = (float)(ffn_rng_unif(&st) * 4.0 - 1.5);
     ffn_qweight_fmt fmts[8];
     const int nf = all_formats(fmts);
     for (int i = 0; i < nf; i++) {
@@ -291,10 +284,12 @@ Test(quant_ref, codes_are_roundf_of_the_quotient_on_random_weights)
     static float w[K * N], s[K * N];
     static int8_t q[K * N];
     static uint8_t z[K * N];
-    uint64_t st = 987654321;
+    ffn_rng st;
+    ffn_rng_seed(&st, 987654321);
     for (int i = 0; i < K * N; i++) {
-        const double u = uniform(&st);
-        w[i] = (float)((u * 2.0 - 0.9) * (i % N == 3 ? ldexp(1.0, (int)(st % 13)) : 1.0));
+        const double u = ffn_rng_unif(&st);
+        w[i] = (float)((u * 2.0 - 0.9) *
+                       (i % N == 3 ? ldexp(1.0, (int)(ffn_rng_next(&st) % 13)) : 1.0));
     }
     ffn_qweight_fmt fmts[8];
     const int nf = all_formats(fmts);

@@ -1,4 +1,4 @@
-/* Tests of the strict unit parser and formatter (io/units.c, include/ffnroof/units.h): decimal
+/* Tests of the strict unit parser and formatter (base/units.c, include/ffnroof/units.h): decimal
  * and binary prefixes honoured exactly, bits vs bytes, and every kind of bad quantity refused
  * with the right code and a reason naming the problem. */
 #include <criterion/criterion.h>

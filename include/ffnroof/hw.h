@@ -30,7 +30,7 @@ typedef struct ffn_mem_level {
     bool scratchpad;
     /* The level keeps nothing of a working set larger than it across calls (YAML
      * `keeps_part: false`): a cyclic sweep through it misses every time, as under LRU (the
-     * H200's L2, measured 2026-12-04: GEMMs of 56-924 MiB of weights ran as fast warm as
+     * H200's L2: GEMMs of 56-924 MiB of weights ran as fast warm as
      * cold). false (the default): it keeps capacity / working set of it, as the adaptive
      * replacement of the CPUs' L3s measured (docs/model.md, "On-chip memory"). */
     bool no_partial;

@@ -59,10 +59,10 @@ const char *ffn_cpu_feature_name(uint64_t bit);
 size_t ffn_cpu_feature_list(uint64_t mask, char *buf, size_t n);
 
 /* Where two kernel designs measured the other way round on two CPUs, the one each CPU gets
- * (kernels/tuning.c; BENCHMARKS.md, sessions 18 and 19, has the measurements):
+ * (kernels/tuning.c; BENCHMARKS.md has the measurements):
  *  - FFN_TUNING_DEFAULT, measured on Zen 4: the one-row decode streams read each panel in
  *    memory order; bf16 and W4A16 on AVX512-BF16 CPUs without AMX run the VDPBF16PS kernels;
- *  - FFN_TUNING_INTEL, measured on the SPR/EMR-class Xeon: the one-row decode streams read each
+ *  - FFN_TUNING_INTEL, measured on SPR/EMR-class Xeons: the one-row decode streams read each
  *    panel as four concurrent streams (quarters of K); bf16 runs the AVX-512 kernel that widens
  *    to fp32 FMAs and W4A16 the AVX-512 VPERMPS one (VDPBF16PS issues at half the FMA rate
  *    there).

@@ -39,9 +39,6 @@ int ffn_clock_estimate(double budget_s, ffn_clock_est *out);
  * non-finite sample; FFN_ENOMEM when the sorting copy cannot be allocated. */
 int ffn_stats_compute(const double *x, size_t n, ffn_stats *out);
 
-/* Quantile q in [0,1] of n >= 1 ascending samples (type 7). */
-double ffn_stats_quantile_sorted(const double *sorted, size_t n, double q);
-
 /* One timed sample: run the thing once and store its duration (or any positive cost) in *out.
  * Return 0, or a negative code to abort the repetition (that code is passed on). */
 typedef int (*ffn_sample_fn)(void *ctx, double *out);

@@ -1,8 +1,8 @@
 /* The profiler's results as plain data: what `ffnroof calibrate` and `ffnroof bench` measure
  * (include/ffnroof/measure.h, bench.h) and the writers in io/ put into calibration.json and the
- * bench JSON/CSV (include/ffnroof/bench_io.h, docs/formats-bench.md). Only types, limits and
- * the names of the profiler's enums (base/profile_names.c), so that io/ reads and writes them
- * without the kernel, peer, PAPI or measuring headers. */
+ * bench JSON/CSV (include/ffnroof/bench_io.h, docs/formats-bench.md). Only types and limits (the
+ * profiler's enums and their names are include/ffnroof/names.h's), so that io/ reads and writes
+ * them without the kernel, peer, PAPI or measuring headers. */
 #ifndef FFNROOF_PROFILE_H
 #define FFNROOF_PROFILE_H
 
@@ -12,6 +12,7 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/names.h"
 #include "ffnroof/sim.h"
 #include "ffnroof/types.h"
 
@@ -88,30 +89,6 @@ typedef struct ffn_host_info {
 
 /* ---- peaks, bandwidth, plateaus, the calibration (measure/) -------------------------------- */
 
-typedef enum ffn_peak_kind {
-    FFN_PEAK_FP32_PORTABLE = 0, /* fp32 mul+add in C, vectorised by the compiler: always runs */
-    FFN_PEAK_FP32_AVX2,         /* VFMADD231PS ymm (x86 without AVX-512) */
-    FFN_PEAK_FP32_AVX512,       /* VFMADD231PS zmm */
-    FFN_PEAK_BF16_AVX512,       /* VDPBF16PS zmm */
-    FFN_PEAK_FP16_AVX512,       /* VFMADD231PH zmm */
-    FFN_PEAK_INT8_VNNI,         /* VPDPBUSD zmm */
-    FFN_PEAK_BF16_AMX,          /* TDPBF16PS */
-    FFN_PEAK_INT8_AMX,          /* TDPBSSD */
-    FFN_PEAK_FP32_NEON,         /* FMLA v.4s */
-    FFN_PEAK_FP16_NEON,         /* FMLA v.8h */
-    FFN_PEAK_INT8_AVX_VNNI,     /* VPDPBUSD ymm (AVX-VNNI, VEX: 256-bit int8 path) */
-    FFN_PEAK_INT8_AVX2,         /* VPMADDUBSW + VPMADDWD + VPADDD ymm (AVX2 without VNNI) */
-    FFN_PEAK_INT8_NEON_SDOT,    /* SDOT v.4s (FEAT_DotProd) */
-    FFN_PEAK_INT8_NEON_I8MM,    /* SMMLA v.4s (FEAT_I8MM) */
-    FFN_PEAK_INT8_SVE_SDOT,     /* SDOT z.s (SVE, any vector length) */
-    FFN_PEAK_INT8_PORTABLE,     /* int8 x int8 into int32 in C, vectorised by the compiler */
-    FFN_PEAK_FP32_SVE,          /* FMLA z.s (SVE, any vector length) */
-    FFN_PEAK_COUNT
-} ffn_peak_kind;
-
-const char *ffn_peak_name(ffn_peak_kind k); /* "fp32_avx512", ...; NULL when out of range */
-ffn_dtype ffn_peak_dtype(ffn_peak_kind k);  /* the dtype whose peak it measures */
-
 typedef struct ffn_peak_result {
     ffn_peak_kind kind;
     int threads;
@@ -121,18 +98,6 @@ typedef struct ffn_peak_result {
     size_t samples;
     bool stable;
 } ffn_peak_result;
-
-typedef enum ffn_bw_kernel {
-    FFN_BW_READ = 0, /* s += a[i], 8+ independent accumulators: 4 B/element read */
-    FFN_BW_COPY,     /* b[i] = a[i]: 8 B/element (STREAM counting, write-allocate not credited) */
-    FFN_BW_TRIAD,    /* a[i] = b[i] + s * c[i]: 12 B/element */
-    FFN_BW_COPY_NT,  /* copy with non-temporal stores (no read-for-ownership) */
-    FFN_BW_TRIAD_NT, /* triad with non-temporal stores */
-    FFN_BW_COUNT
-} ffn_bw_kernel;
-
-const char *ffn_bw_kernel_name(ffn_bw_kernel k); /* "read", "copy", "triad", "copy_nt", ... */
-const char *ffn_bw_kernel_kind(ffn_bw_kernel k); /* "read-only", "read-write" or "nt" */
 
 typedef struct ffn_bw_point {
     ffn_bw_kernel kernel;
@@ -235,11 +200,6 @@ typedef struct ffn_papi_probe {
 } ffn_papi_probe;
 
 /* ---- the bench runner's cases and results (measure/bench/bench_run.c) ---------------------- */
-
-typedef enum ffn_peer_lib { FFN_PEER_OPENBLAS = 0, FFN_PEER_ONEDNN, FFN_PEER_COUNT } ffn_peer_lib;
-
-/* "openblas", "onednn"; NULL for an out-of-range value. */
-const char *ffn_peer_lib_name(ffn_peer_lib lib);
 
 typedef enum ffn_bench_kind { FFN_BENCH_DENSE = 0, FFN_BENCH_MOE } ffn_bench_kind;
 

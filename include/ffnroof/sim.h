@@ -10,18 +10,17 @@
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
+#include "ffnroof/names.h"
 #include "ffnroof/types.h"
 
 #define FFN_MAX_OPS 24
 
-typedef enum ffn_phase { FFN_PHASE_PREFILL = 0, FFN_PHASE_DECODE } ffn_phase;
 typedef enum ffn_op_kind {
     FFN_OP_GEMM = 0, /* matrix multiply (possibly grouped over experts) */
     FFN_OP_ELEMWISE, /* activation, gate multiply, bias, scoring, top-k */
     FFN_OP_MEMORY,   /* pure data movement (MoE dispatch/combine permutation) */
     FFN_OP_COMM      /* collective over a link (all-reduce, all-to-all) */
 } ffn_op_kind;
-typedef enum ffn_bound { FFN_BOUND_MEMORY = 0, FFN_BOUND_COMPUTE, FFN_BOUND_COMM } ffn_bound;
 
 /* Where the weights live between calls (docs/model.md, "On-chip memory"): cold = read from
  * memory every call (today's model, and a benchmark that flushes its caches); hot = each
@@ -246,7 +245,12 @@ double ffn_run_act_bytes(const ffn_run *run);
  * silu 4; gated forms add 1 for the gate multiply. */
 double ffn_act_flops(ffn_act a);
 
-/* Ideal roofline time of an op: max(flops/peak, bytes/bw). */
+/* Peak FLOP/s of math in dtype cdt on hw, the one rule every cost uses (the layers' ops and the
+ * planner's attention and LM head alike): the device's peak for cdt; where it lists none, the
+ * first it lists of fp32, tf32, bf16, fp16, fp8 (widest first); 1 when it lists no peak at all,
+ * so that a time stays finite. */
+double ffn_peak_flops(const ffn_hw *hw, ffn_dtype cdt);
+/* Ideal roofline time of an op: max(flops/peak, bytes/bw), peak = ffn_peak_flops(hw, cdt). */
 double ffn_roofline_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt);
 /* Predicted time of a GEMM (m x n x k, `instances` run back-to-back in one grouped launch). */
 double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
@@ -359,8 +363,5 @@ const char *ffn_source_name(const ffn_hw *hw, int src);
 int ffn_op_main_source(const ffn_op *op);
 const char *ffn_weights_name(ffn_weights w);
 int ffn_weights_parse(const char *s, ffn_weights *out);
-
-const char *ffn_phase_name(ffn_phase p);
-const char *ffn_bound_name(ffn_bound b);
 
 #endif

@@ -8,8 +8,8 @@
  *  - gemv (decode, T <= 8): whole panels streamed with a prefetch 2 KiB ahead; one row reads
  *    each panel as four concurrent streams (quarters of K) with their own accumulators, summed
  *    in a fixed order (untimed on Arm; the x86 one-row streams read either way by the CPU's
- *    tuning: memory order was 20-35% faster on Zen 4, four streams 7-47% on the SPR-class Xeon,
- *    2026-12-03: time both first);
+ *    tuning: memory order was 20-35% faster on Zen 4, four streams 7-47% on an SPR-class Xeon,
+ *    time both first);
  *  - activations: the exp (range reduction, degree-7 polynomial, 2^n from two exponent-bit
  *    factors) and gelu (Numerical Recipes' erfc Chebyshev fit, exp(-z^2) with z^2 split by FMA)
  *    of the AVX2/AVX-512 kernels (x86_avx512/avx512_common.h cites them), on 4 lanes. FMAX and
@@ -86,7 +86,7 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
 
 /* The tile for each row count m = 1..8, its 3m accumulators named (driver/ukr_rows.h says why:
  * with arrays GCC 12 stored all 24 accumulators of the 8-row tile every k step, 24 STP-halves
- * beside 24 FMLA, seen in the aarch64 cross build's code, 2026-12-03), for the GEMM (fp32 B,
+ * beside 24 FMLA, seen in the aarch64 cross build's code), for the GEMM (fp32 B,
  * acc, the next chunk's slice pf prefetched before the k loop) and for the decode stream's rows
  * 2..8 (weights of the table's dtype widened in registers, prefetched PF_STREAM bytes ahead).
  * Rows 0-3 take their A values as lanes of one vector load when m >= 4, rows 4-7 when m == 8;

@@ -7,7 +7,7 @@
  *    the zero points subtracted in 16 bits (USUBL), then as W8; each group's partial sums
  *    scaled once (bf16 group scales) into C.
  * The generic kernels these replace compiled, in the aarch64 cross build, to one scalar LDRSB,
- * SCVTF, FMUL and FADD per weight (objdump, 2026-12-03); here a k row of 12 weights is 8-13
+ * SCVTF, FMUL and FADD per weight (objdump); here a k row of 12 weights is 8-13
  * vector instructions and one FMLA per 4 columns and row. Nothing here has been timed on Arm
  * hardware (.ci/aarch64.sh runs them under qemu). */
 #include <arm_neon.h>

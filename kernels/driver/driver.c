@@ -7,7 +7,7 @@
  * slowed by another process on its core does not leave the others idle at the barrier. Every output
  * element is computed whole by one thread in a fixed K order, so the thread count never changes y.
  *
- * The fp32 schedule (the one the AVX-512 fp32 kernel was tuned with on the SPR-class dev VM):
+ * The fp32 schedule (the one the AVX-512 fp32 kernel was tuned with on an SPR-class VM):
  *  - x is copied into k-major row panels of mr rows, chunk-major (xp[chunk][panel][k][mr]: the
  *    mr values one k step broadcasts share a cache line, where mr rows of x d floats apart
  *    would all map to one L1 set for d a multiple of 1024; a row block's chunk is contiguous,
@@ -312,7 +312,7 @@ static const float *chunk_b(const job *jb, const unsigned char *panel, size_t K,
  * [chunk][panel][k][mr]: a row block's chunk (mc x kc, the A operand every weight panel of the
  * chunk reuses) is one contiguous run. Panel-major ([panel][K][mr]) put its row panels d * mr
  * floats apart, 48 KiB at d = 2048 and mr = 6, where they share a few sets of an 8-way L2:
- * on Zen 4 (2026-12-03) the chunk-major h took the AVX2 down GEMM from 73-76 to 87-95 GFLOP/s
+ * on Zen 4 the chunk-major h took the AVX2 down GEMM from 73-76 to 87-95 GFLOP/s
  * on one thread. Every chunk but the last is KC long, so chunk pc starts at pc * npanels. */
 static inline size_t chunk_off(size_t pc, size_t p, size_t kc, size_t npanels, size_t mr)
 {

@@ -239,7 +239,7 @@ static void run_mat(const i8job *jb, const i8mat *m, size_t *next, int t, int do
             /* straight into h's rows: their stride ldf holds every panel's nh columns (the
              * last panel's past f are padding quant_rows never reads). Through a row buffer and
              * a memcpy of 64 bytes a row, the copies took 6% of a W8A8 AMX prefill (T = 512, d
-             * = 2048, f = 5632, two threads, SPR-class VM, 2026-12-04). */
+             * = 2048, f = 5632, two threads, SPR-class VM). */
             const float *b = bias ? bias + j * NR : NULL;
             const size_t nh = l->nh;
             float *h = hf + ic * p->ldf + j * nh;

@@ -142,7 +142,7 @@ int ffn__drv_pack(const ffn__drv *dv, const ffn_kernel *k, const ffn_kshape *s,
      * walk down K strides by the row length, which at real row lengths (f = 6144 floats) maps
      * the rows onto a few cache sets, so each line came from memory once per panel touching it
      * (d = 2048, f = 6144 for the portable kernel's 8-column panels: 7.7 ns a weight on the
-     * SPR-class VM of 2026-12-03). PACK_ROWS rows of a panel are whole lines of output. */
+     * SPR-class VM). PACK_ROWS rows of a panel are whole lines of output. */
     enum { PACK_ROWS = 16 };
     /* Row blocks write disjoint bytes: an OpenMP team takes them where the library has one
      * (the same bytes at any thread count). */

@@ -62,8 +62,8 @@ static void put_nibble(unsigned layout, unsigned char *p, size_t nr, size_t k, s
  * panel's columns down K: that walk strides by the row length, and at the row lengths of real
  * layers (6144 or 8192 floats) the rows fall into a handful of cache sets, so every line came
  * from memory once for each panel that touches it. d = 2048, f = 6144 packed for the portable
- * kernel (8 columns a panel) at 19 ns a weight in int8 and 7.7 in fp32 on the SPR-class VM of
- * 2026-12-03, most of a quick calibration's kernel preparation. The codes are quant_ref.c's
+ * kernel (8 columns a panel) at 19 ns a weight in int8 and 7.7 in fp32 on an SPR-class VM,
+ * most of a quick calibration's kernel preparation. The codes are quant_ref.c's
  * arithmetic (quant_internal.h), so a block gives what ffn_qweight_quantize gives a panel. */
 #define BLOCK_COLS 1024u /* panel columns a block holds statistics for (4 KiB each) */
 

@@ -3,8 +3,8 @@
  * these, so each row count gets straight-line code whose accumulators stay in registers.
  * Arrays of vectors indexed by a loop over rows do not: GCC 12 keeps them in memory as well and
  * stores every accumulator each k step (the AVX2 6x16 tile at 38% of its FMA peak on the
- * SPR-class dev VM, 2026-12-01; the AVX2 tails at 42-47 against 101 GFLOP/s and the NEON 8x12
- * tile's 24 stores a step, Zen 4 and the aarch64 cross build, 2026-12-03). */
+ * SPR-class dev VM; the AVX2 tails at 42-47 against 101 GFLOP/s and the NEON 8x12
+ * tile's 24 stores a step, Zen 4 and the aarch64 cross build). */
 #ifndef FFNROOF_KERNELS_DRIVER_UKR_ROWS_H
 #define FFNROOF_KERNELS_DRIVER_UKR_ROWS_H
 
@@ -47,8 +47,8 @@ typedef void (*ffn_tile_fn)(size_t kc, const float *A, size_t as, const void *B,
     }
 
 /* The slice of the next weight chunk (pf, pf_bytes; ukernel.h) pulled into L2 before the k loop:
- * with the test inside the loop, one line a k step, the AVX2 FFN prefill ran 5-8% slower (Zen 4,
- * 2026-12-03). Locality 2 is PREFETCHT1 on x86 and PRFM PLDL2KEEP on AArch64. */
+ * with the test inside the loop, one line a k step, the AVX2 FFN prefill ran 5-8% slower (Zen 4).
+ * Locality 2 is PREFETCHT1 on x86 and PRFM PLDL2KEEP on AArch64. */
 #define FFN_TILE_PREFETCH()                                                                        \
     if (pf)                                                                                        \
         for (size_t pfo_ = 0; pfo_ < pf_bytes; pfo_ += 64)                                         \

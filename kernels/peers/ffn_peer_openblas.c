@@ -41,7 +41,7 @@ uint64_t ffn__openblas_core_lacks(const char *core, uint64_t have)
  * instructions, and DYNAMIC_ARCH (0.3.21) gives an AuthenticAMD CPU of family 0xf its K8 kernels
  * (core "Opteron", "Opteron_SSE3"), which execute 3DNow! (FEMMS): every real K8 has 3DNow!, but a
  * virtual CPU may report that family without it (qemu's qemu64). Either way the first sgemm
- * would die of SIGILL (test_peers under qemu64 with OPENBLAS_CORETYPE=Haswell, 2026-12-02), so
+ * would die of SIGILL (test_peers under qemu64 with OPENBLAS_CORETYPE=Haswell), so
  * the peer refuses the CPU instead. */
 static bool kernels_runnable(char *why, size_t n)
 {

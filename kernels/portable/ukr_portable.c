@@ -33,13 +33,13 @@ static inline void v4_store(float *p, v4f v)
 }
 
 /* The tile for each row count m = 1..6, its 2m accumulators named (driver/ukr_rows.h says why:
- * arrays of vectors ran at 20% of the plain-C roof on the SPR-class dev VM). The block tails
+ * arrays of vectors ran at 20% of the plain-C roof on an SPR-class VM). The block tails
  * went row by row before, two accumulators and one FMA-latency chain each: 16-18 against 34
- * GFLOP/s for the full tile (Zen 4, one thread, 2026-12-03). */
+ * GFLOP/s for the full tile (Zen 4, one thread). */
 /* Every weight stream (the GEMM tile's B, the decode rows) asks for its panel STREAM_PF bytes
  * ahead, one line at a time (__builtin_prefetch: GNU C on every target, PRFM on AArch64), and
  * the tile pulls the driver's next chunk (pf) in before its k loop. The hardware prefetcher
- * alone left these streams latency-bound on the SPR-class VM (2026-12-04, one thread,
+ * alone left these streams latency-bound on an SPR-class VM (one thread,
  * FFNROOF_ISA=portable, weights flushed): d = 1536, f = 4096 bf16 T = 2 and 4 ran 2.8x and 3.3x
  * faster with it, fp32 T = 6 2.9x, the bf16 and fp16 one-row streams (d = 4096, f = 11008)
  * 2.1x and 2.7x; the fp32 one-row stream and T >= 64 did not move. */
@@ -91,7 +91,7 @@ static void gemm(size_t m, size_t kc, const float *a, size_t as, const float *b,
  * half_to_float does it: rebias the exponent, then fix the two special exponents (the
  * subnormals by one float subtraction). Both fixes are computed and selected, without branches,
  * so the compiler vectorises the decode stream's conversion (with branches the unrolled one-row
- * stream ran at 0.6 Gweights/s a core on the Zen 5 VM). */
+ * stream ran at 0.6 Gweights/s a core on a Zen 5 VM). */
 static inline float f16_f32(uint16_t h)
 {
     const uint32_t shifted = ((uint32_t)h & 0x7fffu) << 13;
@@ -126,8 +126,8 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
 /* Decode streams of 2..G rows: the widened weight row (8 values) shared by the rows, one pair of
  * named accumulators a row (driver/ukr_rows.h says why). An accumulator array indexed by the
  * run-time row count, the code before, stayed in memory: one thread, one panel in L1, 13.4
- * Gweights/s at one row (ROW1_BODY) fell to 2.8, 2.5 and 2.3 at 2, 3 and 4 rows (Zen 4,
- * 2026-12-03). The multiply-adds and stores are the GEMM tile's (TILE_FM, TILE_ST). */
+ * Gweights/s at one row (ROW1_BODY) fell to 2.8, 2.5 and 2.3 at 2, 3 and 4 rows (Zen 4).
+ * The multiply-adds and stores are the GEMM tile's (TILE_FM, TILE_ST). */
 #define SR_DECL(r) v4f c##r##0 = {0, 0, 0, 0}, c##r##1 = c##r##0;
 #define STREAM_ROWS(ROWS, LOAD8)                                                                   \
     {                                                                                              \
@@ -145,7 +145,7 @@ static void widen_f16(size_t n, const uint16_t *src, float *dst)
 
 /* One row (T = 1 decode), the case decode spends its time in: four partial sums per column (k
  * mod 4, added in a fixed order), held in eight named 4-float vectors. An accumulator array
- * indexed by a run-time row count stayed in memory: on the Zen 5 VM (2026-12-02) the portable
+ * indexed by a run-time row count stayed in memory: on a Zen 5 VM the portable
  * bf16 decode widened and summed 2 Gweights/s a core, a third of what the fp32 stream read from
  * DRAM. */
 #define ROW1_BODY(LOADW)                                                                           \
@@ -221,7 +221,7 @@ static inline v4f f16x4(const uint16_t *p)
 #define LW_BF16(i) ffn__bf16_to_f32(w[i])
 #define LW_F16(i) f16_f32(w[i])
 /* A row of NR = 8 weights as two vectors: fp32 and bf16 through a loop of eight, which GCC
- * vectorises whole (bf16: 10.5 Gweights/s a core on the Zen 5 VM; a loop of four, or a shift of
+ * vectorises whole (bf16: 10.5 Gweights/s a core on a Zen 5 VM; a loop of four, or a shift of
  * u16x4, 3.2 and 6.0), fp16 through f16x4 (1.6 Gweights/s; 0.6 as a loop, whose branches or
  * selects GCC does not vectorise once unrolled). */
 #define L8_LOOP(LW, i, b0, b1)                                                                     \

@@ -20,9 +20,9 @@ FFN__QG_DEQUANT_ENTRIES(NR)
  * (PUNPCKLBW/PUNPCKLWD on SSE2, ZIP1/ZIP2 on NEON), ORed into the mantissa of 2^23 and the bias
  * 2^23 + offset subtracted, exact for every code. The loops these replace (a loop of eight
  * (float) casts, which GCC 12 compiled to one scalar CVTSI2SS a weight at the baseline ISA) read
- * 2.7 (W8) and 1.5 (W4) GB/s with two threads on Zen 4 (2026-12-03), a tenth and a twentieth of
+ * 2.7 (W8) and 1.5 (W4) GB/s with two threads on Zen 4, a tenth and a twentieth of
  * the read probe; the generic kernels' accumulator arrays had stayed in memory before that
- * (3.7 and 1.4 GB/s on the Zen 5 VM, 2026-12-02). */
+ * (3.7 and 1.4 GB/s on a Zen 5 VM). */
 typedef float v4f __attribute__((vector_size(16)));
 typedef uint32_t v4u __attribute__((vector_size(16)));
 typedef uint16_t v8h __attribute__((vector_size(16)));
@@ -99,7 +99,7 @@ static inline v4f u_minus(v4u u, v4f bias2)
 }
 
 /* The decode streams ask for their panels 2 KiB ahead, as ukr_portable.c's STREAM_PF: on the
- * SPR-class VM (2026-12-04, one thread, d = 2048, f = 6144, weights flushed) the W8 streams at
+ * SPR-class VM (one thread, d = 2048, f = 6144, weights flushed) the W8 streams at
  * T = 1 and 2 ran 2.9x and 2.6x faster, the W4 one-row stream 1.75x. */
 #define QSTREAM_PF 2048
 

@@ -20,7 +20,7 @@ int ffn__qweight_quantize_ld(const ffn_qweight_fmt *fmt, size_t K, size_t N, con
  * than branched on: the packers quantize random weights, whose fractions go either way at
  * random, and the branches of the form before (f >= 0.5 ? t + 1 : f <= -0.5 ? t - 1 : t, and a
  * float clamp) mispredicted about every other weight (d = 2048, f = 6144 in int8 packed at
- * 7.7 ns a weight on the model-207 VM of 2026-12-04, most of a quick calibration's kernel
+ * 7.7 ns a weight on a family 6 model 207 VM, most of a quick calibration's kernel
  * preparation). */
 static inline int32_t ffn__qround_i(float r)
 {

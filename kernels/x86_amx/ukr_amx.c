@@ -15,7 +15,7 @@
  * steps, so the weight stream overlaps the tiles. With one row tile (T <= 32) there is nothing
  * to share: one pass over K, no software prefetch (the panels then form one sequential stream
  * that the hardware prefetcher follows; chunking and prefetching were 0-20% slower there).
- * Measured on the SPR-class dev VM (2026-11-30, one thread, weights flushed, SwiGLU d=4096
+ * Measured on an SPR-class VM (one thread, weights flushed, SwiGLU d=4096
  * f=11008): T=128 44 ms and T=512 155 ms against 63-67 and 239 ms for one pass over K per 32x32
  * block. Up to T = 2 the weights stream instead (AMX matches streaming at T = 2 and beats it
  * at T = 4 by 6-17%). */

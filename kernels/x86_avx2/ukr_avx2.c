@@ -77,7 +77,7 @@ FFN_AI void row1(const int wdt, size_t kc, const float *A, size_t as, const void
  * decode stream's rows 2..6 (weights of the table's dtype widened in registers, prefetched
  * PF_STREAM bytes ahead). With arrays of accumulators the partial GEMM tiles (the last row
  * panel of a block: 4 of 16 rows at T = 16) ran at 42-47 GFLOP/s against 101 for the full tile
- * (Zen 4, one thread, A in L2, 2026-12-03), and the stream stored every accumulator each k
+ * (Zen 4, one thread, A in L2), and the stream stored every accumulator each k
  * step. With pf tested inside the k loop (one line a step) the AVX2 FFN prefill ran 5-8%
  * slower (T = 512, d = 2048, f = 5632, one and two threads, toggled in one process). */
 #define TILE_DECL(r) __m256 c##r##0, c##r##1;
@@ -312,10 +312,10 @@ const ffn_ukernels ffn_ukernels_avx2 = {
     .kc = 256,
     /* 516 = 86 tiles: T = 512 is one row block (its A chunk, 516 x 256 fp32 = 528 KB, stays in
      * L2), so the weights stream once; 504 split it into two blocks of 258 and read every
-     * weight panel twice (SPR-class VM, 2026-12-01: 80-87% of the FMA peak against 77-83%) */
+     * weight panel twice (SPR-class VM: 80-87% of the FMA peak against 77-83%) */
     .mc = 516,
     /* the down GEMM's row blocks at most 192 rows (T = 512: 3 blocks of 174; a 174 KiB A chunk
-     * for its 4 panels): on Zen 4 (1 MiB L2, 2026-12-03) the 516-row chunk missed L2, and one
+     * for its 4 panels): on Zen 4 (1 MiB L2) the 516-row chunk missed L2, and one
      * or two threads ran the down GEMM at 76 / 149 GFLOP/s against 86 / 174 with 192 (96 and
      * 128: the same within the spread), toggled in one process; AVX-512 and portable unchanged */
     .mc_down = 192,

@@ -57,7 +57,7 @@ FFN_AI void g_affine(const ffn_ukr_qpanel *w, size_t g, __m256 s[2], __m256 n[2]
 
 /* The streams' rows (1..G), their accumulators named (driver/ukr_rows.h says why: with arrays
  * of accumulators the 2..4-row streams stored every accumulator each k step, seen in the code
- * GCC 12 made, 2026-12-03). */
+ * GCC 12 made). */
 #define QT_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
 #define QT_FM(r)                                                                                   \
     {                                                                                              \
@@ -109,7 +109,7 @@ FFN_AI void g_affine(const ffn_ukr_qpanel *w, size_t g, __m256 s[2], __m256 n[2]
     }
 /* One row (T = 1): four k steps a loop with their own accumulators, summed in a fixed order.
  * The tiles above at one row carry one dependent FMA a k step per 8 columns, so the FMA latency
- * (4 cycles on Zen 4) capped them at 16 weights per 4 cycles: on Zen 4 (2026-12-03, T = 1 d =
+ * (4 cycles on Zen 4) capped them at 16 weights per 4 cycles: on Zen 4 (T = 1 d =
  * 4096 f = 11008, two threads, one process alternating) W8A32 read 18.7 GB/s with them and 24.7
  * with these, W4A32 9.2 and 12.3, W4A16 11.2 and 16.0 (one panel in L1, one thread: W8 11.6
  * and 19.9 Gweights/s, W4 10.7-13.2 and 15.9). */

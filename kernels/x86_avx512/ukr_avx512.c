@@ -6,11 +6,11 @@
  *  - gemv (decode, T <= 14): whole panels as a weight stream with a software prefetch ahead;
  *    one row keeps four accumulators (summed in a fixed order) to hide the FMA latency, and
  *    reads each panel in the order the CPU's tuning says (ffn__decode_split): in memory order
- *    (default: on Zen 4, 2026-12-03, T = 1 d = 4096 f = 11008, one process alternating, it read
+ *    (default: on Zen 4, T = 1 d = 4096 f = 11008, one process alternating, it read
  *    10-35% more per second than four streams, fp32, bf16 and fp16, one and two threads) or as
- *    four concurrent streams over the quarters of K (intel: on the SPR-class VM, 2026-12-03,
+ *    four concurrent streams over the quarters of K (intel: on an SPR-class VM,
  *    the same harness, 4-14% faster than memory order).
- * Distances and tile from the SPR-class dev VM (one and two threads, d=2048 f=5632 and d=4096
+ * Distances and tile from an SPR-class VM (one and two threads, d=2048 f=5632 and d=4096
  * f=11008 SwiGLU, weights flushed between calls): the L2 prefetch 8 KiB ahead cut T=4..12 by
  * 7-30% against relying on the hardware prefetcher; streaming above T=14 measured no faster
  * than the cache-blocked GEMM. */

@@ -11,12 +11,12 @@
  *    bf16 s: the products are exact), then as q8;
  *  - one row (T = 1): W8 reads each panel with NS = 4 accumulators in the order of the fp32 row
  *    stream (ffn__decode_split: in memory order by default, where four concurrent streams,
- *    quarters of K, read 8-18% less per second on Zen 4, 2026-12-03; as those four streams with
- *    the intel tuning, 4-15% faster on the SPR-class VM the same day); W4 reads it as NS = 4
+ *    quarters of K, read 8-18% less per second on Zen 4; as those four streams with
+ *    the intel tuning, 4-15% faster on an SPR-class VM); W4 reads it as NS = 4
  * concurrent streams (quarters of its groups), each with its own accumulators, summed in a fixed
  * order: there memory order, four groups at a time, measured 20% slower (Zen 4, the same run).
  * Software prefetch 4 KiB ahead of each stream. Eight W4 streams measured slower (bench_kernels
- * --case qdecode, 2026-12-01, SPR-class VM: W4A16 53% of the read probe against 63%). From DRAM W8
+ * --case qdecode, SPR-class VM: W4A16 53% of the read probe against 63%). From DRAM W8
  * reaches about 78% and W4 about 63% of the read probe where fp32 reaches 95-98%: with the weights
  * resident in the 300 MiB L3 W4 runs at only ~22 GB/s, so the in-register dequantization (6 uops
  * per 32 weights, 3 on the shuffle port), not memory, sets that pace.
@@ -371,7 +371,7 @@ I8_TILE(i8_tile, 0)
 I8_GEMM(i8_gemm, i8_tile)
 
 /* Two multiplies, no FMA: the driver's C loop's roundings. At the baseline ISA the loop took 7%
- * of a W8A8 AMX prefill (T = 512, d = 2048, f = 5632, two threads, SPR-class VM, 2026-12-04). */
+ * of a W8A8 AMX prefill (T = 512, d = 2048, f = 5632, two threads, SPR-class VM). */
 void ffn__avx512_i8_scale(size_t rows, const int32_t *sum, const float *sa, const float *sw,
                           float *out)
 {

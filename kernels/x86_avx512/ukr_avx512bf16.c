@@ -8,11 +8,11 @@
  *    by a mask), fp32 accumulation, DECODE_G rows per pass over a panel (the first pass from
  *    memory, the others from L2); even and odd k accumulate separately and are added at the end.
  * Where decode stops streaming is this CPU's: the stream's fp32 FMAs run at the FMA rate, the
- * tile's VDPBF16PS at its own, and the two differ by CPU. On the SPR-class dev VM (d=2048 f=5632
+ * tile's VDPBF16PS at its own, and the two differ by CPU. On an SPR-class VM (d=2048 f=5632
  * and d=4096 f=11008 SwiGLU, weights flushed), where VDPBF16PS has the FMA's flop rate
  * (BENCHMARKS.md: the bf16 tile ran at 0.63x our fp32 prefill there), streaming beat the tile
  * at every T measured up to 64 (by 10-31% at T = 8..64), and 6 rows a pass measured 2-14%
- * faster than 4. On a Zen 5 VM (EPYC 9005, 2026-12-02), where the probe below measures 2.0x
+ * faster than 4. On a Zen 5 VM (EPYC 9005), where the probe below measures 2.0x
  * the FMA's flops, the tile beat streaming from T = 2 (0.94 against 1.17 ms at d = 2048; 7.4
  * against 13.9 ms at T = 64) and tied it at T = 1. So the table's stream_rows_fn times both
  * instructions once per process (stream_rows_here, five interleaved rounds, about 1 ms):
@@ -76,8 +76,8 @@ FFN_AI void shift_body(const int m, size_t kc, const float *A, size_t as, const 
 
 /* One row: four pair rows' even/odd accumulators, summed in a fixed order, over the pair rows
  * in memory order or as four concurrent streams over the quarters of the panel, as the CPU's
- * tuning says (ffn__decode_split; four streams read 10-15% less per second on Zen 4,
- * 2026-12-03, and 1-2% more on the SPR-class VM with AMX the same day). */
+ * tuning says (ffn__decode_split; four streams read 10-15% less per second on Zen 4
+ * and 1-2% more on an SPR-class VM with AMX). */
 static void shift_m1(size_t kc, const float *A, size_t as, const uint16_t *B, float *C)
 {
     __m512 acc[4][4];

@@ -12,13 +12,13 @@
  *    and scaled once by the group's bf16 scale (out += s partial), as the fp32 streams do. Per
  *    256 weights 22 vector ALU instructions (6 shifts, 8 VPERMW, 8 VDPBF16PS; the activation
  *    broadcasts are loads) where q4_gemv__avx512's VPERMPS stream takes 48: on Zen 4
- *    (2026-12-02, a /tmp harness over 32 x 4096 panels, groups of 128) 2-3x its rate with the
+ *    (a harness over 32 x 4096 panels, groups of 128) 2-3x its rate with the
  *    weights in L2 and 1.7x from DRAM with two threads. VDPBF16PS flushes denormal inputs
  *    and outputs to zero (DAZ/FTZ): an absolute error below 2^-126 per term, inside the bound
  *    of tests/test_kernels_quant.c. One row (T = 1) reads a panel as one stream in memory
  *    order, prefetching 2 KiB ahead and on into the panel the driver streams next
  *    (ffn_ukr_qpanel.next); four concurrent streams per panel, as q4_gemv__avx512 reads,
- *    measured no faster (bench_kernels --case qdecode, Zen 4, 2026-12-02). m > 1 rows share
+ *    measured no faster (bench_kernels --case qdecode, Zen 4). m > 1 rows share
  *    each lookup.
  *  - with zero points (no ap): w' = u s - z s built exactly by one FMA per 16 weights (u, z <=
  *    15 and bf16 s: the products are exact) from the nibble looked up by VPERMPS after a
@@ -27,7 +27,7 @@
  *  - q4_pdequant + q4_pgemm (prefill, symmetric): the lookups once per row block into the
  *    driver's scratch (unscaled code pairs, 8 KiB a 256-row chunk), then VDPBF16PS on tiles of
  *    up to 14 rows (28 zmm partial sums, the bf16 tile's shape), each group's sums scaled into
- *    the tile in L1 at the group's end. Zen 4 (2026-12-02, d = 4096, f = 11008, 2 threads): T =
+ *    the tile in L1 at the group's end. Zen 4 (d = 4096, f = 11008, 2 threads): T =
  *    16, 64 and 512 in 14.4-16.0, 46.7 and 351 ms against 24.4, 84.0 and 683 ms for the
  *    dequantizing fp32 tile, 0.90x, 0.96x and 0.92-0.98x the bf16-weight VDPBF16PS kernel
  *    (BENCHMARKS.md);

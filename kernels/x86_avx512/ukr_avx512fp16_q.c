@@ -8,9 +8,9 @@
  *    values twice, so the bit above a nibble needs no mask), after a 16-bit shift by 4, 8 or
  *    12; a word's low half holds rows 8b + i and its high half rows 8b + 4 + i, so one lookup
  *    gives 16 columns of code pairs, and VFMADD231PH multiplies them by the broadcast pair of
- *    activations: 32 products an instruction at about the fp32 FMA's rate (a /tmp probe of
- *    eight chains on the family 6 model 207 Xeon, 2026-12-05: 1.18x an fp32 FMA's time, for
- *    twice its products), where VDPBF16PS takes 4.3x (BENCHMARKS.md, session 25).
+ *    activations: 32 products an instruction at about the fp32 FMA's rate (a probe of
+ *    eight chains on a family 6 model 207 Xeon: 1.18x an fp32 FMA's time, for
+ *    twice its products), where VDPBF16PS takes 4.3x (BENCHMARKS.md).
  *  - Exactness: a bf16 activation has 8 significant bits and a code |u - 8| <= 8 at most 3
  *    (or is -8), so every product is exact in fp16 (11 bits); only the fp16 sums round. Each
  *    lane sums 16 products (4 blocks of 8 rows, in 4 chains that are added at the end), then
@@ -21,8 +21,8 @@
  *    row's largest) lose bits as fp16 subnormals: tests/test_kernels_quant.c bounds both.
  *  - with zero points, or without the driver's pairs: the exact fp32 FMA stream of
  *    avx512_oct_q.h.
- * Measured (2026-12-05, family 6 model 207 Xeon VM, d = 4096, f = 11008, groups of 128; against
- * q4_gemv__avx512's VPERMPS stream, BENCHMARKS.md session 26): weights warm in L3 1.27-1.32x
+ * Measured (family 6 model 207 Xeon VM, d = 4096, f = 11008, groups of 128; against
+ * q4_gemv__avx512's VPERMPS stream, BENCHMARKS.md): weights warm in L3 1.27-1.32x
  * (T = 1) and 1.22x (T = 4); from DRAM 1.10-1.14x with one thread and 1.00-1.08x with two,
  * where a core's streaming, not its arithmetic, sets the pace; output within 1.6e-3 (relative
  * L2) of the exact reference, against 2e-7 for the fp32 stream: the fp16 sums' rounding, well
@@ -34,7 +34,7 @@
 extern const ffn_ukernels ffn_ukernels_avx512;
 
 /* PF, PF1: the one-row stream's prefetch distances into L2 and L1 (16 KiB and 1 KiB measured
- * 5-8% faster than 2 KiB into L1 with one thread from DRAM, 2026-12-05) */
+ * 5-8% faster than 2 KiB into L1 with one thread from DRAM) */
 enum {
     NR = FFN_OCT_NR,
     G = FFN_OCT_G,

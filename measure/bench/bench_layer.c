@@ -4,6 +4,8 @@
 #include "bench_internal.h"
 #include "internal.h"
 
+#include "ffnroof/rand.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,17 +15,11 @@
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
-/* SplitMix64: the state advances by a constant and each value is a function of the state
- * alone, so the i-th value after state s is mix(s + (i + 1) * GAMMA) and a fill can be cut
- * into parts that threads compute independently, giving the same values as one thread. */
-#define GAMMA 0x9e3779b97f4a7c15ULL
-
-static uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+/* SplitMix64 (include/ffnroof/rand.h): the state advances by a constant and each value is a
+ * function of the state alone, so the i-th value after state s is mix(s + (i + 1) * GAMMA) and a
+ * fill can be cut into parts that threads compute independently, giving the same values as one
+ * thread. */
+#define GAMMA FFN_SPLITMIX64_GAMMA
 
 typedef struct fill_job {
     float *p;
@@ -38,13 +34,13 @@ static void fill_part(void *arg, int tid, int nthreads)
     const size_t i0 = j->n * (size_t)tid / (size_t)nthreads;
     const size_t i1 = j->n * (size_t)(tid + 1) / (size_t)nthreads;
     for (size_t i = i0; i < i1; i++) {
-        const uint64_t r = mix(j->base + (uint64_t)(i + 1) * GAMMA);
+        const uint64_t r = ffn_splitmix64_mix(j->base + (uint64_t)(i + 1) * GAMMA);
         j->p[i] = j->a * ((float)(r >> 40) * (1.0f / 8388608.0f) - 1.0f);
     }
 }
 
 /* Uniform in [-a, a). Large fills run on every allowed CPU (up to 8): the weights of a
- * d = 2048, f = 6144 layer took 0.12 s on one thread of the model-207 VM (2026-12-04), twice
+ * d = 2048, f = 6144 layer took 0.12 s on one thread of a family 6 model 207 VM, twice
  * for each such case of a quick calibration. */
 #define FILL_PARALLEL_MIN ((size_t)1 << 20)
 

@@ -35,9 +35,9 @@
 
 #if defined(FFN_BENCH_CLFLUSH)
 /* CLFLUSHOPT (CPUID.(EAX=7,ECX=0):EBX bit 23): the same eviction as CLFLUSH but not ordered
- * line by line. On the model-207 VM CLFLUSH took 0.8 s over 300 MiB of weights and CLFLUSHOPT
- * 16 ms, the lines read back at the same DRAM speed after either (a /tmp test, 2026-12-01):
- * every cold sample of a large layer spent most of its time flushing. */
+ * line by line. On a family 6 model 207 VM CLFLUSH took 0.8 s over 300 MiB of weights and
+ * CLFLUSHOPT 16 ms, the lines read back at the same DRAM speed after either (a test): every cold
+ * sample of a large layer spent most of its time flushing. */
 static bool have_clflushopt(void)
 {
     static int have = -1;

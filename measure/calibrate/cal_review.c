@@ -27,7 +27,7 @@ static void human_bytes(double b, char *buf, size_t n)
  * paired with cache i, or -1). Between two paired plateaus of levels p < n (p = 0 before the
  * first), k unpaired ones either fill levels the list skipped (p+1 ... p+k, when n - p - 1 >= k:
  * a VM whose sysfs hides L2) or, with no level number free, are parts of level n and take
- * letters with it (L3a, L3b: the Zen 5 VM's L3, which reads as two plateaus before DRAM). After
+ * letters with it (L3a, L3b: a Zen 5 VM's L3, which reads as two plateaus before DRAM). After
  * the last paired plateau the numbers go on (p+1, ...) up to the last level the list has; past
  * it, a plateau is part of the last level named (L3a, L3b: a level between a CPU's L3 and memory
  * is that L3's tail, not an L4 it does not have). With nothing paired the names stay by
@@ -161,10 +161,10 @@ static void compare_with_sysfs(ffn_calibration *c)
             const double g = c->levels[FFN_BW_READ][1][i].capacity_bytes /
                              c->levels[FFN_BW_READ][0][i].capacity_bytes;
             /* beyond x2N the two curves cut their levels differently (two levels within 15%
-             * of each other merge on one curve: the Zen 4 VM's two-thread L2 and L3, 215 and
+             * of each other merge on one curve: a Zen 4 VM's two-thread L2 and L3, 215 and
              * 192 GB/s, made one "L2" to 10 MiB, "x14"), not a cache that grew; below x0.7 the
              * boundary shrank, which no cache does (a shared one stays put): one curve found a
-             * boundary in noise (the model-207 VM's two-thread read curve of 2026-12-04 put an
+             * boundary in noise (a family 6 model 207 VM's two-thread read curve put an
              * "L1" end at 18.8 KiB against one thread's 48 KiB, "x0.38", once called shared) */
             const char *why =
                 g < 0.7 ? "a boundary that shrank with more threads is noise, no cache"
@@ -212,7 +212,7 @@ bool ffn_calibration_level_ok(const ffn_calibration *c, ffn_bw_kernel k, int t, 
     const ffn_level *lv = c->levels[k][t];
     /* a plateau reaching into the tail (the last octave, where the memory roof is taken:
      * ffn__cal_tail_from) is main memory; one that ends before it and is faster than it is a
-     * cache, however close to the end of the sweep (the family 6 model 207 VM's L3, 2026-12-04:
+     * cache, however close to the end of the sweep (a family 6 model 207 VM's L3:
      * 61 GB/s with two threads up to 193 MiB of a 512 MiB sweep, against 34 GB/s beyond, was
      * dropped by the quarter-of-the-sweep rule this replaced, and its warm layers were priced
      * at DRAM speed, up to 77% slow) */

@@ -104,7 +104,7 @@ static void detect_all(ffn_calibration *c)
                 (void)ffn_plateau_detect(size, bw, n, NULL, c->levels[k][t], FFN_MAX_LEVELS,
                                          &c->n_levels[k][t]);
             /* The memory roof: the median of the sweep's last octave (from 2x the LLC when the
-             * sweep ends at 4x it). From a quarter of the sweep, the Zen 4 VM's two-thread tail
+             * sweep ends at 4x it). From a quarter of the sweep, a Zen 4 VM's two-thread tail
              * began at its 32 MiB L3, which two threads still read from at 60-110 GB/s up to
              * 45 MiB: one default calibration wrote 79.9 GB/s, the quick one before it 46.7. */
             if (k == FFN_BW_READ && n > 0) {
@@ -123,7 +123,7 @@ static void detect_all(ffn_calibration *c)
 /* How far the all-threads peak falls short of its threads times the one-thread peak (1: they
  * scale; 0.5: half of it). Separate cores scale their FMA and dot-product units perfectly; a
  * figure far below that is either SMT siblings sharing a core or the hypervisor holding a vCPU
- * back: the Emerald Rapids-class VM of 2026-12-04 measured its two-thread AVX-512 FMA peak at
+ * back: an Emerald Rapids-class VM measured its two-thread AVX-512 FMA peak at
  * 175 GFLOP/s in one quick calibration of three, 1.00x its one-thread peak (338.6 and 348.8 in
  * the others), and an accuracy run's fit, handed 232-267 for that roof, ended at compute_max
  * 1.000 with the grid's prefills up to 42% off. */
@@ -206,7 +206,7 @@ double ffn__cal_tail_from(const ffn_calibration *c)
 }
 
 /* Each point's median rate where it has one (its fastest sample otherwise): one fast sample at
- * max / sqrt(2) made a flat tail look falling on the model-207 VM (2026-12-04, two threads: 362
+ * max / sqrt(2) made a flat tail look falling on a family 6 model 207 VM (two threads: 362
  * MiB best 27.9 GB/s, median 25.9; 512 MiB 24.9 and 24.8), and the sweep was extended to 1 GiB,
  * 4.5 s of a 19 s quick calibration, to find 23-24 GB/s there. */
 static double tail_rate(const ffn_bw_point *p)
@@ -237,7 +237,7 @@ double ffn__cal_read_tail_drop(const ffn_calibration *c, int threads)
 /* The read curve of `threads` threads over its last half octave (sizes from c->max_bytes /
  * sqrt(2)) timed once more, each point keeping the better of its two medians and of its two
  * fastest samples (a shared host only slows a point down). A tail that falls in both timings
- * is a cache's; one slow minute is not: on the model-207 VM (2026-12-04) two threads read 512
+ * is a cache's; one slow minute is not: on a family 6 model 207 VM two threads read 512
  * MiB at a median of 20.2 and 31.1 GB/s in two quick calibrations, 10-20% under their
  * neighbours, and the extension to 1 GiB then found 21-24 and 33 GB/s, flat: 3-4 s of
  * --quick each time. Returns how many points it timed again, or an error. */
@@ -281,8 +281,8 @@ int ffn__cal_merge_retimed(ffn_calibration *c, const ffn_bw_point *again, size_t
     return n;
 }
 
-/* A read sweep that still falls at its end has not reached main memory: the Zen 4 VM
- * (2026-12-02) read 128 MiB with two threads at 78 GB/s, still 16% down on its last half
+/* A read sweep that still falls at its end has not reached main memory: a Zen 4 VM
+ * read 128 MiB with two threads at 78 GB/s, still 16% down on its last half
  * octave, and the spec took 93 GB/s as DRAM where one thread read 33 (its caches reach beyond
  * the 4x-LLC end the sweep was sized for). While either read curve falls by more than 10% over
  * its last half octave, in its first timing and when that half octave is timed again
@@ -509,7 +509,7 @@ double ffn_calibration_peak(const ffn_calibration *c, ffn_dtype dt, int threads_
  * to the next any core may read any panel: only what one core's part of the level holds stays
  * resident, the one-thread sweep's boundary of the nearest level (within a factor 2.5) where
  * that is smaller. A per-core cache counts once, not once per core; a shared one is the same
- * either way. On the Zen 5 VM (2026-12-02) the two-thread sweep read 87 MiB at L3 speed, one
+ * either way. On a Zen 5 VM the two-thread sweep read 87 MiB at L3 speed, one
  * thread 60 MiB, and 69 MB of bf16 weights left warm ran at DRAM speed. */
 static double resident_capacity(const ffn_calibration *c, double all)
 {

@@ -6,7 +6,7 @@
  * Median, not fastest: the profiler is judged by |predicted / measured median - 1|, and on a
  * shared host the median sits 5-25% above the fastest sample. Fitted to the fastest samples,
  * 31 of the 40 grid cases of the two default-calibration lines of BENCHMARKS.md ("Accuracy per
- * ISA level", session 6) came out fast against their medians (grid medians 10.2% and 8.8%). The
+ * ISA level") came out fast against their medians (grid medians 10.2% and 8.8%). The
  * roofs still bound the fastest runs (a roof is what the hardware can do). */
 #include "ffnroof/bench.h"
 
@@ -51,8 +51,8 @@ typedef struct kshape_def {
  * The first shape (T = 1, d = 64, f = 128: 96 KiB of fp32 weights) does almost no work: its
  * median is the kernel's fixed cost per call (about 10 us with two threads here), which
  * anchors the fit's launch cost. Without it the launch was free to take up what the larger
- * decode shapes' bandwidth did not explain: 0-316 us in session 7's default fits (1.1-1.5 ms at
- * the portable level) and 573 us in a --quick one (2026-12-02, model-207 VM), which then charged
+ * decode shapes' bandwidth did not explain: 0-316 us in default fits (1.1-1.5 ms at
+ * the portable level) and 573 us in a --quick one (a family 6 model 207 VM), which then charged
  * a 1.1 ms decode half a millisecond more and a MoE layer's many small GEMMs several. */
 #define LAUNCH_SHAPE FFN_PHASE_DECODE, 1, 64, 128, true, false
 static const kshape_def cal_full[] = {
@@ -128,7 +128,7 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
             /* --quick's compute-bound run, for a bf16 tile engine (AMX: rows padded to its
              * tile): at d = 1024 its A operand and accumulators stay in L2, and one thread ran
              * T = 512 at d = 2048 and 4096 25-28% slower than that fit said (SPR-class VM,
-             * 2026-12-04, BENCHMARKS.md session 20); the default calibration's d = 1536 shape */
+             * BENCHMARKS.md); the default calibration's d = 1536 shape */
             if (mode == FFN_KCAL_QUICK && dt == 1 && kb->row_tile > 1 &&
                 defs[i].T == QUICK_COMPUTE_T) {
                 d = 1536;
@@ -154,7 +154,7 @@ size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size
  *   in registers beside the weight stream: the AVX-512 W8 stream reads at the fp32 stream's
  *   rate, the W4 one at 55-60% of it, BENCHMARKS.md): a one-token decode;
  * - what a weight's dequantisation costs a GEMM that packs its weights (the count says one
- *   op; W8 at 16 tokens ran 15-18% over a prediction made with one on the Zen 4 VM): a batch
+ *   op; W8 at 16 tokens ran 15-18% over a prediction made with one on a Zen 4 VM): a batch
  *   just above the kernel's stream rows;
  * - the share of the int8 peak the W8A8 tile reaches (the VNNI probe's peak is a chain of
  *   VPDPBUSD with nothing else to do): a 256-token prefill.
@@ -223,7 +223,7 @@ static size_t quant_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, 
 /* --quick's compute-bound runs (the float T = QUICK_COMPUTE_T prefills and the W8A8 one) on a
  * level whose measured peak would take over QUICK_CALL_S a call: T halved, down to
  * QUICK_MIN_T, still far above every kernel's ridge. The portable level took 0.17 s a call at
- * T = 256 in fp32 and 0.48 s in W8A8 on one thread (family 6 model 207 VM, 2026-12-04), each
+ * T = 256 in fp32 and 0.48 s in W8A8 on one thread (family 6 model 207 VM), each
  * timed for its second at least twice, and --quick ran 23 s against issue 12's 20; at T = 64
  * its kernels reach the same rate (25.2 against 25.6 GFLOP/s fp32, 9.2 against 9.3 GOP/s
  * W8A8). Returns how many runs shrank. */
@@ -296,7 +296,7 @@ static void quant_fit(ffn_hw *hw, const ffn_bench_result *r, qrole role, ffn_kca
 
 /* A float dtype whose one-token decode the shared fraction (memory_max_gemv, fitted to every
  * float dtype's decode at once) misses by more than this gets a fraction of its own. On the
- * SPR-class Xeon of 2026-12-03 the portable bf16 stream (scalar widening) read 5.6-5.9 GB/s
+ * SPR-class Xeon the portable bf16 stream (scalar widening) read 5.6-5.9 GB/s
  * at every decode shape and the fp32 one 9.7-12.7: the shared fraction, fitted to both, was
  * +21.6% on one and -25.7% on the other, and the grid's fp32 decodes up to +82%. */
 #define OWN_DECODE_MISS 0.10
@@ -405,7 +405,7 @@ static int fit_float(ffn_hw *hw, const ffn_fit_point *pts, size_t np, ffn_kcal_r
 }
 
 /* A fit run the first fit misses by more than this is timed once more (a slow minute pulls the
- * fit toward it: the Zen 4 VM's quick calibration of 2026-12-03 03:38 timed its bf16 decode at
+ * fit toward it: a Zen 4 VM's quick calibration timed its bf16 decode at
  * 18.9 GB/s where another gave 36, the fp32 and bf16 decode runs shared one fraction, and the
  * fit missed them by +26% and -18%, under the 30% this rule had); a held-out run missed by more
  * than REDO_CHECK_MISS has every float run timed again. */
@@ -425,10 +425,10 @@ bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_
 /* A float fit run that decides its parameter alone, which the fit's miss cannot check: a
  * decode (the one-token fraction rests on one per dtype), and in --quick every float fit run
  * (one per regime and dtype: the launch anchor, a weight-bound prefill, a compute-bound one, a
- * decode). The Zen 4 VM's two-thread quick calibration of 2026-12-03 08:30 timed its fp32
+ * decode). A Zen 4 VM's two-thread quick calibration timed its fp32
  * decode fit run at a median of 6.82 ms with a fastest sample of 5.10; the fit took it (missed
  * by 6%), and the grid after it measured the same decode at 4.82 ms, 38% under the prediction.
- * One at 11:35 timed its bf16 T = 256 prefill at 20.4 ms, the fit met it (-10%), and the
+ * Another timed its bf16 T = 256 prefill at 20.4 ms, the fit met it (-10%), and the
  * report's bench measured that kernel at 11.0 ms: +63%. */
 static bool case_decides_alone(bool fit, ffn_phase phase, size_t i, size_t n_float,
                                ffn_kcal_mode mode)
@@ -637,11 +637,11 @@ int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
         return ffn_diag_set(diag, rc, NULL, 0, 0, "the efficiency fit failed");
     /* A fit run the fit misses by more than 15%, and every quantized fit run, is measured once
      * more and keeps the lower of its two medians (a shared host only ever slows a run down:
-     * the Zen 4 VM of 2026-12-02 once gave 1.05 ms for a 7 us call, which pulled every bf16
+     * a Zen 4 VM once gave 1.05 ms for a 7 us call, which pulled every bf16
      * parameter, and a W8A8 prefill in a half-speed minute set the int8 compute_max to 0.115
      * where the calibration before gave 0.169); then the float fit runs again. */
     /* A held-out run the fit misses by more than 30% says the fit runs themselves may have
-     * run in a slow minute (the Zen 4 VM of 2026-12-03: both bf16 prefill fit runs at one
+     * run in a slow minute (a Zen 4 VM: both bf16 prefill fit runs at one
      * thread's speed with two, bf16 compute_max 0.173, the held-out bf16 run +88%; the same
      * calibration minutes later 0.348 and +0.6%): every float run is measured once more. */
     const bool all = mode != FFN_KCAL_TINY && ffn__kcal_checks_missed(hw, out, n_float);

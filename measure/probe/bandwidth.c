@@ -16,6 +16,7 @@
 
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
+#include "ffnroof/sort.h"
 #include "internal.h"
 
 static const int g_bw_arrays[FFN_BW_COUNT] = {1, 2, 3, 2, 3};
@@ -96,7 +97,7 @@ bool ffn_bw_kernel_available(ffn_bw_kernel k)
 /* The sweep's barrier spins (with a pause, yielding after about 2^14 rounds): a futex barrier
  * (pthread_barrier_wait) cost tens of microseconds in the 2-vCPU KVM guests, against quick
  * samples of 16 us at L1 sizes (8 MiB a sample at 500 GB/s), so the two-thread curve of small
- * working sets scattered 2-3x between samples and runs (model-207 VM, 2026-12-04: medians of
+ * working sets scattered 2-3x between samples and runs (a family 6 model 207 VM: medians of
  * 110-270 GB/s under best samples of 200-560 at 4 KiB to 2 MiB) and its L1 came out as two
  * plateaus. Sense-reversing: each thread keeps its own sense. */
 typedef struct spin_barrier {
@@ -193,12 +194,6 @@ static double run_kernel(const sweep *s, float *a, float *b, float *c, size_t n)
     }
 }
 
-static int cmp_d(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 static void sweep_worker(void *arg, int tid, int nthreads)
 {
     sweep *s = arg;
@@ -237,14 +232,13 @@ static void sweep_worker(void *arg, int tid, int nthreads)
         if (tid == 0) {
             const double bytes =
                 g_bw_bytes_per_elem[s->o.kernel] * (double)n * (double)nthreads * (double)inner;
-            qsort(s->samples, s->n_samples, sizeof s->samples[0], cmp_d);
+            ffn_sort_doubles(s->samples, s->n_samples);
             ffn_bw_point *pt = &s->pts[p];
             pt->kernel = s->o.kernel;
             pt->threads = nthreads;
             pt->size_bytes = (double)na * 4.0 * (double)n * (double)nthreads;
             pt->bytes_per_s = bytes / s->samples[0];
-            pt->median_bytes_per_s =
-                bytes / ffn_stats_quantile_sorted(s->samples, s->n_samples, 0.5);
+            pt->median_bytes_per_s = bytes / ffn_quantile_sorted(s->samples, s->n_samples, 0.5);
             pt->samples = s->n_samples;
             s->n_done = p + 1;
             if (s->o.hook && s->o.hook(s->o.user, (double)(p + 1) / (double)s->n_points) != 0)

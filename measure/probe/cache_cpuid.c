@@ -1,5 +1,5 @@
 /* The data caches as CPUID describes them, for hosts whose sysfs lists none: a Firecracker
- * microVM has no /sys/devices/system/cpu/cpu0/cache at all (the Zen 5 VM of 2026-12-02), and
+ * microVM has no /sys/devices/system/cpu/cpu0/cache at all (a Zen 5 VM), and
  * without sizes calibrate could neither pair its plateaus with caches nor name them. In the
  * order the leaves are trusted:
  *  - leaf 4, Intel's deterministic cache parameters (Intel SDM vol. 2A, CPUID, "Deterministic

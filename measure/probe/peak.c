@@ -11,7 +11,7 @@
 #include "ffnroof/measure.h"
 #include "internal.h"
 
-/* (the kinds' names and dtypes: base/profile_names.c) */
+/* (the kinds' names and dtypes: base/names.c) */
 typedef struct peak_desc {
     double flops_per_iter; /* per byte of SVE vector length when per_vl_byte */
     ffn__peak_fn fn;       /* NULL when not built into this binary */

@@ -23,19 +23,14 @@
 #include <string.h>
 
 #include "ffnroof/measure.h"
-
-static int cmp_d(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
+#include "ffnroof/sort.h"
 
 static double median_range(const double *v, size_t lo, size_t hi, double *tmp)
 {
     const size_t n = hi - lo + 1;
     memcpy(tmp, v + lo, n * sizeof *tmp);
-    qsort(tmp, n, sizeof *tmp, cmp_d);
-    return ffn_stats_quantile_sorted(tmp, n, 0.5);
+    ffn_sort_doubles(tmp, n);
+    return ffn_quantile_sorted(tmp, n, 0.5);
 }
 
 typedef struct cluster {
@@ -75,8 +70,8 @@ int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn
     }
     /* 1b. the envelope from the right: no point reads slower than a larger working set does.
      * Each level is at most as fast as the one before it, so a stretch below a later, larger
-     * set's rate is noise (a vCPU descheduled while it ran): the Zen 4 VM's two-thread curve
-     * of 2026-12-02 18:00 read 232-252 GB/s at 12-22 KiB and 369-422 at 26-64 KiB, and the
+     * set's rate is noise (a vCPU descheduled while it ran): a Zen 4 VM's two-thread curve
+     * read 232-252 GB/s at 12-22 KiB and 369-422 at 26-64 KiB, and the
      * dip merged with L2 into one "L1" from 12 KiB to 1 MiB. Only the clustering sees the
      * envelope; a level's bandwidth stays the median of its raw points. */
     for (size_t i = n - 1; i-- > 0;)
@@ -138,7 +133,7 @@ int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn
         nl++;
     }
     /* 4b. a tail that falls without forming a plateau (a sweep that ends while the LLC still
-     * drains, as on the Zen 4 VM's two-thread curve of 2026-12-02: a plateau at 170 GB/s up to
+     * drains, as on a Zen 4 VM's two-thread curve: a plateau at 170 GB/s up to
      * 10 MiB, then 154 ... 36 GB/s to 128 MiB, never flat within +-bin_rel): the last plateau is
      * not memory. When at least min_points raw points follow the last plateau and their last
      * min_points sit clearly below it, they become the last level, at their median. */
@@ -185,8 +180,8 @@ done:
 }
 
 /* Whether pairing cache i with boundary j would cross a pair already made: a smaller cache with
- * a larger boundary, or the reverse (the Zen 4 VM's one-thread portable-load curve of
- * 2026-12-03: boundaries 21.1 and 50.2 MiB; L3 = 32 MiB took 21.1, and L2 = 1 MiB would then
+ * a larger boundary, or the reverse (a Zen 4 VM's one-thread portable-load curve:
+ * boundaries 21.1 and 50.2 MiB; L3 = 32 MiB took 21.1, and L2 = 1 MiB would then
  * have taken 50.2 MiB and named a level after L3 "L2"). */
 static bool crosses(const ffn_level *levels, const double *sys_bytes, int n_sys, const int *match,
                     int i, int j)

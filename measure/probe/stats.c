@@ -6,23 +6,7 @@
 #include <string.h>
 
 #include "ffnroof/measure.h"
-
-static int cmp_d(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double ffn_stats_quantile_sorted(const double *sorted, size_t n, double q)
-{
-    if (!sorted || n == 0) return NAN;
-    if (q <= 0) return sorted[0];
-    if (q >= 1) return sorted[n - 1];
-    const double h = (double)(n - 1) * q;
-    const size_t lo = (size_t)floor(h);
-    const size_t hi = lo + 1 < n ? lo + 1 : lo;
-    return sorted[lo] + (h - (double)lo) * (sorted[hi] - sorted[lo]);
-}
+#include "ffnroof/sort.h"
 
 int ffn_stats_compute(const double *x, size_t n, ffn_stats *out)
 {
@@ -33,12 +17,12 @@ int ffn_stats_compute(const double *x, size_t n, ffn_stats *out)
     double *s = malloc(n * sizeof *s);
     if (!s) return FFN_ENOMEM;
     memcpy(s, x, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_d);
+    ffn_sort_doubles(s, n);
     out->n = n;
     out->min = s[0];
     out->max = s[n - 1];
-    out->median = ffn_stats_quantile_sorted(s, n, 0.5);
-    out->p90 = ffn_stats_quantile_sorted(s, n, 0.9);
+    out->median = ffn_quantile_sorted(s, n, 0.5);
+    out->p90 = ffn_quantile_sorted(s, n, 0.9);
     /* Welford: stable for samples that differ in their last digits */
     double mean = 0, m2 = 0;
     for (size_t i = 0; i < n; i++) {
@@ -50,16 +34,16 @@ int ffn_stats_compute(const double *x, size_t n, ffn_stats *out)
     out->stdev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0.0;
     for (size_t i = 0; i < n; i++)
         s[i] = fabs(s[i] - out->median);
-    qsort(s, n, sizeof *s, cmp_d);
-    out->mad = ffn_stats_quantile_sorted(s, n, 0.5);
+    ffn_sort_doubles(s, n);
+    out->mad = ffn_quantile_sorted(s, n, 0.5);
     free(s);
     return 0;
 }
 
 static double median_of(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_d);
-    return ffn_stats_quantile_sorted(v, n, 0.5);
+    ffn_sort_doubles(v, n);
+    return ffn_quantile_sorted(v, n, 0.5);
 }
 
 int ffn_repeat_until_stable(ffn_sample_fn fn, void *ctx, const ffn_repeat_opts *opts,
@@ -112,8 +96,8 @@ int ffn_repeat_until_stable(ffn_sample_fn fn, void *ctx, const ffn_repeat_opts *
             hist[nh++] = median_of(tmp, o.batch);
             if (nh >= o.window) {
                 memcpy(tmp, hist + nh - o.window, o.window * sizeof *tmp);
-                qsort(tmp, o.window, sizeof *tmp, cmp_d);
-                const double med = ffn_stats_quantile_sorted(tmp, o.window, 0.5);
+                ffn_sort_doubles(tmp, o.window);
+                const double med = ffn_quantile_sorted(tmp, o.window, 0.5);
                 out->spread = med != 0 ? (tmp[o.window - 1] - tmp[0]) / fabs(med) : 0.0;
                 if (n >= o.min_samples && out->spread <= o.rel_spread) {
                     out->stable = true;

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "ffnroof/measure.h"
+#include "ffnroof/sort.h"
 #include "internal.h"
 
 #if defined(CLOCK_MONOTONIC_RAW)
@@ -45,12 +46,6 @@ static int64_t now_ns(void)
     struct timespec ts;
     clock_gettime(FFN_CLOCK, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 int ffn_timer_probe(ffn_timer_info *out)
@@ -80,7 +75,7 @@ int ffn_timer_probe(ffn_timer_info *out)
             if (step > 0 && (min_step == 0 || step < min_step)) min_step = step;
         }
     }
-    qsort(d, N, sizeof *d, cmp_i64);
+    ffn_sort_i64(d, N);
     out->overhead_s = 1e-9 * (double)d[N / 2];
     for (int i = 0; i < N; i++) {
         if (d[i] > 0 && (min_step == 0 || d[i] < min_step)) {
@@ -110,12 +105,6 @@ __attribute__((noinline)) static uint64_t add_chain(uint64_t n, uint64_t x)
     return x;
 }
 #define FFN_ADDS_PER_ITER 32
-
-static int cmp_d(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int ffn_clock_estimate(double budget_s, ffn_clock_est *out)
 {
@@ -149,9 +138,9 @@ int ffn_clock_estimate(double budget_s, ffn_clock_est *out)
     }
     (void)sink;
     if (reps == 0) return FFN_EINVAL;
-    qsort(hz, (size_t)reps, sizeof hz[0], cmp_d);
+    ffn_sort_doubles(hz, (size_t)reps);
     out->hz = hz[reps - 1];
-    out->median_hz = ffn_stats_quantile_sorted(hz, (size_t)reps, 0.5);
+    out->median_hz = ffn_quantile_sorted(hz, (size_t)reps, 0.5);
     out->spread_rel = (hz[reps - 1] - hz[0]) / out->median_hz;
     out->adds = n * FFN_ADDS_PER_ITER;
     out->reps = reps;

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "ffnroof/quant.h"
+#include "ffnroof/rand.h"
 #include "internal.h"
 
 /* ---- formats ------------------------------------------------------------------------------ */
@@ -108,30 +109,22 @@ void ffn_qeval_compare(const double *y, const double *ref, size_t n, ffn_qeval_m
 
 /* ---- synthetic inputs ---------------------------------------------------------------------- */
 
+/* A splitmix64 stream (include/ffnroof/rand.h): one word of state per purpose. */
 typedef struct rng {
     uint64_t s;
 } rng;
-
-static uint64_t rng_next(rng *r)
-{
-    /* splitmix64 (Steele, Lea, Flood 2014): one 64-bit state, full period */
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* One stream per purpose, so that (say) the outlier settings never move the weights. */
 static rng stream(uint64_t seed, uint64_t tag)
 {
     rng r = {seed ^ (tag * 0xD1B54A32D192ED03ull)};
-    (void)rng_next(&r);
+    (void)ffn_splitmix64(&r.s);
     return r;
 }
 
 static double unif(rng *r) /* [0, 1) */
 {
-    return (double)(rng_next(r) >> 11) * 0x1p-53;
+    return (double)(ffn_splitmix64(&r->s) >> 11) * 0x1p-53;
 }
 
 static double gauss(rng *r)

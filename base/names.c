@@ -1,7 +1,26 @@
-/* The names of the profiler's enums (include/ffnroof/profile.h): the peak kinds, bandwidth
- * kernels and peer libraries as calibrate, bench and their files (docs/formats-bench.md) spell
- * them, in one place for measure/, the peers and the writers in io/. */
-#include "ffnroof/profile.h"
+/* The project's enum names (include/ffnroof/names.h): the model's phases and bounds, and the
+ * profiler's peak kinds, bandwidth kernels and peer libraries as calibrate, bench and their files
+ * (docs/formats-bench.md) spell them, in one place for sim/, measure/, the peers and io/. */
+#include "ffnroof/names.h"
+
+#include <stddef.h>
+
+const char *ffn_phase_name(ffn_phase p)
+{
+    return p == FFN_PHASE_DECODE ? "decode" : "prefill";
+}
+
+const char *ffn_bound_name(ffn_bound b)
+{
+    switch (b) {
+    case FFN_BOUND_COMPUTE:
+        return "compute";
+    case FFN_BOUND_COMM:
+        return "interconnect";
+    default:
+        return "memory";
+    }
+}
 
 static const struct {
     const char *name;
