@@ -700,9 +700,10 @@ Test(plan, a_dtype_without_a_peak_runs_at_the_widest_listed_one)
     o.wdtype = o.adtype = o.kv_dtype = FFN_DT_FP32;
     ffn_plan_step a, b;
     ffn_diag d;
-    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, 1, 1, 8, 1024, &a, &d), 0,
+    const ffn_plan_shape one = {1, 1, 1, 1};
+    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 8, 1024, &a, &d), 0,
                  "%s", d.msg);
-    cr_assert_eq(ffn_plan_step_eval(&m, &p, &same, &o, FFN_PHASE_DECODE, 1, 1, 8, 1024, &b, &d), 0,
+    cr_assert_eq(ffn_plan_step_eval(&m, &p, &same, &o, FFN_PHASE_DECODE, &one, 8, 1024, &b, &d), 0,
                  "%s", d.msg);
     cr_expect(a.attn_proj_s > 0 && a.attn_proj_s < 1.0, "projections %g s", a.attn_proj_s);
     cr_expect_eq(a.attn_proj_s, b.attn_proj_s);
