@@ -30,7 +30,8 @@ typedef struct ffn_blayer {
     size_t ws_bytes;
 } ffn_blayer;
 
-/* 64-byte aligned, rounded up to whole lines; n = 0 gives one line. NULL when out of memory. */
+/* 64-byte aligned, rounded up to whole lines; n = 0 gives one line. NULL when out of memory
+ * (bench_alloc.c; the caller frees). */
 void *ffn__bench_xalloc(size_t n);
 /* t, or for t <= 0 ("all cores") the CPUs this process may run on. */
 int ffn__bench_threads(int t);
