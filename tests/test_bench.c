@@ -13,6 +13,7 @@
 
 #include "ffnroof/bench.h"
 #include "ffnroof/bench_io.h"
+#include "ffnroof/calibrate.h"
 #include "ffnroof/fit.h"
 #include "ffnroof/measure_papi.h"
 #include "ffnroof/sim.h"

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ffnroof/bench.h"
+#include "ffnroof/calibrate.h"
 #include "ffnroof/fit.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/sim.h"
 
-#include "../measure/bench/bench_internal.h"
+#include "../measure/calibrate/cal_internal.h"
 
 /* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c);
  * the kernel-fit test runs the bench runner, which registers ffnroof's SDE events. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ffnroof/measure.h"
+#include "ffnroof/calibrate.h"
 
 Test(calroof, isa_levels_cap_the_peaks)
 {

@@ -11,9 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "ffnroof/calibrate.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 #include "ffnroof/sort.h"
+#include "../measure/calibrate/cal_internal.h"
 #include "../measure/probe/internal.h"
 
 /* ---------------------------------------------------------------------------------------------

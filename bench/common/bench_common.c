@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #endif
 
+#include "ffnroof/calibrate.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
 

@@ -4,8 +4,8 @@
  * the caches before every call (as in a real model, where the other layers evict them), PAPI
  * counters around every timed call (hardware events where the host has them, ffnroof's SDE
  * events always), an optional check against the reference kernel, and the simulator's roofline
- * and predicted time for the same op on a given spec. It also fits the efficiency model of a
- * calibrated spec to kernel runs (ffn_bench_fit_eff).
+ * and predicted time for the same op on a given spec. What calibrate does with such runs (the
+ * efficiency fit, `report --quick`'s cases) is in ffnroof/calibrate.h.
  *
  * Like every library here it never prints and never exits; errors are negative FFN_E* codes
  * with a diag. Interruption: set *opts->stop (e.g. from a SIGINT handler); the run stops after
@@ -114,53 +114,5 @@ size_t ffn_bench_default_events(const char **ev, size_t cap);
  * built without PAPI (timers only), or no hardware counters on this host (and why) for the
  * default set. Writes it into buf (n bytes) and returns true; false (buf "") when none. */
 bool ffn_bench_counters_note(const ffn_papi_probe *p, bool events_given, char *buf, size_t n);
-
-/* ---------------------------------------------------------------------------------------------
- * `ffnroof report --quick` (measure/calibrate/quick.c). */
-
-/* Its layers: shaped like llama2-7b's (d 4096, f 11008, SwiGLU) and Mixtral-8x7B's (d 4096, f
- * 14336, 8 experts, top-2), scaled down by 4 and 8 in d and f so that their fp32 weights (34 MB
- * and 88 MB) still exceed the last-level cache - decode stays memory-bound as in the real model
- * - while every case runs in about a second on 2 cores. */
-enum {
-    FFN_QUICK_DENSE_D = 1024,
-    FFN_QUICK_DENSE_F = 2752,
-    FFN_QUICK_MOE_D = 512,
-    FFN_QUICK_MOE_F = 1792
-};
-
-/* Its cases (decode T = 1 and 16, prefill T = 256; dense fp32 and bf16, MoE fp32; the bf16 ones
- * only when this CPU has a bf16 kernel); returns the count (<= cap). */
-size_t ffn_bench_quick_cases(ffn_bench_case *cs, size_t cap);
-
-/* The host's drift: the calibration's largest fp32 decode and its fp32 prefill fit runs of k,
- * timed again now (a shared VM's speed moves by tens of percent in seconds;
- * bench/profiler_grid.sh checks the same around its grid). Returns how many (<= 2) went into
- * out. */
-size_t ffn_bench_rerun(const ffn_kcal_result *k, const volatile sig_atomic_t *stop,
-                       ffn_rerun out[2]);
-
-/* ---------------------------------------------------------------------------------------------
- * Fitting a calibrated spec's efficiency model to kernel runs (`ffnroof calibrate`). */
-
-/* The spec's `fit:` record from a calibration's kernel fit; k NULL: the fit failed. */
-void ffn_bench_fit_quality(const ffn_kcal_result *k, ffn_fit_quality *q);
-
-/* How many calibration shapes: the default set (about 40 s on 2 cores), --quick (a few
- * seconds), or tiny shapes for tests (well under a second; the fit means nothing). */
-typedef enum ffn_kcal_mode { FFN_KCAL_FULL = 0, FFN_KCAL_QUICK, FFN_KCAL_TINY } ffn_kcal_mode;
-
-/* The calibration shapes as cases, with fit[i] saying which are fit points (the others are held
- * out); returns the count (<= cap). bf16 cases only when a bf16 kernel exists. */
-size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t cap);
-
-/* Set hw's tiles and compute units to the kernels' parallel blocking for `threads` threads,
- * run the calibration cases on hw, fit compute_max per dtype, memory_max, launch_s and
- * overlap_p (sim/fit.c, FFN_FIT_COMPUTE_BY_DTYPE) to the fit cases' fastest times (a shared
- * host only ever slows a sample down), store the result in hw->eff and predict every case
- * with it. */
-int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
-                      const volatile sig_atomic_t *stop, ffn_bench_progress_fn progress, void *user,
-                      ffn_kcal_result *out, ffn_diag *diag);
 
 #endif

@@ -1,9 +1,11 @@
-/* The calibration pipeline (measure/calibrate/pipeline.c): this host's roofs (timer, clock, peaks
- * per dtype, bandwidth sweeps, plateaus: ffn_calibrate_run), the spec they make
- * (ffn_calibration_to_hw, with the bf16 roof the bf16 kernel can use), the peak kind behind each
- * dtype's roof, the efficiency fit to ffnroof's own kernels (ffn_bench_fit_eff) and the record
- * `ffnroof calibrate`, `ffnroof bench` (when it has no spec) and `ffnroof report --quick` write.
- * The steps and their order live here once; the callers parse, print and write files. */
+/* The calibrate floor (measure/calibrate/): this host's roofs (timer, clock, peaks per dtype,
+ * bandwidth sweeps, plateaus: ffn_calibrate_run, calibrate.c) and their review (cal_review.c),
+ * the spec they make (ffn_calibration_to_hw, with the bf16 roof the bf16 kernel can use), the
+ * efficiency fit to ffnroof's own kernels (ffn_bench_fit_eff, kernel_fit.c), what `ffnroof report
+ * --quick` measures beyond that (quick.c), and the one pipeline (pipeline.c) that orders the steps
+ * and fills the record `ffnroof calibrate`, `ffnroof bench` (when it has no spec) and `ffnroof
+ * report --quick` write. The steps and their order live here once; the callers parse, print and
+ * write files. Never prints, never exits. */
 #ifndef FFNROOF_CALIBRATE_H
 #define FFNROOF_CALIBRATE_H
 
@@ -13,6 +15,124 @@
 
 #include "ffnroof/bench.h"
 #include "ffnroof/measure.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * The roofs (calibrate.c) and their review (cal_review.c): `ffnroof calibrate` without the kernel
+ * fit, the printing and the file writing */
+
+/* Called at the start of each stage with the fraction of the whole run done so far and a short
+ * stage text; return non-zero to stop (the run then returns FFN_EINTERRUPTED with what it has). */
+typedef int (*ffn_progress_fn)(void *user, double fraction, const char *stage);
+
+typedef struct ffn_calibrate_opts {
+    bool quick;       /* about 15 s instead of about 60 s */
+    int threads;      /* "all cores" thread count; 0 = every CPU this process may use */
+    double max_bytes; /* largest working set; 0 = min(4 x sysfs LLC, 1 GiB, RAM / 8) */
+    ffn_progress_fn progress;
+    void *user;
+} ffn_calibrate_opts;
+
+/* Whether a peak kind runs under ISA level isa: what it needs (fp32_avx2: avx2, bf16_avx512:
+ * avx512_bf16, int8_amx: amx_int8, ...) is within ffn_isa_allows(isa); fp32_portable always. */
+bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa);
+
+/* The peak kind that is the roof of a kernel of level isa for weight dtype dt: AMX tiles for an
+ * AMX bf16 kernel, VDPBF16PS for an avx512_bf16 one, the fp32 FMA of the level for a kernel that
+ * converts to fp32 (avx512, avx2, portable, ref; NEON and SVE: fp32_neon), -1 when none fits.
+ * int8 is the roof of int8 dot products (W8A8, the simulator's int8 peak), the level's best:
+ * amx int8_amx, avx512 and avx512_bf16 int8_avx512_vnni, avx2 int8_avx_vnni, neon
+ * int8_neon_i8mm, sve int8_sve_sdot, portable and ref int8_portable (a CPU that lacks it falls
+ * back along ffn_calibration_roof_fallback); int4 has none (no CPU multiplies int4). */
+int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa);
+/* The kind to try when k is not available on this CPU (int8: int8_amx -> int8_avx512_vnni ->
+ * int8_avx_vnni -> int8_avx2 -> int8_portable, int8_neon_i8mm -> int8_neon_sdot ->
+ * int8_portable), -1 at the end of a chain and for every other kind. */
+int ffn_calibration_roof_fallback(int k);
+
+/* Run timers, clock, peaks, bandwidth sweeps and plateau detection; fills *out (about 40 KiB,
+ * caller-allocated). FFN_EINTERRUPTED when the progress callback asked to stop (out then holds
+ * what finished). */
+int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *out);
+
+/* The best measured peak for a dtype with `threads_index` 0 (one core) or 1 (all); with use_amx
+ * false the AMX kinds are skipped (the FFN kernels use vector units). 0 when none was measured. */
+double ffn_calibration_peak(const ffn_calibration *c, ffn_dtype dt, int threads_index,
+                            bool use_amx);
+
+/* Turn a calibration into a hardware spec: peaks per dtype (roof_set: the peak of roof_kind[dt],
+ * one core only for a reference kernel, which also makes compute_units 1; else the best kind;
+ * the better of all cores and one core:
+ * on a shared host all threads can come out below one), mem_bandwidth_bps = the better of the
+ * one- and all-thread read-only tail rates (tail_read_bps), levels[] = the plateaus of the
+ * all-threads read-only curve that end before the tail (max_bytes/4) and are faster than the level
+ * after them and than main memory (ffn_calibration_level_ok), kind CPU, compute_units =
+ * threads, clock, source "measured by ffnroof calibrate on <host>, <date>"; efficiency
+ * parameters neutral (compute_max = memory_max = 1, no ramps, n_tiles 0, launch_s 0,
+ * overlap_p 0) for the fitter to refine. FFN_EINVAL when there is no fp32 peak or no read-only
+ * tail. */
+int ffn_calibration_to_hw(const ffn_calibration *c, bool use_amx, ffn_hw *hw);
+
+/* Append to c->notes what the curves say about themselves and the host: the plateau boundaries
+ * against sysfs (nearest size, one thread and all threads, per-core or shared), a read-write or
+ * nt rate above the read-only one at DRAM sizes, a level not faster than the one after it.
+ * ffn_calibrate_run calls it; exposed for tests on hand-made calibrations. */
+void ffn_calibration_review(ffn_calibration *c);
+
+/* Whether level i of the curve (kernel k, threads index t) may be written as a roof: it ends
+ * before the tail, has a capacity, is faster than every level after it and not slower than the
+ * read-only tail (a larger level faster than a smaller one is a measuring artefact). */
+bool ffn_calibration_level_ok(const ffn_calibration *c, ffn_bw_kernel k, int t, int i);
+
+/* ---------------------------------------------------------------------------------------------
+ * Fitting a calibrated spec's efficiency model to kernel runs (kernel_fit.c). */
+
+/* The spec's `fit:` record from a calibration's kernel fit; k NULL: the fit failed. */
+void ffn_bench_fit_quality(const ffn_kcal_result *k, ffn_fit_quality *q);
+
+/* How many calibration shapes: the default set (about 40 s on 2 cores), --quick (a few
+ * seconds), or tiny shapes for tests (well under a second; the fit means nothing). */
+typedef enum ffn_kcal_mode { FFN_KCAL_FULL = 0, FFN_KCAL_QUICK, FFN_KCAL_TINY } ffn_kcal_mode;
+
+/* The calibration shapes as cases, with fit[i] saying which are fit points (the others are held
+ * out); returns the count (<= cap). bf16 cases only when a bf16 kernel exists. */
+size_t ffn_kcal_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, size_t cap);
+
+/* Set hw's tiles and compute units to the kernels' parallel blocking for `threads` threads,
+ * run the calibration cases on hw, fit compute_max per dtype, memory_max, launch_s and
+ * overlap_p (sim/fit.c, FFN_FIT_COMPUTE_BY_DTYPE) to the fit cases' fastest times (a shared
+ * host only ever slows a sample down), store the result in hw->eff and predict every case
+ * with it. */
+int ffn_bench_fit_eff(ffn_hw *hw, ffn_kcal_mode mode, int threads,
+                      const volatile sig_atomic_t *stop, ffn_bench_progress_fn progress, void *user,
+                      ffn_kcal_result *out, ffn_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * `ffnroof report --quick` (measure/calibrate/quick.c). */
+
+/* Its layers: shaped like llama2-7b's (d 4096, f 11008, SwiGLU) and Mixtral-8x7B's (d 4096, f
+ * 14336, 8 experts, top-2), scaled down by 4 and 8 in d and f so that their fp32 weights (34 MB
+ * and 88 MB) still exceed the last-level cache - decode stays memory-bound as in the real model
+ * - while every case runs in about a second on 2 cores. */
+enum {
+    FFN_QUICK_DENSE_D = 1024,
+    FFN_QUICK_DENSE_F = 2752,
+    FFN_QUICK_MOE_D = 512,
+    FFN_QUICK_MOE_F = 1792
+};
+
+/* Its cases (decode T = 1 and 16, prefill T = 256; dense fp32 and bf16, MoE fp32; the bf16 ones
+ * only when this CPU has a bf16 kernel); returns the count (<= cap). */
+size_t ffn_bench_quick_cases(ffn_bench_case *cs, size_t cap);
+
+/* The host's drift: the calibration's largest fp32 decode and its fp32 prefill fit runs of k,
+ * timed again now (a shared VM's speed moves by tens of percent in seconds;
+ * bench/profiler_grid.sh checks the same around its grid). Returns how many (<= 2) went into
+ * out. */
+size_t ffn_bench_rerun(const ffn_kcal_result *k, const volatile sig_atomic_t *stop,
+                       ffn_rerun out[2]);
+
+/* ---------------------------------------------------------------------------------------------
+ * The pipeline (measure/calibrate/pipeline.c) */
 
 /* Whether the bf16 roof is the AMX tiles' peak for a bf16 kernel that requires these CPU
  * features (ffn_kernel_requires): true when they include FFN_CPU_AMX_BF16, false otherwise

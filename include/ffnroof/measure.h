@@ -1,7 +1,8 @@
-/* ffn_measure: the measuring half of ffnroof (timers, robust statistics, CPU feature and cache
- * discovery, peak-compute and bandwidth microbenchmarks, ERT-style plateau detection and the
- * calibration driver behind `ffnroof calibrate`). Counters (PAPI, software-defined events) are
- * in ffnroof/measure_papi.h; the structs it fills, which io/ writes, are in ffnroof/profile.h.
+/* The probes of measure/probe/: timers, robust statistics, CPU feature and cache discovery,
+ * peak-compute and bandwidth microbenchmarks and ERT-style plateau detection. The calibration
+ * driver that runs them for `ffnroof calibrate` is in ffnroof/calibrate.h; counters (PAPI,
+ * software-defined events) are in ffnroof/measure_papi.h; the structs they fill, which io/
+ * writes, are in ffnroof/profile.h.
  *
  * Everything here returns 0 or a negative FFN_E* code, never prints and never exits. Times are
  * seconds, sizes bytes, rates FLOP/s or bytes/s (SI base units, doubles). Microbenchmarks pin
@@ -160,71 +161,5 @@ int ffn_plateau_detect(const double *size, const double *bw, size_t n, const ffn
  * larger cache never takes a smaller boundary): match[i] = j, or -1 when none is left. */
 int ffn_plateau_match(const ffn_level *levels, int n_levels, const double *sys_bytes, int n_sys,
                       int *match);
-
-/* ---------------------------------------------------------------------------------------------
- * Calibration (`ffnroof calibrate` without the printing and the file writing) */
-
-/* Called at the start of each stage with the fraction of the whole run done so far and a short
- * stage text; return non-zero to stop (the run then returns FFN_EINTERRUPTED with what it has). */
-typedef int (*ffn_progress_fn)(void *user, double fraction, const char *stage);
-
-typedef struct ffn_calibrate_opts {
-    bool quick;       /* about 15 s instead of about 60 s */
-    int threads;      /* "all cores" thread count; 0 = every CPU this process may use */
-    double max_bytes; /* largest working set; 0 = min(4 x sysfs LLC, 1 GiB, RAM / 8) */
-    ffn_progress_fn progress;
-    void *user;
-} ffn_calibrate_opts;
-
-/* Whether a peak kind runs under ISA level isa: what it needs (fp32_avx2: avx2, bf16_avx512:
- * avx512_bf16, int8_amx: amx_int8, ...) is within ffn_isa_allows(isa); fp32_portable always. */
-bool ffn_peak_allowed_at(ffn_peak_kind k, ffn_isa isa);
-
-/* The peak kind that is the roof of a kernel of level isa for weight dtype dt: AMX tiles for an
- * AMX bf16 kernel, VDPBF16PS for an avx512_bf16 one, the fp32 FMA of the level for a kernel that
- * converts to fp32 (avx512, avx2, portable, ref; NEON and SVE: fp32_neon), -1 when none fits.
- * int8 is the roof of int8 dot products (W8A8, the simulator's int8 peak), the level's best:
- * amx int8_amx, avx512 and avx512_bf16 int8_avx512_vnni, avx2 int8_avx_vnni, neon
- * int8_neon_i8mm, sve int8_sve_sdot, portable and ref int8_portable (a CPU that lacks it falls
- * back along ffn_calibration_roof_fallback); int4 has none (no CPU multiplies int4). */
-int ffn_calibration_roof_kind(ffn_dtype dt, ffn_isa isa);
-/* The kind to try when k is not available on this CPU (int8: int8_amx -> int8_avx512_vnni ->
- * int8_avx_vnni -> int8_avx2 -> int8_portable, int8_neon_i8mm -> int8_neon_sdot ->
- * int8_portable), -1 at the end of a chain and for every other kind. */
-int ffn_calibration_roof_fallback(int k);
-
-/* Run timers, clock, peaks, bandwidth sweeps and plateau detection; fills *out (about 40 KiB,
- * caller-allocated). FFN_EINTERRUPTED when the progress callback asked to stop (out then holds
- * what finished). */
-int ffn_calibrate_run(const ffn_calibrate_opts *opts, ffn_calibration *out);
-
-/* The best measured peak for a dtype with `threads_index` 0 (one core) or 1 (all); with use_amx
- * false the AMX kinds are skipped (the FFN kernels use vector units). 0 when none was measured. */
-double ffn_calibration_peak(const ffn_calibration *c, ffn_dtype dt, int threads_index,
-                            bool use_amx);
-
-/* Turn a calibration into a hardware spec: peaks per dtype (roof_set: the peak of roof_kind[dt],
- * one core only for a reference kernel, which also makes compute_units 1; else the best kind;
- * the better of all cores and one core:
- * on a shared host all threads can come out below one), mem_bandwidth_bps = the better of the
- * one- and all-thread read-only tail rates (tail_read_bps), levels[] = the plateaus of the
- * all-threads read-only curve that end before the tail (max_bytes/4) and are faster than the level
- * after them and than main memory (ffn_calibration_level_ok), kind CPU, compute_units =
- * threads, clock, source "measured by ffnroof calibrate on <host>, <date>"; efficiency
- * parameters neutral (compute_max = memory_max = 1, no ramps, n_tiles 0, launch_s 0,
- * overlap_p 0) for the fitter to refine. FFN_EINVAL when there is no fp32 peak or no read-only
- * tail. */
-int ffn_calibration_to_hw(const ffn_calibration *c, bool use_amx, ffn_hw *hw);
-
-/* Append to c->notes what the curves say about themselves and the host: the plateau boundaries
- * against sysfs (nearest size, one thread and all threads, per-core or shared), a read-write or
- * nt rate above the read-only one at DRAM sizes, a level not faster than the one after it.
- * ffn_calibrate_run calls it; exposed for tests on hand-made calibrations. */
-void ffn_calibration_review(ffn_calibration *c);
-
-/* Whether level i of the curve (kernel k, threads index t) may be written as a roof: it ends
- * before the tail, has a capacity, is faster than every level after it and not slower than the
- * read-only tail (a larger level faster than a smaller one is a measuring artefact). */
-bool ffn_calibration_level_ok(const ffn_calibration *c, ffn_bw_kernel k, int t, int i);
 
 #endif

@@ -30,7 +30,8 @@ typedef struct ffn_blayer {
     size_t ws_bytes;
 } ffn_blayer;
 
-/* 64-byte aligned, rounded up to whole lines; n = 0 gives one line. NULL when out of memory. */
+/* 64-byte aligned, rounded up to whole lines; n = 0 gives one line. NULL when out of memory
+ * (bench_alloc.c; the caller frees). */
 void *ffn__bench_xalloc(size_t n);
 /* t, or for t <= 0 ("all cores") the CPUs this process may run on. */
 int ffn__bench_threads(int t);
@@ -48,27 +49,5 @@ int ffn_blayer_forward(ffn_blayer *L, size_t T, int threads, double *timing, siz
 /* Compare y of the last call with the reference kernel on the first tokens; fills r's
  * verified, verify_tokens and max_rel_err. */
 int ffn_blayer_verify(ffn_blayer *L, size_t T, ffn_bench_result *r, ffn_diag *diag);
-
-/* --quick's compute-bound calibration runs on a slow level (a measured peak that would take over
- * 50 ms a call at T = 256): fewer tokens, down to 64 (kernel_fit.c). Returns how many shrank. */
-size_t ffn__kcal_quick_shrink(const ffn_hw *hw, ffn_bench_case *cases, size_t n);
-
-/* Whether a held-out (not fitted) float run of the kernel fit, among the first n_float runs of
- * out, is predicted by hw more than 30% off its median: calibrate then measures every float
- * run once more (kernel_fit.c). */
-bool ffn__kcal_checks_missed(const ffn_hw *hw, const ffn_kcal_result *out, size_t n_float);
-
-/* Whether run i of out (dense, measured) is timed once more after the first fit on hw: a float
- * fit run it misses by more than 15%, a fit run that decides its parameter alone (the quantized
- * ones past n_float, the float decodes, and when mode is FFN_KCAL_QUICK every float fit run),
- * and with all every float run (kernel_fit.c). */
-bool ffn__kcal_redo(const ffn_hw *hw, const ffn_kcal_result *out, size_t i, size_t n_float,
-                    ffn_kcal_mode mode, bool all);
-
-/* After the float fit on hw: each float weight dtype whose largest one-token fit run (among the
- * first n_float runs of out) hw misses by more than 10% gets its own decode fraction,
- * hw->eff.memory_max_gemv_dt[dtype], solved to meet that run; out->notes says which. Returns
- * how many were set (kernel_fit.c). */
-size_t ffn__kcal_decode_fractions(ffn_hw *hw, ffn_kcal_result *out, size_t n_float);
 
 #endif

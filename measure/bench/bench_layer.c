@@ -53,15 +53,6 @@ static void fill(float *p, size_t n, float a, uint64_t *seed)
     *seed += (uint64_t)n * GAMMA;
 }
 
-void *ffn__bench_xalloc(size_t n)
-{
-    void *p = NULL;
-    if (n == 0) n = 64;
-    n = (n + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, n)) return NULL;
-    return p;
-}
-
 /* ---- a prepared layer -------------------------------------------------------------------- */
 
 void ffn_blayer_free(ffn_blayer *L)

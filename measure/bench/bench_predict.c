@@ -1,6 +1,7 @@
 /* The simulator's view of a bench case (include/ffnroof/bench.h): the same op costed on a spec,
  * a dense case as a fit point's layer, an MoE case as a one-layer MoE model whose expert GEMMs
- * run on the kernels' compute dtype. */
+ * run on the kernels' compute dtype (ffn_bench_cdtype, here with the rest of the costing, so
+ * that the runner calls the costing and never the other way round). */
 #include "ffnroof/bench.h"
 
 #include <math.h>
@@ -9,6 +10,11 @@
 
 #include "ffnroof/fit.h"
 #include "ffnroof/model.h"
+
+ffn_dtype ffn_bench_cdtype(ffn_dtype wdt)
+{
+    return wdt == FFN_DT_BF16 || wdt == FFN_DT_FP16 ? wdt : FFN_DT_FP32;
+}
 
 /* The layer cost of a case on hw, weights from memory. */
 static int case_layer(const ffn_hw *hw, const ffn_bench_case *c, ffn_layer_cost *lcp)

@@ -83,11 +83,6 @@ int ffn__bench_threads(int t)
     return n > 0 ? (int)n : 1;
 }
 
-ffn_dtype ffn_bench_cdtype(ffn_dtype wdt)
-{
-    return wdt == FFN_DT_BF16 || wdt == FFN_DT_FP16 ? wdt : FFN_DT_FP32;
-}
-
 static int get_kernel(const ffn_bench_case *c, const ffn_bench_opts *o, const ffn_kernel **k,
                       ffn_diag *diag)
 {

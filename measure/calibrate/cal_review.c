@@ -1,4 +1,4 @@
-/* The calibration's review of its own curves (ffn_calibration_review, measure.h): the read-only
+/* The calibration's review of its own curves (ffn_calibration_review, calibrate.h): the read-only
  * plateau boundaries against the caches sysfs (else CPUID) reports (nearest size, one thread and
  * all threads, per-core or shared; the plateaus named after the caches they pair with), what must
  * not become a roof (a read-write rate above the read-only one at DRAM sizes, a level not faster
@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ffnroof/measure.h"
+#include "ffnroof/calibrate.h"
+
+#include "cal_internal.h"
 #include "internal.h"
 
 static void human_bytes(double b, char *buf, size_t n)

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "ffnroof/calibrate.h"
 #include "ffnroof/kernels.h"
-#include "ffnroof/measure.h"
+
+#include "cal_internal.h"
 #include "internal.h"
 
 typedef struct plan {
@@ -198,11 +200,6 @@ static int sweep_range(ffn_calibration *c, const plan *pl, prog *pg, double weig
                               c->points + c->n_points, FFN_CAL_MAX_POINTS - c->n_points, &got);
     c->n_points += got;
     return rc;
-}
-
-double ffn__cal_tail_from(const ffn_calibration *c)
-{
-    return c->max_bytes / 2;
 }
 
 /* Each point's median rate where it has one (its fastest sample otherwise): one fast sample at

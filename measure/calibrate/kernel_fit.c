@@ -1,4 +1,4 @@
-/* The calibration of the efficiency model (include/ffnroof/bench.h, ffn_bench_fit_eff): the
+/* The calibration of the efficiency model (include/ffnroof/calibrate.h, ffn_bench_fit_eff): the
  * bench runner times ffnroof's kernels at a few calibration shapes, the roofs are raised where
  * a kernel beat them, and sim/fit.c fits the efficiency parameters of the calibrated spec to
  * each run's median time; every run is then predicted with the fitted spec.
@@ -8,7 +8,7 @@
  * 31 of the 40 grid cases of the two default-calibration lines of BENCHMARKS.md ("Accuracy per
  * ISA level") came out fast against their medians (grid medians 10.2% and 8.8%). The
  * roofs still bound the fastest runs (a roof is what the hardware can do). */
-#include "ffnroof/bench.h"
+#include "ffnroof/calibrate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include "ffnroof/fit.h"
 
 #include "bench_internal.h"
+#include "cal_internal.h"
 
 void ffn_bench_fit_quality(const ffn_kcal_result *k, ffn_fit_quality *q)
 {

@@ -1,10 +1,10 @@
 /* What `ffnroof report --quick` measures beyond calibrate: its scaled layers as bench cases,
  * and the calibration runs it times again to say how far the host drifted meanwhile
- * (include/ffnroof/bench.h). */
+ * (include/ffnroof/calibrate.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "ffnroof/bench.h"
+#include "ffnroof/calibrate.h"
 
 size_t ffn_bench_quick_cases(ffn_bench_case *cs, size_t cap)
 {

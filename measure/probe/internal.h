@@ -110,25 +110,6 @@ const char *ffn__bw_probe_isa(void);
 typedef void (*ffn__team_fn)(void *arg, int tid, int nthreads);
 int ffn__team_run(int nthreads, ffn__team_fn fn, void *arg);
 
-/* How much the read sweep of `threads` threads lost over its last half octave: the median rate
- * at the largest size over the median rate at the size nearest c->max_bytes / sqrt(2) (a
- * point's fastest sample where it has no median); 1 when it cannot tell. Below 0.9, calibrate
- * sweeps further (a cache larger than the LLC reported). */
-struct ffn_calibration;
-struct ffn_peak_result;
-double ffn__cal_read_tail_drop(const struct ffn_calibration *c, int threads);
-/* Points timed again merged into c's: each of `again` finds c's point of the same kernel,
- * threads and size (within 2%), which keeps the better of the two medians and of the two
- * fastest samples and adds the samples. Returns how many matched. */
-struct ffn_bw_point;
-int ffn__cal_merge_retimed(struct ffn_calibration *c, const struct ffn_bw_point *again,
-                           size_t n_again);
-/* Where the sweep's tail begins, in bytes: its last octave, c->max_bytes / 2. The memory roof
- * is the median read rate there; a plateau reaching into it is main memory, not a cache. */
-double ffn__cal_tail_from(const struct ffn_calibration *c);
-/* the all-threads peak over threads x the one-thread peak (calibrate.c; 1 when not comparable) */
-double ffn__cal_peak_scaling(const struct ffn_peak_result *one, const struct ffn_peak_result *all);
-
 /* CPUs in the process's affinity mask (>= 1). */
 int ffn__allowed_cpus(void);
 
