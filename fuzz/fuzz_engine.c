@@ -1,4 +1,4 @@
-/* libFuzzer target: serving-engine kernel profiles (hw/arch/engines.yaml, io/engine_load.c),
+/* libFuzzer target: serving-engine kernel profiles (hw/arch/engines.yaml, io/load/engine_load.c),
  * each input read for every engine. */
 #include "fuzz.h"
 

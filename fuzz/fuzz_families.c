@@ -1,5 +1,6 @@
-/* libFuzzer target: the architecture families file (hw/arch/families.yaml), read by io/hw_load.c
- * for a spec that names its family: each input is the families file beside a fixed spec. */
+/* libFuzzer target: the architecture families file (hw/arch/families.yaml), read by
+ * io/load/hw_load.c for a spec that names its family: each input is the families file beside a
+ * fixed spec. */
 #include "fuzz.h"
 
 #include "ffnroof/hw.h"

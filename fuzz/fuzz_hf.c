@@ -1,4 +1,4 @@
-/* libFuzzer target: Hugging Face config.json files (io/hf_load.c through ffn_model_load). */
+/* libFuzzer target: Hugging Face config.json files (io/load/hf_load.c through ffn_model_load). */
 #include "fuzz.h"
 
 #include "ffnroof/model.h"

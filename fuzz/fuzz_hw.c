@@ -1,4 +1,4 @@
-/* libFuzzer target: hardware specs (hw/NAME.yaml, io/hw_load.c). */
+/* libFuzzer target: hardware specs (hw/NAME.yaml, io/load/hw_load.c). */
 #include "fuzz.h"
 
 #include "ffnroof/hw.h"

@@ -123,8 +123,8 @@ int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
                          &out->ffn_weight_bytes, &out->other_weight_bytes);
     out->weight_bytes = out->ffn_weight_bytes + out->other_weight_bytes;
     const uint64_t seqs = ffn__ceil_div(batch, ep);
-    out->kv_bytes_per_seq =
-        (double)context * (double)m->layers * ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
+    out->kv_bytes_per_token_layer = ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
+    out->kv_bytes_per_seq = (double)context * (double)m->layers * out->kv_bytes_per_token_layer;
     out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
     /* decode: one token per sequence; a prefill-only plan: the prompt (or a chunk) per seq */
     uint64_t T = seqs;

@@ -17,7 +17,7 @@
 #include "ffnroof/measure.h"
 #include "ffnroof/sim.h"
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 
 Test(calibrate, every_profiler_enum_has_one_distinct_name)
 {

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SCEN FFNROOF_SOURCE_DIR "/scenarios/"

@@ -16,7 +16,7 @@
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure_papi.h"
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 #include "skip_clean.h"
 
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"

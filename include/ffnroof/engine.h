@@ -31,7 +31,7 @@ typedef struct ffn_engine_profile {
  * tables measured. */
 #define FFN_ENGINE_DEFAULT FFN_ENGINE_VLLM
 
-/* Read engine e's profile from a profiles file (io/engine_load.c). Errors are
+/* Read engine e's profile from a profiles file (io/load/engine_load.c). Errors are
  * `file:line:col: message` with a negative code; an engine the file does not list is
  * FFN_ESCHEMA naming the ones it does. */
 int ffn_engine_load(const char *path, ffn_engine e, ffn_engine_profile *out, ffn_diag *diag);

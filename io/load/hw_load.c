@@ -1,7 +1,8 @@
 /* Loader for hardware specs (hw/NAME.yaml, format in docs/formats-hw.md): reads every key through
- * the position-aware getters of io/ydoc.h, so that each rejection is one "file:line:col: message"
- * naming the key, checks units and sane ranges, and fills an ffn_hw in SI base units. Unknown keys
- * are refused at every level with a "did you mean" hint; on any error *hw is left zeroed. */
+ * the position-aware getters of io/load/ydoc.h, so that each rejection is one "file:line:col:
+ * message" naming the key, checks units and sane ranges, and fills an ffn_hw in SI base units.
+ * Unknown keys are refused at every level with a "did you mean" hint; on any error *hw is left
+ * zeroed. */
 #include "ffnroof/hw.h"
 
 #include <stdbool.h>

@@ -179,7 +179,10 @@ void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, 
 {
     memset(rc, 0, sizeof *rc);
     memset(lc, 0, sizeof *lc);
-    rc->dev[0] = cal ? *cal : b->spec;
+    if (cal)
+        rc->dev[0] = *cal;
+    else
+        ffn_plot_device_from_bench(b, &rc->dev[0]);
     rc->n_dev = 1;
     snprintf(rc->title, sizeof rc->title,
              "Roofline of %s: ffnroof kernels measured and predicted (%s)", rc->dev[0].name,
