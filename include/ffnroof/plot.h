@@ -143,7 +143,7 @@ double ffn_plot_layer_latency_s(const ffn_model *m, const ffn_result *r);
 /* An MoE bar from a prediction's MoE breakdown. */
 void ffn_plot_moe_bar_from_result(const ffn_result *r, const char *label, ffn_moe_bar *out);
 
-/* ---- the rooflines of the profiler's files (docs/formats-bench.md) ----------------------- */
+/* ---- the charts of the profiler's files (docs/formats-bench.md) ------------------------- */
 
 /* A calibration record as a roofline: the best all-threads peak per dtype (one-thread fp32 as a
  * second ceiling), the plateaus of the all-threads read-only ("read") and read-write ("triad",
