@@ -61,7 +61,7 @@ typedef struct rep_opts {
     char command[1024];
 } rep_opts;
 
-/* ---- pieces of Markdown (report/report_md.c) and charts ------------------------------------- */
+/* ---- pieces of Markdown (report/report_md.c) and charts --------------------------------- */
 
 static void md_header(FILE *fp, const char *title, const rep_opts *o)
 {
