@@ -19,6 +19,7 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/json.h"
 #include "ffnroof/moe_fused.h"
+#include "ffnroof/hw_write.h"
 
 #define CMD "fit"
 /* --rows ffn: the shapes of an FFN's projections, n and k at least this */

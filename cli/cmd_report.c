@@ -24,6 +24,7 @@
 #include "ffnroof/compare_report.h"
 #include "ffnroof/report_md.h"
 #include "ffnroof/units.h"
+#include "ffnroof/hw_write.h"
 
 #define CMD "report"
 

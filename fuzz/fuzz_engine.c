@@ -3,6 +3,7 @@
 #include "fuzz.h"
 
 #include "ffnroof/engine.h"
+#include "ffnroof/engine_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,6 +4,7 @@
 #include "fuzz.h"
 
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
 
 #include <stdio.h>
 #include <stdlib.h>

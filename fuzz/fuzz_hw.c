@@ -2,6 +2,7 @@
 #include "fuzz.h"
 
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
 
 #include <math.h>
 #include <stdlib.h>

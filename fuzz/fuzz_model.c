@@ -3,6 +3,7 @@
 #include "fuzz.h"
 
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

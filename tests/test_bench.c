@@ -15,6 +15,7 @@
 #include "ffnroof/fit.h"
 #include "ffnroof/measure_papi.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/model_load.h"
 
 #include "../io/load/ydoc.h"
 

@@ -16,6 +16,8 @@
 #include "ffnroof/fit.h"
 #include "ffnroof/measure.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 
 #include "../io/load/ydoc.h"
 

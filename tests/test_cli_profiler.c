@@ -15,6 +15,7 @@
 #include "ffnroof/bench.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure_papi.h"
+#include "ffnroof/hw_load.h"
 
 #include "../io/load/ydoc.h"
 #include "skip_clean.h"

@@ -10,6 +10,7 @@
 
 #include "ffnroof/fit.h"
 #include "ffnroof/fitdata.h"
+#include "ffnroof/hw_load.h"
 
 static ffn_hw gpu(void)
 {

@@ -17,6 +17,9 @@
 #include "ffnroof/model.h"
 #include "ffnroof/plan.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
+#include "ffnroof/model_load.h"
 
 #define BIN FFNROOF_BINARY_DIR "/cli/ffnroof"
 #define SAMPLE FFNROOF_TEST_DATA "/fit/gpu-kit-sample.csv"

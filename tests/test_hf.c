@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 static ffn_model m, m2;
 

@@ -12,6 +12,8 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 
 #define HW_DIR FFNROOF_SOURCE_DIR "/hw"
 #define BAD_DIR FFNROOF_TEST_DATA "/hw"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 static ffn_model m; /* large (layer_moe[]): static, not on the stack */
 

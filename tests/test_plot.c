@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "ffnroof/plot.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/model_load.h"
 
 #define DATA FFNROOF_TEST_DATA "/plot/"
 

@@ -17,6 +17,7 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/limits.h"
 #include "ffnroof/model.h"
+#include "ffnroof/hw_load.h"
 
 static char path[256];
 

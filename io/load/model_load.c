@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "ffnroof/model_load.h"
 
 static const char *const top_keys[] = {"name",
                                        "family",

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "ffnroof/units.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 
 typedef struct {
     const char *sym;
