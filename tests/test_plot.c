@@ -448,6 +448,27 @@ Test(plot, reads_calibration_json)
     cr_expect_eq(ffn_plot_device_main_bw(&d), 1e10, "ridges against read-only DRAM");
 }
 
+/* The calibration record holds what the file says, every thread count and null included; the
+ * roofline above picks from it. */
+Test(plot, calibration_record_holds_the_file)
+{
+    static ffn_calib_file f;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    cr_assert_eq(ffn_profile_load_calibration(DATA "calibration.json", &f, &dg), 0, "%s", dg.msg);
+    cr_expect_str_eq(f.host, "fixture-host");
+    cr_expect_eq(f.threads, 2);
+    cr_assert_eq(f.n_peaks, 4);
+    cr_expect_str_eq(f.peaks[0].kind, "fp32_avx512", "the kind as the file spells it");
+    cr_expect_eq(f.peaks[0].threads, 1);
+    cr_expect(isnan(f.peaks[3].flops_per_s), "a null peak stays null");
+    cr_expect(f.has_bandwidth);
+    cr_assert_eq(f.n_levels, 5);
+    cr_expect_str_eq(f.levels[4].kernel, "triad");
+    cr_expect_eq(f.tail_all_threads_bps, 1e10);
+    cr_expect_eq(f.tail_one_thread_bps, 9e9);
+}
+
 Test(plot, reads_bench_json)
 {
     static ffn_plot_bench b;

@@ -16,8 +16,10 @@
 #define FFN_PLOT_CALIBRATION_SCHEMA "ffnroof.calibration/1"
 #define FFN_PLOT_BENCH_SCHEMA "ffnroof.bench/1"
 
-/* Entries of a calibration's "peaks" and "bandwidth.levels" a record holds. */
-#define FFN_CALIB_FILE_MAX 64
+/* Entries of a calibration's "peaks" and "bandwidth.levels" a record holds (a calibration on
+ * one host has a few dozen of each: every peak kind and every kernel's plateaus, on one thread
+ * and on all). */
+#define FFN_CALIB_FILE_MAX 256
 
 /* One entry of "peaks": a peak kind measured on `threads` threads. */
 typedef struct ffn_calib_file_peak {
