@@ -16,6 +16,7 @@
 #include "ffnroof/aic.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/moe_fused.h"
+#include "ffnroof/hw_load.h"
 
 #define NP 7
 static const char *const names[NP] = {"module", "eta", "tau", "kappa", "zeta", "ep", "mu"};

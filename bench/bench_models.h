@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 typedef struct bench_models {
     double seconds; /* per case */

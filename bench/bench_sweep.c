@@ -12,7 +12,7 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
 #include "ffnroof/sweep.h"
-#include "ffnroof/report.h"
+#include "ffnroof/predict_write.h"
 #include "ffnroof/sim.h"
 
 #include "bench_models.h"

@@ -26,6 +26,7 @@
 #include "ffnroof/sim.h"
 #include "ffnroof/sort.h"
 #include "ffnroof/types.h"
+#include "ffnroof/hw_load.h"
 
 /* The CSV header the extraction writes; anything else is rejected rather than guessed. */
 #define HELDOUT_HEADER                                                                             \

@@ -12,6 +12,8 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h" /* the commands load and write specs, beside ffn_cli_load_hw */
+#include "ffnroof/hw_write.h"
 #include "ffnroof/model.h"
 #include "ffnroof/sim.h"
 

@@ -5,6 +5,9 @@
 
 #include "ffnroof/engine.h"
 #include "ffnroof/scenario.h"
+#include "ffnroof/engine_load.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/model_load.h"
 
 #include <ctype.h>
 #include <errno.h>

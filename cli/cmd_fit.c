@@ -20,6 +20,7 @@
 #include "ffnroof/json.h"
 #include "ffnroof/moe_fused.h"
 #include "ffnroof/sort.h"
+#include "ffnroof/hw_write.h"
 
 #define CMD "fit"
 /* --rows ffn: the shapes of an FFN's projections, n and k at least this */

@@ -2,7 +2,7 @@
  * device: the layouts (TP x EP x replicas) within the device limit, memory per device and fit,
  * the largest batch under the latency SLO, tokens/s per device and for the fleet, devices for
  * the throughput target, tokens/s per watt and per dollar, and the bottleneck; ranked best
- * first, as a table, JSON or CSV (io/plan_write.c). An SLO no layout meets is an answer
+ * first, as a table, JSON or CSV (io/write/plan_write.c). An SLO no layout meets is an answer
  * ("infeasible", with the closest miss), not an error. This file parses the options, loads the
  * inputs and calls the planner and the writers. */
 #define _GNU_SOURCE
@@ -305,12 +305,14 @@ int ffn_cmd_plan(int argc, char **argv)
         ffn_cli_out out;
         if ((rc = ffn_cli_out_open(CMD, &out, V(FFN_O_OUT)))) goto free_out;
         int wr = 0;
+        ffn_plan_opts wo = *o; /* as the plans were evaluated: the objective resolved */
+        wo.objective = obj;
         if (fmt == FFN_FMT_JSON)
-            wr = ffn_plan_write_json(out.fp, &sc, o, pairs, np);
+            wr = ffn_plan_write_json(out.fp, &sc, &wo, pairs, np);
         else if (fmt == FFN_FMT_CSV)
             wr = ffn_plan_write_csv(out.fp, pairs, np);
         else
-            ffn_plan_write_table(out.fp, &sc, o, pairs, np, V(FFN_O_ALL) != NULL);
+            ffn_plan_write_table(out.fp, &sc, &wo, pairs, np, V(FFN_O_ALL) != NULL);
         if (V(FFN_O_EXPLAIN) && fmt == FFN_FMT_TABLE && np) ffn_plan_explain(out.fp, &pairs[0]);
         if (V(FFN_O_EXPLAIN) && fmt != FFN_FMT_TABLE && np) ffn_plan_explain(stderr, &pairs[0]);
         if (ferror(out.fp)) wr = FFN_EIO;

@@ -76,12 +76,24 @@ typedef struct plot_opts {
     bool levels; /* roofline: each bench case at each memory level's bytes (cache-aware) */
 } plot_opts;
 
-/* What the charts read: the devices of --hw and the --model. */
+/* What the charts read: the devices of --hw, the --model and the records of the --calibration
+ * and --bench files. */
 typedef struct plot_inputs {
     ffn_hw hws[FFN_PLOT_MAX_DEVICES];
     int n_hw;
     ffn_model model;
+    ffn_calib_file cal[MAX_FILES];
+    ffn_plot_bench bench[MAX_FILES];
 } plot_inputs;
+
+/* The exit code of a failed load or build: a file's error with its place, else a usage error
+ * for too many devices or bars and a chart that does not apply, else a failure. */
+static int plot_error(int rc, const ffn_diag *d)
+{
+    if (d->file[0]) return ffn_cli_diag(d);
+    if (rc == FFN_ENOSPACE || rc == FFN_EINVAL) return ffn_cli_usage(CMD, "%s", d->msg);
+    return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", d->msg);
+}
 
 /* Split the comma list of --hw into in->hws; returns an exit code. */
 static int load_hw_list(const char *list, plot_inputs *in)
@@ -119,13 +131,21 @@ static int plot(int k, const plot_opts *o, plot_inputs *in, ffn_chart_out *co)
     if ((rc = ffn_cli_engine(CMD, o->engine))) return rc;
     if (o->hw_list && (rc = load_hw_list(o->hw_list, in))) return rc;
     if (o->model && (rc = ffn_cli_load_model(CMD, o->model, &in->model))) return rc;
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    for (int i = 0; i < o->n_cal; i++)
+        if ((rc = ffn_profile_load_calibration(o->cal[i], &in->cal[i], &d)))
+            return plot_error(rc, &d);
+    for (int i = 0; i < o->n_bench; i++)
+        if ((rc = ffn_profile_load_bench(o->bench[i], &in->bench[i], &d)))
+            return plot_error(rc, &d);
     char today[16];
     ffn_cli_today(today, sizeof today);
     const ffn_plot_request q = {.hws = in->hws,
                                 .n_hw = in->n_hw,
                                 .model = o->model ? &in->model : NULL,
-                                .cal = o->cal,
-                                .bench = o->bench,
+                                .cal = in->cal,
+                                .bench = in->bench,
                                 .n_cal = o->n_cal,
                                 .n_bench = o->n_bench,
                                 .batch = o->batch,
@@ -145,14 +165,10 @@ static int plot(int k, const plot_opts *o, plot_inputs *in, ffn_chart_out *co)
         ffn_latency_chart latency;
         ffn_moe_chart moe;
     } chart;
-    ffn_diag d;
-    ffn_diag_clear(&d);
     rc = k == FFN_CHART_ROOFLINE  ? ffn_plot_build_roofline(&q, &chart.roofline, &d)
          : k == FFN_CHART_LATENCY ? ffn_plot_build_latency(&q, &chart.latency, &d)
                                   : ffn_plot_build_moe(&q, &chart.moe, &d);
-    if (rc && d.file[0]) return ffn_cli_diag(&d);
-    if (rc == FFN_ENOSPACE || rc == FFN_EINVAL) return ffn_cli_usage(CMD, "%s", d.msg);
-    if (rc) return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s", d.msg);
+    if (rc) return plot_error(rc, &d);
     return ffn_chart_emit(CMD, (ffn_chart_kind)k, &chart, co);
 }
 

@@ -21,8 +21,10 @@
 #include "ffnroof/bench_io.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure.h"
+#include "ffnroof/compare_report.h"
 #include "ffnroof/report_md.h"
 #include "ffnroof/units.h"
+#include "ffnroof/hw_write.h"
 
 #define CMD "report"
 
@@ -60,7 +62,7 @@ typedef struct rep_opts {
     char command[1024];
 } rep_opts;
 
-/* ---- pieces of Markdown (io/report_md.c) and charts ------------------------------------- */
+/* ---- pieces of Markdown (report/report_md.c) and charts --------------------------------- */
 
 static void md_header(FILE *fp, const char *title, const rep_opts *o)
 {
@@ -154,11 +156,13 @@ static int report_compare(const rep_opts *o, int argc, char **argv)
 static int report_bench(const rep_opts *o)
 {
     static ffn_plot_bench b;
+    static ffn_calib_file calf;
     static ffn_plot_device cal;
     ffn_diag d;
     ffn_diag_clear(&d);
-    if (ffn_plot_load_bench(o->bench, &b, &d)) return ffn_cli_diag(&d);
-    if (o->cal && ffn_plot_load_calibration(o->cal, &cal, NULL, 0, &d)) return ffn_cli_diag(&d);
+    if (ffn_profile_load_bench(o->bench, &b, &d)) return ffn_cli_diag(&d);
+    if (o->cal && ffn_profile_load_calibration(o->cal, &calf, &d)) return ffn_cli_diag(&d);
+    if (o->cal) ffn_plot_device_from_calibration(&calf, &cal);
     char *text = NULL;
     size_t len = 0;
     FILE *md = open_memstream(&text, &len);
@@ -277,10 +281,12 @@ static int report_quick(const rep_opts *o)
     fprintf(stderr, "[3/4] predicting llama2-7b and mixtral-8x7b on this host and datacenter "
                     "devices\n");
     static ffn_plot_bench b;
+    static ffn_calib_file cfile;
     static ffn_plot_device cdev;
     ffn_diag_clear(&d);
-    if (ffn_plot_load_bench(bench_path, &b, &d)) return ffn_cli_diag(&d);
-    if (ffn_plot_load_calibration(cal_path, &cdev, NULL, 0, &d)) return ffn_cli_diag(&d);
+    if (ffn_profile_load_bench(bench_path, &b, &d)) return ffn_cli_diag(&d);
+    if (ffn_profile_load_calibration(cal_path, &cfile, &d)) return ffn_cli_diag(&d);
+    ffn_plot_device_from_calibration(&cfile, &cdev);
     static ffn_compare cmp[2];
     static const char *const models[] = {"llama2-7b", "mixtral-8x7b"};
     char hwlist[PATH_MAX + 64];

@@ -19,7 +19,7 @@
 #include "ffnroof/json.h"
 #include "ffnroof/limits.h"
 #include "ffnroof/plan.h"
-#include "ffnroof/report.h"
+#include "ffnroof/predict_write.h"
 #include "ffnroof/scenario.h"
 #include "ffnroof/sweep.h"
 

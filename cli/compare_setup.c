@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ffnroof/compare.h"
+#include "ffnroof/compare_report.h"
 #include "ffnroof/scenario.h"
 
 static void usage(FILE *fp, const char *cmd)

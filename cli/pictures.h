@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "ffnroof/compare.h"
+#include "ffnroof/compare_report.h"
 #include "ffnroof/plot.h"
 #include "ffnroof/sim.h"
 

@@ -1,5 +1,5 @@
-/* libFuzzer target: the op tables of aiconfigurator's layout (io/aic_load.c), plain or gzip, and
- * the recognition of one (ffn_aic_is_table). A table that loads keeps the reader's promises:
+/* libFuzzer target: the op tables of aiconfigurator's layout (io/load/aic_load.c), plain or gzip,
+ * and the recognition of one (ffn_aic_is_table). A table that loads keeps the reader's promises:
  * rows of one op, positive finite times, dimensions in [1, 2^40], kernel indices in range. */
 #include "fuzz.h"
 

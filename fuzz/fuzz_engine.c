@@ -1,8 +1,9 @@
-/* libFuzzer target: serving-engine kernel profiles (hw/arch/engines.yaml, io/engine_load.c),
+/* libFuzzer target: serving-engine kernel profiles (hw/arch/engines.yaml, io/load/engine_load.c),
  * each input read for every engine. */
 #include "fuzz.h"
 
 #include "ffnroof/engine.h"
+#include "ffnroof/engine_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

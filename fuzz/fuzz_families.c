@@ -1,8 +1,10 @@
-/* libFuzzer target: the architecture families file (hw/arch/families.yaml), read by io/hw_load.c
- * for a spec that names its family: each input is the families file beside a fixed spec. */
+/* libFuzzer target: the architecture families file (hw/arch/families.yaml), read by
+ * io/load/hw_load.c for a spec that names its family: each input is the families file beside a
+ * fixed spec. */
 #include "fuzz.h"
 
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
 
 #include <stdio.h>
 #include <stdlib.h>

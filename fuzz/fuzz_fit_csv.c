@@ -1,4 +1,4 @@
-/* libFuzzer target: measurement CSV files of `ffnroof fit` (io/fit_csv.c). */
+/* libFuzzer target: measurement CSV files of `ffnroof fit` (io/load/fit_csv.c). */
 #include "fuzz.h"
 
 #include "ffnroof/fitdata.h"

@@ -1,5 +1,6 @@
 /* libFuzzer target: any file `ffnroof fit --data` reads (ffn_fit_data_load): the GPU
- * calibration kit's format (io/fit_kit.c) by its header, else the older CSVs (io/fit_csv.c). */
+ * calibration kit's format (io/load/fit_kit.c) by its header, else the older CSVs
+ * (io/load/fit_csv.c). */
 #include "fuzz.h"
 
 #include "ffnroof/fitdata.h"

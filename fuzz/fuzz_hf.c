@@ -1,7 +1,8 @@
-/* libFuzzer target: Hugging Face config.json files (io/hf_load.c through ffn_model_load). */
+/* libFuzzer target: Hugging Face config.json files (io/load/hf_load.c through ffn_model_load). */
 #include "fuzz.h"
 
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,4 @@
-/* libFuzzer target: expert-popularity histograms (io/hist_load.c). */
+/* libFuzzer target: expert-popularity histograms (io/load/hist_load.c). */
 #include "fuzz.h"
 
 #include "ffnroof/hist.h"

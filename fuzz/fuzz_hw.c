@@ -1,7 +1,8 @@
-/* libFuzzer target: hardware specs (hw/NAME.yaml, io/hw_load.c). */
+/* libFuzzer target: hardware specs (hw/NAME.yaml, io/load/hw_load.c). */
 #include "fuzz.h"
 
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
 
 #include <math.h>
 #include <stdlib.h>

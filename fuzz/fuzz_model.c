@@ -1,8 +1,9 @@
-/* libFuzzer target: model configs (models/NAME.yaml, io/model_load.c), then costed once by the
+/* libFuzzer target: model configs (models/NAME.yaml, io/load/model_load.c), then costed once by the
  * simulator so that a config the loader accepts cannot crash it either. */
 #include "fuzz.h"
 
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,4 @@
-/* libFuzzer target: safetensors checkpoints (io/safetensors.c through ffn_st_open, then every
+/* libFuzzer target: safetensors checkpoints (io/load/safetensors.c through ffn_st_open, then every
  * small readable tensor and layer 0 read, as `ffnroof quant --checkpoint` reads them). What the
  * reader accepts must keep its promises: ranges inside the data section, byte counts equal to
  * elements times dtype size. */

@@ -1,4 +1,4 @@
-/* libFuzzer target: scenarios (scenarios/NAME.yaml, io/scenario_load.c), with the sweep
+/* libFuzzer target: scenarios (scenarios/NAME.yaml, io/load/scenario_load.c), with the sweep
  * defaults filled in as `ffnroof sweep` does. */
 #include "fuzz.h"
 

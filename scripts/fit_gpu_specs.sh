@@ -68,7 +68,7 @@ fit_device() { # DEVICE TABLE DTYPES...
     echo "Residuals over every FFN-shaped row (n, k >= 256), |predicted/measured - 1|:"
     grep -E '\(all\)' "$log" | tail -n "$(($# + 1))" | awk '{printf "  %s: %s rows, median %s, p90 %s\n", $1, $3, $4, $5}'
     echo "The rows' harness (the engine's linear layer with its quantisation kernel, CUDA-graph or"
-    echo "eager timing, weights cold) as io/aic_harness.c reads the collector."
+    echo "eager timing, weights cold) as io/load/aic_harness.c reads the collector."
   } >"$tmp/$dev-source.txt"
   scripts/spec_efficiency.py "hw/$dev.yaml" "$tmp/$dev-final.yaml" "$tmp/$dev-source.txt"
 }

@@ -146,8 +146,8 @@ int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
     out->weight_bytes = out->ffn_weight_bytes + out->other_weight_bytes;
     const uint64_t seqs = ffn__ceil_div(batch, dp);
     const uint64_t layers = ffn__ceil_div(m->layers, pp);
-    out->kv_bytes_per_seq =
-        (double)context * (double)layers * ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
+    out->kv_bytes_per_token_layer = ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
+    out->kv_bytes_per_seq = (double)context * (double)layers * out->kv_bytes_per_token_layer;
     out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
     /* decode: one token per sequence of a micro-batch; a prefill-only plan: the prompt (or a
      * chunk) per sequence */

@@ -1,8 +1,8 @@
-/* The op-table reader (io/aic_load.c, include/ffnroof/aic.h): the three header layouts of
+/* The op-table reader (io/load/aic_load.c, include/ffnroof/aic.h): the three header layouts of
  * aiconfigurator's tables (kernel_source and gemm_dtype as columns or as `# name:` lines), MoE
  * tables, gzip and plain alike, every dtype and distribution name, milliseconds to seconds, each
  * bad input refused at its file:line:col, a 200k-row table, and `ffnroof fit` on such tables
- * through its heap loader (io/fit_kit.c) and on the command line. The fixtures in
+ * through its heap loader (io/load/fit_kit.c) and on the command line. The fixtures in
  * tests/data/aic/ are hand-made samples in the tables' layout. */
 #include <criterion/criterion.h>
 #include <math.h>

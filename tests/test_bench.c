@@ -17,8 +17,9 @@
 #include "ffnroof/fit.h"
 #include "ffnroof/measure_papi.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/model_load.h"
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 
 /* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c). */
 const char *__lsan_default_suppressions(void);

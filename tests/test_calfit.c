@@ -14,6 +14,8 @@
 #include "ffnroof/fit.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 
 #include "../measure/calibrate/cal_internal.h"
 

@@ -17,8 +17,10 @@
 #include "ffnroof/fit.h"
 #include "ffnroof/measure.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 
 Test(calibrate, every_profiler_enum_has_one_distinct_name)
 {

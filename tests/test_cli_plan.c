@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 #include "helpers/cli_harness.h"
 
 #define SCEN FFNROOF_SOURCE_DIR "/scenarios/"

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 #include "skip_clean.h"
 #include "helpers/cli_harness.h"
 

@@ -15,8 +15,9 @@
 #include "ffnroof/bench.h"
 #include "ffnroof/kernels.h"
 #include "ffnroof/measure_papi.h"
+#include "ffnroof/hw_load.h"
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 #include "skip_clean.h"
 #include "helpers/cli_harness.h"
 

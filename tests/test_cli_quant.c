@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 #include "ffnroof/quant_eval.h"
 #include "st_write.h"
 #include "helpers/cli_harness.h"

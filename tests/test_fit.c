@@ -1,4 +1,4 @@
-/* Fitting the efficiency model (sim/fit.c) and loading measurement CSVs (io/fit_csv.c): the
+/* Fitting the efficiency model (sim/fit.c) and loading measurement CSVs (io/load/fit_csv.c): the
  * fit recovers parameters it generated data with, the harness overhead stays out of
  * predictions, the shipped A100 spec reproduces the issue's GEMM data, bad input is rejected
  * with file:line:col. */
@@ -10,6 +10,7 @@
 
 #include "ffnroof/fit.h"
 #include "ffnroof/fitdata.h"
+#include "ffnroof/hw_load.h"
 
 static ffn_hw gpu(void)
 {

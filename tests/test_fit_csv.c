@@ -1,4 +1,4 @@
-/* Measurement CSVs of `ffnroof fit` under hostile input (io/fit_csv.c): a data line of any
+/* Measurement CSVs of `ffnroof fit` under hostile input (io/load/fit_csv.c): a data line of any
  * length is one line (a 1024-byte reader split a long line into two points), an empty field is
  * an error at its column (strtok_r turned "1,,2,3,4" into m=1 n=2 k=3), CRLF and a BOM load, and
  * a directory or a NUL byte is said to be what it is. */

@@ -12,7 +12,10 @@
 
 #include "ffnroof/aic.h"
 #include "ffnroof/fit.h"
+#include "ffnroof/engine_load.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 #include "ffnroof/sim.h"
 
 static void close_rel(double got, double want, double rel)

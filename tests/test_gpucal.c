@@ -18,6 +18,9 @@
 #include "ffnroof/plan.h"
 #include "ffnroof/sim.h"
 #include "helpers/cli_harness.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
+#include "ffnroof/model_load.h"
 
 #define SAMPLE FFNROOF_TEST_DATA "/fit/gpu-kit-sample.csv"
 

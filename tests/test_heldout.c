@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <unistd.h>
+#include "ffnroof/hw_load.h"
 
 #define HELDOUT_DIR FFNROOF_TEST_DATA "/heldout"
 

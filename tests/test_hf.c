@@ -1,4 +1,4 @@
-/* Hugging Face config.json import (io/hf_load.c): one real config per supported model_type in
+/* Hugging Face config.json import (io/load/hf_load.c): one real config per supported model_type in
  * tests/data/hf/ (provenance in tests/data/hf/SOURCES.md) gives the exact parameter count of
  * its checkpoint, the YAML files in models/ agree with the configs they were written from, and
  * bad configs fail with one diagnostic at the culprit. */
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 static ffn_model m, m2;
 

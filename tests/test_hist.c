@@ -1,4 +1,4 @@
-/* The expert-popularity histogram loader (io/hist_load.c, include/ffnroof/hist.h): numbers,
+/* The expert-popularity histogram loader (io/load/hist_load.c, include/ffnroof/hist.h): numbers,
  * separators and comments; lines of any length (a number straddling byte 4095 of a line used
  * to become two numbers, exit 0 with wrong weights); positions on long lines; CRLF and a BOM;
  * and every bad file - a directory, an empty file, a NUL byte, a negative, non-finite or

@@ -1,5 +1,5 @@
-/* Tests of the hardware-spec loader and writer (io/hw_load.c, io/hw_write.c): every file in hw/
- * loads and is self-consistent, each kind of bad input in tests/data/hw/ is refused with the
+/* Tests of the hardware-spec loader and writer (io/load/hw_load.c, io/write/hw_write.c): every file
+ * in hw/ loads and is self-consistent, each kind of bad input in tests/data/hw/ is refused with the
  * right code at the exact line:col of the culprit, and write -> load is an exact round trip. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -12,6 +12,8 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 
 #define HW_DIR FFNROOF_SOURCE_DIR "/hw"
 #define BAD_DIR FFNROOF_TEST_DATA "/hw"

@@ -1,4 +1,4 @@
-/* Model YAML loading (io/model_load.c): every file in models/ loads with its exact published
+/* Model YAML loading (io/load/model_load.c): every file in models/ loads with its exact published
  * parameter count, the layer pattern of the MoE models is right, and each kind of bad input is
  * one diagnostic at the exact line:col of the culprit with the model left zeroed. */
 #include <criterion/criterion.h>
@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
 
 static ffn_model m; /* large (layer_moe[]): static, not on the stack */
 

@@ -12,6 +12,8 @@
 #include "ffnroof/plan.h"
 #include "ffnroof/sweep.h"
 #include "ffnroof/sim.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/model_load.h"
 
 static void load_hw(const char *name, ffn_hw *hw)
 {

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "ffnroof/plot.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/model_load.h"
 
 #define DATA FFNROOF_TEST_DATA "/plot/"
 
@@ -426,14 +428,14 @@ Test(plot, device_from_hw_spec)
 
 Test(plot, reads_calibration_json)
 {
+    static ffn_calib_file f;
     ffn_plot_device d;
     ffn_diag dg;
     ffn_diag_clear(&dg);
-    char date[32];
-    cr_assert_eq(ffn_plot_load_calibration(DATA "calibration.json", &d, date, sizeof date, &dg), 0,
-                 "%s", dg.msg);
+    cr_assert_eq(ffn_profile_load_calibration(DATA "calibration.json", &f, &dg), 0, "%s", dg.msg);
+    cr_expect_str_eq(f.date, "2025-01-31T11:00:00Z");
+    ffn_plot_device_from_calibration(&f, &d);
     cr_expect_str_eq(d.name, "fixture-host");
-    cr_expect_str_eq(date, "2025-01-31T11:00:00Z");
     /* all-threads peaks only (the one-thread fp32 and the unmeasured int8 are left out) */
     cr_assert_eq(d.n_ceil, 2 + 3 + 1);
     cr_expect_str_eq(d.ceil[0].name, "fp32 avx512");
@@ -446,12 +448,33 @@ Test(plot, reads_calibration_json)
     cr_expect_eq(ffn_plot_device_main_bw(&d), 1e10, "ridges against read-only DRAM");
 }
 
+/* The calibration record holds what the file says, every thread count and null included; the
+ * roofline above picks from it. */
+Test(plot, calibration_record_holds_the_file)
+{
+    static ffn_calib_file f;
+    ffn_diag dg;
+    ffn_diag_clear(&dg);
+    cr_assert_eq(ffn_profile_load_calibration(DATA "calibration.json", &f, &dg), 0, "%s", dg.msg);
+    cr_expect_str_eq(f.host, "fixture-host");
+    cr_expect_eq(f.threads, 2);
+    cr_assert_eq(f.n_peaks, 4);
+    cr_expect_str_eq(f.peaks[0].kind, "fp32_avx512", "the kind as the file spells it");
+    cr_expect_eq(f.peaks[0].threads, 1);
+    cr_expect(isnan(f.peaks[3].flops_per_s), "a null peak stays null");
+    cr_expect(f.has_bandwidth);
+    cr_assert_eq(f.n_levels, 5);
+    cr_expect_str_eq(f.levels[4].kernel, "triad");
+    cr_expect_eq(f.tail_all_threads_bps, 1e10);
+    cr_expect_eq(f.tail_one_thread_bps, 9e9);
+}
+
 Test(plot, reads_bench_json)
 {
     static ffn_plot_bench b;
     ffn_diag dg;
     ffn_diag_clear(&dg);
-    cr_assert_eq(ffn_plot_load_bench(DATA "bench.json", &b, &dg), 0, "%s", dg.msg);
+    cr_assert_eq(ffn_profile_load_bench(DATA "bench.json", &b, &dg), 0, "%s", dg.msg);
     cr_expect_str_eq(b.host, "fixture-host");
     cr_expect_str_eq(b.counters_source, "papi_sde");
     cr_assert_eq(b.n_cases, 3);
@@ -465,9 +488,11 @@ Test(plot, reads_bench_json)
     close_to(b.cases[2].intensity, 98304.0 / 800000.0, "derived intensity");
     close_to(b.cases[2].achieved_flops, 98304.0 / 4e-5, "derived achieved FLOP/s");
     /* the spec as a roofline: a calibrated spec -> read-only memory */
-    cr_assert_eq(b.spec.n_ceil, 3);
-    cr_expect_eq(b.spec.ceil[2].kind, FFN_ROOF_READ_ONLY);
-    cr_expect_eq(b.spec.ceil[2].value, 1e10);
+    ffn_plot_device spec;
+    ffn_plot_device_from_bench(&b, &spec);
+    cr_assert_eq(spec.n_ceil, 3);
+    cr_expect_eq(spec.ceil[2].kind, FFN_ROOF_READ_ONLY);
+    cr_expect_eq(spec.ceil[2].value, 1e10);
     char lab[48];
     ffn_plot_case_label(&b.cases[2], lab, sizeof lab);
     cr_expect_str_eq(lab, "moe decode T=1 fp32");
@@ -476,26 +501,26 @@ Test(plot, reads_bench_json)
 Test(plot, refuses_other_kinds_and_versions)
 {
     static ffn_plot_bench b;
-    ffn_plot_device d;
+    static ffn_calib_file f;
     ffn_diag dg;
     ffn_diag_clear(&dg);
-    cr_expect_eq(ffn_plot_load_bench(DATA "calibration.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect_eq(ffn_profile_load_bench(DATA "calibration.json", &b, &dg), FFN_ESCHEMA);
     cr_expect(strstr(dg.msg, "is not a bench result"), "%s", dg.msg);
     cr_expect_eq(dg.line, 2, "points at the schema value");
     ffn_diag_clear(&dg);
-    cr_expect_eq(ffn_plot_load_calibration(DATA "bench.json", &d, NULL, 0, &dg), FFN_ESCHEMA);
+    cr_expect_eq(ffn_profile_load_calibration(DATA "bench.json", &f, &dg), FFN_ESCHEMA);
     cr_expect(strstr(dg.msg, "is not a calibration"), "%s", dg.msg);
     ffn_diag_clear(&dg);
-    cr_expect_eq(ffn_plot_load_bench(DATA "bench-newer.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect_eq(ffn_profile_load_bench(DATA "bench-newer.json", &b, &dg), FFN_ESCHEMA);
     cr_expect(strstr(dg.msg, "newer ffnroof"), "%s", dg.msg);
     ffn_diag_clear(&dg);
-    cr_expect_eq(ffn_plot_load_bench(DATA "bench-empty.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect_eq(ffn_profile_load_bench(DATA "bench-empty.json", &b, &dg), FFN_ESCHEMA);
     cr_expect(strstr(dg.msg, "no cases"), "%s", dg.msg);
     ffn_diag_clear(&dg);
-    cr_expect_eq(ffn_plot_load_bench(DATA "bench-no-time.json", &b, &dg), FFN_ESCHEMA);
+    cr_expect_eq(ffn_profile_load_bench(DATA "bench-no-time.json", &b, &dg), FFN_ESCHEMA);
     cr_expect(strstr(dg.msg, "time_s.median"), "%s", dg.msg);
     ffn_diag_clear(&dg);
-    cr_expect_eq(ffn_plot_load_bench(FFNROOF_TEST_DATA "/hw/valid.yaml", &b, &dg), FFN_ESCHEMA);
+    cr_expect_eq(ffn_profile_load_bench(FFNROOF_TEST_DATA "/hw/valid.yaml", &b, &dg), FFN_ESCHEMA);
     cr_expect(strstr(dg.msg, "no 'schema'"), "%s", dg.msg);
 }
 
@@ -521,7 +546,7 @@ Test(plot, reads_bench_level_bytes_and_onchip_roofs)
     static ffn_plot_bench b;
     ffn_diag dg;
     ffn_diag_clear(&dg);
-    cr_assert_eq(ffn_plot_load_bench(DATA "bench-levels.json", &b, &dg), 0, "%s", dg.msg);
+    cr_assert_eq(ffn_profile_load_bench(DATA "bench-levels.json", &b, &dg), 0, "%s", dg.msg);
     cr_assert_eq(b.n_cases, 1);
     const ffn_plot_case *c = &b.cases[0];
     cr_assert_eq(c->n_levels, 2);
@@ -531,16 +556,18 @@ Test(plot, reads_bench_level_bytes_and_onchip_roofs)
     cr_expect_eq(c->level_bytes[1], 6144.0);
     cr_expect_str_eq(c->level_bytes_source, "model");
     /* roofs: fp32 compute, DRAM, and the L2 at 200 GB/s */
-    cr_assert_eq(b.spec.n_ceil, 3);
-    cr_expect_str_eq(b.spec.ceil[2].name, "L2");
-    cr_expect_eq(b.spec.ceil[2].value, 200e9);
+    ffn_plot_device spec;
+    ffn_plot_device_from_bench(&b, &spec);
+    cr_assert_eq(spec.n_ceil, 3);
+    cr_expect_str_eq(spec.ceil[2].name, "L2");
+    cr_expect_eq(spec.ceil[2].value, 200e9);
     /* a bench file without level_bytes (the older fixture) has none */
     static ffn_plot_bench old;
-    cr_assert_eq(ffn_plot_load_bench(DATA "bench.json", &old, &dg), 0, "%s", dg.msg);
+    cr_assert_eq(ffn_profile_load_bench(DATA "bench.json", &old, &dg), 0, "%s", dg.msg);
     cr_expect_eq(old.cases[0].n_levels, 0);
 }
 
-/* The builders `ffnroof plot` calls (io/plot_build.c), on real specs and models: a roofline of
+/* The builders `ffnroof plot` calls (report/plot_build.c), on real specs and models: a roofline of
  * one device with a bench file (its level points under --levels) and the model's prefill and
  * decode points; the latency chart's predicted curves over the grid; the MoE chart's bars; and
  * each refusal with the error the command maps to its exit code. */
@@ -559,7 +586,10 @@ Test(plot, builders_fill_each_chart_from_a_request)
     static ffn_model llama, mixtral;
     load_pair(SRC "hw/h100-sxm.yaml", SRC "models/llama2-7b.yaml", &hw, &llama);
     load_pair(SRC "hw/h100-sxm.yaml", SRC "models/mixtral-8x7b.yaml", &hw, &mixtral);
-    const char *bench[] = {DATA "bench-levels.json"};
+    static ffn_plot_bench bench[1];
+    ffn_diag lg;
+    ffn_diag_clear(&lg);
+    cr_assert_eq(ffn_profile_load_bench(DATA "bench-levels.json", &bench[0], &lg), 0, "%s", lg.msg);
     const uint64_t batch[] = {1, 64};
     ffn_plot_request q = {.hws = &hw,
                           .n_hw = 1,
@@ -618,11 +648,8 @@ Test(plot, builders_fill_each_chart_from_a_request)
     cr_expect_eq(ffn_plot_build_moe(&q, &mc, &dg), FFN_ENOSPACE);
     cr_expect_str_eq(dg.msg, "too many bars");
 
-    const char *missing[] = {DATA "no-such-bench.json"};
-    q.bench = missing;
-    q.n_bench = 1;
-    q.model = NULL;
+    static ffn_plot_bench missing;
     ffn_diag_clear(&dg);
-    cr_expect_neq(ffn_plot_build_roofline(&q, &rc, &dg), 0);
+    cr_expect_neq(ffn_profile_load_bench(DATA "no-such-bench.json", &missing, &dg), 0);
     cr_expect(strstr(dg.file, "no-such-bench.json"), "the loader names the file: '%s'", dg.file);
 }

@@ -1,4 +1,4 @@
-/* The safetensors reader (io/safetensors.c): well-formed files written by tests/st_write.h
+/* The safetensors reader (io/load/safetensors.c): well-formed files written by tests/st_write.h
  * read back exactly (F32, F16, BF16 widened bit for bit, layers transposed into [K][N]), and
  * every kind of broken file refused with a negative code and "file: what (tensor 'NAME')",
  * never a crash or a read past the data. */

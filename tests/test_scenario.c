@@ -1,7 +1,7 @@
-/* Scenario loader (io/scenario_load.c): every shipped scenario loads; the grid syntax; bad input
- * is one "file:line:col: message" naming the key (syntax, unknown keys with a suggestion, empty
- * grids, a device limit of 0, unknown dtypes, prices for devices not in the scenario); lookup of
- * models and devices lists the known names or says how to make a missing calibrated spec. */
+/* Scenario loader (io/load/scenario_load.c): every shipped scenario loads; the grid syntax; bad
+ * input is one "file:line:col: message" naming the key (syntax, unknown keys with a suggestion,
+ * empty grids, a device limit of 0, unknown dtypes, prices for devices not in the scenario); lookup
+ * of models and devices lists the known names or says how to make a missing calibrated spec. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
-/* Hostile YAML/JSON input (io/ydoc.c, io/input.c, include/ffnroof/limits.h): the limits on
- * nesting, keys per mapping, values and file size are checked before parsing can go
- * quadratic, so each such file is refused quickly with its position; duplicate keys are found
- * in n log n; reader errors (bad UTF-8, control characters, NUL) are reported where they are,
- * not at 1:1; a second document is refused even when it is broken; a directory is said to be
- * one; a BOM and CRLF line ends load. Every loader goes through ffn_ydoc_load, so the hw loader
- * stands for all of them here (the CLI matrix, test_cli_badinput.c, covers each flag). */
+/* Hostile YAML/JSON input (io/load/ydoc.c, io/load/input.c, include/ffnroof/limits.h): the limits
+ * on nesting, keys per mapping, values and file size are checked before parsing can go quadratic,
+ * so each such file is refused quickly with its position; duplicate keys are found in n log n;
+ * reader errors (bad UTF-8, control characters, NUL) are reported where they are, not at 1:1; a
+ * second document is refused even when it is broken; a directory is said to be one; a BOM and CRLF
+ * line ends load. Every loader goes through ffn_ydoc_load, so the hw loader stands for all of them
+ * here (the CLI matrix, test_cli_badinput.c, covers each flag). */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,10 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../io/ydoc.h"
+#include "../io/load/ydoc.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/limits.h"
 #include "ffnroof/model.h"
+#include "ffnroof/hw_load.h"
 
 static char path[256];
 

@@ -82,7 +82,7 @@ bool ffn_aic_is_table(const char *path);
 int ffn_aic_load(const char *path, ffn_aic_table *t, ffn_diag *diag);
 void ffn_aic_free(ffn_aic_table *t);
 
-/* Mark each GEMM row with how its engine's collector timed it (io/aic_harness.c): as the
+/* Mark each GEMM row with how its engine's collector timed it (io/load/aic_harness.c): as the
  * engine's linear layer (engine_linear), no per-call harness, and for the rows timed without CUDA
  * graphs their kernel's eager floor. */
 void ffn_aic_mark_harness(ffn_aic_table *t);

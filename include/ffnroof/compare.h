@@ -1,15 +1,13 @@
 /* One model on several devices side by side, as `ffnroof compare` and `report --compare` show
- * it: the predictions (sim/compare.c), the table, JSON, CSV and Markdown writers and the charts
- * (io/compare_write.c). The caller fills the model, the devices and the run (cli/cmd_compare.c
- * parses the options and loads the files); the writers take a caller-opened stream and return
- * 0 or FFN_EIO. */
+ * it: the record and its predictions (sim/compare.c). The caller fills the model, the devices
+ * and the run (cli/cmd_compare.c parses the options and loads the files); the table, JSON, CSV
+ * and Markdown views and the charts are in ffnroof/compare_report.h (report/compare_write.c). */
 #ifndef FFNROOF_COMPARE_H
 #define FFNROOF_COMPARE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
@@ -45,21 +43,5 @@ typedef struct ffn_compare {
  * point of every batch on every device, and whether the weights fit. On an error, *failed is
  * the device that failed and diag says why (as ffn_predict). */
 int ffn_compare_predict(ffn_compare *c, size_t *failed, ffn_diag *diag);
-
-int ffn_compare_write_table(FILE *fp, const ffn_compare *c);
-int ffn_compare_write_json(FILE *fp, const ffn_compare *c);
-int ffn_compare_write_csv(FILE *fp, const ffn_compare *c);
-/* Markdown tables of a comparison (for report.md). */
-int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c);
-
-/* The comparison's charts, titled with today's date: FFN latency per layer (prefill over a
- * prompt-length sweep, decode over a batch sweep), each device's roofline with the model's
- * whole-FFN points, and (MoE models; else mc->n_bars = 0) where a MoE layer's time goes
- * (the chart structs of ffnroof/plot.h). */
-struct ffn_latency_chart;
-struct ffn_roofline_chart;
-struct ffn_moe_chart;
-void ffn_compare_charts(const ffn_compare *c, const char *today, struct ffn_latency_chart *lc,
-                        struct ffn_roofline_chart *rc, struct ffn_moe_chart *mc);
 
 #endif

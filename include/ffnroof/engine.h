@@ -31,11 +31,6 @@ typedef struct ffn_engine_profile {
  * tables measured. */
 #define FFN_ENGINE_DEFAULT FFN_ENGINE_VLLM
 
-/* Read engine e's profile from a profiles file (io/engine_load.c). Errors are
- * `file:line:col: message` with a negative code; an engine the file does not list is
- * FFN_ESCHEMA naming the ones it does. */
-int ffn_engine_load(const char *path, ffn_engine e, ffn_engine_profile *out, ffn_diag *diag);
-
 /* Apply a profile to a spec's efficiency (sim/engine.c): for each format the profile sets,
  * the GEMMs computing in it get compute x the spec's utilisation (util_gamma and util_alpha, or
  * compute_max_dt where no utilisation is fitted), memory x the decode stream's fraction

@@ -1,5 +1,5 @@
-/* Loading measured points for the efficiency fit (io/fit_csv.c, io/fit_kit.c, io/aic_load.c;
- * formats in docs/formats.md). */
+/* Loading measured points for the efficiency fit (io/load/fit_csv.c, io/load/fit_kit.c,
+ * io/load/aic_load.c; formats in docs/formats.md). */
 #ifndef FFNROOF_FITDATA_H
 #define FFNROOF_FITDATA_H
 
@@ -17,7 +17,7 @@
 int ffn_fit_csv_load(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point *pts, size_t cap,
                      size_t *n, ffn_diag *diag);
 
-/* The GPU calibration kit's format (io/fit_kit.c): 'kind,dtype,m,n,k,time_<unit>', one
+/* The GPU calibration kit's format (io/load/fit_kit.c): 'kind,dtype,m,n,k,time_<unit>', one
  * kernel per line (gemm, silu_mul, copy, read, binary, unary), each with its own dtype. */
 int ffn_fit_kit_load(const char *path, ffn_fit_point *pts, size_t cap, size_t *n, ffn_diag *diag);
 /* Whether a header line is the kit's. */

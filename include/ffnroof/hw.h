@@ -192,24 +192,14 @@ typedef struct ffn_hw {
 
 /* The warning every prediction made with hw carries when its fit failed or its median error is
  * above FFN_FIT_WARN_MEDIAN: writes one sentence (naming the spec) into buf and returns true;
- * false (buf "") when the fit is fine or not recorded. */
+ * false (buf "") when the fit is fine or not recorded (sim/hw_record.c). */
 bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n);
 
 /* The p10 and p90 ratios measured/predicted of hw: its recorded ones, else the default (also
  * for an ffn_hw filled in code with unc left zero). Returns true when they are the default. */
 bool ffn_hw_unc_range(const ffn_hw *hw, double *p10, double *p90);
 
-/* Load and validate a hardware spec. On error returns a negative code, fills diag with
- * "file:line:col: message" and leaves *hw zeroed. */
-int ffn_hw_load(const char *path, ffn_hw *hw, ffn_diag *diag);
-
-/* Kind as text ("gpu", "cpu", "accelerator"). */
+/* Kind as text ("gpu", "cpu", "accelerator"; sim/hw_record.c). */
 const char *ffn_hw_kind_name(ffn_hw_kind k);
-
-/* Write hw as a spec in the format ffn_hw_load() reads (docs/formats-hw.md), with every number
- * in a unit that reads back to exactly the same double. Writes a temporary file next to path,
- * checks that it loads, then rename()s it over path, so path is never half-written. Returns 0 or
- * a negative code with diag filled. */
-int ffn_hw_write(const ffn_hw *hw, const char *path, ffn_diag *diag);
 
 #endif

@@ -1,5 +1,5 @@
-/* A small streaming JSON writer (io/jsonw.c): correct escaping, no trailing commas, non-finite
- * numbers written as null. Errors are sticky: check ffn_json_error() once at the end. */
+/* A small streaming JSON writer (io/write/jsonw.c): correct escaping, no trailing commas,
+ * non-finite numbers written as null. Errors are sticky: check ffn_json_error() once at the end. */
 #ifndef FFNROOF_JSON_H
 #define FFNROOF_JSON_H
 

@@ -97,10 +97,6 @@ typedef struct ffn_params {
     double ffn_share; /* ffn / total */
 } ffn_params;
 
-/* Load a model from our YAML or, if the file is JSON with a "model_type", from a Hugging Face
- * config. On error returns a negative code, fills diag and leaves *m zeroed. */
-int ffn_model_load(const char *path, ffn_model *m, ffn_diag *diag);
-
 /* Exact parameter counts of m. Returns 0, or FFN_EOVERFLOW. */
 int ffn_model_params(const ffn_model *m, ffn_params *out);
 

@@ -125,12 +125,13 @@ void ffn_plan_opts_default(ffn_plan_opts *o);
 
 /* Memory per device of a layout at a batch (bytes). */
 typedef struct ffn_plan_mem {
-    double weight_bytes;       /* all weights held by one device */
-    double ffn_weight_bytes;   /* ... of which FFN (dense FFNs, local experts, shared) */
-    double other_weight_bytes; /* ... attention, embeddings/LM head, norms, router */
-    double kv_bytes_per_seq;   /* KV cache of one sequence at the full context, this device */
-    double kv_bytes;           /* KV cache of the sequences this device holds */
-    double activation_bytes;   /* transient activation peak of one layer */
+    double weight_bytes;             /* all weights held by one device */
+    double ffn_weight_bytes;         /* ... of which FFN (dense FFNs, local experts, shared) */
+    double other_weight_bytes;       /* ... attention, embeddings/LM head, norms, router */
+    double kv_bytes_per_token_layer; /* KV cache of one token in one layer, this device */
+    double kv_bytes_per_seq;         /* KV cache of one sequence at the full context, this device */
+    double kv_bytes;                 /* KV cache of the sequences this device holds */
+    double activation_bytes;         /* transient activation peak of one layer */
     double total_bytes;
     double usable_bytes; /* capacity x mem_utilization */
     bool fits;
@@ -275,6 +276,20 @@ double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype,
 int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
                        const ffn_plan_opts *o, ffn_phase phase, const ffn_plan_shape *shape,
                        uint64_t batch, uint64_t context, ffn_plan_step *out, ffn_diag *diag);
+
+/* One model on one device type and its plan (borrowed pointers, all alive while it is used). */
+typedef struct ffn_plan_pair {
+    const ffn_model *m;
+    const ffn_hw *hw;
+    size_t hw_index;
+    ffn_plan *plan;
+    int show; /* the layout shown: best, else closest, else -1 */
+    int rank; /* 1-based among this model's pairs */
+} ffn_plan_pair;
+
+/* Sort the pairs (each model's together; feasible first, by obj, then by the smallest miss) and
+ * number them per model (sim/plan_rank.c). */
+void ffn_plan_pairs_rank(ffn_plan_pair *pairs, size_t np, ffn_objective obj);
 
 const char *ffn_bottleneck_name(ffn_bottleneck b);
 const char *ffn_objective_name(ffn_objective o);

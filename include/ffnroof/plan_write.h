@@ -1,7 +1,9 @@
-/* The writers of `ffnroof plan` (io/plan_write.c, docs/plan.md): one plan per (model, device)
- * pair, ranked per model, written as a table (with every layout on request), as JSON (schema
- * ffnroof.plan/1) or CSV, and the arithmetic behind one plan in a few lines of at most 80
- * columns. The caller owns the stream; nothing here opens files or exits. */
+/* The writers of `ffnroof plan` (io/write/plan_write.c, docs/plan.md): one plan per (model,
+ * device) pair, ranked per model (ffn_plan_pairs_rank, ffnroof/plan.h), written as a table (with
+ * every layout on request), as JSON (schema ffnroof.plan/1) or CSV, and the arithmetic behind
+ * one plan in a few lines of at most 80 columns. o is the options the plans were evaluated
+ * with, its objective resolved (ffn_plan_objective). The caller owns the stream; nothing here
+ * opens files or exits. */
 #ifndef FFNROOF_PLAN_WRITE_H
 #define FFNROOF_PLAN_WRITE_H
 
@@ -13,20 +15,6 @@
 #include "ffnroof/model.h"
 #include "ffnroof/plan.h"
 #include "ffnroof/scenario.h"
-
-/* One model on one device type and its plan (borrowed pointers, all alive while it is used). */
-typedef struct ffn_plan_pair {
-    const ffn_model *m;
-    const ffn_hw *hw;
-    size_t hw_index;
-    ffn_plan *plan;
-    int show; /* the layout shown: best, else closest, else -1 */
-    int rank; /* 1-based among this model's pairs */
-} ffn_plan_pair;
-
-/* Sort the pairs (each model's together; feasible first, by obj, then by the smallest miss) and
- * number them per model. */
-void ffn_plan_pairs_rank(ffn_plan_pair *pairs, size_t np, ffn_objective obj);
 
 /* The scenario's workload, then per model one row per device (its shown layout; every layout
  * with all). */

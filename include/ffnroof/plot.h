@@ -1,14 +1,16 @@
 /* Pictures: the data behind ffnroof's charts and the gnuplot scripts that draw them (the chart
- * model: io/plot_model.c; the calibration and bench JSON readers: io/profile_load.c; the gnuplot
- * writers: io/plot_roofline.c, io/plot_write.c).
+ * model: report/plot_model.c; the rooflines of the profiler's files: report/plot_profile.c, on
+ * the records of ffnroof/profile_file.h; the gnuplot writers: report/plot_roofline.c,
+ * report/plot_write.c).
  *
  * Three charts: a roofline (log-log FLOP/byte vs FLOP/s: compute ceilings per dtype, bandwidth
  * ceilings per memory level, ridge points, measured kernel points with the simulator's predicted
  * points beside them), FFN latency per layer vs tokens (prefill, decode, predicted and measured,
  * ridge marked) and MoE time as stacked bars (router, dispatch, experts, shared, combine,
  * all-to-all). Each is filled in a plain struct (by hand, from ffn_hw specs and ffn_predict()
- * results, or from the calibration and bench JSON files of docs/formats-bench.md), then written
- * as a gnuplot data file plus a script made from a template in plots/ (docs/reports.md).
+ * results, or from the records of the calibration and bench JSON files of docs/formats-bench.md),
+ * then written as a gnuplot data file plus a script made from a template in plots/
+ * (docs/reports.md).
  *
  * Pure data preparation and writers: the caller owns the streams and decides where they go;
  * nothing here runs gnuplot (cli/gnuplot.c does). Units are SI base units (FLOP/s, B/s, s). */
@@ -23,6 +25,7 @@
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
+#include "ffnroof/profile_file.h"
 #include "ffnroof/sim.h"
 
 #define FFN_PLOT_MAX_DEVICES 12
@@ -31,9 +34,6 @@
 #define FFN_PLOT_MAX_SERIES 64
 #define FFN_PLOT_MAX_SERIES_POINTS 64
 #define FFN_PLOT_MAX_BARS 64
-
-#define FFN_PLOT_CALIBRATION_SCHEMA "ffnroof.calibration/1"
-#define FFN_PLOT_BENCH_SCHEMA "ffnroof.bench/1"
 
 /* How a bandwidth ceiling was obtained: a read-only or read-write (copy/triad) measurement, or a
  * datasheet peak (read+write, hw.h). Compute ceilings use FFN_ROOF_COMPUTE. */
@@ -143,55 +143,17 @@ double ffn_plot_layer_latency_s(const ffn_model *m, const ffn_result *r);
 /* An MoE bar from a prediction's MoE breakdown. */
 void ffn_plot_moe_bar_from_result(const ffn_result *r, const char *label, ffn_moe_bar *out);
 
-/* ---- reading the profiler's files (docs/formats-bench.md) --------------------------------- */
+/* ---- the charts of the profiler's files (docs/formats-bench.md) ------------------------- */
 
-/* A calibration.json as a roofline: the best all-threads peak per dtype (one-thread fp32 as a
+/* A calibration record as a roofline: the best all-threads peak per dtype (one-thread fp32 as a
  * second ceiling), the plateaus of the all-threads read-only ("read") and read-write ("triad",
  * else "copy") curves, and the read-only tail rate (the spec's main memory) when no plateau was
- * detected or it differs from the last read-only plateau by more than 5%. Refuses a
- * file of another kind or a newer major version (FFN_ESCHEMA with diag). */
-int ffn_plot_load_calibration(const char *path, ffn_plot_device *out, char *date, size_t date_n,
-                              ffn_diag *diag);
+ * detected or it differs from the last read-only plateau by more than 5%. */
+void ffn_plot_device_from_calibration(const ffn_calib_file *f, ffn_plot_device *out);
 
-/* One case of a bench.json, as far as the pictures and the validation table need it. */
-typedef struct ffn_plot_case {
-    int id;
-    char kind[8]; /* "dense" | "moe" */
-    ffn_phase phase;
-    uint64_t batch, tokens, d, f, experts, top_k;
-    char act[16];
-    char dtype[8];
-    char isa[16];
-    int threads;
-    double median_s, min_s, p90_s;
-    double flops, bytes, intensity, achieved_flops;
-    double roofline_s, predicted_s, prediction_error, efficiency; /* NAN when null */
-    /* The bytes each memory level served per call ("level_bytes", docs/formats-bench.md), for
-     * the cache-aware roofline (plot roofline --levels); n_levels 0 when the file has none. */
-    char level_names[FFN_HW_MAX_LEVELS + 1][24];
-    double level_bytes[FFN_HW_MAX_LEVELS + 1];
-    int n_levels;
-    char level_bytes_source[16]; /* "model" or "counters" */
-} ffn_plot_case;
-
-#define FFN_PLOT_MAX_CASES 256
-
-typedef struct ffn_plot_bench {
-    char date[32];
-    char host[128];
-    char cpu_model[128];
-    bool complete;
-    char counters_source[16];
-    ffn_plot_device spec; /* the spec the bench ran against, as a roofline */
-    char spec_source[512];
-    ffn_plot_case cases[FFN_PLOT_MAX_CASES];
-    size_t n_cases;
-} ffn_plot_bench;
-
-/* Read a bench.json (schema ffnroof.bench/1). FFN_ESCHEMA for another kind/version, a file
- * without cases or a case without its time; more than FFN_PLOT_MAX_CASES cases is
- * FFN_ENOSPACE. */
-int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag);
+/* The spec a bench ran against as a roofline: its peaks, its memory (read-only when the spec
+ * was written by `ffnroof calibrate`, else a datasheet peak) and its on-chip levels. */
+void ffn_plot_device_from_bench(const ffn_plot_bench *b, ffn_plot_device *out);
 
 /* "decode T=8 fp32" for a case (MoE cases say "moe"). */
 void ffn_plot_case_label(const ffn_plot_case *c, char *buf, size_t n);
@@ -202,15 +164,16 @@ void ffn_plot_case_label(const ffn_plot_case *c, char *buf, size_t n);
 void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, const char *today,
                            ffn_roofline_chart *rc, ffn_latency_chart *lc);
 
-/* ---- building a chart from what the command line names (io/plot_build.c) ------------------ */
+/* ---- building a chart from what the command line names (report/plot_build.c) -------------- */
 
-/* Loaded specs and model (the predictions), calibration and bench files (the measurements) and
- * the grid; a count of 0 takes the chart's default grid. */
+/* Loaded specs and model (the predictions), calibration and bench records (the measurements)
+ * and the grid; a count of 0 takes the chart's default grid. */
 typedef struct ffn_plot_request {
     const ffn_hw *hws;
     int n_hw;
-    const ffn_model *model;                /* NULL: no predictions */
-    const char *const *cal, *const *bench; /* calibration.json / bench.json paths */
+    const ffn_model *model;      /* NULL: no predictions */
+    const ffn_calib_file *cal;   /* calibration.json records */
+    const ffn_plot_bench *bench; /* bench.json records */
     int n_cal, n_bench;
     const uint64_t *batch, *seq, *ep;
     size_t n_batch, n_seq, n_ep;
@@ -222,8 +185,7 @@ typedef struct ffn_plot_request {
 } ffn_plot_request;
 
 /* Fill the chart. Returns 0; FFN_ENOSPACE ("too many devices", "too many bars"), FFN_EINVAL (a
- * moe chart without a model with experts) or a prediction's error with diag holding one line;
- * a loader's error with diag naming the file. */
+ * moe chart without a model with experts) or a prediction's error with diag holding one line. */
 int ffn_plot_build_roofline(const ffn_plot_request *q, ffn_roofline_chart *c, ffn_diag *d);
 int ffn_plot_build_latency(const ffn_plot_request *q, ffn_latency_chart *c, ffn_diag *d);
 int ffn_plot_build_moe(const ffn_plot_request *q, ffn_moe_chart *c, ffn_diag *d);

@@ -1,4 +1,4 @@
-/* Writers of `ffnroof quant`'s comparison (io/quant_write.c; include/ffnroof/quant_eval.h has
+/* Writers of `ffnroof quant`'s comparison (io/write/quant_write.c; include/ffnroof/quant_eval.h has
  * the report): the terminal table, JSON (schema ffnroof.quant/1) and CSV (one row per format,
  * the layer and inputs repeated on each). They write to a FILE the caller opened and return 0,
  * FFN_EINVAL (no report) or FFN_EIO (the stream failed). docs/quantization.md describes the

@@ -1,4 +1,4 @@
-/* The pieces of the Markdown reports of `ffnroof report` (io/report_md.c, docs/reports.md):
+/* The pieces of the Markdown reports of `ffnroof report` (report/report_md.c, docs/reports.md):
  * each writes one part of report.md to a caller-opened stream; cli/cmd_report.c decides which
  * parts a report has, emits the charts and writes the file. */
 #ifndef FFNROOF_REPORT_MD_H

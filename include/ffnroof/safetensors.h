@@ -1,4 +1,4 @@
-/* A small reader of safetensors checkpoints (io/safetensors.c), enough for `ffnroof quant
+/* A small reader of safetensors checkpoints (io/load/safetensors.c), enough for `ffnroof quant
  * --checkpoint`: the header of tensor names, dtypes, shapes and byte ranges, every number of
  * it checked against the file before anything is read, and one FFN layer's gate/up/down
  * weights read by name and converted to fp32 in the kernels' [K][N] layout.
@@ -11,7 +11,7 @@
  * header does not start with '{', when a tensor's byte count is not its element count times
  * its dtype's size, when the ranges (sorted) leave a hole or overlap, and when the last one does
  * not end at the end of the file. The JSON goes through the project's JSON/YAML loader
- * (io/ydoc.c), within include/ffnroof/limits.h (a header of at most FFN_MAX_INPUT_BYTES, at
+ * (io/load/ydoc.c), within include/ffnroof/limits.h (a header of at most FFN_MAX_INPUT_BYTES, at
  * most FFN_MAX_KEYS tensors); the data, which may be many GB, is read with pread() only where
  * a tensor is asked for.
  *

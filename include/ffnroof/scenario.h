@@ -1,7 +1,7 @@
 /* Scenarios (scenarios/NAME.yaml, docs/formats-scenario.md): a workload checked into a
  * repository - models, devices, phase, prompt and output lengths, dtypes, SLOs, a throughput
  * target, device limits, layouts to consider, prices - and the grid a sweep walks. Loaded by
- * io/scenario_load.c with every rejection reported as "file:line:col: message"; consumed by
+ * io/load/scenario_load.c with every rejection reported as "file:line:col: message"; consumed by
  * `ffnroof plan` and `ffnroof sweep`. */
 #ifndef FFNROOF_SCENARIO_H
 #define FFNROOF_SCENARIO_H

@@ -16,7 +16,7 @@
  * (one buffer reused call after call: a GEMM's weights, an elementwise kernel's inputs stay in
  * the on-chip level that holds them), predicted as `--weights hot` places weights, until
  * '#@ weights cold'. ffn_fit_data_load() reads this format, hands op tables (gzip or
- * `# op_name:` TSV) to io/aic_load.c and the two older formats to ffn_fit_csv_load(). */
+ * `# op_name:` TSV) to io/load/aic_load.c and the two older formats to ffn_fit_csv_load(). */
 #include "ffnroof/fitdata.h"
 
 #include "input.h"

@@ -1,14 +1,14 @@
-/* The writers of a device comparison (include/ffnroof/compare.h): the table, JSON (schema
+/* The views of a device comparison (include/ffnroof/compare_report.h): the table, JSON (schema
  * ffnroof.compare/1), CSV and Markdown forms of `ffnroof compare` and `report --compare`, and
  * the comparison's charts (latency, roofline, MoE) as chart structs of ffnroof/plot.h. */
-#include "ffnroof/compare.h"
+#include "ffnroof/compare_report.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "ffnroof/json.h"
 #include "ffnroof/plot.h"
-#include "ffnroof/report.h"
+#include "ffnroof/predict_write.h"
 #include "ffnroof/units.h"
 
 #define FFN_COMPARE_SCHEMA "ffnroof.compare/1"

@@ -1,6 +1,6 @@
-/* Internal to io/: the pieces shared by the model loaders. model_load.c reads our YAML and
- * dispatches Hugging Face config.json files to hf_load.c; both finish with ffn__model_finish(),
- * which checks the cross-field invariants and that the parameter count fits in 64 bits. */
+/* Internal to io/load/: the pieces shared by the model loaders. model_load.c reads our YAML and
+ * dispatches Hugging Face config.json files to hf_load.c; both finish with ffn__model_finish()
+ * (model_finish.c), which checks that the parameter count fits in 64 bits. */
 #ifndef FFN_IO_MODEL_IO_H
 #define FFN_IO_MODEL_IO_H
 

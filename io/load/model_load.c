@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "ffnroof/model_load.h"
 
 static const char *const top_keys[] = {"name",
                                        "family",
@@ -253,18 +254,6 @@ static int load_yaml(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
         (rc = load_moe(y, root, m)))
         return rc;
     return ffn__model_finish(y, ffn_y_get(y, root, "layers", NULL), m);
-}
-
-int ffn__model_finish(ffn_ydoc *y, yaml_node_t *at, ffn_model *m)
-{
-    ffn_params p;
-    int rc = ffn_model_params(m, &p);
-    if (rc == FFN_EOVERFLOW)
-        return ffn_y_error(y, at, FFN_EOVERFLOW,
-                           "the parameter count overflows 64 bits ('hidden' x 'intermediate' x "
-                           "'experts' x 'layers' is too large)");
-    if (rc) return ffn_y_error(y, at, rc, "cannot count the parameters: %s", ffn_strerror(rc));
-    return 0;
 }
 
 static bool ends_with(const char *s, const char *suffix)

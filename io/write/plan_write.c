@@ -1,51 +1,18 @@
-/* The writers of `ffnroof plan` (include/ffnroof/plan_write.h, docs/plan.md): the ranking of
- * (model, device) plans, the table, the explanation of one plan's arithmetic, and the JSON
- * (schema ffnroof.plan/1) and CSV forms. */
+/* The writers of `ffnroof plan` (include/ffnroof/plan_write.h, docs/plan.md): the table of the
+ * ranked (model, device) plans, the explanation of one plan's arithmetic, and the JSON (schema
+ * ffnroof.plan/1) and CSV forms. */
 #include "ffnroof/plan_write.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "ffnroof/json.h"
-#include "ffnroof/report.h"
+#include "ffnroof/predict_write.h"
 #include "ffnroof/units.h"
 
 static const ffn_plan_layout *shown(const ffn_plan_pair *p)
 {
     return p->show >= 0 ? &p->plan->layouts[p->show] : NULL;
-}
-
-/* Feasible first (by the objective), then by the smallest miss; pairs of one model together, in
- * the order of their names. */
-static int cmp_pairs(const ffn_plan_pair *x, const ffn_plan_pair *y, ffn_objective obj)
-{
-    int mx = strcmp(x->m->name, y->m->name);
-    if (x->m != y->m && mx) return mx;
-    const ffn_plan_layout *lx = shown(x), *ly = shown(y);
-    bool fx = lx && lx->feasible, fy = ly && ly->feasible;
-    if (fx != fy) return fx ? -1 : 1;
-    if (fx) {
-        if (ffn_plan_better(lx, ly, obj)) return -1;
-        if (ffn_plan_better(ly, lx, obj)) return 1;
-        return 0;
-    }
-    double ax = lx ? lx->miss : INFINITY, ay = ly ? ly->miss : INFINITY;
-    return ax < ay ? -1 : ax > ay ? 1 : 0;
-}
-
-void ffn_plan_pairs_rank(ffn_plan_pair *pairs, size_t np, ffn_objective obj)
-{
-    /* a stable insertion sort: a few dozen pairs, and equal ones keep their order */
-    for (size_t i = 1; i < np; i++)
-        for (size_t k = i; k > 0 && cmp_pairs(&pairs[k], &pairs[k - 1], obj) < 0; k--) {
-            ffn_plan_pair t = pairs[k];
-            pairs[k] = pairs[k - 1];
-            pairs[k - 1] = t;
-        }
-    for (size_t i = 0, r = 0; i < np; i++) {
-        if (i && pairs[i].m != pairs[i - 1].m) r = 0;
-        pairs[i].rank = (int)++r;
-    }
 }
 
 static void layout_str(char *b, size_t n, const ffn_plan_layout *L)
@@ -108,8 +75,7 @@ static void describe(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o)
     fprintf(fp, "\n         ");
     if (o->target_tokens_per_s > 0) fprintf(fp, "target %.6g tokens/s; ", o->target_tokens_per_s);
     fprintf(fp, "<= %llu devices; objective %s; margin %s\n", (unsigned long long)o->max_devices,
-            ffn_objective_name(ffn_plan_objective(o)),
-            o->margin == FFN_MARGIN_P90 ? "p90" : "median");
+            ffn_objective_name(o->objective), o->margin == FFN_MARGIN_P90 ? "p90" : "median");
 }
 
 void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o,
@@ -177,8 +143,7 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
             ffn_units_str(c, sizeof c, m->other_weight_bytes, FFN_UNIT_BYTES));
     uint64_t ctx = o->phase == FFN_PLAN_PREFILL ? o->prompt : o->prompt + o->output;
     fprintf(fp, "  KV       %s/token/layer x %llu layers x %llu tokens = %s per sequence\n",
-            ffn_units_str(a, sizeof a, ffn_plan_kv_bytes_per_token_layer(p->m, o->kv_dtype, L->tp),
-                          FFN_UNIT_BYTES),
+            ffn_units_str(a, sizeof a, m->kv_bytes_per_token_layer, FFN_UNIT_BYTES),
             (unsigned long long)p->m->layers, (unsigned long long)ctx,
             ffn_units_str(b, sizeof b, m->kv_bytes_per_seq, FFN_UNIT_BYTES));
     fprintf(fp, "  memory   %s usable (%.0f%% of %s); fits up to batch %llu\n",
@@ -351,7 +316,7 @@ int ffn_plan_write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o
     ffn_json_num(&j, "target_tokens_per_s",
                  o->target_tokens_per_s > 0 ? o->target_tokens_per_s : NAN);
     ffn_json_u64(&j, "max_devices", o->max_devices);
-    ffn_json_str(&j, "objective", ffn_objective_name(ffn_plan_objective(o)));
+    ffn_json_str(&j, "objective", ffn_objective_name(o->objective));
     ffn_json_str(&j, "margin", o->margin == FFN_MARGIN_P90 ? "p90" : "median");
     ffn_json_obj_end(&j);
     bool any = false;

@@ -1,4 +1,4 @@
-/* A loaded YAML/JSON document with position-aware typed accessors (io/ydoc.h). libyaml reads
+/* A loaded YAML/JSON document with position-aware typed accessors (io/load/ydoc.h). libyaml reads
  * JSON too, which is how Hugging Face config.json files come in. */
 #include "ydoc.h"
 

@@ -1,6 +1,6 @@
 /* The safetensors reader (include/ffnroof/safetensors.h): the header is read whole and parsed
- * by io/ydoc.c, every tensor entry is checked against its dtype, shape and the file's size, the
- * ranges against each other; tensor data is read later with pread() in bounded chunks, so a
+ * by io/load/ydoc.c, every tensor entry is checked against its dtype, shape and the file's size,
+ * the ranges against each other; tensor data is read later with pread() in bounded chunks, so a
  * checkpoint of many GB costs the memory of the tensors asked for and no more. */
 #define _FILE_OFFSET_BITS 64
 #include "ffnroof/safetensors.h"

@@ -174,61 +174,6 @@ void ffn__plot_series_add(ffn_latency_chart *c, int dev, ffn_phase ph, bool meas
     }
 }
 
-void ffn_plot_bench_charts(const ffn_plot_bench *b, const ffn_plot_device *cal, const char *today,
-                           ffn_roofline_chart *rc, ffn_latency_chart *lc)
-{
-    memset(rc, 0, sizeof *rc);
-    memset(lc, 0, sizeof *lc);
-    rc->dev[0] = cal ? *cal : b->spec;
-    rc->n_dev = 1;
-    snprintf(rc->title, sizeof rc->title,
-             "Roofline of %s: ffnroof kernels measured and predicted (%s)", rc->dev[0].name,
-             b->date[0] ? b->date : today);
-    for (size_t i = 0; i < b->n_cases && rc->n_pts < FFN_PLOT_MAX_POINTS; i++)
-        ffn__plot_case_point(&b->cases[i], 0, &rc->pts[rc->n_pts++]);
-
-    snprintf(lc->device[0], sizeof lc->device[0], "%s", b->spec.name);
-    lc->ridge_tokens[0] = NAN;
-    lc->n_dev = 1;
-    snprintf(lc->title, sizeof lc->title, "FFN layer time on %s: measured vs predicted (%s)",
-             b->spec.name, b->date[0] ? b->date : today);
-    for (size_t i = 0; i < b->n_cases; i++) {
-        const ffn_plot_case *c = &b->cases[i];
-        for (int pred = 0; pred < 2; pred++) {
-            double y = pred ? c->predicted_s : c->median_s;
-            if (!(y > 0)) continue;
-            char lab[80];
-            snprintf(lab, sizeof lab, "%s%s d%llu f%llu %s %s",
-                     strcmp(c->kind, "moe") ? "" : "moe ", ffn_phase_name(c->phase),
-                     (unsigned long long)c->d, (unsigned long long)c->f, c->dtype,
-                     pred ? "predicted" : "measured");
-            /* every series on slot 0 until the colours are assigned below */
-            ffn__plot_series_add(lc, 0, c->phase, !pred, lab, (double)c->tokens, y);
-        }
-    }
-    /* one colour per shape: series i and its partner share a device slot */
-    for (int k = 0; k < lc->n_series; k++) {
-        char shape[80];
-        snprintf(shape, sizeof shape, "%s", lc->s[k].label);
-        char *sp = strrchr(shape, ' ');
-        if (sp) *sp = '\0';
-        int slot = 0;
-        for (int m = 0; m < k; m++) {
-            char other[80];
-            snprintf(other, sizeof other, "%s", lc->s[m].label);
-            char *sq = strrchr(other, ' ');
-            if (sq) *sq = '\0';
-            if (!strcmp(other, shape)) {
-                slot = lc->s[m].device;
-                goto found;
-            }
-            if (lc->s[m].device >= slot) slot = lc->s[m].device + 1;
-        }
-    found:
-        lc->s[k].device = slot;
-    }
-}
-
 void ffn_plot_log_range(double lo, double hi, double *min_out, double *max_out)
 {
     if (!(lo > 0) || !isfinite(lo)) lo = 1;

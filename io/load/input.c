@@ -1,4 +1,4 @@
-/* Input files read whole, within the limits of include/ffnroof/limits.h (io/input.h). */
+/* Input files read whole, within the limits of include/ffnroof/limits.h (io/load/input.h). */
 #include "input.h"
 
 #include "ffnroof/limits.h"

@@ -9,28 +9,6 @@
 
 #include "profile_json.h"
 
-void ffn__json_notes(ffn_json *j, const char *key, const char *a, const char *b)
-{
-    ffn_json_arr_begin(j, key);
-    const char *srcs[2] = {a, b};
-    for (int s = 0; s < 2; s++) {
-        const char *p = srcs[s];
-        while (p && *p) {
-            const char *e = strstr(p, "; ");
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            if (len) {
-                char buf[1024];
-                if (len >= sizeof buf) len = sizeof buf - 1;
-                memcpy(buf, p, len);
-                buf[len] = 0;
-                ffn_json_str(j, NULL, buf);
-            }
-            p = e ? e + 2 : NULL;
-        }
-    }
-    ffn_json_arr_end(j);
-}
-
 /* A measured quantity: 0 means it was not measured (null in the file). */
 static double pos(double v)
 {
@@ -53,24 +31,6 @@ static void host(ffn_json *j, const ffn_host_info *h, const double load[3])
         ffn_json_arr_end(j);
     } else {
         ffn_json_null(j, "load_avg");
-    }
-    ffn_json_obj_end(j);
-}
-
-void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra);
-void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra)
-{
-    if (!s->n) {
-        ffn_json_null(j, key);
-        return;
-    }
-    ffn_json_obj_begin(j, key);
-    ffn_json_num(j, "median", s->median);
-    ffn_json_num(j, "min", s->min);
-    ffn_json_num(j, "p90", s->p90);
-    if (extra) {
-        ffn_json_num(j, "mean", s->mean);
-        ffn_json_num(j, "stdev", s->stdev);
     }
     ffn_json_obj_end(j);
 }

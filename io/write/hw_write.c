@@ -1,5 +1,5 @@
-/* Writer for hardware specs: the inverse of io/hw_load.c, used by `ffnroof calibrate` to leave a
- * DIR/hw.yaml that loads back. Every number is written in the shortest human unit that parses
+/* Writer for hardware specs: the inverse of io/load/hw_load.c, used by `ffnroof calibrate` to leave
+ * a DIR/hw.yaml that loads back. Every number is written in the shortest human unit that parses
  * back (through ffn_units_parse) to exactly the same double, so a write -> load round trip is
  * exact. The file is written next to its destination, loaded back as a check, and only then
  * rename()d into place. The `derived:` list and `efficiency.source` are not part of ffn_hw and
@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "ffnroof/units.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/hw_write.h"
 
 typedef struct {
     const char *sym;

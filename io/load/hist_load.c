@@ -1,4 +1,4 @@
-/* Expert-popularity histogram files (include/ffnroof/hist.h), read whole (io/input.h) so that
+/* Expert-popularity histogram files (include/ffnroof/hist.h), read whole (io/load/input.h) so that
  * a line of any length is one line: a number is never split and every position is the real
  * one. */
 #include "ffnroof/hist.h"

@@ -1,8 +1,9 @@
 /* Loader for hardware specs (hw/NAME.yaml, format in docs/formats-hw.md): reads every key through
- * the position-aware getters of io/ydoc.h, so that each rejection is one "file:line:col: message"
- * naming the key, checks units and sane ranges, and fills an ffn_hw in SI base units. Unknown keys
- * are refused at every level with a "did you mean" hint; on any error *hw is left zeroed. */
-#include "ffnroof/hw.h"
+ * the position-aware getters of io/load/ydoc.h, so that each rejection is one "file:line:col:
+ * message" naming the key, checks units and sane ranges, and fills an ffn_hw in SI base units.
+ * Unknown keys are refused at every level with a "did you mean" hint; on any error *hw is left
+ * zeroed. */
+#include "ffnroof/hw_load.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,7 +14,6 @@
 
 _Static_assert(FFN_DT_COUNT == 10, "the keys of peak: in load_peak() follow enum ffn_dtype");
 
-static const char *const kind_names[] = {"gpu", "cpu", "accelerator", NULL};
 /* The dtype keys of `peak`, `compute_max_by_dtype` and `tiles_by_dtype`, in enum ffn_dtype
  * order. */
 static const char *const dtype_keys[] = {"fp32", "tf32",      "bf16",  "fp16",  "fp8", "int8",
@@ -40,11 +40,6 @@ static const char *const dtype_keys[] = {"fp32", "tf32",      "bf16",  "fp16",  
 #define TDP_LO 1.0
 #define TDP_HI 1e5
 #define TILE_HI 4096u
-
-const char *ffn_hw_kind_name(ffn_hw_kind k)
-{
-    return (unsigned)k <= FFN_HW_ACCEL ? kind_names[k] : "?";
-}
 
 /* A number in (0, 1]: a fraction where 0 would mean "never runs". */
 static int fraction(ffn_ydoc *y, yaml_node_t *map, const char *key, double *out)
@@ -331,27 +326,6 @@ static int load_fit(ffn_ydoc *y, yaml_node_t *root, ffn_fit_quality *q)
     return rc;
 }
 
-bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n)
-{
-    if (buf && n) buf[0] = '\0';
-    if (!hw || !hw->fit.recorded) return false;
-    if (hw->fit.failed) {
-        if (buf)
-            snprintf(buf, n,
-                     "warning: the efficiency fit of spec '%s' failed: its predictions "
-                     "are the plain roofline and may be far off",
-                     hw->name);
-        return true;
-    }
-    if (!(hw->fit.median_error > FFN_FIT_WARN_MEDIAN)) return false;
-    if (buf)
-        snprintf(buf, n,
-                 "warning: the efficiency fit of spec '%s' has a median error of %.1f%% "
-                 "(over %.0f%%) on its own kernel runs: its predictions are unreliable",
-                 hw->name, 100 * hw->fit.median_error, 100 * FFN_FIT_WARN_MEDIAN);
-    return true;
-}
-
 /* dequant_cost: {int8: 2.9, int4: 4.1} (vector ops a weight's dequantisation costs a GEMM;
  * only the integer weight formats have it) and memory_max_gemv_by_dtype: {fp32: 0.7, bf16:
  * 0.36, int8: 0.9, int4: 0.5} (each weight format's decode stream's fraction of the
@@ -570,6 +544,9 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     if (!rc) rc = ffn_y_str(y, root, "name", true, hw->name, sizeof hw->name);
     if (!rc) rc = ffn_y_str(y, root, "vendor", true, hw->vendor, sizeof hw->vendor);
     if (!rc) {
+        const char *const kind_names[] = {ffn_hw_kind_name(FFN_HW_GPU),
+                                          ffn_hw_kind_name(FFN_HW_CPU),
+                                          ffn_hw_kind_name(FFN_HW_ACCEL), NULL};
         int k = 0;
         rc = ffn_y_enum(y, root, "kind", true, kind_names, &k);
         hw->kind = (ffn_hw_kind)k;

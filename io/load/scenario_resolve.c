@@ -11,6 +11,8 @@
 
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/model_load.h"
 
 static bool looks_like_path(const char *s)
 {

@@ -1,5 +1,5 @@
 /* Loader for scenarios (include/ffnroof/scenario.h, format in docs/formats-scenario.md). Every
- * key goes through the position-aware getters of io/ydoc.h, so each rejection is one
+ * key goes through the position-aware getters of io/load/ydoc.h, so each rejection is one
  * "file:line:col: message" naming the key; unknown keys get a "did you mean" hint. The grid
  * syntax it shares with the command line is in grid_parse.c; the lookup of the models and
  * devices a scenario names in scenario_resolve.c. */

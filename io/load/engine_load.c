@@ -7,6 +7,7 @@
  *       fp8: {compute: 0.93, memory: 1.0, launch: 6.1 us, quant_row: 1.4 ns}
  * Every rejection is one `file:line:col: message`. */
 #include "ffnroof/engine.h"
+#include "ffnroof/engine_load.h"
 
 #include <string.h>
 

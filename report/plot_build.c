@@ -1,5 +1,5 @@
 /* The three charts of `ffnroof plot` built from what the command line names: loaded specs and a
- * model (predictions), calibration.json and bench.json files (measurements), and a grid of
+ * model (predictions), calibration.json and bench.json records (measurements), and a grid of
  * batches, prompts and expert-parallel degrees (include/ffnroof/plot.h, "building"). */
 #include "ffnroof/plot.h"
 
@@ -91,35 +91,24 @@ int ffn_plot_build_roofline(const ffn_plot_request *q, ffn_roofline_chart *c, ff
     }
     for (int i = 0; i < q->n_cal; i++) {
         if (c->n_dev >= FFN_PLOT_MAX_DEVICES) return too_many(d, "devices");
-        int rc = ffn_plot_load_calibration(q->cal[i], &c->dev[c->n_dev], NULL, 0, d);
-        if (rc) return rc;
+        ffn_plot_device_from_calibration(&q->cal[i], &c->dev[c->n_dev]);
         append_name(devices, sizeof devices, c->dev[c->n_dev].name);
         c->n_dev++;
     }
-    ffn_plot_bench *bf = malloc(sizeof *bf);
-    if (!bf) return ffn_diag_set(d, FFN_ENOMEM, NULL, 0, 0, "out of memory");
     for (int i = 0; i < q->n_bench; i++) {
-        int rc = ffn_plot_load_bench(q->bench[i], bf, d);
-        if (rc) {
-            free(bf);
-            return rc;
-        }
+        const ffn_plot_bench *bf = &q->bench[i];
         /* the points go on the device of the same name (the spec's, or the host's for a
          * --calibration of the same host), else on the bench's own spec */
         int dev = device_index(c, bf->spec.name);
         if (dev < 0 && bf->host[0]) dev = device_index(c, bf->host);
         if (dev < 0) {
-            if (c->n_dev >= FFN_PLOT_MAX_DEVICES) {
-                free(bf);
-                return too_many(d, "devices");
-            }
+            if (c->n_dev >= FFN_PLOT_MAX_DEVICES) return too_many(d, "devices");
             dev = c->n_dev;
-            c->dev[c->n_dev++] = bf->spec;
+            ffn_plot_device_from_bench(bf, &c->dev[c->n_dev++]);
             append_name(devices, sizeof devices, bf->spec.name);
         }
         roofline_cases(bf, dev, q->levels, c);
     }
-    free(bf);
     if (q->model) {
         static const uint64_t def_batch[] = {1, 16, 256};
         const uint64_t *batch = q->n_batch ? q->batch : def_batch;
@@ -204,16 +193,10 @@ int ffn_plot_build_latency(const ffn_plot_request *q, ffn_latency_chart *c, ffn_
         int rc = latency_predicted(q, h, c, d);
         if (rc) return rc;
     }
-    ffn_plot_bench *bf = malloc(sizeof *bf);
-    if (!bf) return ffn_diag_set(d, FFN_ENOMEM, NULL, 0, 0, "out of memory");
-    int rc = 0;
-    for (int i = 0; i < q->n_bench && !rc; i++) {
-        if ((rc = ffn_plot_load_bench(q->bench[i], bf, d))) break;
+    for (int i = 0; i < q->n_bench; i++) {
+        const ffn_plot_bench *bf = &q->bench[i];
         int dev = lat_device(c, bf->spec.name);
-        if (dev < 0) {
-            rc = too_many(d, "devices");
-            break;
-        }
+        if (dev < 0) return too_many(d, "devices");
         append_name(devices, sizeof devices, bf->spec.name);
         for (size_t k = 0; k < bf->n_cases; k++) {
             const ffn_plot_case *bc = &bf->cases[k];
@@ -230,8 +213,6 @@ int ffn_plot_build_latency(const ffn_plot_request *q, ffn_latency_chart *c, ffn_
             }
         }
     }
-    free(bf);
-    if (rc) return rc;
     title(c->title, sizeof c->title, "FFN latency per layer", q, devices,
           q->model ? q->model->name : NULL);
     return 0;

@@ -1,4 +1,4 @@
-/* The gnuplot script machinery the chart writers share (io/plot_internal.h): text made safe for
+/* The gnuplot script machinery the chart writers share (report/plot_internal.h): text made safe for
  * a gnuplot string, a template in plots/ with its @KEY@ fields filled, a growing text buffer and
  * a plot command built clause by clause. */
 #include "plot_internal.h"

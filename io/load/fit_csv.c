@@ -1,6 +1,6 @@
 /* Measurement files for `ffnroof fit` (docs/formats.md): CSV with a header naming the columns
  * m,n,k,time_ms (GEMM [m,k]x[k,n]) or m,d,f,act,time_ms (a fused dense FFN layer). '#' lines
- * are comments. The file is read whole (io/input.h): a line of any length is one line. */
+ * are comments. The file is read whole (io/load/input.h): a line of any length is one line. */
 #include "ffnroof/fitdata.h"
 
 #include <ctype.h>

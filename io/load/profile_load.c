@@ -1,13 +1,12 @@
-/* Readers of the profiler's files for the charts and reports (include/ffnroof/plot.h,
- * docs/formats-bench.md): a calibration.json as a roofline device (its measured peaks and
- * bandwidth levels), a bench JSON as its spec and its cases. */
-#include "ffnroof/plot.h"
+/* Readers of the profiler's files for the charts and reports (include/ffnroof/profile_file.h,
+ * docs/formats-bench.md): a calibration.json as its peaks and bandwidth levels, a bench JSON as
+ * its spec and its cases. The rooflines they draw are made in report/plot_model.c. */
+#include "ffnroof/profile_file.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot_internal.h"
 #include "ydoc.h"
 
 /* "ffnroof.bench/1": the same name and a major version this reader knows. */
@@ -70,93 +69,86 @@ static int get_u64(ffn_ydoc *y, yaml_node_t *map, const char *key, uint64_t *out
     return ffn_y_u64(y, map, key, false, 0, UINT64_MAX, out);
 }
 
-int ffn_plot_load_calibration(const char *path, ffn_plot_device *out, char *date, size_t date_n,
-                              ffn_diag *diag)
+/* Whether a peak or level counts on the roofline: on all threads, with a positive value. */
+static bool usable(uint64_t threads, uint64_t all, double v)
+{
+    return threads == all && v > 0 && isfinite(v);
+}
+
+int ffn_profile_load_calibration(const char *path, ffn_calib_file *out, ffn_diag *diag)
 {
     memset(out, 0, sizeof *out);
-    if (date && date_n) date[0] = '\0';
+    out->tail_all_threads_bps = out->tail_one_thread_bps = NAN;
     ffn_ydoc y;
     int rc = ffn_ydoc_load(&y, path, diag);
     if (rc) goto done;
     yaml_node_t *root = ffn_ydoc_root(&y);
     if ((rc = check_schema(&y, root, FFN_PLOT_CALIBRATION_SCHEMA, "calibration"))) goto done;
-    if (date) get_text(&y, root, "date", date, date_n);
-    uint64_t all = 0;
-    if ((rc = get_u64(&y, root, "threads", &all))) goto done;
+    get_text(&y, root, "date", out->date, sizeof out->date);
+    if ((rc = get_u64(&y, root, "threads", &out->threads))) goto done;
+    const uint64_t all = out->threads;
     yaml_node_t *host = ffn_y_get(&y, root, "host", NULL);
     if (host && host->type == YAML_MAPPING_NODE)
-        get_text(&y, host, "name", out->name, sizeof out->name);
-    if (!out->name[0]) snprintf(out->name, sizeof out->name, "calibrated host");
-    snprintf(out->origin, sizeof out->origin, "calibration.json");
+        get_text(&y, host, "name", out->host, sizeof out->host);
 
-    /* compute: every peak kind measured on all threads */
+    /* compute: every peak kind, on any number of threads */
+    bool any_peak = false, any_bw = false;
     size_t n;
-    yaml_node_item_t *it = seq_items(&y, ffn_y_get(&y, root, "peaks", NULL), &n);
+    yaml_node_t *peaks = ffn_y_get(&y, root, "peaks", NULL);
+    yaml_node_item_t *it = seq_items(&y, peaks, &n);
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *p = item(&y, it, i);
         if (!p || p->type != YAML_MAPPING_NODE) continue;
-        char kind[32];
-        uint64_t th = 0;
-        double f;
-        get_text(&y, p, "kind", kind, sizeof kind);
-        if ((rc = get_u64(&y, p, "threads", &th)) || (rc = get_num(&y, p, "flops_per_s", &f)))
+        ffn_calib_file_peak e;
+        get_text(&y, p, "kind", e.kind, sizeof e.kind);
+        if ((rc = get_u64(&y, p, "threads", &e.threads)) ||
+            (rc = get_num(&y, p, "flops_per_s", &e.flops_per_s)))
             goto done;
-        if (th != all || !(f > 0) || !kind[0]) continue;
-        for (char *c = kind; *c; c++)
-            if (*c == '_') *c = ' ';
-        ffn_plot_device_add(out, kind, FFN_ROOF_COMPUTE, f);
-    }
-    /* bandwidth: the all-threads plateaus of the read-only and a read-write curve */
-    yaml_node_t *bw = ffn_y_get(&y, root, "bandwidth", NULL);
-    int n_ro = 0; /* read-only plateaus found */
-    if (bw && bw->type == YAML_MAPPING_NODE) {
-        it = seq_items(&y, ffn_y_get(&y, bw, "levels", NULL), &n);
-        const char *rw_kernel = "triad";
-        for (int pass = 0; pass < 3; pass++) {
-            /* pass 0: read-only; 1: triad; 2: copy when triad had no plateau */
-            int found = 0;
-            const char *want = pass == 0 ? "read" : pass == 1 ? "triad" : "copy";
-            if (pass == 2 && strcmp(rw_kernel, "copy") != 0) break;
-            for (size_t i = 0; i < n; i++) {
-                yaml_node_t *l = item(&y, it, i);
-                if (!l || l->type != YAML_MAPPING_NODE) continue;
-                char kernel[16], name[16];
-                uint64_t th = 0;
-                double b;
-                get_text(&y, l, "kernel", kernel, sizeof kernel);
-                get_text(&y, l, "name", name, sizeof name);
-                if ((rc = get_u64(&y, l, "threads", &th)) ||
-                    (rc = get_num(&y, l, "bandwidth_bps", &b)))
-                    goto done;
-                if (strcmp(kernel, want) != 0 || th != all || !(b > 0)) continue;
-                if (ffn_plot_device_add(out, name, pass ? FFN_ROOF_READ_WRITE : FFN_ROOF_READ_ONLY,
-                                        b) == 0)
-                    found++;
-            }
-            if (pass == 0) n_ro = found;
-            if (pass == 1 && !found) rw_kernel = "copy";
+        if (out->n_peaks >= FFN_CALIB_FILE_MAX) {
+            rc = ffn_y_error(&y, peaks, FFN_ENOSPACE, "more than %d peaks", FFN_CALIB_FILE_MAX);
+            goto done;
         }
-        /* the read-only tail rate is what calibrate puts in hw.yaml as main memory (measure.h):
-         * drawn too when no plateau was found or when it differs from the last plateau, so
-         * that the ridge points agree with the spec the simulator uses */
+        out->peaks[out->n_peaks++] = e;
+        if (usable(e.threads, all, e.flops_per_s) && e.kind[0]) any_peak = true;
+    }
+    /* bandwidth: every kernel's plateaus, and the read-only tail rate */
+    yaml_node_t *bw = ffn_y_get(&y, root, "bandwidth", NULL);
+    if (bw && bw->type == YAML_MAPPING_NODE) {
+        out->has_bandwidth = true;
+        yaml_node_t *levels = ffn_y_get(&y, bw, "levels", NULL);
+        it = seq_items(&y, levels, &n);
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_t *l = item(&y, it, i);
+            if (!l || l->type != YAML_MAPPING_NODE) continue;
+            ffn_calib_file_level e;
+            get_text(&y, l, "kernel", e.kernel, sizeof e.kernel);
+            get_text(&y, l, "name", e.name, sizeof e.name);
+            if ((rc = get_u64(&y, l, "threads", &e.threads)) ||
+                (rc = get_num(&y, l, "bandwidth_bps", &e.bandwidth_bps)))
+                goto done;
+            if (out->n_levels >= FFN_CALIB_FILE_MAX) {
+                rc = ffn_y_error(&y, levels, FFN_ENOSPACE, "more than %d bandwidth levels",
+                                 FFN_CALIB_FILE_MAX);
+                goto done;
+            }
+            out->levels[out->n_levels++] = e;
+            if (usable(e.threads, all, e.bandwidth_bps) &&
+                (!strcmp(e.kernel, "read") || !strcmp(e.kernel, "triad") ||
+                 !strcmp(e.kernel, "copy")))
+                any_bw = true;
+        }
         yaml_node_t *tail = ffn_y_get(&y, bw, "tail_read_bps", NULL);
-        double t1 = NAN, ta = NAN;
         if (tail && tail->type == YAML_MAPPING_NODE) {
-            if ((rc = get_num(&y, tail, "all_threads", &ta)) ||
-                (rc = get_num(&y, tail, "one_thread", &t1)))
+            if ((rc = get_num(&y, tail, "all_threads", &out->tail_all_threads_bps)) ||
+                (rc = get_num(&y, tail, "one_thread", &out->tail_one_thread_bps)))
                 goto done;
         }
-        double t = ta > 0 ? ta : t1;
-        if (t1 > t) t = t1;
-        double last = 0;
-        for (int i = 0; i < out->n_ceil; i++)
-            if (out->ceil[i].kind == FFN_ROOF_READ_ONLY) last = out->ceil[i].value;
-        if (t > 0 && (!n_ro || fabs(t / last - 1) > 0.05))
-            ffn_plot_device_add(out, n_ro ? "memory (spec)" : "memory", FFN_ROOF_READ_ONLY, t);
+        const double t1 = out->tail_one_thread_bps, ta = out->tail_all_threads_bps;
+        if ((t1 > 0 && isfinite(t1)) || (ta > 0 && isfinite(ta))) any_bw = true;
     }
-    if (ffn__plot_device_max(out, false) == 0.0)
+    if (!any_peak)
         rc = ffn_y_error(&y, root, FFN_ESCHEMA, "no all-threads compute peak in the calibration");
-    else if (ffn__plot_device_max(out, true) == 0.0)
+    else if (!any_bw)
         rc = ffn_y_error(&y, root, FFN_ESCHEMA, "no bandwidth level in the calibration");
 done:
     ffn_ydoc_release(&y);
@@ -225,7 +217,7 @@ static int parse_case(ffn_ydoc *y, yaml_node_t *c, ffn_plot_case *o)
     return 0;
 }
 
-int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag)
+int ffn_profile_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag)
 {
     memset(out, 0, sizeof *out);
     ffn_ydoc y;
@@ -247,18 +239,16 @@ int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag)
     if (ca && ca->type == YAML_MAPPING_NODE)
         get_text(&y, ca, "source", out->counters_source, sizeof out->counters_source);
 
-    /* the spec as a roofline */
+    /* the spec: its name, source, positive peaks, memory and on-chip bandwidths */
     yaml_node_t *spec = ffn_y_get(&y, root, "spec", NULL);
     if (!spec || spec->type != YAML_MAPPING_NODE) {
         rc = ffn_y_error(&y, root, FFN_ESCHEMA, "no 'spec' object");
         goto done;
     }
-    ffn_plot_device *d = &out->spec;
+    ffn_plot_bench_spec *d = &out->spec;
     get_text(&y, spec, "name", d->name, sizeof d->name);
     if (!d->name[0]) snprintf(d->name, sizeof d->name, "%.63s", out->host[0] ? out->host : "host");
     get_text(&y, spec, "source", out->spec_source, sizeof out->spec_source);
-    bool measured = ffn__plot_calibrated(out->spec_source);
-    snprintf(d->origin, sizeof d->origin, "bench spec");
     yaml_node_t *pk = ffn_y_get(&y, spec, "peak_flops", NULL);
     if (pk && pk->type == YAML_MAPPING_NODE) {
         for (yaml_node_pair_t *p = pk->data.mapping.pairs.start; p < pk->data.mapping.pairs.top;
@@ -267,14 +257,13 @@ int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag)
             double v = NAN;
             if (!k) continue;
             if ((rc = get_num(&y, pk, k, &v))) goto done;
-            if (v > 0) ffn_plot_device_add(d, k, FFN_ROOF_COMPUTE, v);
+            if (v > 0 && isfinite(v) && d->n_peaks < FFN_BENCH_SPEC_MAX) {
+                snprintf(d->peak_names[d->n_peaks], sizeof d->peak_names[0], "%s", k);
+                d->peak_flops[d->n_peaks++] = v;
+            }
         }
     }
-    double bwv;
-    if ((rc = get_num(&y, spec, "mem_bandwidth_bps", &bwv))) goto done;
-    if (bwv > 0)
-        ffn_plot_device_add(d, measured ? "memory" : "DRAM",
-                            measured ? FFN_ROOF_READ_ONLY : FFN_ROOF_DATASHEET, bwv);
+    if ((rc = get_num(&y, spec, "mem_bandwidth_bps", &d->mem_bandwidth_bps))) goto done;
     /* on-chip levels with a bandwidth: the cache-aware roofline's other roofs */
     size_t nlev = 0;
     yaml_node_t *oc = ffn_y_get(&y, spec, "onchip", NULL);
@@ -286,7 +275,10 @@ int ffn_plot_load_bench(const char *path, ffn_plot_bench *out, ffn_diag *diag)
         double lbw = NAN;
         get_text(&y, e, "name", ln, sizeof ln);
         if ((rc = get_num(&y, e, "bandwidth_bps", &lbw))) goto done;
-        if (lbw > 0 && ln[0]) ffn_plot_device_add(d, ln, FFN_ROOF_DATASHEET, lbw);
+        if (lbw > 0 && isfinite(lbw) && ln[0] && d->n_onchip < FFN_BENCH_SPEC_MAX) {
+            snprintf(d->onchip_names[d->n_onchip], sizeof d->onchip_names[0], "%s", ln);
+            d->onchip_bps[d->n_onchip++] = lbw;
+        }
     }
 
     size_t n;

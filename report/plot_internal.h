@@ -1,8 +1,8 @@
-/* Private to io/: what the chart model (plot_model.c), the profile readers (profile_load.c) and
- * the gnuplot writers (plot_roofline.c, plot_write.c) share, and the script machinery of
- * plot_script.c. */
-#ifndef FFNROOF_IO_PLOT_INTERNAL_H
-#define FFNROOF_IO_PLOT_INTERNAL_H
+/* Private to report/: what the chart model (plot_model.c), the profile rooflines
+ * (plot_profile.c) and the gnuplot writers (plot_roofline.c, plot_write.c) share, and the script
+ * machinery of plot_script.c. */
+#ifndef FFNROOF_REPORT_PLOT_INTERNAL_H
+#define FFNROOF_REPORT_PLOT_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,8 +9,6 @@
 
 #include "profile_json.h"
 
-void ffn__json_time(ffn_json *j, const char *key, const ffn_stats *s, bool extra);
-
 static void spec(ffn_json *j, const ffn_bench_meta *m)
 {
     if (!m->spec) {
@@ -82,32 +80,6 @@ static void counters_available(ffn_json *j, const ffn_bench_meta *m)
         ffn_json_str(j, NULL, m->events[i]);
     ffn_json_arr_end(j);
     ffn_json_obj_end(j);
-}
-
-void ffn__json_case_layer(ffn_json *j, const ffn_bench_case *c)
-{
-    ffn_json_u64(j, "tokens", c->tokens);
-    ffn_json_u64(j, "d", c->shape.d);
-    ffn_json_u64(j, "f", c->shape.f);
-    ffn_json_str(j, "act", ffn_act_name(c->shape.act));
-    if (c->kind == FFN_BENCH_MOE) {
-        ffn_json_u64(j, "experts", c->n_experts);
-        ffn_json_u64(j, "top_k", c->top_k);
-    } else {
-        ffn_json_null(j, "experts");
-        ffn_json_null(j, "top_k");
-    }
-    ffn_json_str(j, "dtype", ffn_dtype_name(c->wdtype));
-    /* the format the kernel multiplies activations in: fp32, or bf16 / int8 (W8A8) for
-     * quantized weights; int4's group size and zero points (null for other dtypes) */
-    ffn_json_str(j, "adtype", ffn_dtype_name(c->adtype));
-    if (c->wdtype == FFN_DT_INT4) {
-        ffn_json_u64(j, "group", c->shape.group);
-        ffn_json_bool(j, "zero_point", c->shape.zero_point);
-    } else {
-        ffn_json_null(j, "group");
-        ffn_json_null(j, "zero_point");
-    }
 }
 
 static void one_case(ffn_json *j, const ffn_bench_result *r, size_t id)
