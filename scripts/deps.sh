@@ -3,7 +3,7 @@
 #   scripts/deps.sh [build|test|all]   (default: all)
 # build: compiler, CMake, libyaml, zlib, PAPI, OpenBLAS, oneDNN, gnuplot (run time)
 # test:  the above plus Criterion, the aarch64 cross toolchain + qemu (.ci/aarch64.sh adds
-#        the arm64 target libraries itself), clang + libFuzzer and clang-format
+#        the arm64 target libraries itself), clang + libFuzzer, clang-format and python3
 set -euo pipefail
 what=${1:-all}
 pkgs=(build-essential cmake pkg-config libyaml-dev zlib1g-dev libpapi-dev papi-tools
@@ -12,6 +12,7 @@ if [ "$what" != build ]; then
   pkgs+=(libcriterion-dev qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
   pkgs+=(clang libclang-rt-14-dev) # libFuzzer for .ci/fuzz.sh (only recommended by clang)
   pkgs+=(clang-format)             # the house style check, .ci/format.sh
+  pkgs+=(python3)                  # the floors check, .ci/layers.sh
 fi
 missing=()
 for p in "${pkgs[@]}"; do
