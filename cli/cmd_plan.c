@@ -298,6 +298,31 @@ int ffn_cmd_plan(int argc, char **argv)
                 goto free_out;
             }
             p->show = p->plan->best >= 0 ? p->plan->best : p->plan->closest;
+            p->disagg = NULL;
+            p->prefill = p->decode = NULL;
+            if (o->phase == FFN_PLAN_BOTH) {
+                /* the same workload as a prefill pool and a decode pool */
+                ffn_plan *pre = malloc(sizeof *pre), *dec = malloc(sizeof *dec);
+                ffn_plan_disagg *g = malloc(sizeof *g);
+                p->prefill = pre;
+                p->decode = dec;
+                p->disagg = g;
+                if (!pre || !dec || !g) {
+                    rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+                    goto free_out;
+                }
+                ffn_plan_opts pp = po, dp = po;
+                pp.phase = FFN_PLAN_PREFILL;
+                pp.target_tokens_per_s = 0;
+                dp.phase = FFN_PLAN_DECODE;
+                if (ffn_plan_evaluate(p->m, p->hw, &pp, pre, &d) ||
+                    ffn_plan_evaluate(p->m, p->hw, &dp, dec, &d) ||
+                    ffn_plan_disagg_combine(p->m, p->hw, &po, pre, dec, p->plan, g, &d)) {
+                    rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD, "%s on %s: %s", p->m->name, p->hw->name,
+                                      d.msg);
+                    goto free_out;
+                }
+            }
         }
     ffn_plan_pairs_rank(pairs, np, obj);
 
@@ -319,8 +344,12 @@ int ffn_cmd_plan(int argc, char **argv)
         rc = ffn_cli_out_close(CMD, &out, wr == 0);
     }
 free_out:
-    for (size_t i = 0; i < np; i++)
+    for (size_t i = 0; i < np; i++) {
         free(pairs[i].plan);
+        free((void *)pairs[i].prefill);
+        free((void *)pairs[i].decode);
+        free((void *)pairs[i].disagg);
+    }
 out:
     ffn_scenario_release(&sc);
     return rc;

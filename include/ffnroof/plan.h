@@ -285,6 +285,10 @@ typedef struct ffn_plan_pair {
     ffn_plan *plan;
     int show; /* the layout shown: best, else closest, else -1 */
     int rank; /* 1-based among this model's pairs */
+    /* phase both: the disaggregated pools against the aggregated plan, with the two plans they
+     * come from; NULL otherwise */
+    const ffn_plan_disagg *disagg;
+    const ffn_plan *prefill, *decode;
 } ffn_plan_pair;
 
 /* Sort the pairs (each model's together; feasible first, by obj, then by the smallest miss) and

@@ -15,25 +15,45 @@ static const ffn_plan_layout *shown(const ffn_plan_pair *p)
     return p->show >= 0 ? &p->plan->layouts[p->show] : NULL;
 }
 
+/* The layout as engines name it: "TP8", "TP8/EP8", "DP8/EP8", "TP2/DP4/EP8", "TP4/PP2". */
 static void layout_str(char *b, size_t n, const ffn_plan_layout *L)
 {
-    snprintf(b, n, "%llux%llu", (unsigned long long)L->tp, (unsigned long long)L->ep);
+    typedef unsigned long long ull;
+    int k = 0;
+    b[0] = '\0';
+    if (L->tp > 1 || (L->dp <= 1 && L->ep <= 1))
+        k += snprintf(b + k, n - (size_t)k, "TP%llu", (ull)L->tp);
+    if (L->dp > 1 && (size_t)k < n)
+        k += snprintf(b + k, n - (size_t)k, "%sDP%llu", k ? "/" : "", (ull)L->dp);
+    if (L->ep > 1 && (size_t)k < n)
+        k += snprintf(b + k, n - (size_t)k, "%sEP%llu", k ? "/" : "", (ull)L->ep);
+    if (L->pp > 1 && (size_t)k < n) snprintf(b + k, n - (size_t)k, "/PP%llu", (ull)L->pp);
+}
+
+/* "$12.3" or "-" without a price */
+static const char *usd_str(char *b, size_t n, double v)
+{
+    if (isfinite(v))
+        snprintf(b, n, v >= 100 ? "$%.0f" : "$%.3g", v);
+    else
+        snprintf(b, n, "-");
+    return b;
 }
 
 static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layout *L)
 {
-    char lay[16], step[24], rk[16];
+    char lay[40], step[24], rk[16], uh[16], um[16];
     layout_str(lay, sizeof lay, L);
     if (rank > 0)
         snprintf(rk, sizeof rk, "%d", rank);
     else
         snprintf(rk, sizeof rk, "-");
     if (!L->valid) {
-        fprintf(fp, "%2s %-13s %5s  %.57s\n", rk, hw->name, lay, L->why);
+        fprintf(fp, "%2s %-13s %-11s  %.70s\n", rk, hw->name, lay, L->why);
         return;
     }
     if (!L->feasible && L->max_batch == 0) {
-        fprintf(fp, "%2s %-13s %5s  %.57s\n", rk, hw->name, lay, L->why);
+        fprintf(fp, "%2s %-13s %-11s  %.70s\n", rk, hw->name, lay, L->why);
         return;
     }
     ffn_units_str(step, sizeof step, L->step.step_s, FFN_UNIT_TIME);
@@ -42,9 +62,10 @@ static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layou
         snprintf(watt, sizeof watt, "%.3g", L->tokens_per_s_per_watt);
     else
         snprintf(watt, sizeof watt, "-");
-    fprintf(fp, "%2s %-13s %5s %5llu %6llu %8s %9.0f %7s %3.0f%% %s%s\n", rk, hw->name, lay,
-            (unsigned long long)L->devices, (unsigned long long)L->max_batch, step,
-            L->tokens_per_s_device, watt, 100.0 * L->step.ffn_share,
+    fprintf(fp, "%2s %-13s %-11s %5llu %6llu %8s %9.0f %7s %7s %6s %3.0f%% %s%s\n", rk, hw->name,
+            lay, (unsigned long long)L->devices, (unsigned long long)L->max_batch, step,
+            L->tokens_per_s_device, watt, usd_str(uh, sizeof uh, L->usd_per_hour),
+            usd_str(um, sizeof um, L->usd_per_mtok), 100.0 * L->step.ffn_share,
             ffn_bottleneck_name(L->bottleneck), L->feasible ? "" : " (infeasible)");
     char rg[80];
     fprintf(fp, "%20s step %s %s%s\n", "",
@@ -53,6 +74,32 @@ static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layou
                            L->step.step_p90_s, L->step.range_default, false),
             L->step.margin_scale != 1.0 ? ", sized at p90" : "");
     if (!L->feasible) fprintf(fp, "%20s %s\n", "", L->why);
+}
+
+/* Phase both: the disaggregated pools under the aggregated row, and which wins. */
+static void disagg_rows(FILE *fp, const ffn_plan_pair *p)
+{
+    const ffn_plan_disagg *g = p->disagg;
+    char lay[40], a[24], b[24], c[24];
+    if (g->prefill >= 0 && g->decode >= 0) {
+        const ffn_plan_layout *P = &p->prefill->layouts[g->prefill];
+        const ffn_plan_layout *D = &p->decode->layouts[g->decode];
+        layout_str(lay, sizeof lay, P);
+        fprintf(fp, "%20s disaggregated: prefill %s x %llu prompts (%s + KV %s = TTFT %s)\n", "",
+                lay, (unsigned long long)g->prefill_batch,
+                ffn_units_str(a, sizeof a, g->prefill_step_s, FFN_UNIT_TIME),
+                ffn_units_str(b, sizeof b, g->kv_transfer_s, FFN_UNIT_TIME),
+                ffn_units_str(c, sizeof c, g->ttft_s, FFN_UNIT_TIME));
+        layout_str(lay, sizeof lay, D);
+        fprintf(fp,
+                "%20s   decode %s x %llu (TPOT %s); %.0f%% of devices prefill; %.0f tokens/s/dev",
+                "", lay, (unsigned long long)D->max_batch,
+                ffn_units_str(a, sizeof a, g->tpot_s, FFN_UNIT_TIME), 100.0 * g->prefill_share,
+                g->tokens_per_s_device);
+        if (g->devices) fprintf(fp, "; %llu devices", (unsigned long long)g->devices);
+        fputc('\n', fp);
+    }
+    fprintf(fp, "%20s %s\n", "", g->why);
 }
 
 static void describe(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o)
@@ -88,8 +135,9 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
         if (p->m != cur) {
             cur = p->m;
             fprintf(fp, "\nmodel    %s\n", cur->name);
-            fprintf(fp, "%2s %-13s %5s %5s %6s %8s %9s %7s %4s %s\n", "#", "device", "TPxEP",
-                    "devs", "batch", "step", "tok/s/dev", "tok/s/W", "FFN", "bottleneck");
+            fprintf(fp, "%2s %-13s %-11s %5s %6s %8s %9s %7s %7s %6s %4s %s\n", "#", "device",
+                    "layout", "devs", "batch", "step", "tok/s/dev", "tok/s/W", "$/h", "$/Mtok",
+                    "FFN", "bottleneck");
         }
         const ffn_plan_layout *L = shown(p);
         if (!L) {
@@ -98,6 +146,7 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
         }
         table_row(fp, L->feasible ? p->rank : 0, p->hw, L);
         if (!L->feasible) fprintf(fp, "%20s ^ infeasible; this is the closest miss\n", "");
+        if (p->disagg) disagg_rows(fp, p);
         if (!L->feasible && p->plan->devices_for_weights > L->devices) {
             char wb[32], ub[32];
             fprintf(fp, "%20s   the weights alone (%s) need >= %llu devices of %s usable\n", "",
@@ -118,9 +167,13 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
     if (!any)
         fprintf(fp,
                 "\ninfeasible: no layout on any device meets the scenario (closest miss above)\n");
-    fprintf(fp, "\nstep = one %s step; tok/s = %s tokens; FFN = FFN share of the step\n",
-            o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode",
-            o->phase == FFN_PLAN_PREFILL ? "prompt" : "output");
+    fprintf(
+        fp,
+        "\nlayout = attention TP/DP, experts EP over the same devices, PP stages (docs/plan.md)\n"
+        "step = one %s step; tok/s = %s tokens; $/h = the fleet's price per hour, $/Mtok =\n"
+        "per million tokens asked for (with --price); FFN = FFN share of the step\n",
+        o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode",
+        o->phase == FFN_PLAN_PREFILL ? "prompt" : "output");
 }
 
 /* The arithmetic behind one plan, in a few lines of at most 80 columns. */
@@ -131,10 +184,12 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
     const ffn_plan_opts *o = &pl->opts;
     char a[32], b[32], c[32], d[32], e[32], f[32];
     if (!L) return;
-    fprintf(fp, "\nexplain  %s on %s: TP %llu x EP %llu x %llu replicas = %llu devices%s\n",
-            p->m->name, p->hw->name, (unsigned long long)L->tp, (unsigned long long)L->ep,
-            (unsigned long long)L->replicas, (unsigned long long)L->devices,
-            L->feasible ? "" : " (closest miss)");
+    fprintf(fp,
+            "\nexplain  %s on %s: (TP %llu x DP %llu, EP %llu) x PP %llu x %llu replicas = %llu "
+            "devices%s\n",
+            p->m->name, p->hw->name, (unsigned long long)L->tp, (unsigned long long)L->dp,
+            (unsigned long long)L->ep, (unsigned long long)L->pp, (unsigned long long)L->replicas,
+            (unsigned long long)L->devices, L->feasible ? "" : " (closest miss)");
     const ffn_plan_mem *m = &L->mem;
     fprintf(fp, "  weights  %.4g G params, W %s: %s/device (FFN %s, other %s)\n",
             (double)pl->params.total / 1e9, ffn_dtype_name(o->wdtype),
@@ -157,8 +212,13 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
             ffn_units_str(e, sizeof e, m->activation_bytes, FFN_UNIT_BYTES),
             ffn_units_str(f, sizeof f, m->total_bytes, FFN_UNIT_BYTES));
     const ffn_plan_step *s = &L->step;
-    fprintf(fp, "  step     %s, batch %llu (%llu seq/device):\n", ffn_phase_name(s->phase),
+    fprintf(fp, "  step     %s, batch %llu (%llu seq/device", ffn_phase_name(s->phase),
             (unsigned long long)s->batch, (unsigned long long)s->seqs_device);
+    if (L->pp > 1)
+        fprintf(fp, ", %llu micro-batches over %llu stages, bubble %.0f%%",
+                (unsigned long long)s->micro_batches, (unsigned long long)L->pp,
+                100.0 * s->pp_bubble);
+    fputs("):\n", fp);
     if (s->margin_scale != 1.0)
         fprintf(fp, "           every time below x %.4g: the p90 end of the device's range\n",
                 s->margin_scale);
@@ -170,6 +230,9 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
             s->phase == FFN_PHASE_DECODE ? "KV read" : "attention",
             ffn_units_str(b, sizeof b, s->attn_core_s, FFN_UNIT_TIME),
             ffn_units_str(c, sizeof c, s->attn_comm_s, FFN_UNIT_TIME));
+    if (L->pp > 1)
+        fprintf(fp, "           + stage hops %s [other]\n",
+                ffn_units_str(a, sizeof a, s->pp_comm_s, FFN_UNIT_TIME));
     fprintf(fp, "           + LM head %s [other] = %s; FFN share %.1f%%\n",
             ffn_units_str(a, sizeof a, s->lm_head_s, FFN_UNIT_TIME),
             ffn_units_str(b, sizeof b, s->step_s, FFN_UNIT_TIME), 100 * s->ffn_share);
@@ -200,7 +263,7 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
                     o->phase == FFN_PLAN_PREFILL ? " x prompt" : "",
                     ffn_units_str(a, sizeof a, s->step_s, FFN_UNIT_TIME), L->tokens_per_s_replica);
         fprintf(fp, "           / %llu devices = %.5g tokens/s per device\n",
-                (unsigned long long)(L->tp * L->ep), L->tokens_per_s_device);
+                (unsigned long long)(L->tp * L->dp * L->pp), L->tokens_per_s_device);
         if (o->target_tokens_per_s > 0)
             fprintf(fp, "  fleet    ceil(%.6g / %.5g) = %llu replicas = %llu devices\n",
                     o->target_tokens_per_s, L->tokens_per_s_replica,
@@ -211,16 +274,20 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
                     ffn_units_str(a, sizeof a, p->hw->tdp_w, FFN_UNIT_POWER),
                     L->tokens_per_s_per_watt);
         if (isfinite(L->tokens_per_dollar))
-            fprintf(fp, "  cost     %.4g tokens per dollar at $%.4g per device-hour\n",
-                    L->tokens_per_dollar, o->price_per_hour);
+            fprintf(fp,
+                    "  cost     %llu x $%.4g = $%.4g per hour; %.4g tokens per dollar = $%.4g per "
+                    "million\n",
+                    (unsigned long long)L->devices, o->price_per_hour, L->usd_per_hour,
+                    L->tokens_per_dollar, L->usd_per_mtok);
     }
     fprintf(fp, "  limit    %s%s%.60s\n", ffn_bottleneck_name(L->bottleneck), L->why[0] ? ": " : "",
             L->why);
 }
 
-static void json_layout(ffn_json *j, const ffn_plan_pair *p, const ffn_plan_layout *L, int rank)
+static void json_layout(ffn_json *j, const char *key, const ffn_plan_pair *p,
+                        const ffn_plan_layout *L, int rank)
 {
-    ffn_json_obj_begin(j, NULL);
+    ffn_json_obj_begin(j, key);
     if (rank > 0) ffn_json_u64(j, "rank", (uint64_t)rank);
     ffn_json_str(j, "model", p->m->name);
     ffn_json_str(j, "hw", p->hw->name);
@@ -230,7 +297,9 @@ static void json_layout(ffn_json *j, const ffn_plan_pair *p, const ffn_plan_layo
     /* the devices the weights alone need by capacity (SRAM-first devices: chips on chip) */
     ffn_json_u64(j, "devices_for_weights", p->plan->devices_for_weights);
     ffn_json_u64(j, "tp", L->tp);
+    ffn_json_u64(j, "dp", L->dp);
     ffn_json_u64(j, "ep", L->ep);
+    ffn_json_u64(j, "pp", L->pp);
     ffn_json_u64(j, "replicas", L->replicas);
     ffn_json_bool(j, "fits", L->fits);
     ffn_json_num(j, "memory_per_device_bytes", L->mem.total_bytes);
@@ -252,6 +321,8 @@ static void json_layout(ffn_json *j, const ffn_plan_pair *p, const ffn_plan_layo
     ffn_json_num(j, "tokens_per_s_device", L->tokens_per_s_device);
     ffn_json_num(j, "tokens_per_s_per_watt", L->tokens_per_s_per_watt);
     ffn_json_num(j, "tokens_per_dollar", L->tokens_per_dollar);
+    ffn_json_num(j, "usd_per_hour", L->usd_per_hour);
+    ffn_json_num(j, "usd_per_million_tokens", L->usd_per_mtok);
     ffn_json_str(j, "bottleneck", L->valid ? ffn_bottleneck_name(L->bottleneck) : "invalid");
     if (!L->feasible) ffn_json_num(j, "miss", L->miss > 0 ? L->miss : NAN);
     if (L->why[0]) ffn_json_str(j, "why", L->why);
@@ -261,6 +332,8 @@ static void json_layout(ffn_json *j, const ffn_plan_pair *p, const ffn_plan_layo
         ffn_json_str(j, "phase", ffn_phase_name(s->phase));
         ffn_json_u64(j, "batch", s->batch);
         ffn_json_u64(j, "seqs_per_device", s->seqs_device);
+        ffn_json_u64(j, "micro_batches", s->micro_batches);
+        ffn_json_num(j, "pipeline_bubble", s->pp_bubble);
         ffn_json_u64(j, "context", s->context);
         ffn_json_num(j, "step_s", s->step_s);
         /* the predicted (median) step's range; step_s is its p90 end with --margin p90 */
@@ -280,7 +353,8 @@ static void json_layout(ffn_json *j, const ffn_plan_pair *p, const ffn_plan_layo
             {"attn_proj", "other", s->attn_proj_s},
             {s->phase == FFN_PHASE_DECODE ? "kv_read" : "attention", "other", s->attn_core_s},
             {"attn_allreduce", "other", s->attn_comm_s},
-            {"lm_head", "other", s->lm_head_s}};
+            {"lm_head", "other", s->lm_head_s},
+            {"pp_hops", "other", s->pp_comm_s}};
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
             ffn_json_obj_begin(j, NULL);
             ffn_json_str(j, "name", parts[i].name);
@@ -325,14 +399,47 @@ int ffn_plan_write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o
         const ffn_plan_layout *L = shown(&pairs[i]);
         if (!L) continue;
         any |= L->feasible;
-        json_layout(&j, &pairs[i], L, L->feasible ? pairs[i].rank : 0);
+        json_layout(&j, NULL, &pairs[i], L, L->feasible ? pairs[i].rank : 0);
     }
     ffn_json_arr_end(&j);
+    bool dis = false;
+    for (size_t i = 0; i < np; i++)
+        dis |= pairs[i].disagg != NULL;
+    if (dis) {
+        ffn_json_arr_begin(&j, "disaggregated");
+        for (size_t i = 0; i < np; i++) {
+            const ffn_plan_disagg *g = pairs[i].disagg;
+            if (!g) continue;
+            ffn_json_obj_begin(&j, NULL);
+            ffn_json_str(&j, "model", pairs[i].m->name);
+            ffn_json_str(&j, "hw", pairs[i].hw->name);
+            ffn_json_bool(&j, "feasible", g->feasible);
+            ffn_json_bool(&j, "wins", g->wins);
+            if (g->prefill >= 0)
+                json_layout(&j, "prefill", &pairs[i], &pairs[i].prefill->layouts[g->prefill], 0);
+            if (g->decode >= 0)
+                json_layout(&j, "decode", &pairs[i], &pairs[i].decode->layouts[g->decode], 0);
+            ffn_json_u64(&j, "prefill_batch", g->prefill_batch);
+            ffn_json_num(&j, "prefill_step_s", g->prefill_step_s);
+            ffn_json_num(&j, "kv_bytes_per_request", g->kv_bytes);
+            ffn_json_num(&j, "kv_transfer_s", g->kv_transfer_s);
+            ffn_json_num(&j, "ttft_s", g->ttft_s);
+            ffn_json_num(&j, "tpot_s", g->tpot_s);
+            ffn_json_num(&j, "tokens_per_s_device", g->tokens_per_s_device);
+            ffn_json_num(&j, "prefill_share", g->prefill_share);
+            ffn_json_u64(&j, "devices", g->devices);
+            ffn_json_num(&j, "aggregated_tokens_per_s_device", g->aggregated_tokens_per_s_device);
+            ffn_json_num(&j, "aggregated_prefill_share", g->aggregated_prefill_share);
+            ffn_json_str(&j, "why", g->why);
+            ffn_json_obj_end(&j);
+        }
+        ffn_json_arr_end(&j);
+    }
     ffn_json_bool(&j, "feasible", any);
     ffn_json_arr_begin(&j, "layouts");
     for (size_t i = 0; i < np; i++)
         for (size_t k = 0; k < pairs[i].plan->n_layouts; k++)
-            json_layout(&j, &pairs[i], &pairs[i].plan->layouts[k], 0);
+            json_layout(&j, NULL, &pairs[i], &pairs[i].plan->layouts[k], 0);
     ffn_json_arr_end(&j);
     ffn_json_obj_end(&j);
     return ffn_json_finish(&j);
@@ -350,11 +457,11 @@ static void csv_text(FILE *fp, const char *s)
 
 int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
 {
-    fputs("model,hw,rank,chosen,valid,feasible,tp,ep,replicas,devices,fits,"
+    fputs("model,hw,rank,chosen,valid,feasible,tp,dp,ep,pp,replicas,devices,fits,"
           "memory_per_device_bytes,weight_bytes,kv_cache_bytes,activation_bytes,max_batch,"
           "mem_batch,step_s,ffn_s,ffn_comm_s,attn_proj_s,attn_core_s,attn_comm_s,lm_head_s,"
           "ffn_share,ttft_s,tokens_per_s,tokens_per_s_device,tokens_per_s_per_watt,"
-          "tokens_per_dollar,bottleneck,miss,why\n",
+          "tokens_per_dollar,usd_per_hour,usd_per_million_tokens,bottleneck,miss,why\n",
           fp);
     for (size_t i = 0; i < np; i++)
         for (size_t k = 0; k < pairs[i].plan->n_layouts; k++) {
@@ -363,8 +470,9 @@ int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
             bool chosen = (int)k == pairs[i].show;
             fprintf(fp, "%s,%s,", pairs[i].m->name, pairs[i].hw->name);
             if (chosen && L->feasible) fprintf(fp, "%d", pairs[i].rank);
-            fprintf(fp, ",%d,%d,%d,%llu,%llu,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6e,%llu,%llu,", chosen,
-                    L->valid, L->feasible, (unsigned long long)L->tp, (unsigned long long)L->ep,
+            fprintf(fp, ",%d,%d,%d,%llu,%llu,%llu,%llu,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6e,%llu,%llu,",
+                    chosen, L->valid, L->feasible, (unsigned long long)L->tp,
+                    (unsigned long long)L->dp, (unsigned long long)L->ep, (unsigned long long)L->pp,
                     (unsigned long long)L->replicas, (unsigned long long)L->devices, L->fits,
                     L->mem.total_bytes, L->mem.weight_bytes, L->mem.kv_bytes,
                     L->mem.activation_bytes, (unsigned long long)L->max_batch,
@@ -375,8 +483,13 @@ int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
                         s->ffn_share);
             else
                 fputs(",,,,,,,,", fp);
-            double v[] = {L->ttft_s > 0 ? L->ttft_s : NAN, L->tokens_per_s_fleet,
-                          L->tokens_per_s_device, L->tokens_per_s_per_watt, L->tokens_per_dollar};
+            double v[] = {L->ttft_s > 0 ? L->ttft_s : NAN,
+                          L->tokens_per_s_fleet,
+                          L->tokens_per_s_device,
+                          L->tokens_per_s_per_watt,
+                          L->tokens_per_dollar,
+                          L->usd_per_hour,
+                          L->usd_per_mtok};
             for (size_t q = 0; q < sizeof v / sizeof v[0]; q++) {
                 if (isfinite(v[q]) && (q == 0 || L->max_batch)) fprintf(fp, "%.6e", v[q]);
                 fputc(',', fp);
