@@ -30,6 +30,24 @@ static void layout_str(char *b, size_t n, const ffn_plan_layout *L)
     if (L->pp > 1 && (size_t)k < n) snprintf(b + k, n - (size_t)k, "/PP%llu", (ull)L->pp);
 }
 
+/* Text from column `indent`, broken at spaces so no line passes `width` columns. */
+static void wrap(FILE *fp, const char *t, int indent, int width)
+{
+    while (*t) {
+        int room = width - indent - 1, n = (int)strlen(t);
+        if (n > room) {
+            n = room;
+            while (n > 0 && t[n] != ' ')
+                n--;
+            if (n == 0) n = room;
+        }
+        fprintf(fp, "%*s %.*s\n", indent, "", n, t);
+        t += n;
+        while (*t == ' ')
+            t++;
+    }
+}
+
 /* "$12.3" or "-" without a price */
 static const char *usd_str(char *b, size_t n, double v)
 {
@@ -57,23 +75,22 @@ static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layou
         return;
     }
     ffn_units_str(step, sizeof step, L->step.step_s, FFN_UNIT_TIME);
-    char watt[16];
+    fprintf(fp, "%2s %-13s %-11s %4llu %5llu %8s %9.0f %7s %6s%s\n", rk, hw->name, lay,
+            (unsigned long long)L->devices, (unsigned long long)L->max_batch, step,
+            L->tokens_per_s_device, usd_str(uh, sizeof uh, L->usd_per_hour),
+            usd_str(um, sizeof um, L->usd_per_mtok), L->feasible ? "" : " (infeasible)");
+    char rg[80], watt[24];
     if (isfinite(L->tokens_per_s_per_watt))
-        snprintf(watt, sizeof watt, "%.3g", L->tokens_per_s_per_watt);
+        snprintf(watt, sizeof watt, "; %.3g tok/s/W", L->tokens_per_s_per_watt);
     else
-        snprintf(watt, sizeof watt, "-");
-    fprintf(fp, "%2s %-13s %-11s %5llu %6llu %8s %9.0f %7s %7s %6s %3.0f%% %s%s\n", rk, hw->name,
-            lay, (unsigned long long)L->devices, (unsigned long long)L->max_batch, step,
-            L->tokens_per_s_device, watt, usd_str(uh, sizeof uh, L->usd_per_hour),
-            usd_str(um, sizeof um, L->usd_per_mtok), 100.0 * L->step.ffn_share,
-            ffn_bottleneck_name(L->bottleneck), L->feasible ? "" : " (infeasible)");
-    char rg[80];
-    fprintf(fp, "%20s step %s %s%s\n", "",
+        watt[0] = '\0';
+    fprintf(fp, "%3s step %s %s%s; FFN %.0f%%%s; %s\n", "",
             ffn_units_str(step, sizeof step, L->step.step_s / L->step.margin_scale, FFN_UNIT_TIME),
             ffn_range_text(rg, sizeof rg, L->step.step_s / L->step.margin_scale, L->step.step_p10_s,
                            L->step.step_p90_s, L->step.range_default, false),
-            L->step.margin_scale != 1.0 ? ", sized at p90" : "");
-    if (!L->feasible) fprintf(fp, "%20s %s\n", "", L->why);
+            L->step.margin_scale != 1.0 ? ", sized at p90" : "", 100.0 * L->step.ffn_share, watt,
+            ffn_bottleneck_name(L->bottleneck));
+    if (!L->feasible) wrap(fp, L->why, 3, 80);
 }
 
 /* Phase both: the disaggregated pools under the aggregated row, and which wins. */
@@ -85,21 +102,22 @@ static void disagg_rows(FILE *fp, const ffn_plan_pair *p)
         const ffn_plan_layout *P = &p->prefill->layouts[g->prefill];
         const ffn_plan_layout *D = &p->decode->layouts[g->decode];
         layout_str(lay, sizeof lay, P);
-        fprintf(fp, "%20s disaggregated: prefill %s x %llu prompts (%s + KV %s = TTFT %s)\n", "",
-                lay, (unsigned long long)g->prefill_batch,
+        fprintf(fp, "%3s disaggregated: prefill %s x %llu (%s + KV %s = TTFT %s)\n", "", lay,
+                (unsigned long long)g->prefill_batch,
                 ffn_units_str(a, sizeof a, g->prefill_step_s, FFN_UNIT_TIME),
                 ffn_units_str(b, sizeof b, g->kv_transfer_s, FFN_UNIT_TIME),
                 ffn_units_str(c, sizeof c, g->ttft_s, FFN_UNIT_TIME));
         layout_str(lay, sizeof lay, D);
-        fprintf(fp,
-                "%20s   decode %s x %llu (TPOT %s); %.0f%% of devices prefill; %.0f tokens/s/dev",
-                "", lay, (unsigned long long)D->max_batch,
-                ffn_units_str(a, sizeof a, g->tpot_s, FFN_UNIT_TIME), 100.0 * g->prefill_share,
-                g->tokens_per_s_device);
-        if (g->devices) fprintf(fp, "; %llu devices", (unsigned long long)g->devices);
-        fputc('\n', fp);
+        fprintf(fp, "%3s   decode %s x %llu (TPOT %s)\n", "", lay, (unsigned long long)D->max_batch,
+                ffn_units_str(a, sizeof a, g->tpot_s, FFN_UNIT_TIME));
+        fprintf(fp, "%3s   %.0f%% of the devices prefill; %.0f tok/s/dev\n", "",
+                100.0 * g->prefill_share, g->tokens_per_s_device);
+        if (g->devices)
+            fprintf(fp, "%3s   %llu devices for the target (%llu prefill, %llu decode)\n", "",
+                    (unsigned long long)g->devices, (unsigned long long)g->prefill_devices,
+                    (unsigned long long)g->decode_devices);
     }
-    fprintf(fp, "%20s %s\n", "", g->why);
+    wrap(fp, g->why, 3, 80);
 }
 
 static void describe(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o)
@@ -135,9 +153,8 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
         if (p->m != cur) {
             cur = p->m;
             fprintf(fp, "\nmodel    %s\n", cur->name);
-            fprintf(fp, "%2s %-13s %-11s %5s %6s %8s %9s %7s %7s %6s %4s %s\n", "#", "device",
-                    "layout", "devs", "batch", "step", "tok/s/dev", "tok/s/W", "$/h", "$/Mtok",
-                    "FFN", "bottleneck");
+            fprintf(fp, "%2s %-13s %-11s %4s %5s %8s %9s %7s %6s\n", "#", "device", "layout",
+                    "devs", "batch", "step", "tok/s/dev", "$/h", "$/Mtok");
         }
         const ffn_plan_layout *L = shown(p);
         if (!L) {
@@ -145,11 +162,11 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
             continue;
         }
         table_row(fp, L->feasible ? p->rank : 0, p->hw, L);
-        if (!L->feasible) fprintf(fp, "%20s ^ infeasible; this is the closest miss\n", "");
+        if (!L->feasible) fprintf(fp, "%3s ^ infeasible; this is the closest miss\n", "");
         if (p->disagg) disagg_rows(fp, p);
         if (!L->feasible && p->plan->devices_for_weights > L->devices) {
             char wb[32], ub[32];
-            fprintf(fp, "%20s   the weights alone (%s) need >= %llu devices of %s usable\n", "",
+            fprintf(fp, "%3s   the weights alone (%s) need >= %llu devices of %s usable\n", "",
                     ffn_units_str(wb, sizeof wb, p->plan->weight_bytes_all, FFN_UNIT_BYTES),
                     (unsigned long long)p->plan->devices_for_weights,
                     ffn_units_str(ub, sizeof ub, p->hw->mem_capacity_bytes * o->mem_utilization,
@@ -167,13 +184,12 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
     if (!any)
         fprintf(fp,
                 "\ninfeasible: no layout on any device meets the scenario (closest miss above)\n");
-    fprintf(
-        fp,
-        "\nlayout = attention TP/DP, experts EP over the same devices, PP stages (docs/plan.md)\n"
-        "step = one %s step; tok/s = %s tokens; $/h = the fleet's price per hour, $/Mtok =\n"
-        "per million tokens asked for (with --price); FFN = FFN share of the step\n",
-        o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode",
-        o->phase == FFN_PLAN_PREFILL ? "prompt" : "output");
+    fprintf(fp,
+            "\nlayout = attention TP/DP, experts EP on those devices, PP stages (docs/plan.md)\n"
+            "step = one %s step; tok/s = %s tokens; $/h = the fleet's price an hour;\n"
+            "$/Mtok = per million tokens asked for (with --price); FFN = its share of a step\n",
+            o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode",
+            o->phase == FFN_PLAN_PREFILL ? "prompt" : "output");
 }
 
 /* The arithmetic behind one plan, in a few lines of at most 80 columns. */
@@ -184,12 +200,11 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
     const ffn_plan_opts *o = &pl->opts;
     char a[32], b[32], c[32], d[32], e[32], f[32];
     if (!L) return;
-    fprintf(fp,
-            "\nexplain  %s on %s: (TP %llu x DP %llu, EP %llu) x PP %llu x %llu replicas = %llu "
-            "devices%s\n",
-            p->m->name, p->hw->name, (unsigned long long)L->tp, (unsigned long long)L->dp,
-            (unsigned long long)L->ep, (unsigned long long)L->pp, (unsigned long long)L->replicas,
-            (unsigned long long)L->devices, L->feasible ? "" : " (closest miss)");
+    char lay[40];
+    layout_str(lay, sizeof lay, L);
+    fprintf(fp, "\nexplain  %s on %s: %s x %llu replicas = %llu devices%s\n", p->m->name,
+            p->hw->name, lay, (unsigned long long)L->replicas, (unsigned long long)L->devices,
+            L->feasible ? "" : " (closest miss)");
     const ffn_plan_mem *m = &L->mem;
     fprintf(fp, "  weights  %.4g G params, W %s: %s/device (FFN %s, other %s)\n",
             (double)pl->params.total / 1e9, ffn_dtype_name(o->wdtype),
