@@ -131,8 +131,13 @@ Test(cli_plan, json_has_the_documented_fields)
 
 Test(cli_plan, every_shipped_scenario_answers)
 {
-    static const char *const names[] = {"chat-8b", "prefill-70b-long", "mixtral-serving",
-                                        "deepseek-v3-h200", "qwen3-30b-a3b-per-watt"};
+    static const char *const names[] = {"chat-8b",
+                                        "prefill-70b-long",
+                                        "mixtral-serving",
+                                        "deepseek-v3-h200",
+                                        "qwen3-30b-a3b-per-watt",
+                                        "llama2-70b-wse3-pipeline",
+                                        "deepseek-v3-disaggregated"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char args[512];
         snprintf(args, sizeof args, "plan --scenario " SCEN "%s.yaml --explain", names[i]);

@@ -229,11 +229,11 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
     const ffn_plan_step *s = &L->step;
     fprintf(fp, "  step     %s, batch %llu (%llu seq/device", ffn_phase_name(s->phase),
             (unsigned long long)s->batch, (unsigned long long)s->seqs_device);
-    if (L->pp > 1)
-        fprintf(fp, ", %llu micro-batches over %llu stages, bubble %.0f%%",
-                (unsigned long long)s->micro_batches, (unsigned long long)L->pp,
-                100.0 * s->pp_bubble);
     fputs("):\n", fp);
+    if (L->pp > 1)
+        fprintf(fp, "           %llu stages, %llu micro-batches in flight, bubble %.0f%%\n",
+                (unsigned long long)L->pp, (unsigned long long)s->micro_batches,
+                100.0 * s->pp_bubble);
     if (s->margin_scale != 1.0)
         fprintf(fp, "           every time below x %.4g: the p90 end of the device's range\n",
                 s->margin_scale);
