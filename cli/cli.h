@@ -82,6 +82,7 @@ enum ffn_opt {
     FFN_O_DEVICES_PER_NODE,
     FFN_O_DP,
     FFN_O_DTYPE,
+    FFN_O_EMIT,
     FFN_O_ENGINE,
     FFN_O_EP,
     FFN_O_EP_UNEVEN,

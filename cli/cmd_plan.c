@@ -28,12 +28,13 @@ static void usage(FILE *fp)
           "       ffnroof plan --model NAME[,NAME..] --hw NAME[,NAME..] [options]\n"
           "\n"
           "Capacity planning: for each model on each device, the layouts (TP x DP x EP x PP)\n"
-          "and replicas within the device limit, memory per device, the largest batch meeting the "
-          "SLO,\n"
-          "tokens/s per device and for the fleet, devices for the target, tokens/s per watt\n"
-          "and per dollar, and the bottleneck. Flags override the scenario\n"
-          "(docs/formats-scenario.md).\n"
-          "\n"
+          "and replicas within the device limit, memory per device, the largest batch meeting\n"
+          "the SLO, tokens/s per device and for the fleet, devices for the target, tokens/s per\n"
+          "watt, $/h and $/M tokens, and the bottleneck; with --phase both, disaggregated\n"
+          "prefill and decode pools against the aggregated one. Flags override the scenario\n"
+          "(docs/formats-scenario.md).\n",
+          fp);
+    fputs("\n"
           "  --scenario FILE       a scenario (scenarios/*.yaml)\n"
           "  --model LIST          models: names (models/NAME.yaml) or paths, comma-sep.\n"
           "  --hw LIST             devices: names (hw/NAME.yaml) or paths, comma-sep.\n"
@@ -51,8 +52,9 @@ static void usage(FILE *fp)
           "  --target R            fleet throughput target in tokens/s (default: none)\n"
           "  --max-devices N       device limit (default: 64)\n"
           "  --max-batch N         largest batch considered per replica (default: 4096)\n"
-          "  --mem-util F          usable fraction of device memory (default: 0.9)\n"
-          "Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n"
+          "  --mem-util F          usable fraction of device memory (default: 0.9)\n",
+          fp);
+    fputs("Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n"
           "  --tp LIST             attention (and dense FFN) TP degrees (default: 1,2,4,8)\n"
           "  --dp LIST             attention DP degrees of MoE models: each rank its own\n"
           "                        sequences, on TP x DP devices (default: 1,2,4,..,64)\n"
@@ -79,6 +81,10 @@ static void usage(FILE *fp)
           "Output:\n"
           "  --format F            table, json or csv (default: table)\n"
           "  --explain             the arithmetic behind the best plan\n"
+          "  --emit E              each shown plan as engine E's launch command: vllm,\n"
+          "                        sglang or trtllm (parallel sizes, batch, context, memory\n"
+          "                        fraction, KV dtype, quantization; what E cannot express is\n"
+          "                        said beside it)\n"
           "  --all                 table: every layout, not only the chosen one per device\n"
           "  --out FILE            write there instead of stdout (atomically)\n"
           "  -h, --help            this help\n"
@@ -131,6 +137,7 @@ int ffn_cmd_plan(int argc, char **argv)
                                  FFN_O_EP_UNEVEN,
                                  FFN_O_PRICE,
                                  FFN_O_OBJECTIVE,
+                                 FFN_O_EMIT,
                                  FFN_O_MARGIN,
                                  FFN_O_WEIGHTS,
                                  FFN_O_ONCHIP,
@@ -274,6 +281,12 @@ int ffn_cmd_plan(int argc, char **argv)
                 goto out;
             }
     }
+    ffn_engine emit = FFN_ENGINE_NONE;
+    if (V(FFN_O_EMIT) && (ffn_engine_parse(V(FFN_O_EMIT), &emit) || emit == FFN_ENGINE_NONE)) {
+        rc = ffn_cli_usage(CMD, "--emit must be vllm, sglang or trtllm; got '%s'", V(FFN_O_EMIT));
+        goto out;
+    }
+    static char launch[MAX_PAIRS][640], launch_note[MAX_PAIRS][480];
     ffn_plan_pair pairs[MAX_PAIRS];
     size_t np = 0;
     for (size_t i = 0; i < sc.n_models; i++)
@@ -300,6 +313,14 @@ int ffn_cmd_plan(int argc, char **argv)
             p->show = p->plan->best >= 0 ? p->plan->best : p->plan->closest;
             p->disagg = NULL;
             p->prefill = p->decode = NULL;
+            p->launch = p->launch_note = NULL;
+            if (emit != FFN_ENGINE_NONE && p->show >= 0 &&
+                ffn_plan_emit(launch[np - 1], sizeof launch[0], launch_note[np - 1],
+                              sizeof launch_note[0], emit, p->m, p->plan,
+                              &p->plan->layouts[p->show]) == 0) {
+                p->launch = launch[np - 1];
+                p->launch_note = launch_note[np - 1];
+            }
             if (o->phase == FFN_PLAN_BOTH) {
                 /* the same workload as a prefill pool and a decode pool */
                 ffn_plan *pre = malloc(sizeof *pre), *dec = malloc(sizeof *dec);

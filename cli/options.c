@@ -32,6 +32,7 @@ static const struct {
     [FFN_O_DEVICES_PER_NODE - FFN_O_FIRST] = {"devices-per-node", required_argument},
     [FFN_O_DP - FFN_O_FIRST] = {"dp", required_argument},
     [FFN_O_DTYPE - FFN_O_FIRST] = {"dtype", required_argument},
+    [FFN_O_EMIT - FFN_O_FIRST] = {"emit", required_argument},
     [FFN_O_ENGINE - FFN_O_FIRST] = {"engine", required_argument},
     [FFN_O_EP - FFN_O_FIRST] = {"ep", required_argument},
     [FFN_O_EP_UNEVEN - FFN_O_FIRST] = {"ep-uneven", no_argument},

@@ -431,3 +431,42 @@ Test(cli_plan, sweep_interrupted_keeps_whole_rows)
     cr_assert_gt(n, 100);
     cr_assert_lt(n, 16000001);
 }
+
+/* plan --emit: the chosen layout as each engine's launch command, the layout in the engine's own
+ * flags (DeepSeek-V3 at attention DP 8 with EP 8 on 8 H200s; Llama-3-70B pipelined), the batch
+ * and the context; an engine that cannot express a layout says so; an unknown engine is bad
+ * usage. */
+Test(cli_plan, emit_names_the_layout_in_each_engines_flags)
+{
+    static const struct {
+        const char *engine, *want[4];
+    } cases[] = {
+        {"vllm",
+         {"vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 1", "--data-parallel-size 8",
+          "--enable-expert-parallel", "--max-model-len 2560"}},
+        {"sglang",
+         {"sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8",
+          "--dp-size 8 --enable-dp-attention", "--ep-size 8", "--context-length 2560"}},
+        {"trtllm",
+         {"trtllm-serve deepseek-ai/DeepSeek-V3 --tp_size 8", "--ep_size 8",
+          "enable_attention_dp: true", "--max_seq_len 2560"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args,
+                 "plan --scenario " SCEN "deepseek-v3-h200.yaml --dp 8 --ep 8 --emit %s "
+                 "--format json",
+                 cases[i].engine);
+        cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+        const char *o = cli_slurp(out_path);
+        for (int k = 0; k < 4; k++)
+            cr_assert(strstr(o, cases[i].want[k]) != NULL, "%s: no '%s' in %s", cases[i].engine,
+                      cases[i].want[k], o);
+    }
+    cr_assert_eq(run("plan --model llama3-70b --hw h100-sxm --tp 4 --pp 2 --emit vllm"), 0, "%s",
+                 cli_slurp(err_path));
+    cr_assert(strstr(cli_slurp(out_path), "--pipeline-parallel-size 2") != NULL, "%s",
+              cli_slurp(out_path));
+    cr_assert_eq(run("plan --model llama3-70b --hw h100-sxm --emit tgi"), 2);
+    cr_assert(strstr(cli_slurp(err_path), "--emit must be vllm, sglang or trtllm") != NULL);
+}

@@ -54,7 +54,9 @@ typedef struct ffn_moe_cfg {
 
 typedef struct ffn_model {
     char name[64];
-    char family[32]; /* HF model_type or our family name ("llama", "gpt2", ...) */
+    char family[32];      /* HF model_type or our family name ("llama", "gpt2", ...) */
+    char checkpoint[128]; /* the Hugging Face repository ("org/name") its source names, or
+                             _name_or_path of a config.json; "" when unknown */
     uint64_t hidden;
     uint64_t layers; /* decoder (or encoder-only) layers, i.e. FFN layers of the main stack */
     uint64_t vocab;

@@ -289,6 +289,8 @@ typedef struct ffn_plan_pair {
      * come from; NULL otherwise */
     const ffn_plan_disagg *disagg;
     const ffn_plan *prefill, *decode;
+    /* plan --emit: the shown layout as an engine's launch command and its note; NULL without */
+    const char *launch, *launch_note;
 } ffn_plan_pair;
 
 /* Sort the pairs (each model's together; feasible first, by obj, then by the smallest miss) and

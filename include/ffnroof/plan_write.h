@@ -28,4 +28,11 @@ int ffn_plan_write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o
 /* One line per layout of every pair; 0 or FFN_EIO. */
 int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np);
 
+/* Layout L of plan pl (model m) as engine e's launch command into buf (one line), and into note
+ * what the command cannot say or the engine does differently ("" when nothing): vLLM `vllm
+ * serve`, SGLang `python -m sglang.launch_server`, TensorRT-LLM `trtllm-serve`. 0, FFN_EINVAL
+ * (no such engine), or FFN_ENOSPACE when buf is too small. */
+int ffn_plan_emit(char *buf, size_t n, char *note, size_t nn, ffn_engine e, const ffn_model *m,
+                  const ffn_plan *pl, const ffn_plan_layout *L);
+
 #endif

@@ -97,6 +97,8 @@ static int act_key(ffn_ydoc *y, yaml_node_t *r, const char *key, const char *dfl
 static void hf_name(ffn_ydoc *y, yaml_node_t *r, ffn_model *m)
 {
     const char *n = ffn_y_text(ffn_y_get(y, r, "_name_or_path", NULL));
+    if (n && strlen(n) < sizeof m->checkpoint)
+        snprintf(m->checkpoint, sizeof m->checkpoint, "%s", n);
     char buf[512];
     if (!n || !n[0]) {
         snprintf(buf, sizeof buf, "%s", y->path);

@@ -217,10 +217,19 @@ static int load_yaml(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
         return rc;
     if ((rc = ffn_y_str(y, root, "name", true, m->name, sizeof m->name))) return rc;
     snprintf(m->family, sizeof m->family, "custom");
-    char source[1024];
+    char source[1024] = "";
     if ((rc = ffn_y_str(y, root, "family", false, m->family, sizeof m->family)) ||
         (rc = ffn_y_str(y, root, "source", false, source, sizeof source)))
         return rc;
+    /* the checkpoint a serving engine would load: "org/name" of a huggingface.co source */
+    static const char hf[] = "https://huggingface.co/";
+    if (!strncmp(source, hf, sizeof hf - 1)) {
+        const char *id = source + sizeof hf - 1, *a = strchr(id, '/');
+        const char *b = a ? strpbrk(a + 1, "/ ") : NULL;
+        size_t n = b ? (size_t)(b - id) : strlen(id);
+        if (a && n < sizeof m->checkpoint)
+            snprintf(m->checkpoint, sizeof m->checkpoint, "%.*s", (int)n, id);
+    }
     yaml_node_t *notes = ffn_y_get(y, root, "notes", NULL);
     if (notes && !ffn_y_text(notes))
         return ffn_y_error(y, notes, FFN_ESCHEMA, "'notes' must be text");

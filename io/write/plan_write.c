@@ -48,6 +48,27 @@ static void wrap(FILE *fp, const char *t, int indent, int width)
     }
 }
 
+/* A command broken before its options, each line but the last ending in " \\", so that it
+ * pastes into a shell as it is. */
+static void wrap_command(FILE *fp, const char *t, int indent, int width)
+{
+    int col = 0;
+    while (*t) {
+        const char *next = strstr(t + 1, " --");
+        int n = next ? (int)(next - t) : (int)strlen(t);
+        if (col > 0 && col + n + 2 > width) {
+            fputs(" \\\n", fp);
+            col = 0;
+            while (*t == ' ')
+                t++, n--;
+        }
+        if (col == 0) col = fprintf(fp, "%*s", indent, "");
+        col += fprintf(fp, "%.*s", n, t);
+        t += n;
+    }
+    fputc('\n', fp);
+}
+
 /* "$12.3" or "-" without a price */
 static const char *usd_str(char *b, size_t n, double v)
 {
@@ -163,6 +184,15 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
         }
         table_row(fp, L->feasible ? p->rank : 0, p->hw, L);
         if (!L->feasible) fprintf(fp, "%3s ^ infeasible; this is the closest miss\n", "");
+        if (p->launch) {
+            fprintf(fp, "%3s launch:\n", "");
+            wrap_command(fp, p->launch, 6, 80);
+            if (p->launch_note && p->launch_note[0]) {
+                char nt[600];
+                snprintf(nt, sizeof nt, "(%s)", p->launch_note);
+                wrap(fp, nt, 5, 80);
+            }
+        }
         if (p->disagg) disagg_rows(fp, p);
         if (!L->feasible && p->plan->devices_for_weights > L->devices) {
             char wb[32], ub[32];
@@ -311,6 +341,10 @@ static void json_layout(ffn_json *j, const char *key, const ffn_plan_pair *p,
     ffn_json_u64(j, "devices", L->devices);
     /* the devices the weights alone need by capacity (SRAM-first devices: chips on chip) */
     ffn_json_u64(j, "devices_for_weights", p->plan->devices_for_weights);
+    if (p->launch && L == shown(p)) {
+        ffn_json_str(j, "launch", p->launch);
+        ffn_json_str(j, "launch_note", p->launch_note ? p->launch_note : "");
+    }
     ffn_json_u64(j, "tp", L->tp);
     ffn_json_u64(j, "dp", L->dp);
     ffn_json_u64(j, "ep", L->ep);
