@@ -106,7 +106,7 @@ bench_one() {
 # that leave vector tails), then the quantized formats. The float bound on max |y - ref| /
 # max |ref| (the reference runs on the same rounded weights): fp32 accumulation order (~1e-6
 # seen); a bf16/fp16 kernel may round x and h to its dtype (2^-8, 2^-11 relative). The quantized
-# formats (issue 16): W8A32, W8A16, W8A8 and W4A16 (groups of 32, with zero points through the
+# formats: W8A32, W8A16, W8A8 and W4A16 (groups of 32, with zero points through the
 # suites); the bound is the W8A8 one, where a code of h may flip against the reference
 # (test_kernels_quant derives the tight ones).
 check_bench() {

@@ -11,7 +11,7 @@
  * (e.g. --kernels portable,ref: the portable kernel beside the scalar reference). The FMA probe
  * is that level's: zmm chains at avx512 and above, ymm chains at avx2.
  *
- * Cases (issue 4): prefill T=512, d=2048, f=5632; decode T=1, d=4096, f=11008; SwiGLU unless
+ * Cases: prefill T=512, d=2048, f=5632; decode T=1, d=4096, f=11008; SwiGLU unless
  * --act. All implementations of a case are prepared first and then timed in interleaved
  * rounds (one call of each per round, in a fresh random order each round, 150 ms apart so
  * spinning runtime threads park); each figure is the median over --reps rounds after two
@@ -28,7 +28,7 @@
  * bytes are ffn_kernel_flops/ffn_kernel_bytes (the simulator's count) for every
  * implementation.
  *
- * Quantized cases (issue 16), the best kernel of each format at the selected level:
+ * Quantized cases, the best kernel of each format at the selected level:
  *  - qdecode: T=1, d=4096, f=11008: our fp32 decode beside W8A32, W8A16, W4A32 and W4A16 (int4
  *    groups of --group G, default 128, symmetric; and the AVX-512 W4A16 kernel where the best is
  *    the AVX512-BF16 one), each as a fraction of the read probe (the bytes include the scales:

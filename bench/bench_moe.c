@@ -1,7 +1,7 @@
 /* Benchmark of the MoE layer forward (kernels_moe.h) with the best dense kernel of this CPU:
  * per-phase wall-clock times (route, permute, experts, shared, combine; median over repeats)
- * and the routing share, (route + permute + combine) / layer, which issue 4 wants under 10% at
- * E=8, k=2, d=2048, f=5632, T=64 (the defaults). Also the layer's FLOP/s and bytes/s from the
+ * and the routing share, (route + permute + combine) / layer, which the benchmark holds under 10%
+ * at E=8, k=2, d=2048, f=5632, T=64 (the defaults). Also the layer's FLOP/s and bytes/s from the
  * simulator's count of the same call (ffn_moe_count). Weights are random (fixed seed), so the
  * router spreads tokens about evenly; the expert weights (1.1 GB in fp32 at the defaults) are far
  * larger than the last-level cache, as they are in a real decode or small-batch step.

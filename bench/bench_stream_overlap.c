@@ -1,5 +1,5 @@
 /* How much streaming bandwidth a core keeps while it computes on what it streams: the question
- * behind the quantized decode streams' "within 15% of the read roof" (issue 16). Each thread
+ * behind the quantized decode streams' "within 15% of the read roof". Each thread
  * reads its share of a buffer larger than the LLC one 64-byte line at a time and runs L table
  * lookups on each line (an AVX-512 shift, a VPERMPS and an FMA into one of eight chains: the
  * W4 decode stream's work per 16 weights, so L = 8 is q4_gemv__avx512's work per line and L = 4

@@ -2,7 +2,7 @@
  * iterator (ffn_sweep_next: ffn_predict per point, the ridge once per configuration), FFN-layer
  * evaluations per second (a point of a model with both dense and MoE layers costs one of each),
  * and the same with every row formatted as predict's CSV into /dev/null; per CPU second of the
- * thread (and per wall-clock second). Issue 7 asks for at least 10^6 FFN-layer evaluations per
+ * thread (and per wall-clock second). The target is at least 10^6 FFN-layer evaluations per
  * second. BENCHMARKS.md records the figures.
  *
  *   bench_sweep [--seconds S] [--data REPO_DIR]   (default 1 s per case) */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The per-ISA accuracy table of BENCHMARKS.md (issue 12): for every ISA level this host runs
+# The per-ISA accuracy table of BENCHMARKS.md: for every ISA level this host runs
 # (`ffnroof cpu`: portable, avx2, avx512, avx512_bf16, amx, neon, sve) and for one thread and all
 # threads, `ffnroof calibrate` under FFNROOF_ISA=<level>, then bench/profiler_grid.sh on that
 # spec under the same level, and the grid's median and worst |predicted/measured - 1|.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The per-ISA kernel table of BENCHMARKS.md (issue 11): every ISA level this host runs, each in
+# The per-ISA kernel table of BENCHMARKS.md: every ISA level this host runs, each in
 # its own bench_kernels run against the peer that fits it, on the issue's shapes (prefill
 # T=512 d=2048 f=5632 SwiGLU, decode T=1 d=4096 f=11008), plus the portable kernel beside the
 # scalar reference on a prefill small enough for the reference, and the issue-4 table of the

@@ -1,9 +1,9 @@
 #!/bin/sh
-# The profiler's prediction accuracy over a grid of shapes (issue 5): `ffnroof bench` on every
+# The profiler's prediction accuracy over a grid of shapes: `ffnroof bench` on every
 # case of the grid against one calibrated spec, then |predicted / measured median - 1| per
 # dtype and kind, median and worst. The grid is LLaMA-shaped (d = 2048 f = 5632 and d = 4096
 # f = 11008, neither a calibration shape), T = 1 .. 1024 dense and a MoE layer of 8 experts
-# top-2 at T = 1 .. 256, fp32 and bf16 weights; --quant adds the quantized formats of issue 16
+# top-2 at T = 1 .. 256, fp32 and bf16 weights; --quant adds the quantized formats
 # on the dense shapes (W8 with fp32 activations, W8A8, W4A16 in groups of 128; T = 1 .. 512).
 #
 #   bench/profiler_grid.sh [--ffnroof PATH] [--hw SPEC] [--threads N] [--out FILE.csv] [--quick]
@@ -13,7 +13,7 @@
 # default (the last calibration); --quick runs a third of the grid. Writes every case's CSV
 # row (docs/formats-bench.md) to --out (default results/profiler-grid.csv) and prints the
 # summary by kind/dtype/adtype. --warm leaves the weights in the caches between calls (bench
-# --warm, predicted as the model's --weights hot: issue 15's on-chip residency). Takes about 4 minutes on 2 cores (--quant: about 2 more).
+# --warm, predicted as the model's --weights hot: the on-chip residency). Takes about 4 minutes on 2 cores (--quant: about 2 more).
 # A one-token decode runs before and after the grid: the last lines say how far the host's
 # memory rate moved during the grid and from the spec's. A case the spec misses by more than
 # 25% runs once more and keeps the lower of its two medians (a shared host only slows a run

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The reference profile of a host (issue 5), as committed in profiles/vm/: calibrate with one
+# The reference profile of a host, as committed in profiles/vm/: calibrate with one
 # thread and with all of them, then bench the kernels issue's shapes and five more on each
 # calibrated spec, with the peers and --verify where BENCHMARKS.md shows them.
 #

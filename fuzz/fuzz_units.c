@@ -1,6 +1,6 @@
 /* libFuzzer target: the string parsers every loader and flag goes through: units
- * (base/units.c), sweep grids and dtype pairs (io/load/scenario_load.c), dtype, activation, objective
- * and phase names. The first byte picks the parser, the rest is the text. */
+ * (base/units.c), sweep grids and dtype pairs (io/load/scenario_load.c), dtype, activation,
+ * objective and phase names. The first byte picks the parser, the rest is the text. */
 #include "fuzz.h"
 
 #include "ffnroof/plan.h"

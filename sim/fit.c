@@ -620,7 +620,7 @@ int ffn_fit_uncertainty(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, ff
     free(r);
     /* A fit's residuals understate the error on other data: no range narrower than 6% on
      * either side, the gap between two public harnesses on one device (A100 SXM large GEMMs:
-     * MAMF 0.869 of peak, issue 2's table 0.92; docs/model.md, "Uncertainty"). */
+     * MAMF 0.869 of peak, the A100 fit's 0.92; docs/model.md, "Uncertainty"). */
     out->p10 = q[0] < UNC_FLOOR_LO ? q[0] : UNC_FLOOR_LO;
     out->p90 = q[1] > UNC_FLOOR_HI ? q[1] : UNC_FLOOR_HI;
     double *err = malloc(n_all * sizeof *err);

@@ -325,7 +325,7 @@ Test(bench, json_writer_round_trips_through_the_reader)
     unlink(path);
 }
 
-/* bench --warm (issue 15): a warm case is predicted with its weights where the model's `hot`
+/* bench --warm: a warm case is predicted with its weights where the model's `hot`
  * puts them, and the result records the bytes each level served and that it ran warm. A
  * 1 x 64 x 128 gelu layer in fp32: weights 2 x 64 x 128 x 4 = 65,536 B fit a 1 MB L2 (0.8 MB
  * usable) at 100 GB/s; cold, DRAM serves them at 10 GB/s. */

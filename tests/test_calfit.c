@@ -1,4 +1,4 @@
-/* Issue 12, "a fit that cannot silently fail": the efficiency bounds reach down to 0.5% (a fit
+/* A fit that cannot silently fail: the efficiency bounds reach down to 0.5% (a fit
  * of a 1%-efficient kernel recovers 1%, not the old 5% floor); the spec records the fit's
  * quality (`fit:`), which writes, loads back, and is optional; a failed or poor fit yields the
  * warning report, bench and compare print beside their predictions; and the kernel fit of
@@ -215,7 +215,7 @@ Test(calfit, kernel_fit_launch_is_bounded, .timeout = 300)
     ffn_bench_fit_quality(k, &q);
     cr_expect_not(q.failed);
     cr_expect_eq(q.points, k->n_fit);
-    /* The quantized formats (issue 16): W8 decode and batch, W4 decode and W8A8 prefill ran
+    /* The quantized formats: W8 decode and batch, W4 decode and W8A8 prefill ran
      * (every level has kernels for them, the portable one at least), each solved for its one
      * parameter within its bounds (a decode: its stream's share of the bandwidth; a batch: a
      * weight's dequantisation cost; W8A8: the int8 compute_max); where the solve is not at a

@@ -1,4 +1,4 @@
-/* Issue 12 on hand-made calibrations (no microbenchmark runs): which peaks a FFNROOF_ISA level
+/* Calibrations made by hand (no microbenchmark runs): which peaks a FFNROOF_ISA level
  * allows, the roof each kernel path gets, a reference kernel's one-core roof and compute units,
  * levels that must not become roofs, a read-write rate above the read-only one at DRAM sizes, and
  * the sysfs comparison by nearest size with one and all threads. */

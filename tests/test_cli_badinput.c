@@ -1,4 +1,4 @@
-/* The bad-input matrix (issue 13): for each subcommand and each flag that takes an input file,
+/* The bad-input matrix: for each subcommand and each flag that takes an input file,
  * the file missing, a directory, empty, binary garbage, truncated, nested too deep, too wide, one
  * very long line, bad UTF-8, a NUL byte and over the size limit each give exit 2 with the file
  * named (with line:col where a place in the file is at fault), within a second, writing

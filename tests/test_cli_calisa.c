@@ -1,4 +1,4 @@
-/* `ffnroof calibrate` under FFNROOF_ISA and Ctrl-C (issue 12): a level this CPU lacks (or an
+/* `ffnroof calibrate` under FFNROOF_ISA and Ctrl-C: a level this CPU lacks (or an
  * unknown name) is exit 2 with the usable names and writes nothing, not even the folder; a
  * capped level runs only what it allows (FFNROOF_ISA=avx2 on an AVX-512 host: no 512-bit peak,
  * 256-bit probes, the AVX2 roof); and an interrupt at any point leaves no spec behind unless the

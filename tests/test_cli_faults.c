@@ -1,4 +1,4 @@
-/* The command line under faults and conflicting flags (issue 13): an option given twice, or
+/* The command line under faults and conflicting flags: an option given twice, or
  * --fused with --unfused, is refused naming both; every unwritable --out is exit 2 (a folder
  * given as a file was exit 1); a sweep grid beyond the point limit is refused unless
  * --max-points raises it; output past a file-size limit (ulimit -f) or onto a full file system

@@ -290,7 +290,7 @@ Test(cli_predict, failed_run_leaves_no_output_file)
     unlink(dst);
 }
 
-/* --weights and --onchip (issue 15): the table says where the weights were placed and each op
+/* --weights and --onchip: the table says where the weights were placed and each op
  * where its weights come from, still within 80 columns; the JSON carries the same. bert-base
  * (9.44 MB of FFN weights per layer in bf16) fits the Xeon's L2, which has no bandwidth in the
  * spec: capacity only. */
@@ -379,8 +379,8 @@ Test(cli_predict, zero_points_and_act_io_dtype_reach_the_model)
 
 /* The README's simulator examples are what the code prints: under each "### ...`ffnroof
  * predict|plan ...`" heading, the first code block is that command's output, run from the
- * repository root. Three of them had gone stale (issue 14's ranges and refit) with nothing to
- * say so. The figures were printed on x86-64; an AArch64 build may fuse a multiply-add the x86
+ * repository root. An example that goes stale
+ * fails here. The figures were printed on x86-64; an AArch64 build may fuse a multiply-add the x86
  * one does not and round a last digit the other way, so it skips. */
 Test(cli_predict, readme_examples_are_what_the_code_prints, .init = setup, .fini = teardown)
 {

@@ -1,4 +1,4 @@
-/* Issue 14: the GPU efficiency model (wave utilisation, elementwise bandwidth, three-kernel FFN),
+/* The GPU efficiency model (wave utilisation, elementwise bandwidth, three-kernel FFN),
  * the GPU calibration kit's fit format and the `ffnroof fit` path on its committed synthetic
  * sample, the a100-pcie-80gb spec, the p10-p90 range of every prediction (spec fields, JSON of
  * predict and compare) and `plan --margin p90`. No GPU is needed. */
@@ -640,7 +640,7 @@ Test(gpucal, margin_p90_needs_at_least_as_many_devices)
     cr_expect_gt(strictly_more, 0, "the pessimistic end costs devices somewhere");
 }
 
-/* ---- warm data: '#@ weights hot' and level_max (issue 15 on a GPU) ----------------------- */
+/* ---- warm data: '#@ weights hot' and level_max (on a GPU) ----------------------- */
 
 /* A bf16 GEMM point m x n x k timed without a harness (its time set by the caller). */
 static ffn_fit_point bf16_point(uint64_t m, uint64_t n, uint64_t k)

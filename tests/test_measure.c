@@ -375,7 +375,7 @@ Test(measure, one_threads_peak_chains_run_for_their_caller)
     cr_expect_eq(ffn_peak_run(FFN_PEAK_COUNT, 10), 0.0);
 }
 
-/* One int8 dot-product probe (issue 16): where the CPU has its instructions it runs on one and
+/* One int8 dot-product probe: where the CPU has its instructions it runs on one and
  * two threads and gives a positive, finite rate, and its name says the ISA that set it; where
  * it lacks them the probe refuses to run, and the test says so. */
 static void int8_probe(ffn_peak_kind k, const char *isa_word, ffn_isa level, const char *needs)

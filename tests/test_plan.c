@@ -653,7 +653,7 @@ Test(plan, sweep_equals_predict)
     }
 }
 
-/* An SRAM-first device by hand (issue 15): LLaMA-2-70B's weights on Groq LPUs, whose memory is
+/* An SRAM-first device by hand: LLaMA-2-70B's weights on Groq LPUs, whose memory is
  * their 230 MB of on-chip SRAM. 68,976,648,192 parameters (HF config: 80 layers, d 8192,
  * f 28672, GQA 64/8 heads, vocab 32000) x 2 B = 137,953,296,384 B; / (230e6 B x 1.0 usable)
  * = 599.8 -> 600 chips. (Groq's public deployment, about 576 chips, is the check in

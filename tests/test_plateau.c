@@ -3,7 +3,7 @@
  * Rapids (48 KiB / 2 MiB / 105 MiB), Graviton 3 (64 KiB / 1 MiB / 32 MiB) and a VM whose sysfs
  * is wrong. Each curve has seeded noise, a ramp at the smallest sizes (loop overhead) and an
  * outlier, and is sampled the way `calibrate --quick` samples (from 4 KiB, 4 points per octave,
- * to 4 x LLC). The criterion (issue 12): every detected boundary within a factor 1.5 of the
+ * to 4 x LLC). The criterion: every detected boundary within a factor 1.5 of the
  * truth, one level per cache plus DRAM. Then the nearest-size matching against sysfs. */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -537,7 +537,7 @@ Test(plot, log_range_is_whole_decades)
     cr_expect(b > a);
 }
 
-/* The cache-aware roofline (issue 15): a warm bench case records the bytes each level served
+/* The cache-aware roofline: a warm bench case records the bytes each level served
  * (the model's: 1 x 256 x 512 gelu fp32, weights 1,048,576 B + activations 6,144 B from L2,
  * the activations alone from memory) and the spec's on-chip roofs; --levels draws the case
  * once per level at flops / bytes. */

@@ -1,4 +1,4 @@
-/* The work of quantized FFN layers (issue 16), counted twice: by the kernels' work count
+/* The work of quantized FFN layers, counted twice: by the kernels' work count
  * (kernels/count.c, what the bench runner charges a kernel call) and by the simulator's fused
  * layer (sim/ffn.c), both against hand counts worked out in the comments: weight bytes plus scale
  * bytes for int8 per channel and int4 groups with and without a zero point, the W8A8 activation

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Build the GPU calibration kit on a lent machine (sourced by device_run*.sh): the machine's nvcc
+# Build the GPU calibration kit on a GPU machine (sourced by device_run*.sh): the machine's nvcc
 # for sm_90, with the toolkit's cuBLAS, else the one PyTorch's wheels carry. $1: the binary to
 # write; $2: the log the compiler's messages go to. Returns non-zero when neither build works.
 build_kit() {

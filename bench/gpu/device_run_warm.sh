@@ -1,5 +1,5 @@
 #!/bin/bash
-# Warm-weights run on a lent NVIDIA GPU machine (issue 15; bench/gpu/README.md, "Runs"): the
+# Warm-weights run on an NVIDIA GPU machine (bench/gpu/README.md, "Runs"): the
 # kit built there, run with --warm (one buffer of each kind reused call after call, so what fits
 # in L2 stays there) over the bf16 grid, then its quick grid cold (rotated buffers) in the same
 # minute for a paired look. `ffnroof fit --hw h200 --data warm.csv --check` predicts the warm

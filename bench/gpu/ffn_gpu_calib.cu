@@ -11,7 +11,7 @@
  * warm-up, with the weights rotated over enough buffers that the L2 cache does not hold them.
  * No per-call harness overhead is in the numbers, so the file says '#@ harness off'. --warm
  * uses one buffer of each kind instead, reused call after call, so that what fits in L2 stays
- * there (issue 15's warm weights on a GPU; the file then says '#@ weights hot'). */
+ * there (warm weights on a GPU; the file then says '#@ weights hot'). */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

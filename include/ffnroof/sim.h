@@ -34,7 +34,7 @@ typedef enum ffn_weights { FFN_WEIGHTS_COLD = 0, FFN_WEIGHTS_HOT, FFN_WEIGHTS_AU
  * convention (docs/model.md, "On-chip memory"), not a measurement. */
 #define FFN_ONCHIP_USABLE 0.8
 
-/* MoE routing assumptions (issue 3). */
+/* MoE routing assumptions (docs/model.md). */
 typedef struct ffn_moe_opts {
     double zipf_s;            /* expert popularity p_i ~ 1/i^s; 0 = uniform routing */
     const double *popularity; /* borrowed histogram of n_popularity = E weights, or NULL */

@@ -1,6 +1,6 @@
-/* The bench runner's prepared layer (measure/bench_internal.h): random weights (uniform, scaled by
- * 1/sqrt(fan-in)), packed once for ffnroof's kernel; the activation and workspace buffers for a
- * token count; one forward call; the check of the last call against the reference kernel. */
+/* The bench runner's prepared layer (measure/bench/bench_internal.h): random weights (uniform,
+ * scaled by 1/sqrt(fan-in)), packed once for ffnroof's kernel; the activation and workspace buffers
+ * for a token count; one forward call; the check of the last call against the reference kernel. */
 #include "bench_internal.h"
 #include "internal.h"
 

@@ -225,7 +225,7 @@ static size_t quant_cases(ffn_kcal_mode mode, ffn_bench_case *cases, bool *fit, 
  * level whose measured peak would take over QUICK_CALL_S a call: T halved, down to
  * QUICK_MIN_T, still far above every kernel's ridge. The portable level took 0.17 s a call at
  * T = 256 in fp32 and 0.48 s in W8A8 on one thread (family 6 model 207 VM), each
- * timed for its second at least twice, and --quick ran 23 s against issue 12's 20; at T = 64
+ * timed for its second at least twice, and --quick ran 23 s against a 20 s budget; at T = 64
  * its kernels reach the same rate (25.2 against 25.6 GFLOP/s fp32, 9.2 against 9.3 GOP/s
  * W8A8). Returns how many runs shrank. */
 enum { QUICK_MIN_T = 64 };
@@ -255,7 +255,7 @@ size_t ffn__kcal_quick_shrink(const ffn_hw *hw, ffn_bench_case *cases, size_t n)
 static void quant_fit(ffn_hw *hw, const ffn_bench_result *r, qrole role, ffn_kcal_result *out)
 {
     ffn_eff *e = &hw->eff;
-    double lo = 0.005, hi = 1.0; /* fractions: issue 12's bounds, 0.5% to 100% */
+    double lo = 0.005, hi = 1.0; /* fractions: 0.5% to 100% */
     double *p = &e->compute_max_dt[FFN_DT_INT8];
     char what[64] = "W8A8 int8 compute_max";
     if (role == Q_GEMV) {

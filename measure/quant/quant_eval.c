@@ -2,7 +2,7 @@
  * layers and activations, the double-precision reference FFN, each format's FFN computed from
  * the values quant.h's reference functions give (kernels/quant/quant_ref.c), SmoothQuant's
  * migration, and the error metrics. The GEMMs are plain blocked loops in double over the
- * process's CPUs (the thread team of measure/team.c): an oracle, not a kernel. */
+ * process's CPUs (the thread team of measure/probe/team.c): an oracle, not a kernel. */
 #include "ffnroof/quant_eval.h"
 
 #include <math.h>
