@@ -52,7 +52,11 @@ static void usage(FILE *fp)
           "  --target R            fleet throughput target in tokens/s (default: none)\n"
           "  --max-devices N       device limit (default: 64)\n"
           "  --max-batch N         largest batch considered per replica (default: 4096)\n"
-          "  --mem-util F          usable fraction of device memory (default: 0.9)\n",
+          "  --mem-util F          usable fraction of device memory, as vLLM's\n"
+          "                        gpu_memory_utilization (default: 0.9)\n"
+          "  --reserve SIZE        the runtime's own memory out of it (CUDA context, NCCL,\n"
+          "                        graphs; default: 0.69 GiB on a GPU, 0 elsewhere)\n"
+          "  --kv-page N           KV cache pages of N tokens (default: 16, vLLM's block)\n",
           fp);
     fputs("Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n"
           "  --tp LIST             attention (and dense FFN) TP degrees (default: 1,2,4,8)\n"
@@ -130,6 +134,8 @@ int ffn_cmd_plan(int argc, char **argv)
                                  FFN_O_MAX_DEVICES,
                                  FFN_O_MAX_BATCH,
                                  FFN_O_MEM_UTIL,
+                                 FFN_O_RESERVE,
+                                 FFN_O_KV_PAGE,
                                  FFN_O_TP,
                                  FFN_O_DP,
                                  FFN_O_EP,
@@ -197,6 +203,7 @@ int ffn_cmd_plan(int argc, char **argv)
     ffn_cli_bind_u64(&late, FFN_O_MAX_DEVICES, 1, 1u << 24, &o->max_devices);
     ffn_cli_bind_u64(&late, FFN_O_MAX_BATCH, 1, 1u << 24, &o->max_batch);
     ffn_cli_bind_double(&late, FFN_O_MEM_UTIL, 0.01, 1.0, &o->mem_utilization);
+    ffn_cli_bind_u64(&late, FFN_O_KV_PAGE, 1, 1u << 20, &o->kv_page_tokens);
     ffn_cli_bind_routing(&late, &o->moe);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
@@ -235,6 +242,17 @@ int ffn_cmd_plan(int argc, char **argv)
                                  (const char *const[]){"median", "p90", NULL}, &i)))
             goto out;
         o->margin = i == 0 ? FFN_MARGIN_MEDIAN : FFN_MARGIN_P90;
+    }
+    if (V(FFN_O_RESERVE)) {
+        char why[160];
+        double r;
+        if (ffn_units_parse(V(FFN_O_RESERVE), FFN_UNIT_BYTES, &r, why, sizeof why) || !(r >= 0) ||
+            r > 1e15) {
+            rc = ffn_cli_usage(CMD, "--reserve needs a size such as 1GiB or 0; got '%s'",
+                               V(FFN_O_RESERVE));
+            goto out;
+        }
+        o->reserve_bytes = r;
     }
     if (V(FFN_O_OBJECTIVE) && ffn_objective_parse(V(FFN_O_OBJECTIVE), &o->objective)) {
         rc = ffn_cli_usage(CMD,

@@ -76,6 +76,8 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->max_devices = 64;
     o->max_batch = 4096;
     o->mem_utilization = 0.9;
+    o->reserve_bytes = -1.0;
+    o->kv_page_tokens = 16;
     static const uint64_t tp[] = {1, 2, 4, 8}, ep[] = {1, 2, 4, 8, 16, 32, 64};
     memcpy(o->tp, tp, sizeof tp);
     o->n_tp = 4;
@@ -563,7 +565,8 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
         const ffn_plan_shape one_device = {1, 1, 1, 1};
         if (!ffn_plan_memory(m, &out->params, hw, o, &one_device, 1, 1, 0, &all)) {
             out->weight_bytes_all = all.weight_bytes;
-            double usable = hw->mem_capacity_bytes * o->mem_utilization;
+            double usable =
+                hw->mem_capacity_bytes * o->mem_utilization - ffn_plan_reserve_bytes(o, hw);
             out->devices_for_weights = usable > 0 ? (uint64_t)ceil(all.weight_bytes / usable) : 0;
         }
     }

@@ -124,6 +124,12 @@ void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt
     footprint(m, p, wdt, group, zero_point, tp, tp, ep, ffn_bytes, other_bytes);
 }
 
+double ffn_plan_reserve_bytes(const ffn_plan_opts *o, const ffn_hw *hw)
+{
+    if (o->reserve_bytes >= 0) return o->reserve_bytes;
+    return hw && hw->kind == FFN_HW_GPU ? FFN_PLAN_GPU_RESERVE : 0.0;
+}
+
 int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
                     const ffn_plan_opts *o, const ffn_plan_shape *shape, uint64_t batch,
                     uint64_t context, uint64_t prefill_tokens, ffn_plan_mem *out)
@@ -147,7 +153,10 @@ int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
     const uint64_t seqs = ffn__ceil_div(batch, dp);
     const uint64_t layers = ffn__ceil_div(m->layers, pp);
     out->kv_bytes_per_token_layer = ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
-    out->kv_bytes_per_seq = (double)context * (double)layers * out->kv_bytes_per_token_layer;
+    /* the cache is allocated in whole pages of kv_page_tokens tokens */
+    const uint64_t page = o->kv_page_tokens > 1 ? o->kv_page_tokens : 1;
+    const double cached = (double)(ffn__ceil_div(context, page) * page);
+    out->kv_bytes_per_seq = cached * (double)layers * out->kv_bytes_per_token_layer;
     out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
     /* decode: one token per sequence of a micro-batch; a prefill-only plan: the prompt (or a
      * chunk) per sequence */
@@ -164,7 +173,7 @@ int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
         if (a > out->activation_bytes) out->activation_bytes = a;
     }
     out->total_bytes = out->weight_bytes + out->kv_bytes + out->activation_bytes;
-    out->usable_bytes = hw->mem_capacity_bytes * o->mem_utilization;
+    out->usable_bytes = hw->mem_capacity_bytes * o->mem_utilization - ffn_plan_reserve_bytes(o, hw);
     out->fits = out->total_bytes <= out->usable_bytes;
     return 0;
 }

@@ -96,14 +96,19 @@ typedef struct ffn_plan_opts {
     ffn_dtype act_io_dtype; /* W8A8: the dtype x, h and y are stored in (ffn_run's) */
     bool fused;
     ffn_moe_opts moe;
-    double tpot_s;                     /* per-output-token SLO (decode step time); 0 = none */
-    double ttft_s;                     /* time-to-first-token SLO (prefill step time); 0 = none */
-    double target_tokens_per_s;        /* fleet throughput target (output tokens/s for decode and
-                                          both, prompt tokens/s for prefill); 0 = none */
-    uint64_t max_devices;              /* device limit, >= 1 */
-    uint64_t max_batch;                /* largest batch (sequences per replica) considered */
-    double mem_utilization;            /* usable fraction of the device memory, (0, 1] */
-    double price_per_hour;             /* per device; 0 = unknown */
+    double tpot_s;              /* per-output-token SLO (decode step time); 0 = none */
+    double ttft_s;              /* time-to-first-token SLO (prefill step time); 0 = none */
+    double target_tokens_per_s; /* fleet throughput target (output tokens/s for decode and
+                                   both, prompt tokens/s for prefill); 0 = none */
+    uint64_t max_devices;       /* device limit, >= 1 */
+    uint64_t max_batch;         /* largest batch (sequences per replica) considered */
+    double mem_utilization;     /* usable fraction of the device memory, (0, 1] */
+    double reserve_bytes;       /* the runtime's reserve out of that (CUDA context, NCCL buffers,
+                                   CUDA graphs); < 0 = the default: FFN_PLAN_GPU_RESERVE on a GPU,
+                                   0 on other devices */
+    uint64_t kv_page_tokens;    /* the KV cache is allocated in pages of this many tokens (vLLM's
+                                   default block size 16); 0 or 1 = by the token */
+    double price_per_hour;      /* per device; 0 = unknown */
     uint64_t tp[FFN_PLAN_MAX_DEGREES]; /* attention (and dense FFN) TP degrees */
     size_t n_tp;
     uint64_t dp[FFN_PLAN_MAX_DEGREES]; /* attention DP degrees; ignored (1) for dense models */
@@ -119,6 +124,14 @@ typedef struct ffn_plan_opts {
     bool onchip;            /* charge finite on-chip memory (sim.h, ffn_run.onchip) */
 } ffn_plan_opts;
 
+/* A GPU serving runtime's own memory beside weights, KV cache and activations: vLLM logs
+ * non-torch memory (CUDA context, NCCL) of 0.33 GiB (vllm-project/vllm issue #14452) and CUDA
+ * graphs of 0.36 GiB (gpustack/runner pull request #251, vLLM 0.27): 0.69 GiB. */
+#define FFN_PLAN_GPU_RESERVE (0.69 * 1073741824.0)
+
+/* The reserve o asks for on hw (its default resolved). */
+double ffn_plan_reserve_bytes(const ffn_plan_opts *o, const ffn_hw *hw);
+
 /* Defaults: decode, prompt 1024, output 256, bf16, fused, no SLO, no target, 64 devices,
  * batch up to 4096, 90% of memory usable, TP 1,2,4,8, DP and EP 1,2,4,8,16,32,64, PP auto. */
 void ffn_plan_opts_default(ffn_plan_opts *o);
@@ -133,7 +146,7 @@ typedef struct ffn_plan_mem {
     double kv_bytes;                 /* KV cache of the sequences this device holds */
     double activation_bytes;         /* transient activation peak of one layer */
     double total_bytes;
-    double usable_bytes; /* capacity x mem_utilization */
+    double usable_bytes; /* capacity x mem_utilization - the runtime's reserve */
     bool fits;
 } ffn_plan_mem;
 

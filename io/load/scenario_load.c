@@ -244,8 +244,9 @@ static int load_plan(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
     if (m && (rc = ffn_y_num(y, m, "tokens_per_s", true, FFN_UNIT_NONE, 1e-6, 1e15,
                              &o->target_tokens_per_s)))
         return rc;
-    static const char *const limit_keys[] = {"max_devices", "max_batch", "memory_utilization",
-                                             NULL};
+    static const char *const limit_keys[] = {"max_devices",        "max_batch",
+                                             "memory_utilization", "runtime_reserve",
+                                             "kv_page_tokens",     NULL};
     if ((rc = sub_map(y, root, "limits", limit_keys, &m))) return rc;
     if (m) {
         yaml_node_t *md = ffn_y_get(y, m, "max_devices", NULL);
@@ -257,6 +258,10 @@ static int load_plan(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
         if (!rc)
             rc = ffn_y_num(y, m, "memory_utilization", false, FFN_UNIT_NONE, 0.01, 1.0,
                            &o->mem_utilization);
+        if (!rc)
+            rc = ffn_y_num(y, m, "runtime_reserve", false, FFN_UNIT_BYTES, 0, 1e15,
+                           &o->reserve_bytes);
+        if (!rc) rc = ffn_y_u64(y, m, "kv_page_tokens", false, 1, 1u << 20, &o->kv_page_tokens);
         if (rc) return rc;
     }
     static const char *const layout_keys[] = {"tp", "dp", "ep", "pp", "ep_uneven", NULL};
