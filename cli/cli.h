@@ -279,7 +279,8 @@ struct ffn_scenario;
  * FFN_EXIT_USAGE. */
 int ffn_cli_scenario_start(const char *cmd, const char *scenario, const char *model, const char *hw,
                            struct ffn_scenario *sc);
-int ffn_cli_load_scenario_inputs(const struct ffn_scenario *sc, ffn_hw *hws, ffn_model *models);
+int ffn_cli_load_scenario_inputs(const char *cmd, struct ffn_scenario *sc, ffn_hw *hws,
+                                 ffn_model *models);
 
 /* Data lookup: NAME -> <dir>/<kind>/NAME.yaml, searched in $FFNROOF_DATA_DIR, the source tree
  * this binary was built from, the installed data folder and <exe>/../share/ffnroof. A value with

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "ffnroof/engine.h"
+#include "ffnroof/match.h"
 #include "ffnroof/scenario.h"
 #include "ffnroof/engine_load.h"
 #include "ffnroof/hw_load.h"
@@ -75,15 +76,41 @@ int ffn_cli_resolve(const char *cmd, const char *kind, const char *name, char *p
     if (ffn_cli_data_dir(kind, dir, sizeof dir)) {
         snprintf(path, n, "%s/%s.yaml", dir, name);
         if (is_file(path)) return 0;
-        /* list what there is */
-        fprintf(stderr, "ffnroof %s: unknown %s '%s'; known:", cmd,
-                strcmp(kind, "hw") ? kind : "device", name);
-        char names[256][64];
-        size_t cnt = ffn_data_names(dir, names, 256);
+        const char *what = !strcmp(kind, "hw")          ? "device"
+                           : !strcmp(kind, "models")    ? "model"
+                           : !strcmp(kind, "scenarios") ? "scenario"
+                                                        : kind;
+        if (strchr(name, ','))
+            return ffn_cli_usage(cmd,
+                                 "%s takes one %s, got the list '%s'; plan and sweep take lists",
+                                 cmd, what, name);
+        static char names[256][64];
+        const char *known[256];
+        const size_t cnt = ffn_data_names(dir, names, 256);
         for (size_t i = 0; i < cnt; i++)
-            fprintf(stderr, " %s", names[i]);
-        fprintf(stderr, "\n");
-        return FFN_EXIT_USAGE;
+            known[i] = names[i];
+        size_t at = 0, sug[4];
+        ffn_match_kind how;
+        const int m = ffn_name_match(name, known, cnt, &at, &how);
+        if (m == 0) {
+            snprintf(path, n, "%s/%s.yaml", dir, known[at]);
+            if (how != FFN_MATCH_CASE)
+                fprintf(stderr, "ffnroof %s: %s '%s' taken as '%s'\n", cmd, what, name, known[at]);
+            return 0;
+        }
+        const size_t ns = m == FFN_EINVAL ? ffn_name_begun(name, known, cnt, sug, 4)
+                                          : ffn_name_suggest(name, known, cnt, sug, 4);
+        char list[320] = "";
+        for (size_t i = 0; i < ns; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     known[sug[i]]);
+        if (m == FFN_EINVAL)
+            return ffn_cli_usage(cmd, "%s '%s' is ambiguous: %s", what, name, list);
+        if (ns) return ffn_cli_usage(cmd, "unknown %s '%s'; did you mean %s?", what, name, list);
+        char all[1200] = "";
+        for (size_t i = 0; i < cnt && strlen(all) + 70 < sizeof all; i++)
+            snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? ", " : "", known[i]);
+        return ffn_cli_usage(cmd, "unknown %s '%s'; known: %s", what, name, all);
     }
     return ffn_cli_usage(
         cmd, "no %s/ data folder found for '%s' (set FFNROOF_DATA_DIR or give a path)", kind, name);
@@ -191,8 +218,22 @@ int ffn_cli_out_close(const char *cmd, ffn_cli_out *o, bool ok)
     return FFN_EXIT_OK;
 }
 
-int ffn_cli_load_scenario_inputs(const ffn_scenario *sc, ffn_hw *hws, ffn_model *models)
+int ffn_cli_load_scenario_inputs(const char *cmd, ffn_scenario *sc, ffn_hw *hws, ffn_model *models)
 {
+    /* names given on the command line are forgiving (ffn_cli_resolve); a scenario file's are
+     * checked, with suggestions, where they stand (file:line:col) */
+    if (!sc->path[0]) {
+        char p[PATH_MAX];
+        for (size_t i = 0; i < sc->n_models + sc->n_hws; i++) {
+            ffn_sc_ref *r = i < sc->n_models ? &sc->models[i] : &sc->hws[i - sc->n_models];
+            const int rc =
+                ffn_cli_resolve(cmd, i < sc->n_models ? "models" : "hw", r->name, p, sizeof p);
+            if (rc) return rc;
+            if (strlen(p) >= sizeof r->name)
+                return ffn_cli_usage(cmd, "the path of '%s' is too long", r->name);
+            memcpy(r->name, p, strlen(p) + 1);
+        }
+    }
     char hwd[PATH_MAX], md[PATH_MAX];
     const char *hw_dir = ffn_cli_data_dir("hw", hwd, sizeof hwd);
     const char *m_dir = ffn_cli_data_dir("models", md, sizeof md);

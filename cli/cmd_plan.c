@@ -287,7 +287,7 @@ int ffn_cmd_plan(int argc, char **argv)
     static ffn_model models[FFN_SC_MAX_REFS];
     static ffn_hw hws[FFN_SC_MAX_REFS];
     if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
-    if ((rc = ffn_cli_load_scenario_inputs(&sc, hws, models))) goto out;
+    if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
     const ffn_objective obj = ffn_plan_objective(o);
     if (obj == FFN_OBJ_TOKENS_PER_DOLLAR || obj == FFN_OBJ_COST) {
         for (size_t k = 0; k < sc.n_hws; k++)

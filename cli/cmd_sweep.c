@@ -290,7 +290,7 @@ int ffn_cmd_sweep(int argc, char **argv)
     static ffn_model models[FFN_SC_MAX_REFS];
     static ffn_hw hws[FFN_SC_MAX_REFS];
     if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
-    if ((rc = ffn_cli_load_scenario_inputs(&sc, hws, models))) goto out;
+    if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
     ffn_sweep_grid g;
     memset(&g, 0, sizeof g);
     ffn_run_default(&g.base);

@@ -1,6 +1,8 @@
 /* The ffnroof executable: a table of subcommands, one cmd_<name>.c each (git style). */
 #include "cli.h"
 
+#include "ffnroof/match.h"
+
 #include <signal.h>
 #include <string.h>
 
@@ -37,7 +39,9 @@ static void usage(FILE *fp)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(fp, "\nData: --hw NAME reads hw/NAME.yaml, --model NAME models/NAME.yaml "
-                "(FFNROOF_DATA_DIR overrides where).\n");
+                "(FFNROOF_DATA_DIR overrides where);\nnames are forgiving: case, '-' and '_' "
+                "do not matter, and a name's beginning will do where it is unique.\n"
+                "ffnroof help CMD prints CMD's help.\n");
 }
 
 int main(int argc, char **argv)
@@ -49,7 +53,14 @@ int main(int argc, char **argv)
         usage(stderr);
         return FFN_EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        /* ffnroof help CMD: that command's --help */
+        char *help_argv[] = {argv[2], (char *)"--help", NULL};
+        argc = 3;
+        argv[1] = help_argv[0];
+        argv[2] = help_argv[1];
+        argv[3] = NULL;
+    } else if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return FFN_EXIT_OK;
     }
@@ -68,7 +79,22 @@ int main(int argc, char **argv)
             if (rc != FFN_EXIT_OK) ffn_cli_remove_created_dirs();
             return rc;
         }
-    fprintf(stderr, "ffnroof: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    size_t at, sug[3];
+    ffn_match_kind how;
+    const size_t nc = sizeof commands / sizeof commands[0];
+    if (ffn_name_match(argv[1], names, nc, &at, &how) == 0 && how != FFN_MATCH_PREFIX) {
+        const int rc = commands[at].run(argc - 1, argv + 1);
+        if (rc != FFN_EXIT_OK) ffn_cli_remove_created_dirs();
+        return rc;
+    }
+    const size_t ns = ffn_name_suggest(argv[1], names, nc, sug, 3);
+    fprintf(stderr, "ffnroof: unknown command '%s'", argv[1]);
+    for (size_t i = 0; i < ns; i++)
+        fprintf(stderr, "%s%s", i ? " or " : "; did you mean ", names[sug[i]]);
+    fputs(ns ? "?\n" : "\n", stderr);
+    fputs("Try 'ffnroof --help'.\n", stderr);
     return FFN_EXIT_USAGE;
 }

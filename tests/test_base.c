@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "ffnroof/names.h"
+#include "ffnroof/error.h"
+#include "ffnroof/match.h"
 #include "ffnroof/rand.h"
 #include "ffnroof/sort.h"
 
@@ -120,4 +122,40 @@ Test(base, phase_and_bound_names)
     cr_expect_null(ffn_peak_name(FFN_PEAK_COUNT));
     cr_expect_str_eq(ffn_bw_kernel_name(FFN_BW_TRIAD), "triad");
     cr_expect_str_eq(ffn_peer_lib_name(FFN_PEER_ONEDNN), "onednn");
+}
+
+/* Forgiving names: case, separators, a unique beginning; ambiguity and suggestions. */
+Test(base, names_are_forgiving)
+{
+    const char *const hw[] = {"a100-sxm-80gb", "h100-pcie", "h100-sxm", "h200", "mi300x", "mi325x"};
+    const char *const md[] = {"deepseek-v3", "llama3-70b", "llama3-8b", "mixtral-8x7b"};
+    size_t at = 99, out[4];
+    ffn_match_kind how;
+    cr_assert_eq(ffn_name_match("h200", hw, 6, &at, &how), 0);
+    cr_expect_eq(at, 3);
+    cr_expect_eq(how, FFN_MATCH_EXACT);
+    cr_assert_eq(ffn_name_match("H100-SXM", hw, 6, &at, &how), 0);
+    cr_expect_eq(at, 2);
+    cr_expect_eq(how, FFN_MATCH_CASE);
+    cr_assert_eq(ffn_name_match("llama-3-70b", md, 4, &at, &how), 0);
+    cr_expect_eq(at, 1);
+    cr_expect_eq(how, FFN_MATCH_SEPARATORS);
+    cr_assert_eq(ffn_name_match("DeepSeekV3", md, 4, &at, &how), 0);
+    cr_expect_eq(at, 0);
+    cr_assert_eq(ffn_name_match("mi300", hw, 6, &at, &how), 0);
+    cr_expect_eq(at, 4);
+    cr_expect_eq(how, FFN_MATCH_PREFIX);
+    cr_expect_eq(ffn_name_match("h100", hw, 6, &at, &how), FFN_EINVAL); /* pcie or sxm */
+    cr_expect_eq(ffn_name_begun("h100", hw, 6, out, 4), 2);
+    cr_expect_eq(out[0], 1);
+    cr_expect_eq(out[1], 2);
+    cr_expect_eq(ffn_name_match("b200", hw, 6, &at, &how), FFN_ENOTFOUND);
+    cr_expect_eq(ffn_name_match("", hw, 6, &at, &how), FFN_ENOTFOUND);
+    const char *const cmds[] = {"predict", "plan", "sweep", "compare", "plot"};
+    cr_assert_eq(ffn_name_suggest("predcit", cmds, 5, out, 3), 1);
+    cr_expect_eq(out[0], 0);
+    cr_expect_eq(ffn_name_distance("predcit", "predict"), 1); /* one swap */
+    cr_expect_eq(ffn_name_distance("plan", "plot"), 2);
+    cr_expect_eq(ffn_name_distance("Llama_3", "llama3"), 0);
+    cr_expect_eq(ffn_name_suggest("zzzzzz", cmds, 5, out, 3), 0);
 }

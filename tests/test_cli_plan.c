@@ -220,8 +220,18 @@ Test(cli_plan, bad_input_exits_2)
     int rc = run("plan --model llama9 --hw h100-sxm");
     cr_assert_eq(rc, 2);
     const char *e = cli_slurp(err_path);
-    cr_assert(strstr(e, "unknown model 'llama9'; known:") && strstr(e, "llama3-8b"), "%s", e);
-    cr_assert_eq(count_char(e, '\n'), 1, "one line: %s", e);
+    cr_assert(strstr(e, "ffnroof plan: unknown model 'llama9'; known:") && strstr(e, "llama3-8b"),
+              "%s", e);
+    cr_assert(strstr(e, "Try 'ffnroof plan --help'.") != NULL, "%s", e);
+    cr_assert_eq(count_char(e, '\n'), 2, "the error and the Try line: %s", e);
+    /* a name within an edit or two gets a suggestion, one a unique beginning is taken */
+    cr_assert_eq(run("plan --model lama3-8b --hw h100-sxm"), 2);
+    cr_assert(strstr(cli_slurp(err_path), "did you mean llama3-8b?") != NULL, "%s",
+              cli_slurp(err_path));
+    cr_assert_eq(run("plan --model Llama-3-8B --hw mi300 --tpot 50ms"), 0, "%s",
+                 cli_slurp(err_path));
+    cr_assert(strstr(cli_slurp(err_path), "device 'mi300' taken as 'mi300x'") != NULL, "%s",
+              cli_slurp(err_path));
 
     write_file(tmp_path, "name: t\nmodel: llama3-8b\nhw: [h100-sxm, h300]\n");
     char args[512];
