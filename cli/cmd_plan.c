@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ffnroof/plan.h"
+#include "ffnroof/plan_report.h"
 #include "ffnroof/plan_write.h"
 #include "ffnroof/scenario.h"
 #include "ffnroof/units.h"

@@ -1,9 +1,8 @@
 /* The writers of `ffnroof plan` (io/write/plan_write.c, docs/plan.md): one plan per (model,
- * device) pair, ranked per model (ffn_plan_pairs_rank, ffnroof/plan.h), written as a table (with
- * every layout on request), as JSON (schema ffnroof.plan/1) or CSV, and the arithmetic behind
- * one plan in a few lines of at most 80 columns. o is the options the plans were evaluated
- * with, its objective resolved (ffn_plan_objective). The caller owns the stream; nothing here
- * opens files or exits. */
+ * device) pair, ranked per model (ffn_plan_pairs_rank, ffnroof/plan.h), as JSON (schema
+ * ffnroof.plan/1) or CSV; the table and the explanation are views (ffnroof/plan_report.h). o is
+ * the options the plans were evaluated with, its objective resolved (ffn_plan_objective). The
+ * caller owns the stream; nothing here opens files or exits. */
 #ifndef FFNROOF_PLAN_WRITE_H
 #define FFNROOF_PLAN_WRITE_H
 
@@ -16,23 +15,10 @@
 #include "ffnroof/plan.h"
 #include "ffnroof/scenario.h"
 
-/* The scenario's workload, then per model one row per device (its shown layout; every layout
- * with all). */
-void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o,
-                          const ffn_plan_pair *pairs, size_t np, bool all);
-/* The arithmetic behind p's shown layout: memory, step, SLO, rate, fleet, power, cost, limit. */
-void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p);
 /* 0 or FFN_EIO. */
 int ffn_plan_write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o,
                         const ffn_plan_pair *pairs, size_t np);
 /* One line per layout of every pair; 0 or FFN_EIO. */
 int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np);
-
-/* Layout L of plan pl (model m) as engine e's launch command into buf (one line), and into note
- * what the command cannot say or the engine does differently ("" when nothing): vLLM `vllm
- * serve`, SGLang `python -m sglang.launch_server`, TensorRT-LLM `trtllm-serve`. 0, FFN_EINVAL
- * (no such engine), or FFN_ENOSPACE when buf is too small. */
-int ffn_plan_emit(char *buf, size_t n, char *note, size_t nn, ffn_engine e, const ffn_model *m,
-                  const ffn_plan *pl, const ffn_plan_layout *L);
 
 #endif

@@ -1,11 +1,11 @@
-/* A plan's layout as a serving engine's launch command (include/ffnroof/plan_write.h,
+/* A plan's layout as a serving engine's launch command (include/ffnroof/plan_report.h,
  * docs/plan.md "Launch commands"): the parallel sizes, the batch, the context, the memory
  * fraction, the KV-cache dtype and the quantization, in the flags each engine documents:
  * vLLM `vllm serve` (docs.vllm.ai, engine arguments), SGLang `sglang.launch_server`
  * (docs.sglang.io, server arguments), TensorRT-LLM `trtllm-serve` (its command reference).
  * Where the engine cannot express the layout, the note says why and the command is the
  * nearest one it can run. */
-#include "ffnroof/plan_write.h"
+#include "ffnroof/plan_report.h"
 
 #include <stdarg.h>
 #include <stdio.h>
