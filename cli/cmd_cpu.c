@@ -67,7 +67,8 @@ static void usage(FILE *fp)
                 "caps dispatch at that level (a level this CPU cannot run is an error, exit 2).\n"
                 "FFNROOF_TUNING=default|intel picks the measured kernel variants of another CPU\n"
                 "class (default: intel on GenuineIntel CPUs, else default).\n\n"
-                "  --format F   table (default) or json\n");
+                "  --format F   table (default) or json\n"
+                "\nExit codes: 0 ok, 1 failed, 2 bad usage.\n");
 }
 
 static int print_table(ffn_isa lv, const char *env)

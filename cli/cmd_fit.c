@@ -72,7 +72,8 @@ static void usage(FILE *fp)
           "  --out PATH       write the calibrated spec (the device with the fitted efficiency\n"
           "                   block and its residuals as 'uncertainty:') to PATH\n"
           "  --format F       table or json (default: table)\n"
-          "  -h, --help       this help\n",
+          "  -h, --help       this help\n"
+          "\nExit codes: 0 ok, 1 failed, 2 bad usage or bad input (file:line:col).\n",
           fp);
 }
 

@@ -79,7 +79,8 @@ static void usage(FILE *fp)
             "  -h, --help            this help\n"
             "\n"
             "Errors are relative L2 ||y - y_ref|| / ||y_ref||, max |y - y_ref| and the cosine\n"
-            "similarity over the whole output [T][d]; docs/quantization.md explains them.\n",
+            "similarity over the whole output [T][d]; docs/quantization.md explains them.\n"
+            "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
             DEF_D, DEF_F, DEF_TOKENS, DEF_OUTLIERS, DEF_OUTLIER_SCALE, DEF_NU, DEF_FORMATS,
             DEF_ALPHA, DEF_REPS);
 }
