@@ -17,6 +17,42 @@
 #include "ffnroof/units.h"
 #include "plot_internal.h"
 
+typedef struct box {
+    double x0, y0, x1, y1; /* pixels */
+} box;
+
+/* Where a label w x h pixels wide for the point (x, y) covers the least of the boxes taken and
+ * stays inside the plot area [pl, pr] x [pb, pt]; the box is added to those taken. */
+static box place_label(box *taken, size_t *n_taken, size_t cap, double x, double y, double w,
+                       double h, double pl, double pr, double pb, double pt)
+{
+    /* right, right above/below, left, left above/below, above, below, further out */
+    const double cand[][2] = {{10, 0},       {10, 12},       {10, -12},     {-10 - w, 0},
+                              {-10 - w, 12}, {-10 - w, -12}, {-w / 2, 15},  {-w / 2, -15},
+                              {10, 24},      {10, -24},      {-10 - w, 24}, {-10 - w, -24}};
+    const size_t n_cand = sizeof cand / sizeof cand[0];
+    size_t best = 0;
+    double best_cost = INFINITY;
+    for (size_t k = 0; k < n_cand && best_cost > 0; k++) {
+        box b = {x + cand[k][0], y + cand[k][1] - h / 2, x + cand[k][0] + w,
+                 y + cand[k][1] + h / 2};
+        /* outside the plot area counts as covering (it would be cut off) */
+        double cost =
+            fmax(0, pl - b.x0) + fmax(0, b.x1 - pr) + fmax(0, pb - b.y0) + fmax(0, b.y1 - pt);
+        cost *= h;
+        for (size_t t = 0; t < *n_taken; t++) {
+            double ox = fmin(b.x1, taken[t].x1) - fmax(b.x0, taken[t].x0);
+            double oy = fmin(b.y1, taken[t].y1) - fmax(b.y0, taken[t].y0);
+            if (ox > 0 && oy > 0) cost += ox * oy;
+        }
+        if (cost < best_cost) best_cost = cost, best = k;
+    }
+    box b = {x + cand[best][0], y + cand[best][1] - h / 2, x + cand[best][0] + w,
+             y + cand[best][1] + h / 2};
+    if (*n_taken < cap) taken[(*n_taken)++] = b;
+    return b;
+}
+
 int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_text,
                             const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag)
 {
@@ -26,6 +62,35 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
     if (c->n_dev <= 0 || n_ceil == 0)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: no device ceilings");
 
+    /* Three devices or more: one colour per device, and of each only the roofs its points are
+     * measured against - the compute roof of their dtype and main memory - so the legend is a
+     * block per device and no roof is drawn twice in look-alike colours. */
+    const bool by_device = c->n_dev >= 3;
+    int keep_compute[FFN_PLOT_MAX_DEVICES], keep_bw[FFN_PLOT_MAX_DEVICES];
+    for (int d = 0; d < c->n_dev; d++) {
+        const ffn_plot_device *dv = &c->dev[d];
+        const double bmain = ffn_plot_device_main_bw(dv);
+        char dt[24] = "";
+        for (size_t i = 0; i < c->n_pts && !dt[0]; i++) /* the dtype: the last word of a label */
+            if (c->pts[i].device == d) {
+                const char *sp = strrchr(c->pts[i].label, ' ');
+                snprintf(dt, sizeof dt, "%s", sp ? sp + 1 : c->pts[i].label);
+            }
+        keep_compute[d] = keep_bw[d] = -1;
+        for (int i = 0; i < dv->n_ceil; i++) {
+            const ffn_plot_ceiling *e = &dv->ceil[i];
+            if (e->kind == FFN_ROOF_COMPUTE) {
+                const bool named = dt[0] && strstr(e->name, dt);
+                const ffn_plot_ceiling *k =
+                    keep_compute[d] >= 0 ? &dv->ceil[keep_compute[d]] : NULL;
+                const bool k_named = k && dt[0] && strstr(k->name, dt);
+                if (!k || (named && !k_named) || (named == k_named && e->value > k->value))
+                    keep_compute[d] = i;
+            } else if (e->value == bmain && keep_bw[d] < 0) {
+                keep_bw[d] = i;
+            }
+        }
+    }
     /* axis ranges: every ridge with room on both sides, every point */
     double lo = INFINITY, hi = 0, ylo = INFINITY, yhi = 0;
     for (int d = 0; d < c->n_dev; d++) {
@@ -38,6 +103,11 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         }
         if (pmax > 0) yhi = fmax(yhi, pmax * 2.5);
         if (btop > 0) yhi = fmax(yhi, btop * 2.5);
+    }
+    if (by_device) { /* only the roofs drawn set the top */
+        yhi = 0;
+        for (int d = 0; d < c->n_dev; d++)
+            if (keep_compute[d] >= 0) yhi = fmax(yhi, c->dev[d].ceil[keep_compute[d]].value * 2.5);
     }
     for (size_t i = 0; i < c->n_pts; i++) {
         const ffn_plot_point *p = &c->pts[i];
@@ -81,6 +151,7 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             for (int i = 0; i < dv->n_ceil; i++) {
                 const ffn_plot_ceiling *e = &dv->ceil[i];
                 if ((e->kind != FFN_ROOF_COMPUTE) != (pass == 1)) continue;
+                if (by_device && i != keep_compute[d] && i != keep_bw[d]) continue;
                 /* the colour's key is the name: a level read-only and read-write, or the same
                  * roof on several devices ("bf16/fp16", "HBM"), share one */
                 int k = 0;
@@ -90,13 +161,13 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 roof *r = &roofs[n_roofs++];
                 r->dev = d;
                 r->ceil = i;
-                r->lt = k + 1;
+                r->lt = by_device ? d + 1 : k + 1;
                 ffn__plot_clean(cn, sizeof cn, e->name);
                 char ridge[48] = "";
                 if (pass == 0 && bmain > 0) /* the ridge against main memory */
                     snprintf(ridge, sizeof ridge, ", ridge %.3g FLOP/B", e->value / bmain);
                 snprintf(
-                    r->title, sizeof r->title, "%s %s%s%s%s", cn,
+                    r->title, sizeof r->title, "%s%s %s%s%s%s", by_device ? "  " : "", cn,
                     ffn_units_str(buf, sizeof buf, e->value, pass ? FFN_UNIT_BPS : FFN_UNIT_FLOPS),
                     pass ? ", " : "", pass ? ffn_roof_kind_name(e->kind) : "", ridge);
             }
@@ -153,9 +224,6 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
     static const int meas_pt[] = {7, 5, 9, 11, 13, 15}, pred_pt[] = {6, 4, 8, 10, 12, 14};
 
     /* ---- what the point labels must not cover: every marker and ridge point ------------- */
-    typedef struct box {
-        double x0, y0, x1, y1; /* pixels */
-    } box;
     static box taken[3 * FFN_PLOT_MAX_POINTS + FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS];
     size_t n_taken = 0;
     for (size_t i = 0; i < c->n_pts; i++) { /* every marker is an obstacle */
@@ -181,7 +249,10 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
     for (int d = 0; d < c->n_dev; d++) {
         ffn__plot_clean(name, sizeof name, c->dev[d].name);
         fprintf(data, "\n# ==== device %d: %s (%s)\n", d + 1, name, c->dev[d].origin);
-        if (multi) /* the device's name, with its dash pattern, over its ceilings */
+        if (by_device) /* the device's name in its colour over its roofs */
+            ffn__plot_clause(&pc, "keyentry with points pt 7 ps 1.3 lt %d title \"%s\"", d + 1,
+                             name);
+        else if (multi) /* the device's name, with its dash pattern, over its ceilings */
             ffn__plot_clause(&pc, "keyentry with lines lc rgb point_colour lw 2 dt %d title \"%s\"",
                              dev_dt[d % 4], name);
         for (int r = 0; r < n_roofs; r++) {
@@ -191,12 +262,18 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             const ffn_plot_ceiling *e = &dv->ceil[ro->ceil];
             const double pmax = ffn__plot_device_max(dv, false),
                          btop = ffn__plot_device_max(dv, true);
-            const int dt = e->kind == FFN_ROOF_READ_WRITE ? 3 : dev_dt[ro->dev % 4];
+            const int dt = by_device                        ? (e->kind == FFN_ROOF_COMPUTE ? 1 : 2)
+                           : e->kind == FFN_ROOF_READ_WRITE ? 3
+                                                            : dev_dt[ro->dev % 4];
             const double lw = e->kind == FFN_ROOF_READ_WRITE ? 2.5 : 2;
             ffn__plot_clean(name, sizeof name, dv->name);
+            const double bkept =
+                by_device && keep_bw[ro->dev] >= 0 ? dv->ceil[keep_bw[ro->dev]].value : 0;
+            const double ckept =
+                by_device && keep_compute[ro->dev] >= 0 ? dv->ceil[keep_compute[ro->dev]].value : 0;
             if (e->kind == FFN_ROOF_COMPUTE) {
-                /* y = peak from where the fastest bandwidth roof meets it */
-                double x0 = btop > 0 ? e->value / btop : xmin;
+                /* y = peak from where the fastest bandwidth roof drawn meets it */
+                double x0 = bkept > 0 ? e->value / bkept : btop > 0 ? e->value / btop : xmin;
                 fprintf(data, "\n\n# [%d] %s: compute ceiling %s (x y per end)\n", idx, name,
                         ro->title);
                 fprintf(data, "%.6g %.6g\n%.6g %.6g\n", x0, e->value, xmax, e->value);
@@ -204,8 +281,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                                  "datafile index %d with lines lt %d lw 2.5 dt %d title \"%s\"",
                                  idx, ro->lt, dt, ro->title);
             } else {
-                /* y = bw * x up to the highest compute roof */
-                double x1 = pmax > 0 ? pmax / e->value : xmax;
+                /* y = bw * x up to the highest compute roof drawn */
+                double x1 = ckept > 0 ? ckept / e->value : pmax > 0 ? pmax / e->value : xmax;
                 fprintf(data, "\n\n# [%d] %s: bandwidth ceiling %s (x y per end)\n", idx, name,
                         ro->title);
                 fprintf(data, "%.6g %.6g\n%.6g %.6g\n", xmin, e->value * xmin, x1, e->value * x1);
@@ -251,14 +328,20 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                 ffn__plot_clean(lab, sizeof lab, p->label);
                 fprintf(data, "%.6g %.6g \"%s\"\n", p->intensity, v, lab);
             }
-            ffn__plot_clause(&pc,
-                             "datafile index %d using 1:2 with points pt %d ps %s "
-                             "lc rgb point_colour title \"%s\"",
-                             idx, pred ? pred_pt[d % 6] : meas_pt[d % 6], pred ? "1.4" : "1.3",
-                             what);
+            if (by_device) /* the device's colour; measured filled, predicted open */
+                ffn__plot_clause(&pc,
+                                 "datafile index %d using 1:2 with points pt %d ps %s lt %d "
+                                 "title \"  %s\"",
+                                 idx, pred ? 6 : 7, pred ? "1.4" : "1.3", d + 1, what);
+            else
+                ffn__plot_clause(&pc,
+                                 "datafile index %d using 1:2 with points pt %d ps %s "
+                                 "lc rgb point_colour title \"%s\"",
+                                 idx, pred ? pred_pt[d % 6] : meas_pt[d % 6], pred ? "1.4" : "1.3",
+                                 what);
             idx++;
         }
-        if (!nm && !np) continue;
+        if ((!nm && !np) || by_device) continue;
         /* one label per point: the measured one (its prediction beside it), else the predicted */
         fprintf(data, "\n\n# [%d] %s: point labels (x y \"text\", placed clear of each other)\n",
                 idx, name);
@@ -269,30 +352,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             if (!(v > 0)) continue;
             ffn__plot_clean(lab, sizeof lab, p->label);
             const double w = 6.0 * (double)strlen(lab), h = 11, x = PX(p->intensity), y = PY(v);
-            /* right, right above/below, left, left above/below, above, below, further out */
-            const double cand[][2] = {{10, 0},       {10, 12},       {10, -12},     {-10 - w, 0},
-                                      {-10 - w, 12}, {-10 - w, -12}, {-w / 2, 15},  {-w / 2, -15},
-                                      {10, 24},      {10, -24},      {-10 - w, 24}, {-10 - w, -24}};
-            const size_t n_cand = sizeof cand / sizeof cand[0];
-            size_t best = 0;
-            double best_cost = INFINITY;
-            for (size_t k = 0; k < n_cand && best_cost > 0; k++) {
-                box b = {x + cand[k][0], y + cand[k][1] - h / 2, x + cand[k][0] + w,
-                         y + cand[k][1] + h / 2};
-                /* outside the plot area counts as covering (it would be cut off) */
-                double cost = fmax(0, PL - b.x0) + fmax(0, b.x1 - PR) + fmax(0, PB - b.y0) +
-                              fmax(0, b.y1 - PT);
-                cost *= h;
-                for (size_t t = 0; t < n_taken; t++) {
-                    double ox = fmin(b.x1, taken[t].x1) - fmax(b.x0, taken[t].x0);
-                    double oy = fmin(b.y1, taken[t].y1) - fmax(b.y0, taken[t].y0);
-                    if (ox > 0 && oy > 0) cost += ox * oy;
-                }
-                if (cost < best_cost) best_cost = cost, best = k;
-            }
-            box b = {x + cand[best][0], y + cand[best][1] - h / 2, x + cand[best][0] + w,
-                     y + cand[best][1] + h / 2};
-            if (n_taken < sizeof taken / sizeof taken[0]) taken[n_taken++] = b;
+            const box b = place_label(taken, &n_taken, sizeof taken / sizeof taken[0], x, y, w, h,
+                                      PL, PR, PB, PT);
             /* back to data coordinates: the text's left end, centred vertically */
             double lx = pow(10, lx0 + (b.x0 - PL) / (PR - PL) * (lx1 - lx0));
             double ly = pow(10, ly0 + ((b.y0 + b.y1) / 2 - PB) / (PT - PB) * (ly1 - ly0));
@@ -303,6 +364,45 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
                          "tc rgb point_colour notitle",
                          idx);
         idx++;
+    }
+
+    if (by_device) {
+        /* one label per workload, beside its highest point over all the devices */
+        fprintf(data, "\n\n# [%d] point labels, one per workload (x y \"text\")\n", idx);
+        bool any = false;
+        for (size_t i = 0; i < c->n_pts; i++) {
+            const ffn_plot_point *p = &c->pts[i];
+            if (!(p->intensity > 0)) continue;
+            bool seen = false;
+            for (size_t k = 0; k < i && !seen; k++)
+                seen = c->pts[k].intensity > 0 && !strcmp(c->pts[k].label, p->label);
+            if (seen) continue;
+            double x = p->intensity, v = 0;
+            for (size_t k = i; k < c->n_pts; k++) {
+                const ffn_plot_point *q = &c->pts[k];
+                const double qv = q->measured_flops > 0 ? q->measured_flops : q->predicted_flops;
+                if (strcmp(q->label, p->label) || !(q->intensity > 0) || !(qv > v)) continue;
+                v = qv, x = q->intensity;
+            }
+            if (!(v > 0)) continue;
+            ffn__plot_clean(lab, sizeof lab, p->label);
+            const box b = place_label(taken, &n_taken, sizeof taken / sizeof taken[0], PX(x), PY(v),
+                                      6.0 * (double)strlen(lab), 11, PL, PR, PB, PT);
+            double lx = pow(10, lx0 + (b.x0 - PL) / (PR - PL) * (lx1 - lx0));
+            double ly = pow(10, ly0 + ((b.y0 + b.y1) / 2 - PB) / (PT - PB) * (ly1 - ly0));
+            fprintf(data, "%.6g %.6g \"%s\"\n", lx, ly, lab);
+            any = true;
+        }
+        if (any) {
+            ffn__plot_clause(&pc,
+                             "datafile index %d using 1:2:3 with labels left font \",8\" "
+                             "tc rgb point_colour notitle",
+                             idx);
+            idx++;
+        } else {
+            fputs("0 0 \"\"\n", data); /* keep the block, so the indices stay in step */
+            idx++;
+        }
     }
 
     /* ridge points: each compute roof against the slowest (main memory) roof, in its colour */

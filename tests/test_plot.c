@@ -282,6 +282,64 @@ Test(plot, several_devices_get_their_own_dash_and_legend_header)
     free(t);
 }
 
+/* Three devices or more: one colour per device and, of each, only the compute roof of its
+ * points' dtype and main memory; one label per workload over all the devices, not one per point
+ * (the labels of six devices piled up on one another). */
+Test(plot, many_devices_are_drawn_by_device)
+{
+    static ffn_roofline_chart c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.title, sizeof c.title, "many");
+    const double hbm[3] = {2e12, 3e12, 5e12};
+    for (int d = 0; d < 3; d++) {
+        ffn_plot_device *dv = &c.dev[d];
+        snprintf(dv->name, sizeof dv->name, "dev%d", d);
+        ffn_plot_device_add(dv, "fp8", FFN_ROOF_COMPUTE, 2e15 * (d + 1));
+        ffn_plot_device_add(dv, "bf16/fp16", FFN_ROOF_COMPUTE, 1e15 * (d + 1));
+        ffn_plot_device_add(dv, "fp32", FFN_ROOF_COMPUTE, 6e13);
+        ffn_plot_device_add(dv, "L2", FFN_ROOF_READ_ONLY, 1e13);
+        ffn_plot_device_add(dv, "HBM", FFN_ROOF_DATASHEET, hbm[d]);
+        for (int k = 0; k < 2; k++) {
+            ffn_plot_point *p = &c.pts[c.n_pts++];
+            p->device = d;
+            snprintf(p->label, sizeof p->label, k ? "decode T=1 bf16" : "prefill T=512 bf16");
+            p->intensity = k ? 1 : 400;
+            p->measured_flops = NAN;
+            p->predicted_flops = k ? hbm[d] * 0.8 : 0.5e15 * (d + 1);
+        }
+    }
+    c.n_dev = 3;
+    char *t = template_of("roofline");
+    outputs o;
+    out_open(&o);
+    cr_assert_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, NULL), 0);
+    out_close(&o);
+    for (int d = 0; d < 3; d++) {
+        char want[96];
+        snprintf(want, sizeof want, "keyentry with points pt 7 ps 1.3 lt %d title \"dev%d\"", d + 1,
+                 d);
+        cr_expect(strstr(o.script, want), "no header %s in %s", want, o.script);
+    }
+    /* the bf16 roof (the points' dtype), not the faster fp8 one; main memory, not the L2 */
+    cr_expect(strstr(o.script, "title \"  bf16/fp16 1.00 PFLOP/s, ridge 500 FLOP/B\""), "%s",
+              o.script);
+    cr_expect(strstr(o.script, "title \"  HBM 2.00 TB/s, datasheet peak\""), "%s", o.script);
+    cr_expect_null(strstr(o.script, "fp8 2.00 PFLOP/s"), "%s", o.script);
+    cr_expect_null(strstr(o.data, "L2 10.0 TB/s"));
+    cr_expect_null(strstr(o.data, "fp32"));
+    /* one label per workload: two, not six */
+    const char *labels = strstr(o.data, "point labels, one per workload");
+    cr_assert_not_null(labels, "%s", o.data);
+    int n = 0;
+    for (const char *q = strstr(labels, "\n") + 1; *q && *q != '\n'; q = strchr(q, '\n') + 1)
+        n++;
+    cr_expect_eq(n, 2, "%s", labels);
+    /* the top of the chart: the fastest roof drawn (bf16 3 PFLOP/s x 2.5), not fp8's 6 x 2.5 */
+    cr_expect(strstr(o.script, ":1e+16]\nset xlabel"), "%s", strstr(o.script, "set yrange"));
+    out_free(&o);
+    free(t);
+}
+
 Test(plot, latency_golden_and_values)
 {
     static ffn_latency_chart c;
