@@ -87,12 +87,19 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
                                          "shared experts", "combine",  "all-to-all (EP)"};
     bool used[6] = {false};
     double top = 0, low = INFINITY;
-    char lab[160], tot[32];
+    char lab[160], tot[32], group[64] = "", prev[64] = "";
+    /* bars of one device ("h100-sxm b=8": the words before the last) stand together, a gap
+     * between devices; with many bars only every k-th is labelled so the labels do not collide */
+    const int every = c->n_bars > 24 ? 4 : c->n_bars > 12 ? 2 : 1;
+    int groups = 0;
     fprintf(data,
             "# ffnroof MoE data: seconds per MoE layer on the busiest device\n# chart: %s\n"
-            "# label router dispatch experts shared combine alltoall total \"total\"\n",
+            "# label router dispatch experts shared combine alltoall total \"total\" x \"tic\" "
+            "and each part's share of the total stacked (%%, router first: cum1 .. cum6)\n",
             c->title);
-    fprintf(data, "\n\n# [0] one row per bar: its parts, their sum and the sum as text\n");
+    fprintf(data, "\n\n# [0] one row per bar: its parts, their sum and the sum as text, its x and "
+                  "its tick label, the stacked shares\n");
+    double xmax = 0;
     for (int b = 0; b < c->n_bars; b++) {
         const ffn_moe_bar *x = &c->bars[b];
         double v[6] = {x->router_s, x->dispatch_s, x->expert_s,
@@ -106,34 +113,64 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
         }
         top = fmax(top, sum);
         ffn__plot_clean(lab, sizeof lab, x->label);
-        fprintf(data, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g %.6g \"%s\"\n", lab, v[0], v[1], v[2],
-                v[3], v[4], v[5], sum,
-                sum > 0 ? ffn_units_str(tot, sizeof tot, sum, FFN_UNIT_TIME) : "");
+        const char *sp = strrchr(lab, ' ');
+        snprintf(group, sizeof group, "%.*s", sp ? (int)(sp - lab) : 0, lab);
+        if (b == 0 || strcmp(group, prev)) groups++;
+        snprintf(prev, sizeof prev, "%s", group);
+        const double xp = (double)b + (double)(groups - 1);
+        xmax = xp;
+        const bool tic = b % every == 0 || b == c->n_bars - 1;
+        fprintf(data, "\"%s\" %.6g %.6g %.6g %.6g %.6g %.6g %.6g \"%s\" %g \"%s\"", lab, v[0], v[1],
+                v[2], v[3], v[4], v[5], sum,
+                sum > 0 ? ffn_units_str(tot, sizeof tot, sum, FFN_UNIT_TIME) : "", xp,
+                tic ? lab : "");
+        double cum = 0;
+        for (int k = 0; k < 6; k++) {
+            cum += sum > 0 ? 100.0 * v[k] / sum : 0;
+            fprintf(data, " %.6g", cum);
+        }
+        fputc('\n', data);
     }
     if (!(top > 0))
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: every MoE time is 0");
     ffn__plotcmd pc;
     int rc = ffn__plot_begin(NULL, &pc, diag);
     if (rc) return rc;
-    /* A log axis, so that a CPU at seconds per layer and a GPU at microseconds both show; on it
-     * the parts stand side by side (a stack would misstate every part above the first), each
-     * bar's total is the outline around its parts, with the total written above. A part that
-     * is zero in a bar is left out of it (log(0)); one zero everywhere, out of the legend. */
-    bool first = true;
-    for (int k = 0; k < 6; k++) {
+    FILE *fp = pc.mb.fp;
+    /* the upper panel: shares stacked to 100%, each part from the top of the stack down so the
+     * later (smaller) boxes are drawn over the earlier; the lower: the totals on a log axis */
+    fprintf(fp,
+            "set multiplot title chart_title font \",13\"\n"
+            "set lmargin at screen 0.09\nset rmargin at screen 0.80\n"
+            "set tmargin at screen 0.90\nset bmargin at screen 0.52\n"
+            "set xrange [-0.7:%g]\nunset logscale y\nset yrange [0:100]\n"
+            "set ylabel \"share of the layer (%%)\"\nset format y \"%%g%%%%\"\n"
+            "set ytics 20\nunset mytics\nset xtics format \"\"\nunset xlabel\n",
+            xmax + 0.7);
+    for (int k = 5; k >= 0; k--) {
         if (!used[k]) continue;
         ffn__plot_clause(&pc,
-                         "datafile index 0 using ($%d > 0 ? $%d : NaN)%s @%s_style title \"%s\"",
-                         k + 2, k + 2, first ? ":xtic(1)" : "", parts[k], titles[k]);
-        first = false;
+                         "datafile index 0 using 10:%d:(bar_width) with boxes @%s_style "
+                         "title \"%s\"",
+                         12 + k, parts[k], titles[k]);
     }
-    ffn__plot_clause(&pc, "datafile index 0 using 0:8:(bar_width) with boxes @total_style "
-                          "title \"layer total\"");
-    ffn__plot_clause(&pc, "datafile index 0 using 0:8:9 with labels @total_label_style notitle");
-    /* from a decade under the smallest part (but at most 7 decades under the tallest bar) to
-     * room above the tallest for its total */
     double yr[2];
-    ffn_plot_log_range(fmax(low / 2, top * 1e-7), top * 3, &yr[0], &yr[1]);
+    ffn_plot_log_range(fmax(top * 1e-4, fmin(low, top) / 2), top * 3, &yr[0], &yr[1]);
+    char xl[80];
+    ffn__plot_clean(xl, sizeof xl, c->xlabel);
+    fprintf(fp,
+            "\nset tmargin at screen 0.46\nset bmargin at screen %.2f\nunset title\n"
+            "set logscale y 10\nset yrange [%g:%g]\nset ytics auto\nset mytics 10\n"
+            "set format y \"%%.0s %%cs\"\nset ylabel \"layer time\"\n"
+            "set xtics rotate by -30 left format \"%%g\"\nset xlabel x_label\n",
+            c->n_bars > 12 ? 0.16 : 0.12, yr[0], yr[1]);
+    pc.n = 0; /* a new plot command */
+    ffn__plot_clause(&pc, "datafile index 0 using 10:8:(bar_width):xtic(11) with boxes "
+                          "@total_style title \"layer total\"");
+    if (c->n_bars <= 16)
+        ffn__plot_clause(&pc, "datafile index 0 using 10:8:9 with labels @total_label_style "
+                              "notitle");
+    fputs("\nunset multiplot", fp);
     return ffn__plot_end(data, script, template_text, f, c->title, NULL, yr, c->xlabel, NULL, &pc,
                          diag);
 }

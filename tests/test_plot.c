@@ -393,7 +393,7 @@ Test(plot, latency_golden_and_values)
     free(t);
 }
 
-Test(plot, moe_golden_on_a_log_axis_and_skips_empty_parts)
+Test(plot, moe_golden_shares_above_totals_below)
 {
     static ffn_moe_chart c;
     memset(&c, 0, sizeof c);
@@ -416,19 +416,31 @@ Test(plot, moe_golden_on_a_log_axis_and_skips_empty_parts)
     out_close(&o);
     golden("moe.dat", o.data);
     golden("moe.gp", o.script);
-    cr_expect(strstr(o.data, "\"EP 4\" 1e-06 2e-06 2e-05 0 2e-06 2e-05 4.5e-05 \"45.0 us\""),
-              "the parts, their sum and the sum as text");
-    /* a log axis from a decade under the smallest part (1 us / 2) to 3x the tallest (85 us) */
-    cr_expect(strstr(o.script, "set logscale y"));
-    cr_expect(strstr(o.script, "set yrange [1e-07:0.001]"), "%s", strstr(o.script, "set yrange"));
-    /* the parts side by side, a zero part left out of its bar, the total around them */
-    cr_expect(strstr(o.script, "using ($2 > 0 ? $2 : NaN):xtic(1) @router_style title \"router\""));
-    cr_expect(strstr(o.script, "using ($7 > 0 ? $7 : NaN) @alltoall_style"));
-    cr_expect(strstr(o.script, "using 0:8:(bar_width) with boxes @total_style"));
-    cr_expect(strstr(o.script, "using 0:8:9 with labels"));
+    /* the parts, their sum as number and text, the bar's x and tick, then the shares stacked:
+     * 1/45, 3/45, 23/45, 23/45, 25/45, 45/45 of the layer */
+    cr_expect(strstr(o.data, "\"EP 4\" 1e-06 2e-06 2e-05 0 2e-06 2e-05 4.5e-05 \"45.0 us\" 2 "
+                             "\"EP 4\" 2.22222 6.66667 51.1111 51.1111 55.5556 100"),
+              "%s", o.data);
+    /* above: the shares on a linear axis to 100%, each part from the top of the stack down */
+    cr_expect(strstr(o.script, "unset logscale y\nset yrange [0:100]"), "%s", o.script);
+    cr_expect(strstr(o.script, "using 10:17:(bar_width) with boxes @alltoall_style"));
+    cr_expect(
+        strstr(o.script, "using 10:12:(bar_width) with boxes @router_style title \"router\""));
+    const char *plot = strstr(o.script, "\nplot ");
+    cr_assert_not_null(plot);
+    cr_expect(strstr(plot, "@alltoall_style") < strstr(plot, "@router_style"),
+              "the tallest stack first, so the parts below are drawn over it");
     cr_expect(!strstr(o.script, "title \"shared experts\""),
               "an all-zero part is left out of the legend");
-    cr_expect(strstr(o.script, "set xlabel \"expert-parallel degree\""));
+    /* below: the totals on a log axis from a decade under the smallest part (1 us / 2) to 3x
+     * the tallest (85 us), with their values */
+    cr_expect(strstr(o.script, "set logscale y 10\nset yrange [1e-07:0.001]"), "%s",
+              strstr(o.script, "set logscale y 10"));
+    cr_expect(strstr(o.script, "using 10:8:(bar_width):xtic(11) with boxes @total_style"));
+    cr_expect(strstr(o.script, "using 10:8:9 with labels"));
+    cr_expect(strstr(o.script, "set multiplot") && strstr(o.script, "unset multiplot"));
+    cr_expect(strstr(o.script, "x_label = \"expert-parallel degree\"") &&
+              strstr(o.script, "set xlabel x_label"));
     out_free(&o);
     free(t);
 }
