@@ -47,57 +47,35 @@ point_colour = "#000000"
 pair_colour = "#808080"
 # the plot area, fixed: ffnroof placed the point labels for it
 set lmargin at screen 0.0750
-set rmargin at screen 0.6681
+set rmargin at screen 0.6897
 set bmargin at screen 0.0875
 set tmargin at screen 0.9437
-set key at screen 0.6748, screen 0.9437 left top font ",9" spacing 1.0
+set key at screen 0.6963, screen 0.9437 left top
 
 
 set terminal pngcairo noenhanced size 1200,800 font ",11"
 set output png_file
-plot keyentry with lines lc rgb point_colour lw 2 dt 1 title "calibrated-vm", \
-     datafile index 0 with lines lt 4 lw 2.5 dt 1 title "int8 14.1 TFLOP/s, ridge 477 FLOP/B", \
-     datafile index 1 with lines lt 2 lw 2.5 dt 1 title "bf16 6.89 TFLOP/s, ridge 234 FLOP/B", \
-     datafile index 2 with lines lt 3 lw 2.5 dt 1 title "fp16 1.73 TFLOP/s, ridge 58.5 FLOP/B", \
-     datafile index 3 with lines lt 1 lw 2.5 dt 1 title "fp32 461 GFLOP/s, ridge 15.6 FLOP/B", \
-     datafile index 4 with lines lt 8 lw 2 dt 1 title "L1 353 GB/s, read-only", \
-     datafile index 5 with lines lt 9 lw 2 dt 1 title "L2 292 GB/s, read-only", \
-     datafile index 6 with lines lt 10 lw 2 dt 1 title "L3 64.7 GB/s, read-only", \
-     datafile index 7 with lines lt 11 lw 2 dt 1 title "memory 29.5 GB/s, read-only", \
-     datafile index 8 using 1:2 with points pt 6 ps 1.4 lc rgb point_colour title "predicted", \
-     datafile index 9 using 1:2:3 with labels left font ",8" tc rgb point_colour notitle, \
-     keyentry with lines lc rgb point_colour lw 2 dt 2 title "xeon-8480", \
-     datafile index 10 with lines lt 4 lw 2.5 dt 2 title "int8 229 TFLOP/s, ridge 747 FLOP/B", \
-     datafile index 11 with lines lt 2 lw 2.5 dt 2 title "bf16 115 TFLOP/s, ridge 373 FLOP/B", \
-     datafile index 12 with lines lt 1 lw 2.5 dt 2 title "fp32 7.17 TFLOP/s, ridge 23.3 FLOP/B", \
-     datafile index 13 with lines lt 12 lw 2 dt 2 title "DRAM 307 GB/s, datasheet peak", \
-     datafile index 14 using 1:2 with points pt 4 ps 1.4 lc rgb point_colour title "predicted", \
-     datafile index 15 using 1:2:3 with labels left font ",8" tc rgb point_colour notitle, \
-     keyentry with lines lc rgb point_colour lw 2 dt 4 title "h100-sxm", \
-     datafile index 16 with lines lt 7 lw 2.5 dt 4 title "fp8/int8/fp8-block 1.98 PFLOP/s, ridge 591 FLOP/B", \
-     datafile index 17 with lines lt 6 lw 2.5 dt 4 title "bf16/fp16 989 TFLOP/s, ridge 295 FLOP/B", \
-     datafile index 18 with lines lt 5 lw 2.5 dt 4 title "tf32 495 TFLOP/s, ridge 148 FLOP/B", \
-     datafile index 19 with lines lt 1 lw 2.5 dt 4 title "fp32 66.9 TFLOP/s, ridge 20 FLOP/B", \
-     datafile index 20 with lines lt 13 lw 2 dt 4 title "SMEM 33.5 TB/s, datasheet peak", \
-     datafile index 21 with lines lt 9 lw 2 dt 4 title "L2 9.92 TB/s, datasheet peak", \
-     datafile index 22 with lines lt 14 lw 2 dt 4 title "HBM 3.35 TB/s, datasheet peak", \
-     datafile index 23 using 1:2 with points pt 8 ps 1.4 lc rgb point_colour title "predicted", \
-     datafile index 24 using 1:2:3 with labels left font ",8" tc rgb point_colour notitle, \
-     keyentry with lines lc rgb point_colour lw 2 dt 5 title "mi300x", \
-     datafile index 25 with lines lt 7 lw 2.5 dt 5 title "fp8/int8/fp8-block 2.61 PFLOP/s, ridge 493 FLOP/B", \
-     datafile index 26 with lines lt 6 lw 2.5 dt 5 title "bf16/fp16 1.31 PFLOP/s, ridge 247 FLOP/B", \
-     datafile index 27 with lines lt 5 lw 2.5 dt 5 title "tf32 654 TFLOP/s, ridge 123 FLOP/B", \
-     datafile index 28 with lines lt 1 lw 2.5 dt 5 title "fp32 163 TFLOP/s, ridge 30.8 FLOP/B", \
-     datafile index 29 with lines lt 15 lw 2 dt 5 title "LDS 81.7 TB/s, datasheet peak", \
-     datafile index 30 with lines lt 9 lw 2 dt 5 title "L2 34.4 TB/s, datasheet peak", \
-     datafile index 31 with lines lt 16 lw 2 dt 5 title "Infinity Cache 17.0 TB/s, datasheet peak", \
-     datafile index 32 with lines lt 14 lw 2 dt 5 title "HBM 5.30 TB/s, datasheet peak", \
-     datafile index 33 using 1:2 with points pt 10 ps 1.4 lc rgb point_colour title "predicted", \
-     datafile index 34 using 1:2:3 with labels left font ",8" tc rgb point_colour notitle, \
-     datafile index 35 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable title "ridge points (against main memory)", \
-     datafile index 36 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable notitle, \
-     datafile index 37 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable notitle, \
-     datafile index 38 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable notitle
+plot keyentry with points pt 7 ps 1.3 lt 1 title "calibrated-vm", \
+     datafile index 0 with lines lt 1 lw 2.5 dt 1 title "  bf16 6.89 TFLOP/s, ridge 234 FLOP/B", \
+     datafile index 1 with lines lt 1 lw 2 dt 2 title "  memory 29.5 GB/s, read-only", \
+     datafile index 2 using 1:2 with points pt 6 ps 1.4 lt 1 title "  predicted", \
+     keyentry with points pt 7 ps 1.3 lt 2 title "xeon-8480", \
+     datafile index 3 with lines lt 2 lw 2.5 dt 1 title "  bf16 115 TFLOP/s, ridge 373 FLOP/B", \
+     datafile index 4 with lines lt 2 lw 2 dt 2 title "  DRAM 307 GB/s, datasheet peak", \
+     datafile index 5 using 1:2 with points pt 6 ps 1.4 lt 2 title "  predicted", \
+     keyentry with points pt 7 ps 1.3 lt 3 title "h100-sxm", \
+     datafile index 6 with lines lt 3 lw 2.5 dt 1 title "  bf16/fp16 989 TFLOP/s, ridge 295 FLOP/B", \
+     datafile index 7 with lines lt 3 lw 2 dt 2 title "  HBM 3.35 TB/s, datasheet peak", \
+     datafile index 8 using 1:2 with points pt 6 ps 1.4 lt 3 title "  predicted", \
+     keyentry with points pt 7 ps 1.3 lt 4 title "mi300x", \
+     datafile index 9 with lines lt 4 lw 2.5 dt 1 title "  bf16/fp16 1.31 PFLOP/s, ridge 247 FLOP/B", \
+     datafile index 10 with lines lt 4 lw 2 dt 2 title "  HBM 5.30 TB/s, datasheet peak", \
+     datafile index 11 using 1:2 with points pt 6 ps 1.4 lt 4 title "  predicted", \
+     datafile index 12 using 1:2:3 with labels left font ",8" tc rgb point_colour notitle, \
+     datafile index 13 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable title "ridge points (against main memory)", \
+     datafile index 14 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable notitle, \
+     datafile index 15 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable notitle, \
+     datafile index 16 using 1:2:3 with points pt 12 ps 2 lw 1.5 lc variable notitle
 
 set terminal svg noenhanced size 1200,800 font ",11" dynamic background rgb "white"
 set output svg_file
