@@ -34,6 +34,7 @@ seeds() {
   aic) ls fuzz/seeds/aic/* tests/data/aic/* ;;
   engine) ls hw/arch/engines.yaml ;;
   families) ls hw/arch/families.yaml ;;
+  prices) ls hw/prices.tsv tests/data/prices/* ;;
   calibration) ls profiles/*/*/calibration.json tests/data/plot/*.json ;;
   bench) ls profiles/*/*/bench/*/bench.json tests/data/plot/*.json ;;
   units) ls fuzz/seeds/units/* ;;

@@ -13,9 +13,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ffnroof/plan.h"
 #include "ffnroof/plan_report.h"
+#include "ffnroof/prices.h"
 #include "ffnroof/plan_write.h"
 #include "ffnroof/scenario.h"
 #include "ffnroof/units.h"
@@ -69,7 +71,8 @@ static void usage(FILE *fp)
           "  --pp LIST             pipeline stages, each TP x DP devices (default: 1, and\n"
           "                        more where the weights need more than a node)\n"
           "  --ep-uneven           allow EP degrees that do not divide the experts\n"
-          "  --price HW=USD        price per device-hour (repeatable)\n"
+          "  --price HW=USD        price per device-hour (repeatable; default: the dated list\n"
+          "                        price of hw/prices.tsv where it has one)\n"
           "  --objective O         devices, tokens_per_device, tokens_per_watt,\n"
           "                        tokens_per_dollar or cost (the cheapest fleet per hour that\n"
           "                        meets --target; needs prices) (default: devices with a\n"
@@ -289,6 +292,26 @@ int ffn_cmd_plan(int argc, char **argv)
     static ffn_hw hws[FFN_SC_MAX_REFS];
     if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
     if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
+    /* a device without --price (or price_per_hour) takes the shipped table's list price */
+    static ffn_price_table table;
+    const ffn_price *listed[FFN_SC_MAX_REFS] = {NULL};
+    {
+        char dir[PATH_MAX], path[PATH_MAX + 16];
+        if (ffn_cli_data_dir("hw", dir, sizeof dir)) {
+            snprintf(path, sizeof path, "%s/prices.tsv", dir);
+            if (access(path, R_OK) == 0) {
+                ffn_diag d;
+                if (ffn_prices_load(path, &table, &d)) {
+                    rc = ffn_cli_diag(&d);
+                    goto out;
+                }
+                for (size_t k = 0; k < sc.n_hws; k++)
+                    if (!(sc.price_per_hour[k] > 0) &&
+                        (listed[k] = ffn_price_find(&table, hws[k].name)))
+                        sc.price_per_hour[k] = listed[k]->usd_per_hour;
+            }
+        }
+    }
     const ffn_objective obj = ffn_plan_objective(o);
     if (obj == FFN_OBJ_TOKENS_PER_DOLLAR || obj == FFN_OBJ_COST) {
         for (size_t k = 0; k < sc.n_hws; k++)
@@ -378,6 +401,20 @@ int ffn_cmd_plan(int argc, char **argv)
             wr = ffn_plan_write_csv(out.fp, pairs, np);
         else
             ffn_plan_write_table(out.fp, &sc, &wo, pairs, np, V(FFN_O_ALL) != NULL);
+        if (fmt == FFN_FMT_TABLE) {
+            bool any = false;
+            for (size_t k = 0; k < sc.n_hws; k++)
+                any |= listed[k] != NULL;
+            if (any) {
+                fputs("prices   the on-demand list prices of hw/prices.tsv (--price overrides):\n",
+                      out.fp);
+                for (size_t k = 0; k < sc.n_hws; k++)
+                    if (listed[k])
+                        fprintf(out.fp, "         %s $%.2f/h, %s, retrieved %s\n",
+                                listed[k]->device, listed[k]->usd_per_hour, listed[k]->provider,
+                                listed[k]->retrieved);
+            }
+        }
         if (V(FFN_O_EXPLAIN) && fmt == FFN_FMT_TABLE && np) ffn_plan_explain(out.fp, &pairs[0]);
         if (V(FFN_O_EXPLAIN) && fmt != FFN_FMT_TABLE && np) ffn_plan_explain(stderr, &pairs[0]);
         if (ferror(out.fp)) wr = FFN_EIO;

@@ -216,7 +216,7 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
     fprintf(fp,
             "\nlayout = attention TP/DP, experts EP on those devices, PP stages (docs/plan.md)\n"
             "step = one %s step; tok/s = %s tokens; $/h = the fleet's price an hour;\n"
-            "$/Mtok = per million tokens asked for (with --price); FFN = its share of a step\n",
+            "$/Mtok = per million tokens asked for (with a price); FFN = its share of a step\n",
             o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode",
             o->phase == FFN_PLAN_PREFILL ? "prompt" : "output");
 }
@@ -319,8 +319,7 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
                     L->tokens_per_s_per_watt);
         if (isfinite(L->tokens_per_dollar))
             fprintf(fp,
-                    "  cost     %llu x $%.4g = $%.4g per hour; %.4g tokens per dollar = $%.4g per "
-                    "million\n",
+                    "  cost     %llu x $%.4g = $%.4g/h; %.4g tokens per $ = $%.4g per million\n",
                     (unsigned long long)L->devices, o->price_per_hour, L->usd_per_hour,
                     L->tokens_per_dollar, L->usd_per_mtok);
     }
