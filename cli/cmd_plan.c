@@ -337,6 +337,7 @@ int ffn_cmd_plan(int argc, char **argv)
             p->m = &models[i];
             p->hw = &hws[k];
             p->hw_index = k;
+            p->model_index = i;
             p->plan = malloc(sizeof *p->plan);
             if (!p->plan) {
                 rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");

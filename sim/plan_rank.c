@@ -10,12 +10,11 @@ static const ffn_plan_layout *shown(const ffn_plan_pair *p)
     return p->show >= 0 ? &p->plan->layouts[p->show] : NULL;
 }
 
-/* Feasible first (by the objective), then by the smallest miss; pairs of one model together, in
- * the order of their names. */
+/* Feasible first (by the objective), then by the smallest miss; pairs of one model together, the
+ * models in the order they were given. */
 static int cmp_pairs(const ffn_plan_pair *x, const ffn_plan_pair *y, ffn_objective obj)
 {
-    int mx = strcmp(x->m->name, y->m->name);
-    if (x->m != y->m && mx) return mx;
+    if (x->model_index != y->model_index) return x->model_index < y->model_index ? -1 : 1;
     const ffn_plan_layout *lx = shown(x), *ly = shown(y);
     bool fx = lx && lx->feasible, fy = ly && ly->feasible;
     if (fx != fy) return fx ? -1 : 1;

@@ -481,3 +481,14 @@ Test(cli_plan, emit_names_the_layout_in_each_engines_flags)
     cr_assert_eq(run("plan --model llama3-70b --hw h100-sxm --emit tgi"), 2);
     cr_assert(strstr(cli_slurp(err_path), "--emit must be vllm, sglang or trtllm") != NULL);
 }
+
+/* The models come out in the order they were given, not by name. */
+Test(cli_plan, models_keep_the_order_given)
+{
+    cr_assert_eq(run("plan --model llama3-8b,deepseek-v3,llama3-70b --hw h100-sxm --tpot 100ms"), 0,
+                 "%s", cli_slurp(err_path));
+    const char *o = cli_slurp(out_path);
+    const char *a = strstr(o, "model    llama3-8b"), *b = strstr(o, "model    deepseek-v3"),
+               *c = strstr(o, "model    llama3-70b");
+    cr_assert(a && b && c && a < b && b < c, "%s", o);
+}

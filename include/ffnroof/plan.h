@@ -295,6 +295,7 @@ typedef struct ffn_plan_pair {
     const ffn_model *m;
     const ffn_hw *hw;
     size_t hw_index;
+    size_t model_index; /* the model's place in the order given: the table keeps it */
     ffn_plan *plan;
     int show; /* the layout shown: best, else closest, else -1 */
     int rank; /* 1-based among this model's pairs */
@@ -306,7 +307,8 @@ typedef struct ffn_plan_pair {
     const char *launch, *launch_note;
 } ffn_plan_pair;
 
-/* Sort the pairs (each model's together; feasible first, by obj, then by the smallest miss) and
+/* Sort the pairs (each model's together, the models in the order given; within a model feasible
+ * first, by obj, then by the smallest miss) and
  * number them per model (sim/plan_rank.c). */
 void ffn_plan_pairs_rank(ffn_plan_pair *pairs, size_t np, ffn_objective obj);
 
