@@ -21,18 +21,6 @@
 
 #include "../io/load/ydoc.h"
 
-/* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libpapi.so\nleak:libsde.so\n";
-}
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void)
-{
-    return "print_suppressions=0";
-}
-
 static ffn_bench_case dense_case(size_t T, size_t d, size_t f, ffn_act act, ffn_dtype dt)
 {
     ffn_bench_case c;

@@ -9,18 +9,6 @@
 #include "ffnroof/calibrate.h"
 #include "ffnroof/kernels.h"
 
-/* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libpapi.so\nleak:libsde.so\n";
-}
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void)
-{
-    return "print_suppressions=0";
-}
-
 Test(cal_pipeline, bf16_roof_is_amx_exactly_when_the_kernel_requires_amx_bf16)
 {
     cr_expect(ffn_calibration_bf16_amx(FFN_CPU_AMX_BF16));

@@ -19,19 +19,6 @@
 
 #include "../measure/calibrate/cal_internal.h"
 
-/* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c);
- * the kernel-fit test runs the bench runner, which registers ffnroof's SDE events. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libpapi.so\nleak:libsde.so\n";
-}
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void)
-{
-    return "print_suppressions=0";
-}
-
 static ffn_hw cpu(void)
 {
     ffn_hw hw;

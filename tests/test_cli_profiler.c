@@ -21,18 +21,6 @@
 #include "skip_clean.h"
 #include "helpers/cli_harness.h"
 
-/* LeakSanitizer: libpapi/libsde keep their event tables to the end (see test_measure_papi.c). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libpapi.so\nleak:libsde.so\n";
-}
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void)
-{
-    return "print_suppressions=0";
-}
-
 static char dir[128], out_path[192], err_path[192];
 
 /* One folder for the whole suite: the tiny calibration is made once (by the first test that

@@ -7,19 +7,6 @@
 
 #include "ffnroof/measure_papi.h"
 
-/* LeakSanitizer (FFNROOF_SANITIZE builds): PAPI 7.0 and libsde keep their event tables until the
- * process exits (strdup'd names inside libpapi.so / libsde.so); those allocations are theirs. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libpapi.so\nleak:libsde.so\n";
-}
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void)
-{
-    return "print_suppressions=0";
-}
-
 Test(measure_papi, probe_reports_reasons)
 {
     ffn_papi_probe p;

@@ -33,6 +33,23 @@ static void load_model(const char *name, ffn_model *m)
 
 static ffn_plan plan; /* large: static */
 
+/* The hand-worked examples' setting: LLaMA-2-7B on an H100 SXM with the efficiency model
+ * switched off (the ideal roofline), prompt 1024 + output 1024, bf16, TPOT 20 ms, TP 1. */
+static void hand_worked(ffn_hw *hw, ffn_model *m, ffn_plan_opts *o)
+{
+    load_hw("h100-sxm", hw);
+    load_model("llama2-7b", m);
+    memset(&hw->eff, 0, sizeof hw->eff);
+    hw->eff.compute_max = 1.0;
+    hw->eff.memory_max = 1.0;
+    ffn_plan_opts_default(o);
+    o->prompt = 1024;
+    o->output = 1024;
+    o->tpot_s = 0.020;
+    o->tp[0] = 1;
+    o->n_tp = 1;
+}
+
 /* The example of docs/plan.md, "A hand-worked plan": LLaMA-2-7B decode on one H100 SXM with
  * the efficiency model switched off (the ideal roofline), prompt 1024 + output 1024, bf16,
  * TPOT 20 ms, 10,000 tokens/s, TP 1. Every number below is recomputed from the model's sizes
@@ -41,19 +58,9 @@ Test(plan, hand_worked_dense_example)
 {
     static ffn_hw hw;
     static ffn_model m;
-    load_hw("h100-sxm", &hw);
-    load_model("llama2-7b", &m);
-    memset(&hw.eff, 0, sizeof hw.eff);
-    hw.eff.compute_max = 1.0;
-    hw.eff.memory_max = 1.0;
     ffn_plan_opts o;
-    ffn_plan_opts_default(&o);
-    o.prompt = 1024;
-    o.output = 1024;
-    o.tpot_s = 0.020;
+    hand_worked(&hw, &m, &o);
     o.target_tokens_per_s = 10000;
-    o.tp[0] = 1;
-    o.n_tp = 1;
     ffn_diag d;
     cr_assert_eq(ffn_plan_evaluate(&m, &hw, &o, &plan, &d), 0, "%s", d.msg);
     cr_assert_eq(plan.n_layouts, 1);
@@ -125,18 +132,8 @@ Test(plan, hand_worked_pipeline_example)
 {
     static ffn_hw hw;
     static ffn_model m;
-    load_hw("h100-sxm", &hw);
-    load_model("llama2-7b", &m);
-    memset(&hw.eff, 0, sizeof hw.eff);
-    hw.eff.compute_max = 1.0;
-    hw.eff.memory_max = 1.0;
     ffn_plan_opts o;
-    ffn_plan_opts_default(&o);
-    o.prompt = 1024;
-    o.output = 1024;
-    o.tpot_s = 0.020;
-    o.tp[0] = 1;
-    o.n_tp = 1;
+    hand_worked(&hw, &m, &o);
     o.pp[0] = 2;
     o.n_pp = 1;
     ffn_diag d;
@@ -196,22 +193,12 @@ Test(plan, hand_worked_disaggregated_example)
     static ffn_hw hw;
     static ffn_model m;
     static ffn_plan pre, dec, agg;
-    load_hw("h100-sxm", &hw);
-    load_model("llama2-7b", &m);
-    memset(&hw.eff, 0, sizeof hw.eff);
-    hw.eff.compute_max = 1.0;
-    hw.eff.memory_max = 1.0;
+    ffn_plan_opts o;
+    hand_worked(&hw, &m, &o);
     hw.scaleout.bandwidth_bps = 50e9;
     hw.scaleout.latency_s = 20e-6;
-    ffn_plan_opts o;
-    ffn_plan_opts_default(&o);
-    o.prompt = 1024;
-    o.output = 1024;
-    o.tpot_s = 0.020;
     o.ttft_s = 0.5;
     o.prefill_batch = 4;
-    o.tp[0] = 1;
-    o.n_tp = 1;
     ffn_diag d;
     ffn_plan_opts op = o, od = o, oa = o;
     op.phase = FFN_PLAN_PREFILL;
