@@ -55,6 +55,13 @@ echo "# Serving engines' kernel profiles: per GEMM format, how the engine's kern
 echo "# the baseline's (vLLM's, whose op tables the NVIDIA specs are fitted to). Written by"
 echo "# scripts/fit_engines.sh; format: docs/formats-hw.md \"Engine profiles\"; the rule that"
 echo "# carries them to other devices: docs/model.md \"Engines\"."
+cat <<'SRC'
+source: |
+  Fitted by scripts/fit_engines.sh to the op tables of data/calib/aic-h100_sxm_gemm_*.tsv.gz
+  (aiconfigurator's collectors inside vLLM 0.24.0, SGLang 0.5.14 and TensorRT-LLM 1.3.0rc20 on
+  one H100 SXM; data/calib/README.md, licence data/calib/LICENSE-aiconfigurator); each engine's
+  own source line says what was fitted.
+SRC
 echo "vllm:"
 echo "  baseline: true"
 echo "  source: vLLM 0.24.0's kernels, whose op tables (aiconfigurator, data/calib/aic-*_vllm_*) the H100, H200 and B200 specs are fitted to"

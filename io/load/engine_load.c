@@ -58,12 +58,17 @@ static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "an engine profiles file");
     if (rc) return rc;
-    /* every engine the file names must be one ffnroof knows */
+    /* the file's own `source:` (text), then every engine it names must be one ffnroof knows */
     for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top;
          pr++) {
         yaml_node_t *k = yaml_document_get_node(&y->doc, pr->key);
         ffn_engine any;
         const char *t = ffn_y_text(k);
+        if (t && !strcmp(t, "source")) {
+            if (!ffn_y_text(yaml_document_get_node(&y->doc, pr->value)))
+                return ffn_y_error(y, k, FFN_ESCHEMA, "'source' must be text");
+            continue;
+        }
         if (!t || ffn_engine_parse(t, &any) || any == FFN_ENGINE_NONE)
             return ffn_y_error(y, k, FFN_ESCHEMA, "unknown engine '%s' (vllm, sglang, trtllm)",
                                t ? t : "?");
