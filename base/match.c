@@ -115,15 +115,11 @@ size_t ffn_name_suggest(const char *name, const char *const *known, size_t n, si
                         size_t max)
 {
     if (!name || !max) return 0;
-    char want[NORM], have[NORM];
+    char want[NORM];
     normalise(name, want);
     const size_t wl = strlen(want), limit = wl / 3 > 1 ? wl / 3 : 1;
-    size_t got = 0;
     /* the names it begins, then by distance 1, 2, ... up to the limit */
-    for (size_t i = 0; i < n && got < max && wl; i++) {
-        normalise(known[i], have);
-        if (!strncmp(want, have, wl)) out[got++] = i;
-    }
+    size_t got = ffn_name_begun(name, known, n, out, max);
     for (size_t dist = 1; dist <= limit && got < max; dist++)
         for (size_t i = 0; i < n && got < max; i++) {
             bool seen = false;

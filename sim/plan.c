@@ -114,8 +114,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "EP %llu does not divide TP x DP = %llu",
                             (unsigned long long)ep, (unsigned long long)(tp * dp));
     const bool moe = ffn_model_moe_layers(m) > 0;
-    /* pipeline micro-batches: as many as there are stages, each its share of the sequences */
-    const uint64_t mb = pp < batch ? pp : batch;
+    const uint64_t mb = ffn__plan_micro_batches(pp, batch);
     const uint64_t bmb = ffn__ceil_div(batch, mb);
     ffn_run r;
     ffn_run_default(&r);
@@ -321,7 +320,8 @@ bool ffn_plan_better(const ffn_plan_layout *a, const ffn_plan_layout *b, ffn_obj
     return a->dp < b->dp;
 }
 
-/* Why a layout cannot exist at all; "" when it can. */
+/* Why a layout cannot exist at all; "" when it can. The shapes EP does not divide, or that need
+ * more devices than the limit for one replica, are not listed at all (ffn_plan_evaluate). */
 static void check_layout(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o,
                          const ffn_plan_shape *sh, char *why, size_t n)
 {
@@ -349,9 +349,6 @@ static void check_layout(const ffn_model *m, const ffn_hw *hw, const ffn_plan_op
                  dp > 1 ? "DP" : "EP", (ull)(dp > 1 ? dp : ep));
     else if (ep > 1 && ep > E)
         snprintf(why, n, "EP %llu exceeds the %llu experts", (ull)ep, (ull)E);
-    else if (N % ep)
-        snprintf(why, n, "EP %llu does not divide the TP %llu x DP %llu = %llu devices of a stage",
-                 (ull)ep, (ull)tp, (ull)dp, (ull)N);
     else if (ep > 1 && E % ep && !o->moe.ep_uneven)
         snprintf(why, n, "EP %llu does not divide the %llu experts", (ull)ep, (ull)E);
     else if (E && m->moe.expert_intermediate % etp)
@@ -367,9 +364,6 @@ static void check_layout(const ffn_model *m, const ffn_hw *hw, const ffn_plan_op
                  "%llu devices per replica span more than a node of %llu, and %s has no "
                  "network across nodes (network: in its spec)",
                  (ull)(N * pp), (ull)dpn, hw->name);
-    else if (N * pp > o->max_devices)
-        snprintf(why, n, "TP %llu x DP %llu x PP %llu needs %llu devices, over the limit of %llu",
-                 (ull)tp, (ull)dp, (ull)pp, (ull)(N * pp), (ull)o->max_devices);
 }
 
 static uint64_t decode_context(const ffn_plan_opts *o)
@@ -565,9 +559,8 @@ int ffn_plan_evaluate(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts 
         const ffn_plan_shape one_device = {1, 1, 1, 1};
         if (!ffn_plan_memory(m, &out->params, hw, o, &one_device, 1, 1, 0, &all)) {
             out->weight_bytes_all = all.weight_bytes;
-            double usable =
-                hw->mem_capacity_bytes * o->mem_utilization - ffn_plan_reserve_bytes(o, hw);
-            out->devices_for_weights = usable > 0 ? (uint64_t)ceil(all.weight_bytes / usable) : 0;
+            out->devices_for_weights =
+                all.usable_bytes > 0 ? (uint64_t)ceil(all.weight_bytes / all.usable_bytes) : 0;
         }
     }
     out->opts.objective = ffn_plan_objective(o);

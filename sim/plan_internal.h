@@ -24,4 +24,11 @@ static inline uint64_t ffn__ceil_div(uint64_t a, uint64_t b)
     return b ? (a + b - 1) / b : 0;
 }
 
+/* Pipeline micro-batches of a batch over pp stages: as many as there are stages (at most one
+ * per sequence), each its share of the sequences (docs/plan.md, "Pipeline stages"). */
+static inline uint64_t ffn__plan_micro_batches(uint64_t pp, uint64_t batch)
+{
+    return pp < batch ? pp : batch ? batch : 1;
+}
+
 #endif

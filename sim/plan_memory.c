@@ -160,8 +160,8 @@ int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
     out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
     /* decode: one token per sequence of a micro-batch; a prefill-only plan: the prompt (or a
      * chunk) per sequence */
-    const uint64_t mb = pp < batch ? pp : batch;
-    const uint64_t mseqs = ffn__ceil_div(ffn__ceil_div(batch, mb ? mb : 1), dp);
+    const uint64_t mseqs =
+        ffn__ceil_div(ffn__ceil_div(batch, ffn__plan_micro_batches(pp, batch)), dp);
     uint64_t T = mseqs;
     if (o->phase == FFN_PLAN_PREFILL) {
         uint64_t per = o->chunk && o->chunk < context ? o->chunk : context;
