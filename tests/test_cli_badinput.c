@@ -127,8 +127,15 @@ static const char *make_input(bad_case c, kind k, const char *good)
         break;
     }
     case C_TRUNCATED: {
-        /* a CSV cut anywhere after its header is still a CSV: cut inside the header */
+        /* a CSV cut anywhere after its header is still a CSV: cut inside the header; YAML or
+         * JSON cut between two lines (or inside a plain scalar) is a shorter valid file: cut
+         * just inside the first bracket or quote past the middle, which cannot close */
         size_t cut = n / 2;
+        for (size_t i = n / 2; i < n; i++)
+            if (g[i] == '[' || g[i] == '{' || g[i] == '"') {
+                cut = i + 1;
+                break;
+            }
         if (k == K_CSV)
             for (size_t i = 0; i < n; i++)
                 if ((i == 0 || g[i - 1] == '\n') && g[i] != '#') {
