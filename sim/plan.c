@@ -10,6 +10,8 @@
  * Shoeybi et al. 2019); routed experts are spread over the ep ranks and split over tp. */
 #include "plan_internal.h"
 
+#include "ffnroof/attention.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,18 +91,6 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->objective = FFN_OBJ_COUNT; /* auto: devices with a target, else tokens per device */
 }
 
-/* The coarse cost of the non-FFN parts: the roofline at the device's achievable fractions of
- * peak (efficiency.compute_max, memory_max), plus the launch overhead per kernel:
- *   t = max(F / (peak * compute_max), B / (bw * memory_max)) + launches * launch_s. */
-static double coarse_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt, double launches)
-{
-    double cmax = hw->eff.compute_max > 0 ? hw->eff.compute_max : 1.0;
-    double mmax = hw->eff.memory_max > 0 ? hw->eff.memory_max : 1.0;
-    double tc = flops / (ffn_peak_flops(hw, cdt) * cmax);
-    double tm = bytes / ((hw->mem_bandwidth_bps > 0 ? hw->mem_bandwidth_bps : 1.0) * mmax);
-    return (tc > tm ? tc : tm) + launches * hw->eff.launch_s;
-}
-
 int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
                        const ffn_plan_opts *o, ffn_phase phase, const ffn_plan_shape *shape,
                        uint64_t batch, uint64_t context, ffn_plan_step *st, ffn_diag *diag)
@@ -173,42 +163,32 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     }
     st->ffn_bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
 
-    const ffn__attn_shape s = ffn__plan_attn_shape(m);
     const double ab = ffn_dtype_bytes(o->adtype, 0);
     const double wb = ffn_weight_elem_bytes(o->wdtype, o->group_size, o->zero_point, m->hidden);
-    const double TP = (double)tp, Hd = s.H / TP, D = (double)m->hidden, Tq = (double)T_step;
+    const double TP = (double)tp, D = (double)m->hidden, Tq = (double)T_step;
     const double Bs = (double)seqs, ctx = (double)context;
     const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
-    const ffn_dtype adt = ffn_compute_dtype(hw, o->adtype, o->adtype);
 
     /* Projections (QKV and output, MLA's low-rank ones included): 2 FLOPs per weight per token;
      * weights read once per step, plus about 4 activations of width d per token. */
     const double Pa = (double)p->attention / L / TP;
-    double proj = coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab, cdt, 2.0);
+    double proj = ffn_coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab, cdt, 2.0);
     st->attn_proj_s = S * L * proj;
 
-    const double kvtl = ffn_plan_kv_bytes_per_token_layer(m, o->kv_dtype, tp);
-    double core;
+    ffn_attn_dims ad;
+    ffn_attn_dims_of(m, hw, tp, phase == FFN_PHASE_DECODE, o->kv_dtype, o->adtype, &ad);
+    ffn_attn_work aw;
     if (phase == FFN_PHASE_DECODE) {
-        /* Each new token attends to `context` cached tokens: QK^T and PV are 2 FLOPs per
-         * multiply-add; the cache of the device's sequences is read once. */
-        double dqk = s.mla ? s.lora + s.rope : s.hd, dv = s.mla ? s.lora : s.hd;
-        double fl = Bs * ctx * Hd * 2.0 * (dqk + dv);
-        double kv = Bs * ctx * kvtl;
-        core = coarse_s(hw, fl, kv + Bs * Hd * (dqk + dv) * ab, adt, 1.0);
-        st->kv_read_bytes = L * kv;
-        st->attn_core_flops = L * fl;
-        st->attn_core_s = L * core;
+        /* each sequence's new token attends to `context` cached tokens */
+        st->attn_core_s = L * ffn_attn_decode_s(hw, &ad, seqs, 1.0, Bs * ctx, &aw);
+        st->kv_read_bytes = L * ctx * Bs * ad.kv_bytes;
     } else {
-        /* Causal self-attention over the prompt: QK^T and PV each S^2/2 multiply-adds per head
-         * and dimension (FlashAttention-style, the S x S scores never reach memory). */
-        double dqk = s.mla ? s.nope + s.rope : s.hd, dv = s.mla ? s.vhd : s.hd;
-        double fl = Bs * Hd * ctx * ctx * (dqk + dv);
-        double by = Bs * ctx * (kvtl + Hd * (dqk + dv) * ab);
-        core = coarse_s(hw, fl, by, adt, S);
-        st->attn_core_flops = L * fl;
-        st->attn_core_s = L * core;
+        /* the whole prompt, causal (S^2 / 2 pairs), over the step's chunks: one launch each */
+        st->attn_core_s =
+            L * (ffn_attn_prefill_s(hw, &ad, seqs, Bs * ctx, Bs * ctx * ctx / 2.0, &aw) +
+                 (S - 1.0) * hw->eff.launch_s);
     }
+    st->attn_core_flops = L * aw.flops;
     if (tp > 1) {
         /* Megatron: the attention output is summed over the TP ranks with one all-reduce. */
         ffn_op op;
@@ -218,10 +198,10 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     /* LM head: logits of the last token of each sequence, vocabulary split over TP. */
     {
         double Pv = ceil((double)m->vocab / TP) * D;
-        st->lm_head_s = coarse_s(hw, 2.0 * Bs * Pv,
-                                 Pv * ffn__plan_other_elem_bytes(o->wdtype, o->group_size) +
-                                     Bs * Pv / D * 4.0 + Bs * D * ab,
-                                 cdt, 1.0);
+        st->lm_head_s = ffn_coarse_s(hw, 2.0 * Bs * Pv,
+                                     Pv * ffn__plan_other_elem_bytes(o->wdtype, o->group_size) +
+                                         Bs * Pv / D * 4.0 + Bs * D * ab,
+                                     cdt, 1.0);
     }
     if (pp > 1) {
         /* each hop sends the micro-batch's activations (T_step x d per device) to the next

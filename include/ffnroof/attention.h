@@ -1,0 +1,58 @@
+/* The attention core of one layer on one device (sim/attention.c, docs/model.md "Attention"):
+ * decode attention of sequences over their KV caches and prefill attention of prompt chunks
+ * against their context, from the device's fitted attention efficiencies where its spec has them
+ * (hw->attn), else the coarse roofline the rest of the layer uses. Projections, all-reduces and
+ * the LM head are not here. Pure functions: no I/O, no allocation. */
+#ifndef FFNROOF_ATTENTION_H
+#define FFNROOF_ATTENTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ffnroof/hw.h"
+#include "ffnroof/model.h"
+#include "ffnroof/types.h"
+
+/* The attention of one layer as one device runs it, after the heads are split over TP. */
+typedef struct ffn_attn_dims {
+    double heads;         /* query heads on this device */
+    double kv_heads;      /* KV heads on this device (MLA: 1, the shared latent) */
+    double qk_dim;        /* per head: the score dimension (MLA decode: kv_lora + rope) */
+    double v_dim;         /* per head: the value dimension (MLA decode: kv_lora) */
+    double kv_bytes;      /* KV cache of one token on this device in this layer (bytes) */
+    double act_bytes;     /* bytes of one activation element (q, output) */
+    bool mla;             /* DeepSeek's multi-head latent attention */
+    uint64_t window;      /* sliding window (tokens); 0 = full attention */
+    ffn_dtype kv_dtype;   /* the KV cache's dtype */
+    ffn_dtype compute_dt; /* the dtype the scores are computed in */
+} ffn_attn_dims;
+
+/* The dims of model m's attention on one of tp devices, for decode (MLA absorbed: scores over
+ * the latent) or prefill (MLA expanded: per-head keys and values). */
+void ffn_attn_dims_of(const ffn_model *m, const ffn_hw *hw, uint64_t tp, bool decode,
+                      ffn_dtype kv_dtype, ffn_dtype adtype, ffn_attn_dims *d);
+
+/* The work of one attention call. */
+typedef struct ffn_attn_work {
+    double flops; /* QK^T and PV, 2 FLOPs a multiply-add */
+    double bytes; /* the KV cache read, the queries read and the outputs written */
+} ffn_attn_work;
+
+/* Decode: `seqs` sequences, each with one new token (q_per_seq > 1: speculative verification),
+ * attending to ctx_sum cached tokens in all (the sum of their KV lengths). Seconds per layer. */
+double ffn_attn_decode_s(const ffn_hw *hw, const ffn_attn_dims *d, uint64_t seqs, double q_per_seq,
+                         double ctx_sum, ffn_attn_work *w);
+
+/* Prefill: `seqs` prompt chunks holding q_tokens new tokens in all, causal against their
+ * context; pairs = the query-key pairs they score, sum over the chunks of
+ * chunk x (earlier tokens + (chunk + 1) / 2) (a whole prompt of S tokens: S (S + 1) / 2).
+ * Seconds per layer. */
+double ffn_attn_prefill_s(const ffn_hw *hw, const ffn_attn_dims *d, uint64_t seqs, double q_tokens,
+                          double pairs, ffn_attn_work *w);
+
+/* The coarse cost the non-FFN parts of a step use: the roofline at the device's achievable
+ * fractions of peak (efficiency.compute_max, memory_max) plus `launches` kernel launches:
+ *   t = max(F / (peak * compute_max), B / (bw * memory_max)) + launches * launch_s. */
+double ffn_coarse_s(const ffn_hw *hw, double flops, double bytes, ffn_dtype cdt, double launches);
+
+#endif
