@@ -35,3 +35,15 @@ void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
         if (x->quant_row_s > 0) e->quant_row_s[d] = x->quant_row_s;
     }
 }
+
+ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *device)
+{
+    ffn_engine_sched r = *s;
+    for (int i = 0; device && i < s->n_by_device; i++)
+        if (!strcmp(s->by_device[i].device, device)) {
+            if (s->by_device[i].max_batched_tokens)
+                r.max_batched_tokens = s->by_device[i].max_batched_tokens;
+            if (s->by_device[i].max_seqs) r.max_seqs = s->by_device[i].max_seqs;
+        }
+    return r;
+}

@@ -7,6 +7,7 @@
 #define FFNROOF_ENGINE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
@@ -21,8 +22,32 @@ typedef struct ffn_engine_dt {
     double quant_row_s; /* its activation quantisation's cost per token row; 0 = the spec's */
 } ffn_engine_dt;
 
+/* The engine's scheduler as a release ships it (engines.yaml `scheduler:`; docs/plan.md
+ * "Serving" cites each value). */
+#define FFN_ENGINE_MAX_DEVICES 16
+
+typedef struct ffn_engine_sched {
+    bool set;
+    uint64_t max_batched_tokens; /* the token budget of one step */
+    uint64_t max_seqs;           /* running sequences at most */
+    uint64_t page_tokens;        /* KV-cache page (block) size */
+    double step_overhead_s;      /* per step outside the GPU kernels: scheduling, input
+                                    preparation, sampling, launch */
+    /* where a release picks other defaults on some devices (vLLM's smaller budget on A100s,
+     * SGLang's larger one on GPUs of 160 GB and more): by device name, 0 = the default */
+    struct {
+        char device[64];
+        uint64_t max_batched_tokens, max_seqs;
+    } by_device[FFN_ENGINE_MAX_DEVICES];
+    int n_by_device;
+} ffn_engine_sched;
+
+/* The scheduler an engine runs on the device named `device`: s with that device's values. */
+ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *device);
+
 typedef struct ffn_engine_profile {
     ffn_engine engine;
+    ffn_engine_sched sched;
     bool baseline;                  /* the kernels the specs were fitted to: nothing changes */
     ffn_engine_dt dt[FFN_DT_COUNT]; /* by the GEMM's format (weights = activations) */
 } ffn_engine_profile;

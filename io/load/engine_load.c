@@ -5,10 +5,13 @@
  *     source: ...
  *     by_dtype:
  *       fp8: {compute: 0.93, memory: 1.0, launch: 6.1 us, quant_row: 1.4 ns}
+ *     scheduler:                # the release's defaults (`ffnroof serve`)
+ *       {max_batched_tokens: 8192, max_seqs: 1024, page: 16, step_overhead: 1 ms, source: ...}
  * Every rejection is one `file:line:col: message`. */
 #include "ffnroof/engine.h"
 #include "ffnroof/engine_load.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ydoc.h"
@@ -52,9 +55,74 @@ static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
     return rc;
 }
 
+static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
+{
+    static const char *const keys[] = {
+        "max_batched_tokens", "max_seqs", "page", "step_overhead", "devices", "source", NULL};
+    yaml_node_t *m = ffn_y_get(y, eng, "scheduler", NULL);
+    if (!m) return 0;
+    int rc = ffn_y_expect_map(y, m, "scheduler");
+    if (!rc) rc = ffn_y_check_keys(y, m, keys);
+    double v[3];
+    static const char *const ints[] = {"max_batched_tokens", "max_seqs", "page"};
+    for (int i = 0; !rc && i < 3; i++) {
+        rc = ffn_y_num(y, m, ints[i], true, FFN_UNIT_NONE, 1.0, 1048576.0, &v[i]);
+        if (!rc && v[i] != (double)(uint64_t)v[i])
+            rc = ffn_y_error(y, ffn_y_get(y, m, ints[i], NULL), FFN_ERANGE,
+                             "'%s' must be a whole number", ints[i]);
+    }
+    if (!rc)
+        rc = ffn_y_num(y, m, "step_overhead", true, FFN_UNIT_TIME, 0.0, 1.0, &s->step_overhead_s);
+    if (!rc) {
+        yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
+        if (!src || !ffn_y_text(src))
+            rc = ffn_y_error(y, src ? src : m, FFN_ESCHEMA,
+                             "'scheduler' needs a 'source' (where its defaults come from)");
+    }
+    yaml_node_t *dv = rc ? NULL : ffn_y_get(y, m, "devices", NULL);
+    if (dv) {
+        rc = ffn_y_expect_map(y, dv, "devices");
+        for (yaml_node_pair_t *pr = rc ? NULL : dv->data.mapping.pairs.start;
+             pr && pr < dv->data.mapping.pairs.top && !rc; pr++) {
+            yaml_node_t *k = yaml_document_get_node(&y->doc, pr->key);
+            yaml_node_t *o = yaml_document_get_node(&y->doc, pr->value);
+            const char *name = ffn_y_text(k);
+            static const char *const dkeys[] = {"max_batched_tokens", "max_seqs", NULL};
+            if (!name || !*name || strlen(name) >= sizeof s->by_device[0].device) {
+                rc = ffn_y_error(y, k, FFN_ESCHEMA, "a device name of 1-63 characters");
+                break;
+            }
+            if (s->n_by_device == FFN_ENGINE_MAX_DEVICES) {
+                rc = ffn_y_error(y, k, FFN_ERANGE, "at most %d devices", FFN_ENGINE_MAX_DEVICES);
+                break;
+            }
+            rc = ffn_y_expect_map(y, o, name);
+            if (!rc) rc = ffn_y_check_keys(y, o, dkeys);
+            double a = 0, b = 0;
+            if (!rc)
+                rc =
+                    ffn_y_num(y, o, "max_batched_tokens", false, FFN_UNIT_NONE, 1.0, 1048576.0, &a);
+            if (!rc) rc = ffn_y_num(y, o, "max_seqs", false, FFN_UNIT_NONE, 1.0, 1048576.0, &b);
+            if (!rc && (a != (double)(uint64_t)a || b != (double)(uint64_t)b))
+                rc = ffn_y_error(y, o, FFN_ERANGE, "whole numbers of tokens and sequences");
+            if (rc) break;
+            snprintf(s->by_device[s->n_by_device].device, sizeof s->by_device[0].device, "%s",
+                     name);
+            s->by_device[s->n_by_device].max_batched_tokens = (uint64_t)a;
+            s->by_device[s->n_by_device++].max_seqs = (uint64_t)b;
+        }
+    }
+    if (rc) return rc;
+    s->max_batched_tokens = (uint64_t)v[0];
+    s->max_seqs = (uint64_t)v[1];
+    s->page_tokens = (uint64_t)v[2];
+    s->set = true;
+    return 0;
+}
+
 static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
 {
-    static const char *const keys[] = {"baseline", "source", "by_dtype", NULL};
+    static const char *const keys[] = {"baseline", "source", "by_dtype", "scheduler", NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "an engine profiles file");
     if (rc) return rc;
@@ -87,6 +155,7 @@ static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
                              ffn_engine_name(e));
     }
     if (!rc) rc = load_by_dtype(y, eng, p);
+    if (!rc) rc = load_sched(y, eng, &p->sched);
     return rc;
 }
 
