@@ -39,6 +39,7 @@ int ffn_cmd_compare(int argc, char **argv);
 int ffn_cmd_report(int argc, char **argv);
 int ffn_cmd_cpu(int argc, char **argv);
 int ffn_cmd_quant(int argc, char **argv);
+int ffn_cmd_serve(int argc, char **argv);
 /* `ffnroof cpu`'s report (also `bench --isa list`); exit code. */
 int ffn_cli_cpu_report(ffn_format fmt);
 /* One line: the ISA level and the kernel per weight dtype (for --version). */
@@ -73,10 +74,12 @@ enum ffn_opt {
     FFN_O_BY,
     FFN_O_CALIBRATION,
     FFN_O_CAPACITY_FACTOR,
+    FFN_O_CHART,
     FFN_O_CHECK,
     FFN_O_CHECKPOINT,
     FFN_O_CHUNK,
     FFN_O_COMPARE,
+    FFN_O_CONCURRENCY,
     FFN_O_D,
     FFN_O_DATA,
     FFN_O_DEVICES_PER_NODE,
@@ -109,8 +112,10 @@ enum ffn_opt {
     FFN_O_LEVELS,
     FFN_O_MARGIN,
     FFN_O_MAX_BATCH,
+    FFN_O_MAX_BATCHED_TOKENS,
     FFN_O_MAX_DEVICES,
     FFN_O_MAX_POINTS,
+    FFN_O_MAX_SEQS,
     FFN_O_MEM_UTIL,
     FFN_O_MOC,
     FFN_O_MODEL,
@@ -120,12 +125,14 @@ enum ffn_opt {
     FFN_O_NO_SPEED,
     FFN_O_NU,
     FFN_O_OBJECTIVE,
+    FFN_O_OFFLINE,
     FFN_O_ONCHIP,
     FFN_O_OPS,
     FFN_O_OUT,
-    FFN_O_OUTLIER_SCALE,
     FFN_O_OUTLIERS,
+    FFN_O_OUTLIER_SCALE,
     FFN_O_OUTPUT,
+    FFN_O_PARETO,
     FFN_O_PEERS,
     FFN_O_PHASE,
     FFN_O_PLOTS,
@@ -135,7 +142,9 @@ enum ffn_opt {
     FFN_O_PRICE,
     FFN_O_PROMPT,
     FFN_O_QUICK,
+    FFN_O_RATE,
     FFN_O_REPS,
+    FFN_O_REQUESTS,
     FFN_O_RESERVE,
     FFN_O_ROWS,
     FFN_O_SCENARIO,
@@ -143,6 +152,9 @@ enum ffn_opt {
     FFN_O_SEQ,
     FFN_O_SHAPE,
     FFN_O_SIZE,
+    FFN_O_SPEC,
+    FFN_O_SPREAD,
+    FFN_O_STEP_OVERHEAD,
     FFN_O_TARGET,
     FFN_O_TEST_TINY,
     FFN_O_THREADS,
@@ -153,6 +165,7 @@ enum ffn_opt {
     FFN_O_TRIALS,
     FFN_O_TTFT,
     FFN_O_UNFUSED,
+    FFN_O_USER_TPS,
     FFN_O_VERIFY,
     FFN_O_WARM,
     FFN_O_WDTYPE,
@@ -302,6 +315,10 @@ ffn_engine ffn_cli_engine_in_force(void);
  * default engine's changes nothing). Returns an exit code. */
 int ffn_cli_apply_engine(ffn_hw *hw);
 int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m);
+/* Engine e's profile (kernels and scheduler) from hw/arch/engines.yaml. Returns 0 or an exit
+ * code with the message printed. */
+struct ffn_engine_profile;
+int ffn_cli_engine_profile(const char *cmd, ffn_engine e, struct ffn_engine_profile *p);
 
 /* mkdir -p dir, then check that it is a writable folder; 0 or FFN_EXIT_USAGE (one line). The
  * folders it creates are remembered: main() takes back the ones still empty when the command

@@ -147,6 +147,17 @@ int ffn_cli_apply_engine(ffn_hw *hw)
     return 0;
 }
 
+int ffn_cli_engine_profile(const char *cmd, ffn_engine e, ffn_engine_profile *p)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    if (!ffn_cli_data_dir("hw", dir, sizeof dir))
+        return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "no hw/ data folder for the engine profiles");
+    snprintf(path, sizeof path, "%s/arch/engines.yaml", dir);
+    ffn_diag d;
+    if (ffn_engine_load(path, e, p, &d)) return ffn_cli_diag(&d);
+    return 0;
+}
+
 int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw)
 {
     char path[PATH_MAX];

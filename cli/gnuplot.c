@@ -219,7 +219,7 @@ static char *slurp(const char *path)
 
 int ffn_chart_emit(const char *cmd, ffn_chart_kind kind, const void *chart, ffn_chart_out *o)
 {
-    static const char *const tmpl_names[] = {"roofline.gp", "latency.gp", "moe.gp"};
+    static const char *const tmpl_names[] = {"roofline.gp", "latency.gp", "moe.gp", "pareto.gp"};
     o->rendered = o->gnuplot_missing = false;
     char dir[PATH_MAX], tpath[PATH_MAX + 32];
     if (!ffn_cli_data_dir("plots", dir, sizeof dir))
@@ -265,8 +265,10 @@ int ffn_chart_emit(const char *cmd, ffn_chart_kind kind, const void *chart, ffn_
         wr = ffn_plot_roofline_write(chart, tmpl, &files, dout.fp, sout.fp, &d);
     else if (kind == FFN_CHART_LATENCY)
         wr = ffn_plot_latency_write(chart, tmpl, &files, dout.fp, sout.fp, &d);
-    else
+    else if (kind == FFN_CHART_MOE)
         wr = ffn_plot_moe_write(chart, tmpl, &files, dout.fp, sout.fp, &d);
+    else
+        wr = ffn_plot_pareto_write(chart, tmpl, &files, dout.fp, sout.fp, &d);
     free(tmpl);
     /* the data and its script are one result: when either cannot be written (a full disk, a
      * file-size limit), neither is left */

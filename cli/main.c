@@ -16,6 +16,7 @@ static const ffn_cli_cmd commands[] = {
     {"fit", "fit a device's efficiency model to measured GEMM or kernel times", ffn_cmd_fit},
     {"sweep", "predict over a grid of models, devices and sizes (CSV/JSON lines)", ffn_cmd_sweep},
     {"plan", "capacity planning: devices, batch and TP/EP layout under an SLO", ffn_cmd_plan},
+    {"serve", "serving steady state: TTFT, TPOT, tokens/s per device and per user", ffn_cmd_serve},
     {"calibrate", "this host's empirical roofline, written as a hw spec with a fitted efficiency",
      ffn_cmd_calibrate},
     {"bench", "real FFN kernels on this host: measured vs roofline vs predicted, with peers",

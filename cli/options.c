@@ -108,6 +108,18 @@ static const struct {
     [FFN_O_WDTYPE - FFN_O_FIRST] = {"wdtype", required_argument},
     [FFN_O_WEIGHTS - FFN_O_FIRST] = {"weights", required_argument},
     [FFN_O_ZERO_POINT - FFN_O_FIRST] = {"zero-point", no_argument},
+    [FFN_O_CHART - FFN_O_FIRST] = {"chart", required_argument},
+    [FFN_O_CONCURRENCY - FFN_O_FIRST] = {"concurrency", required_argument},
+    [FFN_O_MAX_BATCHED_TOKENS - FFN_O_FIRST] = {"max-batched-tokens", required_argument},
+    [FFN_O_MAX_SEQS - FFN_O_FIRST] = {"max-seqs", required_argument},
+    [FFN_O_OFFLINE - FFN_O_FIRST] = {"offline", no_argument},
+    [FFN_O_PARETO - FFN_O_FIRST] = {"pareto", no_argument},
+    [FFN_O_RATE - FFN_O_FIRST] = {"rate", required_argument},
+    [FFN_O_REQUESTS - FFN_O_FIRST] = {"requests", required_argument},
+    [FFN_O_SPEC - FFN_O_FIRST] = {"spec", required_argument},
+    [FFN_O_SPREAD - FFN_O_FIRST] = {"spread", required_argument},
+    [FFN_O_STEP_OVERHEAD - FFN_O_FIRST] = {"step-overhead", required_argument},
+    [FFN_O_USER_TPS - FFN_O_FIRST] = {"user-tps", required_argument},
     [FFN_O_ZIPF - FFN_O_FIRST] = {"zipf", required_argument},
 };
 

@@ -36,7 +36,8 @@ double ffn_gnuplot_timeout_s(void);
 typedef enum ffn_chart_kind {
     FFN_CHART_ROOFLINE = 0,
     FFN_CHART_LATENCY,
-    FFN_CHART_MOE
+    FFN_CHART_MOE,
+    FFN_CHART_PARETO
 } ffn_chart_kind;
 
 typedef struct ffn_chart_out {

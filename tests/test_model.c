@@ -37,6 +37,7 @@ typedef struct expect {
  * qwen2.5-7b 7,615,616,512: keras-hub qwen2.5_math_7b_en (same architecture as Qwen2.5-7B)
  * deepseek-v3 671,026,419,200: the main model (61 layers, without the MTP module), as audited
  *   from the checkpoint headers by several public projects; technical report "671B"
+ * deepseek-r1: DeepSeek-V3's architecture (its config.json sets the same shapes), so its count
  * deepseek-v2-lite 15,706,484,224: model card "15.7B", exact count from the config's tensors
  * mixtral-8x22b 140,620,634,112 and gpt3-175b: the tensors the config implies (no exact
  *   published count; GPT-3's paper rounds to 175.0B)
@@ -60,6 +61,7 @@ static const expect models[] = {
     {"qwen3-235b-a22b", 235093634560ull, 22190763520ull},
     {"deepseek-v2-lite", 15706484224ull, 2661150208ull},
     {"deepseek-v3", 671026419200ull, 37552297472ull},
+    {"deepseek-r1", 671026419200ull, 37552297472ull},
 };
 
 Test(model, every_file_in_models_has_its_exact_total)

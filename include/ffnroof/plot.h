@@ -109,6 +109,24 @@ typedef struct ffn_moe_chart {
     int n_bars;
 } ffn_moe_chart;
 
+/* The serving frontier (`ffnroof serve --chart`): output tokens/s per device against one user's
+ * tokens/s, one series per model and device - every simulated point, the frontier through the
+ * best of them, the pick at the interactivity asked for. */
+typedef struct ffn_pareto_series {
+    char label[96]; /* "deepseek-v3 on h200" */
+    double user_tps[FFN_PLOT_MAX_POINTS], device_tps[FFN_PLOT_MAX_POINTS];
+    bool frontier[FFN_PLOT_MAX_POINTS];
+    int n;
+    int pick; /* index of the pick, -1 none */
+} ffn_pareto_series;
+
+typedef struct ffn_pareto_chart {
+    char title[256];
+    double min_user_tps; /* the interactivity line; 0 = none */
+    ffn_pareto_series s[FFN_PLOT_MAX_DEVICES];
+    int n_series;
+} ffn_pareto_chart;
+
 /* Where the script finds its data and writes its images (names relative to the folder the
  * script is run in), and how big the images are. */
 typedef struct ffn_plot_files {
@@ -202,6 +220,9 @@ int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text
                            const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag);
 int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const ffn_plot_files *f,
                        FILE *data, FILE *script, ffn_diag *diag);
+
+int ffn_plot_pareto_write(const ffn_pareto_chart *c, const char *template_text,
+                          const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag);
 
 /* Axis range of a log axis: decades that hold [lo, hi] (lo, hi > 0). */
 void ffn_plot_log_range(double lo, double hi, double *min_out, double *max_out);

@@ -1,0 +1,658 @@
+/* `ffnroof serve`: the serving steady state of a workload (docs/plan.md "Serving"). For each
+ * model on each device and each layout: the engine's scheduler simulated step by step under a
+ * client concurrency, a request rate or offline, with TTFT, TPOT, tokens/s per device and per
+ * user and what bounds them; over a sweep of concurrencies, the frontier of tokens/s per device
+ * against tokens/s per user and, with --user-tps, the point each device serves best at that
+ * interactivity and what it costs. This file parses the options, loads the inputs and calls
+ * the simulator (sim/serve.c) and the writers. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ffnroof/engine.h"
+#include "ffnroof/engine_load.h"
+#include "ffnroof/plot.h"
+#include "ffnroof/prices.h"
+#include "ffnroof/scenario.h"
+#include "ffnroof/serve.h"
+#include "ffnroof/units.h"
+#include "pictures.h"
+
+#define CMD "serve"
+#define MAX_SHAPES 64
+#define MAX_CONC 32
+
+static void usage(FILE *fp)
+{
+    fputs("usage: ffnroof serve --model NAME[,NAME..] --hw NAME[,NAME..] [options]\n"
+          "       ffnroof serve --scenario FILE [options]\n"
+          "\n"
+          "The serving steady state of a workload under continuous batching with chunked\n"
+          "prefill, the engine's scheduler simulated step by step: TTFT and TPOT (median and\n"
+          "p90), output tokens/s per device and per user, requests/s, the mean running batch\n"
+          "and context, and what bounds them, each throughput with its range. Without\n"
+          "--concurrency, --rate or --offline: a sweep of client concurrencies 1..4096 and\n"
+          "the frontier of tokens/s per device against tokens/s per user (docs/plan.md,\n"
+          "\"Serving\").\n",
+          fp);
+    fputs("\n"
+          "Workload:\n"
+          "  --prompt N            input tokens per request (default: 1024)\n"
+          "  --output N            output tokens per request (default: 256)\n"
+          "  --spread S            lengths drawn uniformly in N x [1 - S, 1 + S], as vLLM's\n"
+          "                        random dataset's range ratio (default: 0, fixed)\n"
+          "  --concurrency LIST    closed loop: clients, each sending its next request when\n"
+          "                        the last finished (e.g. 64 or 1-256:x2)\n"
+          "  --rate R              open loop: Poisson arrivals, requests/s\n"
+          "  --offline             every request queued at once (offline throughput)\n"
+          "  --requests N          requests simulated (default: 10 x concurrency within\n"
+          "                        [200, 20000]; 1000 for --rate and --offline)\n"
+          "  --seed N              of the lengths and arrivals (default: 1)\n"
+          "  --spec K:A            speculative decoding / MTP: K draft tokens a step, A tokens\n"
+          "                        emitted a step on average, 1 <= A <= K + 1 (default: off)\n"
+          "Engine (--engine vllm|sglang|trtllm: its kernels and its scheduler's defaults,\n"
+          "hw/arch/engines.yaml; default vllm):\n"
+          "  --max-batched-tokens N  the token budget of one step\n"
+          "  --max-seqs N          running sequences at most\n"
+          "  --kv-page N           KV-cache page size in tokens\n"
+          "  --step-overhead T     per-step time outside the GPU kernels, e.g. 2ms\n",
+          fp);
+    fputs("Model, devices and layouts:\n"
+          "  --model LIST, --hw LIST, --scenario FILE   as for plan\n"
+          "  --dtype D, --wdtype D, --adtype D, --kv-dtype D   as for plan (default: bf16)\n"
+          "  --tp LIST --dp LIST --ep LIST --pp LIST   layouts, as for plan (default: TP\n"
+          "                        1,2,4,8; for MoE models also DP 1,2,4,8 with the experts\n"
+          "                        EP over all devices of the stage; PP 1)\n"
+          "  --max-devices N       devices per replica at most (default: 8)\n"
+          "  --mem-util F, --reserve SIZE   memory, as for plan\n"
+          "  --price HW=USD        price per device-hour (default: hw/prices.tsv)\n"
+          "Output:\n"
+          "  --user-tps R          the interactivity to serve at: pick, per device, the point\n"
+          "                        with the most tokens/s per device whose median TPOT gives a\n"
+          "                        user at least R tokens/s, and its cost\n"
+          "  --all                 every point, not only the frontier\n"
+          "  --format F            table, json or csv (default: table)\n"
+          "  --chart DIR           the frontier chart (pareto.png/.svg/.dat/.gp) into DIR\n"
+          "  --out FILE            write there instead of stdout (atomically)\n"
+          "  -h, --help            this help\n"
+          "\n"
+          "Exit codes: 0 an answer (also 'unstable' or 'nothing meets'), 1 failed, 2 bad usage\n"
+          "or bad input.\n",
+          fp);
+}
+
+static int time_opt(const char *opt, const char *s, double lo, double *out)
+{
+    char why[160];
+    if (ffn_units_parse(s, FFN_UNIT_TIME, out, why, sizeof why))
+        return ffn_cli_usage(CMD, "%s: %s (e.g. 2ms)", opt, why);
+    if (!(*out >= lo && *out <= 1.0))
+        return ffn_cli_usage(CMD, "%s must be in [0, 1 s], got '%s'", opt, s);
+    return 0;
+}
+
+static int spec_opt(const char *s, ffn_serve_opts *o)
+{
+    char *end;
+    unsigned long k = strtoul(s, &end, 10);
+    double a = end != s && *end == ':' ? strtod(end + 1, &end) : NAN;
+    if (*end || !(a >= 1) || k < 1 || k > 16 || a > (double)k + 1)
+        return ffn_cli_usage(CMD,
+                             "--spec needs K:A, K draft tokens (1-16) and A tokens a step "
+                             "(1 <= A <= K + 1), e.g. 1:1.7; got '%s'",
+                             s);
+    o->spec_tokens = (uint32_t)k;
+    o->spec_accept = a;
+    return 0;
+}
+
+/* The layouts to simulate: every (tp, dp, ep, pp) of the lists whose devices are within the
+ * limit; without --ep, the experts of an MoE model go EP over all devices of the stage. */
+static size_t shapes_of(const ffn_model *m, const ffn_plan_opts *o, bool ep_given,
+                        uint64_t max_devices, ffn_plan_shape *out)
+{
+    const bool moe = ffn_model_moe_layers(m) > 0;
+    size_t n = 0;
+    const size_t npp = o->n_pp ? o->n_pp : 1;
+    for (size_t a = 0; a < o->n_tp; a++)
+        for (size_t b = 0; b < (moe ? o->n_dp : 1); b++)
+            for (size_t c = 0; c < (moe && ep_given ? o->n_ep : 1); c++)
+                for (size_t d = 0; d < npp; d++) {
+                    ffn_plan_shape s = {o->tp[a], moe ? o->dp[b] : 1, 1, o->n_pp ? o->pp[d] : 1};
+                    s.ep = moe ? (ep_given ? o->ep[c] : s.tp * s.dp) : 1;
+                    if (ffn_plan_shape_devices(&s) > max_devices || n == MAX_SHAPES) continue;
+                    out[n++] = s;
+                }
+    return n;
+}
+
+static void shape_name(const ffn_plan_shape *s, bool moe, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "TP%llu", (unsigned long long)s->tp);
+    if (moe && s->dp > 1)
+        k += snprintf(buf + k, n - (size_t)k, "/DP%llu", (unsigned long long)s->dp);
+    if (moe && s->ep > 1)
+        k += snprintf(buf + k, n - (size_t)k, "/EP%llu", (unsigned long long)s->ep);
+    if (s->pp > 1) snprintf(buf + k, n - (size_t)k, "/PP%llu", (unsigned long long)s->pp);
+}
+
+typedef struct pair_out {
+    const ffn_model *m;
+    const ffn_hw *hw;
+    double price;
+    ffn_engine_sched sched;
+    ffn_serve_point *pts;
+    size_t n;
+    int pick;
+    char skipped[MAX_SHAPES][200];
+    size_t n_skipped;
+} pair_out;
+
+static double usd_per_mtok(double price, double tps_device)
+{
+    return price > 0 && tps_device > 0 ? price / (tps_device * 3600.0) * 1e6 : NAN;
+}
+
+static void write_table(FILE *fp, const ffn_serve_opts *o, const pair_out *p, size_t np, bool all,
+                        double user_tps)
+{
+    char lay[48];
+    for (size_t i = 0; i < np; i++) {
+        const pair_out *q = &p[i];
+        const bool moe = ffn_model_moe_layers(q->m) > 0;
+        double p10, p90;
+        bool def = ffn_hw_unc_range(q->hw, &p10, &p90);
+        fprintf(fp,
+                "%s on %s, %s scheduler: %llu tokens a step, %llu sequences, pages of %llu, "
+                "%.3g ms a step overhead\n",
+                q->m->name, q->hw->name, ffn_engine_name(ffn_cli_engine_in_force()),
+                (unsigned long long)q->sched.max_batched_tokens,
+                (unsigned long long)q->sched.max_seqs, (unsigned long long)q->sched.page_tokens,
+                1e3 * q->sched.step_overhead_s);
+        fprintf(fp,
+                "  workload: %s, prompt %llu, output %llu tokens%s; range: step times x "
+                "[%.3g, %.3g] (%s)\n",
+                o->mode == FFN_SERVE_RATE      ? "Poisson arrivals"
+                : o->mode == FFN_SERVE_OFFLINE ? "offline"
+                                               : "closed-loop clients",
+                (unsigned long long)o->isl, (unsigned long long)o->osl,
+                o->isl_spread > 0 ? " (drawn)" : "", p10, p90,
+                def ? "the stated default range" : "the device's fitted p10/p90");
+        fprintf(fp, "  %-3s %-16s %4s %7s %9s %9s %8s %8s %22s %8s %7s %6s %7s %-15s\n", "",
+                "layout", "dev",
+                o->mode == FFN_SERVE_RATE      ? "req/s"
+                : o->mode == FFN_SERVE_OFFLINE ? "queued"
+                                               : "clients",
+                "TTFT p50", "TTFT p90", "TPOT p50", "TPOT p90", "tok/s/device (range)", "tok/s/u",
+                "req/s", "batch", "ctx", "bound");
+        for (size_t k = 0; k < q->n; k++) {
+            const ffn_serve_point *pt = &q->pts[k];
+            const ffn_serve_result *r = &pt->r;
+            if (!all && !pt->frontier && (int)k != q->pick) continue;
+            shape_name(&pt->shape, moe, lay, sizeof lay);
+            char mark[4] = "   ";
+            if (pt->frontier) mark[1] = '*';
+            if ((int)k == q->pick) mark[0] = '>';
+            double drive = o->mode == FFN_SERVE_RATE      ? o->rate
+                           : o->mode == FFN_SERVE_OFFLINE ? (double)r->requests
+                                                          : pt->concurrency;
+            char range[40];
+            snprintf(range, sizeof range, "%.4g (%.4g-%.4g)", r->output_tokens_per_s_device,
+                     pt->tps_device_lo, pt->tps_device_hi);
+            if (!r->stable) {
+                fprintf(fp,
+                        "  %-3s %-16s %4llu %7.4g unstable: the queue grows by %.3g requests/s "
+                        "(it serves %.3g of %.3g requests/s)\n",
+                        mark, lay, (unsigned long long)ffn_plan_shape_devices(&pt->shape), drive,
+                        r->queue_growth, r->requests_per_s, o->rate);
+                continue;
+            }
+            fprintf(fp,
+                    "  %-3s %-16s %4llu %7.4g %7.4gms %7.4gms %6.4gms %6.4gms %22s %8.4g %7.4g "
+                    "%6.4g %7.5g %-15s\n",
+                    mark, lay, (unsigned long long)ffn_plan_shape_devices(&pt->shape), drive,
+                    1e3 * r->ttft_p50_s, 1e3 * r->ttft_p90_s, 1e3 * r->tpot_p50_s,
+                    1e3 * r->tpot_p90_s, range, r->user_tokens_per_s, r->requests_per_s,
+                    r->mean_running, r->mean_context, ffn_serve_bound_name(r->bound));
+        }
+        for (size_t k = 0; k < q->n_skipped; k++)
+            fprintf(fp, "  skipped %s\n", q->skipped[k]);
+        if (user_tps > 0) {
+            if (q->pick < 0) {
+                fprintf(fp, "  nothing serves %.4g tokens/s per user on %s\n", user_tps,
+                        q->hw->name);
+            } else {
+                const ffn_serve_point *pt = &q->pts[q->pick];
+                shape_name(&pt->shape, moe, lay, sizeof lay);
+                fprintf(fp,
+                        "  > at >= %.4g tokens/s per user: %s at %.4g clients, %.4g tokens/s "
+                        "per device (%.4g-%.4g)",
+                        user_tps, lay, pt->concurrency, pt->r.output_tokens_per_s_device,
+                        pt->tps_device_lo, pt->tps_device_hi);
+                if (q->price > 0)
+                    fprintf(fp, ", $%.3g per M output tokens ($%.3g-%.3g) at $%.2f/h a device",
+                            usd_per_mtok(q->price, pt->r.output_tokens_per_s_device),
+                            usd_per_mtok(q->price, pt->tps_device_hi),
+                            usd_per_mtok(q->price, pt->tps_device_lo), q->price);
+                fputc('\n', fp);
+            }
+        }
+        fputs(i + 1 < np ? "\n" : "", fp);
+    }
+    fputs("  * on the frontier of tokens/s per device against tokens/s per user; > the pick.\n"
+          "  tok/s/u: one user's tokens/s, 1 / median TPOT; batch: mean running sequences; "
+          "ctx: mean KV length of a decoding sequence.\n",
+          fp);
+    if (user_tps > 0 && np > 1) {
+        int best = -1;
+        double best_cost = INFINITY;
+        for (size_t i = 0; i < np; i++) {
+            if (p[i].pick < 0) continue;
+            double c = usd_per_mtok(p[i].price, p[i].pts[p[i].pick].r.output_tokens_per_s_device);
+            if (c < best_cost) best_cost = c, best = (int)i;
+        }
+        if (best >= 0)
+            fprintf(fp,
+                    "cheapest at >= %.4g tokens/s per user: %s on %s, $%.3g per M output "
+                    "tokens\n",
+                    user_tps, p[best].m->name, p[best].hw->name, best_cost);
+    }
+}
+
+static void write_csv(FILE *fp, const ffn_serve_opts *o, const pair_out *p, size_t np, bool all)
+{
+    fputs("model,device,tp,dp,ep,pp,devices,mode,drive,stable,ttft_p50_s,ttft_p90_s,tpot_p50_s,"
+          "tpot_p90_s,tokens_per_s_device,tokens_per_s_device_lo,tokens_per_s_device_hi,"
+          "user_tokens_per_s,requests_per_s,mean_running,mean_context,mean_in_system,"
+          "little_in_system,bound,frontier,pick,usd_per_mtok\n",
+          fp);
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < p[i].n; k++) {
+            const ffn_serve_point *pt = &p[i].pts[k];
+            const ffn_serve_result *r = &pt->r;
+            if (!all && !pt->frontier && (int)k != p[i].pick) continue;
+            fprintf(fp,
+                    "%s,%s,%llu,%llu,%llu,%llu,%llu,%s,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+                    "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%d,%d,%.6g\n",
+                    p[i].m->name, p[i].hw->name, (unsigned long long)pt->shape.tp,
+                    (unsigned long long)pt->shape.dp, (unsigned long long)pt->shape.ep,
+                    (unsigned long long)pt->shape.pp,
+                    (unsigned long long)ffn_plan_shape_devices(&pt->shape),
+                    ffn_serve_mode_name(o->mode),
+                    o->mode == FFN_SERVE_RATE ? o->rate : pt->concurrency, r->stable, r->ttft_p50_s,
+                    r->ttft_p90_s, r->tpot_p50_s, r->tpot_p90_s, r->output_tokens_per_s_device,
+                    pt->tps_device_lo, pt->tps_device_hi, r->user_tokens_per_s, r->requests_per_s,
+                    r->mean_running, r->mean_context, r->mean_in_system, r->little_in_system,
+                    ffn_serve_bound_name(r->bound), pt->frontier, (int)k == p[i].pick,
+                    usd_per_mtok(p[i].price, r->output_tokens_per_s_device));
+        }
+}
+
+static void write_json(FILE *fp, const ffn_serve_opts *o, const pair_out *p, size_t np, bool all)
+{
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < p[i].n; k++) {
+            const ffn_serve_point *pt = &p[i].pts[k];
+            const ffn_serve_result *r = &pt->r;
+            if (!all && !pt->frontier && (int)k != p[i].pick) continue;
+            fprintf(
+                fp,
+                "{\"model\":\"%s\",\"device\":\"%s\",\"layout\":{\"tp\":%llu,\"dp\":%llu,"
+                "\"ep\":%llu,\"pp\":%llu},\"devices\":%llu,\"mode\":\"%s\",\"drive\":%.6g,"
+                "\"prompt\":%llu,\"output\":%llu,\"stable\":%s,\"queue_growth\":%.6g,"
+                "\"ttft_s\":{\"p50\":%.6g,\"p90\":%.6g,\"mean\":%.6g,\"p50_range\":[%.6g,%.6g]},"
+                "\"tpot_s\":{\"p50\":%.6g,\"p90\":%.6g,\"mean\":%.6g,\"p50_range\":[%.6g,%.6g]},"
+                "\"tokens_per_s_device\":{\"value\":%.6g,\"range\":[%.6g,%.6g]},"
+                "\"user_tokens_per_s\":{\"value\":%.6g,\"range\":[%.6g,%.6g]},"
+                "\"requests_per_s\":%.6g,\"total_tokens_per_s\":%.6g,\"mean_running\":%.6g,"
+                "\"mean_context\":%.6g,\"mean_in_system\":%.6g,\"little_in_system\":%.6g,"
+                "\"kv_tokens\":%.6g,\"shares\":{\"gemm\":%.4g,\"attention\":%.4g,"
+                "\"interconnect\":%.4g,\"overhead\":%.4g},\"idle_share\":%.4g,"
+                "\"bound\":\"%s\",\"frontier\":%s,\"pick\":%s,\"usd_per_mtok\":%.6g}\n",
+                p[i].m->name, p[i].hw->name, (unsigned long long)pt->shape.tp,
+                (unsigned long long)pt->shape.dp, (unsigned long long)pt->shape.ep,
+                (unsigned long long)pt->shape.pp,
+                (unsigned long long)ffn_plan_shape_devices(&pt->shape),
+                ffn_serve_mode_name(o->mode), o->mode == FFN_SERVE_RATE ? o->rate : pt->concurrency,
+                (unsigned long long)o->isl, (unsigned long long)o->osl,
+                r->stable ? "true" : "false", r->queue_growth, r->ttft_p50_s, r->ttft_p90_s,
+                r->ttft_mean_s, pt->ttft_lo_s, pt->ttft_hi_s, r->tpot_p50_s, r->tpot_p90_s,
+                r->tpot_mean_s, pt->tpot_lo_s, pt->tpot_hi_s, r->output_tokens_per_s_device,
+                pt->tps_device_lo, pt->tps_device_hi, r->user_tokens_per_s, pt->user_tps_lo,
+                pt->user_tps_hi, r->requests_per_s, r->total_tokens_per_s, r->mean_running,
+                r->mean_context, r->mean_in_system, r->little_in_system, r->kv_tokens, r->share[0],
+                r->share[1], r->share[2], r->share[3], r->idle_share,
+                ffn_serve_bound_name(r->bound), pt->frontier ? "true" : "false",
+                (int)k == p[i].pick ? "true" : "false",
+                usd_per_mtok(p[i].price, r->output_tokens_per_s_device));
+        }
+}
+
+/* The frontier chart of every pair into dir (pareto.*). */
+static int serve_chart(const char *dir, const pair_out *p, size_t np, double user_tps)
+{
+    static ffn_pareto_chart ch;
+    memset(&ch, 0, sizeof ch);
+    snprintf(ch.title, sizeof ch.title, "Serving frontier: %s", np ? p[0].m->name : "");
+    ch.min_user_tps = user_tps;
+    for (size_t i = 0; i < np && ch.n_series < FFN_PLOT_MAX_DEVICES; i++) {
+        ffn_pareto_series *se = &ch.s[ch.n_series++];
+        snprintf(se->label, sizeof se->label, "%.40s on %.40s", p[i].m->name, p[i].hw->name);
+        se->pick = -1;
+        for (size_t k = 0; k < p[i].n && se->n < FFN_PLOT_MAX_POINTS; k++) {
+            const ffn_serve_point *pt = &p[i].pts[k];
+            if (!pt->r.stable) continue;
+            if ((int)k == p[i].pick) se->pick = se->n;
+            se->user_tps[se->n] = pt->r.user_tokens_per_s;
+            se->device_tps[se->n] = pt->r.output_tokens_per_s_device;
+            se->frontier[se->n++] = pt->frontier;
+        }
+    }
+    int rc = ffn_cli_prepare_dir(CMD, dir);
+    if (rc) return rc;
+    ffn_chart_out o = {.dir = dir, .base = "pareto", .width = 1200, .height = 800, .render = true};
+    return ffn_chart_emit(CMD, FFN_CHART_PARETO, &ch, &o);
+}
+
+int ffn_cmd_serve(int argc, char **argv)
+{
+    static const int accept[] = {FFN_O_SCENARIO,
+                                 FFN_O_ENGINE,
+                                 FFN_O_MODEL,
+                                 FFN_O_HW,
+                                 FFN_O_PROMPT,
+                                 FFN_O_OUTPUT,
+                                 FFN_O_SPREAD,
+                                 FFN_O_CONCURRENCY,
+                                 FFN_O_RATE,
+                                 FFN_O_OFFLINE,
+                                 FFN_O_REQUESTS,
+                                 FFN_O_SEED,
+                                 FFN_O_SPEC,
+                                 FFN_O_MAX_BATCHED_TOKENS,
+                                 FFN_O_MAX_SEQS,
+                                 FFN_O_KV_PAGE,
+                                 FFN_O_STEP_OVERHEAD,
+                                 FFN_O_DTYPE,
+                                 FFN_O_WDTYPE,
+                                 FFN_O_ADTYPE,
+                                 FFN_O_KV_DTYPE,
+                                 FFN_O_TP,
+                                 FFN_O_DP,
+                                 FFN_O_EP,
+                                 FFN_O_PP,
+                                 FFN_O_MAX_DEVICES,
+                                 FFN_O_MEM_UTIL,
+                                 FFN_O_RESERVE,
+                                 FFN_O_PRICE,
+                                 FFN_O_USER_TPS,
+                                 FFN_O_ALL,
+                                 FFN_O_FORMAT,
+                                 FFN_O_CHART,
+                                 FFN_O_OUT,
+                                 0};
+    const char *val[FFN_O_END - FFN_O_FIRST] = {0};
+    const char *prices[FFN_SC_MAX_REFS];
+    size_t n_prices = 0;
+    int c;
+    ffn_cli_seen seen = {0};
+    while ((c = ffn_cli_getopt(CMD, argc, argv, accept, &seen, (const int[]){FFN_O_PRICE, 0})) !=
+           -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
+        if (c == FFN_O_PRICE) {
+            if (n_prices >= FFN_SC_MAX_REFS) return ffn_cli_usage(CMD, "too many --price options");
+            prices[n_prices++] = optarg;
+        }
+        const int r = ffn_cli_collect(CMD, c, argv, val, usage);
+        if (r >= 0) return r;
+    }
+    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+#define V(o) val[(o)-FFN_O_FIRST]
+    static ffn_scenario sc;
+    int rc = ffn_cli_scenario_start(CMD, V(FFN_O_SCENARIO), V(FFN_O_MODEL), V(FFN_O_HW), &sc);
+    if (rc) return rc;
+    ffn_plan_opts *po = &sc.plan;
+    ffn_serve_opts so;
+    ffn_serve_opts_default(&so);
+    ffn_format fmt = FFN_FMT_TABLE;
+    uint64_t max_devices = 8, mbt = 0, mseqs = 0, page = 0, requests = 0, seed = 1;
+    double spread = 0, rate = 0, user_tps = 0;
+    static uint64_t conc[MAX_CONC];
+    size_t n_conc = 0;
+    pair_out *pairs = NULL;
+    size_t np = 0;
+    if (!V(FFN_O_SCENARIO)) {
+        /* serve's own layout defaults (a plan searches wider) */
+        static const uint64_t d[] = {1, 2, 4, 8};
+        memcpy(po->tp, d, sizeof d);
+        po->n_tp = 4;
+        memcpy(po->dp, d, sizeof d);
+        po->n_dp = 4;
+        po->n_pp = 0;
+    }
+    if (V(FFN_O_MAX_DEVICES)) max_devices = 0;
+    ffn_cli_seen late = {0};
+    ffn_cli_bind_u64(&late, FFN_O_PROMPT, 1, 1u << 24, &po->prompt);
+    ffn_cli_bind_u64(&late, FFN_O_OUTPUT, 1, 1u << 24, &po->output);
+    ffn_cli_bind_double(&late, FFN_O_SPREAD, 0, 0.99, &spread);
+    ffn_cli_bind_double(&late, FFN_O_RATE, 1e-6, 1e9, &rate);
+    ffn_cli_bind_u64(&late, FFN_O_REQUESTS, 10, 1000000, &requests);
+    ffn_cli_bind_u64(&late, FFN_O_SEED, 0, UINT64_MAX, &seed);
+    ffn_cli_bind_u64(&late, FFN_O_MAX_BATCHED_TOKENS, 1, 1u << 20, &mbt);
+    ffn_cli_bind_u64(&late, FFN_O_MAX_SEQS, 1, 1u << 20, &mseqs);
+    ffn_cli_bind_u64(&late, FFN_O_KV_PAGE, 1, 1u << 20, &page);
+    ffn_cli_bind_u64(&late, FFN_O_MAX_DEVICES, 1, 4096, &max_devices);
+    ffn_cli_bind_double(&late, FFN_O_MEM_UTIL, 0.01, 1.0, &po->mem_utilization);
+    ffn_cli_bind_double(&late, FFN_O_USER_TPS, 1e-6, 1e9, &user_tps);
+    ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
+    if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
+    if (!max_devices) max_devices = 8;
+    {
+        int modes = !!V(FFN_O_CONCURRENCY) + !!V(FFN_O_RATE) + !!V(FFN_O_OFFLINE);
+        if (modes > 1) {
+            rc = ffn_cli_usage(CMD, "use one of --concurrency, --rate and --offline");
+            goto out;
+        }
+    }
+    if (V(FFN_O_CONCURRENCY) && (rc = ffn_cli_u64_list(CMD, "--concurrency", V(FFN_O_CONCURRENCY),
+                                                       1, 1000000, conc, MAX_CONC, &n_conc)))
+        goto out;
+    if (V(FFN_O_RATE)) so.mode = FFN_SERVE_RATE, so.rate = rate;
+    if (V(FFN_O_OFFLINE)) so.mode = FFN_SERVE_OFFLINE;
+    if (!V(FFN_O_CONCURRENCY) && so.mode == FFN_SERVE_CONCURRENCY)
+        for (uint64_t v = 1; v <= 4096; v *= 2)
+            conc[n_conc++] = v;
+    if (so.mode != FFN_SERVE_CONCURRENCY) conc[0] = 1, n_conc = 1;
+    if (V(FFN_O_SPEC) && (rc = spec_opt(V(FFN_O_SPEC), &so))) goto out;
+    if (V(FFN_O_DTYPE) && (V(FFN_O_WDTYPE) || V(FFN_O_ADTYPE))) {
+        rc = ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
+        goto out;
+    }
+    if (V(FFN_O_DTYPE)) {
+        if ((rc = ffn_cli_dtype(CMD, "--dtype", V(FFN_O_DTYPE), &po->wdtype))) goto out;
+        po->adtype = po->kv_dtype = po->wdtype;
+    }
+    if (V(FFN_O_WDTYPE) && (rc = ffn_cli_dtype(CMD, "--wdtype", V(FFN_O_WDTYPE), &po->wdtype)))
+        goto out;
+    if (V(FFN_O_ADTYPE)) {
+        if ((rc = ffn_cli_dtype(CMD, "--adtype", V(FFN_O_ADTYPE), &po->adtype))) goto out;
+        po->kv_dtype = po->adtype;
+    }
+    if (V(FFN_O_KV_DTYPE) &&
+        (rc = ffn_cli_dtype(CMD, "--kv-dtype", V(FFN_O_KV_DTYPE), &po->kv_dtype)))
+        goto out;
+    if ((V(FFN_O_TP) && (rc = ffn_cli_u64_list(CMD, "--tp", V(FFN_O_TP), 1, 4096, po->tp,
+                                               FFN_PLAN_MAX_DEGREES, &po->n_tp))) ||
+        (V(FFN_O_DP) && (rc = ffn_cli_u64_list(CMD, "--dp", V(FFN_O_DP), 1, 4096, po->dp,
+                                               FFN_PLAN_MAX_DEGREES, &po->n_dp))) ||
+        (V(FFN_O_EP) && (rc = ffn_cli_u64_list(CMD, "--ep", V(FFN_O_EP), 1, 4096, po->ep,
+                                               FFN_PLAN_MAX_DEGREES, &po->n_ep))) ||
+        (V(FFN_O_PP) && (rc = ffn_cli_u64_list(CMD, "--pp", V(FFN_O_PP), 1, 4096, po->pp,
+                                               FFN_PLAN_MAX_DEGREES, &po->n_pp))))
+        goto out;
+    double overhead = NAN;
+    if (V(FFN_O_STEP_OVERHEAD) &&
+        (rc = time_opt("--step-overhead", V(FFN_O_STEP_OVERHEAD), 0.0, &overhead)))
+        goto out;
+    if (V(FFN_O_RESERVE)) {
+        char why[160];
+        double r;
+        if (ffn_units_parse(V(FFN_O_RESERVE), FFN_UNIT_BYTES, &r, why, sizeof why) || !(r >= 0) ||
+            r > 1e15) {
+            rc = ffn_cli_usage(CMD, "--reserve needs a size such as 1GiB or 0; got '%s'",
+                               V(FFN_O_RESERVE));
+            goto out;
+        }
+        po->reserve_bytes = r;
+    }
+    for (size_t i = 0; i < n_prices; i++) {
+        const char *eq = strchr(prices[i], '=');
+        size_t k = 0;
+        if (eq)
+            while (k < sc.n_hws && (strlen(sc.hws[k].name) != (size_t)(eq - prices[i]) ||
+                                    strncmp(sc.hws[k].name, prices[i], (size_t)(eq - prices[i]))))
+                k++;
+        if (!eq || k == sc.n_hws) {
+            rc = ffn_cli_usage(
+                CMD, "--price needs DEVICE=USD for a device of --hw/the scenario; got '%s'",
+                prices[i]);
+            goto out;
+        }
+        if ((rc = ffn_cli_double(CMD, "--price", eq + 1, 1e-6, 1e6, &sc.price_per_hour[k])))
+            goto out;
+    }
+    so.isl = po->prompt;
+    so.osl = po->output;
+    so.isl_spread = so.osl_spread = spread;
+    so.requests = requests;
+    so.seed = seed;
+
+    static ffn_model models[FFN_SC_MAX_REFS];
+    static ffn_hw hws[FFN_SC_MAX_REFS];
+    if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
+    if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
+    ffn_engine_profile prof;
+    if ((rc = ffn_cli_engine_profile(CMD, ffn_cli_engine_in_force(), &prof))) goto out;
+    if (!prof.sched.set) {
+        rc = ffn_cli_fail(FFN_EXIT_USAGE, CMD,
+                          "hw/arch/engines.yaml gives no scheduler for %s: set "
+                          "--max-batched-tokens, --max-seqs, --kv-page and --step-overhead",
+                          ffn_engine_name(ffn_cli_engine_in_force()));
+        if (!(mbt && mseqs && page && !isnan(overhead))) goto out;
+        rc = 0;
+    }
+    {
+        char dir[PATH_MAX], path[PATH_MAX + 16];
+        static ffn_price_table table;
+        if (ffn_cli_data_dir("hw", dir, sizeof dir)) {
+            snprintf(path, sizeof path, "%s/prices.tsv", dir);
+            ffn_diag d;
+            if (access(path, R_OK) == 0) {
+                if (ffn_prices_load(path, &table, &d)) {
+                    rc = ffn_cli_diag(&d);
+                    goto out;
+                }
+                for (size_t k = 0; k < sc.n_hws; k++) {
+                    const ffn_price *pr = ffn_price_find(&table, hws[k].name);
+                    if (!(sc.price_per_hour[k] > 0) && pr) sc.price_per_hour[k] = pr->usd_per_hour;
+                }
+            }
+        }
+    }
+
+    pairs = calloc(sc.n_models * sc.n_hws, sizeof *pairs);
+    if (!pairs) {
+        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < sc.n_models; i++)
+        for (size_t k = 0; k < sc.n_hws; k++) {
+            pair_out *q = &pairs[np++];
+            q->m = &models[i];
+            q->hw = &hws[k];
+            q->price = sc.price_per_hour[k];
+            /* the engine's defaults on this device, then the flags */
+            q->sched = ffn_engine_sched_for(&prof.sched, q->hw->name);
+            if (mbt) q->sched.max_batched_tokens = mbt;
+            if (mseqs) q->sched.max_seqs = mseqs;
+            if (page) q->sched.page_tokens = page;
+            if (!isnan(overhead)) q->sched.step_overhead_s = overhead;
+            ffn_plan_opts pop = *po;
+            pop.kv_page_tokens = q->sched.page_tokens;
+            q->pick = -1;
+            ffn_plan_shape shapes[MAX_SHAPES];
+            size_t ns = shapes_of(q->m, po, V(FFN_O_EP) != NULL, max_devices, shapes);
+            q->pts = calloc(ns * n_conc, sizeof *q->pts);
+            if (!q->pts) {
+                rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+                goto out;
+            }
+            const bool moe = ffn_model_moe_layers(q->m) > 0;
+            for (size_t s = 0; s < ns; s++) {
+                char lay[48];
+                shape_name(&shapes[s], moe, lay, sizeof lay);
+                ffn_serve_ctx ctx;
+                ffn_diag d;
+                ffn_diag_clear(&d);
+                const uint64_t maxtok =
+                    (q->sched.max_batched_tokens + q->sched.max_seqs * (1 + so.spec_tokens)) *
+                    shapes[s].dp;
+                if (ffn_serve_ctx_init(&ctx, q->m, q->hw, &pop, &shapes[s], maxtok, &d)) {
+                    if (q->n_skipped < MAX_SHAPES)
+                        snprintf(q->skipped[q->n_skipped++], sizeof q->skipped[0], "%s: %.150s",
+                                 lay, d.msg);
+                    continue;
+                }
+                for (size_t j = 0; j < n_conc; j++) {
+                    ffn_serve_opts x = so;
+                    x.sched = q->sched;
+                    x.shape = shapes[s];
+                    x.concurrency = (double)conc[j];
+                    ffn_serve_point *pt = &q->pts[q->n];
+                    int e = ffn_serve_point_eval(&ctx, &x, pt, &d);
+                    if (e == FFN_ENOMEM) {
+                        ffn_serve_ctx_free(&ctx);
+                        rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
+                        goto out;
+                    }
+                    if (e) {
+                        if (q->n_skipped < MAX_SHAPES)
+                            snprintf(q->skipped[q->n_skipped++], sizeof q->skipped[0], "%s: %.150s",
+                                     lay, d.msg);
+                        break;
+                    }
+                    q->n++;
+                }
+                ffn_serve_ctx_free(&ctx);
+            }
+            ffn_serve_mark_frontier(q->pts, q->n);
+            if (user_tps > 0) q->pick = ffn_serve_pick(q->pts, q->n, user_tps);
+        }
+
+    {
+        ffn_cli_out out;
+        if ((rc = ffn_cli_out_open(CMD, &out, V(FFN_O_OUT)))) goto out;
+        const bool all = V(FFN_O_ALL) || so.mode != FFN_SERVE_CONCURRENCY || n_conc == 1;
+        if (fmt == FFN_FMT_JSON)
+            write_json(out.fp, &so, pairs, np, all);
+        else if (fmt == FFN_FMT_CSV)
+            write_csv(out.fp, &so, pairs, np, all);
+        else
+            write_table(out.fp, &so, pairs, np, all, user_tps);
+        rc = ffn_cli_out_close(CMD, &out, !ferror(out.fp));
+    }
+    if (!rc && V(FFN_O_CHART)) rc = serve_chart(V(FFN_O_CHART), pairs, np, user_tps);
+out:
+    if (pairs)
+        for (size_t i = 0; i < np; i++)
+            free(pairs[i].pts);
+    free(pairs);
+    ffn_scenario_release(&sc);
+    return rc;
+#undef V
+}

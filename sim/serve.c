@@ -1,0 +1,509 @@
+/* The serving steady state (include/ffnroof/serve.h, docs/plan.md "Serving"): the engine's
+ * scheduler simulated step by step over a stream of requests, the measured window kept clear of
+ * the start-up and the drain. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/rand.h"
+#include "ffnroof/serve.h"
+#include "ffnroof/sort.h"
+
+const char *ffn_serve_mode_name(ffn_serve_mode m)
+{
+    static const char *const n[] = {"concurrency", "rate", "offline"};
+    return (unsigned)m < 3 ? n[m] : "?";
+}
+
+const char *ffn_serve_bound_name(ffn_serve_bound b)
+{
+    static const char *const n[] = {"gemm",     "attention", "interconnect", "engine-overhead",
+                                    "kv-cache", "max-seqs",  "clients"};
+    return (unsigned)b < FFN_SBN_COUNT ? n[b] : "?";
+}
+
+void ffn_serve_opts_default(ffn_serve_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->shape = (ffn_plan_shape){1, 1, 1, 1};
+    o->mode = FFN_SERVE_CONCURRENCY;
+    o->concurrency = 1;
+    o->isl = 1024;
+    o->osl = 256;
+    o->seed = 1;
+    o->spec_accept = 1;
+    o->step_scale = 1;
+}
+
+typedef struct req {
+    double arrive, first, done;
+    uint32_t isl, osl;
+    uint32_t prefilled; /* prompt tokens computed */
+    double generated;   /* output tokens emitted */
+    uint64_t kv;        /* KV tokens reserved */
+} req;
+
+typedef struct stepr {
+    double t0, t1;
+    double out_tokens, in_tokens;
+    double running, in_system, waiting, ctx_mean;
+    double parts[4];       /* gemm (without comm), attention + LM head + draft, comm, overhead */
+    unsigned char blocked; /* 1 KV, 2 max_seqs: the queue's head could not enter */
+} stepr;
+
+static uint32_t draw_len(ffn_rng *g, uint64_t mean, double spread)
+{
+    if (!(spread > 0)) return (uint32_t)mean;
+    double lo = (double)mean * (1.0 - spread), hi = (double)mean * (1.0 + spread);
+    double v = floor(lo + (hi - lo + 1.0) * ffn_rng_unif(g));
+    if (v < 1) v = 1;
+    if (v > hi) v = floor(hi);
+    return (uint32_t)v;
+}
+
+static uint64_t pages(uint64_t tokens, uint64_t page)
+{
+    return page > 1 ? (tokens + page - 1) / page * page : tokens;
+}
+
+static int check_opts(const ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_diag *diag)
+{
+    if (o->isl < 1 || o->osl < 1 || o->isl > (1u << 30) || o->osl > (1u << 30))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "input and output lengths must be in [1, 2^30] tokens");
+    if (!(o->isl_spread >= 0 && o->isl_spread < 1) || !(o->osl_spread >= 0 && o->osl_spread < 1))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "a length spread must be in [0, 1): lengths are drawn in mean x "
+                            "[1 - s, 1 + s]");
+    if (o->mode == FFN_SERVE_CONCURRENCY && !(o->concurrency >= 1 && o->concurrency <= 1e6))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "the concurrency must be in [1, 1e6]");
+    if (o->mode == FFN_SERVE_RATE && !(o->rate > 0 && o->rate < 1e9))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "the request rate must be > 0 /s");
+    if (o->spec_tokens > 16 || !(o->spec_accept >= 1 && o->spec_accept <= o->spec_tokens + 1.0))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "speculation: at most 16 draft tokens, and a step emits between 1 "
+                            "and draft tokens + 1 tokens");
+    if (!o->sched.max_batched_tokens || !o->sched.max_seqs || !(o->sched.step_overhead_s >= 0))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "the scheduler needs a token budget and a sequence cap >= 1");
+    const uint64_t q = 1 + (uint64_t)o->spec_tokens;
+    if (o->sched.max_batched_tokens < q)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "a token budget of %llu cannot hold one decode step of %llu tokens",
+                            (unsigned long long)o->sched.max_batched_tokens, (unsigned long long)q);
+    const double hi_isl = floor((double)o->isl * (1 + o->isl_spread));
+    const double hi_osl = floor((double)o->osl * (1 + o->osl_spread));
+    const double need = (double)pages((uint64_t)(hi_isl + hi_osl), o->sched.page_tokens);
+    if (!c->fits || need > c->kv_tokens)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "a request of up to %.0f tokens does not fit: the replica's KV cache "
+                            "holds %.0f tokens after the weights (%.4g GB/device)",
+                            hi_isl + hi_osl, c->kv_tokens, c->weight_bytes / 1e9);
+    if (c->max_tokens < (o->sched.max_batched_tokens + o->sched.max_seqs * q) * c->shape.dp)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "the replica was priced for steps of %llu tokens at most",
+                            (unsigned long long)c->max_tokens);
+    return 0;
+}
+
+static uint64_t default_requests(const ffn_serve_opts *o)
+{
+    if (o->requests) return o->requests;
+    if (o->mode == FFN_SERVE_CONCURRENCY) {
+        double n = 10.0 * o->concurrency;
+        return n < 200 ? 200 : n > 20000 ? 20000 : (uint64_t)n;
+    }
+    return 1000; /* vLLM's benchmark_throughput default --num-prompts */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r, ffn_diag *diag)
+{
+    memset(r, 0, sizeof *r);
+    int rc = check_opts(c, o, diag);
+    if (rc) return rc;
+    const uint64_t N = default_requests(o);
+    if (N < 10 || N > 1000000)
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "simulate between 10 and 1e6 requests");
+    const uint64_t q = 1 + (uint64_t)o->spec_tokens;
+    /* each attention-DP rank is an engine of its own, with its own budget and sequence cap (vLLM's
+     * and SGLang's data-parallel attention); the replica schedules their sum */
+    const uint64_t budget0 = o->sched.max_batched_tokens * c->shape.dp;
+    const uint64_t seq_cap = o->sched.max_seqs * c->shape.dp;
+    req *rq = calloc(N, sizeof *rq);
+    uint32_t *run = malloc(N * sizeof *run);
+    size_t cap_steps = 1 << 14, n_steps = 0;
+    stepr *steps = malloc(cap_steps * sizeof *steps);
+    double *tmp = malloc(N * sizeof *tmp);
+    if (!rq || !run || !steps || !tmp) {
+        rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    ffn_rng g;
+    ffn_rng_seed(&g, o->seed);
+    double t_arr = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        rq[i].isl = draw_len(&g, o->isl, o->isl_spread);
+        rq[i].osl = draw_len(&g, o->osl, o->osl_spread);
+        rq[i].first = rq[i].done = NAN;
+        if (o->mode == FFN_SERVE_RATE) {
+            t_arr += -log(ffn_rng_unif_open(&g)) / o->rate;
+            rq[i].arrive = t_arr;
+        } else {
+            rq[i].arrive = o->mode == FFN_SERVE_OFFLINE ? 0 : INFINITY;
+        }
+    }
+    uint64_t released = N; /* requests whose arrival time is set */
+    if (o->mode == FFN_SERVE_CONCURRENCY) {
+        released = (uint64_t)o->concurrency < N ? (uint64_t)o->concurrency : N;
+        for (uint64_t i = 0; i < released; i++)
+            rq[i].arrive = 0;
+    }
+    double kv_free = c->kv_tokens, t = 0;
+    uint64_t next = 0, done = 0, arrived = 0; /* next: the oldest request not yet admitted */
+    size_t n_run = 0;
+    while (done < N) {
+        /* admit, build the step: decodes, then the running prompts' chunks, then new prompts */
+        ffn_serve_batch b = {0};
+        uint64_t budget = budget0;
+        for (size_t i = 0; i < n_run; i++) {
+            req *x = &rq[run[i]];
+            if (x->prefilled == x->isl && budget >= q) {
+                b.decode_seqs++;
+                b.decode_ctx += (double)x->isl + x->generated;
+                budget -= q;
+            }
+        }
+        for (size_t i = 0; i < n_run && budget; i++) {
+            req *x = &rq[run[i]];
+            if (x->prefilled < x->isl) {
+                uint64_t ch = x->isl - x->prefilled < budget ? x->isl - x->prefilled : budget;
+                b.prefill_seqs++;
+                b.prefill_tokens += ch;
+                b.prefill_pairs += (double)ch * ((double)x->prefilled + ((double)ch + 1.0) / 2.0);
+                budget -= ch;
+            }
+        }
+        unsigned char blocked = 0;
+        while (next < released && rq[next].arrive <= t && budget) {
+            req *x = &rq[next];
+            uint64_t need = pages((uint64_t)x->isl + x->osl, o->sched.page_tokens);
+            if (n_run >= seq_cap) {
+                blocked = 2;
+                break;
+            }
+            if ((double)need > kv_free) {
+                blocked = 1;
+                break;
+            }
+            kv_free -= (double)need;
+            x->kv = need;
+            run[n_run++] = (uint32_t)next++;
+            uint64_t ch = x->isl < budget ? x->isl : budget;
+            b.prefill_seqs++;
+            b.prefill_tokens += ch;
+            b.prefill_pairs += (double)ch * ((double)ch + 1.0) / 2.0;
+            budget -= ch;
+        }
+        if (b.decode_seqs + b.prefill_seqs == 0) {
+            /* nothing to run: wait for the next arrival */
+            double ta = next < released ? rq[next].arrive : INFINITY;
+            if (!(ta > t) || isinf(ta)) {
+                rc = ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                                  "the scheduler stalled at %.4g s with %llu requests left", t,
+                                  (unsigned long long)(N - done));
+                goto out;
+            }
+            if (n_steps == cap_steps) {
+                stepr *s2 = realloc(steps, 2 * cap_steps * sizeof *steps);
+                if (!s2) {
+                    rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+                    goto out;
+                }
+                steps = s2;
+                cap_steps *= 2;
+            }
+            steps[n_steps++] = (stepr){.t0 = t, .t1 = ta, .in_system = 0};
+            t = ta;
+            continue;
+        }
+        /* logits: every decode, and each prompt whose last chunk is in this step */
+        b.logits = b.decode_seqs;
+        {
+            uint64_t left = budget0 - b.decode_seqs * q;
+            for (size_t i = 0; i < n_run && left; i++) {
+                req *x = &rq[run[i]];
+                if (x->prefilled < x->isl) {
+                    uint64_t ch = x->isl - x->prefilled < left ? x->isl - x->prefilled : left;
+                    if (x->prefilled + ch == x->isl) b.logits++;
+                    left -= ch;
+                }
+            }
+        }
+        ffn_serve_step st;
+        rc = ffn_serve_step_eval(c, o, &b, &st, diag);
+        if (rc) goto out;
+        const double t1 = t + st.step_s;
+        /* apply the step: the same order as it was built */
+        double out_tok = 0, in_tok = (double)b.prefill_tokens, in_sys = 0;
+        uint64_t budget2 = budget0;
+        for (size_t i = 0; i < n_run; i++) {
+            req *x = &rq[run[i]];
+            if (x->prefilled == x->isl && budget2 >= q) {
+                double e = o->spec_accept;
+                if (x->generated + e > x->osl) e = x->osl - x->generated;
+                x->generated += e;
+                out_tok += e;
+                budget2 -= q;
+            }
+        }
+        for (size_t i = 0; i < n_run && budget2; i++) {
+            req *x = &rq[run[i]];
+            if (x->prefilled < x->isl) {
+                uint64_t ch = x->isl - x->prefilled < budget2 ? x->isl - x->prefilled : budget2;
+                x->prefilled += (uint32_t)ch;
+                budget2 -= ch;
+                if (x->prefilled == x->isl) {
+                    x->first = t1;
+                    x->generated = 1;
+                    out_tok += 1;
+                }
+            }
+        }
+        while (arrived < released && rq[arrived].arrive <= t)
+            arrived++;
+        in_sys = (double)(arrived - done);
+        /* retire the finished */
+        size_t w = 0;
+        double ctx = 0;
+        for (size_t i = 0; i < n_run; i++) {
+            req *x = &rq[run[i]];
+            if (x->prefilled == x->isl && x->generated >= x->osl - 1e-9) {
+                x->done = t1;
+                kv_free += (double)x->kv;
+                done++;
+                if (o->mode == FFN_SERVE_CONCURRENCY && released < N) rq[released++].arrive = t1;
+            } else {
+                run[w++] = run[i];
+            }
+        }
+        n_run = w;
+        ctx = b.decode_seqs ? b.decode_ctx / (double)b.decode_seqs : 0;
+        if (n_steps == cap_steps) {
+            stepr *s2 = realloc(steps, 2 * cap_steps * sizeof *steps);
+            if (!s2) {
+                rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+                goto out;
+            }
+            steps = s2;
+            cap_steps *= 2;
+        }
+        const uint64_t waiting = arrived > next ? arrived - next : 0;
+        steps[n_steps++] = (stepr){
+            .t0 = t,
+            .t1 = t1,
+            .out_tokens = out_tok,
+            .in_tokens = in_tok,
+            .running = (double)(b.decode_seqs + b.prefill_seqs),
+            .in_system = in_sys,
+            .waiting = (double)waiting,
+            .ctx_mean = ctx,
+            .parts = {st.gemm_s - st.comm_s, st.attn_s + st.lm_head_s + st.draft_s, st.comm_s,
+                      st.overhead_s},
+            .blocked = blocked,
+        };
+        t = t1;
+    }
+
+    /* the measured window */
+    double ta, tb;
+    if (o->mode == FFN_SERVE_OFFLINE) {
+        ta = 0;
+        tb = t;
+    } else if (o->mode == FFN_SERVE_RATE) {
+        ta = rq[N / 5].arrive;
+        tb = rq[N - N / 5 - 1].arrive;
+    } else {
+        for (uint64_t i = 0; i < N; i++)
+            tmp[i] = rq[i].done;
+        qsort(tmp, N, sizeof *tmp, cmp_double);
+        ta = tmp[N / 5];
+        tb = tmp[N - N / 5 - 1];
+    }
+    if (!(tb > ta)) ta = 0, tb = t;
+    double out_w = 0, in_w = 0, run_w = 0, sys_w = 0, ctx_w = 0, ctx_t = 0, busy = 0, idle = 0;
+    double kvb = 0, seqb = 0, parts[4] = {0}, wa = NAN, wb = NAN, tok_w = 0;
+    uint64_t steps_w = 0;
+    for (size_t i = 0; i < n_steps; i++) {
+        const stepr *s = &steps[i];
+        double lo = s->t0 > ta ? s->t0 : ta, hi = s->t1 < tb ? s->t1 : tb;
+        if (!(hi > lo)) continue;
+        double f = (hi - lo) / (s->t1 - s->t0), d = hi - lo;
+        if (isnan(wa)) wa = s->waiting;
+        wb = s->waiting;
+        if (s->running == 0) {
+            idle += d;
+            continue;
+        }
+        steps_w++;
+        busy += d;
+        out_w += f * s->out_tokens;
+        in_w += f * s->in_tokens;
+        tok_w += d * (s->in_tokens + s->running);
+        run_w += d * s->running;
+        sys_w += d * s->in_system;
+        if (s->ctx_mean > 0) ctx_w += d * s->ctx_mean, ctx_t += d;
+        if (s->blocked == 1) kvb += d;
+        if (s->blocked == 2) seqb += d;
+        for (int k = 0; k < 4; k++)
+            parts[k] += f * s->parts[k];
+    }
+    const double W = tb - ta;
+    r->window_s = W;
+    r->steps = n_steps;
+    r->requests = N;
+    r->kv_tokens = c->kv_tokens;
+    r->output_tokens_per_s = out_w / W;
+    r->total_tokens_per_s = (out_w + in_w) / W;
+    const double devices = (double)ffn_plan_shape_devices(&c->shape);
+    r->output_tokens_per_s_device = r->output_tokens_per_s / devices;
+    r->mean_running = run_w / W;
+    r->mean_in_system = sys_w / W;
+    r->mean_context = ctx_t > 0 ? ctx_w / ctx_t : 0;
+    r->mean_step_s = steps_w ? busy / (double)steps_w : 0;
+    r->mean_step_tokens = busy > 0 ? tok_w / busy : 0;
+    r->idle_share = idle / W;
+    double ptot = parts[0] + parts[1] + parts[2] + parts[3];
+    for (int k = 0; k < 4; k++)
+        r->share[k] = ptot > 0 ? parts[k] / ptot : 0;
+    /* per request: the ones that arrived in the window (all of them offline) */
+    size_t nt = 0, np = 0;
+    double e2e = 0, ttft = 0, tpot = 0, done_w = 0;
+    double *tt = tmp;
+    double *tp = malloc(N * sizeof *tp);
+    if (!tp) {
+        rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+        goto out;
+    }
+    for (uint64_t i = 0; i < N; i++) {
+        const req *x = &rq[i];
+        if (x->done >= ta && x->done <= tb) done_w += 1;
+        bool in = o->mode == FFN_SERVE_OFFLINE ||
+                  (o->mode == FFN_SERVE_RATE ? x->arrive >= ta && x->arrive <= tb
+                                             : x->done >= ta && x->done <= tb);
+        if (!in) continue;
+        tt[nt++] = x->first - x->arrive;
+        ttft += x->first - x->arrive;
+        e2e += x->done - x->arrive;
+        if (x->osl > 1) {
+            tp[np] = (x->done - x->first) / ((double)x->osl - 1.0);
+            tpot += tp[np++];
+        }
+    }
+    ffn_sort_doubles(tt, nt);
+    ffn_sort_doubles(tp, np);
+    r->ttft_p50_s = ffn_quantile_sorted(tt, nt, 0.5);
+    r->ttft_p90_s = ffn_quantile_sorted(tt, nt, 0.9);
+    r->ttft_mean_s = nt ? ttft / (double)nt : NAN;
+    r->tpot_p50_s = np ? ffn_quantile_sorted(tp, np, 0.5) : 0;
+    r->tpot_p90_s = np ? ffn_quantile_sorted(tp, np, 0.9) : 0;
+    r->tpot_mean_s = np ? tpot / (double)np : 0;
+    r->e2e_mean_s = nt ? e2e / (double)nt : NAN;
+    free(tp);
+    r->requests_per_s = o->mode == FFN_SERVE_OFFLINE ? (double)N / W : done_w / W;
+    r->little_in_system = r->requests_per_s * r->e2e_mean_s;
+    r->user_tokens_per_s = r->tpot_p50_s > 0 ? 1.0 / r->tpot_p50_s : 0;
+    r->stable = true;
+    if (o->mode == FFN_SERVE_RATE) {
+        r->queue_growth = (wb - wa) / W;
+        if (r->queue_growth > 0.05 * o->rate && wb > 10) {
+            r->stable = false;
+            /* what it serves: every request over the whole run, the queue never empty */
+            r->requests_per_s = (double)N / t;
+        }
+    }
+    /* what bounds it */
+    if (idle / W > 0.5)
+        r->bound = FFN_SBN_CLIENTS;
+    else if (kvb / W > 0.5)
+        r->bound = FFN_SBN_KV;
+    else if (seqb / W > 0.5)
+        r->bound = FFN_SBN_SEQS;
+    else {
+        int k = 0;
+        for (int i = 1; i < 4; i++)
+            if (r->share[i] > r->share[k]) k = i;
+        static const ffn_serve_bound by[] = {FFN_SBN_GEMM, FFN_SBN_ATTENTION, FFN_SBN_COMM,
+                                             FFN_SBN_OVERHEAD};
+        r->bound = by[k];
+    }
+    rc = 0;
+out:
+    free(rq);
+    free(run);
+    free(steps);
+    free(tmp);
+    return rc;
+}
+
+int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_point *pt,
+                         ffn_diag *diag)
+{
+    memset(pt, 0, sizeof *pt);
+    pt->shape = c->shape;
+    pt->concurrency = o->concurrency;
+    double p10, p90;
+    (void)ffn_hw_unc_range(c->hw, &p10, &p90);
+    ffn_serve_opts x = *o;
+    x.step_scale = 1.0;
+    int rc = ffn_serve_run(c, &x, &pt->r, diag);
+    if (rc) return rc;
+    ffn_serve_result lo, hi;
+    x.step_scale = p90; /* slower steps: the low end of the throughput */
+    if ((rc = ffn_serve_run(c, &x, &lo, diag))) return rc;
+    x.step_scale = p10;
+    if ((rc = ffn_serve_run(c, &x, &hi, diag))) return rc;
+    /* the ends as ordered values: under a fixed arrival rate the throughput is the demand's at
+     * either end, up to the simulation's noise */
+    pt->tps_device_lo = fmin(lo.output_tokens_per_s_device, hi.output_tokens_per_s_device);
+    pt->tps_device_hi = fmax(lo.output_tokens_per_s_device, hi.output_tokens_per_s_device);
+    pt->user_tps_lo = fmin(lo.user_tokens_per_s, hi.user_tokens_per_s);
+    pt->user_tps_hi = fmax(lo.user_tokens_per_s, hi.user_tokens_per_s);
+    pt->tpot_lo_s = fmin(hi.tpot_p50_s, lo.tpot_p50_s);
+    pt->tpot_hi_s = fmax(hi.tpot_p50_s, lo.tpot_p50_s);
+    pt->ttft_lo_s = fmin(hi.ttft_p50_s, lo.ttft_p50_s);
+    pt->ttft_hi_s = fmax(hi.ttft_p50_s, lo.ttft_p50_s);
+    return 0;
+}
+
+void ffn_serve_mark_frontier(ffn_serve_point *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i].frontier = p[i].r.stable;
+        for (size_t j = 0; j < n && p[i].frontier; j++) {
+            if (j == i || !p[j].r.stable) continue;
+            const ffn_serve_result *a = &p[i].r, *b = &p[j].r;
+            bool ge = b->output_tokens_per_s_device >= a->output_tokens_per_s_device &&
+                      b->user_tokens_per_s >= a->user_tokens_per_s;
+            bool gt = b->output_tokens_per_s_device > a->output_tokens_per_s_device ||
+                      b->user_tokens_per_s > a->user_tokens_per_s;
+            if (ge && gt) p[i].frontier = false;
+        }
+    }
+}
+
+int ffn_serve_pick(const ffn_serve_point *p, size_t n, double min_user_tps)
+{
+    int best = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i].r.stable || p[i].r.user_tokens_per_s < min_user_tps) continue;
+        if (best < 0 || p[i].r.output_tokens_per_s_device > p[best].r.output_tokens_per_s_device)
+            best = (int)i;
+    }
+    return best;
+}
