@@ -75,7 +75,10 @@ static void usage(FILE *fp)
           "  --user-tps R          the interactivity to serve at: pick, per device, the point\n"
           "                        with the most tokens/s per device whose median TPOT gives a\n"
           "                        user at least R tokens/s, and its cost\n"
-          "  --all                 every point, not only the frontier\n"
+          "  --ttft T              ... and whose p90 time to first token is at most T (past\n"
+          "                        the knee more clients only queue; default: any)\n"
+          "  --all                 table: every point, not only the frontier (JSON and CSV\n"
+          "                        carry every point, flagged)\n"
           "  --format F            table, json or csv (default: table)\n"
           "  --chart DIR           the frontier chart (pareto.png/.svg/.dat/.gp) into DIR\n"
           "  --out FILE            write there instead of stdout (atomically)\n"
@@ -159,7 +162,7 @@ static double usd_per_mtok(double price, double tps_device)
 }
 
 static void write_table(FILE *fp, const ffn_serve_opts *o, const pair_out *p, size_t np, bool all,
-                        double user_tps)
+                        double user_tps, double ttft_s)
 {
     char lay[48];
     for (size_t i = 0; i < np; i++) {
@@ -224,16 +227,16 @@ static void write_table(FILE *fp, const ffn_serve_opts *o, const pair_out *p, si
             fprintf(fp, "  skipped %s\n", q->skipped[k]);
         if (user_tps > 0) {
             if (q->pick < 0) {
-                fprintf(fp, "  nothing serves %.4g tokens/s per user on %s\n", user_tps,
-                        q->hw->name);
+                fprintf(fp, "  nothing serves %.4g tokens/s per user%s on %s\n", user_tps,
+                        ttft_s > 0 ? " within the TTFT" : "", q->hw->name);
             } else {
                 const ffn_serve_point *pt = &q->pts[q->pick];
                 shape_name(&pt->shape, moe, lay, sizeof lay);
                 fprintf(fp,
-                        "  > at >= %.4g tokens/s per user: %s at %.4g clients, %.4g tokens/s "
+                        "  > at >= %.4g tokens/s per user%s: %s at %.4g clients, %.4g tokens/s "
                         "per device (%.4g-%.4g)",
-                        user_tps, lay, pt->concurrency, pt->r.output_tokens_per_s_device,
-                        pt->tps_device_lo, pt->tps_device_hi);
+                        user_tps, ttft_s > 0 ? " within the TTFT" : "", lay, pt->concurrency,
+                        pt->r.output_tokens_per_s_device, pt->tps_device_lo, pt->tps_device_hi);
                 if (q->price > 0)
                     fprintf(fp, ", $%.3g per M output tokens ($%.3g-%.3g) at $%.2f/h a device",
                             usd_per_mtok(q->price, pt->r.output_tokens_per_s_device),
@@ -256,11 +259,24 @@ static void write_table(FILE *fp, const ffn_serve_opts *o, const pair_out *p, si
             double c = usd_per_mtok(p[i].price, p[i].pts[p[i].pick].r.output_tokens_per_s_device);
             if (c < best_cost) best_cost = c, best = (int)i;
         }
-        if (best >= 0)
+        if (best >= 0) {
+            const ffn_serve_point *bp = &p[best].pts[p[best].pick];
             fprintf(fp,
-                    "cheapest at >= %.4g tokens/s per user: %s on %s, $%.3g per M output "
-                    "tokens\n",
-                    user_tps, p[best].m->name, p[best].hw->name, best_cost);
+                    "cheapest at >= %.4g tokens/s per user: %s on %s, $%.3g per M output tokens "
+                    "($%.3g-%.3g over the range)\n",
+                    user_tps, p[best].m->name, p[best].hw->name, best_cost,
+                    usd_per_mtok(p[best].price, bp->tps_device_hi),
+                    usd_per_mtok(p[best].price, bp->tps_device_lo));
+        }
+        /* a device without a price: the hourly price at which it would cost as much */
+        for (size_t i = 0; best >= 0 && i < np; i++) {
+            if (p[i].pick < 0 || p[i].price > 0) continue;
+            const double tps = p[i].pts[p[i].pick].r.output_tokens_per_s_device;
+            fprintf(fp,
+                    "  %s has no price (hw/prices.tsv, --price): it matches $%.3g per M output "
+                    "tokens at $%.3g/h a device\n",
+                    p[i].hw->name, best_cost, best_cost * tps * 3600.0 / 1e6);
+        }
     }
 }
 
@@ -435,6 +451,18 @@ int ffn_cmd_serve(int argc, char **argv)
         po->n_dp = 4;
         po->n_pp = 0;
     }
+    /* the scenario's serve block first, the flags then override it */
+    const ffn_sc_serve *ss = &sc.serve;
+    if (ss->set) {
+        if (ss->max_devices) max_devices = ss->max_devices;
+        user_tps = ss->user_tokens_per_s;
+        spread = ss->spread;
+        for (size_t i = 0; i < ss->n_concurrency && i < MAX_CONC; i++)
+            conc[n_conc++] = ss->concurrency[i];
+        so.spec_tokens = ss->spec_tokens;
+        so.spec_accept = ss->spec_tokens ? ss->spec_accept : 1.0;
+    }
+    const uint64_t max_devices_sc = max_devices;
     if (V(FFN_O_MAX_DEVICES)) max_devices = 0;
     ffn_cli_seen late = {0};
     ffn_cli_bind_u64(&late, FFN_O_PROMPT, 1, 1u << 24, &po->prompt);
@@ -451,7 +479,7 @@ int ffn_cmd_serve(int argc, char **argv)
     ffn_cli_bind_double(&late, FFN_O_USER_TPS, 1e-6, 1e9, &user_tps);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
-    if (!max_devices) max_devices = 8;
+    if (!max_devices) max_devices = max_devices_sc;
     {
         int modes = !!V(FFN_O_CONCURRENCY) + !!V(FFN_O_RATE) + !!V(FFN_O_OFFLINE);
         if (modes > 1) {
@@ -464,7 +492,7 @@ int ffn_cmd_serve(int argc, char **argv)
         goto out;
     if (V(FFN_O_RATE)) so.mode = FFN_SERVE_RATE, so.rate = rate;
     if (V(FFN_O_OFFLINE)) so.mode = FFN_SERVE_OFFLINE;
-    if (!V(FFN_O_CONCURRENCY) && so.mode == FFN_SERVE_CONCURRENCY)
+    if (!n_conc && so.mode == FFN_SERVE_CONCURRENCY)
         for (uint64_t v = 1; v <= 4096; v *= 2)
             conc[n_conc++] = v;
     if (so.mode != FFN_SERVE_CONCURRENCY) conc[0] = 1, n_conc = 1;
@@ -495,6 +523,15 @@ int ffn_cmd_serve(int argc, char **argv)
         (V(FFN_O_PP) && (rc = ffn_cli_u64_list(CMD, "--pp", V(FFN_O_PP), 1, 4096, po->pp,
                                                FFN_PLAN_MAX_DEGREES, &po->n_pp))))
         goto out;
+    if (V(FFN_O_TTFT)) {
+        char why[160];
+        if (ffn_units_parse(V(FFN_O_TTFT), FFN_UNIT_TIME, &po->ttft_s, why, sizeof why) ||
+            !(po->ttft_s > 0 && po->ttft_s <= 3600)) {
+            rc = ffn_cli_usage(CMD, "--ttft needs a time in (0, 1 h], e.g. 2s; got '%s'",
+                               V(FFN_O_TTFT));
+            goto out;
+        }
+    }
     double overhead = NAN;
     if (V(FFN_O_STEP_OVERHEAD) &&
         (rc = time_opt("--step-overhead", V(FFN_O_STEP_OVERHEAD), 0.0, &overhead)))
@@ -534,7 +571,10 @@ int ffn_cmd_serve(int argc, char **argv)
 
     static ffn_model models[FFN_SC_MAX_REFS];
     static ffn_hw hws[FFN_SC_MAX_REFS];
-    if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
+    if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)                 ? V(FFN_O_ENGINE)
+                                  : ss->engine != FFN_ENGINE_NONE ? ffn_engine_name(ss->engine)
+                                                                  : NULL)))
+        goto out;
     if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
     ffn_engine_profile prof;
     if ((rc = ffn_cli_engine_profile(CMD, ffn_cli_engine_in_force(), &prof))) goto out;
@@ -631,19 +671,21 @@ int ffn_cmd_serve(int argc, char **argv)
                 ffn_serve_ctx_free(&ctx);
             }
             ffn_serve_mark_frontier(q->pts, q->n);
-            if (user_tps > 0) q->pick = ffn_serve_pick(q->pts, q->n, user_tps);
+            if (user_tps > 0 || po->ttft_s > 0)
+                q->pick = ffn_serve_pick(q->pts, q->n, user_tps, po->ttft_s);
         }
 
     {
         ffn_cli_out out;
         if ((rc = ffn_cli_out_open(CMD, &out, V(FFN_O_OUT)))) goto out;
         const bool all = V(FFN_O_ALL) || so.mode != FFN_SERVE_CONCURRENCY || n_conc == 1;
+        /* JSON and CSV carry every point, each with its frontier and pick flags */
         if (fmt == FFN_FMT_JSON)
-            write_json(out.fp, &so, pairs, np, all);
+            write_json(out.fp, &so, pairs, np, true);
         else if (fmt == FFN_FMT_CSV)
-            write_csv(out.fp, &so, pairs, np, all);
+            write_csv(out.fp, &so, pairs, np, true);
         else
-            write_table(out.fp, &so, pairs, np, all, user_tps);
+            write_table(out.fp, &so, pairs, np, all, user_tps, po->ttft_s);
         rc = ffn_cli_out_close(CMD, &out, !ferror(out.fp));
     }
     if (!rc && V(FFN_O_CHART)) rc = serve_chart(V(FFN_O_CHART), pairs, np, user_tps);

@@ -5,7 +5,7 @@
 # top of it (utilisation, one-row fraction, fixed cost, quantisation cost per row) and the
 # profile keeps the ratios of its utilisation and one-row fraction to vLLM's and its own fixed
 # and per-row costs. bf16 runs cuBLAS under every engine: no profile entry.
-#   scripts/fit_engines.sh [BUILD_DIR] > hw/arch/engines.yaml
+#   scripts/fit_engines.sh [BUILD_DIR]    (rewrites hw/arch/engines.yaml, keeping its scheduler blocks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build}/cli/ffnroof
@@ -51,6 +51,37 @@ gemv_of() { # the one-row fraction a spec gives dtype $2
   echo "$v"
 }
 
+# sched_of ENGINE: the engine's `scheduler:` block of the current engines.yaml, kept as it is
+# (the releases' defaults, cited by hand; nothing here fits them)
+sched_of() {
+  python3 - "$1" <<'PY'
+import sys
+eng = sys.argv[1]
+try:
+    lines = open("hw/arch/engines.yaml").read().split("\n")
+except OSError:
+    sys.exit()
+inside = grab = False
+out = []
+for l in lines:
+    if l and not l.startswith(" "):
+        inside = l.rstrip() == eng + ":"
+        grab = False
+        continue
+    if inside and l.startswith("  scheduler:"):
+        grab = True
+    elif inside and grab and l.startswith("  ") and not l.startswith("   "):
+        grab = False
+    if grab:
+        out.append(l)
+while out and not out[-1].strip():
+    out.pop()
+print("\n".join(out))
+PY
+}
+
+out_file=hw/arch/engines.yaml
+exec 3>&1 >"$tmp/engines.yaml"
 echo "# Serving engines' kernel profiles: per GEMM format, how the engine's kernels perform against"
 echo "# the baseline's (vLLM's, whose op tables the NVIDIA specs are fitted to). Written by"
 echo "# scripts/fit_engines.sh; format: docs/formats-hw.md \"Engine profiles\"; the rule that"
@@ -65,6 +96,7 @@ SRC
 echo "vllm:"
 echo "  baseline: true"
 echo "  source: vLLM 0.24.0's kernels, whose op tables (aiconfigurator, data/calib/aic-*_vllm_*) the H100, H200 and B200 specs are fitted to"
+sched_of vllm
 for eng in sglang trtllm; do
   echo "$eng:"
   echo "  source: |"
@@ -87,4 +119,8 @@ for eng in sglang trtllm; do
     grep -E "^$dt +\(all\)" "$tmp/$eng-$dt.log" | head -1 |
       awk -v e="$eng" '{printf "    # %s %s: %s rows, median %s, p90 %s after the fit\n", e, $1, $3, $4, $5}'
   done
+  sched_of "$eng"
 done
+exec >&3
+mv "$tmp/engines.yaml" "$out_file"
+echo "wrote $out_file"

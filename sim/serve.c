@@ -497,11 +497,12 @@ void ffn_serve_mark_frontier(ffn_serve_point *p, size_t n)
     }
 }
 
-int ffn_serve_pick(const ffn_serve_point *p, size_t n, double min_user_tps)
+int ffn_serve_pick(const ffn_serve_point *p, size_t n, double min_user_tps, double max_ttft_s)
 {
     int best = -1;
     for (size_t i = 0; i < n; i++) {
         if (!p[i].r.stable || p[i].r.user_tokens_per_s < min_user_tps) continue;
+        if (max_ttft_s > 0 && !(p[i].r.ttft_p90_s <= max_ttft_s)) continue;
         if (best < 0 || p[i].r.output_tokens_per_s_device > p[best].r.output_tokens_per_s_device)
             best = (int)i;
     }

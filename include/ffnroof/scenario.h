@@ -25,6 +25,20 @@ typedef struct ffn_sc_ref {
     int line, col;
 } ffn_sc_ref;
 
+/* What `ffnroof serve` reads beside the plan's keys (docs/formats-scenario.md, "serve"). */
+#define FFN_SC_MAX_CONC 32
+typedef struct ffn_sc_serve {
+    bool set;          /* the scenario has a serve block */
+    ffn_engine engine; /* FFN_ENGINE_NONE: not given */
+    uint64_t concurrency[FFN_SC_MAX_CONC];
+    size_t n_concurrency;     /* 0: the command's default sweep */
+    double user_tokens_per_s; /* the interactivity to pick at; 0 = none */
+    double spread;            /* length spread, [0, 1) */
+    uint32_t spec_tokens;     /* speculative decoding: draft tokens, 0 = off */
+    double spec_accept;       /* tokens a step with them */
+    uint64_t max_devices;     /* devices per replica; 0 = the command's default */
+} ffn_sc_serve;
+
 typedef struct ffn_scenario {
     char path[512]; /* "" when built from flags */
     char name[64];
@@ -35,6 +49,7 @@ typedef struct ffn_scenario {
     size_t n_hws;
     double price_per_hour[FFN_SC_MAX_REFS]; /* per hws[i]; 0 = unknown */
     ffn_plan_opts plan;
+    ffn_sc_serve serve;
     /* sweep grid (owned arrays; see ffn_scenario_release) */
     unsigned sweep_phases; /* FFN_SWEEP_PREFILL | FFN_SWEEP_DECODE */
     uint64_t *batch;

@@ -175,7 +175,8 @@ int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_po
 void ffn_serve_mark_frontier(ffn_serve_point *p, size_t n);
 
 /* The point with the most tokens/s per device whose user rate is at least min_user_tps
- * (0: any), -1 if none. */
-int ffn_serve_pick(const ffn_serve_point *p, size_t n, double min_user_tps);
+ * (0: any) and whose p90 TTFT is at most max_ttft_s (0: any; past the knee more clients only
+ * queue), -1 if none. */
+int ffn_serve_pick(const ffn_serve_point *p, size_t n, double min_user_tps, double max_ttft_s);
 
 #endif

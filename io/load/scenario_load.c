@@ -394,6 +394,41 @@ int ffn_scenario_sweep_defaults(ffn_scenario *sc)
     return 0;
 }
 
+/* serve: {engine, concurrency, user_tokens_per_s, spread, spec_tokens, spec_accept,
+ * max_devices} for `ffnroof serve`. */
+static int load_serve(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
+{
+    static const char *const keys[] = {"engine",      "concurrency", "user_tokens_per_s", "spread",
+                                       "spec_tokens", "spec_accept", "max_devices",       NULL};
+    static const char *const engines[] = {"vllm", "sglang", "trtllm", NULL};
+    yaml_node_t *m;
+    int rc = sub_map(y, root, "serve", keys, &m);
+    if (rc || !m) return rc;
+    ffn_sc_serve *s = &sc->serve;
+    s->set = true;
+    int e = -1;
+    rc = ffn_y_enum(y, m, "engine", false, engines, &e);
+    if (!rc && e >= 0) s->engine = (ffn_engine)(FFN_ENGINE_VLLM + e);
+    if (!rc)
+        rc = load_small_grid(y, m, "concurrency", 1, 1000000, s->concurrency, FFN_SC_MAX_CONC,
+                             &s->n_concurrency);
+    if (!rc)
+        rc = ffn_y_num(y, m, "user_tokens_per_s", false, FFN_UNIT_NONE, 1e-6, 1e9,
+                       &s->user_tokens_per_s);
+    if (!rc) rc = ffn_y_num(y, m, "spread", false, FFN_UNIT_NONE, 0.0, 0.99, &s->spread);
+    uint64_t k = 0;
+    if (!rc) rc = ffn_y_u64(y, m, "spec_tokens", false, 1, 16, &k);
+    s->spec_tokens = (uint32_t)k;
+    s->spec_accept = 1.0;
+    if (!rc) rc = ffn_y_num(y, m, "spec_accept", false, FFN_UNIT_NONE, 1.0, 17.0, &s->spec_accept);
+    if (!rc && s->spec_accept > (double)s->spec_tokens + 1.0)
+        rc = ffn_y_error(y, ffn_y_get(y, m, "spec_accept", NULL), FFN_ERANGE,
+                         "'spec_accept' is the tokens a step emits: at most spec_tokens + 1 = %u",
+                         s->spec_tokens + 1);
+    if (!rc) rc = ffn_y_u64(y, m, "max_devices", false, 1, 4096, &s->max_devices);
+    return rc;
+}
+
 int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
 {
     static const char *const allowed[] = {
@@ -401,7 +436,7 @@ int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
         "output",   "prefill_batch", "chunk",      "dtype",        "wdtype",    "adtype",
         "kv_dtype", "group_size",    "zero_point", "act_io_dtype", "fused",     "slo",
         "target",   "limits",        "layouts",    "moe",          "objective", "price_per_hour",
-        "sweep",    "source",        "weights",    "onchip",       NULL};
+        "sweep",    "source",        "weights",    "onchip",       "serve",     NULL};
     ffn_scenario_init(sc);
     ffn_ydoc y;
     int rc = ffn_ydoc_load(&y, path, diag);
@@ -417,6 +452,7 @@ int ffn_scenario_load(const char *path, ffn_scenario *sc, ffn_diag *diag)
         if (!rc) rc = load_refs(&y, root, "hw", true, sc->hws, &sc->n_hws);
         if (!rc) rc = load_plan(&y, root, sc);
         if (!rc) rc = load_sweep(&y, root, sc);
+        if (!rc) rc = load_serve(&y, root, sc);
     }
     ffn_ydoc_release(&y);
     if (rc) {

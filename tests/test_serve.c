@@ -1,0 +1,388 @@
+/* The serving simulation (sim/serve_step.c, sim/serve.c): a hand-worked mixed step, Little's law
+ * on the steady states, the curve monotone in the concurrency, offline token accounting, an
+ * unstable rate said as such, speculative decoding, data-parallel ranks scheduling their own
+ * budgets, bad workloads refused, and the engines' scheduler defaults as engines.yaml gives
+ * them. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ffnroof/attention.h"
+#include "ffnroof/engine.h"
+#include "ffnroof/engine_load.h"
+#include "ffnroof/hw_load.h"
+#include "ffnroof/model_load.h"
+#include "ffnroof/plan.h"
+#include "ffnroof/serve.h"
+
+#define ENGINES FFNROOF_SOURCE_DIR "/hw/arch/engines.yaml"
+
+static void load_hw(const char *name, ffn_hw *hw)
+{
+    char p[512];
+    ffn_diag d;
+    snprintf(p, sizeof p, "%s/hw/%s.yaml", FFNROOF_SOURCE_DIR, name);
+    cr_assert_eq(ffn_hw_load(p, hw, &d), 0, "%s: %s", p, d.msg);
+}
+
+static void load_model(const char *name, ffn_model *m)
+{
+    char p[512];
+    ffn_diag d;
+    snprintf(p, sizeof p, "%s/models/%s.yaml", FFNROOF_SOURCE_DIR, name);
+    cr_assert_eq(ffn_model_load(p, m, &d), 0, "%s: %s", p, d.msg);
+}
+
+static ffn_hw hw;
+static ffn_model model;
+
+/* A replica of `model` on `hw` with layout (tp, dp, ep), vLLM's scheduler defaults. */
+static void replica(ffn_serve_ctx *c, ffn_serve_opts *o, uint64_t tp, uint64_t dp, uint64_t ep)
+{
+    ffn_plan_opts po;
+    ffn_plan_opts_default(&po);
+    ffn_serve_opts_default(o);
+    o->sched = (ffn_engine_sched){.set = true,
+                                  .max_batched_tokens = 8192,
+                                  .max_seqs = 1024,
+                                  .page_tokens = 16,
+                                  .step_overhead_s = 0.5e-3};
+    o->shape = (ffn_plan_shape){tp, dp, ep, 1};
+    ffn_diag d;
+    const uint64_t maxtok = (8192 + 1024 * 17) * dp;
+    cr_assert_eq(ffn_serve_ctx_init(c, &model, &hw, &po, &o->shape, maxtok, &d), 0, "%s", d.msg);
+}
+
+static double rel(double a, double b)
+{
+    return fabs(a / b - 1.0);
+}
+
+/* docs/plan.md "A hand-worked engine step": LLaMA-2-7B on an H100 SXM with the efficiency model
+ * switched off (the ideal roofline). Four sequences decode at 1000 cached tokens each beside a
+ * 96-token prompt whose last chunk is in the step: 100 tokens. */
+Test(serve, hand_worked_mixed_step)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama2-7b", &model);
+    memset(&hw.eff, 0, sizeof hw.eff);
+    hw.eff.compute_max = 1.0;
+    hw.eff.memory_max = 1.0;
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 1, 1);
+    ffn_serve_batch b = {.decode_seqs = 4,
+                         .decode_ctx = 4000,
+                         .prefill_seqs = 1,
+                         .prefill_tokens = 96,
+                         .prefill_pairs = 96.0 * 97.0 / 2.0,
+                         .logits = 5};
+    ffn_serve_step st;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_step_eval(&c, &o, &b, &st, &d), 0, "%s", d.msg);
+
+    /* the token-count parts: the plan's prefill step of the 100 tokens without its attention
+     * core and LM head */
+    ffn_plan_step ps;
+    ffn_plan_opts po;
+    ffn_plan_opts_default(&po);
+    po.kv_page_tokens = 16;
+    const ffn_plan_shape one = {1, 1, 1, 1};
+    cr_assert_eq(
+        ffn_plan_step_eval(&model, &c.params, &hw, &po, FFN_PHASE_PREFILL, &one, 1, 100, &ps, &d),
+        0);
+    cr_expect_lt(rel(st.gemm_s, ps.ffn_s + ps.attn_proj_s), 1e-12, "%g vs %g", st.gemm_s,
+                 ps.ffn_s + ps.attn_proj_s);
+
+    /* attention, by hand: 32 heads of 128, 32 KV heads, bf16: a token's K and V in one layer
+     * are 2 x 32 x 128 x 2 = 16384 bytes. Decode: QK^T and PV over 4000 cached tokens, 2 FLOPs
+     * a multiply-add, 32 x 256 per token: 65,536,000 FLOPs; the cache (65,536,000 bytes) plus
+     * the 4 queries and outputs (4 x 32 x 256 x 2 = 65,536 bytes). Prefill: 96 x 97 / 2 = 4656
+     * scored pairs, 2 x 4656 x 32 x 256 = 76,283,904 FLOPs; 96 tokens of K, V, Q and output
+     * cross memory once: 96 x (16384 + 16384) = 3,145,728 bytes. */
+    const double P = hw.peak_flops[FFN_DT_BF16], B = hw.mem_bandwidth_bps;
+    const double dec = fmax(65536000.0 / P, (65536000.0 + 65536.0) / B);
+    const double pre = fmax(76283904.0 / P, 3145728.0 / B);
+    cr_expect_lt(rel(st.attn_s, 32.0 * (dec + pre)), 1e-12, "%g vs %g", st.attn_s,
+                 32.0 * (dec + pre));
+    /* the LM head for the 5 sequences that produce a token: 32000 x 4096 weights in bf16, read
+     * once; 2 FLOPs a weight a token; fp32 logits written */
+    const double Pe = 32000.0 * 4096.0;
+    const double head =
+        fmax(2.0 * 5.0 * Pe / P, (2.0 * Pe + 5.0 * 32000.0 * 4.0 + 5.0 * 4096.0 * 2.0) / B);
+    cr_expect_lt(rel(st.lm_head_s, head), 1e-12, "%g vs %g", st.lm_head_s, head);
+    cr_expect_eq(st.overhead_s, 0.5e-3);
+    cr_expect_lt(rel(st.step_s, st.gemm_s + st.attn_s + st.lm_head_s + 0.5e-3), 1e-12);
+    ffn_serve_ctx_free(&c);
+}
+
+/* Closed loop: exactly C requests are in the system at every moment, and Little's law - the
+ * completions per second times the mean time in the system - gives C back. */
+Test(serve, littles_law_closed_loop)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-8b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 1, 1);
+    o.isl = 512;
+    o.osl = 128;
+    o.isl_spread = o.osl_spread = 0.5;
+    for (double C = 4; C <= 256; C *= 4) {
+        o.concurrency = C;
+        ffn_serve_result r;
+        ffn_diag d;
+        cr_assert_eq(ffn_serve_run(&c, &o, &r, &d), 0, "%s", d.msg);
+        cr_expect_lt(rel(r.mean_in_system, C), 1e-9, "C %g: %g in the system", C, r.mean_in_system);
+        cr_expect_lt(rel(r.little_in_system, C), 0.05, "C %g: X x W = %g", C, r.little_in_system);
+        cr_expect_leq(r.mean_running, C + 1e-9);
+        cr_expect(r.stable);
+    }
+    ffn_serve_ctx_free(&c);
+}
+
+/* Open loop below capacity: the time-averaged requests in the system match the arrival rate
+ * times the mean time in the system, and the replica serves what arrives. */
+Test(serve, littles_law_open_loop)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-8b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 1, 1);
+    o.mode = FFN_SERVE_RATE;
+    o.rate = 10;
+    o.requests = 2000;
+    ffn_serve_result r;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_run(&c, &o, &r, &d), 0, "%s", d.msg);
+    cr_expect(r.stable);
+    cr_expect_lt(rel(r.requests_per_s, o.rate), 0.1, "serves %g of %g req/s", r.requests_per_s,
+                 o.rate);
+    cr_expect_lt(rel(r.mean_in_system, r.little_in_system), 0.1, "L %g vs X W %g", r.mean_in_system,
+                 r.little_in_system);
+    cr_expect_lt(rel(r.output_tokens_per_s, o.rate * (double)o.osl), 0.1);
+    ffn_serve_ctx_free(&c);
+}
+
+/* More clients never serve fewer tokens per device, and each one's tokens come no faster. */
+Test(serve, curve_monotone_in_concurrency)
+{
+    load_hw("h200", &hw);
+    load_model("llama3-70b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 4, 1, 1);
+    double tps = 0, tpot = 0;
+    for (double C = 1; C <= 512; C *= 2) {
+        o.concurrency = C;
+        ffn_serve_result r;
+        ffn_diag d;
+        cr_assert_eq(ffn_serve_run(&c, &o, &r, &d), 0, "%s", d.msg);
+        cr_expect_geq(r.output_tokens_per_s_device, tps * 0.999, "C %g: %g < %g", C,
+                      r.output_tokens_per_s_device, tps);
+        cr_expect_geq(r.tpot_p50_s, tpot * 0.999, "C %g: TPOT %g < %g", C, r.tpot_p50_s, tpot);
+        tps = r.output_tokens_per_s_device;
+        tpot = r.tpot_p50_s;
+    }
+    ffn_serve_ctx_free(&c);
+}
+
+/* Offline: every output token of every request is counted once over the makespan. */
+Test(serve, offline_counts_every_token)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-8b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 1, 1);
+    o.mode = FFN_SERVE_OFFLINE;
+    o.requests = 300;
+    o.isl = 200;
+    o.osl = 300;
+    ffn_serve_result r;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_run(&c, &o, &r, &d), 0, "%s", d.msg);
+    cr_expect_lt(rel(r.output_tokens_per_s * r.window_s, 300.0 * 300.0), 1e-9);
+    cr_expect_lt(rel(r.total_tokens_per_s * r.window_s, 300.0 * 500.0), 1e-9);
+    cr_expect_lt(rel(r.requests_per_s * r.window_s, 300.0), 1e-9);
+    ffn_serve_ctx_free(&c);
+}
+
+/* A rate beyond what the replica serves is an answer that says so, with the queue's growth. */
+Test(serve, a_rate_beyond_capacity_is_unstable)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-70b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 4, 1, 1);
+    o.mode = FFN_SERVE_RATE;
+    o.rate = 200;
+    ffn_serve_result r;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_run(&c, &o, &r, &d), 0, "%s", d.msg);
+    cr_expect(!r.stable);
+    cr_expect_gt(r.queue_growth, 0.5 * (o.rate - r.requests_per_s), "growth %g, serves %g",
+                 r.queue_growth, r.requests_per_s);
+    cr_expect_lt(r.requests_per_s, o.rate / 2);
+    ffn_serve_ctx_free(&c);
+}
+
+/* Speculative decoding: one draft token accepted often enough makes a lone user faster; one
+ * never accepted only costs. */
+Test(serve, speculation_pays_only_when_accepted)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-70b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 4, 1, 1);
+    ffn_serve_result off, good, bad;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_run(&c, &o, &off, &d), 0, "%s", d.msg);
+    o.spec_tokens = 1;
+    o.spec_accept = 1.8;
+    cr_assert_eq(ffn_serve_run(&c, &o, &good, &d), 0, "%s", d.msg);
+    o.spec_accept = 1.0;
+    cr_assert_eq(ffn_serve_run(&c, &o, &bad, &d), 0, "%s", d.msg);
+    cr_expect_gt(good.user_tokens_per_s, 1.3 * off.user_tokens_per_s, "%g vs %g",
+                 good.user_tokens_per_s, off.user_tokens_per_s);
+    cr_expect_lt(bad.user_tokens_per_s, off.user_tokens_per_s);
+    ffn_serve_ctx_free(&c);
+}
+
+/* Each attention-DP rank schedules its own token budget: two ranks run steps of more tokens
+ * than one rank's budget. */
+Test(serve, data_parallel_ranks_have_their_own_budgets)
+{
+    load_hw("h200", &hw);
+    load_model("qwen3-30b-a3b", &model);
+    ffn_serve_ctx c1, c2;
+    ffn_serve_opts o1, o2;
+    replica(&c1, &o1, 1, 1, 1);
+    replica(&c2, &o2, 1, 2, 2);
+    ffn_serve_result r1, r2;
+    ffn_diag d;
+    o1.sched.max_batched_tokens = o2.sched.max_batched_tokens = 256;
+    o1.mode = o2.mode = FFN_SERVE_OFFLINE;
+    o1.requests = o2.requests = 200;
+    o1.isl = o2.isl = 2048;
+    o1.osl = o2.osl = 16;
+    cr_assert_eq(ffn_serve_run(&c1, &o1, &r1, &d), 0, "%s", d.msg);
+    cr_assert_eq(ffn_serve_run(&c2, &o2, &r2, &d), 0, "%s", d.msg);
+    cr_expect_lt(r1.mean_step_tokens, 256 + 64, "one rank: %g", r1.mean_step_tokens);
+    cr_expect_gt(r2.mean_step_tokens, 300, "two ranks: %g", r2.mean_step_tokens);
+    ffn_serve_ctx_free(&c1);
+    ffn_serve_ctx_free(&c2);
+}
+
+Test(serve, bad_workloads_are_refused)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-70b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 2, 1, 1);
+    ffn_serve_result r;
+    ffn_diag d;
+    ffn_serve_opts x = o;
+    x.concurrency = 0;
+    cr_expect_eq(ffn_serve_run(&c, &x, &r, &d), FFN_EINVAL);
+    cr_expect(strstr(d.msg, "concurrency"), "%s", d.msg);
+    x = o;
+    x.isl = 1u << 30;
+    cr_expect_eq(ffn_serve_run(&c, &x, &r, &d), FFN_EINVAL);
+    cr_expect(strstr(d.msg, "does not fit"), "%s", d.msg);
+    x = o;
+    x.isl_spread = 1.0;
+    cr_expect_eq(ffn_serve_run(&c, &x, &r, &d), FFN_EINVAL);
+    cr_expect(strstr(d.msg, "spread"), "%s", d.msg);
+    x = o;
+    x.spec_tokens = 1;
+    x.spec_accept = 2.5;
+    cr_expect_eq(ffn_serve_run(&c, &x, &r, &d), FFN_EINVAL);
+    x = o;
+    x.mode = FFN_SERVE_RATE;
+    x.rate = 0;
+    cr_expect_eq(ffn_serve_run(&c, &x, &r, &d), FFN_EINVAL);
+    ffn_serve_ctx_free(&c);
+    /* a layout the model cannot take */
+    ffn_plan_opts po;
+    ffn_plan_opts_default(&po);
+    ffn_plan_shape s = {3, 1, 1, 1};
+    cr_expect_eq(ffn_serve_ctx_init(&c, &model, &hw, &po, &s, 8192, &d), FFN_EINVAL);
+    cr_expect(strstr(d.msg, "TP 3 does not divide"), "%s", d.msg);
+    s = (ffn_plan_shape){1, 1, 1, 81};
+    cr_expect_eq(ffn_serve_ctx_init(&c, &model, &hw, &po, &s, 8192, &d), FFN_EINVAL);
+    cr_expect(strstr(d.msg, "pipeline stages"), "%s", d.msg);
+}
+
+/* engines.yaml: every engine has a scheduler; vLLM's budget is smaller on an A100 and SGLang's
+ * larger on a B200, as their releases pick. */
+Test(serve, engine_schedulers_as_shipped)
+{
+    ffn_engine_profile p;
+    ffn_diag d;
+    for (int e = FFN_ENGINE_VLLM; e <= FFN_ENGINE_TRTLLM; e++) {
+        cr_assert_eq(ffn_engine_load(ENGINES, (ffn_engine)e, &p, &d), 0, "%s", d.msg);
+        cr_expect(p.sched.set, "%s", ffn_engine_name((ffn_engine)e));
+        cr_expect_geq(p.sched.max_batched_tokens, 1024);
+        cr_expect_gt(p.sched.step_overhead_s, 0);
+    }
+    cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_VLLM, &p, &d), 0);
+    cr_expect_eq(ffn_engine_sched_for(&p.sched, "a100-sxm-80gb").max_batched_tokens, 2048);
+    cr_expect_eq(ffn_engine_sched_for(&p.sched, "h100-sxm").max_batched_tokens, 8192);
+    cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_SGLANG, &p, &d), 0);
+    cr_expect_eq(ffn_engine_sched_for(&p.sched, "b200").max_batched_tokens, 16384);
+    cr_expect_eq(ffn_engine_sched_for(&p.sched, "h200").max_batched_tokens, 8192);
+}
+
+static int load_text(const char *text, ffn_diag *d)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/ffnroof-sched-%d.yaml", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    ffn_engine_profile p;
+    const int rc = ffn_engine_load(path, FFN_ENGINE_VLLM, &p, d);
+    unlink(path);
+    return rc;
+}
+
+Test(serve, bad_scheduler_blocks_are_refused_at_their_line)
+{
+    ffn_diag d;
+    cr_expect_eq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 8192\n"
+                           "    max_seqs: 256\n    page: 16\n    step_overhead: 1 ms\n",
+                           &d),
+                 FFN_ESCHEMA);
+    cr_expect(strstr(d.msg, "'source'") && d.line == 4, "%d %s", d.line, d.msg);
+    cr_expect_neq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 81.5\n"
+                            "    max_seqs: 256\n    page: 16\n    step_overhead: 1 ms\n"
+                            "    source: y\n",
+                            &d),
+                  0);
+    cr_expect(strstr(d.msg, "whole number") && d.line == 4, "%d %s", d.line, d.msg);
+    cr_expect_neq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 8192\n"
+                            "    max_seqs: 256\n    page: 16\n    step_overhead: 2 s\n"
+                            "    source: y\n",
+                            &d),
+                  0);
+    cr_expect_eq(d.line, 7, "%d %s", d.line, d.msg);
+    cr_expect_neq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 8192\n"
+                            "    max_seqs: 256\n    page: 16\n    step_overhead: 1 ms\n"
+                            "    devices:\n      h100: {budget: 3}\n    source: y\n",
+                            &d),
+                  0);
+    cr_expect(strstr(d.msg, "budget") && d.line == 9, "%d %s", d.line, d.msg);
+    cr_expect_eq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 8192\n"
+                           "    max_seqs: 256\n    page: 16\n    step_overhead: 1 ms\n"
+                           "    devices:\n      h100: {max_seqs: 3}\n    source: y\n",
+                           &d),
+                 0, "%s", d.msg);
+}
