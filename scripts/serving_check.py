@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""End-to-end check of `ffnroof serve` against published serving runs (data/validation/
+serving_runs.tsv; docs/validation.md "Serving end to end"). For each run: the same model,
+device, engine, layout, dtypes, lengths and load, simulated; the published throughput (output
+or total tokens/s) and median TPOT against the prediction, with the prediction's range.
+Prints a Markdown table and the summary. Nothing is fitted here.
+
+    scripts/serving_check.py [BUILD_DIR]        (default: build)
+"""
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+build = sys.argv[1] if len(sys.argv) > 1 else "build"
+binary = os.path.join(root, build, "cli", "ffnroof")
+rows = [r for r in csv.DictReader(
+    (l for l in open(os.path.join(root, "data/validation/serving_runs.tsv")) if not l.startswith("#")),
+    delimiter="\t")]
+
+
+def run(r):
+    cmd = [binary, "serve", "--model", r["model"], "--hw", r["hw"], "--engine", r["engine"],
+           "--tp", r["tp"], "--dp", r["dp"], "--ep", r["ep"], "--wdtype", r["wdtype"],
+           "--adtype", r["adtype"], "--kv-dtype", r["kv_dtype"], "--prompt", r["isl"],
+           "--output", r["osl"], "--spread", r["spread"], "--requests", r["requests"],
+           "--max-devices", "64", "--format", "json"]
+    cmd += ["--rate", r["value"]] if r["mode"] == "rate" else ["--offline"]
+    if r["max_seqs"]:
+        cmd += ["--max-seqs", r["max_seqs"]]
+    out = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        return None, " ".join(cmd[1:]), out.stderr.strip()
+    return json.loads(out.stdout.strip().splitlines()[0]), " ".join(cmd[1:]), ""
+
+
+def pct(x):
+    return f"{100 * x:+.0f}%"
+
+
+print("| run | engine | model | device | layout | workload | measured | predicted (range) | "
+      "pred/meas | TPOT measured | TPOT predicted | pred/meas |")
+print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+tput, tpot = [], []
+for r in rows:
+    j, cmd, err = run(r)
+    model = os.path.basename(r["model"]).replace(".json", "")
+    lay = f"TP{r['tp']}" + (f"/DP{r['dp']}" if r["dp"] != "1" else "") + (
+        f"/EP{r['ep']}" if r["ep"] != "1" else "")
+    load = (f"{r['isl']}/{r['osl']}" + (" ShareGPT" if r["spread"] != "0" else "") +
+            (f", {r['value']} req/s" if r["mode"] == "rate" else f", {r['requests']} at once"))
+    if j is None:
+        print(f"| {r['id']} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | | refused: "
+              f"{err} | | | | |")
+        continue
+    dev = j["devices"]
+    if r["metric"] == "tpot":
+        meas = pred = lo = hi = None
+    elif r["metric"] == "output":
+        tv = j["tokens_per_s_device"]
+        meas, pred, lo, hi = float(r["measured"]), tv["value"] * dev, tv["range"][0] * dev, tv["range"][1] * dev
+    else:  # total: input + output; its range scales as the output's
+        tv = j["tokens_per_s_device"]
+        k = j["total_tokens_per_s"] / (tv["value"] * dev) if tv["value"] > 0 else 0
+        meas, pred = float(r["measured"]), j["total_tokens_per_s"]
+        lo, hi = tv["range"][0] * dev * k, tv["range"][1] * dev * k
+    cells = ["", "", ""]
+    if meas:
+        q = pred / meas
+        tput.append(abs(q - 1))
+        cells = [f"{meas:.0f} {r['metric']}", f"{pred:.0f} ({lo:.0f}-{hi:.0f})", pct(q - 1)]
+    t_cells = ["", "", ""]
+    if r["tpot_ms"]:
+        m, p = float(r["tpot_ms"]), 1e3 * j["tpot_s"]["p50"]
+        tpot.append(abs(p / m - 1))
+        t_cells = [f"{m:.1f} ms", f"{p:.1f} ms", pct(p / m - 1)]
+    print(f"| {r['id']} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | " +
+          " | ".join(cells + t_cells) + " |")
+
+
+def summary(name, v):
+    if not v:
+        return
+    v = sorted(v)
+    p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
+    print(f"- {name}: {len(v)} runs, median |pred/meas - 1| {100 * statistics.median(v):.0f}%, "
+          f"p90 {100 * p90:.0f}%")
+
+
+print()
+summary("throughput", tput)
+summary("median TPOT", tpot)
