@@ -29,7 +29,7 @@ seeds() {
   hf) ls tests/data/hf/*.json tests/data/hf/bad/* ;;
   scenario) ls scenarios/*.yaml ;;
   hist) ls tests/data/hist/* ;;
-  fit_csv) ls tests/data/fit/*.csv tests/data/heldout/*.csv ;;
+  fit_csv) ls tests/data/fit/*.csv data/check/h200-torch-fp16-mlp.csv ;;
   fit_data) ls data/calib/*.csv tests/data/fit/*.csv tests/data/fit/*/*.csv ;;
   aic) ls fuzz/seeds/aic/* tests/data/aic/* ;;
   engine) ls hw/arch/engines.yaml ;;

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
-"""Turn bench/gpu/torch_ffn_check.py's CSV into the held-out files' format
-(tests/data/heldout/README.md), one dtype, so that bench_validate_heldout --check compares it
-with the simulator's predictions: scripts/gpu_check_convert.py RAW.csv DTYPE > OUT.csv"""
+"""Turn bench/gpu/torch_ffn_check.py's CSV into the MLP check format (data/check/README.md),
+one dtype, so that bench/bench_check_mlp.c compares it with the simulator's predictions: scripts/gpu_check_convert.py RAW.csv DTYPE > OUT.csv"""
 import collections
 import csv
 import sys

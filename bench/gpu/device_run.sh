@@ -1,7 +1,7 @@
 #!/bin/bash
 # One calibration run on an NVIDIA GPU machine (bench/gpu/README.md, "Runs"): machine facts,
-# the kit built there and run in full (CUDA-graph timing), the PyTorch check of Vidur-shaped
-# operators, and the kit's quick grid with host launches (--no-graph) to show what the launch
+# the kit built there and run in full (CUDA-graph timing), the PyTorch check of the MLP
+# operators (torch_ffn_check.py), and the kit's quick grid with host launches (--no-graph) to show what the launch
 # rate does to short kernels. Everything lands in $OUT (default ./gpu-run), at most 8 files.
 set -u
 O=${OUT:-gpu-run}

@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
-"""Vidur-shaped FFN operator times through PyTorch on one NVIDIA GPU (bench/gpu/README.md).
+"""FFN operator times through PyTorch on one NVIDIA GPU (bench/gpu/README.md).
 
-Times the three MLP operators Vidur profiles (microsoft/vidur, vidur/profiling/mlp): the up
-projection [T, d] x [d, g*f/tp] (g = 2 for gated MLPs: gate and up in one GEMM), the
+Times the three MLP operators of one device's shard of a Megatron-style tensor-parallel layer:
+the up projection [T, d] x [d, g*f/tp] (g = 2 for gated MLPs: gate and up in one GEMM), the
 activation (gated: SiLU(gate) * up as two PyTorch kernels, no fused kernel here; GELU MLPs:
-torch.nn.functional.gelu) and the down projection [T, f/tp] x [f/tp, d], fp16 (as Vidur) and
-bf16, for Llama-2-7B and -70B at tensor-parallel degrees 1, 2, 4, 8 and phi-2 at 1, with
-T = 1 .. 4096.
+torch.nn.functional.gelu) and the down projection [T, f/tp] x [f/tp, d], fp16 and bf16, for
+Llama-2-7B and -70B at tensor-parallel degrees 1, 2, 4, 8 and phi-2 at 1, with T = 1 .. 4096.
 
 Each time is device time per operator: R back-to-back calls captured in one CUDA graph, the
 graph replayed K times between two CUDA events (no host launch cost in the figure), weights
@@ -24,7 +23,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-MODELS = [  # name, d, f, gated, tp degrees (Vidur's data/profiling/compute/*/<model>/mlp.csv)
+MODELS = [  # name, d (hidden size), f (intermediate size), gated, tp degrees (the models' configs)
     ("meta-llama/Llama-2-7b-hf", 4096, 11008, True, (1, 2, 4, 8)),
     ("meta-llama/Llama-2-70b-hf", 8192, 28672, True, (1, 2, 4, 8)),
     ("microsoft/phi-2", 2560, 10240, False, (1,)),
