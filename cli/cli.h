@@ -154,6 +154,7 @@ enum ffn_opt {
     FFN_O_SIZE,
     FFN_O_SPEC,
     FFN_O_SPREAD,
+    FFN_O_STEP,
     FFN_O_STEP_OVERHEAD,
     FFN_O_TARGET,
     FFN_O_TEST_TINY,

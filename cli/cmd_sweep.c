@@ -18,6 +18,7 @@
 
 #include "ffnroof/json.h"
 #include "ffnroof/limits.h"
+#include "ffnroof/plan_write.h"
 #include "ffnroof/plan.h"
 #include "ffnroof/predict_write.h"
 #include "ffnroof/scenario.h"
@@ -56,6 +57,11 @@ static void usage(FILE *fp)
           "                        (default: cold)\n"
           "  --onchip              charge finite on-chip memory, as for predict\n"
           "Output:\n"
+          "  --step                the whole step plan prices at each point (FFN, attention,\n"
+          "                        all-reduce, LM head) with its p10-p90 range and the memory\n"
+          "                        per device and whether it fits, in place of the FFN alone\n"
+          "                        (decode: --seq is the KV length; TP x EP devices, attention\n"
+          "                        DP over the EP ranks)\n"
           "  --format F            csv or json (JSON lines; default: csv)\n"
           "  --out FILE            write there instead of stdout; rows appear as they are\n"
           "                        computed; an interrupted sweep leaves only whole rows\n"
@@ -163,6 +169,7 @@ int ffn_cmd_sweep(int argc, char **argv)
                                  FFN_O_FORMAT,
                                  FFN_O_OUT,
                                  FFN_O_NO_PROGRESS,
+                                 FFN_O_STEP,
                                  FFN_O_MAX_POINTS,
                                  FFN_O_WEIGHTS,
                                  FFN_O_ONCHIP,
@@ -336,7 +343,11 @@ int ffn_cmd_sweep(int argc, char **argv)
     interrupted = 0;
     sigaction(SIGINT, &sa, &old);
 
-    if (!json) ffn_write_predict_csv_header(fp);
+    const bool step_mode = V(FFN_O_STEP) != NULL;
+    if (!json && step_mode)
+        ffn_sweep_step_csv_header(fp);
+    else if (!json)
+        ffn_write_predict_csv_header(fp);
     uint64_t done = 0, skipped = 0, notes = 0;
     double next_bar = show ? now_s() + 0.1 : 0;
     static ffn_result r;
@@ -357,7 +368,26 @@ int ffn_cmd_sweep(int argc, char **argv)
                                 (unsigned long long)it.run.ep, d.msg);
                     continue;
                 }
-                if (json) {
+                if (step_mode) {
+                    static ffn_sweep_step ss;
+                    ffn_params prm;
+                    int e =
+                        ffn_model_params(&models[mi], &prm)
+                            ? FFN_EINVAL
+                            : ffn_sweep_step_eval(&models[mi], &prm, &hws[hi], o, &r.run, &ss, &d);
+                    if (e) {
+                        if (notes++ < 20)
+                            fprintf(stderr,
+                                    "ffnroof sweep: skipping %s on %s (%s, batch %llu): %s\n",
+                                    models[mi].name, hws[hi].name, ffn_phase_name(r.run.phase),
+                                    (unsigned long long)r.run.batch, d.msg);
+                        skipped++;
+                        continue;
+                    }
+                    if ((json ? ffn_sweep_step_json(fp, &models[mi], &hws[hi], &r.run, &ss)
+                              : ffn_sweep_step_csv_row(fp, &models[mi], &hws[hi], &r.run, &ss)))
+                        io_error = true;
+                } else if (json) {
                     ffn_json j;
                     ffn_json_init(&j, fp, false);
                     ffn_json_obj_begin(&j, NULL);

@@ -101,3 +101,34 @@ int ffn_sweep_next(ffn_sweep_iter *it, ffn_result *out, ffn_diag *diag)
         return 1;
     }
 }
+
+int ffn_sweep_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                        const ffn_plan_opts *po, const ffn_run *run, ffn_sweep_step *out,
+                        ffn_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    ffn_plan_opts o = *po;
+    o.wdtype = run->wdtype;
+    o.adtype = run->adtype;
+    o.group_size = run->group_size;
+    o.zero_point = run->zero_point;
+    o.act_io_dtype = run->act_io_dtype;
+    o.fused = run->fused;
+    o.chunk = run->chunk;
+    o.moe = run->moe;
+    o.weights = run->weights;
+    o.onchip = run->onchip;
+    o.margin = FFN_MARGIN_MEDIAN;
+    const bool moe = ffn_model_moe_layers(m) > 0;
+    out->shape = (ffn_plan_shape){run->tp, moe ? run->ep : 1, moe ? run->ep : 1, 1};
+    int rc = ffn_plan_step_eval(m, p, hw, &o, run->phase, &out->shape, run->batch, run->seq,
+                                &out->step, diag);
+    if (rc) return rc;
+    /* decode holds `batch` sequences of `seq` cached tokens; prefill adds its activations */
+    rc = ffn_plan_memory(m, p, hw, &o, &out->shape, run->batch, run->seq,
+                         run->phase == FFN_PHASE_PREFILL ? run->batch * run->seq : 0, &out->mem);
+    if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "the memory of the layout does not count");
+    const double per = run->phase == FFN_PHASE_PREFILL ? (double)run->seq : 1.0;
+    out->tokens_per_s = out->step.step_s > 0 ? (double)run->batch * per / out->step.step_s : 0.0;
+    return 0;
+}

@@ -21,4 +21,14 @@ int ffn_plan_write_json(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts *o
 /* One line per layout of every pair; 0 or FFN_EIO. */
 int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np);
 
+/* `sweep --step` rows: the whole step at one sweep point (ffn_sweep_step_eval), its parts, its
+ * range and the memory per device with whether it fits; CSV (header, then rows) or one JSON
+ * object a line. Return 0 or FFN_EIO. */
+struct ffn_sweep_step;
+void ffn_sweep_step_csv_header(FILE *fp);
+int ffn_sweep_step_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, const ffn_run *run,
+                           const struct ffn_sweep_step *s);
+int ffn_sweep_step_json(FILE *fp, const ffn_model *m, const ffn_hw *hw, const ffn_run *run,
+                        const struct ffn_sweep_step *s);
+
 #endif

@@ -12,6 +12,7 @@
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
+#include "ffnroof/plan.h"
 #include "ffnroof/sim.h"
 
 #define FFN_SWEEP_PREFILL 1u
@@ -55,5 +56,21 @@ void ffn_sweep_begin(ffn_sweep_iter *it, const ffn_model *m, const ffn_hw *hw,
  * is done, or a negative code with diag when a configuration (all its points, counted in
  * it->skipped) or a point was rejected; the iterator has moved past it, so call again. */
 int ffn_sweep_next(ffn_sweep_iter *it, ffn_result *out, ffn_diag *diag);
+
+/* The whole step at a sweep point (`ffnroof sweep --step`): what `plan` prices - the FFN, the
+ * attention, its all-reduce and the LM head - for the run's phase, batch, sequence (decode: the
+ * KV length) and dtypes, on the layout of run.tp x run.ep devices (attention TP tp and DP ep,
+ * the experts EP ep, each TP tp, as ffn_predict splits them), with the memory it needs per
+ * device and whether it fits; po gives the rest (KV dtype, memory, routing). */
+typedef struct ffn_sweep_step {
+    ffn_plan_shape shape;
+    ffn_plan_step step;
+    ffn_plan_mem mem;
+    double tokens_per_s; /* decode: sequences / step; prefill: prompt tokens / step */
+} ffn_sweep_step;
+
+int ffn_sweep_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
+                        const ffn_plan_opts *po, const ffn_run *run, ffn_sweep_step *out,
+                        ffn_diag *diag);
 
 #endif

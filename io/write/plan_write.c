@@ -2,6 +2,7 @@
  * ffnroof.plan/1) and CSV forms of the ranked (model, device) plans. The table and the
  * explanation are views (report/plan_table.c). */
 #include "ffnroof/plan_write.h"
+#include "ffnroof/sweep.h"
 
 #include <math.h>
 #include <string.h>
@@ -236,4 +237,76 @@ int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
             fputc('\n', fp);
         }
     return ferror(fp) ? FFN_EIO : 0;
+}
+
+static const char *const step_cols =
+    "model,hw,phase,batch,seq,tp,dp,ep,wdtype,adtype,step_s,step_p10_s,step_p90_s,"
+    "ffn_s,ffn_comm_s,attn_proj_s,attn_core_s,attn_comm_s,lm_head_s,ffn_share,tokens_per_s,"
+    "weight_bytes,kv_bytes,activation_bytes,total_bytes,usable_bytes,fits,range_default";
+
+void ffn_sweep_step_csv_header(FILE *fp)
+{
+    fprintf(fp, "%s\n", step_cols);
+}
+
+int ffn_sweep_step_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, const ffn_run *run,
+                           const ffn_sweep_step *s)
+{
+    const ffn_plan_step *t = &s->step;
+    const ffn_plan_mem *x = &s->mem;
+    fprintf(fp,
+            "%s,%s,%s,%llu,%llu,%llu,%llu,%llu,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+            "%.6g,%.4f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d\n",
+            m->name, hw->name, ffn_phase_name(run->phase), (unsigned long long)run->batch,
+            (unsigned long long)run->seq, (unsigned long long)s->shape.tp,
+            (unsigned long long)s->shape.dp, (unsigned long long)s->shape.ep,
+            ffn_dtype_name(run->wdtype), ffn_dtype_name(run->adtype), t->step_s, t->step_p10_s,
+            t->step_p90_s, t->ffn_s, t->ffn_comm_s, t->attn_proj_s, t->attn_core_s, t->attn_comm_s,
+            t->lm_head_s, t->ffn_share, s->tokens_per_s, x->weight_bytes, x->kv_bytes,
+            x->activation_bytes, x->total_bytes, x->usable_bytes, x->fits, t->range_default);
+    return ferror(fp) ? FFN_EIO : 0;
+}
+
+int ffn_sweep_step_json(FILE *fp, const ffn_model *m, const ffn_hw *hw, const ffn_run *run,
+                        const ffn_sweep_step *s)
+{
+    const ffn_plan_step *t = &s->step;
+    const ffn_plan_mem *x = &s->mem;
+    ffn_json j;
+    ffn_json_init(&j, fp, false);
+    ffn_json_obj_begin(&j, NULL);
+    ffn_json_str(&j, "model", m->name);
+    ffn_json_str(&j, "hw", hw->name);
+    ffn_json_str(&j, "phase", ffn_phase_name(run->phase));
+    ffn_json_u64(&j, "batch", run->batch);
+    ffn_json_u64(&j, "seq", run->seq);
+    ffn_json_u64(&j, "tp", s->shape.tp);
+    ffn_json_u64(&j, "dp", s->shape.dp);
+    ffn_json_u64(&j, "ep", s->shape.ep);
+    ffn_json_str(&j, "wdtype", ffn_dtype_name(run->wdtype));
+    ffn_json_str(&j, "adtype", ffn_dtype_name(run->adtype));
+    ffn_json_obj_begin(&j, "step_s");
+    ffn_json_num(&j, "value", t->step_s);
+    ffn_json_num(&j, "p10", t->step_p10_s);
+    ffn_json_num(&j, "p90", t->step_p90_s);
+    ffn_json_bool(&j, "range_default", t->range_default);
+    ffn_json_num(&j, "ffn", t->ffn_s);
+    ffn_json_num(&j, "ffn_comm", t->ffn_comm_s);
+    ffn_json_num(&j, "attn_proj", t->attn_proj_s);
+    ffn_json_num(&j, "attn_core", t->attn_core_s);
+    ffn_json_num(&j, "attn_comm", t->attn_comm_s);
+    ffn_json_num(&j, "lm_head", t->lm_head_s);
+    ffn_json_obj_end(&j);
+    ffn_json_num(&j, "ffn_share", t->ffn_share);
+    ffn_json_num(&j, "tokens_per_s", s->tokens_per_s);
+    ffn_json_obj_begin(&j, "memory_bytes");
+    ffn_json_num(&j, "weights", x->weight_bytes);
+    ffn_json_num(&j, "kv", x->kv_bytes);
+    ffn_json_num(&j, "activations", x->activation_bytes);
+    ffn_json_num(&j, "total", x->total_bytes);
+    ffn_json_num(&j, "usable", x->usable_bytes);
+    ffn_json_obj_end(&j);
+    ffn_json_bool(&j, "fits", x->fits);
+    ffn_json_obj_end(&j);
+    return ffn_json_finish(&j) ? FFN_EIO : 0;
 }
