@@ -44,7 +44,8 @@ static void usage(FILE *fp)
           "  --seq S               --model: prompt tokens per sequence (default: 512)\n"
           "  --dtype D             weight dtype fp32, bf16, fp16, int8 (one scale per output\n"
           "                        channel) or int4 (groups along K; default: fp32)\n"
-          "  --group G             int4: weights per scale, 32, 64 or 128, dividing d and f\n"
+          "  --group-size G        int4: weights per scale, 32, 64 or 128, dividing d and f\n"
+          "                        (--group is the same)\n"
           "                        (default: 128)\n"
           "  --zero-point          int4: asymmetric groups, one 4-bit zero point per group\n"
           "                        and column (default: symmetric, codes -8..7)\n"
@@ -204,6 +205,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     ffn_cli_bind_phases(&seen, FFN_O_PHASE, &a->phases);
     ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 16, a->batches, MAX_BATCHES, &a->n_batches);
     ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 20, &a->seq);
+    ffn_cli_bind_u64(&seen, FFN_O_PROMPT, 1, 1u << 20, &a->seq);
     ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &a->threads);
     ffn_cli_bind_str(&seen, FFN_O_EVENTS, &a->events_s);
     ffn_cli_bind_u64(&seen, FFN_O_REPS, 1, 400, &a->reps);
@@ -212,8 +214,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
     ffn_cli_bind_str(&seen, FFN_O_OUT, &a->out_dir);
     ffn_cli_bind_flag(&seen, FFN_O_WARM, &a->bo.warm);
     ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &a->zero_point);
-    static const int handled[] = {FFN_O_DTYPE, FFN_O_GROUP, FFN_O_ADTYPE,
-                                  FFN_O_ISA,   FFN_O_PEERS, 0};
+    static const int handled[] = {
+        FFN_O_DTYPE, FFN_O_GROUP, FFN_O_GROUP_SIZE, FFN_O_ADTYPE, FFN_O_ISA, FFN_O_PEERS, 0};
     while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
@@ -225,9 +227,10 @@ static int parse_args(int argc, char **argv, bench_args *a)
                     CMD, "--dtype must be fp32, bf16, fp16, int8 or int4; got '%s'", optarg);
             break;
         case FFN_O_GROUP:
-            if ((rc = ffn_cli_u64(CMD, "--group", optarg, 1, 1u << 20, &a->group))) return rc;
+        case FFN_O_GROUP_SIZE:
+            if ((rc = ffn_cli_u64(CMD, "--group-size", optarg, 1, 1u << 20, &a->group))) return rc;
             if (a->group != 32 && a->group != 64 && a->group != 128)
-                return ffn_cli_usage(CMD, "--group must be 32, 64 or 128; got %llu",
+                return ffn_cli_usage(CMD, "--group-size must be 32, 64 or 128; got %llu",
                                      (unsigned long long)a->group);
             break;
         case FFN_O_ADTYPE:
@@ -286,7 +289,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
     if (!a->model_name == !a->shape_s)
         return ffn_cli_usage(CMD, "give exactly one of --model and --shape");
-    if (a->shape_s && (ffn_cli_given(&seen, FFN_O_BATCH) || ffn_cli_given(&seen, FFN_O_SEQ)))
+    if (a->shape_s && (ffn_cli_given(&seen, FFN_O_BATCH) || ffn_cli_given(&seen, FFN_O_SEQ) ||
+                       ffn_cli_given(&seen, FFN_O_PROMPT)))
         return ffn_cli_usage(CMD, "--batch and --seq go with --model; --shape gives T itself");
     if (a->experts_s && !a->shape_s) return ffn_cli_usage(CMD, "--experts goes with --shape");
     a->bo.threads = (int)a->threads;

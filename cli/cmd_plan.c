@@ -42,14 +42,17 @@ static void usage(FILE *fp)
           "  --model LIST          models: names (models/NAME.yaml) or paths, comma-sep.\n"
           "  --hw LIST             devices: names (hw/NAME.yaml) or paths, comma-sep.\n"
           "  --phase P             decode, prefill or both (default: decode)\n"
-          "  --prompt N            prompt tokens per request (default: 1024)\n"
+          "  --prompt N            prompt tokens per request (default: 1024; --seq is the\n"
+          "                        same)\n"
           "  --output N            output tokens per request (default: 256)\n"
           "  --prefill-batch N     sequences per prefill step, for TTFT (default: 1)\n"
           "  --chunk C             chunked prefill: C tokens per sequence per step\n"
           "                        (default: off)\n"
           "  --dtype D             weights and activations (default: bf16)\n"
           "  --wdtype D --adtype D weights and activations separately\n"
-          "  --kv-dtype D          KV cache (default: the activation dtype)\n"
+          "  --kv-dtype D          KV cache (default: the activation dtype; --dtype sets all\n"
+          "                        three)\n"
+          "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
           "  --tpot T              SLO: time per output token, e.g. 50ms (default: none)\n"
           "  --ttft T              SLO: time to first token, e.g. 2s (default: none)\n"
           "  --target R            fleet throughput target in tokens/s (default: none)\n"
@@ -125,6 +128,9 @@ int ffn_cmd_plan(int argc, char **argv)
                                  FFN_O_HW,
                                  FFN_O_PHASE,
                                  FFN_O_PROMPT,
+                                 FFN_O_SEQ,
+                                 FFN_O_GROUP_SIZE,
+                                 FFN_O_GROUP,
                                  FFN_O_OUTPUT,
                                  FFN_O_PREFILL_BATCH,
                                  FFN_O_CHUNK,
@@ -200,6 +206,10 @@ int ffn_cmd_plan(int argc, char **argv)
     }
     ffn_cli_seen late = {0};
     ffn_cli_bind_u64(&late, FFN_O_PROMPT, 1, 1u << 24, &o->prompt);
+    ffn_cli_bind_u64(&late, FFN_O_SEQ, 1, 1u << 24, &o->prompt);
+    uint64_t group = 0;
+    ffn_cli_bind_u64(&late, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
+    ffn_cli_bind_u64(&late, FFN_O_GROUP, 1, 1u << 20, &group);
     ffn_cli_bind_u64(&late, FFN_O_OUTPUT, 1, 1u << 24, &o->output);
     ffn_cli_bind_u64(&late, FFN_O_PREFILL_BATCH, 1, 1u << 20, &o->prefill_batch);
     ffn_cli_bind_u64(&late, FFN_O_CHUNK, 1, 1u << 24, &o->chunk);
@@ -211,6 +221,7 @@ int ffn_cmd_plan(int argc, char **argv)
     ffn_cli_bind_routing(&late, &o->moe);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
+    if (group) o->group_size = (unsigned)group;
     if (V(FFN_O_DTYPE) && (V(FFN_O_WDTYPE) || V(FFN_O_ADTYPE))) {
         rc = ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
         goto out;

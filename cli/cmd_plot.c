@@ -205,6 +205,7 @@ int ffn_cmd_plot(int argc, char **argv)
     ffn_cli_bind_str(&seen, FFN_O_ENGINE, &o.engine);
     ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, o.batch, MAX_GRID, &o.n_batch);
     ffn_cli_bind_u64_list(&seen, FFN_O_SEQ, 1, 1u << 24, o.seq, MAX_GRID, &o.n_seq);
+    ffn_cli_bind_u64_list(&seen, FFN_O_PROMPT, 1, 1u << 24, o.seq, MAX_GRID, &o.n_seq);
     ffn_cli_bind_u64_list(&seen, FFN_O_EP, 1, 4096, o.ep, MAX_GRID, &o.n_ep);
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &o.dtype);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &o.out);

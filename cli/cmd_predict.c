@@ -106,11 +106,13 @@ int ffn_cmd_predict(int argc, char **argv)
     ffn_cli_bind_phases(&seen, FFN_O_PHASE, &phases);
     ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batches, MAX_BATCHES, &n_batches);
     ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &run.seq);
+    ffn_cli_bind_u64(&seen, FFN_O_PROMPT, 1, 1u << 24, &run.seq);
     ffn_cli_bind_u64(&seen, FFN_O_CHUNK, 1, 1u << 24, &run.chunk);
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
     ffn_cli_bind_dtype(&seen, FFN_O_WDTYPE, &run.wdtype);
     ffn_cli_bind_dtype(&seen, FFN_O_ADTYPE, &run.adtype);
     ffn_cli_bind_u64(&seen, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
+    ffn_cli_bind_u64(&seen, FFN_O_GROUP, 1, 1u << 20, &group);
     ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &run.zero_point);
     ffn_cli_bind_dtype(&seen, FFN_O_ACT_IO_DTYPE, &run.act_io_dtype);
     ffn_cli_bind_u64(&seen, FFN_O_TP, 1, 4096, &run.tp);

@@ -66,8 +66,9 @@ static void usage(FILE *fp)
             "  --formats LIST        of int8-tensor, int8-channel, int4 (every --group),\n"
             "                        int4-g32|g64|g128, int4z-gG (with zero points), w8a8,\n"
             "                        w8a8-smooth (default %s)\n"
-            "  --group LIST          int4 group sizes along K for 'int4'; each must divide d\n"
-            "                        and f (default: those of 32,64,128 that do)\n"
+            "  --group-size LIST     int4 group sizes along K for 'int4'; each must divide d\n"
+            "                        and f (default: those of 32,64,128 that do; --group is\n"
+            "                        the same)\n"
             "  --alpha A             SmoothQuant migration strength in [0, 1] (default %g)\n"
             "Speed (decode, T = 1, the best of --reps calls of the kernel dispatch picks):\n"
             "  --no-speed            leave the speed column out\n"
@@ -190,7 +191,7 @@ static int parse(int argc, char **argv, opts *o)
     ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &o->threads);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &o->fmt);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &o->out);
-    static const int handled[] = {FFN_O_ACT, FFN_O_WEIGHTS, FFN_O_GROUP, 0};
+    static const int handled[] = {FFN_O_ACT, FFN_O_WEIGHTS, FFN_O_GROUP, FFN_O_GROUP_SIZE, 0};
     while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
@@ -210,6 +211,7 @@ static int parse(int argc, char **argv, opts *o)
                 return ffn_cli_usage(CMD, "--weights: '%s' is not gauss or student-t", optarg);
             break;
         case FFN_O_GROUP:
+        case FFN_O_GROUP_SIZE:
             if ((rc = parse_groups(optarg, &o->groups))) return rc;
             break;
         case 'h':
@@ -225,7 +227,7 @@ static int parse(int argc, char **argv, opts *o)
     o->have_layer = ffn_cli_given(&seen, FFN_O_LAYER);
     o->have_weights = ffn_cli_given(&seen, FFN_O_WEIGHTS);
     o->have_nu = ffn_cli_given(&seen, FFN_O_NU);
-    o->have_group = ffn_cli_given(&seen, FFN_O_GROUP);
+    o->have_group = ffn_cli_given(&seen, FFN_O_GROUP) || ffn_cli_given(&seen, FFN_O_GROUP_SIZE);
     o->have_formats = ffn_cli_given(&seen, FFN_O_FORMATS);
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
     if (o->ckpt && (o->have_d || o->have_f))

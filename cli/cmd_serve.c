@@ -42,7 +42,7 @@ static void usage(FILE *fp)
           fp);
     fputs("\n"
           "Workload:\n"
-          "  --prompt N            input tokens per request (default: 1024)\n"
+          "  --prompt N            input tokens per request (default: 1024; --seq is the same)\n"
           "  --output N            output tokens per request (default: 256)\n"
           "  --spread S            lengths drawn uniformly in N x [1 - S, 1 + S], as vLLM's\n"
           "                        random dataset's range ratio (default: 0, fixed)\n"
@@ -64,7 +64,9 @@ static void usage(FILE *fp)
           fp);
     fputs("Model, devices and layouts:\n"
           "  --model LIST, --hw LIST, --scenario FILE   as for plan\n"
-          "  --dtype D, --wdtype D, --adtype D, --kv-dtype D   as for plan (default: bf16)\n"
+          "  --dtype D, --wdtype D, --adtype D, --kv-dtype D   as for plan (default: bf16;\n"
+          "                        --dtype sets the KV cache too)\n"
+          "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
           "  --tp LIST --dp LIST --ep LIST --pp LIST   layouts, as for plan (default: TP\n"
           "                        1,2,4,8; for MoE models also DP 1,2,4,8 with the experts\n"
           "                        EP over all devices of the stage; PP 1)\n"
@@ -466,6 +468,10 @@ int ffn_cmd_serve(int argc, char **argv)
     if (V(FFN_O_MAX_DEVICES)) max_devices = 0;
     ffn_cli_seen late = {0};
     ffn_cli_bind_u64(&late, FFN_O_PROMPT, 1, 1u << 24, &po->prompt);
+    ffn_cli_bind_u64(&late, FFN_O_SEQ, 1, 1u << 24, &po->prompt);
+    uint64_t group = 0;
+    ffn_cli_bind_u64(&late, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
+    ffn_cli_bind_u64(&late, FFN_O_GROUP, 1, 1u << 20, &group);
     ffn_cli_bind_u64(&late, FFN_O_OUTPUT, 1, 1u << 24, &po->output);
     ffn_cli_bind_double(&late, FFN_O_SPREAD, 0, 0.99, &spread);
     ffn_cli_bind_double(&late, FFN_O_RATE, 1e-6, 1e9, &rate);
@@ -480,6 +486,7 @@ int ffn_cmd_serve(int argc, char **argv)
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
     if (!max_devices) max_devices = max_devices_sc;
+    if (group) po->group_size = (unsigned)group;
     {
         int modes = !!V(FFN_O_CONCURRENCY) + !!V(FFN_O_RATE) + !!V(FFN_O_OFFLINE);
         if (modes > 1) {

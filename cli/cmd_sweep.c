@@ -40,7 +40,8 @@ static void usage(FILE *fp)
           "  --hw LIST             devices: names or paths, comma-separated\n"
           "  --phase P             prefill, decode or both (default: both)\n"
           "  --batch GRID          sequences per step (default: 1)\n"
-          "  --seq GRID            prompt tokens per sequence, prefill only (default: the\n"
+          "  --seq GRID            prompt tokens per sequence (--prompt is the same), prefill\n"
+          "                        only (default: the\n"
           "                        scenario's prompt, else 1024)\n"
           "  --tp GRID             tensor-parallel degrees (default: 1)\n"
           "  --ep GRID             expert-parallel degrees (default: 1)\n"
@@ -151,6 +152,8 @@ int ffn_cmd_sweep(int argc, char **argv)
                                  FFN_O_PHASE,
                                  FFN_O_BATCH,
                                  FFN_O_SEQ,
+                                 FFN_O_PROMPT,
+                                 FFN_O_GROUP,
                                  FFN_O_TP,
                                  FFN_O_EP,
                                  FFN_O_DTYPE,
@@ -200,6 +203,8 @@ int ffn_cmd_sweep(int argc, char **argv)
     if ((V(FFN_O_BATCH) &&
          (rc = grid_opt("--batch", V(FFN_O_BATCH), 1, 1u << 24, &sc.batch, &sc.n_batch))) ||
         (V(FFN_O_SEQ) && (rc = grid_opt("--seq", V(FFN_O_SEQ), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
+        (V(FFN_O_PROMPT) &&
+         (rc = grid_opt("--prompt", V(FFN_O_PROMPT), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
         (V(FFN_O_TP) &&
          (rc = grid_opt("--tp", V(FFN_O_TP), 1, 4096, &sc.sweep_tp, &sc.n_sweep_tp))) ||
         (V(FFN_O_EP) &&
@@ -236,6 +241,7 @@ int ffn_cmd_sweep(int argc, char **argv)
     ffn_cli_seen late = {0};
     ffn_cli_bind_u64(&late, FFN_O_CHUNK, 1, 1u << 24, &o->chunk);
     ffn_cli_bind_u64(&late, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
+    ffn_cli_bind_u64(&late, FFN_O_GROUP, 1, 1u << 20, &group);
     ffn_cli_bind_routing(&late, &o->moe);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
     if (group) o->group_size = (unsigned)group;

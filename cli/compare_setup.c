@@ -142,6 +142,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
     ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batch, FFN_CMP_MAX_BATCH, &n_batch);
     ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &c->run.seq);
+    ffn_cli_bind_u64(&seen, FFN_O_PROMPT, 1, 1u << 24, &c->run.seq);
     ffn_cli_bind_u64(&seen, FFN_O_PREFILL_BATCH, 1, 1u << 20, &c->run.batch);
     ffn_cli_bind_str(&seen, FFN_O_OUT, out_path ? out_path : &skip);
     ffn_cli_bind_flag(&seen, FFN_O_NO_RENDER, &skip_flag); /* read by the caller */
@@ -172,7 +173,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     const bool dtype_set = ffn_cli_given(&seen, FFN_O_DTYPE);
     const bool batch_set = ffn_cli_given(&seen, FFN_O_BATCH);
-    const bool seq_set = ffn_cli_given(&seen, FFN_O_SEQ);
+    const bool seq_set = ffn_cli_given(&seen, FFN_O_SEQ) || ffn_cli_given(&seen, FFN_O_PROMPT);
     if (dtype_set) c->run.wdtype = c->run.adtype = dt;
     if (batch_set) {
         memcpy(c->batch, batch, n_batch * sizeof batch[0]);

@@ -144,9 +144,15 @@ static void getopt_table(const int *accept, struct option *out)
     out[n] = (struct option){0, 0, 0, 0};
 }
 
-/* "unfused" against "fused", "no-render" against "render" */
+/* "unfused" against "fused", "no-render" against "render"; and two spellings of one idea
+ * ("prompt" and "seq", "group-size" and "group"), which set the same value */
 static bool opposite(const char *a, const char *b)
 {
+    static const char *const same[][2] = {{"prompt", "seq"}, {"group-size", "group"}};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+        if ((!strcmp(a, same[i][0]) && !strcmp(b, same[i][1])) ||
+            (!strcmp(a, same[i][1]) && !strcmp(b, same[i][0])))
+            return true;
     size_t la = strlen(a), lb = strlen(b);
     if (la < lb) return opposite(b, a);
     return (la == lb + 2 && !strncmp(a, "un", 2) && !strcmp(a + 2, b)) ||

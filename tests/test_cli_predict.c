@@ -456,3 +456,29 @@ Test(cli_predict, engine_changes_quantised_predictions_only, .init = setup, .fin
     cr_expect(strstr(cli_slurp(err_path), "--engine: 'tgi' is not vllm, sglang or trtllm") != NULL,
               "%s", cli_slurp(err_path));
 }
+
+/* One idea, two spellings: --prompt and --seq set the same value in every command that takes a
+ * prompt length, as do --group-size and --group; both at once is refused, naming both. */
+Test(cli_predict, prompt_and_seq_are_one_option, .init = setup, .fini = teardown)
+{
+    static const char *const pairs[][2] = {
+        {"predict --model llama2-7b --hw h100-sxm --phase prefill --seq 512",
+         "predict --model llama2-7b --hw h100-sxm --phase prefill --prompt 512"},
+        {"plan --model llama3-8b --hw h100-sxm --tp 1 --prompt 2000",
+         "plan --model llama3-8b --hw h100-sxm --tp 1 --seq 2000"},
+        {"predict --model llama2-7b --hw h100-sxm --dtype int4 --group-size 64",
+         "predict --model llama2-7b --hw h100-sxm --dtype int4 --group 64"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        cr_assert_eq(run(pairs[i][0]), 0, "%s", cli_slurp(err_path));
+        char *a = strdup(cli_slurp(out_path));
+        cr_assert_eq(run(pairs[i][1]), 0, "%s", cli_slurp(err_path));
+        cr_expect_str_eq(cli_slurp(out_path), a, "%s vs %s", pairs[i][0], pairs[i][1]);
+        free(a);
+    }
+    cr_expect_eq(run("predict --model llama2-7b --hw h100-sxm --seq 512 --prompt 256"), 2);
+    cr_expect(strstr(cli_slurp(err_path), "--seq and --prompt both given"), "%s",
+              cli_slurp(err_path));
+    cr_expect_eq(run("sweep --model llama2-7b --hw h100-sxm --group 64 --group-size 32"), 2);
+    cr_expect(strstr(cli_slurp(err_path), "both given"), "%s", cli_slurp(err_path));
+}
