@@ -16,6 +16,11 @@
 #include "ffnroof/sort.h"
 
 #define CMD "fit"
+/* The largest message vLLM and SGLang hand their custom all-reduce: its registered buffer,
+ * CustomAllreduce(max_size=8192 * 1024) (vllm/distributed/device_communicators/
+ * custom_all_reduce.py; sglang's custom_all_reduce.py alike). Written into the spec's
+ * collectives as custom_max when a custom all-reduce table is fitted and the spec has none. */
+#define ENGINE_CUSTOM_AR_MAX_BYTES (8192.0 * 1024.0)
 
 /* median and p90 of |pred/meas - 1| over e[n] (sorted in place) */
 static void med_p90(double *e, size_t n, double *med, double *p90)
@@ -248,6 +253,7 @@ static int run_comm(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
         char date[16], line[400];
         today(date, sizeof date);
         const bool custom = t->op == FFN_AIC_CUSTOM_AR;
+        if (custom && !(m->custom_max_bytes > 0)) m->custom_max_bytes = ENGINE_CUSTOM_AR_MAX_BYTES;
         snprintf(line, sizeof line, "%s: ffnroof fit --data %s, %s (%s %s on %s)",
                  custom ? "custom_all_reduce" : "nccl", base_name(req->data), date,
                  custom ? ffn_engine_name(t->engine) : "NCCL", t->version, t->device);

@@ -74,9 +74,12 @@ double ffn_coll_time_s(const ffn_link *link, ffn_coll_op kind, double bytes, uin
     if (n <= 1 || !(bytes > 0)) return 0.0;
     double t = fitted_s(&link->coll, kind, bytes, n);
     if (kind == FFN_COLL_ALL_REDUCE) {
-        /* vLLM runs its custom all-reduce where it is faster (small messages, one node) and
-         * NCCL above: the faster of the two fitted kernels */
-        const double c = fitted_s(&link->coll, FFN_COLL_CUSTOM_ALL_REDUCE, bytes, n);
+        /* vLLM runs its custom all-reduce on one node for messages up to its buffer
+         * (custom_max) and NCCL above: the faster of the two fitted kernels where both may run */
+        const double cap = link->coll.custom_max_bytes;
+        const double c = cap > 0 && bytes > cap
+                             ? -1.0
+                             : fitted_s(&link->coll, FFN_COLL_CUSTOM_ALL_REDUCE, bytes, n);
         if (c > 0 && (t < 0 || c < t)) t = c;
     }
     if (t >= 0) {

@@ -71,6 +71,9 @@ typedef struct ffn_coll_fit {
 typedef struct ffn_coll_model {
     ffn_coll_fit fit[FFN_COLL_COUNT][FFN_COLL_MAX_SIZES];
     int n[FFN_COLL_COUNT];
+    /* The largest message the engine hands its custom all-reduce (`custom_max`); larger ones go
+     * to NCCL. 0 = no limit. */
+    double custom_max_bytes;
     char source[1024]; /* `collectives.source`: what was fitted to what, and when */
 } ffn_coll_model;
 

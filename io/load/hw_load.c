@@ -364,15 +364,17 @@ static int load_attention(ffn_ydoc *y, yaml_node_t *root, ffn_attn_model *a)
  * source: |}: the scale-up link's fitted collectives (docs/formats-hw.md). */
 static int load_collectives(ffn_ydoc *y, yaml_node_t *root, ffn_coll_model *c)
 {
-    static const char *const keys[] = {"all_reduce", "all_gather",        "reduce_scatter",
-                                       "alltoall",   "custom_all_reduce", "source",
-                                       NULL};
+    static const char *const keys[] = {
+        "all_reduce",        "all_gather", "reduce_scatter", "alltoall",
+        "custom_all_reduce", "custom_max", "source",         NULL};
     static const char *const ekeys[] = {"gpus", "latency", "bus_bandwidth", "from",   "to",
                                         "p10",  "p90",     "median_error",  "points", NULL};
     yaml_node_t *m = NULL;
     int rc = sub_map(y, root, "collectives", keys, &m);
     if (rc || !m) return rc;
     rc = ffn_y_str(y, m, "source", true, c->source, sizeof c->source);
+    if (!rc)
+        rc = ffn_y_num(y, m, "custom_max", false, FFN_UNIT_BYTES, 0.0, 1e15, &c->custom_max_bytes);
     for (int op = 0; op < FFN_COLL_COUNT && !rc; op++) {
         yaml_node_t *seq = ffn_y_get(y, m, keys[op], NULL);
         if (!seq) continue;

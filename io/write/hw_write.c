@@ -290,6 +290,8 @@ static void put_collectives(FILE *f, const ffn_coll_model *c)
                     e->gpus, lat, bw, lo, hi, p10, p90, med, e->points);
         }
     }
+    if (c->custom_max_bytes > 0)
+        put_num(f, "  ", "custom_max", c->custom_max_bytes, FFN_UNIT_BYTES);
     put_source(f, "  ", c->source[0] ? c->source : "(not recorded)");
 }
 
