@@ -98,7 +98,8 @@ size_t ffn_aic_rows(const ffn_aic_table *t);
 const char *ffn_aic_op_name(ffn_aic_op op);
 
 /* Whether path is such a table: its first line is `# source:` naming aiconfigurator, or its
- * first non-comment line is a header with a `latency` column and `# op_name:` came before it.
+ * first non-comment line is a header with a `latency` column and `# op_name:` came before it
+ * (or an op_name column: an NCCL table).
  * Reads at most the first 64 KiB (through gzip when the file is gzip). */
 bool ffn_aic_is_table(const char *path);
 

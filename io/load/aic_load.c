@@ -918,13 +918,14 @@ const char *ffn_aic_op_name(ffn_aic_op op)
 
 /* ---- recognising a table --------------------------------------------------------------------- */
 
-/* Whether a header line (tab-separated) has a `latency` column. */
-static bool has_latency(const char *line)
+/* Whether a header line (tab-separated) has a column `name`. */
+static bool has_column(const char *line, const char *name)
 {
+    const size_t n = strlen(name);
     for (const char *p = line; p;) {
         const char *tab = strchr(p, '\t');
         const size_t len = tab ? (size_t)(tab - p) : strcspn(p, "\r");
-        if (len == 7 && !strncmp(p, "latency", 7)) return true;
+        if (len == n && !strncmp(p, name, n)) return true;
         p = tab ? tab + 1 : NULL;
     }
     return false;
@@ -952,7 +953,8 @@ bool ffn_aic_is_table(const char *path)
                 continue;
             }
             if (l[strspn(l, " \t\r")] == '\0') continue;
-            yes = op && has_latency(l);
+            /* an NCCL table names its collectives in an op_name column */
+            yes = (op || has_column(l, "op_name")) && has_column(l, "latency");
             break;
         }
     }
