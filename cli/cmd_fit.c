@@ -3,7 +3,8 @@
  * point; --check evaluates the spec's current parameters without fitting. An op table of
  * aiconfigurator's layout (docs/formats.md, "Op tables") is fitted on a stratified subsample of
  * its selected rows and checked on all of them, with an error summary per dtype and kernel; its
- * MoE tables are checked against include/ffnroof/moe_fused.h. */
+ * MoE tables are checked against include/ffnroof/moe_fused.h; its attention and communication
+ * tables go to cli/fit_attn.c. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -21,6 +22,7 @@
 #include "ffnroof/moe_fused.h"
 #include "ffnroof/sort.h"
 #include "ffnroof/hw_write.h"
+#include "fit_attn.h"
 
 #define CMD "fit"
 /* --rows ffn: the shapes of an FFN's projections, n and k at least this */
@@ -38,8 +40,9 @@ static void usage(FILE *fp)
           "  --hw NAME|PATH   device whose peaks, bandwidth, units and tiles are used (required)\n"
           "  --data FILE      CSV 'm,n,k,time_ms' (GEMMs), 'm,d,f,act,time_ms' (FFN layers),\n"
           "                   the GPU kit's 'kind,dtype,m,n,k,time_<unit>' (bench/gpu/), or an\n"
-          "                   op table of aiconfigurator's layout (TSV, plain or .gz: GEMM rows\n"
-          "                   are fitted, MoE rows checked with --check; docs/formats.md)\n"
+          "                   op table of aiconfigurator's layout (TSV, plain or .gz: GEMM,\n"
+          "                   attention and communication rows are fitted, MoE rows checked\n"
+          "                   with --check; docs/formats.md)\n"
           "  --dtype D        dtype of the measured runs of the first two formats (default:\n"
           "                   fp16); of an op table: only its rows of weight dtype D\n"
           "  --rows ffn|all   op tables: the FFN shapes only, n and k >= 256 (ffn, default), or\n"
@@ -921,7 +924,14 @@ int ffn_cmd_fit(int argc, char **argv)
     ffn_diag d;
     ffn_diag_clear(&d);
     if (ffn_fit_data_load_all(a.data, a.dt, a.dt, &pts, &n, &table, &d)) return ffn_cli_diag(&d);
-    if (table.n_moe)
+    if (table.n_attn || table.n_comm) {
+        const ffn_fit_attn_req req = {.data = a.data, .check = a.check, .points = a.points};
+        rc = a.fmt == FFN_FMT_JSON
+                 ? ffn_cli_usage(CMD, "--format json is not built for %s tables yet",
+                                 ffn_aic_op_name(table.op))
+                 : ffn_cli_fit_attn(&req, &hw, &table);
+        if (!rc) rc = write_spec(&a, &hw);
+    } else if (table.n_moe)
         rc = run_moe_table(&a, &hw, &table);
     else if (table.n_pts)
         rc = run_gemm_table(&a, &hw, &table);

@@ -631,22 +631,3 @@ void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kin
     ffn_op_elem_counts(op, name, kind, elems, flops, bytes);
     ffn_op_recost(op, hw);
 }
-
-void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes, uint64_t n)
-{
-    memset(op, 0, sizeof *op);
-    set_name(op, name);
-    op->kind = FFN_OP_COMM;
-    op->compute_dtype = FFN_DT_FP32;
-    op->instances = 1;
-    op->bound = FFN_BOUND_COMM;
-    if (n <= 1 || bytes <= 0) return;
-    double N = (double)n;
-    /* Ring all-reduce = reduce-scatter + all-gather: each device sends and receives
-     * 2(N-1)/N of the buffer, in 2(N-1) latency-bound steps (Patarasuk & Yuan 2009). */
-    double moved = 2.0 * (N - 1.0) / N * bytes;
-    op->bytes = moved;
-    double bw = link->bandwidth_bps > 0 ? link->bandwidth_bps : 1.0;
-    op->roofline_s = moved / bw + 2.0 * (N - 1.0) * link->latency_s;
-    op->predicted_s = op->roofline_s;
-}

@@ -298,6 +298,18 @@ static void alltoall(ffn_op *op, const ffn_hw *hw, const char *name, double byte
     op->bound = FFN_BOUND_COMM;
     if (n <= 1 || bytes_per_dev <= 0) return;
     double N = (double)n;
+    op->bytes = bytes_per_dev;
+    bool fitted = false;
+    if (!(per_node && per_node < n)) {
+        /* one node: the link's fitted all-to-all where it covers n devices, its message the
+         * send buffer with the device's own chunk (bytes_per_dev is the n-1 chunks it sends) */
+        const double t = ffn_coll_time_s(&hw->scaleup, FFN_COLL_ALLTOALL,
+                                         bytes_per_dev * N / (N - 1.0), n, &fitted);
+        if (fitted) {
+            op->roofline_s = op->predicted_s = t;
+            return;
+        }
+    }
     double node = (double)(per_node && per_node < n ? per_node : n);
     double on = bytes_per_dev * (node - 1.0) / (N - 1.0), off = bytes_per_dev - on;
     double t_on = 0, t_off = 0;

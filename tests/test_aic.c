@@ -265,19 +265,51 @@ static const bad_case bad_cases[] = {
     {"an empty value", GEMM_HEAD "a\tfp8\t1\t\t1\t1\n", FFN_ESCHEMA, 3, 9, "'n' is empty"},
     {"a missing column", "# op_name: gemm\n# gemm_dtype: fp8\nm\tn\tlatency\n1\t1\t1\n",
      FFN_ESCHEMA, 3, 1,
-     "no column or '# k:' line 'k' (a gemm table needs m, n, k, gemm_dtype, latency)"},
+     "no column or '# k:' line 'k' (a gemm table needs latency, gemm_dtype, m, n, k)"},
     {"a column and a line", "# op_name: gemm\n# gemm_dtype: fp8\ngemm_dtype\tm\tn\tk\tlatency\n",
      FFN_ESCHEMA, 3, 1, "'gemm_dtype' is both a column and a '# gemm_dtype:' line (line 2)"},
     {"a duplicate column", "# op_name: gemm\nm\tn\tk\tm\tlatency\n", FFN_ESCHEMA, 2, 7,
      "column 'm' given twice"},
     {"no op line", "# gemm_dtype: fp8\nm\tn\tk\tlatency\n1\t1\t1\t1\n", FFN_ESCHEMA, 2, 1,
      "no '# op_name:' line above the header"},
-    {"an op not read yet", "# op_name: context_attention\nbatch_size\tisl\tlatency\n1\t1\t1\n",
-     FFN_EUNSUPPORTED, 1, 12, "op 'context_attention' is not read yet (gemm and moe tables are)"},
-    {"op_name as a column", "op_name\tnum_gpus\tlatency\nall_gather\t2\t1\n", FFN_EUNSUPPORTED, 1,
-     1,
-     "op_name is a column (a table of several communication ops): not read yet (gemm and moe "
-     "tables are)"},
+    {"an op not read", "# op_name: mla_bmm\nbatch_size\tisl\tlatency\n1\t1\t1\n", FFN_EUNSUPPORTED,
+     1, 12,
+     "op 'mla_bmm' is not read (gemm, moe, context_attention, generation_attention, all_reduce and "
+     "NCCL tables with an op_name column are)"},
+    {"an NCCL table without message_size", "op_name\tnum_gpus\tlatency\nall_gather\t2\t1\n",
+     FFN_ESCHEMA, 1, 1,
+     "no column or '# message_size:' line 'message_size' (a nccl table needs latency, op_name, "
+     "num_gpus, message_size, nccl_dtype)"},
+    {"more KV heads than heads",
+     "# op_name: generation_attention\n# head_dim: 128\n# kv_cache_dtype: fp8\n"
+     "batch_size\tstep\tnum_heads\tnum_key_value_heads\tlatency\n1\t1\t4\t8\t1\n",
+     FFN_ERANGE, 5, 1, "num_key_value_heads 8 is more than num_heads 4"},
+    {"a negative window",
+     "# op_name: context_attention\n# head_dim: 64\n# kv_cache_dtype: bfloat16\n"
+     "batch_size\tisl\tnum_heads\tnum_key_value_heads\twindow_size\tlatency\n1\t1\t1\t1\t-1\t1\n",
+     FFN_EPARSE, 5, 9, "'window_size' must be a whole number, got '-1'"},
+    {"an unknown KV dtype",
+     "# op_name: generation_attention\n# head_dim: 128\n"
+     "batch_size\tstep\tnum_heads\tnum_key_value_heads\tkv_cache_"
+     "dtype\tlatency\n1\t1\t4\t1\tfp6\t1\n",
+     FFN_ESCHEMA, 4, 9,
+     "unknown dtype 'fp6' (known: bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, "
+     "w4a16_mxfp4)"},
+    {"an unknown collective",
+     "op_name\tnccl_dtype\tnum_gpus\tmessage_size\tlatency\nbroadcast\thalf\t2\t1\t1\n",
+     FFN_ESCHEMA, 2, 1,
+     "unknown collective 'broadcast' (known: all_reduce, all_gather, reduce_scatter, alltoall)"},
+    {"an unknown element type",
+     "op_name\tnccl_dtype\tnum_gpus\tmessage_size\tlatency\nall_reduce\tfp4\t2\t1\t1\n",
+     FFN_ESCHEMA, 2, 12,
+     "unknown element type 'fp4' (known: half, float16, bfloat16, float, float32, int8, uint8, "
+     "fp8)"},
+    {"no GPUs", "op_name\tnccl_dtype\tnum_gpus\tmessage_size\tlatency\nall_reduce\thalf\t0\t1\t1\n",
+     FFN_ERANGE, 2, 17, "'num_gpus' must be in [1, 2^20], got '0'"},
+    {"a backend neither graph nor eager",
+     "# op_name: all_reduce\n# allreduce_dtype: bfloat16\n"
+     "num_gpus\tmessage_size\tlatency\tbackend\n2\t128\t0.01\tvllm_fast\n",
+     FFN_ESCHEMA, 4, 12, "'backend' must end in 'graph' or 'eager', got 'vllm_fast'"},
     {"an unknown framework", "# framework: onnx\n" GEMM_HEAD "a\tfp8\t1\t1\t1\t1\n", FFN_ESCHEMA, 1,
      14, "unknown framework 'onnx' (known: vLLM, SGLang, TRTLLM)"},
     {"a line given twice", "# op_name: gemm\n# op_name: moe\n", FFN_ESCHEMA, 2, 1,
@@ -507,13 +539,15 @@ Test(aic, fit_refuses_to_fit_a_moe_table_and_checks_it)
 Test(aic, fit_refuses_an_op_it_does_not_read_with_its_position)
 {
     static char out[4096];
-    const char *s = "# op_name: generation_attention\nbatch_size\tlatency\n1\t1\n";
+    const char *s = "# op_name: mla_bmm\nbatch_size\tlatency\n1\t1\n";
     write_file(path, s, strlen(s));
     char args[512];
     snprintf(args, sizeof args, "fit --hw h100-sxm --data %s", path);
     cr_expect_eq(run(args, out, sizeof out), 2, "%s", out);
     char want[512];
     snprintf(want, sizeof want,
-             "%s:1:12: op 'generation_attention' is not read yet (gemm and moe tables are)", path);
+             "%s:1:12: op 'mla_bmm' is not read (gemm, moe, context_attention, "
+             "generation_attention, all_reduce and NCCL tables with an op_name column are)",
+             path);
     cr_expect(strstr(out, want) != NULL, "%s", out);
 }

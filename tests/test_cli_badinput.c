@@ -129,10 +129,14 @@ static const char *make_input(bad_case c, kind k, const char *good)
     case C_TRUNCATED: {
         /* a CSV cut anywhere after its header is still a CSV: cut inside the header; YAML or
          * JSON cut between two lines (or inside a plain scalar) is a shorter valid file: cut
-         * just inside the first bracket or quote past the middle, which cannot close */
+         * just inside the first bracket or quote past the middle that opens a value (after
+         * ': ' or '- ' or another opener: not one inside a literal block's text), which cannot
+         * close */
         size_t cut = n / 2;
         for (size_t i = n / 2; i < n; i++)
-            if (g[i] == '[' || g[i] == '{' || g[i] == '"') {
+            if ((g[i] == '[' || g[i] == '{' || g[i] == '"') &&
+                ((g[i - 1] == ' ' && (g[i - 2] == ':' || g[i - 2] == '-')) || g[i - 1] == '[' ||
+                 g[i - 1] == '{')) {
                 cut = i + 1;
                 break;
             }

@@ -40,6 +40,9 @@ static void hand_worked(ffn_hw *hw, ffn_model *m, ffn_plan_opts *o)
     load_hw("h100-sxm", hw);
     load_model("llama2-7b", m);
     memset(&hw->eff, 0, sizeof hw->eff);
+    /* the fitted attention kernels and collectives are efficiency models too */
+    memset(&hw->attn, 0, sizeof hw->attn);
+    memset(&hw->scaleup.coll, 0, sizeof hw->scaleup.coll);
     hw->eff.compute_max = 1.0;
     hw->eff.memory_max = 1.0;
     ffn_plan_opts_default(o);

@@ -3,7 +3,9 @@
  * time in milliseconds; `# name: value` lines above the header hold the columns with one value
  * (framework, version, device, op_name, kernel_source, gemm_dtype, ...). GEMM rows load as fit
  * points (include/ffnroof/fit.h); MoE rows as ffn_aic_moe rows, predicted by
- * include/ffnroof/moe_fused.h. */
+ * include/ffnroof/moe_fused.h; attention rows (prefill and decode) as ffn_aic_attn rows and
+ * communication rows (NCCL's collectives, the engine's custom all-reduce) as ffn_aic_comm rows,
+ * both fitted by include/ffnroof/attn_fit.h. */
 #ifndef FFNROOF_AIC_H
 #define FFNROOF_AIC_H
 
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ffnroof/attn_fit.h"
 #include "ffnroof/error.h"
 #include "ffnroof/fit.h"
 #include "ffnroof/types.h"
@@ -36,6 +39,11 @@ typedef struct ffn_aic_moe {
     uint16_t kernel; /* index into ffn_aic_table.kernels */
 } ffn_aic_moe;
 
+/* Attention rows load as ffn_attn_point, communication rows as ffn_coll_point
+ * (include/ffnroof/attn_fit.h). */
+typedef ffn_attn_point ffn_aic_attn;
+typedef ffn_coll_point ffn_aic_comm;
+
 #define FFN_AIC_MAX_KERNELS 64
 /* Longest kernel name, its terminating NUL included (vLLM's MoE kernels reach 68 characters). */
 #define FFN_AIC_KERNEL_NAME 128
@@ -46,7 +54,14 @@ typedef struct ffn_aic_moe {
 #define FFN_AIC_MAX_LINE 65536
 #define FFN_AIC_MAX_COLUMNS 64
 
-typedef enum ffn_aic_op { FFN_AIC_GEMM = 0, FFN_AIC_MOE } ffn_aic_op;
+typedef enum ffn_aic_op {
+    FFN_AIC_GEMM = 0,
+    FFN_AIC_MOE,
+    FFN_AIC_PREFILL_ATTN, /* op_name context_attention */
+    FFN_AIC_DECODE_ATTN,  /* op_name generation_attention */
+    FFN_AIC_NCCL,         /* op_name a column: all_gather, all_reduce, reduce_scatter, alltoall */
+    FFN_AIC_CUSTOM_AR,    /* op_name all_reduce with allreduce_dtype: the engine's own kernel */
+} ffn_aic_op;
 
 /* A whole table in memory (heap; ffn_aic_free). */
 typedef struct ffn_aic_table {
@@ -68,15 +83,29 @@ typedef struct ffn_aic_table {
     /* FFN_AIC_MOE */
     ffn_aic_moe *moe;
     size_t n_moe;
+    /* FFN_AIC_PREFILL_ATTN, FFN_AIC_DECODE_ATTN */
+    ffn_aic_attn *attn;
+    size_t n_attn;
+    /* FFN_AIC_NCCL, FFN_AIC_CUSTOM_AR */
+    ffn_aic_comm *comm;
+    size_t n_comm;
 } ffn_aic_table;
 
+/* The rows of t whatever its op. */
+size_t ffn_aic_rows(const ffn_aic_table *t);
+/* The op's name as the tables write it ("gemm", "moe", "context_attention",
+ * "generation_attention", "nccl", "custom_allreduce"). */
+const char *ffn_aic_op_name(ffn_aic_op op);
+
 /* Whether path is such a table: its first line is `# source:` naming aiconfigurator, or its
- * first non-comment line is a header with a `latency` column and `# op_name:` came before it.
+ * first non-comment line is a header with a `latency` column and `# op_name:` came before it
+ * (or an op_name column: an NCCL table).
  * Reads at most the first 64 KiB (through gzip when the file is gzip). */
 bool ffn_aic_is_table(const char *path);
 
 /* Load a table. Every row is checked: a missing column, a non-numeric or non-positive latency or
- * dimension, an unknown dtype or distribution, an unknown op is `file:line:col: message` in diag
+ * dimension (window_size may be 0), an unknown dtype, distribution or collective, more KV heads
+ * than heads, an unknown op is `file:line:col: message` in diag
  * and a negative code, with *t left empty. No cap on rows beyond FFN_MAX_INPUT_BYTES of text
  * (after gunzip). */
 int ffn_aic_load(const char *path, ffn_aic_table *t, ffn_diag *diag);

@@ -39,16 +39,28 @@ typedef struct ffn_attn_work {
 } ffn_attn_work;
 
 /* Decode: `seqs` sequences, each with one new token (q_per_seq > 1: speculative verification),
- * attending to ctx_sum cached tokens in all (the sum of their KV lengths). Seconds per layer. */
+ * attending to ctx_sum cached tokens in all (the sum of their KV lengths; with a window, at most
+ * window of each). Seconds per layer: hw->attn's fitted decode kernel of the cache's KV class
+ * where the spec has one (the 16-bit class's for an 8-bit cache without its own), else the
+ * coarse roofline (docs/model.md, "Attention"). */
 double ffn_attn_decode_s(const ffn_hw *hw, const ffn_attn_dims *d, uint64_t seqs, double q_per_seq,
                          double ctx_sum, ffn_attn_work *w);
 
 /* Prefill: `seqs` prompt chunks holding q_tokens new tokens in all, causal against their
  * context; pairs = the query-key pairs they score, sum over the chunks of
- * chunk x (earlier tokens + (chunk + 1) / 2) (a whole prompt of S tokens: S (S + 1) / 2).
- * Seconds per layer. */
+ * chunk x (earlier tokens + (chunk + 1) / 2) (a whole prompt of S tokens: S (S + 1) / 2; with a
+ * window, at most window a token). Seconds per layer, from the fitted prefill kernel where the
+ * spec has one, else the coarse roofline. */
 double ffn_attn_prefill_s(const ffn_hw *hw, const ffn_attn_dims *d, uint64_t seqs, double q_tokens,
                           double pairs, ffn_attn_work *w);
+
+/* The KV class of a cache dtype: 8-bit and narrower caches are FFN_ATTN_KV8. */
+ffn_attn_kv ffn_attn_kv_class(ffn_dtype kv_dtype);
+
+/* The range of a decode (or prefill) attention prediction on hw with a kv_dtype cache: the fitted
+ * kernel's p10 and p90 of measured/predicted where hw->attn has it (returns true), else the
+ * spec's range (ffn_hw_unc_range; returns false). */
+bool ffn_attn_range(const ffn_hw *hw, bool decode, ffn_dtype kv_dtype, double *p10, double *p90);
 
 /* The coarse cost the non-FFN parts of a step use: the roofline at the device's achievable
  * fractions of peak (efficiency.compute_max, memory_max) plus `launches` kernel launches:

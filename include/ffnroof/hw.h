@@ -36,12 +36,79 @@ typedef struct ffn_mem_level {
     bool no_partial;
 } ffn_mem_level;
 
+/* The collectives a link's fitted model covers (docs/model.md, "Collectives"). The message is
+ * the buffer as nccl-tests sizes it: all-reduce the whole buffer on every device, all-gather the
+ * gathered output, reduce-scatter the input, all-to-all one device's send buffer (a chunk for
+ * each peer, its own included). FFN_COLL_CUSTOM_ALL_REDUCE is the serving engine's own
+ * all-reduce kernel (vLLM's and SGLang's custom all-reduce, captured in a CUDA graph). */
+typedef enum ffn_coll_op {
+    FFN_COLL_ALL_REDUCE = 0,
+    FFN_COLL_ALL_GATHER,
+    FFN_COLL_REDUCE_SCATTER,
+    FFN_COLL_ALLTOALL,
+    FFN_COLL_CUSTOM_ALL_REDUCE,
+    FFN_COLL_COUNT
+} ffn_coll_op;
+
+#define FFN_COLL_MAX_SIZES 8
+
+/* One collective on one group size, fitted to measured times:
+ *   t = latency_s + busf(op, gpus) * bytes / bus_bps
+ * with the ring's bus factor busf: 2 (n-1)/n for an all-reduce, (n-1)/n for the others
+ * (nccl-tests' "bus bandwidth", doc/PERFORMANCE.md of NVIDIA/nccl-tests). */
+typedef struct ffn_coll_fit {
+    uint32_t gpus;
+    double latency_s;
+    double bus_bps;
+    double lo_bytes, hi_bytes; /* the message sizes it was fitted over */
+    double p10, p90;           /* measured/predicted over its points */
+    double median_abs;         /* median |predicted/measured - 1| */
+    uint32_t points;
+} ffn_coll_fit;
+
+/* A link's fitted collectives, per op in rising group size; n[op] 0 = the ring model of the
+ * link's bandwidth and latency applies. */
+typedef struct ffn_coll_model {
+    ffn_coll_fit fit[FFN_COLL_COUNT][FFN_COLL_MAX_SIZES];
+    int n[FFN_COLL_COUNT];
+    /* The largest message the engine hands its custom all-reduce (`custom_max`); larger ones go
+     * to NCCL. 0 = no limit. */
+    double custom_max_bytes;
+    char source[1024]; /* `collectives.source`: what was fitted to what, and when */
+} ffn_coll_model;
+
 /* A link: scale-up (NVLink, Infinity Fabric, ICI, UPI) or scale-out (InfiniBand, Ethernet). */
 typedef struct ffn_link {
     char kind[32];        /* "" when the device has none */
     double bandwidth_bps; /* per direction, per device */
     double latency_s;     /* per message */
+    ffn_coll_model coll;  /* fitted collectives (scale-up: `collectives:` of the spec) */
 } ffn_link;
+
+/* The KV-cache classes attention is fitted per: 16-bit caches (bf16, fp16) and 8-bit ones (fp8,
+ * int8), whose kernels dequantise on the way in. */
+typedef enum ffn_attn_kv { FFN_ATTN_KV16 = 0, FFN_ATTN_KV8, FFN_ATTN_KV_COUNT } ffn_attn_kv;
+
+/* One attention kernel's fitted efficiency (docs/model.md, "Attention"). Decode over seqs
+ * sequences with kv_heads KV heads each:
+ *   t = launch_s + seq_s seqs + unit_s seqs kv_heads + max(F / (peak compute_max),
+ *                                                          B / (bw memory_max))
+ * prefill of q_tokens tokens in seqs chunks:
+ *   t = launch_s + seq_s seqs + unit_s q_tokens + B / (bw memory_max) + F / (peak compute_max)
+ * F and B as ffn_attn_work counts them, peak the compute dtype's, bw the main memory's. */
+typedef struct ffn_attn_eff {
+    bool fitted; /* false: the coarse roofline applies */
+    double launch_s, seq_s, unit_s;
+    double memory_max, compute_max;
+    double p10, p90;   /* measured/predicted over its points */
+    double median_abs; /* median |predicted/measured - 1| */
+    uint32_t points;
+} ffn_attn_eff;
+
+typedef struct ffn_attn_model {
+    ffn_attn_eff decode[FFN_ATTN_KV_COUNT], prefill[FFN_ATTN_KV_COUNT];
+    char source[1024]; /* `attention.source` */
+} ffn_attn_model;
 
 /* The GEMM tiles of the kernels that compute in one dtype, where they differ from the device's
  * (a CPU whose bf16 GEMMs run on AMX tiles padded to 16 rows while its fp32 ones pad nothing).
@@ -182,6 +249,7 @@ typedef struct ffn_hw {
     ffn_link scaleout;
     uint32_t devices_per_node; /* devices sharing one scale-up domain; 1 when none */
     ffn_eff eff;
+    ffn_attn_model attn; /* fitted attention kernels (`attention:`); none fitted when absent */
     ffn_unc unc;         /* from `uncertainty:`; the default (is_default) when absent */
     double tdp_w;        /* 0 when not published */
     ffn_fit_quality fit; /* from `fit:`; recorded false when absent */

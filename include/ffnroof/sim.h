@@ -280,8 +280,30 @@ void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uin
                  double epilogue_flops_per_out);
 void ffn_op_elem(ffn_op *op, const ffn_hw *hw, const char *name, ffn_op_kind kind, double elems,
                  double flops, double bytes);
-/* Ring all-reduce of `bytes` over n devices: 2(n-1)/n * bytes / bw + 2(n-1) * latency. */
+/* All-reduce of `bytes` (the whole buffer) over n devices of link (sim/collective.c): the
+ * link's fitted all-reduce where its `collectives:` cover n devices, the faster of NCCL's and
+ * the engine's custom kernel where both are fitted (as vLLM picks); else the ring,
+ * 2(n-1)/n * bytes / bw + 2(n-1) * latency. */
 void ffn_op_allreduce(ffn_op *op, const ffn_link *link, const char *name, double bytes, uint64_t n);
+/* Any collective as an op (the message as ffn_coll_op counts it), as ffn_coll_time_s costs it. */
+void ffn_op_collective(ffn_op *op, const ffn_link *link, ffn_coll_op kind, const char *name,
+                       double bytes, uint64_t n);
+/* Seconds of collective kind over n devices of link: the fitted latency and bus bandwidth
+ * (interpolated linearly in n between fitted group sizes) where link->coll covers n, else the
+ * ring model of the link's bandwidth and latency (docs/model.md, "Collectives"); *fitted (may be
+ * NULL) says which. 0 for n <= 1 or no bytes. */
+double ffn_coll_time_s(const ffn_link *link, ffn_coll_op kind, double bytes, uint64_t n,
+                       bool *fitted);
+/* The range of that prediction: the fitted group's p10 and p90 of measured/predicted (the wider
+ * of two neighbours when interpolated; returns true), else the spec's range (returns false). */
+bool ffn_coll_range(const ffn_hw *hw, const ffn_link *link, ffn_coll_op kind, uint64_t n,
+                    double *p10, double *p90);
+/* The ring's bus factor of op on n devices: 2 (n-1)/n for an all-reduce (NCCL's or custom),
+ * (n-1)/n for the others. */
+double ffn_coll_bus_factor(ffn_coll_op op, double n);
+/* The collective's name as specs and tables write it (all_reduce, all_gather, reduce_scatter,
+ * alltoall, custom_all_reduce). */
+const char *ffn_coll_name(ffn_coll_op kind);
 
 /* Cost one dense FFN layer of intermediate f on T tokens (per device: f/tp). */
 int ffn_dense_layer(const ffn_hw *hw, const ffn_run *run, uint64_t d, uint64_t f, ffn_act act,

@@ -2,7 +2,8 @@
  * docs/formats.md "Op tables"): tab-separated text, plain or gzip (zlib reads both), one kernel
  * call and shape a row. A column that holds one value in every row may instead be a
  * `# name: value` line above the header; every field a row needs is looked up in the header
- * first, then in those lines. GEMM rows become fit points, MoE rows ffn_aic_moe rows. The file
+ * first, then in those lines. GEMM rows become fit points, MoE rows ffn_aic_moe rows, attention
+ * rows ffn_aic_attn rows, communication rows ffn_aic_comm rows. The file
  * is streamed through one fixed buffer: rows are parsed in place with strtoull/strtod into
  * arrays that grow by doubling, so 100k-row tables load in a fraction of a second. */
 #include "ffnroof/aic.h"
@@ -154,14 +155,61 @@ enum {
     F_TP,
     F_EP,
     F_DIST,
+    F_BATCH, /* attention from here */
+    F_LEN,   /* isl (prefill) or step (decode) */
+    F_HEADS,
+    F_KV_HEADS,
+    F_HEAD_DIM,
+    F_KV_DTYPE,
+    F_WINDOW,
+    F_COLL, /* communication from here: op_name as a column */
+    F_GPUS,
+    F_MSG,
+    F_ELEM,    /* nccl_dtype or allreduce_dtype */
+    F_BACKEND, /* the custom all-reduce: *_graph or *_eager */
     F_COUNT
 };
 
-static const char *const gemm_fields[F_COUNT] = {"latency", "kernel_source", "gemm_dtype", "m", "n",
-                                                 "k"};
+/* The fields each op reads (NULL: not read); OPTIONAL ones may be absent. */
+static const char *const gemm_fields[F_COUNT] = {[F_LATENCY] = "latency",
+                                                 [F_KERNEL] = "kernel_source",
+                                                 [F_DTYPE] = "gemm_dtype",
+                                                 [F_M] = "m",
+                                                 [F_N] = "n",
+                                                 [F_K] = "k"};
 static const char *const moe_fields[F_COUNT] = {
-    "latency", "kernel_source", "moe_dtype",   "num_tokens",  "hidden_size", "inter_size",
-    "topk",    "num_experts",   "moe_tp_size", "moe_ep_size", "distribution"};
+    [F_LATENCY] = "latency", [F_KERNEL] = "kernel_source", [F_DTYPE] = "moe_dtype",
+    [F_M] = "num_tokens",    [F_N] = "hidden_size",        [F_K] = "inter_size",
+    [F_TOPK] = "topk",       [F_EXPERTS] = "num_experts",  [F_TP] = "moe_tp_size",
+    [F_EP] = "moe_ep_size",  [F_DIST] = "distribution"};
+static const char *const prefill_fields[F_COUNT] = {
+    [F_LATENCY] = "latency",   [F_KERNEL] = "kernel_source",
+    [F_BATCH] = "batch_size",  [F_LEN] = "isl",
+    [F_HEADS] = "num_heads",   [F_KV_HEADS] = "num_key_value_heads",
+    [F_HEAD_DIM] = "head_dim", [F_KV_DTYPE] = "kv_cache_dtype",
+    [F_WINDOW] = "window_size"};
+static const char *const decode_fields[F_COUNT] = {
+    [F_LATENCY] = "latency",   [F_KERNEL] = "kernel_source",
+    [F_BATCH] = "batch_size",  [F_LEN] = "step",
+    [F_HEADS] = "num_heads",   [F_KV_HEADS] = "num_key_value_heads",
+    [F_HEAD_DIM] = "head_dim", [F_KV_DTYPE] = "kv_cache_dtype",
+    [F_WINDOW] = "window_size"};
+static const char *const nccl_fields[F_COUNT] = {
+    [F_LATENCY] = "latency", [F_KERNEL] = "kernel_source", [F_COLL] = "op_name",
+    [F_GPUS] = "num_gpus",   [F_MSG] = "message_size",     [F_ELEM] = "nccl_dtype"};
+static const char *const custom_fields[F_COUNT] = {
+    [F_LATENCY] = "latency",  [F_KERNEL] = "kernel_source", [F_GPUS] = "num_gpus",
+    [F_MSG] = "message_size", [F_ELEM] = "allreduce_dtype", [F_BACKEND] = "backend"};
+#define OPTIONAL(f) ((f) == F_KERNEL || (f) == F_WINDOW || (f) == F_BACKEND)
+
+/* What one row becomes, whatever the op. */
+typedef struct row {
+    ffn_fit_point pt;
+    ffn_aic_moe mo;
+    ffn_aic_attn at;
+    ffn_aic_comm cm;
+    uint64_t msg_elems; /* message_size, until the element's bytes are known */
+} row;
 
 typedef struct table_reader {
     reader r;
@@ -175,12 +223,10 @@ typedef struct table_reader {
     int col[F_COUNT];
     int const_ix[F_COUNT];
     const char *const *fields;
-    int n_fields;
     /* row arrays' capacity */
     size_t cap;
     /* the values of the fields that are constants, parsed once */
-    ffn_fit_point pt_const;
-    ffn_aic_moe moe_const;
+    row konst;
     uint16_t kernel_const;
 } table_reader;
 
@@ -273,6 +319,17 @@ static const struct {
 #define N_DTYPES (sizeof dtype_map / sizeof dtype_map[0])
 #define KNOWN_DTYPES "bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, w4a16_mxfp4"
 
+/* The element types of the communication tables, and their bytes. */
+static const struct {
+    const char *name;
+    double bytes;
+} elem_map[] = {{"half", 2},    {"float16", 2}, {"bfloat16", 2}, {"float", 4},
+                {"float32", 4}, {"int8", 1},    {"uint8", 1},    {"fp8", 1}};
+#define KNOWN_ELEMS "half, float16, bfloat16, float, float32, int8, uint8, fp8"
+
+/* The collectives of an NCCL table's op_name column, in enum ffn_coll_op order. */
+static const char *const coll_names[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall"};
+
 /* ---- one value ------------------------------------------------------------------------------ */
 
 typedef struct where {
@@ -297,6 +354,16 @@ static int parse_count(table_reader *tr, const char *s, const char *name, uint64
                    max == MAX_DIM ? 40 : 20, s);
     *v = x;
     return 0;
+}
+
+/* A whole number that may be 0 (window_size: 0 = full attention). */
+static int parse_count0(table_reader *tr, const char *s, const char *name, uint64_t *v, where w)
+{
+    if (!strcmp(s, "0")) {
+        *v = 0;
+        return 0;
+    }
+    return parse_count(tr, s, name, MAX_DIM, v, w);
 }
 
 static int parse_latency(table_reader *tr, const char *s, double *time_s, where w)
@@ -372,28 +439,36 @@ static int choose_op(table_reader *tr, char **cols, int n)
 {
     reader *r = &tr->r;
     for (int i = 0; i < n; i++)
-        if (!strcmp(cols[i], "op_name"))
-            return ffn_diag_set(r->diag, FFN_EUNSUPPORTED, r->path, r->lineno,
-                                (int)(cols[i] - cols[0]) + 1,
-                                "op_name is a column (a table of several communication ops): "
-                                "not read yet (gemm and moe tables are)");
+        if (!strcmp(cols[i], "op_name")) { /* several collectives in one table: NCCL's */
+            tr->t->op = FFN_AIC_NCCL;
+            tr->fields = nccl_fields;
+            return 0;
+        }
     const constant *op = find_const(tr, "op_name");
     if (!op)
         return ffn_diag_set(r->diag, FFN_ESCHEMA, r->path, r->lineno, 1,
                             "no '# op_name:' line above the header");
-    if (!strcmp(op->value, "gemm")) {
-        tr->t->op = FFN_AIC_GEMM;
-        tr->fields = gemm_fields;
-        tr->n_fields = F_K + 1;
-    } else if (!strcmp(op->value, "moe")) {
-        tr->t->op = FFN_AIC_MOE;
-        tr->fields = moe_fields;
-        tr->n_fields = F_COUNT;
-    } else {
-        return ffn_diag_set(r->diag, FFN_EUNSUPPORTED, r->path, op->line, op->col,
-                            "op '%s' is not read yet (gemm and moe tables are)", op->value);
-    }
-    return 0;
+    static const struct {
+        const char *name;
+        ffn_aic_op op;
+        const char *const *fields;
+    } ops[] = {
+        {"gemm", FFN_AIC_GEMM, gemm_fields},
+        {"moe", FFN_AIC_MOE, moe_fields},
+        {"context_attention", FFN_AIC_PREFILL_ATTN, prefill_fields},
+        {"generation_attention", FFN_AIC_DECODE_ATTN, decode_fields},
+        {"all_reduce", FFN_AIC_CUSTOM_AR, custom_fields},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(op->value, ops[i].name)) {
+            tr->t->op = ops[i].op;
+            tr->fields = ops[i].fields;
+            return 0;
+        }
+    return ffn_diag_set(r->diag, FFN_EUNSUPPORTED, r->path, op->line, op->col,
+                        "op '%s' is not read (gemm, moe, context_attention, generation_attention, "
+                        "all_reduce and NCCL tables with an op_name column are)",
+                        op->value);
 }
 
 /* Where each field comes from: a column, or a constant line. */
@@ -410,8 +485,9 @@ static int map_fields(table_reader *tr, char **cols, int n)
                                     (int)(cols[i] - cols[0]) + 1, "column '%s' given twice",
                                     cols[i]);
     }
-    for (int f = 0; f < tr->n_fields; f++) {
+    for (int f = 0; f < F_COUNT; f++) {
         tr->col[f] = tr->const_ix[f] = -1;
+        if (!tr->fields[f]) continue;
         for (int i = 0; i < n; i++)
             if (!strcmp(cols[i], tr->fields[f])) tr->col[f] = i;
         const constant *c = find_const(tr, tr->fields[f]);
@@ -420,16 +496,16 @@ static int map_fields(table_reader *tr, char **cols, int n)
                                 "'%s' is both a column and a '# %s:' line (line %d)", tr->fields[f],
                                 tr->fields[f], c->line);
         if (c) tr->const_ix[f] = (int)(c - tr->consts);
-        if (tr->col[f] < 0 && !c && f != F_KERNEL)
+        if (tr->col[f] < 0 && !c && !OPTIONAL(f)) {
+            char need[512] = "";
+            for (int g = 0; g < F_COUNT; g++)
+                if (tr->fields[g] && !OPTIONAL(g))
+                    snprintf(need + strlen(need), sizeof need - strlen(need), "%s%s",
+                             need[0] ? ", " : "", tr->fields[g]);
             return ffn_diag_set(r->diag, FFN_ESCHEMA, r->path, r->lineno, 1,
                                 "no column or '# %s:' line '%s' (a %s table needs %s)",
-                                tr->fields[f], tr->fields[f],
-                                tr->t->op == FFN_AIC_GEMM ? "gemm" : "moe",
-                                tr->t->op == FFN_AIC_GEMM
-                                    ? "m, n, k, gemm_dtype, latency"
-                                    : "num_tokens, hidden_size, inter_size, topk, num_experts, "
-                                      "moe_tp_size, moe_ep_size, distribution, moe_dtype, "
-                                      "latency");
+                                tr->fields[f], tr->fields[f], ffn_aic_op_name(tr->t->op), need);
+        }
     }
     return 0;
 }
@@ -442,23 +518,21 @@ static void copy_meta(ffn_aic_table *t, const table_reader *tr)
     if ((c = find_const(tr, "source"))) copy_cut(t->source, sizeof t->source, c->value);
 }
 
-static int parse_field(table_reader *tr, int f, const char *s, where w, ffn_fit_point *pt,
-                       ffn_aic_moe *mo, uint16_t *kernel);
+static int parse_field(table_reader *tr, int f, const char *s, where w, row *rw, uint16_t *kernel);
 
-/* Parse the constant fields once into pt_const / moe_const / kernel_const. */
+/* Parse the constant fields once into konst / kernel_const. */
 static int parse_consts(table_reader *tr)
 {
-    memset(&tr->pt_const, 0, sizeof tr->pt_const);
-    memset(&tr->moe_const, 0, sizeof tr->moe_const);
+    memset(&tr->konst, 0, sizeof tr->konst);
     tr->kernel_const = 0;
     /* a table that names no kernel has one, "-" */
     if (tr->col[F_KERNEL] < 0 && tr->const_ix[F_KERNEL] < 0)
         kernel_index(tr, "-", &tr->kernel_const, (where){tr->r.lineno, 1});
-    for (int f = 0; f < tr->n_fields; f++) {
+    for (int f = 0; f < F_COUNT; f++) {
         if (tr->const_ix[f] < 0) continue;
         const constant *c = &tr->consts[tr->const_ix[f]];
-        int rc = parse_field(tr, f, c->value, (where){c->line, c->col}, &tr->pt_const,
-                             &tr->moe_const, &tr->kernel_const);
+        int rc =
+            parse_field(tr, f, c->value, (where){c->line, c->col}, &tr->konst, &tr->kernel_const);
         if (rc) return rc;
     }
     return 0;
@@ -494,7 +568,7 @@ static int check_late_const(table_reader *tr, const char *line)
     const constant *c = find_const(tr, name);
     if (!c) return 0;
     bool used = !strcmp(name, "op_name");
-    for (int f = 0; f < tr->n_fields; f++)
+    for (int f = 0; f < F_COUNT; f++)
         used = used || tr->const_ix[f] == (int)(c - tr->consts);
     if (!used || !strcmp(c->value, value)) return 0;
     return ffn_diag_set(tr->r.diag, FFN_ESCHEMA, tr->r.path, tr->r.lineno, (int)(value - line) + 1,
@@ -505,17 +579,66 @@ static int check_late_const(table_reader *tr, const char *line)
 
 /* ---- rows ------------------------------------------------------------------------------------ */
 
-static int parse_field(table_reader *tr, int f, const char *s, where w, ffn_fit_point *pt,
-                       ffn_aic_moe *mo, uint16_t *kernel)
+static int parse_elem(table_reader *tr, const char *s, double *bytes, where w)
 {
-    const bool gemm = tr->t->op == FFN_AIC_GEMM;
+    for (size_t i = 0; i < sizeof elem_map / sizeof elem_map[0]; i++)
+        if (!strcmp(s, elem_map[i].name)) {
+            *bytes = elem_map[i].bytes;
+            return 0;
+        }
+    return BAD(tr, FFN_ESCHEMA, w, "unknown element type '%s' (known: %s)", s, KNOWN_ELEMS);
+}
+
+static int parse_coll(table_reader *tr, const char *s, uint8_t *op, where w)
+{
+    for (size_t i = 0; i < sizeof coll_names / sizeof coll_names[0]; i++)
+        if (!strcmp(s, coll_names[i])) {
+            *op = (uint8_t)i;
+            return 0;
+        }
+    return BAD(tr, FFN_ESCHEMA, w,
+               "unknown collective '%s' (known: all_reduce, all_gather, reduce_scatter, alltoall)",
+               s);
+}
+
+/* backend of the custom all-reduce: a name ending in "graph" or "eager". */
+static int parse_backend(table_reader *tr, const char *s, bool *eager, where w)
+{
+    const size_t n = strlen(s);
+    if (n >= 5 && !strcmp(s + n - 5, "eager")) {
+        *eager = true;
+        return 0;
+    }
+    if (n >= 5 && !strcmp(s + n - 5, "graph")) {
+        *eager = false;
+        return 0;
+    }
+    return BAD(tr, FFN_ESCHEMA, w, "'backend' must end in 'graph' or 'eager', got '%s'", s);
+}
+
+static int parse_field(table_reader *tr, int f, const char *s, where w, row *rw, uint16_t *kernel)
+{
+    const ffn_aic_op op = tr->t->op;
+    const bool gemm = op == FFN_AIC_GEMM;
+    const bool attn = op == FFN_AIC_PREFILL_ATTN || op == FFN_AIC_DECODE_ATTN;
+    const bool comm = op == FFN_AIC_NCCL || op == FFN_AIC_CUSTOM_AR;
+    ffn_fit_point *pt = &rw->pt;
+    ffn_aic_moe *mo = &rw->mo;
     const char *name = tr->fields[f];
     uint64_t v = 0;
     int rc = 0, dix = -1;
     switch (f) {
     case F_LATENCY:
-        return parse_latency(tr, s, gemm ? &pt->time_s : &mo->time_s, w);
+        return parse_latency(tr, s,
+                             gemm   ? &pt->time_s
+                             : attn ? &rw->at.time_s
+                             : comm ? &rw->cm.time_s
+                                    : &mo->time_s,
+                             w);
     case F_KERNEL:
+        /* the custom all-reduce's kernel names its timing too (vLLM_custom_eager) */
+        if (op == FFN_AIC_CUSTOM_AR && strlen(s) >= 5 && !strcmp(s + strlen(s) - 5, "eager"))
+            rw->cm.eager = true;
         return kernel_index(tr, s, kernel, w);
     case F_DTYPE:
         if ((rc = parse_dtype(tr, s, &dix, w))) return rc;
@@ -531,11 +654,52 @@ static int parse_field(table_reader *tr, int f, const char *s, where w, ffn_fit_
         return 0;
     case F_DIST:
         return parse_dist(tr, s, &mo->draw, &mo->alpha, w);
+    case F_KV_DTYPE:
+        if ((rc = parse_dtype(tr, s, &dix, w))) return rc;
+        rw->at.kv_dtype = dtype_map[dix].w;
+        return 0;
+    case F_WINDOW:
+        if ((rc = parse_count0(tr, s, name, &v, w))) return rc;
+        rw->at.window = v;
+        return 0;
+    case F_COLL:
+        return parse_coll(tr, s, &rw->cm.op, w);
+    case F_ELEM:
+        return parse_elem(tr, s, &rw->cm.bytes, w); /* bytes of one element until the row ends */
+    case F_BACKEND:
+        return parse_backend(tr, s, &rw->cm.eager, w);
     default:
         break;
     }
-    const bool count = f >= F_TOPK;
+    const bool count = (f >= F_TOPK && f <= F_EP) || f == F_BATCH || f == F_HEADS ||
+                       f == F_KV_HEADS || f == F_HEAD_DIM || f == F_GPUS;
     if ((rc = parse_count(tr, s, name, count ? MAX_COUNT : MAX_DIM, &v, w))) return rc;
+    switch (f) {
+    case F_BATCH:
+        rw->at.batch = (uint32_t)v;
+        return 0;
+    case F_LEN:
+        rw->at.len = v;
+        return 0;
+    case F_HEADS:
+        rw->at.heads = (uint32_t)v;
+        return 0;
+    case F_KV_HEADS:
+        rw->at.kv_heads = (uint32_t)v;
+        return 0;
+    case F_HEAD_DIM:
+        rw->at.head_dim = (uint32_t)v;
+        return 0;
+    case F_GPUS:
+        rw->cm.gpus = (uint32_t)v;
+        return 0;
+    default:
+        break;
+    }
+    if (f == F_MSG) {
+        rw->msg_elems = v;
+        return 0;
+    }
     if (count) {
         uint32_t *counts[4] = {&mo->topk, &mo->experts, &mo->tp, &mo->ep};
         *counts[f - F_TOPK] = (uint32_t)v;
@@ -553,28 +717,76 @@ static int parse_field(table_reader *tr, int f, const char *s, where w, ffn_fit_
 static int grow(table_reader *tr)
 {
     ffn_aic_table *t = tr->t;
-    const size_t n = t->op == FFN_AIC_GEMM ? t->n_pts : t->n_moe;
+    const size_t n = ffn_aic_rows(t);
     if (n < tr->cap) return 0;
     if (n >= FFN_AIC_MAX_ROWS)
         return ffn_diag_set(tr->r.diag, FFN_ERANGE, tr->r.path, tr->r.lineno, 1,
                             "more than the limit of %u rows", FFN_AIC_MAX_ROWS);
     const size_t cap = tr->cap ? 2 * tr->cap : 4096;
-    if (t->op == FFN_AIC_GEMM) {
+    switch (t->op) {
+    case FFN_AIC_GEMM: {
         ffn_fit_point *p = realloc(t->pts, cap * sizeof *p);
         if (p) t->pts = p;
         uint16_t *k = p ? realloc(t->pt_kernel, cap * sizeof *k) : NULL;
         if (k) t->pt_kernel = k;
         if (!p || !k) goto nomem;
-    } else {
+        break;
+    }
+    case FFN_AIC_MOE: {
         ffn_aic_moe *m = realloc(t->moe, cap * sizeof *m);
         if (!m) goto nomem;
         t->moe = m;
+        break;
+    }
+    case FFN_AIC_PREFILL_ATTN:
+    case FFN_AIC_DECODE_ATTN: {
+        ffn_aic_attn *a = realloc(t->attn, cap * sizeof *a);
+        if (!a) goto nomem;
+        t->attn = a;
+        break;
+    }
+    case FFN_AIC_NCCL:
+    case FFN_AIC_CUSTOM_AR: {
+        ffn_aic_comm *c = realloc(t->comm, cap * sizeof *c);
+        if (!c) goto nomem;
+        t->comm = c;
+        break;
+    }
     }
     tr->cap = cap;
     return 0;
 nomem:
     return ffn_diag_set(tr->r.diag, FFN_ENOMEM, tr->r.path, tr->r.lineno, 1,
                         "out of memory at %zu rows", n);
+}
+
+/* The checks across the fields of one row. */
+static int check_row(table_reader *tr, row *rw)
+{
+    ffn_aic_table *t = tr->t;
+    const int line = tr->r.lineno;
+    switch (t->op) {
+    case FFN_AIC_MOE:
+        if (rw->mo.topk > rw->mo.experts)
+            return ffn_diag_set(tr->r.diag, FFN_ERANGE, tr->r.path, line, 1,
+                                "topk %u is more than num_experts %u", rw->mo.topk, rw->mo.experts);
+        return 0;
+    case FFN_AIC_PREFILL_ATTN:
+    case FFN_AIC_DECODE_ATTN:
+        if (rw->at.kv_heads > rw->at.heads)
+            return ffn_diag_set(tr->r.diag, FFN_ERANGE, tr->r.path, line, 1,
+                                "num_key_value_heads %u is more than num_heads %u", rw->at.kv_heads,
+                                rw->at.heads);
+        return 0;
+    case FFN_AIC_NCCL:
+    case FFN_AIC_CUSTOM_AR:
+        if (t->op == FFN_AIC_CUSTOM_AR) rw->cm.op = FFN_COLL_CUSTOM_ALL_REDUCE;
+        rw->cm.bytes *= (double)rw->msg_elems;
+        return 0;
+    case FFN_AIC_GEMM:
+        break;
+    }
+    return 0;
 }
 
 static int read_row(table_reader *tr, char *line)
@@ -588,32 +800,37 @@ static int read_row(table_reader *tr, char *line)
     int rc = grow(tr);
     if (rc) return rc;
     ffn_aic_table *t = tr->t;
-    const bool gemm = t->op == FFN_AIC_GEMM;
-    ffn_fit_point *pt = gemm ? &t->pts[t->n_pts] : NULL;
-    ffn_aic_moe *mo = gemm ? NULL : &t->moe[t->n_moe];
+    row rw = tr->konst;
     uint16_t kernel = tr->kernel_const;
-    if (gemm) {
-        *pt = tr->pt_const;
-        pt->no_harness = true;
-    } else {
-        *mo = tr->moe_const;
-    }
-    for (int k = 0; k < tr->n_fields; k++) {
+    for (int k = 0; k < F_COUNT; k++) {
         const int c = tr->col[k];
         if (c < 0) continue;
         const where w = {tr->r.lineno, (int)(f[c] - line) + 1};
         if (!f[c][0]) return BAD(tr, FFN_ESCHEMA, w, "'%s' is empty", tr->fields[k]);
-        if ((rc = parse_field(tr, k, f[c], w, pt, mo, &kernel))) return rc;
+        if ((rc = parse_field(tr, k, f[c], w, &rw, &kernel))) return rc;
     }
-    if (gemm) {
+    if ((rc = check_row(tr, &rw))) return rc;
+    switch (t->op) {
+    case FFN_AIC_GEMM:
+        rw.pt.no_harness = true;
+        t->pts[t->n_pts] = rw.pt;
         t->pt_kernel[t->n_pts++] = kernel;
-        return 0;
+        break;
+    case FFN_AIC_MOE:
+        rw.mo.kernel = kernel;
+        t->moe[t->n_moe++] = rw.mo;
+        break;
+    case FFN_AIC_PREFILL_ATTN:
+    case FFN_AIC_DECODE_ATTN:
+        rw.at.kernel = kernel;
+        t->attn[t->n_attn++] = rw.at;
+        break;
+    case FFN_AIC_NCCL:
+    case FFN_AIC_CUSTOM_AR:
+        rw.cm.kernel = kernel;
+        t->comm[t->n_comm++] = rw.cm;
+        break;
     }
-    mo->kernel = kernel;
-    if (mo->topk > mo->experts)
-        return ffn_diag_set(tr->r.diag, FFN_ERANGE, tr->r.path, tr->r.lineno, 1,
-                            "topk %u is more than num_experts %u", mo->topk, mo->experts);
-    t->n_moe++;
     return 0;
 }
 
@@ -644,7 +861,7 @@ static int read_table(table_reader *tr)
     if (!have_header)
         return ffn_diag_set(r->diag, FFN_ESCHEMA, r->path, 0, 0,
                             r->lineno ? "no header line (only comments)" : "the file is empty");
-    if (tr->t->n_pts + tr->t->n_moe == 0)
+    if (ffn_aic_rows(tr->t) == 0)
         return ffn_diag_set(r->diag, FFN_ESCHEMA, r->path, 0, 0, "no rows below the header");
     return 0;
 }
@@ -670,18 +887,45 @@ void ffn_aic_free(ffn_aic_table *t)
     free(t->pts);
     free(t->pt_kernel);
     free(t->moe);
+    free(t->attn);
+    free(t->comm);
     memset(t, 0, sizeof *t);
+}
+
+size_t ffn_aic_rows(const ffn_aic_table *t)
+{
+    return t->n_pts + t->n_moe + t->n_attn + t->n_comm;
+}
+
+const char *ffn_aic_op_name(ffn_aic_op op)
+{
+    switch (op) {
+    case FFN_AIC_GEMM:
+        return "gemm";
+    case FFN_AIC_MOE:
+        return "moe";
+    case FFN_AIC_PREFILL_ATTN:
+        return "context_attention";
+    case FFN_AIC_DECODE_ATTN:
+        return "generation_attention";
+    case FFN_AIC_NCCL:
+        return "nccl";
+    case FFN_AIC_CUSTOM_AR:
+        return "custom_allreduce";
+    }
+    return "?";
 }
 
 /* ---- recognising a table --------------------------------------------------------------------- */
 
-/* Whether a header line (tab-separated) has a `latency` column. */
-static bool has_latency(const char *line)
+/* Whether a header line (tab-separated) has a column `name`. */
+static bool has_column(const char *line, const char *name)
 {
+    const size_t n = strlen(name);
     for (const char *p = line; p;) {
         const char *tab = strchr(p, '\t');
         const size_t len = tab ? (size_t)(tab - p) : strcspn(p, "\r");
-        if (len == 7 && !strncmp(p, "latency", 7)) return true;
+        if (len == n && !strncmp(p, name, n)) return true;
         p = tab ? tab + 1 : NULL;
     }
     return false;
@@ -709,7 +953,8 @@ bool ffn_aic_is_table(const char *path)
                 continue;
             }
             if (l[strspn(l, " \t\r")] == '\0') continue;
-            yes = op && has_latency(l);
+            /* an NCCL table names its collectives in an op_name column */
+            yes = (op || has_column(l, "op_name")) && has_column(l, "latency");
             break;
         }
     }

@@ -253,7 +253,7 @@ static int table_points(const char *path, ffn_fit_point *pts, size_t cap, size_t
     if (rc) return rc;
     if (t.op != FFN_AIC_GEMM)
         rc = ffn_diag_set(diag, FFN_EUNSUPPORTED, path, 0, 0,
-                          "a MoE table: its rows are no GEMM fit points");
+                          "a %s table: its rows are no GEMM fit points", ffn_aic_op_name(t.op));
     else if (t.n_pts > cap)
         rc = ffn_diag_set(diag, FFN_ERANGE, path, 0, 0, "more than %zu points", cap);
     if (!rc) {
@@ -307,9 +307,10 @@ static int load_table_all(const char *path, ffn_fit_point **pts, size_t *n, ffn_
         return 0;
     }
     if (table) return 0;
+    const ffn_aic_op op = t->op;
     ffn_aic_free(t);
     return ffn_diag_set(diag, FFN_EUNSUPPORTED, path, 0, 0,
-                        "a MoE table: its rows are no GEMM fit points");
+                        "a %s table: its rows are no GEMM fit points", ffn_aic_op_name(op));
 }
 
 int ffn_fit_data_load_all(const char *path, ffn_dtype wdt, ffn_dtype adt, ffn_fit_point **pts,

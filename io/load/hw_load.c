@@ -304,6 +304,115 @@ static int load_uncertainty(ffn_ydoc *y, yaml_node_t *root, ffn_unc *u)
     return rc;
 }
 
+/* The residual keys a fitted block shares: p10 and p90 of measured/predicted, the median error,
+ * the points. */
+static int load_spread(ffn_ydoc *y, yaml_node_t *m, double *p10, double *p90, double *med,
+                       uint32_t *points)
+{
+    int rc = ffn_y_num(y, m, "p10", true, FFN_UNIT_NONE, 1e-3, 1e3, p10);
+    if (!rc) rc = ffn_y_num(y, m, "p90", true, FFN_UNIT_NONE, 1e-3, 1e3, p90);
+    if (!rc && *p90 < *p10)
+        rc = ffn_y_error(y, ffn_y_get(y, m, "p90", NULL), FFN_ERANGE,
+                         "'p90' must be at least 'p10'");
+    if (!rc) rc = ffn_y_num(y, m, "median_error", false, FFN_UNIT_NONE, 0.0, 100.0, med);
+    uint64_t n = 0;
+    if (!rc) rc = ffn_y_u64(y, m, "points", false, 0, 100000000, &n);
+    *points = (uint32_t)n;
+    return rc;
+}
+
+/* attention: {decode: {kv16: {...}, kv8: {...}}, prefill: {...}, source: |}: the fitted
+ * attention kernels (docs/formats-hw.md). Absent: the coarse roofline. */
+static int load_attention(ffn_ydoc *y, yaml_node_t *root, ffn_attn_model *a)
+{
+    static const char *const keys[] = {"decode", "prefill", "source", NULL};
+    static const char *const classes[] = {"kv16", "kv8", NULL};
+    yaml_node_t *m = NULL;
+    int rc = sub_map(y, root, "attention", keys, &m);
+    if (rc || !m) return rc;
+    rc = ffn_y_str(y, m, "source", true, a->source, sizeof a->source);
+    for (int ph = 0; ph < 2 && !rc; ph++) {
+        const bool decode = ph == 0;
+        const char *const kkeys[] = {
+            "launch",     "per_seq",      decode ? "per_kv_head" : "per_token",
+            "memory_max", "compute_max",  "p10",
+            "p90",        "median_error", "points",
+            NULL};
+        yaml_node_t *pm = NULL;
+        rc = sub_map(y, m, decode ? "decode" : "prefill", classes, &pm);
+        for (int k = 0; k < FFN_ATTN_KV_COUNT && !rc && pm; k++) {
+            yaml_node_t *km = NULL;
+            rc = sub_map(y, pm, classes[k], kkeys, &km);
+            if (rc || !km) continue;
+            ffn_attn_eff *e = decode ? &a->decode[k] : &a->prefill[k];
+            rc = ffn_y_num(y, km, "launch", true, FFN_UNIT_TIME, 0.0, 1.0, &e->launch_s);
+            if (!rc) rc = ffn_y_num(y, km, "per_seq", true, FFN_UNIT_TIME, 0.0, 1.0, &e->seq_s);
+            if (!rc) rc = ffn_y_num(y, km, kkeys[2], true, FFN_UNIT_TIME, 0.0, 1.0, &e->unit_s);
+            if (!rc) rc = fraction(y, km, "memory_max", &e->memory_max);
+            if (!rc) rc = fraction(y, km, "compute_max", &e->compute_max);
+            if (!rc && !(e->memory_max > 0 && e->compute_max > 0))
+                rc = ffn_y_error(y, km, FFN_ESCHEMA, "'%s' needs 'memory_max' and 'compute_max'",
+                                 classes[k]);
+            if (!rc) rc = load_spread(y, km, &e->p10, &e->p90, &e->median_abs, &e->points);
+            e->fitted = !rc;
+        }
+    }
+    return rc;
+}
+
+/* collectives: {all_reduce: [{gpus: 2, latency: 5 us, bus_bandwidth: 300 GB/s, ...}], ...,
+ * source: |}: the scale-up link's fitted collectives (docs/formats-hw.md). */
+static int load_collectives(ffn_ydoc *y, yaml_node_t *root, ffn_coll_model *c)
+{
+    static const char *const keys[] = {
+        "all_reduce",        "all_gather", "reduce_scatter", "alltoall",
+        "custom_all_reduce", "custom_max", "source",         NULL};
+    static const char *const ekeys[] = {"gpus", "latency", "bus_bandwidth", "from",   "to",
+                                        "p10",  "p90",     "median_error",  "points", NULL};
+    yaml_node_t *m = NULL;
+    int rc = sub_map(y, root, "collectives", keys, &m);
+    if (rc || !m) return rc;
+    rc = ffn_y_str(y, m, "source", true, c->source, sizeof c->source);
+    if (!rc)
+        rc = ffn_y_num(y, m, "custom_max", false, FFN_UNIT_BYTES, 0.0, 1e15, &c->custom_max_bytes);
+    for (int op = 0; op < FFN_COLL_COUNT && !rc; op++) {
+        yaml_node_t *seq = ffn_y_get(y, m, keys[op], NULL);
+        if (!seq) continue;
+        if ((rc = ffn_y_expect_seq(y, seq, keys[op]))) break;
+        for (yaml_node_item_t *it = seq->data.sequence.items.start;
+             it < seq->data.sequence.items.top && !rc; it++) {
+            yaml_node_t *e = yaml_document_get_node(&y->doc, *it);
+            if (c->n[op] >= FFN_COLL_MAX_SIZES) {
+                rc = ffn_y_error(y, e, FFN_ERANGE, "more than %d group sizes in '%s'",
+                                 FFN_COLL_MAX_SIZES, keys[op]);
+                break;
+            }
+            rc = ffn_y_expect_map(y, e, keys[op]);
+            if (!rc) rc = ffn_y_check_keys(y, e, ekeys);
+            if (!rc) rc = no_empty_values(y, e, keys[op]);
+            if (rc) break;
+            ffn_coll_fit *f = &c->fit[op][c->n[op]];
+            uint64_t g = 0;
+            rc = ffn_y_u64(y, e, "gpus", true, 2, DEV_HI, &g);
+            f->gpus = (uint32_t)g;
+            if (!rc && c->n[op] > 0 && f->gpus <= c->fit[op][c->n[op] - 1].gpus)
+                rc = ffn_y_error(y, ffn_y_get(y, e, "gpus", NULL), FFN_ESCHEMA,
+                                 "'gpus' must rise from one entry to the next (%u after %u)",
+                                 f->gpus, c->fit[op][c->n[op] - 1].gpus);
+            if (!rc)
+                rc = ffn_y_num(y, e, "latency", true, FFN_UNIT_TIME, 0.0, LAT_HI, &f->latency_s);
+            if (!rc)
+                rc = ffn_y_num(y, e, "bus_bandwidth", true, FFN_UNIT_BPS, LINK_BW_LO, LINK_BW_HI,
+                               &f->bus_bps);
+            if (!rc) rc = ffn_y_num(y, e, "from", false, FFN_UNIT_BYTES, 0.0, 1e15, &f->lo_bytes);
+            if (!rc) rc = ffn_y_num(y, e, "to", false, FFN_UNIT_BYTES, 0.0, 1e15, &f->hi_bytes);
+            if (!rc) rc = load_spread(y, e, &f->p10, &f->p90, &f->median_abs, &f->points);
+            if (!rc) c->n[op]++;
+        }
+    }
+    return rc;
+}
+
 /* fit: {median_error: 0.05, worst_error: 0.12, points: 20, held_out_median: 0.08, failed: false}
  * (ffnroof calibrate). Absent: nothing recorded. */
 static int load_fit(ffn_ydoc *y, yaml_node_t *root, ffn_fit_quality *q)
@@ -534,10 +643,11 @@ static int load_family(ffn_ydoc *y, yaml_node_t *root, ffn_hw *hw)
 
 static int load_all(ffn_ydoc *y, ffn_hw *hw)
 {
-    static const char *const allowed[] = {
-        "name",    "vendor",        "kind",  "family",      "source", "derived",
-        "peak",    "compute_units", "clock", "memory",      "onchip", "interconnect",
-        "network", "efficiency",    "power", "uncertainty", "fit",    NULL};
+    static const char *const allowed[] = {"name",    "vendor",     "kind",        "family",
+                                          "source",  "derived",    "peak",        "compute_units",
+                                          "clock",   "memory",     "onchip",      "interconnect",
+                                          "network", "efficiency", "power",       "uncertainty",
+                                          "fit",     "attention",  "collectives", NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "a hardware spec");
     if (!rc) rc = ffn_y_check_keys(y, root, allowed);
@@ -568,6 +678,8 @@ static int load_all(ffn_ydoc *y, ffn_hw *hw)
     if (!rc) rc = load_link(y, root, "interconnect", &hw->scaleup, &hw->devices_per_node);
     if (!rc) rc = load_link(y, root, "network", &hw->scaleout, NULL);
     if (!rc) rc = load_efficiency(y, root, hw, &hw->eff);
+    if (!rc) rc = load_attention(y, root, &hw->attn);
+    if (!rc) rc = load_collectives(y, root, &hw->scaleup.coll);
     if (!rc) rc = load_uncertainty(y, root, &hw->unc);
     if (!rc) rc = load_fit(y, root, &hw->fit);
     if (!rc) {

@@ -218,6 +218,83 @@ static void put_by_dtype(FILE *f, const char *key, const double *v, const char *
         if (v[d] > 0) put_num(f, "    ", dt[d], v[d], unit);
 }
 
+/* A block's `source:` text, indented under it. */
+static void put_source(FILE *f, const char *indent, const char *s)
+{
+    fprintf(f, "%ssource: |\n", indent);
+    const char *p = s;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        const size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        fprintf(f, "%s  %.*s\n", indent, (int)len, p);
+        p += len + (nl ? 1 : 0);
+    }
+}
+
+static void put_attention(FILE *f, const ffn_attn_model *a)
+{
+    static const char *const classes[] = {"kv16", "kv8"};
+    bool any = false;
+    for (int k = 0; k < FFN_ATTN_KV_COUNT; k++)
+        any = any || a->decode[k].fitted || a->prefill[k].fitted;
+    if (!any) return;
+    fputs("attention:\n", f);
+    for (int ph = 0; ph < 2; ph++) {
+        const ffn_attn_eff *e = ph == 0 ? a->decode : a->prefill;
+        if (!e[0].fitted && !e[1].fitted) continue;
+        fprintf(f, "  %s:\n", ph == 0 ? "decode" : "prefill");
+        for (int k = 0; k < FFN_ATTN_KV_COUNT; k++) {
+            if (!e[k].fitted) continue;
+            char q[6][64];
+            exact_quantity(e[k].launch_s, FFN_UNIT_TIME, q[0], sizeof q[0]);
+            exact_quantity(e[k].seq_s, FFN_UNIT_TIME, q[1], sizeof q[1]);
+            exact_quantity(e[k].unit_s, FFN_UNIT_TIME, q[2], sizeof q[2]);
+            fprintf(f, "    %s:\n      launch: %s\n      per_seq: %s\n      %s: %s\n", classes[k],
+                    q[0], q[1], ph == 0 ? "per_kv_head" : "per_token", q[2]);
+            put_num(f, "      ", "memory_max", e[k].memory_max, FFN_UNIT_NONE);
+            put_num(f, "      ", "compute_max", e[k].compute_max, FFN_UNIT_NONE);
+            put_num(f, "      ", "p10", e[k].p10, FFN_UNIT_NONE);
+            put_num(f, "      ", "p90", e[k].p90, FFN_UNIT_NONE);
+            put_num(f, "      ", "median_error", e[k].median_abs, FFN_UNIT_NONE);
+            fprintf(f, "      points: %u\n", e[k].points);
+        }
+    }
+    put_source(f, "  ", a->source[0] ? a->source : "(not recorded)");
+}
+
+static void put_collectives(FILE *f, const ffn_coll_model *c)
+{
+    static const char *const names[FFN_COLL_COUNT] = {"all_reduce", "all_gather", "reduce_scatter",
+                                                      "alltoall", "custom_all_reduce"};
+    bool any = false;
+    for (int op = 0; op < FFN_COLL_COUNT; op++)
+        any = any || c->n[op] > 0;
+    if (!any) return;
+    fputs("collectives:\n", f);
+    for (int op = 0; op < FFN_COLL_COUNT; op++) {
+        if (c->n[op] <= 0) continue;
+        fprintf(f, "  %s:\n", names[op]);
+        for (int i = 0; i < c->n[op]; i++) {
+            const ffn_coll_fit *e = &c->fit[op][i];
+            char lat[64], bw[64], lo[64], hi[64], p10[64], p90[64], med[64];
+            exact_quantity(e->latency_s, FFN_UNIT_TIME, lat, sizeof lat);
+            exact_quantity(e->bus_bps, FFN_UNIT_BPS, bw, sizeof bw);
+            exact_quantity(e->lo_bytes, FFN_UNIT_BYTES, lo, sizeof lo);
+            exact_quantity(e->hi_bytes, FFN_UNIT_BYTES, hi, sizeof hi);
+            exact_quantity(e->p10, FFN_UNIT_NONE, p10, sizeof p10);
+            exact_quantity(e->p90, FFN_UNIT_NONE, p90, sizeof p90);
+            exact_quantity(e->median_abs, FFN_UNIT_NONE, med, sizeof med);
+            fprintf(f,
+                    "    - {gpus: %u, latency: %s, bus_bandwidth: %s, from: %s, to: %s, p10: %s, "
+                    "p90: %s, median_error: %s, points: %u}\n",
+                    e->gpus, lat, bw, lo, hi, p10, p90, med, e->points);
+        }
+    }
+    if (c->custom_max_bytes > 0)
+        put_num(f, "  ", "custom_max", c->custom_max_bytes, FFN_UNIT_BYTES);
+    put_source(f, "  ", c->source[0] ? c->source : "(not recorded)");
+}
+
 static void write_spec(FILE *f, const ffn_hw *hw)
 {
     static const char *const dt[FFN_DT_COUNT] = {"fp32", "tf32", "bf16",      "fp16",  "fp8",
@@ -332,6 +409,8 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);
     }
+    put_attention(f, &hw->attn);
+    put_collectives(f, &hw->scaleup.coll);
     if (!hw->unc.is_default && hw->unc.p10 > 0 && hw->unc.p90 >= hw->unc.p10) {
         fputs("uncertainty:\n", f);
         put_num(f, "  ", "p10", hw->unc.p10, FFN_UNIT_NONE);
