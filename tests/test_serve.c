@@ -70,6 +70,9 @@ Test(serve, hand_worked_mixed_step)
     memset(&hw.eff, 0, sizeof hw.eff);
     hw.eff.compute_max = 1.0;
     hw.eff.memory_max = 1.0;
+    /* the fitted attention kernels and collectives are efficiency models too */
+    memset(&hw.attn, 0, sizeof hw.attn);
+    memset(&hw.scaleup.coll, 0, sizeof hw.scaleup.coll);
     ffn_serve_ctx c;
     ffn_serve_opts o;
     replica(&c, &o, 1, 1, 1);
