@@ -220,13 +220,15 @@ static char *slurp(const char *path)
 int ffn_chart_emit(const char *cmd, ffn_chart_kind kind, const void *chart, ffn_chart_out *o)
 {
     static const char *const tmpl_names[] = {"roofline.gp", "latency.gp", "moe.gp", "pareto.gp"};
+    const char *tmpl_name =
+        kind == FFN_CHART_ROOFLINE ? ffn_plot_roofline_template(chart) : tmpl_names[kind];
     o->rendered = o->gnuplot_missing = false;
     char dir[PATH_MAX], tpath[PATH_MAX + 32];
     if (!ffn_cli_data_dir("plots", dir, sizeof dir))
         return ffn_cli_fail(
             FFN_EXIT_FAIL, cmd,
             "no plots/ folder with the chart templates found (set FFNROOF_DATA_DIR)");
-    snprintf(tpath, sizeof tpath, "%s/%s", dir, tmpl_names[kind]);
+    snprintf(tpath, sizeof tpath, "%s/%s", dir, tmpl_name);
     char *tmpl = slurp(tpath);
     if (!tmpl) return ffn_cli_fail(FFN_EXIT_FAIL, cmd, "cannot read template '%s'", tpath);
 

@@ -1,5 +1,5 @@
 /* Private to report/: what the chart model (plot_model.c), the profile rooflines
- * (plot_profile.c) and the gnuplot writers (plot_roofline.c, plot_write.c) share, and the script
+ * (plot_profile.c) and the gnuplot writers (plot_roofline*.c, plot_write.c) share, and the script
  * machinery of plot_script.c. */
 #ifndef FFNROOF_REPORT_PLOT_INTERNAL_H
 #define FFNROOF_REPORT_PLOT_INTERNAL_H
@@ -26,6 +26,35 @@ void ffn__plot_case_point(const ffn_plot_case *bc, int dev, ffn_plot_point *p);
  * needed; dropped when c has no room left. */
 void ffn__plot_series_add(ffn_latency_chart *c, int dev, ffn_phase ph, bool measured,
                           const char *label, double tokens, double seconds);
+
+/* ---- the roofline: its geometry (plot_roofline_geom.c), its small multiples (_grid.c) ------ */
+
+/* A text's or marker's box on the image, in pixels from the bottom left. */
+typedef struct ffn__plot_box {
+    double x0, y0, x1, y1;
+} ffn__plot_box;
+
+/* Where a label w x h pixels wide for the point (x, y) covers the least of the boxes taken and
+ * stays inside the plot area [pl, pr] x [pb, pt]; the box is added to those taken (up to cap). */
+ffn__plot_box ffn__plot_place_label(ffn__plot_box *taken, size_t *n_taken, size_t cap, double x,
+                                    double y, double w, double h, double pl, double pr, double pb,
+                                    double pt);
+
+/* Per device, the roofs its points are measured against: the index of the compute ceiling of
+ * their dtype (the last word of a point's label; without points, the highest) and of the main
+ * memory ceiling (ffn_plot_device_main_bw); -1 where the device has none. */
+void ffn__plot_roofs_kept(const ffn_roofline_chart *c, int keep_compute[], int keep_bw[]);
+
+/* The log axes' ranges (whole decades) that hold every ridge with room on both sides and every
+ * point; by_device: only the kept compute roofs set the top. */
+void ffn__plot_roofline_axes(const ffn_roofline_chart *c, bool by_device, const int keep_compute[],
+                             double x[2], double y[2]);
+
+/* ffn_plot_roofline_write for FFN_PLOT_GRID_MIN_DEVICES devices or more: small multiples from
+ * plots/roofline-grid.gp. Same contract. */
+int ffn__plot_roofline_grid_write(const ffn_roofline_chart *c, const char *template_text,
+                                  const ffn_plot_files *f, FILE *data, FILE *script,
+                                  ffn_diag *diag);
 
 /* ---- gnuplot scripts (plot_script.c) ----------------------------------------------------- */
 

@@ -7,7 +7,9 @@
  * names each with its value (a compute roof also with its ridge point), so no text sits on the
  * lines. The kernel points' labels are placed one by one where they cover no other label and no
  * point: the plot area is fixed here (margins at screen positions) so that positions in pixels
- * are known, with the text's size estimated from its font. */
+ * are known, with the text's size estimated from its font. From FFN_PLOT_GRID_MIN_DEVICES devices
+ * on, the chart is small multiples instead (plot_roofline_grid.c); both take the roofs' choice,
+ * the axis ranges and the label placement from plot_roofline_geom.c. */
 #include "ffnroof/plot.h"
 
 #include <math.h>
@@ -17,40 +19,9 @@
 #include "ffnroof/units.h"
 #include "plot_internal.h"
 
-typedef struct box {
-    double x0, y0, x1, y1; /* pixels */
-} box;
-
-/* Where a label w x h pixels wide for the point (x, y) covers the least of the boxes taken and
- * stays inside the plot area [pl, pr] x [pb, pt]; the box is added to those taken. */
-static box place_label(box *taken, size_t *n_taken, size_t cap, double x, double y, double w,
-                       double h, double pl, double pr, double pb, double pt)
+const char *ffn_plot_roofline_template(const ffn_roofline_chart *c)
 {
-    /* right, right above/below, left, left above/below, above, below, further out */
-    const double cand[][2] = {{10, 0},       {10, 12},       {10, -12},     {-10 - w, 0},
-                              {-10 - w, 12}, {-10 - w, -12}, {-w / 2, 15},  {-w / 2, -15},
-                              {10, 24},      {10, -24},      {-10 - w, 24}, {-10 - w, -24}};
-    const size_t n_cand = sizeof cand / sizeof cand[0];
-    size_t best = 0;
-    double best_cost = INFINITY;
-    for (size_t k = 0; k < n_cand && best_cost > 0; k++) {
-        box b = {x + cand[k][0], y + cand[k][1] - h / 2, x + cand[k][0] + w,
-                 y + cand[k][1] + h / 2};
-        /* outside the plot area counts as covering (it would be cut off) */
-        double cost =
-            fmax(0, pl - b.x0) + fmax(0, b.x1 - pr) + fmax(0, pb - b.y0) + fmax(0, b.y1 - pt);
-        cost *= h;
-        for (size_t t = 0; t < *n_taken; t++) {
-            double ox = fmin(b.x1, taken[t].x1) - fmax(b.x0, taken[t].x0);
-            double oy = fmin(b.y1, taken[t].y1) - fmax(b.y0, taken[t].y0);
-            if (ox > 0 && oy > 0) cost += ox * oy;
-        }
-        if (cost < best_cost) best_cost = cost, best = k;
-    }
-    box b = {x + cand[best][0], y + cand[best][1] - h / 2, x + cand[best][0] + w,
-             y + cand[best][1] + h / 2};
-    if (*n_taken < cap) taken[(*n_taken)++] = b;
-    return b;
+    return c->n_dev >= FFN_PLOT_GRID_MIN_DEVICES ? "roofline-grid.gp" : "roofline.gp";
 }
 
 int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_text,
@@ -61,76 +32,18 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         n_ceil += c->dev[d].n_ceil;
     if (c->n_dev <= 0 || n_ceil == 0)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "nothing to draw: no device ceilings");
+    if (c->n_dev >= FFN_PLOT_GRID_MIN_DEVICES)
+        return ffn__plot_roofline_grid_write(c, template_text, f, data, script, diag);
 
     /* Three devices or more: one colour per device, and of each only the roofs its points are
      * measured against - the compute roof of their dtype and main memory - so the legend is a
      * block per device and no roof is drawn twice in look-alike colours. */
     const bool by_device = c->n_dev >= 3;
     int keep_compute[FFN_PLOT_MAX_DEVICES], keep_bw[FFN_PLOT_MAX_DEVICES];
-    for (int d = 0; d < c->n_dev; d++) {
-        const ffn_plot_device *dv = &c->dev[d];
-        const double bmain = ffn_plot_device_main_bw(dv);
-        char dt[24] = "";
-        for (size_t i = 0; i < c->n_pts && !dt[0]; i++) /* the dtype: the last word of a label */
-            if (c->pts[i].device == d) {
-                const char *sp = strrchr(c->pts[i].label, ' ');
-                snprintf(dt, sizeof dt, "%s", sp ? sp + 1 : c->pts[i].label);
-            }
-        keep_compute[d] = keep_bw[d] = -1;
-        for (int i = 0; i < dv->n_ceil; i++) {
-            const ffn_plot_ceiling *e = &dv->ceil[i];
-            if (e->kind == FFN_ROOF_COMPUTE) {
-                const bool named = dt[0] && strstr(e->name, dt);
-                const ffn_plot_ceiling *k =
-                    keep_compute[d] >= 0 ? &dv->ceil[keep_compute[d]] : NULL;
-                const bool k_named = k && dt[0] && strstr(k->name, dt);
-                if (!k || (named && !k_named) || (named == k_named && e->value > k->value))
-                    keep_compute[d] = i;
-            } else if (e->value == bmain && keep_bw[d] < 0) {
-                keep_bw[d] = i;
-            }
-        }
-    }
-    /* axis ranges: every ridge with room on both sides, every point */
-    double lo = INFINITY, hi = 0, ylo = INFINITY, yhi = 0;
-    for (int d = 0; d < c->n_dev; d++) {
-        const ffn_plot_device *dv = &c->dev[d];
-        double pmax = ffn__plot_device_max(dv, false), pmin = ffn__plot_device_min_peak(dv);
-        double btop = ffn__plot_device_max(dv, true), bmain = ffn_plot_device_main_bw(dv);
-        if (pmax > 0 && btop > 0) {
-            lo = fmin(lo, pmin / btop / 30);
-            hi = fmax(hi, pmax / bmain * 4);
-        }
-        if (pmax > 0) yhi = fmax(yhi, pmax * 2.5);
-        if (btop > 0) yhi = fmax(yhi, btop * 2.5);
-    }
-    if (by_device) { /* only the roofs drawn set the top */
-        yhi = 0;
-        for (int d = 0; d < c->n_dev; d++)
-            if (keep_compute[d] >= 0) yhi = fmax(yhi, c->dev[d].ceil[keep_compute[d]].value * 2.5);
-    }
-    for (size_t i = 0; i < c->n_pts; i++) {
-        const ffn_plot_point *p = &c->pts[i];
-        if (!(p->intensity > 0)) continue;
-        lo = fmin(lo, p->intensity / 3);
-        hi = fmax(hi, p->intensity * 3);
-        if (p->measured_flops > 0) ylo = fmin(ylo, p->measured_flops / 3);
-        if (p->predicted_flops > 0) ylo = fmin(ylo, p->predicted_flops / 3);
-    }
-    if (!isfinite(lo)) lo = 0.1, hi = 1000;
-    double xmin, xmax, ymin, ymax, dummy;
-    ffn_plot_log_range(lo, hi, &xmin, &xmax);
-    for (int d = 0; d < c->n_dev; d++) {
-        double bmain = ffn_plot_device_main_bw(&c->dev[d]);
-        double pmin = ffn__plot_device_min_peak(&c->dev[d]);
-        /* the slowest roof should enter the chart, but not drag it down by many decades */
-        if (bmain > 0)
-            ylo = fmin(ylo, fmax(bmain * xmin, pmin / 1e4));
-        else if (pmin > 0)
-            ylo = fmin(ylo, pmin / 10);
-    }
-    ffn_plot_log_range(ylo, yhi, &ymin, &dummy);
-    ffn_plot_log_range(ylo, yhi, &dummy, &ymax);
+    ffn__plot_roofs_kept(c, keep_compute, keep_bw);
+    double xr[2], yr[2];
+    ffn__plot_roofline_axes(c, by_device, keep_compute, xr, yr);
+    const double xmin = xr[0], xmax = xr[1], ymin = yr[0], ymax = yr[1];
 
     /* ---- the ceilings in legend order, each with its colour ---------------------------- */
     typedef struct roof {
@@ -224,7 +137,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
     static const int meas_pt[] = {7, 5, 9, 11, 13, 15}, pred_pt[] = {6, 4, 8, 10, 12, 14};
 
     /* ---- what the point labels must not cover: every marker and ridge point ------------- */
-    static box taken[3 * FFN_PLOT_MAX_POINTS + FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS];
+    static ffn__plot_box
+        taken[3 * FFN_PLOT_MAX_POINTS + FFN_PLOT_MAX_DEVICES * FFN_PLOT_MAX_CEILINGS];
     size_t n_taken = 0;
     for (size_t i = 0; i < c->n_pts; i++) { /* every marker is an obstacle */
         const ffn_plot_point *p = &c->pts[i];
@@ -233,7 +147,7 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         for (int k = 0; k < 2; k++)
             if (v[k] > 0) {
                 double x = PX(p->intensity), y = PY(v[k]);
-                taken[n_taken++] = (box){x - 6, y - 6, x + 6, y + 6};
+                taken[n_taken++] = (ffn__plot_box){x - 6, y - 6, x + 6, y + 6};
             }
     }
     for (int r = 0; r < n_roofs; r++) {
@@ -242,7 +156,7 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
         const double bmain = ffn_plot_device_main_bw(dv);
         if (e->kind != FFN_ROOF_COMPUTE || !(bmain > 0)) continue;
         double x = PX(e->value / bmain), y = PY(e->value);
-        taken[n_taken++] = (box){x - 9, y - 9, x + 9, y + 9};
+        taken[n_taken++] = (ffn__plot_box){x - 9, y - 9, x + 9, y + 9};
     }
 
     /* ---- per device: its ceilings, its kernel points, then their labels -------------------- */
@@ -352,8 +266,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             if (!(v > 0)) continue;
             ffn__plot_clean(lab, sizeof lab, p->label);
             const double w = 6.0 * (double)strlen(lab), h = 11, x = PX(p->intensity), y = PY(v);
-            const box b = place_label(taken, &n_taken, sizeof taken / sizeof taken[0], x, y, w, h,
-                                      PL, PR, PB, PT);
+            const ffn__plot_box b = ffn__plot_place_label(
+                taken, &n_taken, sizeof taken / sizeof taken[0], x, y, w, h, PL, PR, PB, PT);
             /* back to data coordinates: the text's left end, centred vertically */
             double lx = pow(10, lx0 + (b.x0 - PL) / (PR - PL) * (lx1 - lx0));
             double ly = pow(10, ly0 + ((b.y0 + b.y1) / 2 - PB) / (PT - PB) * (ly1 - ly0));
@@ -386,7 +300,8 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
             }
             if (!(v > 0)) continue;
             ffn__plot_clean(lab, sizeof lab, p->label);
-            const box b = place_label(taken, &n_taken, sizeof taken / sizeof taken[0], PX(x), PY(v),
+            const ffn__plot_box b =
+                ffn__plot_place_label(taken, &n_taken, sizeof taken / sizeof taken[0], PX(x), PY(v),
                                       6.0 * (double)strlen(lab), 11, PL, PR, PB, PT);
             double lx = pow(10, lx0 + (b.x0 - PL) / (PR - PL) * (lx1 - lx0));
             double ly = pow(10, ly0 + ((b.y0 + b.y1) / 2 - PB) / (PT - PB) * (ly1 - ly0));
@@ -436,6 +351,5 @@ int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_te
 
 #undef PX
 #undef PY
-    const double xr[2] = {xmin, xmax}, yr[2] = {ymin, ymax};
     return ffn__plot_end(data, script, template_text, f, c->title, xr, yr, NULL, &setup, &pc, diag);
 }

@@ -156,6 +156,40 @@ Test(cli_report, latency_and_moe_charts_render)
     cr_expect_eq(lines(strstr(cli_slurp(p), "# [0]")), 4, "one row per EP degree");
 }
 
+/* Five devices or more: `compare --plots` draws the roofline as small multiples from
+ * plots/roofline-grid.gp, one panel per device, and gnuplot renders it (an image sized for the
+ * grid); four keep the single chart. */
+Test(cli_report, compare_of_many_devices_draws_small_multiples)
+{
+    cr_assert_eq(run_env("PATH=", "compare --model llama3-70b --hw h100-sxm,h200,b200,mi300x "
+                                  "--plots four"),
+                 0, "%s", cli_slurp(err_path));
+    char p[600];
+    snprintf(p, sizeof p, "%s/four/roofline.gp", dir);
+    const char *gp = cli_slurp(p);
+    cr_assert_not_null(gp);
+    cr_expect_null(strstr(gp, "multiplot"), "four devices: one chart");
+    if (!have_gnuplot()) skip_clean(teardown, "gnuplot is not installed here");
+    cr_assert_eq(run("compare --model llama3-70b --hw h100-sxm,h200,b200,mi300x,mi355x,"
+                     "a100-sxm-80gb,l40s --plots seven"),
+                 0, "%s", cli_slurp(err_path));
+    snprintf(p, sizeof p, "%s/seven/roofline.gp", dir);
+    gp = cli_slurp(p);
+    cr_assert_not_null(gp);
+    cr_expect(strstr(gp, "set multiplot layout 3,3 rowsfirst"), "%s", gp);
+    static const char *const devs[] = {"h100-sxm", "h200",          "b200", "mi300x",
+                                       "mi355x",   "a100-sxm-80gb", "l40s"};
+    for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "set title \"%s\\n", devs[i]);
+        cr_expect(strstr(gp, want), "no panel titled %s", devs[i]);
+    }
+    snprintf(p, sizeof p, "%s/seven/roofline.png", dir);
+    uint32_t w = 0, h = 0;
+    cr_assert(png_size(p, &w, &h), "roofline.png is not a PNG");
+    cr_expect(w == 80 + 30 + 3 * 400 + 2 * 44 && h == 84 + 96 + 3 * 260 + 2 * 60, "%ux%u", w, h);
+}
+
 Test(cli_report, bad_input_exits_2_with_one_line)
 {
     static const char *const cases[][2] = {
@@ -169,6 +203,9 @@ Test(cli_report, bad_input_exits_2_with_one_line)
         {"compare --model llama2-7b --hw ,", "empty comparison"},
         {"compare --model llama2-7b", "empty comparison"},
         {"compare --model llama2-7b --hw h100-sxm --plots /proc/ffnroof-no", "cannot create"},
+        {"compare --model llama2-7b --plots c --hw h100-sxm,h200,b200,b300,mi300x,mi325x,mi355x,"
+         "a100-sxm-80gb,l40s,gaudi3,tpu-v5p,xeon-8480,h100-pcie",
+         "at most 12 devices"},
         {"report --out r --bench " DATA "calibration.json", "is not a bench result"},
         {"report --out r", "exactly one of"},
         {"report --out r --quick --compare", "exactly one of"},

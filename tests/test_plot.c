@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ffnroof/plot.h"
+#include "ffnroof/units.h"
 #include "ffnroof/hw_load.h"
 #include "ffnroof/model_load.h"
 
@@ -336,6 +337,188 @@ Test(plot, many_devices_are_drawn_by_device)
     cr_expect_eq(n, 2, "%s", labels);
     /* the top of the chart: the fastest roof drawn (bf16 3 PFLOP/s x 2.5), not fp8's 6 x 2.5 */
     cr_expect(strstr(o.script, ":1e+16]\nset xlabel"), "%s", strstr(o.script, "set yrange"));
+    out_free(&o);
+    free(t);
+}
+
+/* n devices like those of a comparison: fp8 above bf16 (the points' dtype), an L2 above HBM, two
+ * whole-FFN points each (device 0's decode point also measured). */
+static void fixture_devices(ffn_roofline_chart *c, int n)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->title, sizeof c->title, "grid of %d", n);
+    for (int d = 0; d < n; d++) {
+        ffn_plot_device *dv = &c->dev[d];
+        snprintf(dv->name, sizeof dv->name, "dev%d", d);
+        snprintf(dv->origin, sizeof dv->origin, "datasheet");
+        ffn_plot_device_add(dv, "fp8", FFN_ROOF_COMPUTE, 2e15 * (d + 1));
+        ffn_plot_device_add(dv, "bf16/fp16", FFN_ROOF_COMPUTE, 1e15 * (d + 1));
+        ffn_plot_device_add(dv, "L2", FFN_ROOF_READ_ONLY, 5e13);
+        ffn_plot_device_add(dv, "HBM", FFN_ROOF_DATASHEET, 1e12 * (d + 1));
+        for (int k = 0; k < 2; k++) {
+            ffn_plot_point *p = &c->pts[c->n_pts++];
+            p->device = d;
+            snprintf(p->label, sizeof p->label, k ? "decode T=1 bf16" : "prefill T=512 bf16");
+            p->intensity = k ? 1 : 400;
+            p->measured_flops = d == 0 && k ? 0.7e12 : NAN;
+            p->predicted_flops = k ? 0.8e12 * (d + 1) : 0.5e15 * (d + 1);
+        }
+    }
+    c->n_dev = n;
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *q = strstr(text, what); q; q = strstr(q + 1, what))
+        n++;
+    return n;
+}
+
+/* From five devices on: one panel per device in a multiplot grid of the documented shape, every
+ * panel on the one pair of axis ranges the template sets (no panel sets its own), each with its
+ * device's bf16 roof and HBM, ridge point and points, its title naming the device and its roofs,
+ * and one legend of the kinds. */
+Test(plot, five_devices_or_more_are_small_multiples_on_one_pair_of_axes)
+{
+    static const struct {
+        int n, rows, cols;
+    } grids[] = {{5, 2, 3}, {6, 2, 3}, {7, 3, 3}, {9, 3, 3}, {10, 3, 4}, {12, 3, 4}};
+    char *t = template_of("roofline-grid");
+    for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
+        const int n = grids[g].n;
+        int rows, cols;
+        ffn_plot_grid_layout(n, &rows, &cols);
+        cr_expect(rows == grids[g].rows && cols == grids[g].cols, "%d devices: %dx%d", n, rows,
+                  cols);
+        static ffn_roofline_chart c;
+        fixture_devices(&c, n);
+        cr_expect_str_eq(ffn_plot_roofline_template(&c), "roofline-grid.gp");
+        outputs o;
+        out_open(&o);
+        ffn_diag d;
+        ffn_diag_clear(&d);
+        /* no size asked for: an image sized for the grid, 400 x 260 pixels a panel */
+        ffn_plot_files fs = files;
+        fs.width = fs.height = 0;
+        cr_assert_eq(ffn_plot_roofline_write(&c, t, &fs, o.d, o.s, &d), 0, "%s", d.msg);
+        out_close(&o);
+        char want[160];
+        snprintf(want, sizeof want, "size %d,%d", 80 + 30 + cols * 400 + (cols - 1) * 44,
+                 84 + 96 + rows * 260 + (rows - 1) * 60);
+        cr_expect(strstr(o.script, want), "%d devices: %s", n, want);
+        snprintf(want, sizeof want, "set multiplot layout %d,%d rowsfirst title chart_title",
+                 grids[g].rows, grids[g].cols);
+        cr_expect(strstr(o.script, want), "%d devices: no '%s'", n, want);
+        cr_expect_eq(count(o.script, "\nplot "), n, "%d devices: one plot command per panel", n);
+        cr_expect_eq(count(o.script, "\n# panel "), n);
+        cr_expect_eq(count(o.script, "unset multiplot"), 1);
+        /* one pair of ranges, set once by the template: as wide as every device needs (x from
+         * the decode points / 3 to 4 x the fp8 ridges on HBM, 8000; y from HBM at the left edge
+         * to the fastest bf16 roof x 2.5) */
+        cr_expect_eq(count(o.script, "set xrange"), 1, "%d devices", n);
+        cr_expect_eq(count(o.script, "set yrange"), 1, "%d devices", n);
+        cr_expect(strstr(o.script, "set xrange [0.1:10000]"), "%s", strstr(o.script, "set xrange"));
+        cr_expect(strstr(o.script, "set yrange [1e+11:1e+17]"), "%s",
+                  strstr(o.script, "set yrange"));
+        cr_expect_null(strstr(o.script, "plot ["), "a panel with its own ranges");
+        cr_expect_null(strstr(o.script, "set size"), "a panel of another size");
+        cr_expect_null(strstr(o.script, "@PLOT@"));
+        /* the legend once, of the kinds (a device's name in it would be a colour list) */
+        cr_expect_eq(count(o.script, "\"compute roof (the dtype in the panel title)\""), 1);
+        cr_expect_eq(count(o.script, "\"measured to predicted\""), 1, "device 0 has a pair");
+        cr_expect_null(strstr(o.script, "keyentry"));
+        for (int i = 0; i < n; i++) {
+            /* the title: the device, its roofs with their values, its ridge */
+            char v[2][32];
+            ffn_units_str(v[0], sizeof v[0], 1e15 * (i + 1), FFN_UNIT_FLOPS);
+            ffn_units_str(v[1], sizeof v[1], 1e12 * (i + 1), FFN_UNIT_BPS);
+            snprintf(want, sizeof want,
+                     "set title \"dev%d\\nbf16/fp16 %s, HBM %s, ridge 1000 FLOP/B\"", i, v[0],
+                     v[1]);
+            const char *at = strstr(o.script, want);
+            cr_expect(at, "%d devices: no '%s' in %s", n, want, o.script);
+            if (!at) continue;
+            /* tick labels on the outer panels only */
+            const char *fmt = at ? strstr(at, "set format x ") : NULL;
+            cr_assert_not_null(fmt);
+            const bool lowest = i + grids[g].cols >= n, left = i % grids[g].cols == 0;
+            cr_expect(!strncmp(fmt + 13, lowest ? "xtic_format" : "\"\"", lowest ? 11 : 2),
+                      "%d devices, panel %d: x tick labels", n, i);
+            fmt = strstr(fmt, "set format y ");
+            cr_expect(!strncmp(fmt + 13, left ? "ytic_format" : "\"\"", left ? 11 : 2),
+                      "%d devices, panel %d: y tick labels", n, i);
+        }
+        /* each panel's roofs: bf16 (the points' dtype, not fp8) from its ridge on HBM, HBM
+         * (main memory, not the L2) from the left edge up to it; its ridge point */
+        for (int i = 0; i < n; i++) {
+            snprintf(want, sizeof want, "dev%d: compute ceiling bf16/fp16", i);
+            const char *b = strstr(o.data, want);
+            cr_assert_not_null(b, "%s", want);
+            double x0, y0, x1, y1;
+            cr_assert_eq(sscanf(strchr(b, '\n') + 1, "%lf %lf %lf %lf", &x0, &y0, &x1, &y1), 4);
+            close_to(x0, 1000, "bf16 starts at the HBM ridge");
+            close_to(y0, 1e15 * (i + 1), "bf16 roof");
+            close_to(x1, 10000, "to the right edge");
+            snprintf(want, sizeof want, "dev%d: bandwidth ceiling HBM", i);
+            b = strstr(o.data, want);
+            cr_assert_not_null(b, "%s", want);
+            cr_assert_eq(sscanf(strchr(b, '\n') + 1, "%lf %lf %lf %lf", &x0, &y0, &x1, &y1), 4);
+            close_to(x0, 0.1, "HBM from the left edge");
+            close_to(y1, 1e15 * (i + 1), "HBM meets bf16");
+            snprintf(want, sizeof want, "dev%d: ridge point", i);
+            cr_expect(strstr(o.data, want), "%s", want);
+            snprintf(want, sizeof want, "dev%d: predicted points", i);
+            cr_expect(strstr(o.data, want), "%s", want);
+        }
+        cr_expect_null(strstr(o.data, "fp8"), "only the points' dtype is drawn");
+        cr_expect_null(strstr(o.data, "L2"), "only main memory is drawn");
+        /* labels without the dtype the title names */
+        const char *lb = strstr(o.data, "dev0: point labels");
+        cr_assert_not_null(lb);
+        const char *end = strstr(lb, "# [");
+        cr_expect(strstr(lb, "\"decode T=1\"") && strstr(lb, "\"decode T=1\"") < end);
+        cr_expect(!strstr(lb, "bf16") || strstr(lb, "bf16") > end, "%.200s", lb);
+        out_free(&o);
+    }
+    free(t);
+}
+
+/* Up to four devices the roofline stays one chart, from plots/roofline.gp. */
+Test(plot, four_devices_or_fewer_share_one_chart)
+{
+    char *t = template_of("roofline");
+    for (int n = 1; n <= 4; n++) {
+        static ffn_roofline_chart c;
+        fixture_devices(&c, n);
+        cr_expect_str_eq(ffn_plot_roofline_template(&c), "roofline.gp");
+        outputs o;
+        out_open(&o);
+        cr_assert_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, NULL), 0);
+        out_close(&o);
+        cr_expect_null(strstr(o.script, "multiplot"), "%d devices", n);
+        cr_expect_eq(count(o.script, "\nplot "), 1, "%d devices", n);
+        cr_expect(strstr(o.script, "\nreplot\n"));
+        out_free(&o);
+    }
+    free(t);
+}
+
+/* Small multiples refuse what one chart refuses: devices without a single ceiling. */
+Test(plot, small_multiples_without_ceilings_are_refused)
+{
+    static ffn_roofline_chart c;
+    fixture_devices(&c, 6);
+    for (int d = 0; d < c.n_dev; d++)
+        c.dev[d].n_ceil = 0;
+    char *t = template_of("roofline-grid");
+    outputs o;
+    out_open(&o);
+    ffn_diag d;
+    ffn_diag_clear(&d);
+    cr_expect_eq(ffn_plot_roofline_write(&c, t, &files, o.d, o.s, &d), FFN_EINVAL);
+    cr_expect(strstr(d.msg, "nothing to draw"), "%s", d.msg);
+    out_close(&o);
     out_free(&o);
     free(t);
 }

@@ -1,7 +1,7 @@
 /* Pictures: the data behind ffnroof's charts and the gnuplot scripts that draw them (the chart
  * model: report/plot_model.c; the rooflines of the profiler's files: report/plot_profile.c, on
- * the records of ffnroof/profile_file.h; the gnuplot writers: report/plot_roofline.c,
- * report/plot_write.c).
+ * the records of ffnroof/profile_file.h; the gnuplot writers: report/plot_roofline.c and its
+ * small multiples report/plot_roofline_grid.c, report/plot_write.c).
  *
  * Three charts: a roofline (log-log FLOP/byte vs FLOP/s: compute ceilings per dtype, bandwidth
  * ceilings per memory level, ridge points, measured kernel points with the simulator's predicted
@@ -34,6 +34,9 @@
 #define FFN_PLOT_MAX_SERIES 64
 #define FFN_PLOT_MAX_SERIES_POINTS 64
 #define FFN_PLOT_MAX_BARS 64
+/* From this many devices on, a roofline is drawn as small multiples: one panel per device, all
+ * on the same axes (plots/roofline-grid.gp); fewer share one chart (plots/roofline.gp). */
+#define FFN_PLOT_GRID_MIN_DEVICES 5
 
 /* How a bandwidth ceiling was obtained: a read-only or read-write (copy/triad) measurement, or a
  * datasheet peak (read+write, hw.h). Compute ceilings use FFN_ROOF_COMPUTE. */
@@ -214,6 +217,10 @@ int ffn_plot_build_moe(const ffn_plot_request *q, ffn_moe_chart *c, ffn_diag *d)
  * holds) and its script: template_text (a template from plots/) with @TITLE@, @DATA@, @PNG@, @SVG@,
  * @PNGTERM@, @WIDTH@, @HEIGHT@, @XRANGE@, @YRANGE@, @SETUP@ and @PLOT@ replaced. Returns 0,
  * FFN_EINVAL (nothing to draw: no ceilings, no series, no bars) or FFN_EIO with diag filled. */
+/* The roofline's template must be the one ffn_plot_roofline_template names: with
+ * FFN_PLOT_GRID_MIN_DEVICES devices or more the script is a multiplot grid (rows x columns from
+ * ffn_plot_grid_layout), one panel per device on the same axes, a shared legend of the line and
+ * marker kinds, and (f's size 0) an image sized for the grid. */
 int ffn_plot_roofline_write(const ffn_roofline_chart *c, const char *template_text,
                             const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag);
 int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text,
@@ -223,6 +230,14 @@ int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const 
 
 int ffn_plot_pareto_write(const ffn_pareto_chart *c, const char *template_text,
                           const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag);
+
+/* The template in plots/ that c's script is made from: "roofline.gp", or "roofline-grid.gp" for
+ * small multiples (FFN_PLOT_GRID_MIN_DEVICES devices or more). A static string. */
+const char *ffn_plot_roofline_template(const ffn_roofline_chart *c);
+
+/* The small multiples' grid for n devices (n > 0): rows x columns, filled row by row (5-6 devices
+ * 2 x 3, 7-9 3 x 3, 10-12 3 x 4). */
+void ffn_plot_grid_layout(int n, int *rows, int *cols);
 
 /* Axis range of a log axis: decades that hold [lo, hi] (lo, hi > 0). */
 void ffn_plot_log_range(double lo, double hi, double *min_out, double *max_out);
