@@ -150,6 +150,7 @@ enum ffn_opt {
     FFN_O_SCENARIO,
     FFN_O_SEED,
     FFN_O_SEQ,
+    FFN_O_SEQ_OVERHEAD,
     FFN_O_SHAPE,
     FFN_O_SIZE,
     FFN_O_SPEC,

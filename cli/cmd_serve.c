@@ -60,7 +60,8 @@ static void usage(FILE *fp)
           "  --max-batched-tokens N  the token budget of one step\n"
           "  --max-seqs N          running sequences at most\n"
           "  --kv-page N           KV-cache page size in tokens\n"
-          "  --step-overhead T     per-step time outside the GPU kernels, e.g. 2ms\n",
+          "  --step-overhead T     per-step time outside the GPU kernels, e.g. 2ms\n"
+          "  --seq-overhead T      ... and per running sequence of a step, e.g. 20us\n",
           fp);
     fputs("Model, devices and layouts:\n"
           "  --model LIST, --hw LIST, --scenario FILE   as for plan\n"
@@ -172,13 +173,16 @@ static void write_table(FILE *fp, const ffn_serve_opts *o, const pair_out *p, si
         const bool moe = ffn_model_moe_layers(q->m) > 0;
         double p10, p90;
         bool def = ffn_hw_unc_range(q->hw, &p10, &p90);
+        char seqo[48] = "";
+        if (q->sched.seq_overhead_s > 0)
+            snprintf(seqo, sizeof seqo, " + %.3g us a sequence", 1e6 * q->sched.seq_overhead_s);
         fprintf(fp,
                 "%s on %s, %s scheduler: %llu tokens a step, %llu sequences, pages of %llu, "
-                "%.3g ms a step overhead\n",
+                "%.3g ms a step overhead%s\n",
                 q->m->name, q->hw->name, ffn_engine_name(ffn_cli_engine_in_force()),
                 (unsigned long long)q->sched.max_batched_tokens,
                 (unsigned long long)q->sched.max_seqs, (unsigned long long)q->sched.page_tokens,
-                1e3 * q->sched.step_overhead_s);
+                1e3 * q->sched.step_overhead_s, seqo);
         fprintf(fp,
                 "  workload: %s, prompt %llu, output %llu tokens%s; range: step times x "
                 "[%.3g, %.3g] (%s)\n",
@@ -396,6 +400,10 @@ int ffn_cmd_serve(int argc, char **argv)
                                  FFN_O_MAX_SEQS,
                                  FFN_O_KV_PAGE,
                                  FFN_O_STEP_OVERHEAD,
+                                 FFN_O_SEQ_OVERHEAD,
+                                 FFN_O_SEQ,
+                                 FFN_O_GROUP_SIZE,
+                                 FFN_O_GROUP,
                                  FFN_O_DTYPE,
                                  FFN_O_WDTYPE,
                                  FFN_O_ADTYPE,
@@ -539,7 +547,17 @@ int ffn_cmd_serve(int argc, char **argv)
             goto out;
         }
     }
-    double overhead = NAN;
+    double overhead = NAN, seq_overhead = NAN;
+    if (V(FFN_O_SEQ_OVERHEAD)) {
+        char why[160];
+        if (ffn_units_parse(V(FFN_O_SEQ_OVERHEAD), FFN_UNIT_TIME, &seq_overhead, why, sizeof why) ||
+            !(seq_overhead >= 0 && seq_overhead <= 1e-2)) {
+            rc =
+                ffn_cli_usage(CMD, "--seq-overhead needs a time in [0, 10 ms], e.g. 50us; got '%s'",
+                              V(FFN_O_SEQ_OVERHEAD));
+            goto out;
+        }
+    }
     if (V(FFN_O_STEP_OVERHEAD) &&
         (rc = time_opt("--step-overhead", V(FFN_O_STEP_OVERHEAD), 0.0, &overhead)))
         goto out;
@@ -629,6 +647,7 @@ int ffn_cmd_serve(int argc, char **argv)
             if (mseqs) q->sched.max_seqs = mseqs;
             if (page) q->sched.page_tokens = page;
             if (!isnan(overhead)) q->sched.step_overhead_s = overhead;
+            if (!isnan(seq_overhead)) q->sched.seq_overhead_s = seq_overhead;
             ffn_plan_opts pop = *po;
             pop.kv_page_tokens = q->sched.page_tokens;
             q->pick = -1;

@@ -121,6 +121,7 @@ static const struct {
     [FFN_O_STEP_OVERHEAD - FFN_O_FIRST] = {"step-overhead", required_argument},
     [FFN_O_USER_TPS - FFN_O_FIRST] = {"user-tps", required_argument},
     [FFN_O_STEP - FFN_O_FIRST] = {"step", no_argument},
+    [FFN_O_SEQ_OVERHEAD - FFN_O_FIRST] = {"seq-overhead", required_argument},
     [FFN_O_ZIPF - FFN_O_FIRST] = {"zipf", required_argument},
 };
 

@@ -163,7 +163,9 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
         const double head = out->lm_head_s / ceil((double)b->logits * q / share) * n;
         out->draft_s = (double)o->spec_tokens * (layer + head);
     }
-    out->overhead_s = o->sched.step_overhead_s;
+    /* the host's share: per step and per running sequence of each engine (a DP rank's own) */
+    out->overhead_s =
+        o->sched.step_overhead_s + o->sched.seq_overhead_s * (double)seqs / (double)c->shape.dp;
     const double k = o->step_scale > 0 ? o->step_scale : 1.0;
     out->gemm_s *= k;
     out->ffn_s *= k;

@@ -118,6 +118,10 @@ Test(serve, hand_worked_mixed_step)
     cr_expect_lt(rel(st.lm_head_s, head), 1e-12, "%g vs %g", st.lm_head_s, head);
     cr_expect_eq(st.overhead_s, 0.5e-3);
     cr_expect_lt(rel(st.step_s, st.gemm_s + st.attn_s + st.lm_head_s + 0.5e-3), 1e-12);
+    /* the host's share per running sequence: 5 sequences in the step */
+    o.sched.seq_overhead_s = 100e-6;
+    cr_assert_eq(ffn_serve_step_eval(&c, &o, &b, &st, &d), 0, "%s", d.msg);
+    cr_expect_lt(rel(st.overhead_s, 0.5e-3 + 5 * 100e-6), 1e-12, "%g", st.overhead_s);
     ffn_serve_ctx_free(&c);
 }
 
@@ -334,6 +338,7 @@ Test(serve, engine_schedulers_as_shipped)
         cr_expect(p.sched.set, "%s", ffn_engine_name((ffn_engine)e));
         cr_expect_geq(p.sched.max_batched_tokens, 1024);
         cr_expect_gt(p.sched.step_overhead_s, 0);
+        cr_expect_gt(p.sched.seq_overhead_s, 0);
     }
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_VLLM, &p, &d), 0);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "a100-sxm-80gb").max_batched_tokens, 2048);

@@ -33,6 +33,8 @@ typedef struct ffn_engine_sched {
     uint64_t page_tokens;        /* KV-cache page (block) size */
     double step_overhead_s;      /* per step outside the GPU kernels: scheduling, input
                                     preparation, sampling, launch */
+    double seq_overhead_s;       /* ... and per running sequence of the step (the host's work
+                                    grows with the batch); 0 = none */
     /* where a release picks other defaults on some devices (vLLM's smaller budget on A100s,
      * SGLang's larger one on GPUs of 160 GB and more): by device name, 0 = the default */
     struct {

@@ -57,8 +57,8 @@ static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
 
 static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
 {
-    static const char *const keys[] = {
-        "max_batched_tokens", "max_seqs", "page", "step_overhead", "devices", "source", NULL};
+    static const char *const keys[] = {"max_batched_tokens", "max_seqs", "page",   "step_overhead",
+                                       "seq_overhead",       "devices",  "source", NULL};
     yaml_node_t *m = ffn_y_get(y, eng, "scheduler", NULL);
     if (!m) return 0;
     int rc = ffn_y_expect_map(y, m, "scheduler");
@@ -73,6 +73,8 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
     }
     if (!rc)
         rc = ffn_y_num(y, m, "step_overhead", true, FFN_UNIT_TIME, 0.0, 1.0, &s->step_overhead_s);
+    if (!rc)
+        rc = ffn_y_num(y, m, "seq_overhead", false, FFN_UNIT_TIME, 0.0, 1e-2, &s->seq_overhead_s);
     if (!rc) {
         yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
         if (!src || !ffn_y_text(src))
