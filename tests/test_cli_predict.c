@@ -378,7 +378,7 @@ Test(cli_predict, zero_points_and_act_io_dtype_reach_the_model)
 }
 
 /* The README's simulator examples are what the code prints: under each "### ...`ffnroof
- * predict|plan ...`" heading, the first code block is that command's output, run from the
+ * predict|plan|serve ...`" heading, the first code block is that command's output, run from the
  * repository root. An example that goes stale
  * fails here. The figures were printed on x86-64; an AArch64 build may fuse a multiply-add the x86
  * one does not and round a last digit the other way, so it skips. */
@@ -397,7 +397,8 @@ Test(cli_predict, readme_examples_are_what_the_code_prints, .init = setup, .fini
         if (state == 0 && strncmp(line, "### ", 4) == 0) {
             const char *c = strstr(line, "`ffnroof ");
             if (c && (strncmp(c, "`ffnroof predict ", 17) == 0 ||
-                      strncmp(c, "`ffnroof plan ", 14) == 0)) {
+                      strncmp(c, "`ffnroof plan ", 14) == 0 ||
+                      strncmp(c, "`ffnroof serve ", 15) == 0)) {
                 const char *end = strchr(c + 1, '`');
                 cr_assert_not_null(end, "%s", line);
                 snprintf(args, sizeof args, "%.*s", (int)(end - c - 9), c + 9);
@@ -425,7 +426,7 @@ Test(cli_predict, readme_examples_are_what_the_code_prints, .init = setup, .fini
         }
     }
     fclose(fp);
-    cr_expect_geq(checked, 3, "the README's predict and plan examples (found %d)", checked);
+    cr_expect_geq(checked, 4, "the README's predict, plan and serve examples (found %d)", checked);
 }
 
 /* --engine: the serving engine's kernels change a quantised prediction, not a bf16 one, say so
