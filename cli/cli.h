@@ -322,6 +322,23 @@ int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m);
 struct ffn_engine_profile;
 int ffn_cli_engine_profile(const char *cmd, ffn_engine e, struct ffn_engine_profile *p);
 
+/* What plan and serve read alike (cli/cli_workload.c). Each returns 0 or an exit code with the
+ * message printed. --dtype (weights, activations and KV cache) or --wdtype/--adtype (--adtype
+ * also sets the KV cache), then --kv-dtype; any may be NULL. */
+struct ffn_plan_opts;
+int ffn_cli_plan_dtypes(const char *cmd, const char *dtype, const char *wdtype, const char *adtype,
+                        const char *kv_dtype, struct ffn_plan_opts *o);
+/* --reserve SIZE (bytes, 0 .. 1e15). */
+int ffn_cli_reserve(const char *cmd, const char *s, double *out);
+/* Every --price DEVICE=USD into the scenario's price of that device. */
+int ffn_cli_price_flags(const char *cmd, const char *const *prices, size_t n,
+                        struct ffn_scenario *sc);
+/* A device without a price takes hw/prices.tsv's list price where it has one (listed[k] the row,
+ * else NULL; hws in the scenario's order). */
+struct ffn_price;
+int ffn_cli_list_prices(struct ffn_scenario *sc, const ffn_hw *hws,
+                        const struct ffn_price **listed);
+
 /* mkdir -p dir, then check that it is a writable folder; 0 or FFN_EXIT_USAGE (one line). The
  * folders it creates are remembered: main() takes back the ones still empty when the command
  * fails (ffn_cli_remove_created_dirs), so that a refused run leaves nothing behind. */

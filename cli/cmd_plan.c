@@ -222,22 +222,8 @@ int ffn_cmd_plan(int argc, char **argv)
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
     if (group) o->group_size = (unsigned)group;
-    if (V(FFN_O_DTYPE) && (V(FFN_O_WDTYPE) || V(FFN_O_ADTYPE))) {
-        rc = ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
-        goto out;
-    }
-    if (V(FFN_O_DTYPE)) {
-        if ((rc = ffn_cli_dtype(CMD, "--dtype", V(FFN_O_DTYPE), &o->wdtype))) goto out;
-        o->adtype = o->kv_dtype = o->wdtype;
-    }
-    if (V(FFN_O_WDTYPE) && (rc = ffn_cli_dtype(CMD, "--wdtype", V(FFN_O_WDTYPE), &o->wdtype)))
-        goto out;
-    if (V(FFN_O_ADTYPE)) {
-        if ((rc = ffn_cli_dtype(CMD, "--adtype", V(FFN_O_ADTYPE), &o->adtype))) goto out;
-        o->kv_dtype = o->adtype;
-    }
-    if (V(FFN_O_KV_DTYPE) &&
-        (rc = ffn_cli_dtype(CMD, "--kv-dtype", V(FFN_O_KV_DTYPE), &o->kv_dtype)))
+    if ((rc = ffn_cli_plan_dtypes(CMD, V(FFN_O_DTYPE), V(FFN_O_WDTYPE), V(FFN_O_ADTYPE),
+                                  V(FFN_O_KV_DTYPE), o)))
         goto out;
     if ((V(FFN_O_TPOT) && (rc = time_opt("--tpot", V(FFN_O_TPOT), &o->tpot_s))) ||
         (V(FFN_O_TTFT) && (rc = time_opt("--ttft", V(FFN_O_TTFT), &o->ttft_s))) ||
@@ -258,17 +244,8 @@ int ffn_cmd_plan(int argc, char **argv)
             goto out;
         o->margin = i == 0 ? FFN_MARGIN_MEDIAN : FFN_MARGIN_P90;
     }
-    if (V(FFN_O_RESERVE)) {
-        char why[160];
-        double r;
-        if (ffn_units_parse(V(FFN_O_RESERVE), FFN_UNIT_BYTES, &r, why, sizeof why) || !(r >= 0) ||
-            r > 1e15) {
-            rc = ffn_cli_usage(CMD, "--reserve needs a size such as 1GiB or 0; got '%s'",
-                               V(FFN_O_RESERVE));
-            goto out;
-        }
-        o->reserve_bytes = r;
-    }
+    if (V(FFN_O_RESERVE) && (rc = ffn_cli_reserve(CMD, V(FFN_O_RESERVE), &o->reserve_bytes)))
+        goto out;
     if (V(FFN_O_OBJECTIVE) && ffn_objective_parse(V(FFN_O_OBJECTIVE), &o->objective)) {
         rc = ffn_cli_usage(CMD,
                            "--objective must be devices, tokens_per_device, tokens_per_watt, "
@@ -276,22 +253,7 @@ int ffn_cmd_plan(int argc, char **argv)
                            V(FFN_O_OBJECTIVE));
         goto out;
     }
-    for (size_t i = 0; i < n_prices; i++) {
-        const char *eq = strchr(prices[i], '=');
-        size_t k = 0;
-        if (eq)
-            while (k < sc.n_hws && (strlen(sc.hws[k].name) != (size_t)(eq - prices[i]) ||
-                                    strncmp(sc.hws[k].name, prices[i], (size_t)(eq - prices[i]))))
-                k++;
-        if (!eq || k == sc.n_hws) {
-            rc = ffn_cli_usage(
-                CMD, "--price needs DEVICE=USD for a device of --hw/the scenario; got '%s'",
-                prices[i]);
-            goto out;
-        }
-        if ((rc = ffn_cli_double(CMD, "--price", eq + 1, 1e-6, 1e6, &sc.price_per_hour[k])))
-            goto out;
-    }
+    if ((rc = ffn_cli_price_flags(CMD, prices, n_prices, &sc))) goto out;
     if (sc.n_models * sc.n_hws > MAX_PAIRS) {
         rc = ffn_cli_usage(CMD, "%zu models x %zu devices is more than %d pairs", sc.n_models,
                            sc.n_hws, MAX_PAIRS);
@@ -304,25 +266,8 @@ int ffn_cmd_plan(int argc, char **argv)
     if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
     if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
     /* a device without --price (or price_per_hour) takes the shipped table's list price */
-    static ffn_price_table table;
-    const ffn_price *listed[FFN_SC_MAX_REFS] = {NULL};
-    {
-        char dir[PATH_MAX], path[PATH_MAX + 16];
-        if (ffn_cli_data_dir("hw", dir, sizeof dir)) {
-            snprintf(path, sizeof path, "%s/prices.tsv", dir);
-            if (access(path, R_OK) == 0) {
-                ffn_diag d;
-                if (ffn_prices_load(path, &table, &d)) {
-                    rc = ffn_cli_diag(&d);
-                    goto out;
-                }
-                for (size_t k = 0; k < sc.n_hws; k++)
-                    if (!(sc.price_per_hour[k] > 0) &&
-                        (listed[k] = ffn_price_find(&table, hws[k].name)))
-                        sc.price_per_hour[k] = listed[k]->usd_per_hour;
-            }
-        }
-    }
+    const ffn_price *listed[FFN_SC_MAX_REFS];
+    if ((rc = ffn_cli_list_prices(&sc, hws, listed))) goto out;
     const ffn_objective obj = ffn_plan_objective(o);
     if (obj == FFN_OBJ_TOKENS_PER_DOLLAR || obj == FFN_OBJ_COST) {
         for (size_t k = 0; k < sc.n_hws; k++)

@@ -512,22 +512,8 @@ int ffn_cmd_serve(int argc, char **argv)
             conc[n_conc++] = v;
     if (so.mode != FFN_SERVE_CONCURRENCY) conc[0] = 1, n_conc = 1;
     if (V(FFN_O_SPEC) && (rc = spec_opt(V(FFN_O_SPEC), &so))) goto out;
-    if (V(FFN_O_DTYPE) && (V(FFN_O_WDTYPE) || V(FFN_O_ADTYPE))) {
-        rc = ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
-        goto out;
-    }
-    if (V(FFN_O_DTYPE)) {
-        if ((rc = ffn_cli_dtype(CMD, "--dtype", V(FFN_O_DTYPE), &po->wdtype))) goto out;
-        po->adtype = po->kv_dtype = po->wdtype;
-    }
-    if (V(FFN_O_WDTYPE) && (rc = ffn_cli_dtype(CMD, "--wdtype", V(FFN_O_WDTYPE), &po->wdtype)))
-        goto out;
-    if (V(FFN_O_ADTYPE)) {
-        if ((rc = ffn_cli_dtype(CMD, "--adtype", V(FFN_O_ADTYPE), &po->adtype))) goto out;
-        po->kv_dtype = po->adtype;
-    }
-    if (V(FFN_O_KV_DTYPE) &&
-        (rc = ffn_cli_dtype(CMD, "--kv-dtype", V(FFN_O_KV_DTYPE), &po->kv_dtype)))
+    if ((rc = ffn_cli_plan_dtypes(CMD, V(FFN_O_DTYPE), V(FFN_O_WDTYPE), V(FFN_O_ADTYPE),
+                                  V(FFN_O_KV_DTYPE), po)))
         goto out;
     if ((V(FFN_O_TP) && (rc = ffn_cli_u64_list(CMD, "--tp", V(FFN_O_TP), 1, 4096, po->tp,
                                                FFN_PLAN_MAX_DEGREES, &po->n_tp))) ||
@@ -561,33 +547,9 @@ int ffn_cmd_serve(int argc, char **argv)
     if (V(FFN_O_STEP_OVERHEAD) &&
         (rc = time_opt("--step-overhead", V(FFN_O_STEP_OVERHEAD), 0.0, &overhead)))
         goto out;
-    if (V(FFN_O_RESERVE)) {
-        char why[160];
-        double r;
-        if (ffn_units_parse(V(FFN_O_RESERVE), FFN_UNIT_BYTES, &r, why, sizeof why) || !(r >= 0) ||
-            r > 1e15) {
-            rc = ffn_cli_usage(CMD, "--reserve needs a size such as 1GiB or 0; got '%s'",
-                               V(FFN_O_RESERVE));
-            goto out;
-        }
-        po->reserve_bytes = r;
-    }
-    for (size_t i = 0; i < n_prices; i++) {
-        const char *eq = strchr(prices[i], '=');
-        size_t k = 0;
-        if (eq)
-            while (k < sc.n_hws && (strlen(sc.hws[k].name) != (size_t)(eq - prices[i]) ||
-                                    strncmp(sc.hws[k].name, prices[i], (size_t)(eq - prices[i]))))
-                k++;
-        if (!eq || k == sc.n_hws) {
-            rc = ffn_cli_usage(
-                CMD, "--price needs DEVICE=USD for a device of --hw/the scenario; got '%s'",
-                prices[i]);
-            goto out;
-        }
-        if ((rc = ffn_cli_double(CMD, "--price", eq + 1, 1e-6, 1e6, &sc.price_per_hour[k])))
-            goto out;
-    }
+    if (V(FFN_O_RESERVE) && (rc = ffn_cli_reserve(CMD, V(FFN_O_RESERVE), &po->reserve_bytes)))
+        goto out;
+    if ((rc = ffn_cli_price_flags(CMD, prices, n_prices, &sc))) goto out;
     so.isl = po->prompt;
     so.osl = po->output;
     so.isl_spread = so.osl_spread = spread;
@@ -612,22 +574,8 @@ int ffn_cmd_serve(int argc, char **argv)
         rc = 0;
     }
     {
-        char dir[PATH_MAX], path[PATH_MAX + 16];
-        static ffn_price_table table;
-        if (ffn_cli_data_dir("hw", dir, sizeof dir)) {
-            snprintf(path, sizeof path, "%s/prices.tsv", dir);
-            ffn_diag d;
-            if (access(path, R_OK) == 0) {
-                if (ffn_prices_load(path, &table, &d)) {
-                    rc = ffn_cli_diag(&d);
-                    goto out;
-                }
-                for (size_t k = 0; k < sc.n_hws; k++) {
-                    const ffn_price *pr = ffn_price_find(&table, hws[k].name);
-                    if (!(sc.price_per_hour[k] > 0) && pr) sc.price_per_hour[k] = pr->usd_per_hour;
-                }
-            }
-        }
+        const ffn_price *listed[FFN_SC_MAX_REFS];
+        if ((rc = ffn_cli_list_prices(&sc, hws, listed))) goto out;
     }
 
     pairs = calloc(sc.n_models * sc.n_hws, sizeof *pairs);

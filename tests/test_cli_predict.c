@@ -396,9 +396,9 @@ Test(cli_predict, readme_examples_are_what_the_code_prints, .init = setup, .fini
     while (fgets(line, sizeof line, fp)) {
         if (state == 0 && strncmp(line, "### ", 4) == 0) {
             const char *c = strstr(line, "`ffnroof ");
-            if (c && (strncmp(c, "`ffnroof predict ", 17) == 0 ||
-                      strncmp(c, "`ffnroof plan ", 14) == 0 ||
-                      strncmp(c, "`ffnroof serve ", 15) == 0)) {
+            if (c &&
+                (strncmp(c, "`ffnroof predict ", 17) == 0 ||
+                 strncmp(c, "`ffnroof plan ", 14) == 0 || strncmp(c, "`ffnroof serve ", 15) == 0)) {
                 const char *end = strchr(c + 1, '`');
                 cr_assert_not_null(end, "%s", line);
                 snprintf(args, sizeof args, "%.*s", (int)(end - c - 9), c + 9);

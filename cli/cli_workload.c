@@ -1,0 +1,78 @@
+/* What `plan` and `serve` read alike (cli/cli.h): the dtypes of weights, activations and the KV
+ * cache, the runtime's memory reserve, prices from --price and from the shipped dated table. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ffnroof/prices.h"
+#include "ffnroof/scenario.h"
+#include "ffnroof/units.h"
+
+int ffn_cli_plan_dtypes(const char *cmd, const char *dtype, const char *wdtype, const char *adtype,
+                        const char *kv_dtype, ffn_plan_opts *o)
+{
+    int rc;
+    if (dtype && (wdtype || adtype))
+        return ffn_cli_usage(cmd, "use either --dtype or --wdtype/--adtype, not both");
+    if (dtype) {
+        if ((rc = ffn_cli_dtype(cmd, "--dtype", dtype, &o->wdtype))) return rc;
+        o->adtype = o->kv_dtype = o->wdtype;
+    }
+    if (wdtype && (rc = ffn_cli_dtype(cmd, "--wdtype", wdtype, &o->wdtype))) return rc;
+    if (adtype) {
+        if ((rc = ffn_cli_dtype(cmd, "--adtype", adtype, &o->adtype))) return rc;
+        o->kv_dtype = o->adtype;
+    }
+    if (kv_dtype && (rc = ffn_cli_dtype(cmd, "--kv-dtype", kv_dtype, &o->kv_dtype))) return rc;
+    return 0;
+}
+
+int ffn_cli_reserve(const char *cmd, const char *s, double *out)
+{
+    char why[160];
+    double r;
+    if (ffn_units_parse(s, FFN_UNIT_BYTES, &r, why, sizeof why) || !(r >= 0) || r > 1e15)
+        return ffn_cli_usage(cmd, "--reserve needs a size such as 1GiB or 0; got '%s'", s);
+    *out = r;
+    return 0;
+}
+
+int ffn_cli_price_flags(const char *cmd, const char *const *prices, size_t n,
+                        struct ffn_scenario *sc)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(prices[i], '=');
+        size_t k = 0;
+        if (eq)
+            while (k < sc->n_hws && (strlen(sc->hws[k].name) != (size_t)(eq - prices[i]) ||
+                                     strncmp(sc->hws[k].name, prices[i], (size_t)(eq - prices[i]))))
+                k++;
+        if (!eq || k == sc->n_hws)
+            return ffn_cli_usage(
+                cmd, "--price needs DEVICE=USD for a device of --hw/the scenario; got '%s'",
+                prices[i]);
+        int rc = ffn_cli_double(cmd, "--price", eq + 1, 1e-6, 1e6, &sc->price_per_hour[k]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int ffn_cli_list_prices(struct ffn_scenario *sc, const ffn_hw *hws, const ffn_price **listed)
+{
+    static ffn_price_table table;
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    for (size_t k = 0; k < sc->n_hws; k++)
+        listed[k] = NULL;
+    if (!ffn_cli_data_dir("hw", dir, sizeof dir)) return 0;
+    snprintf(path, sizeof path, "%s/prices.tsv", dir);
+    if (access(path, R_OK) != 0) return 0;
+    ffn_diag d;
+    if (ffn_prices_load(path, &table, &d)) return ffn_cli_diag(&d);
+    for (size_t k = 0; k < sc->n_hws; k++)
+        if (!(sc->price_per_hour[k] > 0) && (listed[k] = ffn_price_find(&table, hws[k].name)))
+            sc->price_per_hour[k] = listed[k]->usd_per_hour;
+    return 0;
+}
