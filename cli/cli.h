@@ -326,6 +326,11 @@ int ffn_cli_engine_profile(const char *cmd, ffn_engine e, struct ffn_engine_prof
  * message printed. --dtype (weights, activations and KV cache) or --wdtype/--adtype (--adtype
  * also sets the KV cache), then --kv-dtype; any may be NULL. */
 struct ffn_plan_opts;
+/* plan's and serve's option loop: every option collected into val (ffn_cli_collect), --price
+ * (repeatable, at most FFN_SC_MAX_REFS) into prices. -1 to go on, else the exit code. */
+int ffn_cli_collect_with_prices(const char *cmd, int argc, char **argv, const int *accept,
+                                const char **val, const char **prices, size_t *n_prices,
+                                void (*usage)(FILE *));
 int ffn_cli_plan_dtypes(const char *cmd, const char *dtype, const char *wdtype, const char *adtype,
                         const char *kv_dtype, struct ffn_plan_opts *o);
 /* --reserve SIZE (bytes, 0 .. 1e15). */

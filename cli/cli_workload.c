@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <getopt.h>
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,27 @@
 #include "ffnroof/prices.h"
 #include "ffnroof/scenario.h"
 #include "ffnroof/units.h"
+
+int ffn_cli_collect_with_prices(const char *cmd, int argc, char **argv, const int *accept,
+                                const char **val, const char **prices, size_t *n_prices,
+                                void (*usage)(FILE *))
+{
+    int c;
+    ffn_cli_seen seen = {0};
+    *n_prices = 0;
+    while ((c = ffn_cli_getopt(cmd, argc, argv, accept, &seen, (const int[]){FFN_O_PRICE, 0})) !=
+           -1) {
+        if (c == -2) return FFN_EXIT_USAGE;
+        if (c == FFN_O_PRICE) {
+            if (*n_prices >= FFN_SC_MAX_REFS) return ffn_cli_usage(cmd, "too many --price options");
+            prices[(*n_prices)++] = optarg;
+        }
+        const int r = ffn_cli_collect(cmd, c, argv, val, usage);
+        if (r >= 0) return r;
+    }
+    if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
 
 int ffn_cli_plan_dtypes(const char *cmd, const char *dtype, const char *wdtype, const char *adtype,
                         const char *kv_dtype, ffn_plan_opts *o)

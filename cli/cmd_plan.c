@@ -172,19 +172,11 @@ int ffn_cmd_plan(int argc, char **argv)
     const char *val[FFN_O_END - FFN_O_FIRST] = {0};
     const char *prices[FFN_SC_MAX_REFS];
     size_t n_prices = 0;
-    int c;
-    ffn_cli_seen seen = {0};
-    while ((c = ffn_cli_getopt(CMD, argc, argv, accept, &seen, (const int[]){FFN_O_PRICE, 0})) !=
-           -1) {
-        if (c == -2) return FFN_EXIT_USAGE;
-        if (c == FFN_O_PRICE) {
-            if (n_prices >= FFN_SC_MAX_REFS) return ffn_cli_usage(CMD, "too many --price options");
-            prices[n_prices++] = optarg;
-        }
-        const int r = ffn_cli_collect(CMD, c, argv, val, usage);
+    {
+        const int r =
+            ffn_cli_collect_with_prices(CMD, argc, argv, accept, val, prices, &n_prices, usage);
         if (r >= 0) return r;
     }
-    if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
 #define V(o) val[(o)-FFN_O_FIRST]
 
     static ffn_scenario sc;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "op_internal.h"
 #include "ffnroof/sim.h"
 
 const char *ffn_coll_name(ffn_coll_op kind)
@@ -105,12 +106,7 @@ bool ffn_coll_range(const ffn_hw *hw, const ffn_link *link, ffn_coll_op kind, ui
 void ffn_op_collective(ffn_op *op, const ffn_link *link, ffn_coll_op kind, const char *name,
                        double bytes, uint64_t n)
 {
-    memset(op, 0, sizeof *op);
-    snprintf(op->name, sizeof op->name, "%s", name);
-    op->kind = FFN_OP_COMM;
-    op->compute_dtype = FFN_DT_FP32;
-    op->instances = 1;
-    op->bound = FFN_BOUND_COMM;
+    ffn__op_comm_init(op, name);
     if (n <= 1 || bytes <= 0) return;
     op->bytes = ffn_coll_bus_factor(kind, (double)n) * bytes;
     op->roofline_s = op->predicted_s = ffn_coll_time_s(link, kind, bytes, n, NULL);

@@ -2,6 +2,7 @@
  * GEMMs sized by the tokens each expert receives, shared experts, expert parallelism with its
  * all-to-all, and the routing statistics behind them (expert coverage, load imbalance, dropped
  * tokens) from closed forms or a seeded Monte-Carlo simulation. Equations: docs/model.md. */
+#include "op_internal.h"
 #include "ffnroof/rand.h"
 #include "ffnroof/sim.h"
 
@@ -290,12 +291,7 @@ static void push(ffn_layer_cost *c, const ffn_op *op)
 static void alltoall(ffn_op *op, const ffn_hw *hw, const char *name, double bytes_per_dev,
                      uint64_t n, uint64_t per_node)
 {
-    memset(op, 0, sizeof *op);
-    snprintf(op->name, sizeof op->name, "%s", name);
-    op->kind = FFN_OP_COMM;
-    op->compute_dtype = FFN_DT_FP32;
-    op->instances = 1;
-    op->bound = FFN_BOUND_COMM;
+    ffn__op_comm_init(op, name);
     if (n <= 1 || bytes_per_dev <= 0) return;
     double N = (double)n;
     op->bytes = bytes_per_dev;
