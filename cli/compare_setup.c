@@ -85,6 +85,11 @@ static int from_scenario(const char *cmd, ffn_compare *c, const char *path, bool
             rc = ffn_cli_diag(&d);
             goto done;
         }
+        if (sc.n_models > 1)
+            fprintf(stderr,
+                    "ffnroof %s: note: %s compares one model; the scenario names %zu, the first "
+                    "(%s) is compared (--model picks another; plan and sweep take them all)\n",
+                    cmd, cmd, sc.n_models, sc.models[0].name);
     }
     if (want_hw) {
         c->n_dev = 0;

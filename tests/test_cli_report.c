@@ -341,3 +341,20 @@ Test(cli_report, quick_drift_says_whether_the_host_held)
     drift_text(d, 2, t, sizeof t);
     cr_expect_str_eq(t, "");
 }
+
+/* compare takes one model: a scenario naming several compares the first and says so. */
+Test(cli_report, compare_of_a_many_model_scenario_says_which_it_compares, .init = setup,
+     .fini = teardown)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/two.yaml", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("name: two\nmodel: [llama2-7b, mistral-7b]\nhw: [h100-sxm, b200]\n", f);
+    fclose(f);
+    cr_assert_eq(run("compare --scenario two.yaml --batch 1"), 0, "%s", cli_slurp(err_path));
+    cr_expect(
+        strstr(cli_slurp(err_path), "the scenario names 2, the first (llama2-7b) is compared"),
+        "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "llama2-7b"), "%s", cli_slurp(out_path));
+}
