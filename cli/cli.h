@@ -333,6 +333,9 @@ int ffn_cli_collect_with_prices(const char *cmd, int argc, char **argv, const in
                                 void (*usage)(FILE *));
 int ffn_cli_plan_dtypes(const char *cmd, const char *dtype, const char *wdtype, const char *adtype,
                         const char *kv_dtype, struct ffn_plan_opts *o);
+/* A request of `tokens` (prompt + output) no model of the n takes: exit 2, naming the model and
+ * its context; 0 when every model's context holds it or is unknown. */
+int ffn_cli_check_context(const char *cmd, const ffn_model *models, size_t n, double tokens);
 /* --reserve SIZE (bytes, 0 .. 1e15). */
 int ffn_cli_reserve(const char *cmd, const char *s, double *out);
 /* Every --price DEVICE=USD into the scenario's price of that device. */

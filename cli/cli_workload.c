@@ -98,3 +98,14 @@ int ffn_cli_list_prices(struct ffn_scenario *sc, const ffn_hw *hws, const ffn_pr
             sc->price_per_hour[k] = listed[k]->usd_per_hour;
     return 0;
 }
+
+int ffn_cli_check_context(const char *cmd, const ffn_model *models, size_t n, double tokens)
+{
+    for (size_t i = 0; i < n; i++)
+        if (models[i].context && tokens > (double)models[i].context)
+            return ffn_cli_fail(FFN_EXIT_USAGE, cmd,
+                                "prompt + output of up to %.0f tokens is beyond %s's context of "
+                                "%llu tokens (max_position_embeddings); shorten them",
+                                tokens, models[i].name, (unsigned long long)models[i].context);
+    return 0;
+}

@@ -257,6 +257,8 @@ int ffn_cmd_plan(int argc, char **argv)
     static ffn_hw hws[FFN_SC_MAX_REFS];
     if ((rc = ffn_cli_engine(CMD, V(FFN_O_ENGINE)))) goto out;
     if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
+    if ((rc = ffn_cli_check_context(CMD, models, sc.n_models, (double)(o->prompt + o->output))))
+        goto out;
     /* a device without --price (or price_per_hour) takes the shipped table's list price */
     const ffn_price *listed[FFN_SC_MAX_REFS];
     if ((rc = ffn_cli_list_prices(&sc, hws, listed))) goto out;

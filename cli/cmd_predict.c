@@ -175,6 +175,12 @@ int ffn_cmd_predict(int argc, char **argv)
         run.moe.popularity = hist;
         run.moe.n_popularity = n;
     }
+    if (model.context && run.seq > model.context)
+        fprintf(stderr,
+                "ffnroof predict: warning: %llu tokens a sequence is beyond %s's context of %llu "
+                "(max_position_embeddings): the model was not made for it; the arithmetic "
+                "goes on\n",
+                (unsigned long long)run.seq, model.name, (unsigned long long)model.context);
     if (run.ep > 1 && !model.moe.n_experts)
         return ffn_cli_usage(CMD, "--ep %llu: model '%s' has no experts",
                              (unsigned long long)run.ep, model.name);

@@ -555,6 +555,10 @@ int ffn_cmd_serve(int argc, char **argv)
                                                                   : NULL)))
         goto out;
     if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
+    if ((rc = ffn_cli_check_context(CMD, models, sc.n_models,
+                                    floor((double)so.isl * (1 + so.isl_spread)) +
+                                        floor((double)so.osl * (1 + so.osl_spread)))))
+        goto out;
     ffn_engine_profile prof;
     if ((rc = ffn_cli_engine_profile(CMD, ffn_cli_engine_in_force(), &prof))) goto out;
     if (!prof.sched.set) {

@@ -148,6 +148,8 @@ Test(cli_serve, bad_input_is_one_line_and_exit_2)
         {"serve --model llama3-8b --hw h100-sxm --step-overhead 3s", "--step-overhead"},
         {"serve --model llama3-8b --hw h100-sxm --price h100=2", "--price"},
         {"serve --model nope --hw h100-sxm", "nope"},
+        {"serve --model llama3-8b --hw h100-sxm --prompt 8000 --output 500",
+         "beyond llama3-8b's context of 8192"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_expect_eq(run(bad[i].args), 2, "%s", bad[i].args);
@@ -161,7 +163,7 @@ Test(cli_serve, bad_input_is_one_line_and_exit_2)
 /* A request longer than every layout's KV cache: each layout is skipped with the reason. */
 Test(cli_serve, what_does_not_fit_says_why)
 {
-    cr_assert_eq(run("serve --model llama3-70b --hw h100-sxm --tp 1,2 --concurrency 4 --prompt "
+    cr_assert_eq(run("serve --model llama3.1-405b --hw h100-sxm --tp 1,2 --concurrency 4 --prompt "
                      "100000 --output 1000"),
                  0, "%s", cli_slurp(err_path));
     const char *o = cli_slurp(out_path);

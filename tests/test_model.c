@@ -52,6 +52,7 @@ static const expect models[] = {
     {"llama2-70b", 68976648192ull, 68976648192ull},
     {"llama3-8b", 8030261248ull, 8030261248ull},
     {"llama3-70b", 70553706496ull, 70553706496ull},
+    {"llama3.1-70b", 70553706496ull, 70553706496ull},
     {"llama3.1-405b", 405853388800ull, 405853388800ull},
     {"mistral-7b", 7241732096ull, 7241732096ull},
     {"mixtral-8x7b", 46702792704ull, 12879925248ull},

@@ -66,6 +66,8 @@ typedef struct ffn_model {
     bool tied_embeddings;
     ffn_pos_kind pos;
     uint64_t max_positions; /* rows of a learned position table (0 when none) */
+    uint64_t context;       /* the longest sequence it takes: a config's max_position_embeddings
+                               (or its learned table's rows); 0 = unknown */
     uint64_t type_vocab;    /* token-type embeddings (BERT), 0 when none */
     ffn_norm_kind norm;
     bool norm_bias;

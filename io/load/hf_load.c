@@ -131,7 +131,8 @@ static int common(ffn_ydoc *y, yaml_node_t *r, ffn_model *m, bool tied_default,
     if ((rc = u64(y, r, "hidden_size", true, 1, FFN_MODEL_MAX_HIDDEN, &m->hidden)) ||
         (rc = u64(y, r, "num_hidden_layers", true, 1, FFN_MAX_LAYERS, &m->layers)) ||
         (rc = u64(y, r, "vocab_size", true, 1, FFN_MODEL_MAX_VOCAB, &m->vocab)) ||
-        (rc = u64(y, r, "num_attention_heads", true, 1, FFN_MODEL_MAX_HEADS, &t->n_heads)))
+        (rc = u64(y, r, "num_attention_heads", true, 1, FFN_MODEL_MAX_HEADS, &t->n_heads)) ||
+        (rc = u64(y, r, "max_position_embeddings", false, 1, FFN_MODEL_MAX_POSITIONS, &m->context)))
         return rc;
     t->n_kv_heads = t->n_heads;
     if ((rc = u64(y, r, "num_key_value_heads", false, 1, t->n_heads, &t->n_kv_heads))) return rc;
@@ -305,6 +306,7 @@ int ffn__hf_load(ffn_ydoc *y, yaml_node_t *r, ffn_model *m)
             (rc = u64(y, r, "vocab_size", true, 1, FFN_MODEL_MAX_VOCAB, &m->vocab)) ||
             (rc = u64(y, r, "n_positions", true, 1, FFN_MODEL_MAX_POSITIONS, &m->max_positions)))
             return rc;
+        m->context = m->max_positions;
         if (m->hidden % t->n_heads)
             return ffn_y_error(y, ffn_y_get(y, r, "n_head", NULL), FFN_ESCHEMA,
                                "'n_head' must divide 'n_embd'");

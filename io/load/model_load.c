@@ -19,6 +19,7 @@ static const char *const top_keys[] = {"name",
                                        "tied_embeddings",
                                        "position",
                                        "max_positions",
+                                       "context",
                                        "type_vocab",
                                        "norm",
                                        "norm_bias",
@@ -240,12 +241,14 @@ static int load_yaml(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
         (rc = ffn_y_enum(y, root, "position", false, pos_names, &pos)) ||
         (rc = ffn_y_u64(y, root, "max_positions", false, 0, FFN_MODEL_MAX_POSITIONS,
                         &m->max_positions)) ||
+        (rc = ffn_y_u64(y, root, "context", false, 1, FFN_MODEL_MAX_POSITIONS, &m->context)) ||
         (rc = ffn_y_u64(y, root, "type_vocab", false, 0, FFN_MODEL_MAX_TYPE_VOCAB,
                         &m->type_vocab)) ||
         (rc = ffn_y_enum(y, root, "norm", false, norm_names, &norm)))
         return rc;
     m->pos = (ffn_pos_kind)pos;
     m->norm = (ffn_norm_kind)norm;
+    if (!m->context) m->context = m->max_positions; /* a learned table's rows, or unknown */
     if (m->pos == FFN_POS_LEARNED && !m->max_positions)
         return ffn_y_error(y, ffn_y_get(y, root, "position", NULL), FFN_ESCHEMA,
                            "'position: learned' needs 'max_positions' > 0");
