@@ -129,6 +129,7 @@ enum ffn_opt {
     FFN_O_ONCHIP,
     FFN_O_OPS,
     FFN_O_OUT,
+    FFN_O_OUT_DIR,
     FFN_O_OUTLIERS,
     FFN_O_OUTLIER_SCALE,
     FFN_O_OUTPUT,

@@ -69,7 +69,8 @@ static void usage(FILE *fp)
           "                        when none does); the default is cold\n"
           "                        (flushed), and the JSON's \"weights\" says which\n"
           "  --format F            table, json or csv on stdout (default: table)\n"
-          "  --out DIR             write DIR/bench.json and DIR/bench.csv (default: a new\n"
+          "  --out-dir DIR         write DIR/bench.json and DIR/bench.csv (--out is the same;\n"
+          "                        default: a new\n"
           "                        folder results/bench-<date>-<pid>)\n"
           "  -h, --help            this help\n"
           "\n"
@@ -212,6 +213,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     ffn_cli_bind_flag(&seen, FFN_O_VERIFY, &a->bo.verify);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &a->fmt);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &a->out_dir);
+    ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &a->out_dir);
     ffn_cli_bind_flag(&seen, FFN_O_WARM, &a->bo.warm);
     ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &a->zero_point);
     static const int handled[] = {

@@ -29,7 +29,7 @@ static void usage(FILE *fp)
           "\n"
           "  --quick          10-15 s instead of 1-2 minutes (2 cores)\n"
           "  --threads N      the \"all cores\" thread count (default: every CPU allowed)\n"
-          "  --out DIR        write DIR/hw.yaml and DIR/calibration.json\n"
+          "  --out-dir DIR    write DIR/hw.yaml and DIR/calibration.json (--out is the same)\n"
           "                   (default: " FFN_LAST_CAL_DIR ")\n"
           "  --format F       what to print on stdout: table or json (calibration.json)\n"
           "  --test-tiny      for tests: tiny sweeps and kernel shapes (a few seconds; the\n"
@@ -53,6 +53,7 @@ int ffn_cmd_calibrate(int argc, char **argv)
     ffn_cli_bind_flag(&seen, FFN_O_QUICK, &quick);
     ffn_cli_bind_flag(&seen, FFN_O_TEST_TINY, &tiny);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &out_dir);
+    ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &out_dir);
     ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &threads);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, false, &fmt);
     if ((rc = ffn_cli_parse(CMD, argc, argv, NULL, &seen, NULL, usage, false)) >= 0) return rc;

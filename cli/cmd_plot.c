@@ -52,7 +52,8 @@ static void usage(FILE *fp)
         "  --ep LIST             moe --by ep: expert-parallel degrees (default 1,2,4,8)\n"
         "  --dtype D             weights and activations (default bf16)\n"
         "Output:\n"
-        "  --out DIR             folder for the files (default .; created if missing)\n"
+        "  --out-dir DIR         folder for the files (default .; created if missing;\n"
+        "                        --out is the same)\n"
         "  --name BASE           file names BASE.{dat,gp,png,svg} (default: the chart kind)\n"
         "  --size WxH            image size in pixels (default 1200x800; a roofline of 5+\n"
         "                        devices, one panel each: 400x260 a panel)\n"
@@ -211,6 +212,7 @@ int ffn_cmd_plot(int argc, char **argv)
     ffn_cli_bind_u64_list(&seen, FFN_O_EP, 1, 4096, o.ep, MAX_GRID, &o.n_ep);
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &o.dtype);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &o.out);
+    ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &o.out);
     ffn_cli_bind_str(&seen, FFN_O_TITLE, &o.title);
     ffn_cli_bind_flag(&seen, FFN_O_LEVELS, &o.levels);
     static const int handled[] = {FFN_O_CALIBRATION, FFN_O_BENCH, FFN_O_BY,        FFN_O_PHASE,

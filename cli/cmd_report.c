@@ -47,7 +47,7 @@ static void usage(FILE *fp)
           "                        bench llama2-7b-shaped and Mixtral-shaped layers scaled down\n"
           "                        to run in seconds, compare the full models with datacenter\n"
           "                        devices; progress on stderr\n"
-          "  --out DIR             the report's folder (default: report)\n"
+          "  --out-dir DIR         the report's folder (default: report; --out is the same)\n"
           "  --force               overwrite an existing DIR/report.md\n"
           "  --no-render           write the chart data and scripts but do not run gnuplot\n"
           "  -h, --help            this help\n"
@@ -347,6 +347,7 @@ int ffn_cmd_report(int argc, char **argv)
     ffn_cli_bind_str(&seen, FFN_O_CALIBRATION, &o.cal);
     ffn_cli_bind_flag(&seen, FFN_O_QUICK, &o.quick);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &o.dir);
+    ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &o.dir);
     ffn_cli_bind_flag(&seen, FFN_O_FORCE, &o.force);
     /* no-render, then compare's options (parsed again by ffn_compare_setup) */
     static const int handled[] = {FFN_O_NO_RENDER, FFN_O_MODEL,         FFN_O_HW,

@@ -122,6 +122,7 @@ static const struct {
     [FFN_O_USER_TPS - FFN_O_FIRST] = {"user-tps", required_argument},
     [FFN_O_STEP - FFN_O_FIRST] = {"step", no_argument},
     [FFN_O_SEQ_OVERHEAD - FFN_O_FIRST] = {"seq-overhead", required_argument},
+    [FFN_O_OUT_DIR - FFN_O_FIRST] = {"out-dir", required_argument},
     [FFN_O_ZIPF - FFN_O_FIRST] = {"zipf", required_argument},
 };
 
@@ -149,7 +150,8 @@ static void getopt_table(const int *accept, struct option *out)
  * ("prompt" and "seq", "group-size" and "group"), which set the same value */
 static bool opposite(const char *a, const char *b)
 {
-    static const char *const same[][2] = {{"prompt", "seq"}, {"group-size", "group"}};
+    static const char *const same[][2] = {
+        {"prompt", "seq"}, {"group-size", "group"}, {"out-dir", "out"}};
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
         if ((!strcmp(a, same[i][0]) && !strcmp(b, same[i][1])) ||
             (!strcmp(a, same[i][1]) && !strcmp(b, same[i][0])))

@@ -358,3 +358,16 @@ Test(cli_report, compare_of_a_many_model_scenario_says_which_it_compares, .init 
         "%s", cli_slurp(err_path));
     cr_expect(strstr(cli_slurp(out_path), "llama2-7b"), "%s", cli_slurp(out_path));
 }
+
+/* The commands that write a folder take --out-dir, and --out as before; both at once is refused. */
+Test(cli_report, out_dir_is_the_folder, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(run("plot roofline --hw h100-sxm --model llama2-7b --out-dir od --no-render"), 0,
+                 "%s", cli_slurp(err_path));
+    cr_expect(exists("od/roofline.gp"));
+    cr_assert_eq(run("plot roofline --hw h100-sxm --model llama2-7b --out o2 --no-render"), 0, "%s",
+                 cli_slurp(err_path));
+    cr_expect(exists("o2/roofline.gp"));
+    cr_expect_eq(run("plot roofline --hw h100-sxm --model llama2-7b --out a --out-dir b"), 2);
+    cr_expect(strstr(cli_slurp(err_path), "both given"), "%s", cli_slurp(err_path));
+}
