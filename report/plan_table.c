@@ -94,10 +94,16 @@ static void table_row(FILE *fp, int rank, const ffn_hw *hw, const ffn_plan_layou
         fprintf(fp, "%2s %-13s %-11s  %.70s\n", rk, hw->name, lay, L->why);
         return;
     }
+    char ttft[24];
     ffn_units_str(step, sizeof step, L->step.step_s, FFN_UNIT_TIME);
-    fprintf(fp, "%2s %-13s %-11s %4llu %5llu %8s %9.0f %7s %6s%s\n", rk, hw->name, lay,
-            (unsigned long long)L->devices, (unsigned long long)L->max_batch, step,
-            L->tokens_per_s_device, usd_str(uh, sizeof uh, L->usd_per_hour),
+    if (L->ttft_s > 0)
+        ffn_units_str(ttft, sizeof ttft, L->ttft_s, FFN_UNIT_TIME);
+    else
+        snprintf(ttft, sizeof ttft, "-");
+    /* the step time is on the line below, with its range */
+    fprintf(fp, "%2s %-13s %-11s %4llu %5llu %7s %8.0f %8.0f %6s %6s%s\n", rk, hw->name, lay,
+            (unsigned long long)L->devices, (unsigned long long)L->max_batch, ttft,
+            L->tokens_per_s_device, L->tokens_per_s_fleet, usd_str(uh, sizeof uh, L->usd_per_hour),
             usd_str(um, sizeof um, L->usd_per_mtok), L->feasible ? "" : " (infeasible)");
     char rg[80], watt[24];
     if (isfinite(L->tokens_per_s_per_watt))
@@ -173,8 +179,8 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
         if (p->m != cur) {
             cur = p->m;
             fprintf(fp, "\nmodel    %s\n", cur->name);
-            fprintf(fp, "%2s %-13s %-11s %4s %5s %8s %9s %7s %6s\n", "#", "device", "layout",
-                    "devs", "batch", "step", "tok/s/dev", "$/h", "$/Mtok");
+            fprintf(fp, "%2s %-13s %-11s %4s %5s %7s %8s %8s %6s %6s\n", "#", "device", "layout",
+                    "devs", "batch", "TTFT", "tok/s", "fleet", "$/h", "$/Mtok");
         }
         const ffn_plan_layout *L = shown(p);
         if (!L) {
@@ -215,10 +221,12 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
                 "\ninfeasible: no layout on any device meets the scenario (closest miss above)\n");
     fprintf(fp,
             "\nlayout = attention TP/DP, experts EP on those devices, PP stages (docs/plan.md)\n"
-            "step = one %s step; tok/s = %s tokens; $/h = the fleet's price an hour;\n"
+            "TTFT = the first token's prefill; tok/s = %s tokens a second per device,\n"
+            "fleet = of every replica the target needs; step = one %s step;\n"
+            "$/h = the fleet's price an hour;\n"
             "$/Mtok = per million tokens asked for (with a price); FFN = its share of a step\n",
-            o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode",
-            o->phase == FFN_PLAN_PREFILL ? "prompt" : "output");
+            o->phase == FFN_PLAN_PREFILL ? "prompt" : "output",
+            o->phase == FFN_PLAN_PREFILL ? "prefill" : "decode");
 }
 
 /* The arithmetic behind one plan, in a few lines of at most 80 columns. */
