@@ -51,6 +51,7 @@ static const base_unit units[] = {
     {"OPS", FFN_UNIT_FLOPS, 1.0, false},   {"OP/s", FFN_UNIT_FLOPS, 1.0, false},
     {"FLOP", FFN_UNIT_FLOP, 1.0, false},   {"s", FFN_UNIT_TIME, 1.0, true},
     {"W", FFN_UNIT_POWER, 1.0, false},     {"Hz", FFN_UNIT_FREQ, 1.0, false},
+    {"min", FFN_UNIT_TIME, 60.0, false},   {"h", FFN_UNIT_TIME, 3600.0, false},
 };
 
 const char *ffn_unit_kind_name(ffn_unit kind)

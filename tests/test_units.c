@@ -172,3 +172,17 @@ Test(units, the_finite_check_comes_after_the_prefix)
     parse_bad("1.7e308 TB/s", FFN_UNIT_BPS, FFN_ERANGE, "finite");
     cr_expect_eq(parse_ok("1e305 kB", FFN_UNIT_BYTES), 1e308);
 }
+
+/* Hours and minutes are times too: an SLO's range reads "(0, 1 h]", and "1h" parses. */
+Test(units, hours_and_minutes)
+{
+    double v;
+    char why[160];
+    cr_assert_eq(ffn_units_parse("1h", FFN_UNIT_TIME, &v, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(v, 3600.0);
+    cr_assert_eq(ffn_units_parse("1.5 min", FFN_UNIT_TIME, &v, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(v, 90.0);
+    cr_assert_eq(ffn_units_parse("3 ms", FFN_UNIT_TIME, &v, why, sizeof why), 0, "%s", why);
+    cr_expect_float_eq(v, 3e-3, 1e-15);
+    cr_expect_neq(ffn_units_parse("2 h", FFN_UNIT_BYTES, &v, why, sizeof why), 0);
+}
