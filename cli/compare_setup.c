@@ -157,6 +157,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
         ffn_cli_bind_flag(&seen, FFN_O_QUICK, &skip_flag);
         ffn_cli_bind_str(&seen, FFN_O_BENCH, &skip);
         ffn_cli_bind_str(&seen, FFN_O_CALIBRATION, &skip);
+        ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &skip);
     }
     static const int handled[] = {FFN_O_FORMAT, FFN_O_PLOTS, 0};
     while ((ch = ffn_cli_getopt(cmd, argc, argv, handled, &seen, NULL)) != -1) {

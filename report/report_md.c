@@ -10,14 +10,40 @@
 #include "ffnroof/sort.h"
 #include "ffnroof/units.h"
 
-/* The first line of a source text (specs cite several; the first says where the figures are
- * from), with Markdown's table/emphasis characters left harmless. */
+/* The first sentence of a source text (specs cite several; the first says where the figures are
+ * from): its wrapped lines joined, up to the first full stop outside parentheses or a blank
+ * line, never cut inside a parenthesis when the room allows; Markdown's table character left
+ * harmless. */
 static void source_line(char *dst, size_t n, const char *src)
 {
     size_t j = 0;
-    for (size_t i = 0; src[i] && src[i] != '\n' && j + 1 < n; i++)
-        dst[j++] = src[i] == '|' ? '/' : src[i];
+    int depth = 0;
+    for (size_t i = 0; src[i] && j + 1 < n; i++) {
+        char ch = src[i];
+        if (ch == '\n') {
+            if (src[i + 1] == '\n' || src[i + 1] == '\0') break; /* a blank line: the end */
+            ch = ' ';
+        }
+        if (ch == ' ' && j > 0 && dst[j - 1] == ' ') continue;
+        if (ch == '(') depth++;
+        if (ch == ')' && depth > 0) depth--;
+        dst[j++] = ch == '|' ? '/' : ch;
+        if (ch == '.' && depth == 0 && (src[i + 1] == ' ' || src[i + 1] == '\n')) break;
+    }
     dst[j] = '\0';
+    /* out of room inside a parenthesis: end before it rather than in it */
+    if (depth > 0 && src[0]) {
+        char *open = strrchr(dst, '(');
+        for (int d = depth; d > 1 && open && open > dst; d--) {
+            *open = '\0';
+            open = strrchr(dst, '(');
+        }
+        if (open && open > dst) {
+            while (open > dst && open[-1] == ' ')
+                open--;
+            *open = '\0';
+        }
+    }
 }
 
 void ffn_md_header(FILE *fp, const char *title, const char *today, const char *command)

@@ -371,3 +371,26 @@ Test(cli_report, out_dir_is_the_folder, .init = setup, .fini = teardown)
     cr_expect_eq(run("plot roofline --hw h100-sxm --model llama2-7b --out a --out-dir b"), 2);
     cr_expect(strstr(cli_slurp(err_path), "both given"), "%s", cli_slurp(err_path));
 }
+
+/* A spec's source in the report is its first sentence, whole: no line ends inside a
+ * parenthesis. */
+Test(cli_report, spec_sources_are_whole_sentences, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(run("report --compare --model llama2-7b --hw h100-sxm,mi300x,b200 --no-render "
+                     "--out-dir r"),
+                 0, "%s", cli_slurp(err_path));
+    char p[600];
+    snprintf(p, sizeof p, "%s/r/report.md", dir);
+    const char *md = cli_slurp(p);
+    cr_assert_not_null(md);
+    int lines = 0;
+    for (const char *l = strstr(md, "  - **"); l; l = strstr(l + 1, "  - **")) {
+        const char *e = strchr(l, '\n');
+        int depth = 0;
+        for (const char *q = l; q < e; q++)
+            depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+        cr_expect_eq(depth, 0, "%.*s", (int)(e - l), l);
+        lines++;
+    }
+    cr_expect_eq(lines, 3);
+}
