@@ -91,7 +91,8 @@ static void usage(FILE *fp)
           "                        MoE routing, as for predict\n"
           "Output:\n"
           "  --format F            table, json or csv (default: table)\n"
-          "  --explain             the arithmetic behind the best plan\n"
+          "  --explain[=DEVICE]    the arithmetic behind the best plan (or the best on\n"
+          "                        DEVICE)\n"
           "  --emit E              each shown plan as engine E's launch command: vllm,\n"
           "                        sglang or trtllm (parallel sizes, batch, context, memory\n"
           "                        fraction, KV dtype, quantization; what E cannot express is\n"
@@ -339,6 +340,19 @@ int ffn_cmd_plan(int argc, char **argv)
             }
         }
     ffn_plan_pairs_rank(pairs, np, obj);
+    /* --explain: the best plan; --explain=DEVICE: the best on that device (of the first model) */
+    size_t explain = 0;
+    if (V(FFN_O_EXPLAIN) && V(FFN_O_EXPLAIN)[0]) {
+        size_t k = 0;
+        while (k < np && strcmp(pairs[k].hw->name, V(FFN_O_EXPLAIN)))
+            k++;
+        if (k == np) {
+            rc = ffn_cli_usage(CMD, "--explain=%s: no such device in --hw/the scenario",
+                               V(FFN_O_EXPLAIN));
+            goto free_out;
+        }
+        explain = k;
+    }
 
     {
         ffn_cli_out out;
@@ -366,8 +380,8 @@ int ffn_cmd_plan(int argc, char **argv)
                                 listed[k]->retrieved);
             }
         }
-        if (V(FFN_O_EXPLAIN) && fmt == FFN_FMT_TABLE && np) ffn_plan_explain(out.fp, &pairs[0]);
-        if (V(FFN_O_EXPLAIN) && fmt != FFN_FMT_TABLE && np) ffn_plan_explain(stderr, &pairs[0]);
+        if (V(FFN_O_EXPLAIN) && np)
+            ffn_plan_explain(fmt == FFN_FMT_TABLE ? out.fp : stderr, &pairs[explain]);
         if (ferror(out.fp)) wr = FFN_EIO;
         rc = ffn_cli_out_close(CMD, &out, wr == 0);
     }

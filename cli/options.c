@@ -38,7 +38,7 @@ static const struct {
     [FFN_O_EP_UNEVEN - FFN_O_FIRST] = {"ep-uneven", no_argument},
     [FFN_O_EVENTS - FFN_O_FIRST] = {"events", required_argument},
     [FFN_O_EXPERTS - FFN_O_FIRST] = {"experts", required_argument},
-    [FFN_O_EXPLAIN - FFN_O_FIRST] = {"explain", no_argument},
+    [FFN_O_EXPLAIN - FFN_O_FIRST] = {"explain", optional_argument},
     [FFN_O_F - FFN_O_FIRST] = {"f", required_argument},
     [FFN_O_FIT - FFN_O_FIRST] = {"fit", required_argument},
     [FFN_O_FIT_POINTS - FFN_O_FIRST] = {"fit-points", required_argument},

@@ -524,3 +524,15 @@ Test(cli_plan, sweep_step_equals_plan_step)
     cr_expect(strstr(row2, ",0,0\n") != NULL, "batch 4096 does not: %s", row2);
     free(o);
 }
+
+/* --explain=DEVICE explains the plan on that device, not only the best one. */
+Test(cli_plan, explain_a_chosen_device)
+{
+    cr_assert_eq(run("plan --model llama3-8b --hw h100-sxm,h200 --tpot 30ms --explain=h100-sxm"), 0,
+                 "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "explain  llama3-8b on h100-sxm"), "%s",
+              cli_slurp(out_path));
+    cr_expect_eq(run("plan --model llama3-8b --hw h100-sxm,h200 --explain=b200"), 2);
+    cr_expect(strstr(cli_slurp(err_path), "--explain=b200: no such device"), "%s",
+              cli_slurp(err_path));
+}
