@@ -88,7 +88,26 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                 fmt(b, sizeof b, x->predicted_s, FFN_UNIT_TIME));
 
         if (x->comm_s > 0) fprintf(fp, " (comm %s)", fmt(c, sizeof c, x->comm_s, FFN_UNIT_TIME));
-        fprintf(fp, ": %s-bound\n", ffn_bound_name(x->bound));
+        fprintf(fp, ": %s-bound", ffn_bound_name(x->bound));
+        {
+            /* the efficiency model's own balance may differ from the ideal roofline's: a GEMM
+             * whose tiles pad its rows, or that reaches a small share of the peak, is limited by
+             * its compute while the roofline calls it memory-bound */
+            double t[2] = {0, 0}; /* predicted time of the compute- and memory-limited ops */
+            const ffn_layer_cost *lc[2] = {&x->dense, &x->moe};
+            const double nl[2] = {(double)x->dense_layers, (double)x->moe_layers};
+            for (int q = 0; q < 2; q++)
+                for (int j = 0; nl[q] > 0 && j < lc[q]->n_ops; j++) {
+                    const ffn_op *op = &lc[q]->ops[j];
+                    if (op->kind == FFN_OP_COMM) continue;
+                    t[op->predicted_bound == FFN_BOUND_COMPUTE ? 0 : 1] += nl[q] * op->predicted_s;
+                }
+            const ffn_bound pb = t[0] >= t[1] ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
+            if (t[0] + t[1] > 0 && pb != x->bound &&
+                (x->bound == FFN_BOUND_COMPUTE || x->bound == FFN_BOUND_MEMORY))
+                fprintf(fp, " by the roofline, %s-limited as predicted", ffn_bound_name(pb));
+        }
+        fputc('\n', fp);
         if (x->run.weights != FFN_WEIGHTS_COLD) {
             fprintf(fp, "  %-10s %s: %s %s ", "weights", ffn_weights_name(x->run.weights),
                     x->run.weights == FFN_WEIGHTS_HOT ? "one layer's" : "a step's",

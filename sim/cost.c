@@ -279,7 +279,7 @@ static double cmax_of(const ffn_eff *e, ffn_dtype dt)
  * dequantisation touches each weight once whatever M is, so a GEMV's 16-row tile padding (wave
  * 1/16 at M = 1 on a GPU) must not multiply it. */
 static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
-                          double flops, double vec_ops, ffn_dtype cdt, double tm)
+                          double flops, double vec_ops, ffn_dtype cdt, double tm, bool *compute)
 {
     const ffn_eff *e = &hw->eff;
     double cmax = cmax_of(e, cdt);
@@ -294,6 +294,7 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     const double launch =
         (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
     double t = pnorm(tc, tm, e->overlap_p);
+    if (compute) *compute = tc >= tm;
     /* the latency floor: few tiles, each a long pipeline over K, cannot reach the bandwidth; a
      * pipeline step moves 128 bytes of a row's K (64 bf16 elements, 128 fp8, 256 fp4) */
     if (e->block_s > 0 || e->kstep_s > 0) {
@@ -330,7 +331,7 @@ double ffn_predict_gemm_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     if (flops <= 0 && bytes <= 0) return 0;
     double mmax = gemm_mmax(hw, m, cdt, FFN_DT_COUNT);
     double tm = bytes / (hw->mem_bandwidth_bps * mmax * ramp(bytes, hw->eff.memory_half_bytes));
-    return gemm_time_s(hw, m, n, k, instances, flops, 0, cdt, tm);
+    return gemm_time_s(hw, m, n, k, instances, flops, 0, cdt, tm, NULL);
 }
 
 /* An elementwise kernel of `flops` whose bytes take tm to move. */
@@ -569,11 +570,12 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
         if (q_stream) vec = 0;
         flops *= (double)(op->m - 1) / (double)op->m;
     }
+    bool eff_compute = false;
     if (op->flops <= 0 && op->bytes <= 0)
         op->predicted_s = 0;
     else if (gemm)
         op->predicted_s = gemm_time_s(hw, op->m, op->n, op->k, op->instances, flops, vec,
-                                      op->compute_dtype, tm_eff) +
+                                      op->compute_dtype, tm_eff, &eff_compute) +
                           ((unsigned)op->compute_dtype < FFN_DT_COUNT
                                ? op->quant_rows * e->quant_row_s[op->compute_dtype]
                                : 0.0);
@@ -582,6 +584,7 @@ void ffn_op_recost(ffn_op *op, const ffn_hw *hw)
     else
         op->predicted_s = ffn_predict_elem_s(hw, op->flops, op->bytes);
     op->bound = tc >= tm_ideal ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
+    op->predicted_bound = gemm ? (eff_compute ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY) : op->bound;
 }
 
 void ffn_op_gemm_counts(ffn_op *op, const char *name, uint64_t m, uint64_t n, uint64_t k,

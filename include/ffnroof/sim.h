@@ -110,11 +110,14 @@ typedef struct ffn_op {
      * reads them as they are): an engine's quantisation kernel costs quant_row_s of the spec a
      * row beyond its bytes, where fitted (docs/model.md, "GPU dtypes"). */
     double quant_rows;
-    double bytes;        /* compulsory memory traffic, all instances */
-    double weight_bytes; /* the part of bytes that is weights */
-    double roofline_s;   /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
-    double predicted_s;  /* efficiency model (docs/model.md) */
-    ffn_bound bound;     /* from the roofline */
+    double bytes;              /* compulsory memory traffic, all instances */
+    double weight_bytes;       /* the part of bytes that is weights */
+    double roofline_s;         /* max(flops/peak, bytes/bw) (comm: bytes/link + latency) */
+    double predicted_s;        /* efficiency model (docs/model.md) */
+    ffn_bound bound;           /* from the roofline */
+    ffn_bound predicted_bound; /* from the efficiency model: its compute term (tiles padded,
+                                  utilisation) against its memory term; the roofline's for
+                                  the ops it does not model */
     /* On-chip memory (docs/model.md, "On-chip memory"). Inputs, set before ffn_op_recost: */
     int weights_level;   /* 1-based level the weights are read from; 0 = memory */
     double weights_frac; /* the part of them that level holds (the rest from memory); 0 or 1: all */
