@@ -483,3 +483,16 @@ Test(cli_predict, prompt_and_seq_are_one_option, .init = setup, .fini = teardown
     cr_expect_eq(run("sweep --model llama2-7b --hw h100-sxm --group 64 --group-size 32"), 2);
     cr_expect(strstr(cli_slurp(err_path), "both given"), "%s", cli_slurp(err_path));
 }
+
+/* The bound line tells the roofline's call from the prediction's where they differ: at 513 tokens
+ * Mixtral-8x22B's expert GEMMs on an MI300X pad their rows to the next tile and the predicted
+ * time is their compute, while the ideal roofline still calls the layer memory-bound. */
+Test(cli_predict, the_bound_says_where_the_prediction_differs, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 512"), 0);
+    cr_expect(!strstr(cli_slurp(out_path), "as predicted"), "%s", cli_slurp(out_path));
+    cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 513"), 0);
+    cr_expect(
+        strstr(cli_slurp(out_path), "memory-bound by the roofline, compute-limited as predicted"),
+        "%s", cli_slurp(out_path));
+}
