@@ -31,7 +31,7 @@ static void usage(FILE *fp, const char *cmd)
             "  --scenario FILE       take the model, devices, prompt, dtype and batch grid from a\n"
             "                        scenario (flags given as well override it)\n"
             "  --dtype D             weights and activations (default bf16)\n"
-            "  --batch LIST          decode batches (default 1,8,64)\n"
+            "  --batch LIST          decode batches (default 1,8,64; at most 16 values)\n"
             "  --seq S               prompt tokens per sequence for prefill (default 2048)\n"
             "  --prefill-batch N     sequences per prefill step (default 1)\n"
             "  --format F            table, json or csv (default table)\n"
