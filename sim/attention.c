@@ -49,7 +49,7 @@ void ffn_attn_dims_of(const ffn_model *m, const ffn_hw *hw, uint64_t tp, bool de
     }
     d->act_bytes = ffn_dtype_bytes(adtype, 0);
     d->kv_dtype = kv_dtype;
-    d->compute_dt = ffn_compute_dtype(hw, adtype, adtype);
+    d->compute_dt = hw ? ffn_compute_dtype(hw, adtype, adtype) : adtype;
 }
 
 ffn_attn_kv ffn_attn_kv_class(ffn_dtype kv_dtype)

@@ -15,7 +15,7 @@ static inline void ffn__op_comm_init(ffn_op *op, const char *name)
     op->kind = FFN_OP_COMM;
     op->compute_dtype = FFN_DT_FP32;
     op->instances = 1;
-    op->bound = FFN_BOUND_COMM;
+    op->bound = op->predicted_bound = FFN_BOUND_COMM;
 }
 
 #endif

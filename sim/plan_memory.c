@@ -7,6 +7,8 @@
 
 #include "plan_internal.h"
 
+#include "ffnroof/attention.h"
+
 ffn__attn_shape ffn__plan_attn_shape(const ffn_model *m)
 {
     ffn__attn_shape s = {0};
@@ -24,13 +26,11 @@ ffn__attn_shape ffn__plan_attn_shape(const ffn_model *m)
 
 double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype, uint64_t tp)
 {
-    const ffn__attn_shape s = ffn__plan_attn_shape(m);
-    const double kvb = ffn_dtype_bytes(kv_dtype, 0);
-    if (s.mla) return (s.lora + s.rope) * kvb; /* the compressed latent + the shared rope key */
-    /* K and V of the kv heads this device holds: kv heads are split over TP until each device
-     * has one, then replicated. */
-    double heads = ceil(s.Hkv / (double)(tp ? tp : 1));
-    return 2.0 * heads * s.hd * kvb;
+    /* the attention core's own count (sim/attention.c): GQA's kv heads split over TP until
+     * each device has one, then replicated; MLA's latent and shared rope key */
+    ffn_attn_dims d;
+    ffn_attn_dims_of(m, NULL, tp, true, kv_dtype, kv_dtype, &d);
+    return d.kv_bytes;
 }
 
 double ffn__plan_other_elem_bytes(ffn_dtype wdt, unsigned group)

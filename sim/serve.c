@@ -41,6 +41,9 @@ typedef struct req {
     uint32_t prefilled; /* prompt tokens computed */
     double generated;   /* output tokens emitted */
     uint64_t kv;        /* KV tokens reserved */
+    /* in the step being built: it decodes, or the prompt tokens of its chunk */
+    bool decodes;
+    uint32_t chunk;
 } req;
 
 typedef struct stepr {
@@ -116,10 +119,30 @@ static uint64_t default_requests(const ffn_serve_opts *o)
     return 1000; /* vLLM's benchmark_throughput default --num-prompts */
 }
 
-static int cmp_double(const void *a, const void *b)
+/* Append a step record, growing the array; false when out of memory. */
+static bool push_step(stepr **steps, size_t *n, size_t *cap, stepr s)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    if (*n == *cap) {
+        stepr *s2 = realloc(*steps, 2 * *cap * sizeof **steps);
+        if (!s2) return false;
+        *steps = s2;
+        *cap *= 2;
+    }
+    (*steps)[(*n)++] = s;
+    return true;
+}
+
+/* Give request x a prompt chunk of what the budget leaves; counts it in b. */
+static void take_chunk(req *x, uint64_t *budget, ffn_serve_batch *b)
+{
+    const uint64_t left = x->isl - x->prefilled;
+    const uint64_t ch = left < *budget ? left : *budget;
+    x->chunk = (uint32_t)ch;
+    b->prefill_seqs++;
+    b->prefill_tokens += ch;
+    b->prefill_pairs += (double)ch * ((double)x->prefilled + ((double)ch + 1.0) / 2.0);
+    if (x->prefilled + ch == x->isl) b->logits++; /* its first token comes out of this step */
+    *budget -= ch;
 }
 
 int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r, ffn_diag *diag)
@@ -173,22 +196,17 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         uint64_t budget = budget0;
         for (size_t i = 0; i < n_run; i++) {
             req *x = &rq[run[i]];
-            if (x->prefilled == x->isl && budget >= q) {
+            x->decodes = x->prefilled == x->isl && budget >= q;
+            x->chunk = 0;
+            if (x->decodes) {
                 b.decode_seqs++;
                 b.decode_ctx += (double)x->isl + x->generated;
                 budget -= q;
             }
         }
-        for (size_t i = 0; i < n_run && budget; i++) {
-            req *x = &rq[run[i]];
-            if (x->prefilled < x->isl) {
-                uint64_t ch = x->isl - x->prefilled < budget ? x->isl - x->prefilled : budget;
-                b.prefill_seqs++;
-                b.prefill_tokens += ch;
-                b.prefill_pairs += (double)ch * ((double)x->prefilled + ((double)ch + 1.0) / 2.0);
-                budget -= ch;
-            }
-        }
+        b.logits = b.decode_seqs;
+        for (size_t i = 0; i < n_run && budget; i++)
+            if (rq[run[i]].prefilled < rq[run[i]].isl) take_chunk(&rq[run[i]], &budget, &b);
         unsigned char blocked = 0;
         while (next < released && rq[next].arrive <= t && budget) {
             req *x = &rq[next];
@@ -203,12 +221,9 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             }
             kv_free -= (double)need;
             x->kv = need;
+            x->decodes = false;
             run[n_run++] = (uint32_t)next++;
-            uint64_t ch = x->isl < budget ? x->isl : budget;
-            b.prefill_seqs++;
-            b.prefill_tokens += ch;
-            b.prefill_pairs += (double)ch * ((double)ch + 1.0) / 2.0;
-            budget -= ch;
+            take_chunk(x, &budget, &b);
         }
         if (b.decode_seqs + b.prefill_seqs == 0) {
             /* nothing to run: wait for the next arrival */
@@ -219,55 +234,28 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                                   (unsigned long long)(N - done));
                 goto out;
             }
-            if (n_steps == cap_steps) {
-                stepr *s2 = realloc(steps, 2 * cap_steps * sizeof *steps);
-                if (!s2) {
-                    rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
-                    goto out;
-                }
-                steps = s2;
-                cap_steps *= 2;
+            if (!push_step(&steps, &n_steps, &cap_steps, (stepr){.t0 = t, .t1 = ta})) {
+                rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+                goto out;
             }
-            steps[n_steps++] = (stepr){.t0 = t, .t1 = ta, .in_system = 0};
             t = ta;
             continue;
-        }
-        /* logits: every decode, and each prompt whose last chunk is in this step */
-        b.logits = b.decode_seqs;
-        {
-            uint64_t left = budget0 - b.decode_seqs * q;
-            for (size_t i = 0; i < n_run && left; i++) {
-                req *x = &rq[run[i]];
-                if (x->prefilled < x->isl) {
-                    uint64_t ch = x->isl - x->prefilled < left ? x->isl - x->prefilled : left;
-                    if (x->prefilled + ch == x->isl) b.logits++;
-                    left -= ch;
-                }
-            }
         }
         ffn_serve_step st;
         rc = ffn_serve_step_eval(c, o, &b, &st, diag);
         if (rc) goto out;
         const double t1 = t + st.step_s;
-        /* apply the step: the same order as it was built */
-        double out_tok = 0, in_tok = (double)b.prefill_tokens, in_sys = 0;
-        uint64_t budget2 = budget0;
+        /* apply the step as it was built */
+        double out_tok = 0, in_tok = (double)b.prefill_tokens;
         for (size_t i = 0; i < n_run; i++) {
             req *x = &rq[run[i]];
-            if (x->prefilled == x->isl && budget2 >= q) {
+            if (x->decodes) {
                 double e = o->spec_accept;
                 if (x->generated + e > x->osl) e = x->osl - x->generated;
                 x->generated += e;
                 out_tok += e;
-                budget2 -= q;
-            }
-        }
-        for (size_t i = 0; i < n_run && budget2; i++) {
-            req *x = &rq[run[i]];
-            if (x->prefilled < x->isl) {
-                uint64_t ch = x->isl - x->prefilled < budget2 ? x->isl - x->prefilled : budget2;
-                x->prefilled += (uint32_t)ch;
-                budget2 -= ch;
+            } else if (x->chunk) {
+                x->prefilled += x->chunk;
                 if (x->prefilled == x->isl) {
                     x->first = t1;
                     x->generated = 1;
@@ -277,10 +265,9 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         }
         while (arrived < released && rq[arrived].arrive <= t)
             arrived++;
-        in_sys = (double)(arrived - done);
+        const double in_sys = (double)(arrived - done);
         /* retire the finished */
         size_t w = 0;
-        double ctx = 0;
         for (size_t i = 0; i < n_run; i++) {
             req *x = &rq[run[i]];
             if (x->prefilled == x->isl && x->generated >= x->osl - 1e-9) {
@@ -293,18 +280,9 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             }
         }
         n_run = w;
-        ctx = b.decode_seqs ? b.decode_ctx / (double)b.decode_seqs : 0;
-        if (n_steps == cap_steps) {
-            stepr *s2 = realloc(steps, 2 * cap_steps * sizeof *steps);
-            if (!s2) {
-                rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
-                goto out;
-            }
-            steps = s2;
-            cap_steps *= 2;
-        }
+        const double ctx = b.decode_seqs ? b.decode_ctx / (double)b.decode_seqs : 0;
         const uint64_t waiting = arrived > next ? arrived - next : 0;
-        steps[n_steps++] = (stepr){
+        const stepr rec = {
             .t0 = t,
             .t1 = t1,
             .out_tokens = out_tok,
@@ -317,6 +295,10 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                       st.overhead_s},
             .blocked = blocked,
         };
+        if (!push_step(&steps, &n_steps, &cap_steps, rec)) {
+            rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+            goto out;
+        }
         t = t1;
     }
 
@@ -331,7 +313,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     } else {
         for (uint64_t i = 0; i < N; i++)
             tmp[i] = rq[i].done;
-        qsort(tmp, N, sizeof *tmp, cmp_double);
+        ffn_sort_doubles(tmp, N);
         ta = tmp[N / 5];
         tb = tmp[N - N / 5 - 1];
     }

@@ -14,9 +14,8 @@ void ffn_serve_ctx_free(ffn_serve_ctx *c)
 {
     if (!c) return;
     free(c->gemm_s);
-    free(c->ffn_s);
     free(c->comm_s);
-    c->gemm_s = c->ffn_s = c->comm_s = NULL;
+    c->gemm_s = c->comm_s = NULL;
 }
 
 int ffn_serve_ctx_init(ffn_serve_ctx *c, const ffn_model *m, const ffn_hw *hw,
@@ -52,14 +51,13 @@ int ffn_serve_ctx_init(ffn_serve_ctx *c, const ffn_model *m, const ffn_hw *hw,
     c->max_tokens = max_tokens;
     c->layers = (double)m->layers;
     c->gemm_s = malloc((max_tokens + 1) * sizeof *c->gemm_s);
-    c->ffn_s = malloc((max_tokens + 1) * sizeof *c->ffn_s);
     c->comm_s = malloc((max_tokens + 1) * sizeof *c->comm_s);
-    if (!c->gemm_s || !c->ffn_s || !c->comm_s) {
+    if (!c->gemm_s || !c->comm_s) {
         ffn_serve_ctx_free(c);
         return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
     }
     for (uint64_t t = 0; t <= max_tokens; t++)
-        c->gemm_s[t] = c->ffn_s[t] = c->comm_s[t] = NAN;
+        c->gemm_s[t] = c->comm_s[t] = NAN;
     /* The KV cache: what memory leaves after the weights and the activation peak of the
      * largest step, on the device holding the most; dp ranks hold sequences of their own. */
     ffn_plan_mem mem;
@@ -73,8 +71,6 @@ int ffn_serve_ctx_init(ffn_serve_ctx *c, const ffn_model *m, const ffn_hw *hw,
         return ffn_diag_set(diag, rc, NULL, 0, 0, "the memory of the layout does not count");
     }
     c->weight_bytes = mem.weight_bytes;
-    c->usable_bytes = mem.usable_bytes;
-    c->act_bytes = mem.activation_bytes;
     const double free_b = mem.usable_bytes - mem.weight_bytes - mem.activation_bytes;
     const double per_token = mem.kv_bytes_per_seq / ctx_probe; /* one token, this device */
     c->fits = free_b > 0;
@@ -92,7 +88,7 @@ static int gemm_part(ffn_serve_ctx *c, uint64_t T, ffn_diag *diag)
 {
     if (!isnan(c->gemm_s[T])) return 0;
     if (T == 0) {
-        c->gemm_s[0] = c->ffn_s[0] = c->comm_s[0] = 0;
+        c->gemm_s[0] = c->comm_s[0] = 0;
         return 0;
     }
     const uint64_t per = c->shape.pp * c->shape.dp;
@@ -100,7 +96,6 @@ static int gemm_part(ffn_serve_ctx *c, uint64_t T, ffn_diag *diag)
     int rc = ffn_plan_step_eval(c->m, &c->params, c->hw, &c->plan, FFN_PHASE_PREFILL, &c->shape,
                                 per, ffn__ceil_div(T, per), &st, diag);
     if (rc) return rc;
-    c->ffn_s[T] = st.ffn_s;
     c->comm_s[T] = st.ffn_comm_s + st.attn_comm_s + st.pp_comm_s;
     c->gemm_s[T] = st.ffn_s + st.attn_proj_s + st.attn_comm_s + st.pp_comm_s;
     return 0;
@@ -119,7 +114,6 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
     int rc = gemm_part(c, T, diag);
     if (rc) return rc;
     out->gemm_s = c->gemm_s[T];
-    out->ffn_s = c->ffn_s[T];
     out->comm_s = c->comm_s[T];
     const ffn_hw *hw = c->hw;
     const ffn_plan_opts *po = &c->plan;
@@ -168,7 +162,6 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
         o->sched.step_overhead_s + o->sched.seq_overhead_s * (double)seqs / (double)c->shape.dp;
     const double k = o->step_scale > 0 ? o->step_scale : 1.0;
     out->gemm_s *= k;
-    out->ffn_s *= k;
     out->comm_s *= k;
     out->attn_s *= k;
     out->lm_head_s *= k;

@@ -28,7 +28,8 @@ typedef struct ffn_attn_dims {
 } ffn_attn_dims;
 
 /* The dims of model m's attention on one of tp devices, for decode (MLA absorbed: scores over
- * the latent) or prefill (MLA expanded: per-head keys and values). */
+ * the latent) or prefill (MLA expanded: per-head keys and values). hw may be NULL when only
+ * the shapes are wanted (compute_dt is then adtype itself). */
 void ffn_attn_dims_of(const ffn_model *m, const ffn_hw *hw, uint64_t tp, bool decode,
                       ffn_dtype kv_dtype, ffn_dtype adtype, ffn_attn_dims *d);
 

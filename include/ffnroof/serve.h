@@ -74,7 +74,6 @@ typedef struct ffn_serve_step {
     double draft_s;    /* the draft (MTP) layers of speculative decoding */
     double overhead_s; /* the engine's per-step overhead */
     double step_s;     /* the sum, x step_scale */
-    double ffn_s;      /* of gemm_s: the FFN and MoE layers */
     double comm_s;     /* of gemm_s: collectives and hops */
 } ffn_serve_step;
 
@@ -88,12 +87,12 @@ typedef struct ffn_serve_ctx {
     ffn_plan_opts plan; /* dtypes, kernels, weights residency, memory options */
     ffn_plan_shape shape;
     uint64_t max_tokens;
-    double *gemm_s, *ffn_s, *comm_s; /* by token count, NAN until priced */
+    double *gemm_s, *comm_s; /* by token count, NAN until priced */
     /* per layer (x layers by the caller), one device */
     double layers;
     double lm_head_w_bytes; /* the LM head's weights on one device */
     double kv_tokens;       /* KV-cache capacity of the replica (tokens), pages not counted */
-    double weight_bytes, usable_bytes, act_bytes; /* per device */
+    double weight_bytes;    /* per device */
     bool fits;
 } ffn_serve_ctx;
 
