@@ -20,11 +20,12 @@
 #include "ffnroof/prices.h"
 #include "ffnroof/scenario.h"
 #include "ffnroof/serve.h"
+#include "ffnroof/serve_report.h"
+#include "ffnroof/serve_write.h"
 #include "ffnroof/units.h"
 #include "pictures.h"
 
 #define CMD "serve"
-#define MAX_SHAPES 64
 #define MAX_CONC 32
 
 static void usage(FILE *fp)
@@ -131,250 +132,18 @@ static size_t shapes_of(const ffn_model *m, const ffn_plan_opts *o, bool ep_give
                 for (size_t d = 0; d < npp; d++) {
                     ffn_plan_shape s = {o->tp[a], moe ? o->dp[b] : 1, 1, o->n_pp ? o->pp[d] : 1};
                     s.ep = moe ? (ep_given ? o->ep[c] : s.tp * s.dp) : 1;
-                    if (ffn_plan_shape_devices(&s) > max_devices || n == MAX_SHAPES) continue;
+                    if (ffn_plan_shape_devices(&s) > max_devices || n == FFN_SERVE_MAX_SHAPES)
+                        continue;
                     out[n++] = s;
                 }
     return n;
 }
 
-static void shape_name(const ffn_plan_shape *s, bool moe, char *buf, size_t n)
-{
-    int k = snprintf(buf, n, "TP%llu", (unsigned long long)s->tp);
-    if (moe && s->dp > 1)
-        k += snprintf(buf + k, n - (size_t)k, "/DP%llu", (unsigned long long)s->dp);
-    if (moe && s->ep > 1)
-        k += snprintf(buf + k, n - (size_t)k, "/EP%llu", (unsigned long long)s->ep);
-    if (s->pp > 1) snprintf(buf + k, n - (size_t)k, "/PP%llu", (unsigned long long)s->pp);
-}
-
-typedef struct pair_out {
-    const ffn_model *m;
-    const ffn_hw *hw;
-    double price;
-    ffn_engine_sched sched;
-    ffn_serve_point *pts;
-    size_t n;
-    int pick;
-    char skipped[MAX_SHAPES][200];
-    size_t n_skipped;
-} pair_out;
-
-static double usd_per_mtok(double price, double tps_device)
-{
-    return price > 0 && tps_device > 0 ? price / (tps_device * 3600.0) * 1e6 : NAN;
-}
-
-static void write_table(FILE *fp, const ffn_serve_opts *o, const pair_out *p, size_t np, bool all,
-                        double user_tps, double ttft_s)
-{
-    char lay[48];
-    for (size_t i = 0; i < np; i++) {
-        const pair_out *q = &p[i];
-        const bool moe = ffn_model_moe_layers(q->m) > 0;
-        double p10, p90;
-        bool def = ffn_hw_unc_range(q->hw, &p10, &p90);
-        char seqo[48] = "";
-        if (q->sched.seq_overhead_s > 0)
-            snprintf(seqo, sizeof seqo, " + %.3g us a sequence", 1e6 * q->sched.seq_overhead_s);
-        fprintf(fp,
-                "%s on %s, %s scheduler: %llu tokens a step, %llu sequences, pages of %llu, "
-                "%.3g ms a step overhead%s\n",
-                q->m->name, q->hw->name, ffn_engine_name(ffn_cli_engine_in_force()),
-                (unsigned long long)q->sched.max_batched_tokens,
-                (unsigned long long)q->sched.max_seqs, (unsigned long long)q->sched.page_tokens,
-                1e3 * q->sched.step_overhead_s, seqo);
-        fprintf(fp,
-                "  workload: %s, prompt %llu, output %llu tokens%s; range: step times x "
-                "[%.3g, %.3g] (%s)\n",
-                o->mode == FFN_SERVE_RATE      ? "Poisson arrivals"
-                : o->mode == FFN_SERVE_OFFLINE ? "offline"
-                                               : "closed-loop clients",
-                (unsigned long long)o->isl, (unsigned long long)o->osl,
-                o->isl_spread > 0 ? " (drawn)" : "", p10, p90,
-                def ? "the stated default range" : "the device's fitted p10/p90");
-        fprintf(fp, "  %-3s %-16s %4s %7s %9s %9s %8s %8s %22s %8s %7s %6s %7s %-15s\n", "",
-                "layout", "dev",
-                o->mode == FFN_SERVE_RATE      ? "req/s"
-                : o->mode == FFN_SERVE_OFFLINE ? "queued"
-                                               : "clients",
-                "TTFT p50", "TTFT p90", "TPOT p50", "TPOT p90", "tok/s/device (range)", "tok/s/u",
-                "req/s", "batch", "ctx", "bound");
-        for (size_t k = 0; k < q->n; k++) {
-            const ffn_serve_point *pt = &q->pts[k];
-            const ffn_serve_result *r = &pt->r;
-            if (!all && !pt->frontier && (int)k != q->pick) continue;
-            shape_name(&pt->shape, moe, lay, sizeof lay);
-            char mark[4] = "   ";
-            if (pt->frontier) mark[1] = '*';
-            if ((int)k == q->pick) mark[0] = '>';
-            double drive = o->mode == FFN_SERVE_RATE      ? o->rate
-                           : o->mode == FFN_SERVE_OFFLINE ? (double)r->requests
-                                                          : pt->concurrency;
-            char range[40];
-            snprintf(range, sizeof range, "%.4g (%.4g-%.4g)", r->output_tokens_per_s_device,
-                     pt->tps_device_lo, pt->tps_device_hi);
-            if (!r->stable) {
-                fprintf(fp,
-                        "  %-3s %-16s %4llu %7.4g unstable: the queue grows by %.3g requests/s "
-                        "(it serves %.3g of %.3g requests/s)\n",
-                        mark, lay, (unsigned long long)ffn_plan_shape_devices(&pt->shape), drive,
-                        r->queue_growth, r->requests_per_s, o->rate);
-                continue;
-            }
-            fprintf(fp,
-                    "  %-3s %-16s %4llu %7.4g %7.4gms %7.4gms %6.4gms %6.4gms %22s %8.4g %7.4g "
-                    "%6.4g %7.5g %-15s\n",
-                    mark, lay, (unsigned long long)ffn_plan_shape_devices(&pt->shape), drive,
-                    1e3 * r->ttft_p50_s, 1e3 * r->ttft_p90_s, 1e3 * r->tpot_p50_s,
-                    1e3 * r->tpot_p90_s, range, r->user_tokens_per_s, r->requests_per_s,
-                    r->mean_running, r->mean_context, ffn_serve_bound_name(r->bound));
-        }
-        for (size_t k = 0; k < q->n_skipped; k++)
-            fprintf(fp, "  skipped %s\n", q->skipped[k]);
-        if (user_tps > 0) {
-            if (q->pick < 0) {
-                fprintf(fp, "  nothing serves %.4g tokens/s per user%s on %s\n", user_tps,
-                        ttft_s > 0 ? " within the TTFT" : "", q->hw->name);
-            } else {
-                const ffn_serve_point *pt = &q->pts[q->pick];
-                shape_name(&pt->shape, moe, lay, sizeof lay);
-                fprintf(fp,
-                        "  > at >= %.4g tokens/s per user%s: %s at %.4g clients, %.4g tokens/s "
-                        "per device (%.4g-%.4g)",
-                        user_tps, ttft_s > 0 ? " within the TTFT" : "", lay, pt->concurrency,
-                        pt->r.output_tokens_per_s_device, pt->tps_device_lo, pt->tps_device_hi);
-                if (q->price > 0)
-                    fprintf(fp, ", $%.3g per M output tokens ($%.3g-%.3g) at $%.2f/h a device",
-                            usd_per_mtok(q->price, pt->r.output_tokens_per_s_device),
-                            usd_per_mtok(q->price, pt->tps_device_hi),
-                            usd_per_mtok(q->price, pt->tps_device_lo), q->price);
-                fputc('\n', fp);
-            }
-        }
-        fputs(i + 1 < np ? "\n" : "", fp);
-    }
-    fputs("  * on the frontier of tokens/s per device against tokens/s per user; > the pick.\n"
-          "  tok/s/u: one user's tokens/s, 1 / median TPOT; batch: mean running sequences; "
-          "ctx: mean KV length of a decoding sequence.\n",
-          fp);
-    if (user_tps > 0 && np > 1) {
-        int best = -1;
-        double best_cost = INFINITY;
-        for (size_t i = 0; i < np; i++) {
-            if (p[i].pick < 0) continue;
-            double c = usd_per_mtok(p[i].price, p[i].pts[p[i].pick].r.output_tokens_per_s_device);
-            if (c < best_cost) best_cost = c, best = (int)i;
-        }
-        if (best >= 0) {
-            const ffn_serve_point *bp = &p[best].pts[p[best].pick];
-            fprintf(fp,
-                    "cheapest at >= %.4g tokens/s per user: %s on %s, $%.3g per M output tokens "
-                    "($%.3g-%.3g over the range)\n",
-                    user_tps, p[best].m->name, p[best].hw->name, best_cost,
-                    usd_per_mtok(p[best].price, bp->tps_device_hi),
-                    usd_per_mtok(p[best].price, bp->tps_device_lo));
-        }
-        /* a device without a price: the hourly price at which it would cost as much */
-        for (size_t i = 0; best >= 0 && i < np; i++) {
-            if (p[i].pick < 0 || p[i].price > 0) continue;
-            const double tps = p[i].pts[p[i].pick].r.output_tokens_per_s_device;
-            fprintf(fp,
-                    "  %s has no price (hw/prices.tsv, --price): it matches $%.3g per M output "
-                    "tokens at $%.3g/h a device\n",
-                    p[i].hw->name, best_cost, best_cost * tps * 3600.0 / 1e6);
-        }
-    }
-}
-
-static void write_csv(FILE *fp, const ffn_serve_opts *o, const pair_out *p, size_t np, bool all)
-{
-    fputs("model,device,tp,dp,ep,pp,devices,mode,drive,stable,ttft_p50_s,ttft_p90_s,tpot_p50_s,"
-          "tpot_p90_s,tokens_per_s_device,tokens_per_s_device_lo,tokens_per_s_device_hi,"
-          "user_tokens_per_s,requests_per_s,mean_running,mean_context,mean_in_system,"
-          "little_in_system,bound,frontier,pick,usd_per_mtok\n",
-          fp);
-    for (size_t i = 0; i < np; i++)
-        for (size_t k = 0; k < p[i].n; k++) {
-            const ffn_serve_point *pt = &p[i].pts[k];
-            const ffn_serve_result *r = &pt->r;
-            if (!all && !pt->frontier && (int)k != p[i].pick) continue;
-            fprintf(fp,
-                    "%s,%s,%llu,%llu,%llu,%llu,%llu,%s,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-                    "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%d,%d,%.6g\n",
-                    p[i].m->name, p[i].hw->name, (unsigned long long)pt->shape.tp,
-                    (unsigned long long)pt->shape.dp, (unsigned long long)pt->shape.ep,
-                    (unsigned long long)pt->shape.pp,
-                    (unsigned long long)ffn_plan_shape_devices(&pt->shape),
-                    ffn_serve_mode_name(o->mode),
-                    o->mode == FFN_SERVE_RATE ? o->rate : pt->concurrency, r->stable, r->ttft_p50_s,
-                    r->ttft_p90_s, r->tpot_p50_s, r->tpot_p90_s, r->output_tokens_per_s_device,
-                    pt->tps_device_lo, pt->tps_device_hi, r->user_tokens_per_s, r->requests_per_s,
-                    r->mean_running, r->mean_context, r->mean_in_system, r->little_in_system,
-                    ffn_serve_bound_name(r->bound), pt->frontier, (int)k == p[i].pick,
-                    usd_per_mtok(p[i].price, r->output_tokens_per_s_device));
-        }
-}
-
-static void write_json(FILE *fp, const ffn_serve_opts *o, const pair_out *p, size_t np, bool all)
-{
-    for (size_t i = 0; i < np; i++)
-        for (size_t k = 0; k < p[i].n; k++) {
-            const ffn_serve_point *pt = &p[i].pts[k];
-            const ffn_serve_result *r = &pt->r;
-            if (!all && !pt->frontier && (int)k != p[i].pick) continue;
-            fprintf(
-                fp,
-                "{\"model\":\"%s\",\"device\":\"%s\",\"layout\":{\"tp\":%llu,\"dp\":%llu,"
-                "\"ep\":%llu,\"pp\":%llu},\"devices\":%llu,\"mode\":\"%s\",\"drive\":%.6g,"
-                "\"prompt\":%llu,\"output\":%llu,\"stable\":%s,\"queue_growth\":%.6g,"
-                "\"ttft_s\":{\"p50\":%.6g,\"p90\":%.6g,\"mean\":%.6g,\"p50_range\":[%.6g,%.6g]},"
-                "\"tpot_s\":{\"p50\":%.6g,\"p90\":%.6g,\"mean\":%.6g,\"p50_range\":[%.6g,%.6g]},"
-                "\"tokens_per_s_device\":{\"value\":%.6g,\"range\":[%.6g,%.6g]},"
-                "\"user_tokens_per_s\":{\"value\":%.6g,\"range\":[%.6g,%.6g]},"
-                "\"requests_per_s\":%.6g,\"total_tokens_per_s\":%.6g,\"mean_running\":%.6g,"
-                "\"mean_context\":%.6g,\"mean_in_system\":%.6g,\"little_in_system\":%.6g,"
-                "\"kv_tokens\":%.6g,\"shares\":{\"gemm\":%.4g,\"attention\":%.4g,"
-                "\"interconnect\":%.4g,\"overhead\":%.4g},\"idle_share\":%.4g,"
-                "\"bound\":\"%s\",\"frontier\":%s,\"pick\":%s,\"usd_per_mtok\":%.6g}\n",
-                p[i].m->name, p[i].hw->name, (unsigned long long)pt->shape.tp,
-                (unsigned long long)pt->shape.dp, (unsigned long long)pt->shape.ep,
-                (unsigned long long)pt->shape.pp,
-                (unsigned long long)ffn_plan_shape_devices(&pt->shape),
-                ffn_serve_mode_name(o->mode), o->mode == FFN_SERVE_RATE ? o->rate : pt->concurrency,
-                (unsigned long long)o->isl, (unsigned long long)o->osl,
-                r->stable ? "true" : "false", r->queue_growth, r->ttft_p50_s, r->ttft_p90_s,
-                r->ttft_mean_s, pt->ttft_lo_s, pt->ttft_hi_s, r->tpot_p50_s, r->tpot_p90_s,
-                r->tpot_mean_s, pt->tpot_lo_s, pt->tpot_hi_s, r->output_tokens_per_s_device,
-                pt->tps_device_lo, pt->tps_device_hi, r->user_tokens_per_s, pt->user_tps_lo,
-                pt->user_tps_hi, r->requests_per_s, r->total_tokens_per_s, r->mean_running,
-                r->mean_context, r->mean_in_system, r->little_in_system, r->kv_tokens, r->share[0],
-                r->share[1], r->share[2], r->share[3], r->idle_share,
-                ffn_serve_bound_name(r->bound), pt->frontier ? "true" : "false",
-                (int)k == p[i].pick ? "true" : "false",
-                usd_per_mtok(p[i].price, r->output_tokens_per_s_device));
-        }
-}
-
 /* The frontier chart of every pair into dir (pareto.*). */
-static int serve_chart(const char *dir, const pair_out *p, size_t np, double user_tps)
+static int serve_chart(const char *dir, const ffn_serve_pair *p, size_t np, double user_tps)
 {
     static ffn_pareto_chart ch;
-    memset(&ch, 0, sizeof ch);
-    snprintf(ch.title, sizeof ch.title, "Serving frontier: %s", np ? p[0].m->name : "");
-    ch.min_user_tps = user_tps;
-    for (size_t i = 0; i < np && ch.n_series < FFN_PLOT_MAX_DEVICES; i++) {
-        ffn_pareto_series *se = &ch.s[ch.n_series++];
-        snprintf(se->label, sizeof se->label, "%.40s on %.40s", p[i].m->name, p[i].hw->name);
-        se->pick = -1;
-        for (size_t k = 0; k < p[i].n && se->n < FFN_PLOT_MAX_POINTS; k++) {
-            const ffn_serve_point *pt = &p[i].pts[k];
-            if (!pt->r.stable) continue;
-            if ((int)k == p[i].pick) se->pick = se->n;
-            se->user_tps[se->n] = pt->r.user_tokens_per_s;
-            se->device_tps[se->n] = pt->r.output_tokens_per_s_device;
-            se->frontier[se->n++] = pt->frontier;
-        }
-    }
+    ffn_plot_pareto_from_serve(&ch, p, np, user_tps);
     int rc = ffn_cli_prepare_dir(CMD, dir);
     if (rc) return rc;
     ffn_chart_out o = {.dir = dir, .base = "pareto", .width = 1200, .height = 800, .render = true};
@@ -442,7 +211,7 @@ int ffn_cmd_serve(int argc, char **argv)
     double spread = 0, rate = 0, user_tps = 0;
     static uint64_t conc[MAX_CONC];
     size_t n_conc = 0;
-    pair_out *pairs = NULL;
+    ffn_serve_pair *pairs = NULL;
     size_t np = 0;
     if (!V(FFN_O_SCENARIO)) {
         /* serve's own layout defaults (a plan searches wider) */
@@ -581,10 +350,11 @@ int ffn_cmd_serve(int argc, char **argv)
     }
     for (size_t i = 0; i < sc.n_models; i++)
         for (size_t k = 0; k < sc.n_hws; k++) {
-            pair_out *q = &pairs[np++];
+            ffn_serve_pair *q = &pairs[np++];
             q->m = &models[i];
             q->hw = &hws[k];
             q->price = sc.price_per_hour[k];
+            q->engine = ffn_cli_engine_in_force();
             /* the engine's defaults on this device, then the flags */
             q->sched = ffn_engine_sched_for(&prof.sched, q->hw->name);
             if (mbt) q->sched.max_batched_tokens = mbt;
@@ -595,17 +365,16 @@ int ffn_cmd_serve(int argc, char **argv)
             ffn_plan_opts pop = *po;
             pop.kv_page_tokens = q->sched.page_tokens;
             q->pick = -1;
-            ffn_plan_shape shapes[MAX_SHAPES];
+            ffn_plan_shape shapes[FFN_SERVE_MAX_SHAPES];
             size_t ns = shapes_of(q->m, po, V(FFN_O_EP) != NULL, max_devices, shapes);
             q->pts = calloc(ns * n_conc, sizeof *q->pts);
             if (!q->pts) {
                 rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
                 goto out;
             }
-            const bool moe = ffn_model_moe_layers(q->m) > 0;
             for (size_t s = 0; s < ns; s++) {
                 char lay[48];
-                shape_name(&shapes[s], moe, lay, sizeof lay);
+                ffn_plan_shape_name(&shapes[s], lay, sizeof lay);
                 ffn_serve_ctx ctx;
                 ffn_diag d;
                 ffn_diag_clear(&d);
@@ -613,7 +382,7 @@ int ffn_cmd_serve(int argc, char **argv)
                     (q->sched.max_batched_tokens + q->sched.max_seqs * (1 + so.spec_tokens)) *
                     shapes[s].dp;
                 if (ffn_serve_ctx_init(&ctx, q->m, q->hw, &pop, &shapes[s], maxtok, &d)) {
-                    if (q->n_skipped < MAX_SHAPES)
+                    if (q->n_skipped < FFN_SERVE_MAX_SHAPES)
                         snprintf(q->skipped[q->n_skipped++], sizeof q->skipped[0], "%s: %.150s",
                                  lay, d.msg);
                     continue;
@@ -631,7 +400,7 @@ int ffn_cmd_serve(int argc, char **argv)
                         goto out;
                     }
                     if (e) {
-                        if (q->n_skipped < MAX_SHAPES)
+                        if (q->n_skipped < FFN_SERVE_MAX_SHAPES)
                             snprintf(q->skipped[q->n_skipped++], sizeof q->skipped[0], "%s: %.150s",
                                      lay, d.msg);
                         break;
@@ -650,13 +419,14 @@ int ffn_cmd_serve(int argc, char **argv)
         if ((rc = ffn_cli_out_open(CMD, &out, V(FFN_O_OUT)))) goto out;
         const bool all = V(FFN_O_ALL) || so.mode != FFN_SERVE_CONCURRENCY || n_conc == 1;
         /* JSON and CSV carry every point, each with its frontier and pick flags */
+        int wr = 0;
         if (fmt == FFN_FMT_JSON)
-            write_json(out.fp, &so, pairs, np, true);
+            wr = ffn_serve_write_json(out.fp, &so, pairs, np);
         else if (fmt == FFN_FMT_CSV)
-            write_csv(out.fp, &so, pairs, np, true);
+            wr = ffn_serve_write_csv(out.fp, &so, pairs, np);
         else
-            write_table(out.fp, &so, pairs, np, all, user_tps, po->ttft_s);
-        rc = ffn_cli_out_close(CMD, &out, !ferror(out.fp));
+            ffn_serve_write_table(out.fp, &so, pairs, np, all, user_tps, po->ttft_s);
+        rc = ffn_cli_out_close(CMD, &out, wr == 0 && !ferror(out.fp));
     }
     if (!rc && V(FFN_O_CHART)) rc = serve_chart(V(FFN_O_CHART), pairs, np, user_tps);
 out:

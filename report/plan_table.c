@@ -17,16 +17,8 @@ static const ffn_plan_layout *shown(const ffn_plan_pair *p)
 /* The layout as engines name it: "TP8", "TP8/EP8", "DP8/EP8", "TP2/DP4/EP8", "TP4/PP2". */
 static void layout_str(char *b, size_t n, const ffn_plan_layout *L)
 {
-    typedef unsigned long long ull;
-    int k = 0;
-    b[0] = '\0';
-    if (L->tp > 1 || (L->dp <= 1 && L->ep <= 1))
-        k += snprintf(b + k, n - (size_t)k, "TP%llu", (ull)L->tp);
-    if (L->dp > 1 && (size_t)k < n)
-        k += snprintf(b + k, n - (size_t)k, "%sDP%llu", k ? "/" : "", (ull)L->dp);
-    if (L->ep > 1 && (size_t)k < n)
-        k += snprintf(b + k, n - (size_t)k, "%sEP%llu", k ? "/" : "", (ull)L->ep);
-    if (L->pp > 1 && (size_t)k < n) snprintf(b + k, n - (size_t)k, "/PP%llu", (ull)L->pp);
+    const ffn_plan_shape s = {L->tp, L->dp, L->ep, L->pp};
+    ffn_plan_shape_name(&s, b, n);
 }
 
 /* Text from column `indent`, broken at spaces so no line passes `width` columns. */

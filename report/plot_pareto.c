@@ -93,3 +93,24 @@ int ffn_plot_pareto_write(const ffn_pareto_chart *c, const char *template_text,
     const double xr[2] = {0, xhi * 1.08}, yr[2] = {0, yhi * 1.1};
     return ffn__plot_end(data, script, template_text, f, c->title, xr, yr, NULL, &setup, &pc, diag);
 }
+
+void ffn_plot_pareto_from_serve(ffn_pareto_chart *ch, const ffn_serve_pair *p, size_t np,
+                                double user_tps)
+{
+    memset(ch, 0, sizeof *ch);
+    snprintf(ch->title, sizeof ch->title, "Serving frontier: %s", np ? p[0].m->name : "");
+    ch->min_user_tps = user_tps;
+    for (size_t i = 0; i < np && ch->n_series < FFN_PLOT_MAX_DEVICES; i++) {
+        ffn_pareto_series *se = &ch->s[ch->n_series++];
+        snprintf(se->label, sizeof se->label, "%.40s on %.40s", p[i].m->name, p[i].hw->name);
+        se->pick = -1;
+        for (size_t k = 0; k < p[i].n && se->n < FFN_PLOT_MAX_POINTS; k++) {
+            const ffn_serve_point *pt = &p[i].pts[k];
+            if (!pt->r.stable) continue;
+            if ((int)k == p[i].pick) se->pick = se->n;
+            se->user_tps[se->n] = pt->r.user_tokens_per_s;
+            se->device_tps[se->n] = pt->r.output_tokens_per_s_device;
+            se->frontier[se->n++] = pt->frontier;
+        }
+    }
+}

@@ -60,8 +60,12 @@ tput, tpot = {"fit": [], "check": []}, {"fit": [], "check": []}
 for r in rows:
     j, cmd, err = run(r)
     model = os.path.basename(r["model"]).replace(".json", "")
-    lay = f"TP{r['tp']}" + (f"/DP{r['dp']}" if r["dp"] != "1" else "") + (
-        f"/EP{r['ep']}" if r["ep"] != "1" else "")
+    # as ffnroof's tables name a layout (ffn_plan_shape_name): TP shown when it is more than 1
+    # or nothing else is
+    parts = [f"TP{r['tp']}"] if r["tp"] != "1" or (r["dp"] == "1" and r["ep"] == "1") else []
+    parts += [f"DP{r['dp']}"] if r["dp"] != "1" else []
+    parts += [f"EP{r['ep']}"] if r["ep"] != "1" else []
+    lay = "/".join(parts)
     load = (f"{r['isl']}/{r['osl']}" + (" ShareGPT" if r["spread"] != "0" else "") +
             (f", {r['value']} req/s" if r["mode"] == "rate" else f", {r['requests']} at once"))
     if j is None:

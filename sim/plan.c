@@ -37,6 +37,21 @@ const char *ffn_plan_phase_name(ffn_plan_phase p)
     return (unsigned)p <= FFN_PLAN_BOTH ? phase_names[p] : "?";
 }
 
+void ffn_plan_shape_name(const ffn_plan_shape *s, char *b, size_t n)
+{
+    typedef unsigned long long ull;
+    int k = 0;
+    if (!n) return;
+    b[0] = '\0';
+    if (s->tp > 1 || (s->dp <= 1 && s->ep <= 1))
+        k += snprintf(b + k, n - (size_t)k, "TP%llu", (ull)s->tp);
+    if (s->dp > 1 && (size_t)k < n)
+        k += snprintf(b + k, n - (size_t)k, "%sDP%llu", k ? "/" : "", (ull)s->dp);
+    if (s->ep > 1 && (size_t)k < n)
+        k += snprintf(b + k, n - (size_t)k, "%sEP%llu", k ? "/" : "", (ull)s->ep);
+    if (s->pp > 1 && (size_t)k < n) snprintf(b + k, n - (size_t)k, "/PP%llu", (ull)s->pp);
+}
+
 int ffn_objective_parse(const char *s, ffn_objective *out)
 {
     for (int i = 0; i < FFN_OBJ_COUNT; i++)

@@ -490,3 +490,10 @@ int ffn_serve_pick(const ffn_serve_point *p, size_t n, double min_user_tps, doub
     }
     return best;
 }
+
+double ffn_serve_usd_per_mtok(double price_per_hour, double tokens_per_s_device)
+{
+    return price_per_hour > 0 && tokens_per_s_device > 0
+               ? price_per_hour / (tokens_per_s_device * 3600.0) * 1e6
+               : NAN;
+}

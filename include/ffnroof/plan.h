@@ -35,6 +35,10 @@ typedef struct ffn_plan_shape {
     uint64_t tp, dp, ep, pp;
 } ffn_plan_shape;
 
+/* A layout as the tables name it: "TP4", "DP8/EP8", "TP2/DP4/EP8", "TP4/PP2" (TP shown when it
+ * is more than 1 or nothing else is). */
+void ffn_plan_shape_name(const ffn_plan_shape *s, char *buf, size_t n);
+
 /* Devices per stage (tp x dp), per replica (x pp), and the experts' TP degree (stage / ep). */
 static inline uint64_t ffn_plan_shape_stage(const ffn_plan_shape *s)
 {

@@ -26,6 +26,7 @@
 #include "ffnroof/hw.h"
 #include "ffnroof/model.h"
 #include "ffnroof/profile_file.h"
+#include "ffnroof/serve.h"
 #include "ffnroof/sim.h"
 
 #define FFN_PLOT_MAX_DEVICES 12
@@ -228,6 +229,10 @@ int ffn_plot_latency_write(const ffn_latency_chart *c, const char *template_text
 int ffn_plot_moe_write(const ffn_moe_chart *c, const char *template_text, const ffn_plot_files *f,
                        FILE *data, FILE *script, ffn_diag *diag);
 
+/* The frontier chart of serve's answers: one series per (model, device) pair, its stable points,
+ * their frontier flags and the pick; the interactivity line at user_tps (0: none). */
+void ffn_plot_pareto_from_serve(ffn_pareto_chart *ch, const ffn_serve_pair *p, size_t np,
+                                double user_tps);
 int ffn_plot_pareto_write(const ffn_pareto_chart *c, const char *template_text,
                           const ffn_plot_files *f, FILE *data, FILE *script, ffn_diag *diag);
 

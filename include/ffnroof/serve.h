@@ -178,4 +178,25 @@ void ffn_serve_mark_frontier(ffn_serve_point *p, size_t n);
  * queue), -1 if none. */
 int ffn_serve_pick(const ffn_serve_point *p, size_t n, double min_user_tps, double max_ttft_s);
 
+/* Dollars per million output tokens at a device-hour price and a rate per device; NAN without
+ * a price or a rate. */
+double ffn_serve_usd_per_mtok(double price_per_hour, double tokens_per_s_device);
+
+/* What `serve` answers for one model on one device: its points (layouts x loads), the pick, the
+ * layouts it could not simulate and why, and what the writers name (ffnroof/serve_write.h,
+ * ffnroof/serve_report.h). Pointers are borrowed. */
+#define FFN_SERVE_MAX_SHAPES 64
+typedef struct ffn_serve_pair {
+    const ffn_model *m;
+    const ffn_hw *hw;
+    ffn_engine engine;
+    double price; /* per device-hour; 0 = none */
+    ffn_engine_sched sched;
+    ffn_serve_point *pts;
+    size_t n;
+    int pick; /* -1: none */
+    char skipped[FFN_SERVE_MAX_SHAPES][200];
+    size_t n_skipped;
+} ffn_serve_pair;
+
 #endif
