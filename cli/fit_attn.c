@@ -22,16 +22,6 @@
  * collectives as custom_max when a custom all-reduce table is fitted and the spec has none. */
 #define ENGINE_CUSTOM_AR_MAX_BYTES (8192.0 * 1024.0)
 
-/* median and p90 of |pred/meas - 1| over e[n] (sorted in place) */
-static void med_p90(double *e, size_t n, double *med, double *p90)
-{
-    *med = *p90 = 0;
-    if (!n) return;
-    ffn_sort_doubles(e, n);
-    *med = ffn_median_sorted(e, n);
-    *p90 = e[(size_t)(0.9 * (double)(n - 1) + 0.5)];
-}
-
 static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -70,36 +60,13 @@ static void today(char *buf, size_t n)
 
 static const char *const kv_names[FFN_ATTN_KV_COUNT] = {"kv16", "kv8"};
 
-/* Fit one KV class on all rows and on 80% of them; held[] gets the held-back errors. */
+/* Fit one KV class (with its held-back check) into hw. */
 static int fit_class(ffn_hw *hw, const ffn_aic_table *t, bool decode, ffn_attn_kv kv,
                      double *held_med, double *held_p90)
 {
-    *held_med = *held_p90 = NAN;
     ffn_attn_eff e;
-    int rc = ffn_attn_fit(hw, t->attn, t->n_attn, decode, kv, &e);
+    int rc = ffn_attn_fit_checked(hw, t->attn, t->n_attn, decode, kv, &e, held_med, held_p90);
     if (rc) return rc;
-    /* the held-back check: every fifth row of the class out of the fit */
-    ffn_attn_point *train = malloc(t->n_attn * sizeof *train);
-    double *err = malloc(t->n_attn * sizeof *err);
-    size_t nt = 0, nh = 0, k = 0;
-    if (train && err) {
-        for (size_t i = 0; i < t->n_attn; i++)
-            if (ffn_attn_kv_class(t->attn[i].kv_dtype) == kv && k++ % 5 != 4)
-                train[nt++] = t->attn[i];
-        static ffn_hw h;
-        h = *hw;
-        ffn_attn_eff *slot = decode ? &h.attn.decode[kv] : &h.attn.prefill[kv];
-        if (!ffn_attn_fit(&h, train, nt, decode, kv, slot)) {
-            k = 0;
-            for (size_t i = 0; i < t->n_attn; i++)
-                if (ffn_attn_kv_class(t->attn[i].kv_dtype) == kv && k++ % 5 == 4)
-                    err[nh++] = fabs(
-                        ffn_attn_point_predict(&h, &t->attn[i], decode) / t->attn[i].time_s - 1.0);
-            med_p90(err, nh, held_med, held_p90);
-        }
-    }
-    free(train);
-    free(err);
     if (decode)
         hw->attn.decode[kv] = e;
     else
@@ -159,7 +126,7 @@ static int run_attn(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
             }
             if (!n) continue;
             double med, p90;
-            med_p90(err, n, &med, &p90);
+            ffn_err_median_p90(err, n, &med, &p90);
             printf("  %-34s %-9s %8zu %8.1f%% %8.1f%%\n",
                    k < t->n_kernels ? t->kernels[k] : "(all)", kv_names[kv], n, 100 * med,
                    100 * p90);
@@ -185,27 +152,6 @@ static int run_attn(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
 
 /* ---- collectives ---------------------------------------------------------------------------- */
 
-/* The group sizes of op among the rows, rising; their count. */
-static int sizes_of(const ffn_aic_table *t, int op, uint32_t *g)
-{
-    int n = 0;
-    for (size_t i = 0; i < t->n_comm; i++) {
-        if (t->comm[i].op != op) continue;
-        int j = 0;
-        while (j < n && g[j] != t->comm[i].gpus)
-            j++;
-        if (j < n || n >= FFN_COLL_MAX_SIZES) continue;
-        g[n++] = t->comm[i].gpus;
-    }
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && g[j - 1] > g[j]; j--) {
-            const uint32_t x = g[j];
-            g[j] = g[j - 1];
-            g[j - 1] = x;
-        }
-    return n;
-}
-
 static int run_comm(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table *t)
 {
     ffn_coll_model *m = &hw->scaleup.coll;
@@ -213,43 +159,9 @@ static int run_comm(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
     for (int op = 0; op < FFN_COLL_COUNT; op++)
         for (int i = 0; i < FFN_COLL_MAX_SIZES; i++)
             held[op][i] = NAN;
-    ffn_coll_point *train = malloc(t->n_comm * sizeof *train);
-    if (!train) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
     if (!req->check) {
-        for (int op = 0; op < FFN_COLL_COUNT; op++) {
-            uint32_t g[FFN_COLL_MAX_SIZES];
-            const int ng = sizes_of(t, op, g);
-            if (!ng) continue;
-            ffn_coll_model fresh = *m;
-            fresh.n[op] = 0;
-            for (int i = 0; i < ng; i++) {
-                ffn_coll_fit f;
-                if (ffn_coll_fit_op(t->comm, t->n_comm, (ffn_coll_op)op, g[i], &f)) continue;
-                /* the held-back fifth of this op and size */
-                size_t nt = 0, k = 0, nh = 0;
-                double e[64];
-                for (size_t r = 0; r < t->n_comm; r++)
-                    if (t->comm[r].op == op && t->comm[r].gpus == g[i] && !t->comm[r].eager &&
-                        k++ % 5 != 4)
-                        train[nt++] = t->comm[r];
-                ffn_coll_fit f80;
-                if (!ffn_coll_fit_op(train, nt, (ffn_coll_op)op, g[i], &f80)) {
-                    k = 0;
-                    const double bf = ffn_coll_bus_factor((ffn_coll_op)op, g[i]);
-                    for (size_t r = 0; r < t->n_comm && nh < 64; r++)
-                        if (t->comm[r].op == op && t->comm[r].gpus == g[i] && !t->comm[r].eager &&
-                            k++ % 5 == 4)
-                            e[nh++] = fabs((f80.latency_s + bf * t->comm[r].bytes / f80.bus_bps) /
-                                               t->comm[r].time_s -
-                                           1.0);
-                    double med, p90;
-                    med_p90(e, nh, &med, &p90);
-                    held[op][fresh.n[op]] = med;
-                }
-                fresh.fit[op][fresh.n[op]++] = f;
-            }
-            *m = fresh;
-        }
+        if (ffn_coll_fit_points(t->comm, t->n_comm, m, held))
+            return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
         char date[16], line[400];
         today(date, sizeof date);
         const bool custom = t->op == FFN_AIC_CUSTOM_AR;
@@ -259,7 +171,6 @@ static int run_comm(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
                  custom ? ffn_engine_name(t->engine) : "NCCL", t->version, t->device);
         source_line(m->source, sizeof m->source, custom ? "custom_all_reduce:" : "nccl:", line);
     }
-    free(train);
     printf("%s: %s, %zu rows (%s %s on %s)\n", hw->name,
            t->op == FFN_AIC_CUSTOM_AR ? "custom all-reduce" : "NCCL collectives", t->n_comm,
            ffn_engine_name(t->engine), t->version, t->device);
@@ -275,7 +186,7 @@ static int run_comm(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
     size_t na = 0;
     for (int op = 0; op < FFN_COLL_COUNT; op++) {
         uint32_t g[FFN_COLL_MAX_SIZES];
-        const int ng = sizes_of(t, op, g);
+        const int ng = ffn_coll_sizes(t->comm, t->n_comm, op, g);
         for (int i = 0; i < ng; i++) {
             size_t n = 0;
             for (size_t r = 0; r < t->n_comm; r++) {
@@ -285,7 +196,7 @@ static int run_comm(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
                 all[na++] = err[n++];
             }
             double med, p90;
-            med_p90(err, n, &med, &p90);
+            ffn_err_median_p90(err, n, &med, &p90);
             const ffn_coll_fit *f = NULL;
             for (int j = 0; j < m->n[op]; j++)
                 if (m->fit[op][j].gpus == g[i]) f = &m->fit[op][j];
@@ -298,7 +209,7 @@ static int run_comm(const ffn_fit_attn_req *req, ffn_hw *hw, const ffn_aic_table
         }
     }
     double med, p90;
-    med_p90(all, na, &med, &p90);
+    ffn_err_median_p90(all, na, &med, &p90);
     printf("  %-18s %5s %6zu %11s %12s %8.1f%% %8.1f%%\n", "(all, graph)", "", na, "", "",
            100 * med, 100 * p90);
     if (req->points)

@@ -314,3 +314,109 @@ int ffn_coll_fit_op(const ffn_coll_point *pts, size_t n, ffn_coll_op op, uint32_
     free(ratio);
     return 0;
 }
+
+void ffn_err_median_p90(double *e, size_t n, double *median, double *p90)
+{
+    *median = *p90 = 0;
+    if (!n) return;
+    ffn_sort_doubles(e, n);
+    *median = ffn_median_sorted(e, n);
+    *p90 = e[(size_t)(0.9 * (double)(n - 1) + 0.5)];
+}
+
+int ffn_attn_fit_checked(const ffn_hw *hw, const ffn_attn_point *pts, size_t n, bool decode,
+                         ffn_attn_kv kv, ffn_attn_eff *out, double *held_median, double *held_p90)
+{
+    *held_median = *held_p90 = NAN;
+    int rc = ffn_attn_fit(hw, pts, n, decode, kv, out);
+    if (rc) return rc;
+    ffn_attn_point *train = malloc(n * sizeof *train);
+    double *err = malloc(n * sizeof *err);
+    ffn_hw *h = malloc(sizeof *h);
+    if (!train || !err || !h) {
+        free(train);
+        free(err);
+        free(h);
+        return FFN_ENOMEM;
+    }
+    size_t nt = 0, nh = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ffn_attn_kv_class(pts[i].kv_dtype) == kv && k++ % 5 != 4) train[nt++] = pts[i];
+    *h = *hw;
+    ffn_attn_eff *slot = decode ? &h->attn.decode[kv] : &h->attn.prefill[kv];
+    if (!ffn_attn_fit(h, train, nt, decode, kv, slot)) {
+        k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (ffn_attn_kv_class(pts[i].kv_dtype) == kv && k++ % 5 == 4)
+                err[nh++] = fabs(ffn_attn_point_predict(h, &pts[i], decode) / pts[i].time_s - 1.0);
+        ffn_err_median_p90(err, nh, held_median, held_p90);
+    }
+    free(train);
+    free(err);
+    free(h);
+    return 0;
+}
+
+int ffn_coll_sizes(const ffn_coll_point *pts, size_t n, int op, uint32_t *g)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].op != op) continue;
+        int j = 0;
+        while (j < k && g[j] != pts[i].gpus)
+            j++;
+        if (j < k || k >= FFN_COLL_MAX_SIZES) continue;
+        g[k++] = pts[i].gpus;
+    }
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && g[j - 1] > g[j]; j--) {
+            const uint32_t x = g[j];
+            g[j] = g[j - 1];
+            g[j - 1] = x;
+        }
+    return k;
+}
+
+int ffn_coll_fit_points(const ffn_coll_point *pts, size_t n, ffn_coll_model *m,
+                        double held[FFN_COLL_COUNT][FFN_COLL_MAX_SIZES])
+{
+    for (int op = 0; op < FFN_COLL_COUNT; op++)
+        for (int i = 0; i < FFN_COLL_MAX_SIZES; i++)
+            held[op][i] = NAN;
+    ffn_coll_point *train = malloc(n * sizeof *train);
+    if (!train) return FFN_ENOMEM;
+    for (int op = 0; op < FFN_COLL_COUNT; op++) {
+        uint32_t g[FFN_COLL_MAX_SIZES];
+        const int ng = ffn_coll_sizes(pts, n, op, g);
+        if (!ng) continue;
+        ffn_coll_model fresh = *m;
+        fresh.n[op] = 0;
+        for (int i = 0; i < ng; i++) {
+            ffn_coll_fit f;
+            if (ffn_coll_fit_op(pts, n, (ffn_coll_op)op, g[i], &f)) continue;
+            /* the held-back fifth of this op and size */
+            size_t nt = 0, k = 0, nh = 0;
+            double e[64];
+            for (size_t r = 0; r < n; r++)
+                if (pts[r].op == op && pts[r].gpus == g[i] && !pts[r].eager && k++ % 5 != 4)
+                    train[nt++] = pts[r];
+            ffn_coll_fit f80;
+            if (!ffn_coll_fit_op(train, nt, (ffn_coll_op)op, g[i], &f80)) {
+                k = 0;
+                const double bf = ffn_coll_bus_factor((ffn_coll_op)op, g[i]);
+                for (size_t r = 0; r < n && nh < 64; r++)
+                    if (pts[r].op == op && pts[r].gpus == g[i] && !pts[r].eager && k++ % 5 == 4)
+                        e[nh++] =
+                            fabs((f80.latency_s + bf * pts[r].bytes / f80.bus_bps) / pts[r].time_s -
+                                 1.0);
+                double med, p90;
+                ffn_err_median_p90(e, nh, &med, &p90);
+                held[op][fresh.n[op]] = med;
+            }
+            fresh.fit[op][fresh.n[op]++] = f;
+        }
+        *m = fresh;
+    }
+    free(train);
+    return 0;
+}

@@ -70,4 +70,24 @@ int ffn_coll_fit_op(const ffn_coll_point *pts, size_t n, ffn_coll_op op, uint32_
  * (sorted in place). */
 void ffn_ratio_spread(double *r, size_t n, double *p10, double *p90, double *median_abs);
 
+/* The median and the p90 (its nearest rank) of e[n], sorted in place; 0 and 0 when n is 0. */
+void ffn_err_median_p90(double *e, size_t n, double *median, double *p90);
+
+/* ffn_attn_fit, and as a check the same fit on four fifths of the class's points (every fifth
+ * held back) scored on the held-back fifth: *held_median and *held_p90 of |pred/meas - 1|
+ * there (NAN when that fit fails). Returns ffn_attn_fit's code, or FFN_ENOMEM. */
+int ffn_attn_fit_checked(const ffn_hw *hw, const ffn_attn_point *pts, size_t n, bool decode,
+                         ffn_attn_kv kv, ffn_attn_eff *out, double *held_median, double *held_p90);
+
+/* The group sizes of collective op among the points, rising (at most FFN_COLL_MAX_SIZES); their
+ * count. */
+int ffn_coll_sizes(const ffn_coll_point *pts, size_t n, int op, uint32_t *gpus);
+
+/* Fit every collective and group size the points hold into m, in place of m's fits of those
+ * collectives (a size whose fit fails is left out), each also fitted on four fifths of its
+ * graph-timed points and scored on the fifth held back: held[op][i] the median |pred/meas - 1|
+ * of m->fit[op][i] there (NAN when not scored). Returns 0 or FFN_ENOMEM (m unchanged). */
+int ffn_coll_fit_points(const ffn_coll_point *pts, size_t n, ffn_coll_model *m,
+                        double held[FFN_COLL_COUNT][FFN_COLL_MAX_SIZES]);
+
 #endif
