@@ -358,10 +358,13 @@ int ffn_cmd_sweep(int argc, char **argv)
     double next_bar = show ? now_s() + 0.1 : 0;
     static ffn_result r;
     bool io_error = false;
-    for (size_t mi = 0; mi < sc.n_models && !interrupted && !io_error; mi++)
+    for (size_t mi = 0; mi < sc.n_models && !interrupted && !io_error; mi++) {
+        ffn_params prm;
+        const bool counted = ffn_model_params(&models[mi], &prm) == 0;
         for (size_t hi = 0; hi < sc.n_hws && !interrupted && !io_error; hi++) {
             ffn_sweep_iter it;
             ffn_sweep_begin(&it, &models[mi], &hws[hi], &g);
+            it.runs_only = step_mode; /* the step eval predicts each point itself */
             for (;;) {
                 ffn_diag d;
                 ffn_diag_clear(&d);
@@ -376,11 +379,10 @@ int ffn_cmd_sweep(int argc, char **argv)
                 }
                 if (step_mode) {
                     static ffn_sweep_step ss;
-                    ffn_params prm;
-                    int e =
-                        ffn_model_params(&models[mi], &prm)
-                            ? FFN_EINVAL
-                            : ffn_sweep_step_eval(&models[mi], &prm, &hws[hi], o, &r.run, &ss, &d);
+                    int e = counted ? ffn_sweep_step_eval(&models[mi], &prm, &hws[hi], o, &r.run,
+                                                          &ss, &d)
+                                    : ffn_diag_set(&d, FFN_EINVAL, NULL, 0, 0,
+                                                   "the model's parameters do not count");
                     if (e) {
                         if (notes++ < 20)
                             fprintf(stderr,
@@ -414,6 +416,7 @@ int ffn_cmd_sweep(int argc, char **argv)
             }
             skipped += it.skipped;
         }
+    }
     if (fflush(fp) != 0 || ferror(fp)) io_error = true;
     if (show) progress(interrupted ? done + skipped : total, total, true);
     sigaction(SIGINT, &old, NULL);

@@ -90,6 +90,11 @@ int ffn_sweep_next(ffn_sweep_iter *it, ffn_result *out, ffn_diag *diag)
             continue;
         }
         set_point(it, it->i_pt++);
+        if (it->runs_only) {
+            out->run = it->run;
+            it->done++;
+            return 1;
+        }
         int rc = ffn_predict(it->m, it->hw, &it->run, out, diag);
         if (rc) {
             it->skipped++;

@@ -45,6 +45,8 @@ typedef struct ffn_sweep_iter {
     ffn_run run;
     double ridge;
     uint64_t done, skipped;
+    bool runs_only; /* set after ffn_sweep_begin: hand back each point's run (out->run) without
+                       predicting it (a caller that prices the point itself: sweep --step) */
 } ffn_sweep_iter;
 
 /* Points per (model, device) pair: dtypes x TP x EP x (prefill: batch x seq; decode: batch). */
