@@ -118,27 +118,6 @@ static int spec_opt(const char *s, ffn_serve_opts *o)
     return 0;
 }
 
-/* The layouts to simulate: every (tp, dp, ep, pp) of the lists whose devices are within the
- * limit; without --ep, the experts of an MoE model go EP over all devices of the stage. */
-static size_t shapes_of(const ffn_model *m, const ffn_plan_opts *o, bool ep_given,
-                        uint64_t max_devices, ffn_plan_shape *out)
-{
-    const bool moe = ffn_model_moe_layers(m) > 0;
-    size_t n = 0;
-    const size_t npp = o->n_pp ? o->n_pp : 1;
-    for (size_t a = 0; a < o->n_tp; a++)
-        for (size_t b = 0; b < (moe ? o->n_dp : 1); b++)
-            for (size_t c = 0; c < (moe && ep_given ? o->n_ep : 1); c++)
-                for (size_t d = 0; d < npp; d++) {
-                    ffn_plan_shape s = {o->tp[a], moe ? o->dp[b] : 1, 1, o->n_pp ? o->pp[d] : 1};
-                    s.ep = moe ? (ep_given ? o->ep[c] : s.tp * s.dp) : 1;
-                    if (ffn_plan_shape_devices(&s) > max_devices || n == FFN_SERVE_MAX_SHAPES)
-                        continue;
-                    out[n++] = s;
-                }
-    return n;
-}
-
 /* The frontier chart of every pair into dir (pareto.*). */
 static int serve_chart(const char *dir, const ffn_serve_pair *p, size_t np, double user_tps)
 {
@@ -366,7 +345,7 @@ int ffn_cmd_serve(int argc, char **argv)
             pop.kv_page_tokens = q->sched.page_tokens;
             q->pick = -1;
             ffn_plan_shape shapes[FFN_SERVE_MAX_SHAPES];
-            size_t ns = shapes_of(q->m, po, V(FFN_O_EP) != NULL, max_devices, shapes);
+            size_t ns = ffn_serve_shapes(q->m, po, V(FFN_O_EP) != NULL, max_devices, shapes);
             q->pts = calloc(ns * n_conc, sizeof *q->pts);
             if (!q->pts) {
                 rc = ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");

@@ -497,3 +497,22 @@ double ffn_serve_usd_per_mtok(double price_per_hour, double tokens_per_s_device)
                ? price_per_hour / (tokens_per_s_device * 3600.0) * 1e6
                : NAN;
 }
+
+size_t ffn_serve_shapes(const ffn_model *m, const ffn_plan_opts *o, bool ep_given,
+                        uint64_t max_devices, ffn_plan_shape *out)
+{
+    const bool moe = ffn_model_moe_layers(m) > 0;
+    size_t n = 0;
+    const size_t npp = o->n_pp ? o->n_pp : 1;
+    for (size_t a = 0; a < o->n_tp; a++)
+        for (size_t b = 0; b < (moe ? o->n_dp : 1); b++)
+            for (size_t c = 0; c < (moe && ep_given ? o->n_ep : 1); c++)
+                for (size_t d = 0; d < npp; d++) {
+                    ffn_plan_shape s = {o->tp[a], moe ? o->dp[b] : 1, 1, o->n_pp ? o->pp[d] : 1};
+                    s.ep = moe ? (ep_given ? o->ep[c] : s.tp * s.dp) : 1;
+                    if (ffn_plan_shape_devices(&s) > max_devices || n == FFN_SERVE_MAX_SHAPES)
+                        continue;
+                    out[n++] = s;
+                }
+    return n;
+}

@@ -199,4 +199,10 @@ typedef struct ffn_serve_pair {
     size_t n_skipped;
 } ffn_serve_pair;
 
+/* The layouts serve simulates for m: every (tp, dp, ep, pp) of o's lists whose devices are within
+ * max_devices (dp and ep for MoE models only; without ep_given, the experts go EP over all the
+ * devices of a stage); at most FFN_SERVE_MAX_SHAPES into out. Returns their count. */
+size_t ffn_serve_shapes(const ffn_model *m, const ffn_plan_opts *o, bool ep_given,
+                        uint64_t max_devices, ffn_plan_shape *out);
+
 #endif
