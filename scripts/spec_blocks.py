@@ -8,8 +8,12 @@ FITTED.yaml is a spec `ffnroof fit --out` wrote for the same device after fittin
 communication tables (scripts/fit_attention_specs.sh); its top-level `attention:` and
 `collectives:` blocks replace SPEC's, or go in before `uncertainty:` (else at the end). Numbers are
 written to 4 significant digits: times in us or ns, bandwidths in GB/s."""
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spec_efficiency import blocks  # noqa: E402  (one reader of a spec's top-level blocks)
 
 TIME = {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 BW = {"B/s": 1, "KiB/s": 1024, "MiB/s": 1024**2, "GiB/s": 1024**3, "kB/s": 1e3, "MB/s": 1e6,
@@ -44,16 +48,6 @@ def tidy(line):
     if line.lstrip().startswith(("source:",)) or not re.search(r": -?[0-9]", line):
         return line
     return PAIR.sub(lambda m: m.group(1) + value(m.group(2), m.group(4)), line)
-
-
-def blocks(lines):
-    out, key, start = {}, None, 0
-    for i, l in enumerate(lines + ["END:"]):
-        if l and not l[0].isspace() and not l.startswith("#") and ":" in l:
-            if key:
-                out[key] = (start, i)
-            key, start = l.split(":", 1)[0], i
-    return out
 
 
 def main():
