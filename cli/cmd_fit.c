@@ -64,7 +64,9 @@ static void usage(FILE *fp)
           "                   launch-dt (a GEMM's fixed cost per compute dtype), gemv-dt (the\n"
           "                   one-row bandwidth per weight dtype), quant-row (what quantising\n"
           "                   one token row of a GEMM's input costs per compute dtype), floor\n"
-          "                   (the latency floor of GEMMs with few tiles and long reductions);\n"
+          "                   (the latency floor of GEMMs with few tiles and long reductions),\n"
+          "                   pipe (the tile pipeline's cost per tile and per split\n"
+          "                   reduction: a spec with gemm_model: pipeline);\n"
           "                   l1 minimises the absolute log errors instead of their squares;\n"
           "                   hold-max keeps the spec's compute_max\n"
           "                   and memory_max (default: launch,overlap).\n"
@@ -93,26 +95,16 @@ typedef struct fit_args {
 static int fit_flags(const char *list, unsigned *flags)
 {
     static const char *const names[] = {
-        "launch",  "harness",   "overlap", "compute-ramp", "memory-ramp", "by-dtype",
-        "util",    "gemv",      "elem",    "level",        "hold-max",    "launch-dt",
-        "gemv-dt", "quant-row", "floor",   "l1",           "none",        NULL};
-    static const unsigned bits[] = {FFN_FIT_LAUNCH,
-                                    FFN_FIT_HARNESS,
-                                    FFN_FIT_OVERLAP,
-                                    FFN_FIT_COMPUTE_RAMP,
-                                    FFN_FIT_MEMORY_RAMP,
-                                    FFN_FIT_COMPUTE_BY_DTYPE,
-                                    FFN_FIT_WAVE_UTIL,
-                                    FFN_FIT_MEMORY_GEMV,
-                                    FFN_FIT_MEMORY_ELEM,
-                                    FFN_FIT_LEVEL,
-                                    FFN_FIT_HOLD_MAX,
-                                    FFN_FIT_LAUNCH_BY_DTYPE,
-                                    FFN_FIT_GEMV_BY_DTYPE,
-                                    FFN_FIT_QUANT_ROW,
-                                    FFN_FIT_FLOOR,
-                                    FFN_FIT_L1,
-                                    0};
+        "launch", "harness", "overlap", "compute-ramp", "memory-ramp", "by-dtype", "util",
+        "gemv",   "elem",    "level",   "hold-max",     "launch-dt",   "gemv-dt",  "quant-row",
+        "floor",  "pipe",    "l1",      "none",         NULL};
+    static const unsigned bits[] = {
+        FFN_FIT_LAUNCH,        FFN_FIT_HARNESS,     FFN_FIT_OVERLAP,
+        FFN_FIT_COMPUTE_RAMP,  FFN_FIT_MEMORY_RAMP, FFN_FIT_COMPUTE_BY_DTYPE,
+        FFN_FIT_WAVE_UTIL,     FFN_FIT_MEMORY_GEMV, FFN_FIT_MEMORY_ELEM,
+        FFN_FIT_LEVEL,         FFN_FIT_HOLD_MAX,    FFN_FIT_LAUNCH_BY_DTYPE,
+        FFN_FIT_GEMV_BY_DTYPE, FFN_FIT_QUANT_ROW,   FFN_FIT_FLOOR,
+        FFN_FIT_PIPE,          FFN_FIT_L1,          0};
     *flags = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);

@@ -27,8 +27,15 @@ dup_launch() {
 import re, sys
 path, a, b = sys.argv[1:4]
 s = open(path).read()
-m = re.search(r"\n    %s: ([^\n]+)" % re.escape(a), s[s.index("launch_by_dtype:"):])
-s = s.replace("  launch_by_dtype:\n", "  launch_by_dtype:\n    %s: %s\n" % (b, m.group(1)), 1)
+i = s.index("  launch_by_dtype:\n")
+j = i + len("  launch_by_dtype:\n")
+while s.startswith("    ", j):
+    j = s.index("\n", j) + 1
+blk = s[i:j]
+m = re.search(r"\n    %s: ([^\n]+)" % re.escape(a), blk)
+blk = re.sub(r"\n    %s: [^\n]+" % re.escape(b), "", blk)  # the entry it had, replaced
+blk = blk.replace("  launch_by_dtype:\n", "  launch_by_dtype:\n    %s: %s\n" % (b, m.group(1)), 1)
+s = s[:i] + blk + s[j:]
 open(path, "w").write(s)
 PY
 }
@@ -36,7 +43,7 @@ PY
 fit_device() { # DEVICE TABLE DTYPES...
   local dev=$1 table=$2
   shift 2
-  local spec=hw/$dev.yaml step=0 flags="util,launch,memory-ramp,gemv,floor,l1"
+  local spec=hw/$dev.yaml step=0 flags="util,launch,memory-ramp,gemv,pipe,overlap,l1"
   local log=$tmp/$dev.log
   : >"$log"
   for dt in "$@"; do

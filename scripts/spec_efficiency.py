@@ -70,6 +70,13 @@ def main():
         for l in spec[sb["efficiency"][0]:sb["efficiency"][1]]:
             if l.startswith("  compute_max:"):
                 old_cmax = l
+    # a rerun of the same fit replaces its own earlier paragraph (from its first line down to the
+    # next "Kept from before" line) instead of keeping it as history
+    if old_src and text and text[0] in old_src:
+        i = old_src.index(text[0])
+        j = next((x for x in range(i + 1, len(old_src)) if old_src[x].startswith("Kept from before")),
+                 len(old_src) - 1)
+        old_src = old_src[:i] + old_src[j + 1:]
     eff_src = text + (["Kept from before (not refitted here):"] + old_src if old_src else [])
     new = {}
     for key in ("efficiency", "uncertainty"):

@@ -4,9 +4,11 @@ devices never measured"): the `efficiency:` block of FROM.yaml, copied into TO.y
 line saying so, and FROM's residual range widened to p10 x LO, p90 x HI as TO's `uncertainty:`.
 A level_max of an on-chip level TO does not have is left out; with --fp4-from-nvfp4 a device
 with mxfp4 units takes the nvfp4 parameters for mxfp4 (the same fp4 tensor-core path; only the
-scales' format differs) where FROM has none of its own.
+scales' format differs) where FROM has none of its own; with --no-kernels FROM's kernel rules
+(`kernels_by_dtype`: an engine's tile dispatch for FROM's architecture) are left out, for a device
+of another architecture, whose kernels that dispatch does not run.
 
-usage: scripts/transfer_efficiency.py FROM.yaml TO.yaml LO HI "why" [--fp4-from-nvfp4]"""
+usage: scripts/transfer_efficiency.py FROM.yaml TO.yaml LO HI "why" [--fp4-from-nvfp4] [--no-kernels]"""
 import re
 import sys
 
@@ -21,6 +23,7 @@ def levels_of(lines):
 def main():
     src_path, dst_path, lo, hi, why = sys.argv[1:6]
     fp4 = "--fp4-from-nvfp4" in sys.argv[6:]
+    no_kernels = "--no-kernels" in sys.argv[6:]
     src = open(src_path).read().split("\n")
     dst = open(dst_path).read().split("\n")
     sb, db = blocks(src), blocks(dst)
@@ -28,9 +31,16 @@ def main():
     eff = []
     have = levels_of(dst)
     skip_level = False
+    skip_kernels = False
     for l in src[s:e]:
         if l.startswith("  source:"):
             break
+        if no_kernels and l.startswith("  kernels_by_dtype:"):
+            skip_kernels = True
+            continue
+        if skip_kernels and l.startswith("    "):
+            continue
+        skip_kernels = False
         if l.startswith("  level_max:"):
             skip_level = True
             kept = [x for x in src[src.index(l) + 1:e] if x.startswith("    ")]

@@ -8,7 +8,8 @@
 #  - NVIDIA: a device takes its family's fitted device's efficiency: Blackwell (B300, GB200,
 #    GB300) the B200's, mxfp4 as its nvfp4; Hopper (H100 PCIe) the H100 SXM's; Ampere (the A100
 #    PCIe cards) the A100 SXM's; Ada (L40S) and Blackwell RTX (RTX PRO 6000), which no fitted
-#    device shares a family with, the H100 SXM's and the B200's;
+#    device shares a family with, the H100 SXM's and the B200's without their kernel rules (an
+#    engine's tile dispatch for another architecture);
 #  - each with the source's range widened: x0.9/x1.1 within a family, x0.8/x1.25 across.
 #   scripts/transfer_specs.sh [BUILD_DIR]
 set -euo pipefail
@@ -62,9 +63,9 @@ PY
 for d in b300 gb200 gb300; do
   $T hw/b200.yaml "hw/$d.yaml" 0.9 1.1 "Blackwell like the B200 (the same SM, tensor cores and kernels); mxfp4 runs the nvfp4 fp4 path." --fp4-from-nvfp4
 done
-$T hw/b200.yaml hw/rtx-pro-6000.yaml 0.8 1.25 "Blackwell RTX (GB202): no fitted device of its family; the B200's, the nearest generation with fp4 units; mxfp4 runs the nvfp4 path." --fp4-from-nvfp4
+$T hw/b200.yaml hw/rtx-pro-6000.yaml 0.8 1.25 "Blackwell RTX (GB202): no fitted device of its family; the B200's, the nearest generation with fp4 units; mxfp4 runs the nvfp4 path; vLLM's Blackwell fp8 tile rules left out (sm120 has its own dispatch)." --fp4-from-nvfp4 --no-kernels
 $T hw/h100-sxm.yaml hw/h100-pcie.yaml 0.9 1.1 "Hopper like the H100 SXM (the same GH100 SMs and kernels, a lower power limit already in its peaks)."
-$T hw/h100-sxm.yaml hw/l40s.yaml 0.8 1.25 "Ada: no fitted device of its family; the H100 SXM's, the nearest generation with fp8 units and the same CUTLASS fp8 kernels."
+$T hw/h100-sxm.yaml hw/l40s.yaml 0.8 1.25 "Ada: no fitted device of its family; the H100 SXM's, the nearest generation with fp8 units; vLLM's Hopper fp8 tile rules left out (Ada runs its own CUTLASS 2 kernels)." --no-kernels
 for d in a100-pcie-40gb a100-pcie-80gb; do
   $T hw/a100-sxm-80gb.yaml "hw/$d.yaml" 0.9 1.1 "Ampere like the A100 SXM (the same GA100 SMs and cuBLAS kernels)."
 done

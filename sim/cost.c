@@ -245,6 +245,96 @@ bool ffn_hw_unc_range(const ffn_hw *hw, double *p10, double *p90)
     return def;
 }
 
+/* The tile pipeline (docs/model.md, "The tile pipeline"): the time the units take to run a
+ * GEMM's output tiles, each tile block_s plus one pipeline step per tk of K, a step computing
+ * tm x tn x tk at util of the unit's share of the dtype's peak. With kernel rules for the dtype,
+ * the first rule that holds the shape (else the last) gives the tile or the wave search that
+ * picks it, run persistently without splitting K; otherwise (or for a `best` rule) the best of
+ * the device's tiles, a step 128 bytes of K deep, whole (waves of tiles),
+ * split (each split at least 256 deep: the partial tiles written and read in fp32 at the
+ * bandwidth, plus fixup_s) or streamed (stream-K: the tiles' steps dealt evenly over the units,
+ * fixup_s where they do not divide). */
+static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
+                         ffn_dtype cdt, double util, double mmax)
+{
+    const ffn_eff *e = &hw->eff;
+    const uint64_t units = hw->compute_units;
+    const double unit_peak = ffn_peak_flops(hw, cdt) / (double)units * util;
+    if (!(unit_peak > 0) || m == 0 || n == 0) return 0;
+    const uint64_t inst = instances ? instances : 1;
+    if (k == 0) k = 1;
+    const ffn_kernel_rules *rl = (unsigned)cdt < FFN_DT_COUNT ? &e->rules_dt[cdt] : NULL;
+    const ffn_kernel_rule *r = NULL;
+    for (int i = 0; rl && i < rl->n && !r; i++)
+        if ((!rl->r[i].m_max || m <= rl->r[i].m_max) && (!rl->r[i].n_max || n <= rl->r[i].n_max))
+            r = &rl->r[i];
+    if (rl && rl->n > 0 && !r) r = &rl->r[rl->n - 1];
+    if (r && r->kind != FFN_RULE_BEST) {
+        uint64_t tm = r->tm, tn = r->tn;
+        if (r->kind == FFN_RULE_WAVES) {
+            /* DeepGEMM's pick: the fewest waves, then the fullest last wave, then the smallest
+             * tile */
+            uint64_t bw = 0, bl = 0, ba = 0;
+            tm = tn = 0;
+            for (int a = 0; a < r->n_rows; a++)
+                for (uint64_t c = r->col_step; c && c <= r->col_max; c += r->col_step) {
+                    const uint64_t t = ceil_div(m, r->rows[a]) * ceil_div(n, c) * inst;
+                    const uint64_t w = ceil_div(t, units), last = t % units ? t % units : units;
+                    const uint64_t area = (uint64_t)r->rows[a] * c;
+                    if (!tm || w < bw || (w == bw && (last > bl || (last == bl && area < ba)))) {
+                        tm = r->rows[a], tn = c, bw = w, bl = last, ba = area;
+                    }
+                }
+            if (!tm) return 0;
+        }
+        const uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * inst;
+        const double step = 2.0 * (double)tm * (double)tn * r->tk / unit_peak;
+        /* persistent: a unit's next tile's loads overlap its last tile's epilogue */
+        return e->block_s + (double)ceil_div(tiles, units) * (double)ceil_div(k, r->tk) * step;
+    }
+    const unsigned bits = ffn_dtype_bits(cdt) ? ffn_dtype_bits(cdt) : 16;
+    const uint64_t kd = 1024 / bits ? 1024 / bits : 1;
+    const uint64_t steps = ceil_div(k, kd);
+    static const unsigned splits[] = {2, 3, 4, 6, 8, 12, 16};
+    /* fp32 partial tiles, written and read back */
+    const double out_bytes = (double)m * (double)n * (double)inst * 8.0;
+    const double bw = hw->mem_bandwidth_bps * mmax;
+    /* the dtype's own tiles where the spec has them (a GPU's fp32 SIMT kernels) */
+    const ffn_tileset *ts =
+        (unsigned)cdt < FFN_DT_COUNT && e->tiles_dt[cdt].n_tiles > 0 ? &e->tiles_dt[cdt] : NULL;
+    const int n_tiles = ts ? ts->n_tiles : e->n_tiles;
+    const uint32_t(*tl)[2] = ts ? ts->tiles : e->tiles;
+    double best = INFINITY;
+    for (int i = 0; i < n_tiles; i++) {
+        const uint32_t tm = tl[i][0], tn = tl[i][1];
+        if (!tm || !tn) continue;
+        const uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * inst;
+        const double step = 2.0 * tm * tn * (double)kd / unit_peak;
+        /* no configuration of this tile beats its padded work spread evenly over the units, and
+         * a split adds its fixup to that */
+        const double even = (double)tiles * (double)steps * step / (double)units;
+        if (even >= best) continue;
+        double t = (double)ceil_div(tiles, units) * (e->block_s + (double)steps * step);
+        for (size_t j = 0; j < sizeof splits / sizeof *splits && t > even + e->fixup_s; j++) {
+            const unsigned sp = splits[j];
+            if (k / sp < 256) break;
+            /* its waves each pay a tile cost on top of the evenly spread work: more splits,
+             * more waves */
+            const double waves = (double)ceil_div(tiles * sp, units);
+            if (even + e->fixup_s + waves * e->block_s >= t) break;
+            const double tsp = waves * (e->block_s + (double)ceil_div(steps, sp) * step) +
+                               e->fixup_s + (bw > 0 ? sp * out_bytes / bw : 0);
+            if (tsp < t) t = tsp;
+        }
+        const uint64_t it = tiles * steps;
+        const double sk =
+            2.0 * e->block_s + (double)ceil_div(it, units) * step + (it % units ? e->fixup_s : 0);
+        if (sk < t) t = sk;
+        if (t < best) best = t;
+    }
+    return isfinite(best) ? best : 0;
+}
+
 /* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none).
  * Computed as max * (1 + r^p)^(1/p) with r = min/max; when r^p is below double precision the
  * answer is max, which skips the transcendental calls for most ops. */
@@ -270,6 +360,21 @@ static double cmax_of(const ffn_eff *e, ffn_dtype dt)
                                      : 1.0;
 }
 
+/* the tile pipeline's utilisation of dtype cdt: its gamma, else its compute_max */
+static double pipe_util(const ffn_eff *e, ffn_dtype cdt)
+{
+    return (unsigned)cdt < FFN_DT_COUNT && e->util_gamma[cdt] > 0 ? e->util_gamma[cdt]
+                                                                  : cmax_of(e, cdt);
+}
+
+double ffn_pipeline_compute_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                              uint64_t instances, ffn_dtype cdt)
+{
+    if (!hw || !hw->eff.pipeline || hw->compute_units == 0) return 0;
+    return pipeline_s(hw, m, n, k, instances, cdt, pipe_util(&hw->eff, cdt),
+                      hw->eff.memory_max > 0 ? hw->eff.memory_max : 1.0);
+}
+
 /* The GEMM time for a memory time tm computed by the caller (memory or on-chip levels).
  * Quantisation work (vec_ops) runs on the fp32 vector units beside the dot products, which on
  * a CPU share their ports: its time adds to the FLOPs'. It is scaled by the fp32 c_max (the
@@ -282,6 +387,18 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
                           double flops, double vec_ops, ffn_dtype cdt, double tm, bool *compute)
 {
     const ffn_eff *e = &hw->eff;
+    const double launch =
+        (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
+    if (e->pipeline && hw->compute_units > 0) {
+        const double u = pipe_util(e, cdt);
+        double tc =
+            pipeline_s(hw, m, n, k, instances, cdt, u, e->memory_max > 0 ? e->memory_max : 1.0);
+        if (!(tc > 0) && flops > 0) tc = flops / (ffn_peak_flops(hw, cdt) * u);
+        if (vec_ops > 0)
+            tc += vec_ops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
+        if (compute) *compute = tc >= tm;
+        return launch + pnorm(tc, tm, e->overlap_p);
+    }
     double cmax = cmax_of(e, cdt);
     uint64_t waves = 1, tile_waves = 1;
     double wave = wave_model(hw, m, n, k, instances, cdt, &waves, &tile_waves);
@@ -291,8 +408,6 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     const double r = ramp(flops, e->compute_half_flops);
     double tc = flops / (ffn_peak_flops(hw, cdt) * cmax * wave * r);
     if (vec_ops > 0) tc += vec_ops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
-    const double launch =
-        (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
     double t = pnorm(tc, tm, e->overlap_p);
     if (compute) *compute = tc >= tm;
     /* the latency floor: few tiles, each a long pipeline over K, cannot reach the bandwidth; a

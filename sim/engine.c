@@ -33,6 +33,10 @@ void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
         e->memory_max_gemv_dt[d] = cap1(mg * x->memory);
         if (x->launch_s > 0) e->launch_dt[d] = x->launch_s;
         if (x->quant_row_s > 0) e->quant_row_s[d] = x->quant_row_s;
+        /* the spec's kernel rules are its baseline engine's dispatch: another engine's kernels
+         * pick their own tiles, by its own rules where the profile has them, else taken as the
+         * best of the device's (docs/model.md, "Engines") */
+        e->rules_dt[d] = x->rules;
     }
 }
 

@@ -180,6 +180,7 @@ typedef struct fit_ctx {
     int gdt_ix[FFN_DT_COUNT];
     int qrow_ix[FFN_DT_COUNT]; /* FFN_FIT_QUANT_ROW: x index of each compute dtype's quant_row_s */
     int floor_ix; /* FFN_FIT_FLOOR: x index of block_s, kstep_s at the next; -1 when not fitted */
+    int pipe_ix;  /* FFN_FIT_PIPE: x index of block_s, fixup_s at the next; -1 when not fitted */
     /* Each one-op point's op, counted once (NULL when no memory could be had): its counts and
      * placement do not depend on the efficiency parameters, so an evaluation only re-costs it
      * (ffn_op_recost), which gives the prediction ffn_fit_point_predict gives, bit for bit;
@@ -200,7 +201,9 @@ static void apply(fit_ctx *c, const double *x)
         /* every dtype of a class gets the class's pair */
         for (int j = 0; j < c->n_ucls; j++) {
             double g = 0.05 + 0.95 * sigmoid(x[c->util_ix + 2 * j]);
-            double a = g * 0.98 * sigmoid(x[c->util_ix + 2 * c->ratio_of[j] + 1]);
+            /* the tile pipeline has no alpha: its waves are in its tiles */
+            double a =
+                e->pipeline ? 0.0 : g * 0.98 * sigmoid(x[c->util_ix + 2 * c->ratio_of[j] + 1]);
             for (int d = 0; d < FFN_DT_COUNT; d++)
                 if (ffn_fit_dtype_class((ffn_dtype)d) == c->ucls[j]) {
                     e->util_gamma[d] = g;
@@ -242,6 +245,10 @@ static void apply(fit_ctx *c, const double *x)
     if (c->floor_ix >= 0) {
         e->block_s = exp(x[c->floor_ix]);
         e->kstep_s = exp(x[c->floor_ix + 1]);
+    }
+    if (c->pipe_ix >= 0) {
+        e->block_s = exp(x[c->pipe_ix]);
+        e->fixup_s = exp(x[c->pipe_ix + 1]);
     }
 }
 
@@ -456,6 +463,12 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
         c.floor_ix = c.dim;
         c.dim += 2;
     }
+    c.pipe_ix = -1;
+    if (flags & FFN_FIT_PIPE) {
+        if (!hw->eff.pipeline) return FFN_EINVAL;
+        c.pipe_ix = c.dim;
+        c.dim += 2;
+    }
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
         c.level_ix[i] = -1;
     if (flags & FFN_FIT_LEVEL) {
@@ -492,6 +505,10 @@ static int fit_core(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsign
             x[c.floor_ix] = log(1e-6);
             x[c.floor_ix + 1] = log(20e-9);
         }
+    }
+    if (c.pipe_ix >= 0) {
+        x[c.pipe_ix] = log(1e-6);
+        x[c.pipe_ix + 1] = log(3e-6);
     }
     if (c.util_ix >= 0)
         for (int j = 0; j < c.n_ucls; j++) {

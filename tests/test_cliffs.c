@@ -2,7 +2,8 @@
  * predicted time is walked over 1..8192 tokens, and every step up by more than the smooth growth
  * of one more token (1/T, plus 3%) must have a reason the model can name: a GEMM whose tiles or
  * waves got worse (its useful share of the work paid for fell, or it needs another wave of
- * tiles), or, in an MoE layer, more experts touched on the busiest device. A step with none of
+ * tiles; on a spec with the tile pipeline, its best configuration's time grew faster than its
+ * rows), or, in an MoE layer, more experts touched on the busiest device. A step with none of
  * these fails, and the message says where. The reasons found are counted, so a change that
  * moves a cliff shows up here. */
 #include <criterion/criterion.h>
@@ -24,6 +25,16 @@ static const char *why_step(const ffn_hw *hw, const ffn_layer_cost *a, const ffn
     for (int i = 0; i < a->n_ops && i < b->n_ops; i++) {
         const ffn_op *x = &a->ops[i], *y = &b->ops[i];
         if (x->kind != FFN_OP_GEMM || y->kind != FFN_OP_GEMM || strcmp(x->name, y->name)) continue;
+        if (hw->eff.pipeline) {
+            /* the tile pipeline: its time grew faster than its rows, so the best configuration
+             * took another wave, tile or pipeline step */
+            const double px =
+                ffn_pipeline_compute_s(hw, x->m, x->n, x->k, x->instances, x->compute_dtype);
+            const double py =
+                ffn_pipeline_compute_s(hw, y->m, y->n, y->k, y->instances, y->compute_dtype);
+            if (px > 0 && py > px * ((double)y->m / (double)x->m) * 1.01) return "a tile boundary";
+            continue;
+        }
         const double ex = ffn_wave_efficiency(hw, x->m, x->n, x->k, x->instances, x->compute_dtype);
         const double ey = ffn_wave_efficiency(hw, y->m, y->n, y->k, y->instances, y->compute_dtype);
         if (ey < ex * 0.99) return "a tile boundary";

@@ -115,9 +115,9 @@ Test(fit, rejects_bad_requests)
 }
 
 /* The 18 large fp16 GEMMs of the first A100 fit (tests/data/fit): the shipped spec, fitted to
- * SGLang's op table, predicts every one slow, by 5-29% (another harness and card: a check, not
- * a fit), and a refit of the harness and the wave utilisation from the spec brings them within
- * 3% at the median and 8% at worst. */
+ * SGLang's op table, predicts every one slow, by 8-44% (another harness and card: a check, not
+ * a fit), and a refit of the harness and the tile pipeline (utilisation, tile and fixup costs,
+ * overlap) from the spec brings them within 3% at the median and 8% at worst. */
 Test(fit, shipped_a100_on_the_first_fit_data)
 {
     ffn_hw hw;
@@ -132,12 +132,16 @@ Test(fit, shipped_a100_on_the_first_fit_data)
     double err[64];
     ffn_fit_summary s;
     ffn_fit_errors(&hw, p, n, err, &s);
-    /* +5% to +29%: the table's A100 streams less of its bandwidth (docs/validation.md) */
+    /* +8% to +44%: the table's A100 streams less of its bandwidth (docs/validation.md) */
     for (size_t i = 0; i < n; i++)
-        cr_expect(err[i] > 0 && err[i] < 0.35, "point %zu: %+g", i, err[i]);
+        cr_expect(err[i] > 0 && err[i] < 0.50, "point %zu: %+g", i, err[i]);
     const double before = s.median_abs;
     ffn_eff e;
-    cr_assert_eq(ffn_eff_fit(&hw, p, n, FFN_FIT_HARNESS | FFN_FIT_WAVE_UTIL, &e), 0);
+    cr_assert(hw.eff.pipeline, "the A100 spec prices GEMMs by the tile pipeline");
+    cr_assert_eq(ffn_eff_fit(&hw, p, n,
+                             FFN_FIT_HARNESS | FFN_FIT_WAVE_UTIL | FFN_FIT_PIPE | FFN_FIT_OVERLAP,
+                             &e),
+                 0);
     hw.eff = e;
     ffn_fit_errors(&hw, p, n, err, &s);
     cr_expect_lt(s.median_abs, before, "median %g, %g before", s.median_abs, before);

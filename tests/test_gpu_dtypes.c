@@ -309,6 +309,9 @@ Test(gpu_dtypes, an_engine_changes_the_quantised_gemms_only)
     ffn_hw trt = base;
     ffn_hw_apply_engine(&trt, &p);
     cr_expect_eq(trt.engine, FFN_ENGINE_TRTLLM);
+    /* the spec's fp8 tile rules are vLLM's dispatch: TRT-LLM's kernels take the best tiles */
+    cr_expect_gt(base.eff.rules_dt[FFN_DT_FP8].n, 0, "the H100 spec carries vLLM's fp8 rules");
+    cr_expect_eq(trt.eff.rules_dt[FFN_DT_FP8].n, 0);
     ffn_run run;
     ffn_run_default(&run);
     ffn_layer_cost a, b;
@@ -366,4 +369,39 @@ Test(gpu_dtypes, bad_engine_profiles_are_refused_at_their_line)
                            FFN_ENGINE_SGLANG, &d),
                  0);
     cr_expect(d.line == 4 && strstr(d.msg, "launch"), "%d %s", d.line, d.msg);
+    /* a kernel rule without its depth, at its line */
+    cr_expect_eq(load_text("sglang:\n  source: x\n  by_dtype:\n    fp8-block:\n      kernels:\n"
+                           "        - {waves: {rows: [64], cols: [16, 256]}}\n",
+                           FFN_ENGINE_SGLANG, &d),
+                 FFN_ESCHEMA);
+    cr_expect(d.line == 6 && strstr(d.msg, "depth"), "%d %s", d.line, d.msg);
+}
+
+/* An engine's own kernel rules replace the spec's for that format; without them the format
+ * takes the best of the device's tiles. */
+Test(gpu_dtypes, an_engine_brings_its_kernel_rules)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/ffnroof-engines-rules-%d.yaml", (int)getpid());
+    write_file(path, "sglang:\n  source: x\n  by_dtype:\n"
+                     "    fp8: {compute: 1}\n"
+                     "    fp8-block:\n      compute: 1\n      kernels:\n"
+                     "        - {m: 16, best: true}\n"
+                     "        - {waves: {rows: [64, 128], cols: [16, 256], depth: 128}}\n");
+    ffn_engine_profile p;
+    ffn_diag d;
+    cr_assert_eq(ffn_engine_load(path, FFN_ENGINE_SGLANG, &p, &d), 0, "%s", d.msg);
+    unlink(path);
+    ffn_hw hw;
+    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/h100-sxm.yaml", &hw, &d), 0, "%s", d.msg);
+    cr_assert_gt(hw.eff.rules_dt[FFN_DT_FP8].n, 0);
+    ffn_hw_apply_engine(&hw, &p);
+    cr_expect_eq(hw.eff.rules_dt[FFN_DT_FP8].n, 0, "fp8: the best tiles");
+    const ffn_kernel_rules *r = &hw.eff.rules_dt[FFN_DT_FP8_BLOCK];
+    cr_assert_eq(r->n, 2);
+    cr_expect_eq(r->r[0].kind, FFN_RULE_BEST);
+    cr_expect_eq(r->r[0].m_max, 16);
+    cr_expect_eq(r->r[1].kind, FFN_RULE_WAVES);
+    cr_expect(r->r[1].n_rows == 2 && r->r[1].rows[1] == 128 && r->r[1].col_step == 16 &&
+              r->r[1].col_max == 256 && r->r[1].tk == 128);
 }

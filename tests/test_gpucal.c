@@ -468,6 +468,15 @@ Test(gpucal, cli_fit_turns_the_sample_into_a_calibrated_spec, .init = setup, .fi
     load_hw("h100-sxm", &hw);
     hw.eff.launch_s = 2.2e-6;
     hw.eff.memory_half_bytes = 0;
+    /* the wave model, the four CUTLASS tiles and the overlap the spec had then (no tile pipeline,
+     * no floor) */
+    hw.eff.pipeline = false;
+    hw.eff.block_s = hw.eff.kstep_s = hw.eff.fixup_s = 0;
+    memset(hw.eff.rules_dt, 0, sizeof hw.eff.rules_dt);
+    static const uint32_t then[4][2] = {{128, 256}, {256, 128}, {128, 128}, {64, 128}};
+    hw.eff.n_tiles = 4;
+    memcpy(hw.eff.tiles, then, sizeof then);
+    hw.eff.overlap_p = 8.44;
     char base[300];
     snprintf(base, sizeof base, "%s.base.yaml", tmp_path);
     cr_assert_eq(ffn_hw_write(&hw, base, &d), 0, "%s", d.msg);

@@ -82,7 +82,15 @@ static void expect_same_hw(const ffn_hw *a, const ffn_hw *b, const char *what)
                      what, d);
         cr_expect_eq(a->eff.memory_max_gemv_dt[d], b->eff.memory_max_gemv_dt[d],
                      "%s: dtype %d memory_max_gemv_by_dtype", what, d);
+        const ffn_kernel_rules *ra = &a->eff.rules_dt[d], *rb = &b->eff.rules_dt[d];
+        cr_expect_eq(ra->n, rb->n, "%s: dtype %d kernel rules", what, d);
+        for (int i = 0; i < ra->n && i < FFN_HW_MAX_RULES; i++)
+            cr_expect(!memcmp(&ra->r[i], &rb->r[i], sizeof ra->r[i]), "%s: dtype %d rule %d", what,
+                      d, i);
     }
+    cr_expect_eq(a->eff.pipeline, b->eff.pipeline, "%s: gemm_model", what);
+    cr_expect_eq(a->eff.block_s, b->eff.block_s, "%s: block", what);
+    cr_expect_eq(a->eff.fixup_s, b->eff.fixup_s, "%s: fixup", what);
     cr_expect_eq(a->eff.launch_s, b->eff.launch_s, "%s: launch", what);
     cr_expect_eq(a->eff.overlap_p, b->eff.overlap_p, "%s: overlap", what);
     cr_expect_eq(a->tdp_w, b->tdp_w, "%s: tdp", what);
@@ -264,7 +272,14 @@ static const bad_case bad_cases[] = {
     {"bad_kind.yaml", FFN_ESCHEMA, 3, 7, "'kind' must be one of gpu, cpu, accelerator"},
     {"duplicate_key.yaml", FFN_ESCHEMA, 10, 1, "duplicate key 'clock'"},
     {"empty_file.yaml", FFN_ESCHEMA, 1, 1, "empty"},
-    {"too_many_tiles.yaml", FFN_ERANGE, 14, 75, "more than 8 entries"},
+    {"too_many_tiles.yaml", FFN_ERANGE, 14, 113, "more than 12 entries"},
+    {"gemm_model_unknown.yaml", FFN_ESCHEMA, 15, 15, "unknown gemm_model 'tiles'"},
+    {"gemm_model_no_tiles.yaml", FFN_ESCHEMA, 14, 15, "needs the device's 'tiles'"},
+    {"kernel_rule_pair.yaml", FFN_ESCHEMA, 17, 23, "tile: [rows, cols, depth]"},
+    {"kernel_rule_zero_m.yaml", FFN_ERANGE, 17, 13, "'m' = 0 is out of range"},
+    {"kernel_rule_two_kinds.yaml", FFN_ESCHEMA, 17, 9, "one of 'tile"},
+    {"kernel_rule_waves_no_depth.yaml", FFN_ESCHEMA, 17, 17, "missing key 'depth'"},
+    {"kernel_rule_best_false.yaml", FFN_ESCHEMA, 17, 23, "'best' can only be true"},
     {"zero_tile.yaml", FFN_ERANGE, 14, 24, "'tiles rows' = 0 is out of range"},
     {"tile_not_pair.yaml", FFN_ESCHEMA, 14, 11, "pair [rows, cols]"},
     {"zero_compute_max.yaml", FFN_ERANGE, 14, 16, "'compute_max' must be greater than 0"},
@@ -408,6 +423,19 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][0] = 16, hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][1] = 16;
     hw->eff.launch_s = 4.7e-6;
     hw->eff.overlap_p = 2.5;
+    hw->eff.pipeline = true;
+    hw->eff.block_s = 1.25e-6;
+    hw->eff.fixup_s = 3.375e-6;
+    ffn_kernel_rules *kr = &hw->eff.rules_dt[FFN_DT_FP8];
+    kr->n = 3;
+    kr->r[0] = (ffn_kernel_rule){.m_max = 16, .n_max = 1280, .tm = 16, .tn = 64, .tk = 256};
+    kr->r[1] = (ffn_kernel_rule){.m_max = 64, .kind = FFN_RULE_BEST};
+    kr->r[2] = (ffn_kernel_rule){.kind = FFN_RULE_WAVES,
+                                 .rows = {64, 128, 256},
+                                 .n_rows = 3,
+                                 .col_step = 16,
+                                 .col_max = 256,
+                                 .tk = 128};
     hw->eff.util_gamma[FFN_DT_BF16] = hw->eff.util_gamma[FFN_DT_FP16] = 0.8123456789;
     hw->eff.util_alpha[FFN_DT_BF16] = hw->eff.util_alpha[FFN_DT_FP16] = 0.0987654321;
     hw->eff.memory_max_elem = 0.8311;

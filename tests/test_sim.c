@@ -267,6 +267,66 @@ Test(sim, wave_quantization)
     close_rel(ffn_wave_efficiency(&hw, 1, 128, 128, 1, FFN_DT_FP16), 1.0 / 128.0, 1e-12);
 }
 
+/* The tile pipeline (docs/model.md, "The tile pipeline"), by hand on two units whose share of the
+ * bf16 peak computes one 64 x 64 x 64 step in 1 us, with the memory term out of the way. */
+Test(sim, tile_pipeline)
+{
+    ffn_hw hw = ideal_hw();
+    hw.compute_units = 2;
+    hw.peak_flops[FFN_DT_BF16] = 2 * 2.0 * 64 * 64 * 64 * 1e6;
+    hw.peak_flops[FFN_DT_FP8] = 2 * hw.peak_flops[FFN_DT_BF16];
+    hw.mem_bandwidth_bps = 1e30;
+    hw.eff.compute_max = hw.eff.memory_max = 1.0;
+    hw.eff.pipeline = true;
+    hw.eff.n_tiles = 1;
+    hw.eff.tiles[0][0] = hw.eff.tiles[0][1] = 64;
+    hw.eff.block_s = 1e-6;
+    hw.eff.fixup_s = 0.5e-6;
+    /* 64 x 128 x 128: two tiles, one wave, 2 steps of 64 deep (128 bytes of bf16 K): 1 + 2 us;
+     * K too short to split; stream-K 2 x 1 + 2 us */
+    close_rel(ffn_predict_gemm_s(&hw, 64, 128, 128, 1, 2.0 * 64 * 128 * 128, 0, FFN_DT_BF16), 3e-6,
+              1e-9);
+    /* 64 x 64 x 1024: one tile of 16 steps (17 us) on two units; split in 2 (512 deep): one wave of
+     * 1 + 8 us plus the fixup, 9.5 us; in 3: two waves, 14.5; in 4: 10.5; stream-K: 2 + 8 = 10 */
+    close_rel(ffn_predict_gemm_s(&hw, 64, 64, 1024, 1, 2.0 * 64 * 64 * 1024, 0, FFN_DT_BF16),
+              9.5e-6, 1e-9);
+    /* a utilisation of one half doubles every step: split in 2, 1 + 8 x 2 + 0.5 = 17.5 us;
+     * stream-K 2 + 16 = 18; whole 1 + 32 = 33 */
+    hw.eff.util_gamma[FFN_DT_BF16] = 0.5;
+    close_rel(ffn_predict_gemm_s(&hw, 64, 64, 1024, 1, 2.0 * 64 * 64 * 1024, 0, FFN_DT_BF16),
+              17.5e-6, 1e-9);
+    /* kernel rules: the first that holds the shape, persistent, K whole, one tile cost */
+    ffn_kernel_rules *r = &hw.eff.rules_dt[FFN_DT_FP8];
+    r->n = 2;
+    r->r[0] = (ffn_kernel_rule){.m_max = 16, .tm = 16, .tn = 64, .tk = 256};
+    r->r[1] = (ffn_kernel_rule){.tm = 128, .tn = 128, .tk = 128};
+    /* 8 x 256 x 512: 4 tiles of 16 x 64 in 2 waves of 2 steps of 0.5 us each: 1 + 2 x 2 x 0.5 */
+    close_rel(ffn_predict_gemm_s(&hw, 8, 256, 512, 1, 2.0 * 8 * 256 * 512, 0, FFN_DT_FP8), 3e-6,
+              1e-9);
+    /* 32 x 256 x 512: the second rule, 2 tiles of 128 x 128, one wave of 4 steps of 4 us */
+    close_rel(ffn_predict_gemm_s(&hw, 32, 256, 512, 1, 2.0 * 32 * 256 * 512, 0, FFN_DT_FP8), 17e-6,
+              1e-9);
+    /* a wave search (DeepGEMM's pick) over 64-row tiles 16 or 32 wide: 100 x 40 is 2 x 3 tiles
+     * of 64 x 16 (3 waves) or 2 x 2 of 64 x 32 (2 waves): the latter, 2 waves of 2 steps of
+     * 0.5 us (64 deep) after one tile cost */
+    ffn_kernel_rules *b = &hw.eff.rules_dt[FFN_DT_BF16];
+    b->n = 2;
+    b->r[0] = (ffn_kernel_rule){.m_max = 64, .kind = FFN_RULE_BEST};
+    b->r[1] = (ffn_kernel_rule){
+        .kind = FFN_RULE_WAVES, .rows = {64}, .n_rows = 1, .col_step = 16, .col_max = 32, .tk = 64};
+    hw.eff.util_gamma[FFN_DT_BF16] = 0;
+    close_rel(ffn_predict_gemm_s(&hw, 100, 40, 128, 1, 2.0 * 100 * 40 * 128, 0, FFN_DT_BF16), 3e-6,
+              1e-9);
+    /* the `best` rule before it: what no rule gives (the first case above) */
+    close_rel(ffn_predict_gemm_s(&hw, 64, 128, 128, 1, 2.0 * 64 * 128 * 128, 0, FFN_DT_BF16), 3e-6,
+              1e-9);
+    /* the memory term still bounds it: at a bandwidth that makes the bytes take 40 us (p = 0: max)
+     */
+    hw.mem_bandwidth_bps = 1e6 / 40e-6;
+    close_rel(ffn_predict_gemm_s(&hw, 32, 256, 512, 1, 2.0 * 32 * 256 * 512, 1e6, FFN_DT_FP8),
+              40e-6, 1e-9);
+}
+
 Test(sim, wave_quantization_by_dtype)
 {
     /* A CPU thread: fp32 kernels pad no rows (1 x 32 tiles), the bf16 ones run on AMX tiles of

@@ -20,6 +20,9 @@ typedef struct ffn_engine_dt {
     double memory;      /* multiplies the decode stream's fraction of the bandwidth */
     double launch_s;    /* the GEMM's fixed cost under this engine; 0 = the spec's */
     double quant_row_s; /* its activation quantisation's cost per token row; 0 = the spec's */
+    /* the tile its kernels pick by shape (`kernels:`), in place of the spec's rules (its
+     * baseline engine's dispatch); n 0 = the best of the device's tiles */
+    ffn_kernel_rules rules;
 } ffn_engine_dt;
 
 /* The engine's scheduler as a release ships it (engines.yaml `scheduler:`; docs/plan.md

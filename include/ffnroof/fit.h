@@ -104,6 +104,9 @@ enum {
     /* minimise the sum of |log(predicted/measured)| (the median's loss: a large table's
      * outlying kernels weigh as one row each) instead of its square */
     FFN_FIT_L1 = 1u << 16,
+    /* fit block_s and fixup_s, the tile pipeline's cost per tile and per reduction of split or
+     * streamed tiles (a spec with gemm_model: pipeline; FFN_EINVAL otherwise) */
+    FFN_FIT_PIPE = 1u << 17,
 };
 
 /* The dtype class a dtype's wave utilisation is fitted in: fp16 and bf16 share one (the same

@@ -12,7 +12,8 @@
 #include "ffnroof/types.h"
 
 #define FFN_HW_MAX_LEVELS 6
-#define FFN_HW_MAX_TILES 8
+#define FFN_HW_MAX_TILES 12
+#define FFN_HW_MAX_RULES 8
 
 typedef enum ffn_hw_kind { FFN_HW_GPU = 0, FFN_HW_CPU, FFN_HW_ACCEL } ffn_hw_kind;
 
@@ -122,6 +123,35 @@ typedef struct ffn_tileset {
     uint32_t gemv_rows;                  /* 0 = none */
 } ffn_tileset;
 
+/* One rule of a kernel dispatch (docs/model.md, "The tile pipeline"): a GEMM of at most m_max
+ * rows and n_max output columns (0 = no bound) runs
+ *  - FFN_RULE_TILE: on output tiles of tm rows x tn columns, tk deep a pipeline step,
+ *    persistently over the units (one tile cost, block_s, for the whole run: each unit loads its
+ *    next tile under its last one's epilogue), without splitting K: what a serving engine's own
+ *    kernels do where they pick their tile from the shape (vLLM's CUTLASS fp8 GEMMs on Hopper);
+ *  - FFN_RULE_WAVES: the same, on the tile a wave search picks among rows[] x (col_step,
+ *    2 col_step, .. col_max): the fewest waves over the units, then the fullest last wave, then the
+ *    smallest tile (DeepGEMM's heuristic);
+ *  - FFN_RULE_BEST: on the best of the device's tiles, K split or streamed where faster (what a
+ *    GEMM without rules gets). */
+typedef enum ffn_rule_kind { FFN_RULE_TILE, FFN_RULE_WAVES, FFN_RULE_BEST } ffn_rule_kind;
+
+#define FFN_RULE_MAX_ROWS 4
+
+typedef struct ffn_kernel_rule {
+    uint32_t m_max, n_max;
+    ffn_rule_kind kind;
+    uint32_t tm, tn, tk; /* TILE: the tile; WAVES: tk only */
+    uint32_t rows[FFN_RULE_MAX_ROWS];
+    int n_rows;
+    uint32_t col_step, col_max;
+} ffn_kernel_rule;
+
+typedef struct ffn_kernel_rules {
+    ffn_kernel_rule r[FFN_HW_MAX_RULES];
+    int n; /* 0 = none: the best of the device's tiles, split-K and stream-K allowed */
+} ffn_kernel_rules;
+
 /* Realistic-efficiency model (docs/model.md, "Efficiency"): a GEMM of FLOPs F and compulsory
  * bytes B on a tile grid of `tiles` tiles takes
  *   t = launch_s + pnorm_p( F / (peak * compute_max * wave_eff * F/(F+compute_half_flops)),
@@ -196,6 +226,16 @@ typedef struct ffn_eff {
      * `ffnroof fit --fit floor`. */
     double block_s;
     double kstep_s;
+    /* The tile pipeline (docs/model.md, "The tile pipeline"; `gemm_model: pipeline`): a GEMM's
+     * compute time is the time the units take to run its tiles, each tile block_s plus one
+     * pipeline step per 128 bytes of K at util_gamma of the unit's share of peak, on the best of
+     * the device's tiles with K split or streamed where that is faster (fixup_s for each
+     * reduction of partial tiles), or on the tile of the dtype's kernel rules; in place of the
+     * wave efficiency, util_alpha and the latency floor (kstep_s unused). false = the wave model.
+     */
+    bool pipeline;
+    double fixup_s;
+    ffn_kernel_rules rules_dt[FFN_DT_COUNT];
 } ffn_eff;
 
 /* How far a prediction on this device may be off (docs/model.md, "Uncertainty"): quantiles of

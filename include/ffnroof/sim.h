@@ -273,6 +273,11 @@ uint64_t ffn_gemv_rows(const ffn_hw *hw, ffn_dtype cdt);
 /* Waves the best tile of that GEMM runs in over hw's compute units (1 without tiles). */
 uint64_t ffn_wave_count(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                         ffn_dtype cdt);
+/* The tile pipeline's compute time of that GEMM (docs/model.md, "The tile pipeline"): the best
+ * configuration of hw's tiles, or the dtype's kernel rule, at the dtype's utilisation; 0 when hw
+ * prices GEMMs by waves (gemm_model waves) or has no units. */
+double ffn_pipeline_compute_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
+                              uint64_t instances, ffn_dtype cdt);
 /* Wave utilisation gamma - alpha / waves of dtype cdt (floored at 0.02, capped at 1), or NAN
  * when e has none for cdt. */
 double ffn_wave_util(const ffn_eff *e, ffn_dtype cdt, double waves);

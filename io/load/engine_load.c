@@ -5,6 +5,7 @@
  *     source: ...
  *     by_dtype:
  *       fp8: {compute: 0.93, memory: 1.0, launch: 6.1 us, quant_row: 1.4 ns}
+ *       fp8-block: {..., kernels: [{waves: {rows: [64, 128, 256], cols: [16, 256], depth: 128}}]}
  *     scheduler:                # the release's defaults (`ffnroof serve`)
  *       {max_batched_tokens: 8192, max_seqs: 1024, page: 16, step_overhead: 1 ms, source: ...}
  * Every rejection is one `file:line:col: message`. */
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel_rules.h"
 #include "ydoc.h"
 
 static const char *const dt_keys[] = {"fp32", "tf32",      "bf16",  "fp16",  "fp8", "int8",
@@ -34,7 +36,7 @@ static int factor(ffn_ydoc *y, yaml_node_t *m, const char *key, double *out)
 
 static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
 {
-    static const char *const keys[] = {"compute", "memory", "launch", "quant_row", NULL};
+    static const char *const keys[] = {"compute", "memory", "launch", "quant_row", "kernels", NULL};
     yaml_node_t *bd = ffn_y_get(y, eng, "by_dtype", NULL);
     if (!bd) return 0;
     int rc = ffn_y_expect_map(y, bd, "by_dtype");
@@ -50,6 +52,8 @@ static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
         if (!rc) rc = ffn_y_num(y, m, "launch", false, FFN_UNIT_TIME, 0.0, 1e-2, &x->launch_s);
         if (!rc)
             rc = ffn_y_num(y, m, "quant_row", false, FFN_UNIT_TIME, 0.0, 1e-3, &x->quant_row_s);
+        yaml_node_t *kr = ffn_y_get(y, m, "kernels", NULL);
+        if (!rc && kr) rc = ffn_y_kernel_rules(y, kr, "kernels", &x->rules);
         x->set = true;
     }
     return rc;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel_rules.h"
 #include "ydoc.h"
 
 _Static_assert(FFN_DT_COUNT == 10, "the keys of peak: in load_peak() follow enum ffn_dtype");
@@ -244,6 +245,19 @@ static int load_tiles_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
         v = 0;
         if (!rc) rc = ffn_y_u64(y, m, "gemv_rows", false, 0, TILE_HI, &v);
         t->gemv_rows = (uint32_t)v;
+    }
+    return rc;
+}
+
+/* kernels_by_dtype: {fp8: [{m: 16, n: 1280, tile: [16, 64, 256]}, {tile: [128, 128, 128]}]}: the
+ * tile a dtype's kernels pick by shape, the first rule whose bounds hold (docs/formats-hw.md). */
+static int load_kernel_rules(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
+{
+    yaml_node_t *bd = NULL;
+    int rc = sub_map(y, eff, "kernels_by_dtype", dtype_keys, &bd);
+    for (int d = 0; !rc && bd && d < FFN_DT_COUNT; d++) {
+        yaml_node_t *s = ffn_y_get(y, bd, dtype_keys[d], NULL);
+        if (s) rc = ffn_y_kernel_rules(y, s, dtype_keys[d], &e->rules_dt[d]);
     }
     return rc;
 }
@@ -495,6 +509,9 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, const ffn_hw *hw, ffn
                                           "quant_row_by_dtype",
                                           "block",
                                           "kstep",
+                                          "gemm_model",
+                                          "fixup",
+                                          "kernels_by_dtype",
                                           NULL};
     /* Defaults: the ideal roofline (no ramp, no waves, no launch cost, perfect overlap). */
     e->compute_max = 1.0;
@@ -529,6 +546,23 @@ static int load_efficiency(ffn_ydoc *y, yaml_node_t *root, const ffn_hw *hw, ffn
     if (!rc) rc = ffn_y_num(y, m, "harness", false, FFN_UNIT_TIME, 0.0, 1.0, &e->harness_s);
     if (!rc) rc = ffn_y_num(y, m, "block", false, FFN_UNIT_TIME, 0.0, 1e-2, &e->block_s);
     if (!rc) rc = ffn_y_num(y, m, "kstep", false, FFN_UNIT_TIME, 0.0, 1e-3, &e->kstep_s);
+    if (!rc) rc = ffn_y_num(y, m, "fixup", false, FFN_UNIT_TIME, 0.0, 1e-2, &e->fixup_s);
+    if (!rc) rc = load_kernel_rules(y, m, e);
+    if (!rc) {
+        /* gemm_model: waves (the default) or pipeline (docs/model.md, "The tile pipeline") */
+        char gm[16] = "";
+        rc = ffn_y_str(y, m, "gemm_model", false, gm, sizeof gm);
+        if (!rc && gm[0]) {
+            if (!strcmp(gm, "pipeline"))
+                e->pipeline = true;
+            else if (strcmp(gm, "waves"))
+                rc = ffn_y_error(y, ffn_y_get(y, m, "gemm_model", NULL), FFN_ESCHEMA,
+                                 "unknown gemm_model '%s' (known: waves, pipeline)", gm);
+        }
+        if (!rc && e->pipeline && e->n_tiles == 0)
+            rc = ffn_y_error(y, ffn_y_get(y, m, "gemm_model", NULL), FFN_ESCHEMA,
+                             "'gemm_model: pipeline' needs the device's 'tiles'");
+    }
     if (!rc) {
         /* launch_by_dtype: {fp8: 6.2 us, ...}: a GEMM's fixed cost per compute dtype */
         yaml_node_t *ld = NULL;

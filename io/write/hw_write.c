@@ -189,6 +189,23 @@ static void put_tiles(FILE *f, const uint32_t (*tiles)[2], int n)
     fputc(']', f);
 }
 
+static void put_kernel_rule(FILE *f, const ffn_kernel_rule *r)
+{
+    fputc('{', f);
+    if (r->m_max) fprintf(f, "m: %u, ", r->m_max);
+    if (r->n_max) fprintf(f, "n: %u, ", r->n_max);
+    if (r->kind == FFN_RULE_TILE) {
+        fprintf(f, "tile: [%u, %u, %u]}", r->tm, r->tn, r->tk);
+    } else if (r->kind == FFN_RULE_WAVES) {
+        fputs("waves: {rows: [", f);
+        for (int j = 0; j < r->n_rows; j++)
+            fprintf(f, "%s%u", j ? ", " : "", r->rows[j]);
+        fprintf(f, "], cols: [%u, %u], depth: %u}}", r->col_step, r->col_max, r->tk);
+    } else {
+        fputs("best: true}", f);
+    }
+}
+
 static bool eff_is_default(const ffn_eff *e)
 {
     for (int d = 0; d < FFN_DT_COUNT; d++)
@@ -196,7 +213,7 @@ static bool eff_is_default(const ffn_eff *e)
             e->dequant_cost[d] > 0 || e->memory_max_gemv_dt[d] > 0 || e->launch_dt[d] > 0 ||
             e->quant_row_s[d] > 0)
             return false;
-    if (e->memory_max_elem > 0 || e->block_s > 0 || e->kstep_s > 0) return false;
+    if (e->memory_max_elem > 0 || e->block_s > 0 || e->kstep_s > 0 || e->pipeline) return false;
     for (int i = 0; i < FFN_HW_MAX_LEVELS; i++)
         if (e->level_max[i] > 0) return false;
     return e->compute_max == 1.0 && e->compute_half_flops == 0.0 && e->memory_max == 1.0 &&
@@ -406,6 +423,24 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         put_by_dtype(f, "quant_row_by_dtype", e->quant_row_s, dt, FFN_UNIT_TIME);
         if (e->block_s > 0) put_num(f, "  ", "block", e->block_s, FFN_UNIT_TIME);
         if (e->kstep_s > 0) put_num(f, "  ", "kstep", e->kstep_s, FFN_UNIT_TIME);
+        if (e->pipeline) fputs("  gemm_model: pipeline\n", f);
+        if (e->fixup_s > 0) put_num(f, "  ", "fixup", e->fixup_s, FFN_UNIT_TIME);
+        bool rules = false;
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            rules = rules || e->rules_dt[d].n > 0;
+        if (rules) {
+            fputs("  kernels_by_dtype:\n", f);
+            for (int d = 0; d < FFN_DT_COUNT; d++) {
+                const ffn_kernel_rules *rl = &e->rules_dt[d];
+                if (rl->n <= 0) continue;
+                fprintf(f, "    %s:\n", dt[d]);
+                for (int i = 0; i < rl->n; i++) {
+                    fputs("      - ", f);
+                    put_kernel_rule(f, &rl->r[i]);
+                    fputc('\n', f);
+                }
+            }
+        }
         if (e->harness_s > 0) put_num(f, "  ", "harness", e->harness_s, FFN_UNIT_TIME);
         put_num(f, "  ", "overlap", e->overlap_p, FFN_UNIT_NONE);
     }
