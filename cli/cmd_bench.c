@@ -41,7 +41,7 @@ static void usage(FILE *fp)
           "  --phase P             prefill, decode or both (default: both with --model; with\n"
           "                        --shape prefill when T > 1, else decode: a label only)\n"
           "  --batch LIST          --model: sequences, e.g. 1,4 or 1-64:x2 (default: 1)\n"
-          "  --seq S               --model: prompt tokens per sequence (default: 512)\n"
+          "  --seq S               --model: prompt tokens per sequence (default: 1024)\n"
           "  --dtype D             weight dtype fp32, bf16, fp16, int8 (one scale per output\n"
           "                        channel) or int4 (groups along K; default: fp32)\n"
           "  --group-size G        int4: weights per scale, 32, 64 or 128, dividing d and f\n"
@@ -193,7 +193,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     memset(a, 0, sizeof *a);
     a->batches[0] = 1;
     a->n_batches = 1;
-    a->seq = 512;
+    a->seq = FFN_DEFAULT_PROMPT;
     a->bo.seed = 1;
     a->wdt = a->adt = FFN_DT_FP32;
     a->fmt = FFN_FMT_TABLE;

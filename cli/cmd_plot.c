@@ -48,7 +48,7 @@ static void usage(FILE *fp)
         "  --batch LIST          decode batches, at most 64 (default roofline 1,16,256;\n"
         "                        latency 1-1024:x2;\n"
         "                        moe 1,8,64,512; moe --by ep: the first is the batch)\n"
-        "  --seq S|LIST          prompt tokens (default roofline 2048 with batch 1; latency\n"
+        "  --seq S|LIST          prompt tokens (default roofline 1024 with batch 1; latency\n"
         "                        64-16384:x2 for the prefill curve)\n"
         "  --ep LIST             moe --by ep: expert-parallel degrees (default 1,2,4,8)\n"
         "  --dtype D             weights and activations (default bf16)\n"

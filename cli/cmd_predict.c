@@ -27,7 +27,7 @@ static void usage(FILE *fp)
         "  --phase P             prefill, decode or both (default: both)\n"
         "  --batch LIST          sequences per step, e.g. 1 or 1,16,64 or 1-256:x2 (default: 1;\n"
         "                        at most 64 values)\n"
-        "  --seq S               prompt tokens per sequence for prefill (default: 2048)\n"
+        "  --seq S               prompt tokens per sequence for prefill (default: 1024)\n"
         "  --chunk C             chunked prefill: C tokens per sequence per step (default: off)\n"
         "  --dtype D             weights and activations: fp32 tf32 bf16 fp16 fp8 int8 int4,\n"
         "                        or the block-scaled fp8-block, nvfp4, mxfp4 (default: bf16);\n"

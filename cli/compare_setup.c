@@ -32,7 +32,7 @@ static void usage(FILE *fp, const char *cmd)
             "                        scenario (flags given as well override it)\n"
             "  --dtype D             weights and activations (default bf16)\n"
             "  --batch LIST          decode batches (default 1,8,64; at most 16 values)\n"
-            "  --seq S               prompt tokens per sequence for prefill (default 2048)\n"
+            "  --seq S               prompt tokens per sequence for prefill (default 1024)\n"
             "  --prefill-batch N     sequences per prefill step (default 1)\n"
             "  --format F            table, json or csv (default table)\n"
             "  --out FILE            write there instead of stdout (atomically)\n"
@@ -129,7 +129,7 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     bool report = strcmp(cmd, "compare") != 0;
     memset(c, 0, sizeof *c);
     ffn_run_default(&c->run);
-    c->run.seq = 2048;
+    c->run.seq = FFN_DEFAULT_PROMPT;
     c->run.batch = 1;
     c->batch[0] = 1, c->batch[1] = 8, c->batch[2] = 64;
     c->n_batch = 3;

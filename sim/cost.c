@@ -12,7 +12,7 @@ void ffn_run_default(ffn_run *r)
     memset(r, 0, sizeof *r);
     r->phase = FFN_PHASE_PREFILL;
     r->batch = 1;
-    r->seq = 2048;
+    r->seq = FFN_DEFAULT_PROMPT;
     r->wdtype = FFN_DT_BF16;
     r->adtype = FFN_DT_BF16;
     r->group_size = 128;

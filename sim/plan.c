@@ -82,7 +82,7 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->phase = FFN_PLAN_DECODE;
-    o->prompt = 1024;
+    o->prompt = FFN_DEFAULT_PROMPT;
     o->output = 256;
     o->prefill_batch = 1;
     o->wdtype = o->adtype = o->kv_dtype = FFN_DT_BF16;

@@ -2,6 +2,7 @@
  * table forms, and bad input (exit code 2, one line naming the problem, nothing half-written).
  * Runs the built binary. */
 #include <criterion/criterion.h>
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "../io/load/ydoc.h"
+#include "ffnroof/sim.h"
 #include "skip_clean.h"
 #include "helpers/cli_harness.h"
 
@@ -482,6 +484,33 @@ Test(cli_predict, prompt_and_seq_are_one_option, .init = setup, .fini = teardown
               cli_slurp(err_path));
     cr_expect_eq(run("sweep --model llama2-7b --hw h100-sxm --group 64 --group-size 32"), 2);
     cr_expect(strstr(cli_slurp(err_path), "both given"), "%s", cli_slurp(err_path));
+}
+
+/* The prompt length has one default in every command that takes one (FFN_DEFAULT_PROMPT): each
+ * command's answer without --seq/--prompt is its answer with the default given, and another
+ * length changes it. */
+Test(cli_predict, the_prompt_default_is_one_value, .init = setup, .fini = teardown)
+{
+    static const char *const cmds[] = {
+        "predict --model llama2-7b --hw h100-sxm --phase prefill",
+        "sweep --model llama2-7b --hw h100-sxm --phase prefill --batch 1,4",
+        "compare --model llama2-7b --hw h100-sxm,h200 --batch 1",
+        "plan --model llama3-8b --hw h100-sxm --tp 1",
+        "serve --model llama3-8b --hw h100-sxm --tp 1 --concurrency 4",
+    };
+    char args[300];
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        cr_assert_eq(run(cmds[i]), 0, "%s: %s", cmds[i], cli_slurp(err_path));
+        char *dflt = strdup(cli_slurp(out_path));
+        snprintf(args, sizeof args, "%s --prompt %d", cmds[i], FFN_DEFAULT_PROMPT);
+        cr_assert_eq(run(args), 0, "%s: %s", args, cli_slurp(err_path));
+        cr_expect_str_eq(cli_slurp(out_path), dflt, "%s: the default is not %d", cmds[i],
+                         FFN_DEFAULT_PROMPT);
+        snprintf(args, sizeof args, "%s --prompt %d", cmds[i], 2 * FFN_DEFAULT_PROMPT);
+        cr_assert_eq(run(args), 0, "%s: %s", args, cli_slurp(err_path));
+        cr_expect_str_neq(cli_slurp(out_path), dflt, "%s: --prompt changes nothing", cmds[i]);
+        free(dflt);
+    }
 }
 
 /* The bound line tells the roofline's call from the prediction's where they differ: at 513 tokens

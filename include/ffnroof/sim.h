@@ -46,6 +46,11 @@ typedef struct ffn_moe_opts {
     uint64_t devices_per_node; /* overrides hw->devices_per_node when > 0 */
 } ffn_moe_opts;
 
+/* The prompt length every command takes when none is given (predict, compare, sweep, plot, bench
+ * --seq; plan and serve --prompt): 1024 tokens, the input length vLLM's and SGLang's serving
+ * benchmarks default to (docs/cli.md). */
+#define FFN_DEFAULT_PROMPT 1024
+
 /* What to evaluate. ffn_run_default() fills sensible defaults. */
 typedef struct ffn_run {
     ffn_phase phase;
