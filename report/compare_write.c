@@ -209,10 +209,13 @@ static const char *fit_text(char *buf, size_t n, const ffn_cmp_device *d)
 int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
 {
     char a[32], b[32], e[32], f[32], h[32];
-    fprintf(fp, "model   %s: %s G params (%s weights in %s)\n", c->model.name,
+    fprintf(fp, "model   %s: %s G params (%s weights in %s", c->model.name,
             g(a, sizeof a, (double)c->params.total / 1e9),
             ffn_units_str(b, sizeof b, c->dev[0].weight_bytes, FFN_UNIT_BYTES),
             ffn_dtype_name(c->run.wdtype));
+    if (c->run.adtype != c->run.wdtype)
+        fprintf(fp, ", activations %s", ffn_dtype_name(c->run.adtype));
+    fputs(")\n", fp);
     fprintf(fp, "        prefill %llu x %llu tokens; decode batches",
             (unsigned long long)c->run.batch, (unsigned long long)c->run.seq);
     for (size_t i = 0; i < c->n_batch; i++)

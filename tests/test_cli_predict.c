@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +512,41 @@ Test(cli_predict, the_prompt_default_is_one_value, .init = setup, .fini = teardo
         cr_expect_str_neq(cli_slurp(out_path), dflt, "%s: --prompt changes nothing", cmds[i]);
         free(dflt);
     }
+}
+
+/* the n-th comma-separated field (0-based) of the line of text that starts with `head` */
+static double csv_field(const char *text, const char *head, int n)
+{
+    const char *l = strstr(text, head);
+    cr_assert_not_null(l, "no line starting %s in:\n%s", head, text);
+    for (int i = 0; i < n; i++) {
+        l = strchr(l, ',');
+        cr_assert_not_null(l);
+        l++;
+    }
+    return strtod(l, NULL);
+}
+
+/* compare takes predict's and plan's dtypes apart (--wdtype/--adtype), and its decode time for a
+ * point is predict's for the same point. */
+Test(cli_predict, compare_takes_the_dtypes_apart_and_agrees_with_predict, .init = setup,
+     .fini = teardown)
+{
+    cr_assert_eq(run("compare --model llama3-70b --hw h100-sxm --wdtype int4 --adtype bf16 "
+                     "--batch 64 --format csv"),
+                 0, "%s", cli_slurp(err_path));
+    const double cmp = csv_field(cli_slurp(out_path), "llama3-70b,h100-sxm,gpu,decode,64,", 9);
+    cr_assert_eq(run("predict --model llama3-70b --hw h100-sxm --wdtype int4 --adtype bf16 "
+                     "--phase decode --batch 64 --format csv"),
+                 0, "%s", cli_slurp(err_path));
+    const double pred = csv_field(cli_slurp(out_path), "llama3-70b,h100-sxm,decode,64,", 17);
+    cr_expect(cmp > 0 && fabs(cmp / pred - 1) < 1e-5, "compare %g s, predict %g s", cmp, pred);
+    cr_assert_eq(run("compare --model llama3-70b --hw h100-sxm --wdtype int4 --adtype bf16"), 0);
+    cr_expect(strstr(cli_slurp(out_path), "in int4, activations bf16)") != NULL, "%s",
+              cli_slurp(out_path));
+    cr_expect_eq(run("compare --model llama3-70b --hw h100-sxm --wdtype int4 --dtype bf16"), 2);
+    cr_expect(strstr(cli_slurp(err_path), "either --dtype or --wdtype/--adtype"), "%s",
+              cli_slurp(err_path));
 }
 
 /* The bound line tells the roofline's call from the prediction's where they differ: at 513 tokens
