@@ -4,7 +4,9 @@
 #  - AMD: the MI300X fitted to the public GEMM points of data/calib/public-mi300x.csv (its bf16
 #    compute stays the MAMF-derived compute_max: its public bf16 rows are one-row GEMVs, which
 #    cannot tell a utilisation); the MI325X takes the MI300X's (same CDNA 3 silicon); the MI355X
-#    takes the MI300X's memory terms and is fitted to data/calib/public-mi355x.csv on top;
+#    takes the MI300X's memory terms and tile pipeline and is fitted to
+#    data/calib/public-mi355x.csv on top (its utilisations and fixed costs: a dozen points cannot
+#    also tell the pipeline's tile and fixup costs, which came out at 10 us a tile when tried);
 #  - NVIDIA: a device takes its family's fitted device's efficiency: Blackwell (B300, GB200,
 #    GB300) the B200's, mxfp4 as its nvfp4; Hopper (H100 PCIe) the H100 SXM's; Ampere (the A100
 #    PCIe cards) the A100 SXM's; Ada (L40S) and Blackwell RTX (RTX PRO 6000), which no fitted
