@@ -421,7 +421,7 @@ int main(int argc, char **argv)
         /* The whole FFN of each row (the three ops summed), and how often the measured
          * time falls inside the prediction's p10-p90 range (docs/model.md, "Uncertainty") */
         double p10, p90;
-        bool dflt = ffn_hw_unc_range(&hw, &p10, &p90);
+        bool dflt = ffn_hw_unc_range_dt(&hw, FFN_DT_FP16, &p10, &p90);
         for (size_t g = 0; g < sizeof regimes / sizeof regimes[0]; g++) {
             size_t k = 0, inside = 0, inside_ops = 0, n_ops = 0;
             for (size_t i = 0; i < nrows; i++) {

@@ -543,8 +543,8 @@ typedef struct summary {
 } summary;
 
 /* Summary of the rows of r with dtype code dt (-1: any) and kernel k (-1: any); scratch holds
- * r->n doubles. Coverage: measured/predicted within [p10, p90]. */
-static summary summarize(const rows *r, int dt, int k, double p10, double p90, double *scratch)
+ * r->n doubles. Coverage: measured/predicted within the range hw gives the row's weight dtype. */
+static summary summarize(const ffn_hw *hw, const rows *r, int dt, int k, double *scratch)
 {
     summary s = {0};
     size_t m = 0, in = 0;
@@ -557,6 +557,8 @@ static summary summarize(const rows *r, int dt, int k, double p10, double p90, d
         }
         scratch[m++] = fabs(e);
         const double ratio = 1.0 / (1.0 + e);
+        double p10, p90;
+        ffn_hw_unc_range_dt(hw, (ffn_dtype)(r->dt[i] / FFN_DT_COUNT), &p10, &p90);
         in += ratio >= p10 && ratio <= p90;
     }
     s.rows = m;
@@ -588,20 +590,18 @@ static int summaries(const ffn_hw *hw, const ffn_aic_table *t, const rows *r, su
         free(scratch);
         return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
     }
-    double p10, p90;
-    ffn_hw_unc_range(hw, &p10, &p90);
     size_t n = 0;
     char buf[32];
     for (int k = -1; k < (n_k > 1 ? (int)t->n_kernels : 0); k++)
         for (int d = 0; d < FFN_DT_COUNT * FFN_DT_COUNT; d++) {
             if (!dts[d]) continue;
-            summary g = summarize(r, d, k, p10, p90, scratch);
+            summary g = summarize(hw, r, d, k, scratch);
             if (!g.rows && !g.refused) continue;
             snprintf(g.dtype, sizeof g.dtype, "%s", dt_label((uint8_t)d, buf, sizeof buf));
             snprintf(g.kernel, sizeof g.kernel, "%s", k < 0 ? "(all)" : t->kernels[k]);
             s[n++] = g;
         }
-    s[n] = summarize(r, -1, -1, p10, p90, scratch);
+    s[n] = summarize(hw, r, -1, -1, scratch);
     snprintf(s[n].dtype, sizeof s[n].dtype, "all");
     snprintf(s[n].kernel, sizeof s[n].kernel, "(all)");
     n++;
@@ -674,7 +674,7 @@ static void print_summaries(const ffn_hw *hw, const summary *s, size_t n)
         putchar('\n');
     }
     printf("|e| = |predicted/measured - 1|; in p10-p90: measured within [%.3f, %.3f] x predicted, "
-           "the spec's range\n",
+           "the spec's range (a dtype's own where the spec has one)\n",
            p10, p90);
 }
 

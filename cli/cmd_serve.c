@@ -332,6 +332,7 @@ int ffn_cmd_serve(int argc, char **argv)
             ffn_serve_pair *q = &pairs[np++];
             q->m = &models[i];
             q->hw = &hws[k];
+            q->wdtype = po->wdtype;
             q->price = sc.price_per_hour[k];
             q->engine = ffn_cli_engine_in_force();
             /* the engine's defaults on this device, then the flags */

@@ -15,7 +15,7 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
     for (size_t i = 0; i < np; i++) {
         const ffn_serve_pair *q = &p[i];
         double p10, p90;
-        bool def = ffn_hw_unc_range(q->hw, &p10, &p90);
+        bool def = ffn_hw_unc_range_dt(q->hw, q->wdtype, &p10, &p90);
         char seqo[48] = "";
         if (q->sched.seq_overhead_s > 0)
             snprintf(seqo, sizeof seqo, " + %.3g us a sequence", 1e6 * q->sched.seq_overhead_s);

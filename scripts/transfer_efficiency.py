@@ -69,10 +69,14 @@ def main():
             "    never measured\")."]
     us, ue = sb["uncertainty"]
     p = {k: float(v) for k, v in re.findall(r"^  (p10|p90): ([0-9.e+-]+)$", "\n".join(src[us:ue]), re.M)}
+    by = re.findall(r"^    ([\w-]+): \{p10: ([0-9.e+-]+), p90: ([0-9.e+-]+)\}$", "\n".join(src[us:ue]), re.M)
     unc = ["uncertainty:", f"  p10: {p['p10'] * float(lo):.4g}", f"  p90: {p['p90'] * float(hi):.4g}",
            "  source: |",
            f"    {name}'s fitted p10-p90 ({p['p10']:.4g}-{p['p90']:.4g}) widened by x{lo} and x{hi}: a device",
            "    never measured, its efficiency transferred by the family rule (docs/model.md)."]
+    if by:
+        unc += ["  by_dtype:"] + [f"    {d}: {{p10: {float(a) * float(lo):.4g}, p90: {float(b) * float(hi):.4g}}}"
+                                  for d, a, b in by]
     out = list(dst)
     for key, body in sorted((("efficiency", eff), ("uncertainty", unc)),
                             key=lambda kv: -db.get(kv[0], (-1, 0))[0]):

@@ -245,6 +245,20 @@ bool ffn_hw_unc_range(const ffn_hw *hw, double *p10, double *p90)
     return def;
 }
 
+bool ffn_hw_unc_range_dt(const ffn_hw *hw, ffn_dtype dt, double *p10, double *p90)
+{
+    const bool def = ffn_hw_unc_range(hw, p10, p90);
+    if (def || (unsigned)dt >= FFN_DT_COUNT) return def;
+    ffn_dtype d = dt;
+    if (!(hw->unc.dt_p10[d] > 0) && (d == FFN_DT_FP16 || d == FFN_DT_BF16))
+        d = d == FFN_DT_FP16 ? FFN_DT_BF16 : FFN_DT_FP16;
+    if (hw->unc.dt_p10[d] > 0 && hw->unc.dt_p90[d] >= hw->unc.dt_p10[d]) {
+        *p10 = hw->unc.dt_p10[d];
+        *p90 = hw->unc.dt_p90[d];
+    }
+    return false;
+}
+
 /* The tile pipeline (docs/model.md, "The tile pipeline"): the time the units take to run a
  * GEMM's output tiles, each tile block_s plus one pipeline step per tk of K, a step computing
  * tm x tn x tk at util of the unit's share of the dtype's peak. With kernel rules for the dtype,

@@ -217,7 +217,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     }
     out->intensity = out->bytes > 0 ? out->flops / out->bytes : 0;
     double p10, p90;
-    out->unc_default = ffn_hw_unc_range(hw, &p10, &p90);
+    out->unc_default = ffn_hw_unc_range_dt(hw, run->wdtype, &p10, &p90);
     out->predicted_p10_s = out->predicted_s * p10;
     out->predicted_p90_s = out->predicted_s * p90;
     out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;

@@ -149,6 +149,8 @@ void ffn_fit_errors(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, double
 #define UTIL_MIN_POINTS 8
 #define UNC_FLOOR_LO 0.94
 #define UNC_FLOOR_HI 1.06
+/* points of one weight dtype its own range needs */
+#define UNC_DT_MIN_POINTS 200
 #define NP_MAX (NP + 6 * FFN_DT_COUNT + 5 + FFN_HW_MAX_LEVELS)
 
 typedef struct fit_ctx {
@@ -658,5 +660,29 @@ int ffn_fit_uncertainty(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, ff
     out->max_abs = s.max_abs;
     out->points = (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
     out->is_default = false;
+    /* each weight dtype's own range where the points hold several dtypes and enough of its
+     * own: an fp8 GEMM's prediction is less sure than a bf16 one's (docs/model.md, "Uncertainty")
+     */
+    size_t cnt[FFN_DT_COUNT] = {0};
+    int kinds = 0;
+    for (size_t i = 0; i < n_all; i++)
+        if (!pts[i].best_of_sweep && (unsigned)pts[i].wdtype < FFN_DT_COUNT &&
+            !(pts[i].elem_bytes > 0))
+            kinds += cnt[pts[i].wdtype]++ == 0;
+    if (kinds < 2) return 0;
+    double *rd = malloc(n_all * sizeof *rd);
+    if (!rd) return FFN_ENOMEM;
+    for (int d = 0; d < FFN_DT_COUNT; d++) {
+        if (cnt[d] < UNC_DT_MIN_POINTS) continue;
+        size_t k = 0;
+        for (size_t i = 0; i < n_all; i++)
+            if (!pts[i].best_of_sweep && pts[i].wdtype == (ffn_dtype)d && !(pts[i].elem_bytes > 0))
+                rd[k++] = pts[i].time_s / ffn_fit_point_predict(hw, &pts[i]);
+        ffn_sort_doubles(rd, k);
+        const double a = ffn_quantile_sorted(rd, k, 0.10), b = ffn_quantile_sorted(rd, k, 0.90);
+        out->dt_p10[d] = a < UNC_FLOOR_LO ? a : UNC_FLOOR_LO;
+        out->dt_p90[d] = b > UNC_FLOOR_HI ? b : UNC_FLOOR_HI;
+    }
+    free(rd);
     return 0;
 }

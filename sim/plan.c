@@ -237,7 +237,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
      * against: every part scaled by the device's p90 ratio (the attention and LM-head parts use
      * the same efficiency model as the FFN). */
     double p10, p90;
-    st->range_default = ffn_hw_unc_range(hw, &p10, &p90);
+    st->range_default = ffn_hw_unc_range_dt(hw, o->wdtype, &p10, &p90);
     st->step_p10_s = st->step_s * p10;
     st->step_p90_s = st->step_s * p90;
     st->margin_scale = 1.0;

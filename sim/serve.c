@@ -440,7 +440,7 @@ int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_po
     pt->shape = c->shape;
     pt->concurrency = o->concurrency;
     double p10, p90;
-    (void)ffn_hw_unc_range(c->hw, &p10, &p90);
+    (void)ffn_hw_unc_range_dt(c->hw, c->plan.wdtype, &p10, &p90);
     ffn_serve_opts x = *o;
     x.step_scale = 1.0;
     int rc = ffn_serve_run(c, &x, &pt->r, diag);

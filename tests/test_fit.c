@@ -194,3 +194,42 @@ Test(fit, csv_bad_input)
                  FFN_EIO);
     remove(path);
 }
+
+/* Each weight dtype with enough points gets its own range: bf16 GEMMs predicted exactly keep the
+ * 6% floor, fp8 ones measured 30% slow get [1.3, 1.3]; a prediction takes its dtype's (fp16
+ * stands in for bf16), a dtype without one the device's. */
+Test(fit, a_range_per_weight_dtype)
+{
+    ffn_hw hw;
+    ffn_diag d;
+    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/h100-sxm.yaml", &hw, &d), 0, "%s", d.msg);
+    static ffn_fit_point p[500];
+    for (int i = 0; i < 500; i++) {
+        memset(&p[i], 0, sizeof p[i]);
+        p[i].m = 1 + (uint64_t)(i % 50) * 64;
+        p[i].n = 4096;
+        p[i].k = 1024 + (uint64_t)(i / 50) * 512;
+        p[i].wdtype = p[i].adtype = i < 250 ? FFN_DT_BF16 : FFN_DT_FP8;
+        p[i].time_s = 1.0;
+        p[i].time_s = ffn_fit_point_predict(&hw, &p[i]) * (i < 250 ? 1.0 : 1.3);
+    }
+    ffn_unc u;
+    cr_assert_eq(ffn_fit_uncertainty(&hw, p, 500, &u), 0);
+    cr_expect_float_eq(u.dt_p10[FFN_DT_BF16], 0.94, 1e-9);
+    cr_expect_float_eq(u.dt_p90[FFN_DT_BF16], 1.06, 1e-9);
+    cr_expect_float_eq(u.dt_p10[FFN_DT_FP8], 0.94, 1e-9, "the floor holds below: %g",
+                       u.dt_p10[FFN_DT_FP8]);
+    cr_expect_float_eq(u.dt_p90[FFN_DT_FP8], 1.3, 1e-6, "%g", u.dt_p90[FFN_DT_FP8]);
+    cr_expect_gt(u.p90, 1.29, "the device's range covers both: %g", u.p90);
+    hw.unc = u;
+    double lo, hi;
+    cr_expect(!ffn_hw_unc_range_dt(&hw, FFN_DT_FP8, &lo, &hi));
+    cr_expect_float_eq(hi, 1.3, 1e-6);
+    ffn_hw_unc_range_dt(&hw, FFN_DT_FP16, &lo, &hi);
+    cr_expect_float_eq(hi, 1.06, 1e-9, "fp16 takes bf16's");
+    ffn_hw_unc_range_dt(&hw, FFN_DT_INT4, &lo, &hi);
+    cr_expect_float_eq(hi, u.p90, 1e-12, "a dtype without its own: the device's");
+    /* one dtype alone: no per-dtype range */
+    cr_assert_eq(ffn_fit_uncertainty(&hw, p, 250, &u), 0);
+    cr_expect_eq(u.dt_p10[FFN_DT_BF16], 0);
+}

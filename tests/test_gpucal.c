@@ -642,7 +642,7 @@ Test(gpucal, margin_p90_needs_at_least_as_many_devices)
                       (unsigned long long)b->devices, (unsigned long long)a->devices);
         strictly_more += b->devices > a->devices;
         double lo, hi;
-        ffn_hw_unc_range(&hw, &lo, &hi);
+        ffn_hw_unc_range_dt(&hw, o.wdtype, &lo, &hi); /* the weights' dtype's range */
         cr_expect_float_eq(b->step.margin_scale, hi, 1e-12);
         cr_expect_float_eq(a->step.margin_scale, 1.0, 0);
     }

@@ -89,6 +89,9 @@ static void expect_same_hw(const ffn_hw *a, const ffn_hw *b, const char *what)
                       d, i);
     }
     cr_expect_eq(a->eff.pipeline, b->eff.pipeline, "%s: gemm_model", what);
+    for (int d = 0; d < FFN_DT_COUNT; d++)
+        cr_expect(a->unc.dt_p10[d] == b->unc.dt_p10[d] && a->unc.dt_p90[d] == b->unc.dt_p90[d],
+                  "%s: dtype %d range", what, d);
     cr_expect_eq(a->eff.block_s, b->eff.block_s, "%s: block", what);
     cr_expect_eq(a->eff.fixup_s, b->eff.fixup_s, "%s: fixup", what);
     cr_expect_eq(a->eff.launch_s, b->eff.launch_s, "%s: launch", what);
@@ -423,6 +426,8 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][0] = 16, hw->eff.tiles_dt[FFN_DT_INT8].tiles[0][1] = 16;
     hw->eff.launch_s = 4.7e-6;
     hw->eff.overlap_p = 2.5;
+    hw->unc.dt_p10[FFN_DT_FP8] = 0.8123;
+    hw->unc.dt_p90[FFN_DT_FP8] = 1.3456789;
     hw->eff.pipeline = true;
     hw->eff.block_s = 1.25e-6;
     hw->eff.fixup_s = 3.375e-6;

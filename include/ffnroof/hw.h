@@ -248,6 +248,9 @@ typedef struct ffn_unc {
     double max_abs;    /* the fit's worst |predicted/measured - 1|; 0 = not recorded */
     uint32_t points;   /* points the fit used; 0 = not recorded */
     bool is_default;   /* true: no fit residuals in the spec; p10/p90 are the default */
+    /* per weight dtype where the fit had enough of its points (`uncertainty.by_dtype`): its own
+     * p10 and p90 of measured/predicted; 0 = none, the device's apply */
+    double dt_p10[FFN_DT_COUNT], dt_p90[FFN_DT_COUNT];
 } ffn_unc;
 
 /* Default range of a spec without fit residuals: measured/predicted in [0.80, 1.25] at
@@ -306,6 +309,9 @@ bool ffn_hw_fit_warning(const ffn_hw *hw, char *buf, size_t n);
 /* The p10 and p90 ratios measured/predicted of hw: its recorded ones, else the default (also
  * for an ffn_hw filled in code with unc left zero). Returns true when they are the default. */
 bool ffn_hw_unc_range(const ffn_hw *hw, double *p10, double *p90);
+/* The same for GEMMs of weight dtype dt: the dtype's own range where the spec has it (fp16 and
+ * bf16 stand in for each other), else the device's. */
+bool ffn_hw_unc_range_dt(const ffn_hw *hw, ffn_dtype dt, double *p10, double *p90);
 
 /* Kind as text ("gpu", "cpu", "accelerator"; sim/hw_record.c). */
 const char *ffn_hw_kind_name(ffn_hw_kind k);

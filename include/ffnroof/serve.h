@@ -190,7 +190,8 @@ typedef struct ffn_serve_pair {
     const ffn_model *m;
     const ffn_hw *hw;
     ffn_engine engine;
-    double price; /* per device-hour; 0 = none */
+    ffn_dtype wdtype; /* the weights' dtype: the device's range for it (ffn_hw_unc_range_dt) */
+    double price;     /* per device-hour; 0 = none */
     ffn_engine_sched sched;
     ffn_serve_point *pts;
     size_t n;

@@ -289,8 +289,8 @@ static int load_util_by_dtype(ffn_ydoc *y, yaml_node_t *eff, ffn_eff *e)
  * source: ...}. Absent: the stated default, marked as such. */
 static int load_uncertainty(ffn_ydoc *y, yaml_node_t *root, ffn_unc *u)
 {
-    static const char *const keys[] = {"p10",       "p90",    "points", "median_error",
-                                       "max_error", "source", NULL};
+    static const char *const keys[] = {"p10",       "p90",    "points",   "median_error",
+                                       "max_error", "source", "by_dtype", NULL};
     u->p10 = FFN_UNC_DEFAULT_P10;
     u->p90 = FFN_UNC_DEFAULT_P90;
     u->is_default = true;
@@ -313,6 +313,22 @@ static int load_uncertainty(ffn_ydoc *y, yaml_node_t *root, ffn_unc *u)
     if (!rc) {
         yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
         if (src && !ffn_y_text(src)) rc = ffn_y_error(y, src, FFN_ESCHEMA, "'source' must be text");
+    }
+    if (!rc) {
+        /* by_dtype: {fp8: {p10: 0.8, p90: 1.3}}: a weight dtype's own range */
+        static const char *const dkeys[] = {"p10", "p90", NULL};
+        yaml_node_t *bd = NULL;
+        rc = sub_map(y, m, "by_dtype", dtype_keys, &bd);
+        for (int d = 0; !rc && bd && d < FFN_DT_COUNT; d++) {
+            yaml_node_t *e = NULL;
+            rc = sub_map(y, bd, dtype_keys[d], dkeys, &e);
+            if (rc || !e) continue;
+            rc = ffn_y_num(y, e, "p10", true, FFN_UNIT_NONE, 1e-3, 1e3, &u->dt_p10[d]);
+            if (!rc) rc = ffn_y_num(y, e, "p90", true, FFN_UNIT_NONE, 1e-3, 1e3, &u->dt_p90[d]);
+            if (!rc && u->dt_p90[d] < u->dt_p10[d])
+                rc = ffn_y_error(y, ffn_y_get(y, e, "p90", NULL), FFN_ERANGE,
+                                 "'p90' must be at least 'p10'");
+        }
     }
     if (!rc) u->is_default = false;
     return rc;

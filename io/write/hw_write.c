@@ -454,6 +454,19 @@ static void write_spec(FILE *f, const ffn_hw *hw)
         if (hw->unc.median_abs > 0)
             put_num(f, "  ", "median_error", hw->unc.median_abs, FFN_UNIT_NONE);
         if (hw->unc.max_abs > 0) put_num(f, "  ", "max_error", hw->unc.max_abs, FFN_UNIT_NONE);
+        bool by = false;
+        for (int d = 0; d < FFN_DT_COUNT; d++)
+            by = by || hw->unc.dt_p10[d] > 0;
+        if (by) {
+            fputs("  by_dtype:\n", f);
+            for (int d = 0; d < FFN_DT_COUNT; d++) {
+                if (!(hw->unc.dt_p10[d] > 0)) continue;
+                char a[64], b[64];
+                exact_quantity(hw->unc.dt_p10[d], FFN_UNIT_NONE, a, sizeof a);
+                exact_quantity(hw->unc.dt_p90[d], FFN_UNIT_NONE, b, sizeof b);
+                fprintf(f, "    %s: {p10: %s, p90: %s}\n", dt[d], a, b);
+            }
+        }
     }
     if (hw->fit.recorded) {
         fputs("fit:\n", f);
