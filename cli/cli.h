@@ -334,6 +334,11 @@ int ffn_cli_collect_with_prices(const char *cmd, int argc, char **argv, const in
                                 void (*usage)(FILE *));
 int ffn_cli_plan_dtypes(const char *cmd, const char *dtype, const char *wdtype, const char *adtype,
                         const char *kv_dtype, struct ffn_plan_opts *o);
+/* predict's and compare's dtypes: run->wdtype and run->adtype bound to --wdtype and --adtype,
+ * dt to --dtype (both at once refused: exit 2); --dtype sets both, and --wdtype fp8 or a
+ * block-scaled format without --adtype gives the activations the same format (W8A8, W4A4).
+ * 0 or the exit code. */
+int ffn_cli_run_dtypes(const char *cmd, const ffn_cli_seen *seen, ffn_dtype dt, ffn_run *run);
 /* A request of `tokens` (prompt + output) no model of the n takes: exit 2, naming the model and
  * its context; 0 when every model's context holds it or is unknown. */
 int ffn_cli_check_context(const char *cmd, const ffn_model *models, size_t n, double tokens);

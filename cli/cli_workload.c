@@ -1,5 +1,6 @@
-/* What `plan` and `serve` read alike (cli/cli.h): the dtypes of weights, activations and the KV
- * cache, the runtime's memory reserve, prices from --price and from the shipped dated table. */
+/* What the predicting commands read alike (cli/cli.h): the dtypes of weights, activations and
+ * the KV cache (predict and compare into a run, plan and serve into plan options), the runtime's
+ * memory reserve, prices from --price and from the shipped dated table. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -49,6 +50,20 @@ int ffn_cli_plan_dtypes(const char *cmd, const char *dtype, const char *wdtype, 
         o->kv_dtype = o->adtype;
     }
     if (kv_dtype && (rc = ffn_cli_dtype(cmd, "--kv-dtype", kv_dtype, &o->kv_dtype))) return rc;
+    return 0;
+}
+
+int ffn_cli_run_dtypes(const char *cmd, const ffn_cli_seen *seen, ffn_dtype dt, ffn_run *run)
+{
+    const bool w = ffn_cli_given(seen, FFN_O_WDTYPE), a = ffn_cli_given(seen, FFN_O_ADTYPE);
+    if (ffn_cli_given(seen, FFN_O_DTYPE)) {
+        if (w || a) return ffn_cli_usage(cmd, "use either --dtype or --wdtype/--adtype, not both");
+        run->wdtype = run->adtype = dt;
+    } else if (w && !a && (run->wdtype == FFN_DT_FP8 || ffn_dtype_block_scaled(run->wdtype))) {
+        /* an fp8 or fp4 checkpoint runs with its activations in the same format where the
+         * device has the units (W8A8, W4A4), else dequantised beside 16-bit ones */
+        run->adtype = run->wdtype;
+    }
     return 0;
 }
 

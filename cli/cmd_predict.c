@@ -138,16 +138,7 @@ int ffn_cmd_predict(int argc, char **argv)
     if (optind < argc) return ffn_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
     if (!hw_name) return ffn_cli_usage(CMD, "--hw is required (e.g. --hw h100-sxm)");
     if (!model_name) return ffn_cli_usage(CMD, "--model is required (e.g. --model llama2-7b)");
-    if (ffn_cli_given(&seen, FFN_O_DTYPE)) {
-        if (ffn_cli_given(&seen, FFN_O_WDTYPE) || ffn_cli_given(&seen, FFN_O_ADTYPE))
-            return ffn_cli_usage(CMD, "use either --dtype or --wdtype/--adtype, not both");
-        run.wdtype = run.adtype = dt;
-    } else if (ffn_cli_given(&seen, FFN_O_WDTYPE) && !ffn_cli_given(&seen, FFN_O_ADTYPE) &&
-               (run.wdtype == FFN_DT_FP8 || ffn_dtype_block_scaled(run.wdtype))) {
-        /* an fp8 or fp4 checkpoint runs with its activations in the same format where the
-         * device has the units (W8A8, W4A4), else dequantised beside 16-bit ones */
-        run.adtype = run.wdtype;
-    }
+    if ((rc = ffn_cli_run_dtypes(CMD, &seen, dt, &run))) return rc;
     if (group) run.group_size = (unsigned)group;
     if (run.act_io_dtype != FFN_DT_FP32 && run.act_io_dtype != FFN_DT_BF16 &&
         run.act_io_dtype != FFN_DT_FP16)

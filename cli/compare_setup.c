@@ -31,8 +31,9 @@ static void usage(FILE *fp, const char *cmd)
             "  --scenario FILE       take the model, devices, prompt, dtype and batch grid from a\n"
             "                        scenario (flags given as well override it)\n"
             "  --dtype D             weights and activations (default bf16)\n"
-            "  --wdtype W, --adtype A  weights and activations apart (e.g. int4 and bf16, fp8 and\n"
-            "                        fp8), as predict and plan take them; not with --dtype\n"
+            "  --wdtype W, --adtype A  weights and activations apart (e.g. int4 and bf16), as\n"
+            "                        predict takes them (fp8 or fp4 weights alone: activations\n"
+            "                        in the same format); not with --dtype\n"
             "  --batch LIST          decode batches (default 1,8,64; at most 16 values)\n"
             "  --seq S               prompt tokens per sequence for prefill (default 1024)\n"
             "  --prefill-batch N     sequences per prefill step (default 1)\n"
@@ -131,12 +132,11 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     bool report = strcmp(cmd, "compare") != 0;
     memset(c, 0, sizeof *c);
     ffn_run_default(&c->run);
-    c->run.seq = FFN_DEFAULT_PROMPT;
     c->run.batch = 1;
     c->batch[0] = 1, c->batch[1] = 8, c->batch[2] = 64;
     c->n_batch = 3;
     const char *model = NULL, *hw = NULL, *scenario = NULL, *skip = NULL, *engine = NULL;
-    ffn_dtype dt = c->run.wdtype, wdt = c->run.wdtype, adt = c->run.adtype;
+    ffn_dtype dt = c->run.wdtype;
     uint64_t batch[FFN_CMP_MAX_BATCH];
     size_t n_batch = 0;
     bool skip_flag;
@@ -147,8 +147,8 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     ffn_cli_bind_str(&seen, FFN_O_SCENARIO, &scenario);
     ffn_cli_bind_str(&seen, FFN_O_ENGINE, &engine);
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
-    ffn_cli_bind_dtype(&seen, FFN_O_WDTYPE, &wdt);
-    ffn_cli_bind_dtype(&seen, FFN_O_ADTYPE, &adt);
+    ffn_cli_bind_dtype(&seen, FFN_O_WDTYPE, &c->run.wdtype);
+    ffn_cli_bind_dtype(&seen, FFN_O_ADTYPE, &c->run.adtype);
     ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batch, FFN_CMP_MAX_BATCH, &n_batch);
     ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &c->run.seq);
     ffn_cli_bind_u64(&seen, FFN_O_PROMPT, 1, 1u << 24, &c->run.seq);
@@ -181,17 +181,11 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
         }
     }
     if (optind < argc) return ffn_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    const bool split_set = ffn_cli_given(&seen, FFN_O_WDTYPE) || ffn_cli_given(&seen, FFN_O_ADTYPE);
-    if (split_set && ffn_cli_given(&seen, FFN_O_DTYPE))
-        return ffn_cli_usage(cmd, "use either --dtype or --wdtype/--adtype, not both");
-    const bool dtype_set = ffn_cli_given(&seen, FFN_O_DTYPE) || split_set;
+    if ((rc = ffn_cli_run_dtypes(cmd, &seen, dt, &c->run))) return rc;
+    const bool dtype_set = ffn_cli_given(&seen, FFN_O_DTYPE) ||
+                           ffn_cli_given(&seen, FFN_O_WDTYPE) || ffn_cli_given(&seen, FFN_O_ADTYPE);
     const bool batch_set = ffn_cli_given(&seen, FFN_O_BATCH);
     const bool seq_set = ffn_cli_given(&seen, FFN_O_SEQ) || ffn_cli_given(&seen, FFN_O_PROMPT);
-    if (ffn_cli_given(&seen, FFN_O_DTYPE)) c->run.wdtype = c->run.adtype = dt;
-    if (split_set) {
-        c->run.wdtype = wdt;
-        c->run.adtype = ffn_cli_given(&seen, FFN_O_ADTYPE) ? adt : c->run.adtype;
-    }
     if (batch_set) {
         memcpy(c->batch, batch, n_batch * sizeof batch[0]);
         c->n_batch = n_batch;

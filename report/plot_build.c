@@ -117,7 +117,7 @@ int ffn_plot_build_roofline(const ffn_plot_request *q, ffn_roofline_chart *c, ff
             ffn_run run;
             ffn_run_default(&run);
             run.wdtype = run.adtype = q->dtype;
-            run.seq = q->n_seq ? q->seq[0] : FFN_DEFAULT_PROMPT;
+            if (q->n_seq) run.seq = q->seq[0];
             run.phase = FFN_PHASE_PREFILL;
             run.batch = 1;
             ffn_result r;
@@ -245,7 +245,7 @@ int ffn_plot_build_moe(const ffn_plot_request *q, ffn_moe_chart *c, ffn_diag *d)
                 run.wdtype = run.adtype = q->dtype;
                 run.phase = q->phase;
                 run.batch = batch[b];
-                run.seq = q->n_seq ? q->seq[0] : FFN_DEFAULT_PROMPT;
+                if (q->n_seq) run.seq = q->seq[0];
                 run.ep = q->by_ep ? ep[e] : 1;
                 ffn_result r;
                 int rc = predict(q, h, &run, &r, d);

@@ -6,9 +6,11 @@ A level_max of an on-chip level TO does not have is left out; with --fp4-from-nv
 with mxfp4 units takes the nvfp4 parameters for mxfp4 (the same fp4 tensor-core path; only the
 scales' format differs) where FROM has none of its own; with --no-kernels FROM's kernel rules
 (`kernels_by_dtype`: an engine's tile dispatch for FROM's architecture) are left out, for a device
-of another architecture, whose kernels that dispatch does not run.
+of another architecture, whose kernels that dispatch does not run; with --own-kernels TO keeps its
+own rules in their place.
 
-usage: scripts/transfer_efficiency.py FROM.yaml TO.yaml LO HI "why" [--fp4-from-nvfp4] [--no-kernels]"""
+usage: scripts/transfer_efficiency.py FROM.yaml TO.yaml LO HI "why" [--fp4-from-nvfp4]
+       [--no-kernels | --own-kernels]"""
 import re
 import sys
 
@@ -20,27 +22,41 @@ def levels_of(lines):
     return set(re.findall(r"name: ([^,}]+)", "\n".join(l for l in lines if "capacity:" in l)))
 
 
+def kernel_lines(lines, s, e):
+    """the `kernels_by_dtype:` block of lines[s:e] (its key line and its entries), or []"""
+    for i in range(s, e):
+        if lines[i].startswith("  kernels_by_dtype:"):
+            j = i + 1
+            while j < e and lines[j].startswith("    "):
+                j += 1
+            return lines[i:j]
+    return []
+
+
 def main():
     src_path, dst_path, lo, hi, why = sys.argv[1:6]
     fp4 = "--fp4-from-nvfp4" in sys.argv[6:]
-    no_kernels = "--no-kernels" in sys.argv[6:]
+    own_kernels = "--own-kernels" in sys.argv[6:]
+    no_kernels = own_kernels or "--no-kernels" in sys.argv[6:]
     src = open(src_path).read().split("\n")
     dst = open(dst_path).read().split("\n")
     sb, db = blocks(src), blocks(dst)
     s, e = sb["efficiency"]
+    drop = set()
+    if no_kernels:
+        k = kernel_lines(src, s, e)
+        if k:
+            i = src.index(k[0], s)
+            drop = set(range(i, i + len(k)))
     eff = []
     have = levels_of(dst)
     skip_level = False
-    skip_kernels = False
-    for l in src[s:e]:
+    for idx in range(s, e):
+        l = src[idx]
         if l.startswith("  source:"):
             break
-        if no_kernels and l.startswith("  kernels_by_dtype:"):
-            skip_kernels = True
+        if idx in drop:
             continue
-        if skip_kernels and l.startswith("    "):
-            continue
-        skip_kernels = False
         if l.startswith("  level_max:"):
             skip_level = True
             kept = [x for x in src[src.index(l) + 1:e] if x.startswith("    ")]
@@ -54,6 +70,8 @@ def main():
         skip_level = False
         if l.strip():
             eff.append(l)
+    if own_kernels and "efficiency" in db:
+        eff += kernel_lines(dst, *db["efficiency"])
     if fp4:
         out = []
         for l in eff:

@@ -259,21 +259,53 @@ bool ffn_hw_unc_range_dt(const ffn_hw *hw, ffn_dtype dt, double *p10, double *p9
     return false;
 }
 
+/* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none).
+ * Computed as max * (1 + r^p)^(1/p) with r = min/max; when r^p is below double precision the
+ * answer is max, which skips the transcendental calls for most ops. */
+static double pnorm(double a, double b, double p)
+{
+    double mx = a > b ? a : b, mn = a > b ? b : a;
+    if (p <= 0 || mx <= 0) return mx > 0 ? mx : 0;
+    if (mn <= 0) return mx;
+    double lr = p * log(mn / mx);
+    if (lr < -37.0) return mx; /* r^p < 1e-16 */
+    return mx * exp(log1p(exp(lr)) / p);
+}
+
+static double ramp(double size, double half)
+{
+    return half > 0 ? size / (size + half) : 1.0;
+}
+
+static double cmax_of(const ffn_eff *e, ffn_dtype dt)
+{
+    return e->compute_max_dt[dt] > 0 ? e->compute_max_dt[dt]
+           : e->compute_max > 0      ? e->compute_max
+                                     : 1.0;
+}
+
+/* the tile pipeline's utilisation of dtype cdt: its gamma, else its compute_max */
+static double pipe_util(const ffn_eff *e, ffn_dtype cdt)
+{
+    return (unsigned)cdt < FFN_DT_COUNT && e->util_gamma[cdt] > 0 ? e->util_gamma[cdt]
+                                                                  : cmax_of(e, cdt);
+}
+
 /* The tile pipeline (docs/model.md, "The tile pipeline"): the time the units take to run a
  * GEMM's output tiles, each tile block_s plus one pipeline step per tk of K, a step computing
- * tm x tn x tk at util of the unit's share of the dtype's peak. With kernel rules for the dtype,
- * the first rule that holds the shape (else the last) gives the tile or the wave search that
- * picks it, run persistently without splitting K; otherwise (or for a `best` rule) the best of
- * the device's tiles, a step 128 bytes of K deep, whole (waves of tiles),
- * split (each split at least 256 deep: the partial tiles written and read in fp32 at the
- * bandwidth, plus fixup_s) or streamed (stream-K: the tiles' steps dealt evenly over the units,
- * fixup_s where they do not divide). */
+ * tm x tn x tk at the dtype's utilisation (pipe_util) of the unit's share of the dtype's peak. With
+ * kernel rules for the dtype, the first rule that holds the shape (else the last) gives the tile or
+ * the wave search that picks it, run persistently without splitting K; otherwise (or for a `best`
+ * rule) the best of the device's tiles, a step 128 bytes of K deep, whole (waves of tiles), split
+ * (each split at least 256 deep: the partial tiles written and read in fp32 at the bandwidth, plus
+ * fixup_s) or streamed (stream-K: the tiles' steps dealt evenly over the units, fixup_s where they
+ * do not divide). */
 static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
-                         ffn_dtype cdt, double util, double mmax)
+                         ffn_dtype cdt)
 {
     const ffn_eff *e = &hw->eff;
     const uint64_t units = hw->compute_units;
-    const double unit_peak = ffn_peak_flops(hw, cdt) / (double)units * util;
+    const double unit_peak = ffn_peak_flops(hw, cdt) / (double)units * pipe_util(e, cdt);
     if (!(unit_peak > 0) || m == 0 || n == 0) return 0;
     const uint64_t inst = instances ? instances : 1;
     if (k == 0) k = 1;
@@ -312,7 +344,7 @@ static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
     static const unsigned splits[] = {2, 3, 4, 6, 8, 12, 16};
     /* fp32 partial tiles, written and read back */
     const double out_bytes = (double)m * (double)n * (double)inst * 8.0;
-    const double bw = hw->mem_bandwidth_bps * mmax;
+    const double bw = hw->mem_bandwidth_bps * (e->memory_max > 0 ? e->memory_max : 1.0);
     /* the dtype's own tiles where the spec has them (a GPU's fp32 SIMT kernels) */
     const ffn_tileset *ts =
         (unsigned)cdt < FFN_DT_COUNT && e->tiles_dt[cdt].n_tiles > 0 ? &e->tiles_dt[cdt] : NULL;
@@ -349,44 +381,11 @@ static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
     return isfinite(best) ? best : 0;
 }
 
-/* (a^p + b^p)^(1/p): p -> infinity is max (perfect overlap), p = 1 is the sum (none).
- * Computed as max * (1 + r^p)^(1/p) with r = min/max; when r^p is below double precision the
- * answer is max, which skips the transcendental calls for most ops. */
-static double pnorm(double a, double b, double p)
-{
-    double mx = a > b ? a : b, mn = a > b ? b : a;
-    if (p <= 0 || mx <= 0) return mx > 0 ? mx : 0;
-    if (mn <= 0) return mx;
-    double lr = p * log(mn / mx);
-    if (lr < -37.0) return mx; /* r^p < 1e-16 */
-    return mx * exp(log1p(exp(lr)) / p);
-}
-
-static double ramp(double size, double half)
-{
-    return half > 0 ? size / (size + half) : 1.0;
-}
-
-static double cmax_of(const ffn_eff *e, ffn_dtype dt)
-{
-    return e->compute_max_dt[dt] > 0 ? e->compute_max_dt[dt]
-           : e->compute_max > 0      ? e->compute_max
-                                     : 1.0;
-}
-
-/* the tile pipeline's utilisation of dtype cdt: its gamma, else its compute_max */
-static double pipe_util(const ffn_eff *e, ffn_dtype cdt)
-{
-    return (unsigned)cdt < FFN_DT_COUNT && e->util_gamma[cdt] > 0 ? e->util_gamma[cdt]
-                                                                  : cmax_of(e, cdt);
-}
-
 double ffn_pipeline_compute_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k,
                               uint64_t instances, ffn_dtype cdt)
 {
     if (!hw || !hw->eff.pipeline || hw->compute_units == 0) return 0;
-    return pipeline_s(hw, m, n, k, instances, cdt, pipe_util(&hw->eff, cdt),
-                      hw->eff.memory_max > 0 ? hw->eff.memory_max : 1.0);
+    return pipeline_s(hw, m, n, k, instances, cdt);
 }
 
 /* The GEMM time for a memory time tm computed by the caller (memory or on-chip levels).
@@ -404,10 +403,8 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
     const double launch =
         (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
     if (e->pipeline && hw->compute_units > 0) {
-        const double u = pipe_util(e, cdt);
-        double tc =
-            pipeline_s(hw, m, n, k, instances, cdt, u, e->memory_max > 0 ? e->memory_max : 1.0);
-        if (!(tc > 0) && flops > 0) tc = flops / (ffn_peak_flops(hw, cdt) * u);
+        double tc = pipeline_s(hw, m, n, k, instances, cdt);
+        if (!(tc > 0) && flops > 0) tc = flops / (ffn_peak_flops(hw, cdt) * pipe_util(e, cdt));
         if (vec_ops > 0)
             tc += vec_ops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
         if (compute) *compute = tc >= tm;

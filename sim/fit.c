@@ -616,73 +616,68 @@ int ffn_eff_fit(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, unsigned f
     return 0;
 }
 
+/* p10 and p90 of the k ratios measured/predicted in r (sorted here), each at least 6% from 1: a
+ * fit's residuals understate the error on other data (the gap between two public harnesses on
+ * one device, A100 SXM large GEMMs: MAMF 0.869 of peak, the A100 fit's 0.92; docs/model.md,
+ * "Uncertainty"). */
+static void floored_range(double *r, size_t k, double *p10, double *p90)
+{
+    ffn_sort_doubles(r, k);
+    const double a = ffn_quantile_sorted(r, k, 0.10), b = ffn_quantile_sorted(r, k, 0.90);
+    *p10 = a < UNC_FLOOR_LO ? a : UNC_FLOOR_LO;
+    *p90 = b > UNC_FLOOR_HI ? b : UNC_FLOOR_HI;
+}
+
 int ffn_fit_uncertainty(const ffn_hw *hw, const ffn_fit_point *pts, size_t n, ffn_unc *out)
 {
     if (!hw || !pts || !out || n == 0) return FFN_EINVAL;
     memset(out, 0, sizeof *out);
-    double *r = malloc(n * sizeof *r);
-    if (!r) return FFN_ENOMEM;
-    size_t nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (pts[i].best_of_sweep) continue; /* a maximum, not a typical measurement */
-        double pred = ffn_fit_point_predict(hw, &pts[i]);
-        r[nr++] = pts[i].time_s / pred; /* measured / predicted */
-    }
-    if (nr == 0) {
-        free(r);
-        return FFN_EINVAL;
-    }
-    const size_t n_all = n;
-    n = nr;
-    ffn_sort_doubles(r, n);
-    const double q[2] = {ffn_quantile_sorted(r, n, 0.10), ffn_quantile_sorted(r, n, 0.90)};
-    free(r);
-    /* A fit's residuals understate the error on other data: no range narrower than 6% on
-     * either side, the gap between two public harnesses on one device (A100 SXM large GEMMs:
-     * MAMF 0.869 of peak, the A100 fit's 0.92; docs/model.md, "Uncertainty"). */
-    out->p10 = q[0] < UNC_FLOOR_LO ? q[0] : UNC_FLOOR_LO;
-    out->p90 = q[1] > UNC_FLOOR_HI ? q[1] : UNC_FLOOR_HI;
-    double *err = malloc(n_all * sizeof *err);
+    /* the typical points (a best-of-sweep one is a maximum, not a typical measurement), their
+     * ratios measured/predicted, and a copy of those to sort */
     ffn_fit_point *typ = malloc(n * sizeof *typ);
-    if (!err || !typ) {
-        free(err);
+    double *ratio = malloc(n * sizeof *ratio), *r = malloc(n * sizeof *r),
+           *err = malloc(n * sizeof *err);
+    if (!typ || !ratio || !r || !err) {
         free(typ);
+        free(ratio);
+        free(r);
+        free(err);
         return FFN_ENOMEM;
     }
-    size_t j = 0;
-    for (size_t i = 0; i < n_all; i++)
-        if (!pts[i].best_of_sweep) typ[j++] = pts[i];
-    ffn_fit_summary s;
-    ffn_fit_errors(hw, typ, n, err, &s);
-    free(err);
-    free(typ);
-    out->median_abs = s.median_abs;
-    out->max_abs = s.max_abs;
-    out->points = (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
-    out->is_default = false;
-    /* each weight dtype's own range where the points hold several dtypes and enough of its
-     * own: an fp8 GEMM's prediction is less sure than a bf16 one's (docs/model.md, "Uncertainty")
-     */
-    size_t cnt[FFN_DT_COUNT] = {0};
-    int kinds = 0;
-    for (size_t i = 0; i < n_all; i++)
-        if (!pts[i].best_of_sweep && (unsigned)pts[i].wdtype < FFN_DT_COUNT &&
-            !(pts[i].elem_bytes > 0))
-            kinds += cnt[pts[i].wdtype]++ == 0;
-    if (kinds < 2) return 0;
-    double *rd = malloc(n_all * sizeof *rd);
-    if (!rd) return FFN_ENOMEM;
-    for (int d = 0; d < FFN_DT_COUNT; d++) {
-        if (cnt[d] < UNC_DT_MIN_POINTS) continue;
-        size_t k = 0;
-        for (size_t i = 0; i < n_all; i++)
-            if (!pts[i].best_of_sweep && pts[i].wdtype == (ffn_dtype)d && !(pts[i].elem_bytes > 0))
-                rd[k++] = pts[i].time_s / ffn_fit_point_predict(hw, &pts[i]);
-        ffn_sort_doubles(rd, k);
-        const double a = ffn_quantile_sorted(rd, k, 0.10), b = ffn_quantile_sorted(rd, k, 0.90);
-        out->dt_p10[d] = a < UNC_FLOOR_LO ? a : UNC_FLOOR_LO;
-        out->dt_p90[d] = b > UNC_FLOOR_HI ? b : UNC_FLOOR_HI;
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!pts[i].best_of_sweep) typ[nt++] = pts[i];
+    int rc = nt ? 0 : FFN_EINVAL;
+    if (!rc) {
+        ffn_fit_summary s;
+        ffn_fit_errors(hw, typ, nt, err, &s);
+        for (size_t i = 0; i < nt; i++)
+            ratio[i] = 1.0 / (1.0 + err[i]); /* err = predicted/measured - 1 */
+        memcpy(r, ratio, nt * sizeof *r);
+        floored_range(r, nt, &out->p10, &out->p90);
+        out->median_abs = s.median_abs;
+        out->max_abs = s.max_abs;
+        out->points = (uint32_t)(nt < UINT32_MAX ? nt : UINT32_MAX);
+        out->is_default = false;
+        /* each weight dtype's own range where the points hold several dtypes and enough of its
+         * own: an fp8 GEMM's prediction is less sure than a bf16 one's (docs/model.md,
+         * "Uncertainty") */
+        size_t cnt[FFN_DT_COUNT] = {0};
+        int kinds = 0;
+        for (size_t i = 0; i < nt; i++)
+            if ((unsigned)typ[i].wdtype < FFN_DT_COUNT && !(typ[i].elem_bytes > 0))
+                kinds += cnt[typ[i].wdtype]++ == 0;
+        for (int d = 0; kinds >= 2 && d < FFN_DT_COUNT; d++) {
+            if (cnt[d] < UNC_DT_MIN_POINTS) continue;
+            size_t k = 0;
+            for (size_t i = 0; i < nt; i++)
+                if (typ[i].wdtype == (ffn_dtype)d && !(typ[i].elem_bytes > 0)) r[k++] = ratio[i];
+            floored_range(r, k, &out->dt_p10[d], &out->dt_p90[d]);
+        }
     }
-    free(rd);
-    return 0;
+    free(typ);
+    free(ratio);
+    free(r);
+    free(err);
+    return rc;
 }

@@ -332,18 +332,25 @@ Test(cli_predict, weights_and_onchip_say_where_the_bytes_come_from)
     }
 }
 
-/* The CSV's 14th column, weight_bytes, of the first run. */
-static double csv_weight_bytes(const char *s)
+/* the n-th comma-separated field (0-based) of the line of text that starts with `head` */
+static double csv_field(const char *text, const char *head, int n)
 {
-    const char *l = strchr(s, '\n');
-    cr_assert_not_null(l);
-    l++;
-    for (int c = 0; c < 13; c++) {
+    const char *l = strstr(text, head);
+    cr_assert_not_null(l, "no line starting %s in:\n%s", head, text);
+    for (int i = 0; i < n; i++) {
         l = strchr(l, ',');
         cr_assert_not_null(l);
         l++;
     }
     return strtod(l, NULL);
+}
+
+/* The CSV's 14th column, weight_bytes, of the first run. */
+static double csv_weight_bytes(const char *s)
+{
+    const char *row = strchr(s, '\n');
+    cr_assert_not_null(row);
+    return csv_field(row + 1, "", 13);
 }
 
 /* --zero-point adds int4's zero points (0.5 B a group and column: per LLaMA-2-7B layer
@@ -512,19 +519,6 @@ Test(cli_predict, the_prompt_default_is_one_value, .init = setup, .fini = teardo
         cr_expect_str_neq(cli_slurp(out_path), dflt, "%s: --prompt changes nothing", cmds[i]);
         free(dflt);
     }
-}
-
-/* the n-th comma-separated field (0-based) of the line of text that starts with `head` */
-static double csv_field(const char *text, const char *head, int n)
-{
-    const char *l = strstr(text, head);
-    cr_assert_not_null(l, "no line starting %s in:\n%s", head, text);
-    for (int i = 0; i < n; i++) {
-        l = strchr(l, ',');
-        cr_assert_not_null(l);
-        l++;
-    }
-    return strtod(l, NULL);
 }
 
 /* compare takes predict's and plan's dtypes apart (--wdtype/--adtype), and its decode time for a

@@ -1,11 +1,18 @@
 /* The writers of `ffnroof serve` (include/ffnroof/serve_write.h, docs/plan.md "Serving"): every
  * simulated point of every (model, device) pair with its frontier and pick flags, as CSV or one
- * JSON object a line. The caller owns the stream; nothing here opens files or exits. */
-#include <math.h>
+ * JSON object a line (ffnroof/json.h: a quantity that does not apply, such as the cost of a
+ * device without a price, is an empty cell or null). The caller owns the stream; nothing here
+ * opens files or exits. */
 #include <stdio.h>
 
+#include "ffnroof/json.h"
 #include "ffnroof/serve.h"
 #include "ffnroof/serve_write.h"
+
+static double drive(const ffn_serve_opts *o, const ffn_serve_point *pt)
+{
+    return o->mode == FFN_SERVE_RATE ? o->rate : pt->concurrency;
+}
 
 int ffn_serve_write_csv(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pair *p, size_t np)
 {
@@ -18,22 +25,64 @@ int ffn_serve_write_csv(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pair 
         for (size_t k = 0; k < p[i].n; k++) {
             const ffn_serve_point *pt = &p[i].pts[k];
             const ffn_serve_result *r = &pt->r;
-            fprintf(fp,
-                    "%s,%s,%llu,%llu,%llu,%llu,%llu,%s,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-                    "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%d,%d,%.6g\n",
-                    p[i].m->name, p[i].hw->name, (unsigned long long)pt->shape.tp,
-                    (unsigned long long)pt->shape.dp, (unsigned long long)pt->shape.ep,
-                    (unsigned long long)pt->shape.pp,
+            fprintf(fp, "%s,%s,%llu,%llu,%llu,%llu,%llu,%s", p[i].m->name, p[i].hw->name,
+                    (unsigned long long)pt->shape.tp, (unsigned long long)pt->shape.dp,
+                    (unsigned long long)pt->shape.ep, (unsigned long long)pt->shape.pp,
                     (unsigned long long)ffn_plan_shape_devices(&pt->shape),
-                    ffn_serve_mode_name(o->mode),
-                    o->mode == FFN_SERVE_RATE ? o->rate : pt->concurrency, r->stable, r->ttft_p50_s,
-                    r->ttft_p90_s, r->tpot_p50_s, r->tpot_p90_s, r->output_tokens_per_s_device,
-                    pt->tps_device_lo, pt->tps_device_hi, r->user_tokens_per_s, r->requests_per_s,
-                    r->mean_running, r->mean_context, r->mean_in_system, r->little_in_system,
-                    ffn_serve_bound_name(r->bound), pt->frontier, (int)k == p[i].pick,
-                    ffn_serve_usd_per_mtok(p[i].price, r->output_tokens_per_s_device));
+                    ffn_serve_mode_name(o->mode));
+            ffn_csv_num(fp, drive(o, pt), 6);
+            fprintf(fp, ",%d", r->stable);
+            const double v[] = {r->ttft_p50_s,
+                                r->ttft_p90_s,
+                                r->tpot_p50_s,
+                                r->tpot_p90_s,
+                                r->output_tokens_per_s_device,
+                                pt->tps_device_lo,
+                                pt->tps_device_hi,
+                                r->user_tokens_per_s,
+                                r->requests_per_s,
+                                r->mean_running,
+                                r->mean_context,
+                                r->mean_in_system,
+                                r->little_in_system};
+            for (size_t c = 0; c < sizeof v / sizeof *v; c++)
+                ffn_csv_num(fp, v[c], 6);
+            fprintf(fp, ",%s,%d,%d", ffn_serve_bound_name(r->bound), pt->frontier,
+                    (int)k == p[i].pick);
+            ffn_csv_num(fp, ffn_serve_usd_per_mtok(p[i].price, r->output_tokens_per_s_device), 6);
+            fputc('\n', fp);
         }
     return ferror(fp) ? FFN_EIO : 0;
+}
+
+/* [lo, hi] under key: a quantity's values at the device's p10 and p90 step times */
+static void range(ffn_json *j, const char *key, double lo, double hi)
+{
+    ffn_json_arr_begin(j, key);
+    ffn_json_num(j, NULL, lo);
+    ffn_json_num(j, NULL, hi);
+    ffn_json_arr_end(j);
+}
+
+/* {"p50": .., "p90": .., "mean": .., "p50_range": [lo, hi]} under key */
+static void quantiles(ffn_json *j, const char *key, double p50, double p90, double mean, double lo,
+                      double hi)
+{
+    ffn_json_obj_begin(j, key);
+    ffn_json_num(j, "p50", p50);
+    ffn_json_num(j, "p90", p90);
+    ffn_json_num(j, "mean", mean);
+    range(j, "p50_range", lo, hi);
+    ffn_json_obj_end(j);
+}
+
+/* {"value": v, "range": [lo, hi]} under key */
+static void ranged(ffn_json *j, const char *key, double v, double lo, double hi)
+{
+    ffn_json_obj_begin(j, key);
+    ffn_json_num(j, "value", v);
+    range(j, "range", lo, hi);
+    ffn_json_obj_end(j);
 }
 
 int ffn_serve_write_json(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pair *p, size_t np)
@@ -42,36 +91,51 @@ int ffn_serve_write_json(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pair
         for (size_t k = 0; k < p[i].n; k++) {
             const ffn_serve_point *pt = &p[i].pts[k];
             const ffn_serve_result *r = &pt->r;
-            fprintf(
-                fp,
-                "{\"model\":\"%s\",\"device\":\"%s\",\"layout\":{\"tp\":%llu,\"dp\":%llu,"
-                "\"ep\":%llu,\"pp\":%llu},\"devices\":%llu,\"mode\":\"%s\",\"drive\":%.6g,"
-                "\"prompt\":%llu,\"output\":%llu,\"stable\":%s,\"queue_growth\":%.6g,"
-                "\"ttft_s\":{\"p50\":%.6g,\"p90\":%.6g,\"mean\":%.6g,\"p50_range\":[%.6g,%.6g]},"
-                "\"tpot_s\":{\"p50\":%.6g,\"p90\":%.6g,\"mean\":%.6g,\"p50_range\":[%.6g,%.6g]},"
-                "\"tokens_per_s_device\":{\"value\":%.6g,\"range\":[%.6g,%.6g]},"
-                "\"user_tokens_per_s\":{\"value\":%.6g,\"range\":[%.6g,%.6g]},"
-                "\"requests_per_s\":%.6g,\"total_tokens_per_s\":%.6g,\"mean_running\":%.6g,"
-                "\"mean_context\":%.6g,\"mean_in_system\":%.6g,\"little_in_system\":%.6g,"
-                "\"kv_tokens\":%.6g,\"shares\":{\"gemm\":%.4g,\"attention\":%.4g,"
-                "\"interconnect\":%.4g,\"overhead\":%.4g},\"idle_share\":%.4g,"
-                "\"bound\":\"%s\",\"frontier\":%s,\"pick\":%s,\"usd_per_mtok\":%.6g}\n",
-                p[i].m->name, p[i].hw->name, (unsigned long long)pt->shape.tp,
-                (unsigned long long)pt->shape.dp, (unsigned long long)pt->shape.ep,
-                (unsigned long long)pt->shape.pp,
-                (unsigned long long)ffn_plan_shape_devices(&pt->shape),
-                ffn_serve_mode_name(o->mode), o->mode == FFN_SERVE_RATE ? o->rate : pt->concurrency,
-                (unsigned long long)o->isl, (unsigned long long)o->osl,
-                r->stable ? "true" : "false", r->queue_growth, r->ttft_p50_s, r->ttft_p90_s,
-                r->ttft_mean_s, pt->ttft_lo_s, pt->ttft_hi_s, r->tpot_p50_s, r->tpot_p90_s,
-                r->tpot_mean_s, pt->tpot_lo_s, pt->tpot_hi_s, r->output_tokens_per_s_device,
-                pt->tps_device_lo, pt->tps_device_hi, r->user_tokens_per_s, pt->user_tps_lo,
-                pt->user_tps_hi, r->requests_per_s, r->total_tokens_per_s, r->mean_running,
-                r->mean_context, r->mean_in_system, r->little_in_system, r->kv_tokens, r->share[0],
-                r->share[1], r->share[2], r->share[3], r->idle_share,
-                ffn_serve_bound_name(r->bound), pt->frontier ? "true" : "false",
-                (int)k == p[i].pick ? "true" : "false",
-                ffn_serve_usd_per_mtok(p[i].price, r->output_tokens_per_s_device));
+            ffn_json j;
+            ffn_json_init(&j, fp, false);
+            ffn_json_obj_begin(&j, NULL);
+            ffn_json_str(&j, "model", p[i].m->name);
+            ffn_json_str(&j, "device", p[i].hw->name);
+            ffn_json_obj_begin(&j, "layout");
+            ffn_json_u64(&j, "tp", pt->shape.tp);
+            ffn_json_u64(&j, "dp", pt->shape.dp);
+            ffn_json_u64(&j, "ep", pt->shape.ep);
+            ffn_json_u64(&j, "pp", pt->shape.pp);
+            ffn_json_obj_end(&j);
+            ffn_json_u64(&j, "devices", ffn_plan_shape_devices(&pt->shape));
+            ffn_json_str(&j, "mode", ffn_serve_mode_name(o->mode));
+            ffn_json_num(&j, "drive", drive(o, pt));
+            ffn_json_u64(&j, "prompt", o->isl);
+            ffn_json_u64(&j, "output", o->osl);
+            ffn_json_bool(&j, "stable", r->stable);
+            ffn_json_num(&j, "queue_growth", r->queue_growth);
+            quantiles(&j, "ttft_s", r->ttft_p50_s, r->ttft_p90_s, r->ttft_mean_s, pt->ttft_lo_s,
+                      pt->ttft_hi_s);
+            quantiles(&j, "tpot_s", r->tpot_p50_s, r->tpot_p90_s, r->tpot_mean_s, pt->tpot_lo_s,
+                      pt->tpot_hi_s);
+            ranged(&j, "tokens_per_s_device", r->output_tokens_per_s_device, pt->tps_device_lo,
+                   pt->tps_device_hi);
+            ranged(&j, "user_tokens_per_s", r->user_tokens_per_s, pt->user_tps_lo, pt->user_tps_hi);
+            ffn_json_num(&j, "requests_per_s", r->requests_per_s);
+            ffn_json_num(&j, "total_tokens_per_s", r->total_tokens_per_s);
+            ffn_json_num(&j, "mean_running", r->mean_running);
+            ffn_json_num(&j, "mean_context", r->mean_context);
+            ffn_json_num(&j, "mean_in_system", r->mean_in_system);
+            ffn_json_num(&j, "little_in_system", r->little_in_system);
+            ffn_json_num(&j, "kv_tokens", r->kv_tokens);
+            ffn_json_obj_begin(&j, "shares");
+            static const char *const share[] = {"gemm", "attention", "interconnect", "overhead"};
+            for (int s = 0; s < 4; s++)
+                ffn_json_num(&j, share[s], r->share[s]);
+            ffn_json_obj_end(&j);
+            ffn_json_num(&j, "idle_share", r->idle_share);
+            ffn_json_str(&j, "bound", ffn_serve_bound_name(r->bound));
+            ffn_json_bool(&j, "frontier", pt->frontier);
+            ffn_json_bool(&j, "pick", (int)k == p[i].pick);
+            ffn_json_num(&j, "usd_per_mtok",
+                         ffn_serve_usd_per_mtok(p[i].price, r->output_tokens_per_s_device));
+            ffn_json_obj_end(&j);
+            if (ffn_json_finish(&j)) return FFN_EIO;
         }
     return ferror(fp) ? FFN_EIO : 0;
 }
