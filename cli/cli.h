@@ -175,6 +175,7 @@ enum ffn_opt {
     FFN_O_WEIGHTS,
     FFN_O_ZERO_POINT,
     FFN_O_ZIPF,
+    FFN_O_DIST,
     FFN_O_END
 };
 enum { FFN_CLI_MAX_OPTS = FFN_O_END - FFN_O_FIRST + 2 };
@@ -227,6 +228,15 @@ void ffn_cli_bind_double(ffn_cli_seen *seen, int val, double lo, double hi, doub
 void ffn_cli_bind_format(ffn_cli_seen *seen, int val, bool allow_csv, ffn_format *dst);
 void ffn_cli_bind_dtype(ffn_cli_seen *seen, int val, ffn_dtype *dst);
 void ffn_cli_bind_phases(ffn_cli_seen *seen, int val, unsigned *dst);
+/* The vocabulary's options (cli/vocab.h) bound with its bounds: a count (uint64_t), a number
+ * (double), a flag (bool) or a text (const char *) by the word's kind; a list of counts into
+ * dst (room values) with cmd's cap. ffn_cli_word_list parses a collected value alike. */
+void ffn_cli_bind_word(ffn_cli_seen *seen, int opt, void *dst);
+void ffn_cli_bind_word_list(ffn_cli_seen *seen, const char *cmd, int opt, uint64_t *dst,
+                            size_t room, size_t *n);
+int ffn_cli_word_list(const char *cmd, int opt, const char *s, uint64_t *out, size_t room,
+                      size_t *n);
+void ffn_cli_word_bounds(int opt, uint64_t *lo, uint64_t *hi);
 /* The MoE routing options (--zipf, --trials, --seed, --capacity-factor, --devices-per-node,
  * --ep-uneven) bound into moe: one set of names and limits for predict, plan and sweep. */
 void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe);

@@ -6,6 +6,7 @@
  * (docs/formats-bench.md). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 #include "cli_prof.h"
 
 #include <getopt.h>
@@ -31,48 +32,36 @@ static void usage(FILE *fp)
           "Run ffnroof's FFN kernels on this host (weights flushed from the caches before every\n"
           "call, unless --warm), with PAPI counters, beside the library peers, against the\n"
           "roofline and the simulator's prediction on a spec.\n"
-          "\n"
-          "  --hw SPEC             spec for the roofline and the prediction (default: the last\n"
-          "                        calibration, " FFN_LAST_CAL_DIR "/hw.yaml; when there is\n"
-          "                        none, `ffnroof calibrate --quick` runs first)\n"
-          "  --model M             the model's FFN shapes (a MoE model benches its MoE layer)\n"
-          "  --shape T,d,f[,act]   one layer of T tokens (act default swiglu)\n"
-          "  --experts E,k         with --shape: a MoE layer of E experts, top-k (softmax)\n"
-          "  --phase P             prefill, decode or both (default: both with --model; with\n"
-          "                        --shape prefill when T > 1, else decode: a label only)\n"
-          "  --batch LIST          --model: sequences, e.g. 1,4 or 1-64:x2 (default: 1)\n"
-          "  --seq S               --model: prompt tokens per sequence (default: 1024)\n"
-          "  --dtype D             weight dtype fp32, bf16, fp16, int8 (one scale per output\n"
-          "                        channel) or int4 (groups along K; default: fp32)\n"
-          "  --group-size G        int4: weights per scale, 32, 64 or 128, dividing d and f\n"
-          "                        (--group is the same)\n"
-          "                        (default: 128)\n"
-          "  --zero-point          int4: asymmetric groups, one 4-bit zero point per group\n"
-          "                        and column (default: symmetric, codes -8..7)\n"
-          "  --adtype A            int8/int4: the activations the kernel multiplies, fp32,\n"
-          "                        bf16 or int8 (W8A8: per-token int8, int8 weights only;\n"
-          "                        default: fp32). x and y are fp32 in memory either way\n"
-          "  --isa I               auto, list, or the ISA level to cap dispatch at: ref,\n"
+          "\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_HW, FFN_O_MODEL, 0});
+    fputs("  --shape T,d,f[,act]   one layer of T tokens (act default swiglu)\n"
+          "  --experts E,k         with --shape: a MoE layer of E experts, top-k (softmax)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_PHASE, FFN_O_BATCH, FFN_O_PROMPT, FFN_O_DTYPE,
+                                     FFN_O_GROUP_SIZE, FFN_O_ZERO_POINT, FFN_O_ADTYPE, 0});
+    fputs("  --isa I               auto, list, or the ISA level to cap dispatch at: ref,\n"
           "                        portable, avx2, avx512, avx512_bf16, amx, neon, sve\n"
           "                        (default: auto = FFNROOF_ISA, else the highest this CPU\n"
-          "                        runs; list prints `ffnroof cpu` and exits)\n"
-          "  --threads N           threads (default: every CPU allowed)\n"
-          "  --peers LIST          openblas,onednn (default: none; dense layers only)\n"
+          "                        runs; list prints `ffnroof cpu` and exits)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_THREADS, 0});
+    fputs("  --peers LIST          openblas,onednn (default: none; dense layers only)\n"
           "  --events LIST         PAPI events to count (default: cycles, instructions, FP ops\n"
           "                        and cache misses where the host has them, plus\n"
-          "                        sde:::ffnroof::{flops,weight_bytes,act_bytes,kernel_calls})\n"
-          "  --reps N              exactly N timed calls (default: until stable, <= 4 s a case)\n"
-          "  --verify              compare with the reference kernel (first 16 tokens)\n"
+          "                        sde:::ffnroof::{flops,weight_bytes,act_bytes,kernel_calls})\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_REPS, 0});
+    fputs("  --verify              compare with the reference kernel (first 16 tokens)\n"
           "  --warm                leave the weights in the caches between calls (predicted as\n"
           "                        the model's --weights hot: each layer's weights read from the\n"
           "                        innermost level that holds them, in part from the largest\n"
           "                        when none does); the default is cold\n"
-          "                        (flushed), and the JSON's \"weights\" says which\n"
-          "  --format F            table, json or csv on stdout (default: table)\n"
-          "  --out-dir DIR         write DIR/bench.json and DIR/bench.csv (--out is the same;\n"
-          "                        default: a new\n"
-          "                        folder results/bench-<date>-<pid>)\n"
-          "  -h, --help            this help\n"
+          "                        (flushed), and the JSON's \"weights\" says which\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, FFN_O_OUT_DIR, FFN_O_OUT, 0});
+    fputs("  -h, --help            this help\n"
           "\n"
           "OpenBLAS with its AVX-512 kernels: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for\n"
           "the command. Ctrl-C stops after the current call; the finished cases are written and\n"
@@ -204,12 +193,12 @@ static int parse_args(int argc, char **argv, bench_args *a)
     ffn_cli_bind_str(&seen, FFN_O_SHAPE, &a->shape_s);
     ffn_cli_bind_str(&seen, FFN_O_EXPERTS, &a->experts_s);
     ffn_cli_bind_phases(&seen, FFN_O_PHASE, &a->phases);
-    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 16, a->batches, MAX_BATCHES, &a->n_batches);
-    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 20, &a->seq);
-    ffn_cli_bind_u64(&seen, FFN_O_PROMPT, 1, 1u << 20, &a->seq);
-    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &a->threads);
+    ffn_cli_bind_word_list(&seen, CMD, FFN_O_BATCH, a->batches, MAX_BATCHES, &a->n_batches);
+    ffn_cli_bind_word(&seen, FFN_O_SEQ, &a->seq);
+    ffn_cli_bind_word(&seen, FFN_O_PROMPT, &a->seq);
+    ffn_cli_bind_word(&seen, FFN_O_THREADS, &a->threads);
     ffn_cli_bind_str(&seen, FFN_O_EVENTS, &a->events_s);
-    ffn_cli_bind_u64(&seen, FFN_O_REPS, 1, 400, &a->reps);
+    ffn_cli_bind_word(&seen, FFN_O_REPS, &a->reps);
     ffn_cli_bind_flag(&seen, FFN_O_VERIFY, &a->bo.verify);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &a->fmt);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &a->out_dir);
@@ -230,7 +219,9 @@ static int parse_args(int argc, char **argv, bench_args *a)
             break;
         case FFN_O_GROUP:
         case FFN_O_GROUP_SIZE:
-            if ((rc = ffn_cli_u64(CMD, "--group-size", optarg, 1, 1u << 20, &a->group))) return rc;
+            if ((rc = ffn_cli_u64(CMD, c == FFN_O_GROUP ? "--group" : "--group-size", optarg, 1,
+                                  1u << 20, &a->group)))
+                return rc;
             if (a->group != 32 && a->group != 64 && a->group != 128)
                 return ffn_cli_usage(CMD, "--group-size must be 32, 64 or 128; got %llu",
                                      (unsigned long long)a->group);

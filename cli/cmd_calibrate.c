@@ -7,6 +7,7 @@
  * default spec. docs/profiler.md describes the method. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 #include "cli_prof.h"
 
 #include <getopt.h>
@@ -26,13 +27,12 @@ static void usage(FILE *fp)
           "Measure this host's roofline (peak FLOP/s per dtype, bandwidth per memory level,\n"
           "clock, timer) and fit the simulator's efficiency model to ffnroof's FFN kernels at\n"
           "a few calibration shapes (prefill and decode, fp32 and bf16).\n"
-          "\n"
-          "  --quick          10-15 s instead of 1-2 minutes (2 cores)\n"
-          "  --threads N      the \"all cores\" thread count (default: every CPU allowed)\n"
-          "  --out-dir DIR    write DIR/hw.yaml and DIR/calibration.json (--out is the same)\n"
-          "                   (default: " FFN_LAST_CAL_DIR ")\n"
-          "  --format F       what to print on stdout: table or json (calibration.json)\n"
-          "  --test-tiny      for tests: tiny sweeps and kernel shapes (a few seconds; the\n"
+          "\n",
+          fp);
+    ffn_cli_help_words(
+        fp, CMD,
+        (const int[]){FFN_O_QUICK, FFN_O_THREADS, FFN_O_OUT_DIR, FFN_O_OUT, FFN_O_FORMAT, 0});
+    fputs("  --test-tiny      for tests: tiny sweeps and kernel shapes (a few seconds; the\n"
           "                   figures mean nothing)\n"
           "  -h, --help       this help\n"
           "\n"
@@ -54,7 +54,7 @@ int ffn_cmd_calibrate(int argc, char **argv)
     ffn_cli_bind_flag(&seen, FFN_O_TEST_TINY, &tiny);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &out_dir);
     ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &out_dir);
-    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &threads);
+    ffn_cli_bind_word(&seen, FFN_O_THREADS, &threads);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, false, &fmt);
     if ((rc = ffn_cli_parse(CMD, argc, argv, NULL, &seen, NULL, usage, false)) >= 0) return rc;
     {

@@ -3,6 +3,7 @@
  * features the CPU has within the FFNROOF_ISA cap). Also `ffnroof bench --isa list`, and the
  * one-line summary of `ffnroof --version`. */
 #include "cli.h"
+#include "vocab.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -59,16 +60,17 @@ int ffn_cli_kernel_summary(char *buf, size_t n)
 
 static void usage(FILE *fp)
 {
-    fprintf(fp, "usage: ffnroof cpu [--format table|json]\n\n"
-                "What this CPU runs: its features (CPUID + XCR0, or HWCAP), the ISA levels it can\n"
-                "run, every kernel this binary holds in dispatch order with the features each\n"
-                "needs, and the kernel each weight dtype gets, with the reason the rows above it\n"
-                "were passed over. FFNROOF_ISA=ref|portable|avx2|avx512|avx512_bf16|amx|neon|sve\n"
-                "caps dispatch at that level (a level this CPU cannot run is an error, exit 2).\n"
-                "FFNROOF_TUNING=default|intel picks the measured kernel variants of another CPU\n"
-                "class (default: intel on GenuineIntel CPUs, else default).\n\n"
-                "  --format F   table (default) or json\n"
-                "\nExit codes: 0 ok, 1 failed, 2 bad usage.\n");
+    fputs("usage: ffnroof cpu [--format table|json]\n\n"
+          "What this CPU runs: its features (CPUID + XCR0, or HWCAP), the ISA levels it can\n"
+          "run, every kernel this binary holds in dispatch order with the features each\n"
+          "needs, and the kernel each weight dtype gets, with the reason the rows above it\n"
+          "were passed over. FFNROOF_ISA=ref|portable|avx2|avx512|avx512_bf16|amx|neon|sve\n"
+          "caps dispatch at that level (a level this CPU cannot run is an error, exit 2).\n"
+          "FFNROOF_TUNING=default|intel picks the measured kernel variants of another CPU\n"
+          "class (default: intel on GenuineIntel CPUs, else default).\n\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, 0});
+    fputs("\nExit codes: 0 ok, 1 failed, 2 bad usage.\n", fp);
 }
 
 static int print_table(ffn_isa lv, const char *env)

@@ -7,6 +7,7 @@
  * tables go to cli/fit_attn.c. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -36,22 +37,22 @@ static void usage(FILE *fp)
           "Fit the efficiency model of a device to measured times and print the fitted\n"
           "'efficiency:' block with the error of every point (of an op table: a summary per\n"
           "dtype and kernel).\n"
-          "\n"
-          "  --hw NAME|PATH   device whose peaks, bandwidth, units and tiles are used (required)\n"
-          "  --data FILE      CSV 'm,n,k,time_ms' (GEMMs), 'm,d,f,act,time_ms' (FFN layers),\n"
+          "\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_HW, 0});
+    fputs("  --data FILE      CSV 'm,n,k,time_ms' (GEMMs), 'm,d,f,act,time_ms' (FFN layers),\n"
           "                   the GPU kit's 'kind,dtype,m,n,k,time_<unit>' (bench/gpu/), or an\n"
           "                   op table of aiconfigurator's layout (TSV, plain or .gz: GEMM,\n"
           "                   attention and communication rows are fitted, MoE rows checked\n"
-          "                   with --check; docs/formats.md)\n"
-          "  --dtype D        dtype of the measured runs of the first two formats (default:\n"
-          "                   fp16); of an op table: only its rows of weight dtype D\n"
-          "  --rows ffn|all   op tables: the FFN shapes only, n and k >= 256 (ffn, default), or\n"
+          "                   with --check; docs/formats.md)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_DTYPE, 0});
+    fputs("  --rows ffn|all   op tables: the FFN shapes only, n and k >= 256 (ffn, default), or\n"
           "                   every row\n"
-          "  --kernel NAME    op tables: only the rows of this kernel_source\n"
-          "  --engine E       the serving engine whose kernel profile applies to the spec\n"
-          "                   (vllm, sglang, trtllm; hw/arch/engines.yaml); --check of an op\n"
-          "                   table takes the table's own engine by default\n"
-          "  --fit-points N   op tables: fit on at most N rows, a stratified subsample (dtype x\n"
+          "  --kernel NAME    op tables: only the rows of this kernel_source\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_ENGINE, 0});
+    fputs("  --fit-points N   op tables: fit on at most N rows, a stratified subsample (dtype x\n"
           "                   decade of m x decade of n*k; the same rows every run) of the\n"
           "                   selected ones (default: 4000); the residuals cover them all\n"
           "  --points         op tables: list every row's error too\n"
@@ -73,11 +74,10 @@ static void usage(FILE *fp)
           "                   'harness' fits the per-call overhead of the harness that measured\n"
           "                   the data (kept out of predictions) instead of the device launch\n"
           "                   cost, which then stays as the spec gives it; not both\n"
-          "  --check          do not fit: report the errors of the spec's own parameters\n"
-          "  --out PATH       write the calibrated spec (the device with the fitted efficiency\n"
-          "                   block and its residuals as 'uncertainty:') to PATH\n"
-          "  --format F       table or json (default: table)\n"
-          "  -h, --help       this help\n"
+          "  --check          do not fit: report the errors of the spec's own parameters\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_OUT, FFN_O_FORMAT, 0});
+    fputs("  -h, --help       this help\n"
           "\nExit codes: 0 ok, 1 failed, 2 bad usage or bad input (file:line:col).\n",
           fp);
 }

@@ -7,6 +7,7 @@
  * inputs and calls the planner and the writers. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -37,69 +38,50 @@ static void usage(FILE *fp)
           "prefill and decode pools against the aggregated one. Flags override the scenario\n"
           "(docs/formats-scenario.md).\n",
           fp);
-    fputs("\n"
-          "  --scenario FILE       a scenario (scenarios/*.yaml)\n"
-          "  --model LIST          models: names (models/NAME.yaml) or paths, comma-sep.\n"
-          "  --hw LIST             devices: names (hw/NAME.yaml) or paths, comma-sep.\n"
-          "  --phase P             decode, prefill or both (default: decode)\n"
-          "  --prompt N            prompt tokens per request (default: 1024; --seq is the\n"
-          "                        same)\n"
-          "  --output N            output tokens per request (default: 256)\n"
-          "  --prefill-batch N     sequences per prefill step, for TTFT (default: 1)\n"
-          "  --chunk C             chunked prefill: C tokens per sequence per step\n"
-          "                        (default: off)\n"
-          "  --dtype D             weights and activations (default: bf16)\n"
-          "  --wdtype D --adtype D weights and activations separately\n"
-          "  --kv-dtype D          KV cache (default: the activation dtype; --dtype sets all\n"
-          "                        three)\n"
-          "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
-          "  --tpot T              SLO: time per output token, e.g. 50ms (default: none)\n"
-          "  --ttft T              SLO: time to first token, e.g. 2s (default: none)\n"
-          "  --target R            fleet throughput target in tokens/s (default: none)\n"
-          "  --max-devices N       device limit (default: 64)\n"
-          "  --max-batch N         largest batch considered per replica (default: 4096)\n"
-          "  --mem-util F          usable fraction of device memory, as vLLM's\n"
-          "                        gpu_memory_utilization (default: 0.9)\n"
-          "  --reserve SIZE        the runtime's own memory out of it (CUDA context, NCCL,\n"
-          "                        graphs; default: 0.69 GiB on a GPU, 0 elsewhere)\n"
-          "  --kv-page N           KV cache pages of N tokens (default: 16, vLLM's block)\n",
+    fputs("\n", fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_SCENARIO, FFN_O_MODEL, FFN_O_HW, FFN_O_ENGINE,
+                                     FFN_O_PHASE, FFN_O_PROMPT, FFN_O_OUTPUT, FFN_O_PREFILL_BATCH,
+                                     FFN_O_CHUNK, FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE,
+                                     FFN_O_KV_DTYPE, FFN_O_GROUP_SIZE, 0});
+    fputs("  --tpot T              SLO: time per output token, e.g. 50ms (default: none; at\n"
+          "                        most 1 h)\n",
           fp);
-    fputs("Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n"
-          "  --tp LIST             attention (and dense FFN) TP degrees (default: 1,2,4,8)\n"
-          "  --dp LIST             attention DP degrees of MoE models: each rank its own\n"
-          "                        sequences, on TP x DP devices (default: 1,2,4,..,64)\n"
-          "  --ep LIST             expert EP degrees of MoE models over those same TP x DP\n"
-          "                        devices, each expert TP x DP / EP-way tensor-parallel\n"
-          "                        (default: 1,2,4,..,64)\n"
-          "  --pp LIST             pipeline stages, each TP x DP devices (default: 1, and\n"
-          "                        more where the weights need more than a node)\n"
-          "  --ep-uneven           allow EP degrees that do not divide the experts\n"
-          "  --price HW=USD        price per device-hour (repeatable; default: the dated list\n"
-          "                        price of hw/prices.tsv where it has one)\n"
-          "  --objective O         devices, tokens_per_device, tokens_per_watt,\n"
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_TTFT, 0});
+    fputs("  --target R            fleet throughput target in tokens/s (default: none)\n"
+          "  --max-batch N         largest batch considered per replica (default: 4096)\n",
+          fp);
+    ffn_cli_help_words(
+        fp, CMD, (const int[]){FFN_O_MAX_DEVICES, FFN_O_MEM_UTIL, FFN_O_RESERVE, FFN_O_KV_PAGE, 0});
+    fputs("Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n", fp);
+    ffn_cli_help_words(
+        fp, CMD,
+        (const int[]){FFN_O_TP, FFN_O_DP, FFN_O_EP, FFN_O_PP, FFN_O_EP_UNEVEN, FFN_O_PRICE, 0});
+    fputs("  --objective O         devices, tokens_per_device, tokens_per_watt,\n"
           "                        tokens_per_dollar or cost (the cheapest fleet per hour that\n"
           "                        meets --target; needs prices) (default: devices with a\n"
           "                        target, else tokens_per_device)\n"
           "  --margin M            median or p90: size against the predicted step time or the\n"
           "                        pessimistic end of its range (x the device's p90 ratio of\n"
-          "                        measured/predicted; default: median)\n"
-          "  --weights W           FFN weight residency: cold, hot or auto (all layers' weights\n"
-          "                        of a step held against the on-chip levels, in part when\n"
-          "                        larger than all; as for predict; default: cold)\n"
-          "  --onchip              charge finite on-chip memory, as for predict\n"
-          "  --zipf S --trials N --seed N --capacity-factor C --devices-per-node N\n"
-          "                        MoE routing, as for predict\n"
-          "Output:\n"
-          "  --format F            table, json or csv (default: table)\n"
-          "  --explain[=DEVICE]    the arithmetic behind the best plan (or the best on\n"
+          "                        measured/predicted; default: median)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_WEIGHTS, FFN_O_ONCHIP, 0});
+    fputs("MoE routing:\n", fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_ZIPF, FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR,
+                                     FFN_O_DEVICES_PER_NODE, 0});
+    fputs("Output:\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, 0});
+    fputs("  --explain[=DEVICE]    the arithmetic behind the best plan (or the best on\n"
           "                        DEVICE)\n"
           "  --emit E              each shown plan as engine E's launch command: vllm,\n"
           "                        sglang or trtllm (parallel sizes, batch, context, memory\n"
           "                        fraction, KV dtype, quantization; what E cannot express is\n"
           "                        said beside it)\n"
-          "  --all                 table: every layout, not only the chosen one per device\n"
-          "  --out FILE            write there instead of stdout (atomically)\n"
-          "  -h, --help            this help\n"
+          "  --all                 table: every layout, not only the chosen one per device\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_OUT, 0});
+    fputs("  -h, --help            this help\n"
           "\n"
           "Tokens/s are output tokens (decode, both) or prompt tokens (prefill).\nExit codes: "
           "0 an answer (also 'infeasible'), 1 failed, 2 bad usage or bad input.\n",
@@ -116,9 +98,9 @@ static int time_opt(const char *opt, const char *s, double *out)
     return 0;
 }
 
-static int degree_list(const char *opt, const char *s, uint64_t *out, size_t *n)
+static int degree_list(int opt, const char *s, uint64_t *out, size_t *n)
 {
-    return ffn_cli_u64_list(CMD, opt, s, 1, 4096, out, FFN_PLAN_MAX_DEGREES, n);
+    return ffn_cli_word_list(CMD, opt, s, out, FFN_PLAN_MAX_DEGREES, n);
 }
 
 int ffn_cmd_plan(int argc, char **argv)
@@ -198,19 +180,19 @@ int ffn_cmd_plan(int argc, char **argv)
         goto out;
     }
     ffn_cli_seen late = {0};
-    ffn_cli_bind_u64(&late, FFN_O_PROMPT, 1, 1u << 24, &o->prompt);
-    ffn_cli_bind_u64(&late, FFN_O_SEQ, 1, 1u << 24, &o->prompt);
+    ffn_cli_bind_word(&late, FFN_O_PROMPT, &o->prompt);
+    ffn_cli_bind_word(&late, FFN_O_SEQ, &o->prompt);
     uint64_t group = 0;
-    ffn_cli_bind_u64(&late, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
-    ffn_cli_bind_u64(&late, FFN_O_GROUP, 1, 1u << 20, &group);
-    ffn_cli_bind_u64(&late, FFN_O_OUTPUT, 1, 1u << 24, &o->output);
-    ffn_cli_bind_u64(&late, FFN_O_PREFILL_BATCH, 1, 1u << 20, &o->prefill_batch);
-    ffn_cli_bind_u64(&late, FFN_O_CHUNK, 1, 1u << 24, &o->chunk);
+    ffn_cli_bind_word(&late, FFN_O_GROUP_SIZE, &group);
+    ffn_cli_bind_word(&late, FFN_O_GROUP, &group);
+    ffn_cli_bind_word(&late, FFN_O_OUTPUT, &o->output);
+    ffn_cli_bind_word(&late, FFN_O_PREFILL_BATCH, &o->prefill_batch);
+    ffn_cli_bind_word(&late, FFN_O_CHUNK, &o->chunk);
     ffn_cli_bind_double(&late, FFN_O_TARGET, 1e-6, 1e15, &o->target_tokens_per_s);
-    ffn_cli_bind_u64(&late, FFN_O_MAX_DEVICES, 1, 1u << 24, &o->max_devices);
+    ffn_cli_bind_word(&late, FFN_O_MAX_DEVICES, &o->max_devices);
     ffn_cli_bind_u64(&late, FFN_O_MAX_BATCH, 1, 1u << 24, &o->max_batch);
-    ffn_cli_bind_double(&late, FFN_O_MEM_UTIL, 0.01, 1.0, &o->mem_utilization);
-    ffn_cli_bind_u64(&late, FFN_O_KV_PAGE, 1, 1u << 20, &o->kv_page_tokens);
+    ffn_cli_bind_word(&late, FFN_O_MEM_UTIL, &o->mem_utilization);
+    ffn_cli_bind_word(&late, FFN_O_KV_PAGE, &o->kv_page_tokens);
     ffn_cli_bind_routing(&late, &o->moe);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
@@ -220,10 +202,10 @@ int ffn_cmd_plan(int argc, char **argv)
         goto out;
     if ((V(FFN_O_TPOT) && (rc = time_opt("--tpot", V(FFN_O_TPOT), &o->tpot_s))) ||
         (V(FFN_O_TTFT) && (rc = time_opt("--ttft", V(FFN_O_TTFT), &o->ttft_s))) ||
-        (V(FFN_O_TP) && (rc = degree_list("--tp", V(FFN_O_TP), o->tp, &o->n_tp))) ||
-        (V(FFN_O_DP) && (rc = degree_list("--dp", V(FFN_O_DP), o->dp, &o->n_dp))) ||
-        (V(FFN_O_EP) && (rc = degree_list("--ep", V(FFN_O_EP), o->ep, &o->n_ep))) ||
-        (V(FFN_O_PP) && (rc = degree_list("--pp", V(FFN_O_PP), o->pp, &o->n_pp))))
+        (V(FFN_O_TP) && (rc = degree_list(FFN_O_TP, V(FFN_O_TP), o->tp, &o->n_tp))) ||
+        (V(FFN_O_DP) && (rc = degree_list(FFN_O_DP, V(FFN_O_DP), o->dp, &o->n_dp))) ||
+        (V(FFN_O_EP) && (rc = degree_list(FFN_O_EP, V(FFN_O_EP), o->ep, &o->n_ep))) ||
+        (V(FFN_O_PP) && (rc = degree_list(FFN_O_PP, V(FFN_O_PP), o->pp, &o->n_pp))))
         goto out;
     if (V(FFN_O_WEIGHTS) && ffn_weights_parse(V(FFN_O_WEIGHTS), &o->weights)) {
         rc = ffn_cli_usage(CMD, "--weights: '%s' is not hot, cold or auto", V(FFN_O_WEIGHTS));

@@ -3,6 +3,7 @@
  * when gnuplot is installed (include/ffnroof/plot.h, the templates in plots/, docs/reports.md). */
 #define _GNU_SOURCE
 #include "pictures.h"
+#include "vocab.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -37,34 +38,31 @@ static void usage(FILE *fp)
         "             the layer (stacked to 100 percent) over its total time (log axis), per\n"
         "             decode batch (--by batch) or per expert-parallel degree (--by ep)\n"
         "\n"
-        "Inputs:\n"
-        "  --hw LIST             devices: names (hw/NAME.yaml) or spec files, comma-separated\n"
-        "  --calibration FILE    a calibration.json of `ffnroof calibrate` (repeatable)\n"
-        "  --bench FILE          a bench.json of `ffnroof bench` (repeatable)\n"
-        "  --levels              roofline, cache-aware: each bench case once per memory level,\n"
-        "                        at the intensity of the bytes that level served (the bench's\n"
-        "                        level_bytes), beside each level's roof\n"
-        "  --model M             model name or file\n"
-        "  --batch LIST          decode batches, at most 64 (default roofline 1,16,256;\n"
-        "                        latency 1-1024:x2;\n"
-        "                        moe 1,8,64,512; moe --by ep: the first is the batch)\n"
-        "  --seq S|LIST          prompt tokens (default roofline 1024 with batch 1; latency\n"
-        "                        64-16384:x2 for the prefill curve)\n"
-        "  --ep LIST             moe --by ep: expert-parallel degrees (default 1,2,4,8)\n"
-        "  --dtype D             weights and activations (default bf16)\n"
-        "Output:\n"
-        "  --out-dir DIR         folder for the files (default .; created if missing;\n"
-        "                        --out is the same)\n"
-        "  --name BASE           file names BASE.{dat,gp,png,svg} (default: the chart kind)\n"
-        "  --size WxH            image size in pixels (default 1200x800; a roofline of 5+\n"
-        "                        devices, one panel each: 400x260 a panel)\n"
-        "  --title TEXT          chart title (default: what, where, dtype and date)\n"
-        "  --no-render           write the data and script only\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Without gnuplot on the PATH the data and script are still written, with a line saying\n"
-        "how to render them. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+        "Inputs:\n",
         fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_HW, 0});
+    fputs("  --calibration FILE    a calibration.json of `ffnroof calibrate` (repeatable)\n"
+          "  --bench FILE          a bench.json of `ffnroof bench` (repeatable)\n"
+          "  --levels              roofline, cache-aware: each bench case once per memory level,\n"
+          "                        at the intensity of the bytes that level served (the bench's\n"
+          "                        level_bytes), beside each level's roof\n",
+          fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_MODEL, FFN_O_ENGINE, FFN_O_PHASE, FFN_O_BATCH,
+                                     FFN_O_PROMPT, FFN_O_EP, FFN_O_DTYPE, 0});
+    fputs("Output:\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_OUT_DIR, FFN_O_OUT, 0});
+    fputs("  --name BASE           file names BASE.{dat,gp,png,svg} (default: the chart kind)\n"
+          "  --size WxH            image size in pixels (default 1200x800; a roofline of 5+\n"
+          "                        devices, one panel each: 400x260 a panel)\n"
+          "  --title TEXT          chart title (default: what, where, dtype and date)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_NO_RENDER, 0});
+    fputs("  -h, --help            this help\n"
+          "\n"
+          "Without gnuplot on the PATH the data and script are still written, with a line saying\n"
+          "how to render them. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+          fp);
 }
 
 typedef struct plot_opts {
@@ -207,10 +205,10 @@ int ffn_cmd_plot(int argc, char **argv)
     ffn_cli_bind_str(&seen, FFN_O_HW, &o.hw_list);
     ffn_cli_bind_str(&seen, FFN_O_MODEL, &o.model);
     ffn_cli_bind_str(&seen, FFN_O_ENGINE, &o.engine);
-    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, o.batch, MAX_GRID, &o.n_batch);
-    ffn_cli_bind_u64_list(&seen, FFN_O_SEQ, 1, 1u << 24, o.seq, MAX_GRID, &o.n_seq);
-    ffn_cli_bind_u64_list(&seen, FFN_O_PROMPT, 1, 1u << 24, o.seq, MAX_GRID, &o.n_seq);
-    ffn_cli_bind_u64_list(&seen, FFN_O_EP, 1, 4096, o.ep, MAX_GRID, &o.n_ep);
+    ffn_cli_bind_word_list(&seen, CMD, FFN_O_BATCH, o.batch, MAX_GRID, &o.n_batch);
+    ffn_cli_bind_word_list(&seen, CMD, FFN_O_SEQ, o.seq, MAX_GRID, &o.n_seq);
+    ffn_cli_bind_word_list(&seen, CMD, FFN_O_PROMPT, o.seq, MAX_GRID, &o.n_seq);
+    ffn_cli_bind_word_list(&seen, CMD, FFN_O_EP, o.ep, MAX_GRID, &o.n_ep);
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &o.dtype);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &o.out);
     ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &o.out);

@@ -2,6 +2,7 @@
  * predicted latency, ridge point, activation memory and MoE costs (docs/model.md). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -16,75 +17,40 @@
 
 static void usage(FILE *fp)
 {
-    fputs(
-        "usage: ffnroof predict --hw NAME|PATH --model NAME|PATH [options]\n"
-        "\n"
-        "Predict what the FFN layers of a Transformer cost on one device, per phase.\n"
-        "\n"
-        "  --hw NAME|PATH        device: hw/NAME.yaml or a spec file (required)\n"
-        "  --model NAME|PATH     model: models/NAME.yaml, a model YAML or a Hugging Face\n"
-        "                        config.json (required)\n"
-        "  --phase P             prefill, decode or both (default: both)\n"
-        "  --batch LIST          sequences per step, e.g. 1 or 1,16,64 or 1-256:x2 (default: 1;\n"
-        "                        at most 64 values)\n"
-        "  --seq S               prompt tokens per sequence for prefill (default: 1024)\n"
-        "  --chunk C             chunked prefill: C tokens per sequence per step (default: off)\n"
-        "  --dtype D             weights and activations: fp32 tf32 bf16 fp16 fp8 int8 int4,\n"
-        "                        or the block-scaled fp8-block, nvfp4, mxfp4 (default: bf16);\n"
-        "                        a format the device has no units for is dequantised (W4A16)\n"
-        "  --wdtype D --adtype D weights and activations separately (e.g. int4 + bf16 = W4A16);\n"
-        "                        fp8, fp8-block, nvfp4 and mxfp4 weights take activations of\n"
-        "                        their own format unless --adtype says otherwise\n"
-        "  --engine E            serving engine whose kernels run the quantised GEMMs: vllm\n"
-        "                        (default: the kernels the NVIDIA specs are fitted to), sglang\n"
-        "                        or trtllm (hw/arch/engines.yaml; NVIDIA devices)\n"
-        "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
-        "  --zero-point          int4: a 4-bit zero point per group too (default: symmetric)\n"
-        "  --act-io-dtype D      quantised activations (int8, fp8, fp8-block, nvfp4, mxfp4): the\n"
-        "                        dtype x, h and y are stored in between the GEMMs, which\n"
-        "                        quantise them on the way in: fp32, bf16 or fp16 (default: bf16)\n",
-        fp);
-    fputs(
-        "  --tp N                tensor-parallel degree (default: 1)\n"
-        "  --fused | --unfused   gate+up as one GEMM with the activation in its epilogue\n"
-        "                        (default: --fused)\n"
-        "  --gate-up             gate+up as one GEMM, the activation a kernel of its own\n"
-        "                        (three kernels per layer, as vLLM-style GPU stacks run it)\n"
-        "  --moc K               training memory with Mixture-of-Channels: keep top-K gate\n"
-        "                        channels (default: off)\n"
-        "  --weights W           where the weights live between calls: cold (read from memory\n"
-        "                        every call), hot (each layer's weights stay in the innermost\n"
-        "                        on-chip level that holds one layer, as a benchmark repeating\n"
-        "                        one layer with warm caches, `bench --warm`) or auto (all\n"
-        "                        layers' weights of a step); a working set larger than every\n"
-        "                        level keeps the largest level's usable capacity there and\n"
-        "                        reads the rest from memory (default: cold)\n"
-        "  --onchip              charge finite on-chip memory: the tiled-GEMM traffic bound per\n"
-        "                        level and the spill of a fused intermediate beyond the token\n"
-        "                        tile the innermost level holds (default: off)\n"
-        "MoE models:\n"
-        "  --ep N                expert-parallel degree (default: 1)\n"
-        "  --ep-uneven           allow an EP degree that does not divide the experts\n"
-        "  --devices-per-node N  devices per scale-up domain (default: from the hw spec)\n"
-        "  --zipf S              skewed routing: expert popularity ~ 1/rank^S (default: uniform)\n"
-        "  --histogram FILE      expert popularity from a file (one weight per expert)\n"
-        "  --trials N            Monte-Carlo routing trials (default: closed forms when uniform,\n"
-        "                        64 otherwise)\n"
-        "  --seed N              seed of the routing simulation (default: 1)\n"
-        "  --capacity-factor C   expert capacity as a multiple of T*k/E; tokens over it are\n"
-        "                        dropped (default: the model's, else dropless)\n"
-        "Output:\n"
-        "  --format F            table, json or csv (default: table)\n"
-        "  --ops                 table: also list every op of one layer, with the level its\n"
-        "                        weights are read from\n"
-        "  --out FILE            write there instead of stdout (atomically)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Times are per device for the whole model (all layers); per-op figures are for one\n"
-        "layer. The predicted time comes with its range: the device's p10-p90 of\n"
-        "measured/predicted from its fit (or the stated default, marked so; docs/model.md).\n"
-        "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
-        fp);
+    fputs("usage: ffnroof predict --hw NAME|PATH --model NAME|PATH [options]\n"
+          "\n"
+          "Predict what the FFN layers of a Transformer cost on one device, per phase.\n"
+          "\n",
+          fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_HW, FFN_O_MODEL, FFN_O_PHASE, FFN_O_BATCH, FFN_O_PROMPT,
+                                     FFN_O_CHUNK, FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE,
+                                     FFN_O_ENGINE, FFN_O_GROUP_SIZE, FFN_O_ZERO_POINT,
+                                     FFN_O_ACT_IO_DTYPE, FFN_O_TP, FFN_O_FUSED, FFN_O_UNFUSED, 0});
+    fputs("  --gate-up             gate+up as one GEMM, the activation a kernel of its own\n"
+          "                        (three kernels per layer, as vLLM-style GPU stacks run it)\n"
+          "  --moc K               training memory with Mixture-of-Channels: keep top-K gate\n"
+          "                        channels (default: off)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_WEIGHTS, FFN_O_ONCHIP, 0});
+    fputs("MoE models:\n", fp);
+    ffn_cli_help_words(
+        fp, CMD, (const int[]){FFN_O_EP, FFN_O_EP_UNEVEN, FFN_O_DEVICES_PER_NODE, FFN_O_ZIPF, 0});
+    fputs("  --histogram FILE      expert popularity from a file (one weight per expert)\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR, 0});
+    fputs("Output:\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, 0});
+    fputs("  --ops                 table: also list every op of one layer, with the level its\n"
+          "                        weights are read from\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_OUT, 0});
+    fputs("  -h, --help            this help\n"
+          "\n"
+          "Times are per device for the whole model (all layers); per-op figures are for one\n"
+          "layer. The predicted time comes with its range: the device's p10-p90 of\n"
+          "measured/predicted from its fit (or the stated default, marked so; docs/model.md).\n"
+          "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+          fp);
 }
 
 int ffn_cmd_predict(int argc, char **argv)
@@ -105,20 +71,20 @@ int ffn_cmd_predict(int argc, char **argv)
     ffn_cli_bind_str(&seen, FFN_O_HW, &hw_name);
     ffn_cli_bind_str(&seen, FFN_O_MODEL, &model_name);
     ffn_cli_bind_phases(&seen, FFN_O_PHASE, &phases);
-    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batches, MAX_BATCHES, &n_batches);
-    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &run.seq);
-    ffn_cli_bind_u64(&seen, FFN_O_PROMPT, 1, 1u << 24, &run.seq);
-    ffn_cli_bind_u64(&seen, FFN_O_CHUNK, 1, 1u << 24, &run.chunk);
+    ffn_cli_bind_word_list(&seen, CMD, FFN_O_BATCH, batches, MAX_BATCHES, &n_batches);
+    ffn_cli_bind_word(&seen, FFN_O_SEQ, &run.seq);
+    ffn_cli_bind_word(&seen, FFN_O_PROMPT, &run.seq);
+    ffn_cli_bind_word(&seen, FFN_O_CHUNK, &run.chunk);
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
     ffn_cli_bind_dtype(&seen, FFN_O_WDTYPE, &run.wdtype);
     ffn_cli_bind_dtype(&seen, FFN_O_ADTYPE, &run.adtype);
-    ffn_cli_bind_u64(&seen, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
-    ffn_cli_bind_u64(&seen, FFN_O_GROUP, 1, 1u << 20, &group);
+    ffn_cli_bind_word(&seen, FFN_O_GROUP_SIZE, &group);
+    ffn_cli_bind_word(&seen, FFN_O_GROUP, &group);
     ffn_cli_bind_flag(&seen, FFN_O_ZERO_POINT, &run.zero_point);
     ffn_cli_bind_dtype(&seen, FFN_O_ACT_IO_DTYPE, &run.act_io_dtype);
-    ffn_cli_bind_u64(&seen, FFN_O_TP, 1, 4096, &run.tp);
+    ffn_cli_bind_word(&seen, FFN_O_TP, &run.tp);
     ffn_cli_bind_u64(&seen, FFN_O_MOC, 1, 1u << 24, &run.moc_k);
-    ffn_cli_bind_u64(&seen, FFN_O_EP, 1, 4096, &run.ep);
+    ffn_cli_bind_word(&seen, FFN_O_EP, &run.ep);
     ffn_cli_bind_routing(&seen, &run.moe);
     ffn_cli_bind_str(&seen, FFN_O_HISTOGRAM, &hist_path);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &fmt);

@@ -5,6 +5,7 @@
  * channels. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 #include "cli_prof.h"
 
 #include <getopt.h>
@@ -42,9 +43,10 @@ static void usage(FILE *fp)
             "\n"
             "The layer (default: d %d, f %d, swiglu, LLaMA-2-7B's shape):\n"
             "  --d N, --f N          model and intermediate size\n"
-            "  --act A               relu, gelu, gelu_tanh, silu, swiglu, geglu, reglu\n"
-            "  --model NAME|PATH     take d, f and the activation from a model (models/NAME.yaml\n"
-            "                        or a Hugging Face config.json)\n"
+            "  --act A               relu, gelu, gelu_tanh, silu, swiglu, geglu, reglu\n",
+            DEF_D, DEF_F);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_MODEL, 0});
+    fprintf(fp,
             "  --checkpoint FILE     real weights: layer --layer of a safetensors file, or of\n"
             "                        a sharded checkpoint through its *.safetensors.index.json\n"
             "                        (model.layers.N.mlp.{gate,up,down}_proj.weight; F32, F16 or\n"
@@ -58,53 +60,49 @@ static void usage(FILE *fp)
             "                        reports at 6.7B parameters); 0 for none\n"
             "  --outlier-scale S     their factor over the N(0, 1) of the others (default %g;\n"
             "                        LLM.int8() reports up to 20x, SmoothQuant about 100x)\n"
-            "  --weights W           gauss or student-t (heavy tails), sd 1/sqrt(K) (default\n"
-            "                        gauss)\n"
-            "  --nu V                Student-t degrees of freedom (default %g)\n"
-            "  --seed S              (default 1)\n"
+            "  --dist W              gauss or student-t (heavy tails), sd 1/sqrt(K) (default\n"
+            "                        gauss)\n",
+            DEF_TOKENS, DEF_OUTLIERS, DEF_OUTLIER_SCALE);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_WEIGHTS, 0});
+    fprintf(fp, "  --nu V                Student-t degrees of freedom (default %g)\n", DEF_NU);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_SEED, 0});
+    fprintf(fp,
             "Formats:\n"
             "  --formats LIST        of int8-tensor, int8-channel, int4 (every --group),\n"
             "                        int4-g32|g64|g128, int4z-gG (with zero points), w8a8,\n"
-            "                        w8a8-smooth (default %s)\n"
-            "  --group-size LIST     int4 group sizes along K for 'int4'; each must divide d\n"
-            "                        and f (default: those of 32,64,128 that do; --group is\n"
-            "                        the same)\n"
-            "  --alpha A             SmoothQuant migration strength in [0, 1] (default %g)\n"
-            "Speed (decode, T = 1, the best of --reps calls of the kernel dispatch picks):\n"
-            "  --no-speed            leave the speed column out\n"
-            "  --reps N              timed calls per kernel after one warm-up (default %d)\n"
-            "  --threads N           kernel and evaluation threads (default: every CPU allowed)\n"
-            "Output:\n"
-            "  --format F            table, json or csv (default table)\n"
-            "  --out FILE            write there instead of stdout\n"
-            "  -h, --help            this help\n"
-            "\n"
-            "Errors are relative L2 ||y - y_ref|| / ||y_ref||, max |y - y_ref| and the cosine\n"
-            "similarity over the whole output [T][d]; docs/quantization.md explains them.\n"
-            "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
-            DEF_D, DEF_F, DEF_TOKENS, DEF_OUTLIERS, DEF_OUTLIER_SCALE, DEF_NU, DEF_FORMATS,
-            DEF_ALPHA, DEF_REPS);
+            "                        w8a8-smooth (default %s)\n",
+            DEF_FORMATS);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_GROUP_SIZE, 0});
+    fprintf(fp, "  --alpha A             SmoothQuant migration strength in [0, 1] (default %g)\n",
+            DEF_ALPHA);
+    fputs("Speed (decode, T = 1, the best of --reps calls of the kernel dispatch picks):\n"
+          "  --no-speed            leave the speed column out\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_REPS, FFN_O_THREADS, 0});
+    fputs("Output:\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, FFN_O_OUT, 0});
+    fputs("  -h, --help            this help\n"
+          "\n"
+          "Errors are relative L2 ||y - y_ref|| / ||y_ref||, max |y - y_ref| and the cosine\n"
+          "similarity over the whole output [T][d]; docs/quantization.md explains them.\n"
+          "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+          fp);
 }
 
 /* "32,64" -> mask of group bits (32 -> 1, 64 -> 2, 128 -> 4). */
-static int parse_groups(const char *s, unsigned *mask)
+static int parse_groups(int opt, const char *s, unsigned *mask)
 {
-    char buf[128];
-    if (strlen(s) >= sizeof buf) return ffn_cli_usage(CMD, "--group: too long");
-    snprintf(buf, sizeof buf, "%s", s);
+    uint64_t g[3];
+    size_t n = 0;
+    int rc = ffn_cli_word_list(CMD, opt, s, g, 3, &n);
+    if (rc) return rc;
     *mask = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "32"))
-            *mask |= 1;
-        else if (!strcmp(t, "64"))
-            *mask |= 2;
-        else if (!strcmp(t, "128"))
-            *mask |= 4;
-        else
-            return ffn_cli_usage(CMD, "--group: '%s' is not an int4 group size (32, 64 or 128)", t);
+    for (size_t i = 0; i < n; i++) {
+        if (g[i] != 32 && g[i] != 64 && g[i] != 128)
+            return ffn_cli_usage(CMD, "--%s: %llu is not an int4 group size (32, 64 or 128)",
+                                 ffn_cli_opt_name(opt), (unsigned long long)g[i]);
+        *mask |= (unsigned)(g[i] / 32 == 4 ? 4 : g[i] / 32);
     }
-    if (!*mask) return ffn_cli_usage(CMD, "--group: no group size given");
     return 0;
 }
 
@@ -184,14 +182,15 @@ static int parse(int argc, char **argv, opts *o)
     ffn_cli_bind_double(&seen, FFN_O_OUTLIER_SCALE, 1, 1e6, &o->oscale);
     ffn_cli_bind_double(&seen, FFN_O_NU, 1e-3, 1e6, &o->nu);
     ffn_cli_bind_double(&seen, FFN_O_ALPHA, 0, 1, &o->alpha);
-    ffn_cli_bind_u64(&seen, FFN_O_SEED, 0, UINT64_MAX, &o->seed);
+    ffn_cli_bind_word(&seen, FFN_O_SEED, &o->seed);
     ffn_cli_bind_str(&seen, FFN_O_FORMATS, &o->formats);
     ffn_cli_bind_flag(&seen, FFN_O_NO_SPEED, &o->no_speed);
-    ffn_cli_bind_u64(&seen, FFN_O_REPS, 1, 100000, &o->reps);
-    ffn_cli_bind_u64(&seen, FFN_O_THREADS, 1, 1024, &o->threads);
+    ffn_cli_bind_word(&seen, FFN_O_REPS, &o->reps);
+    ffn_cli_bind_word(&seen, FFN_O_THREADS, &o->threads);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &o->fmt);
     ffn_cli_bind_str(&seen, FFN_O_OUT, &o->out);
-    static const int handled[] = {FFN_O_ACT, FFN_O_WEIGHTS, FFN_O_GROUP, FFN_O_GROUP_SIZE, 0};
+    static const int handled[] = {FFN_O_ACT,   FFN_O_WEIGHTS,    FFN_O_DIST,
+                                  FFN_O_GROUP, FFN_O_GROUP_SIZE, 0};
     while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
@@ -203,16 +202,22 @@ static int parse(int argc, char **argv, opts *o)
                                      optarg);
             break;
         case FFN_O_WEIGHTS:
+            fprintf(stderr, "ffnroof quant: note: --weights is now --dist (the synthetic weights' "
+                            "distribution); --weights is where the weights live in predict, "
+                            "plan and sweep\n");
+            /* fall through */
+        case FFN_O_DIST:
             if (!strcmp(optarg, "gauss") || !strcmp(optarg, "gaussian"))
                 o->wdist = FFN_QW_GAUSS;
             else if (!strcmp(optarg, "student-t") || !strcmp(optarg, "t"))
                 o->wdist = FFN_QW_STUDENT_T;
             else
-                return ffn_cli_usage(CMD, "--weights: '%s' is not gauss or student-t", optarg);
+                return ffn_cli_usage(CMD, "--%s: '%s' is not gauss or student-t",
+                                     ffn_cli_opt_name(c), optarg);
             break;
         case FFN_O_GROUP:
         case FFN_O_GROUP_SIZE:
-            if ((rc = parse_groups(optarg, &o->groups))) return rc;
+            if ((rc = parse_groups(c, optarg, &o->groups))) return rc;
             break;
         case 'h':
             usage(stdout);
@@ -225,7 +230,7 @@ static int parse(int argc, char **argv, opts *o)
     o->have_f = ffn_cli_given(&seen, FFN_O_F);
     o->have_act = ffn_cli_given(&seen, FFN_O_ACT);
     o->have_layer = ffn_cli_given(&seen, FFN_O_LAYER);
-    o->have_weights = ffn_cli_given(&seen, FFN_O_WEIGHTS);
+    o->have_weights = ffn_cli_given(&seen, FFN_O_WEIGHTS) || ffn_cli_given(&seen, FFN_O_DIST);
     o->have_nu = ffn_cli_given(&seen, FFN_O_NU);
     o->have_group = ffn_cli_given(&seen, FFN_O_GROUP) || ffn_cli_given(&seen, FFN_O_GROUP_SIZE);
     o->have_formats = ffn_cli_given(&seen, FFN_O_FORMATS);
@@ -238,10 +243,10 @@ static int parse(int argc, char **argv, opts *o)
                                   "--act");
     if (o->have_layer && !o->ckpt) return ffn_cli_usage(CMD, "--layer needs --checkpoint");
     if (o->ckpt && (o->have_weights || o->have_nu))
-        return ffn_cli_usage(CMD, "--weights and --nu shape synthetic weights; the checkpoint "
+        return ffn_cli_usage(CMD, "--dist and --nu shape synthetic weights; the checkpoint "
                                   "has its own");
     if (o->have_nu && o->wdist != FFN_QW_STUDENT_T)
-        return ffn_cli_usage(CMD, "--nu needs --weights student-t");
+        return ffn_cli_usage(CMD, "--nu needs --dist student-t");
     if (o->no_speed && (o->reps || o->threads))
         return ffn_cli_usage(CMD, "--reps and --threads time the kernels; not with --no-speed");
     return 0;

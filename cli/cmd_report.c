@@ -7,6 +7,7 @@
  * name renamed into place; an existing one is kept unless --force. */
 #define _GNU_SOURCE
 #include "pictures.h"
+#include "vocab.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -43,14 +44,18 @@ static void usage(FILE *fp)
           "  --bench FILE          validation of a bench run (bench.json of `ffnroof bench`):\n"
           "                        measured vs roofline vs predicted, with errors\n"
           "  --calibration FILE    with --bench: draw the roofline of this calibration.json\n"
-          "  --quick               this host from scratch, in about a minute: calibrate quickly,\n"
-          "                        bench llama2-7b-shaped and Mixtral-shaped layers scaled down\n"
-          "                        to run in seconds, compare the full models with datacenter\n"
-          "                        devices; progress on stderr\n"
-          "  --out-dir DIR         the report's folder (default: report; --out is the same)\n"
-          "  --force               overwrite an existing DIR/report.md\n"
-          "  --no-render           write the chart data and scripts but do not run gnuplot\n"
-          "  -h, --help            this help\n"
+
+          ,
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_QUICK, FFN_O_OUT_DIR, FFN_O_OUT, 0});
+    fputs("  --force               overwrite an existing DIR/report.md\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_NO_RENDER, 0});
+    fputs("With --compare, the comparison's options, as `ffnroof compare` takes them:\n", fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_MODEL, FFN_O_HW, FFN_O_SCENARIO, FFN_O_ENGINE,
+                                     FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE, FFN_O_BATCH,
+                                     FFN_O_PROMPT, FFN_O_PREFILL_BATCH, 0});
+    fputs("  -h, --help            this help\n"
           "\n"
           "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
           fp);
@@ -350,9 +355,19 @@ int ffn_cmd_report(int argc, char **argv)
     ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &o.dir);
     ffn_cli_bind_flag(&seen, FFN_O_FORCE, &o.force);
     /* no-render, then compare's options (parsed again by ffn_compare_setup) */
-    static const int handled[] = {FFN_O_NO_RENDER, FFN_O_MODEL,         FFN_O_HW,
-                                  FFN_O_SCENARIO,  FFN_O_DTYPE,         FFN_O_BATCH,
-                                  FFN_O_SEQ,       FFN_O_PREFILL_BATCH, 0};
+    static const int handled[] = {FFN_O_NO_RENDER,
+                                  FFN_O_MODEL,
+                                  FFN_O_HW,
+                                  FFN_O_SCENARIO,
+                                  FFN_O_ENGINE,
+                                  FFN_O_DTYPE,
+                                  FFN_O_WDTYPE,
+                                  FFN_O_ADTYPE,
+                                  FFN_O_BATCH,
+                                  FFN_O_PROMPT,
+                                  FFN_O_SEQ,
+                                  FFN_O_PREFILL_BATCH,
+                                  0};
     while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {

@@ -7,6 +7,7 @@
  * the simulator (sim/serve.c) and the writers. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 
 #include <limits.h>
 #include <math.h>
@@ -41,52 +42,52 @@ static void usage(FILE *fp)
           "the frontier of tokens/s per device against tokens/s per user (docs/plan.md,\n"
           "\"Serving\").\n",
           fp);
-    fputs("\n"
-          "Workload:\n"
-          "  --prompt N            input tokens per request (default: 1024; --seq is the same)\n"
-          "  --output N            output tokens per request (default: 256)\n"
-          "  --spread S            lengths drawn uniformly in N x [1 - S, 1 + S], as vLLM's\n"
-          "                        random dataset's range ratio (default: 0, fixed)\n"
+    fputs("\nWorkload:\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_PROMPT, FFN_O_OUTPUT, 0});
+    fputs("  --spread S            lengths drawn uniformly in N x [1 - S, 1 + S], as vLLM's\n"
+          "                        random dataset's range ratio (default: 0, fixed; 0-0.99)\n"
           "  --concurrency LIST    closed loop: clients, each sending its next request when\n"
-          "                        the last finished (e.g. 64 or 1-256:x2)\n"
+          "                        the last finished (e.g. 64 or 1-256:x2; default: 1-4096:x2;\n"
+          "                        at most 32 values of 1-1000000)\n"
           "  --rate R              open loop: Poisson arrivals, requests/s\n"
           "  --offline             every request queued at once (offline throughput)\n"
           "  --requests N          requests simulated (default: 10 x concurrency within\n"
-          "                        [200, 20000]; 1000 for --rate and --offline)\n"
-          "  --seed N              of the lengths and arrivals (default: 1)\n"
-          "  --spec K:A            speculative decoding / MTP: K draft tokens a step, A tokens\n"
-          "                        emitted a step on average, 1 <= A <= K + 1 (default: off)\n"
-          "Engine (--engine vllm|sglang|trtllm: its kernels and its scheduler's defaults,\n"
-          "hw/arch/engines.yaml; default vllm):\n"
-          "  --max-batched-tokens N  the token budget of one step\n"
-          "  --max-seqs N          running sequences at most\n"
-          "  --kv-page N           KV-cache page size in tokens\n"
-          "  --step-overhead T     per-step time outside the GPU kernels, e.g. 2ms\n"
-          "  --seq-overhead T      ... and per running sequence of a step, e.g. 20us\n",
+          "                        [200, 20000]; 1000 for --rate and --offline; 10-1000000)\n",
           fp);
-    fputs("Model, devices and layouts:\n"
-          "  --model LIST, --hw LIST, --scenario FILE   as for plan\n"
-          "  --dtype D, --wdtype D, --adtype D, --kv-dtype D   as for plan (default: bf16;\n"
-          "                        --dtype sets the KV cache too)\n"
-          "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
-          "  --tp LIST --dp LIST --ep LIST --pp LIST   layouts, as for plan (default: TP\n"
-          "                        1,2,4,8; for MoE models also DP 1,2,4,8 with the experts\n"
-          "                        EP over all devices of the stage; PP 1)\n"
-          "  --max-devices N       devices per replica at most (default: 8)\n"
-          "  --mem-util F, --reserve SIZE   memory, as for plan\n"
-          "  --price HW=USD        price per device-hour (default: hw/prices.tsv)\n"
-          "Output:\n"
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_SEED, 0});
+    fputs("  --spec K:A            speculative decoding / MTP: K draft tokens a step, A tokens\n"
+          "                        emitted a step on average, 1 <= A <= K + 1 (default: off)\n"
+          "Engine (its kernels and its scheduler's defaults, hw/arch/engines.yaml):\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_ENGINE, 0});
+    fputs("  --max-batched-tokens N  the token budget of one step (default: the engine's)\n"
+          "  --max-seqs N          running sequences at most (default: the engine's)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_KV_PAGE, 0});
+    fputs("  --step-overhead T     per-step time outside the GPU kernels, e.g. 2ms (default:\n"
+          "                        the engine's)\n"
+          "  --seq-overhead T      ... and per running sequence of a step, e.g. 20us\n"
+          "                        (default: the engine's)\n"
+          "Model, devices and layouts:\n",
+          fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_MODEL, FFN_O_HW, FFN_O_SCENARIO, FFN_O_DTYPE,
+                                     FFN_O_WDTYPE, FFN_O_ADTYPE, FFN_O_KV_DTYPE, FFN_O_GROUP_SIZE,
+                                     FFN_O_TP, FFN_O_DP, FFN_O_EP, FFN_O_PP, FFN_O_MAX_DEVICES,
+                                     FFN_O_MEM_UTIL, FFN_O_RESERVE, FFN_O_PRICE, 0});
+    fputs("Output:\n"
           "  --user-tps R          the interactivity to serve at: pick, per device, the point\n"
           "                        with the most tokens/s per device whose median TPOT gives a\n"
-          "                        user at least R tokens/s, and its cost\n"
-          "  --ttft T              ... and whose p90 time to first token is at most T (past\n"
-          "                        the knee more clients only queue; default: any)\n"
-          "  --all                 table: every point, not only the frontier (JSON and CSV\n"
-          "                        carry every point, flagged)\n"
-          "  --format F            table, json or csv (default: table)\n"
-          "  --chart DIR           the frontier chart (pareto.png/.svg/.dat/.gp) into DIR\n"
-          "  --out FILE            write there instead of stdout (atomically)\n"
-          "  -h, --help            this help\n"
+          "                        user at least R tokens/s, and its cost\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_TTFT, 0});
+    fputs("  --all                 table: every point, not only the frontier (JSON and CSV\n"
+          "                        carry every point, flagged)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, 0});
+    fputs("  --chart DIR           the frontier chart (pareto.png/.svg/.dat/.gp) into DIR\n", fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_OUT, 0});
+    fputs("  -h, --help            this help\n"
           "\n"
           "Exit codes: 0 an answer (also 'unstable' or 'nothing meets'), 1 failed, 2 bad usage\n"
           "or bad input.\n",
@@ -215,21 +216,21 @@ int ffn_cmd_serve(int argc, char **argv)
     const uint64_t max_devices_sc = max_devices;
     if (V(FFN_O_MAX_DEVICES)) max_devices = 0;
     ffn_cli_seen late = {0};
-    ffn_cli_bind_u64(&late, FFN_O_PROMPT, 1, 1u << 24, &po->prompt);
-    ffn_cli_bind_u64(&late, FFN_O_SEQ, 1, 1u << 24, &po->prompt);
+    ffn_cli_bind_word(&late, FFN_O_PROMPT, &po->prompt);
+    ffn_cli_bind_word(&late, FFN_O_SEQ, &po->prompt);
     uint64_t group = 0;
-    ffn_cli_bind_u64(&late, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
-    ffn_cli_bind_u64(&late, FFN_O_GROUP, 1, 1u << 20, &group);
-    ffn_cli_bind_u64(&late, FFN_O_OUTPUT, 1, 1u << 24, &po->output);
+    ffn_cli_bind_word(&late, FFN_O_GROUP_SIZE, &group);
+    ffn_cli_bind_word(&late, FFN_O_GROUP, &group);
+    ffn_cli_bind_word(&late, FFN_O_OUTPUT, &po->output);
     ffn_cli_bind_double(&late, FFN_O_SPREAD, 0, 0.99, &spread);
     ffn_cli_bind_double(&late, FFN_O_RATE, 1e-6, 1e9, &rate);
     ffn_cli_bind_u64(&late, FFN_O_REQUESTS, 10, 1000000, &requests);
-    ffn_cli_bind_u64(&late, FFN_O_SEED, 0, UINT64_MAX, &seed);
+    ffn_cli_bind_word(&late, FFN_O_SEED, &seed);
     ffn_cli_bind_u64(&late, FFN_O_MAX_BATCHED_TOKENS, 1, 1u << 20, &mbt);
     ffn_cli_bind_u64(&late, FFN_O_MAX_SEQS, 1, 1u << 20, &mseqs);
-    ffn_cli_bind_u64(&late, FFN_O_KV_PAGE, 1, 1u << 20, &page);
-    ffn_cli_bind_u64(&late, FFN_O_MAX_DEVICES, 1, 4096, &max_devices);
-    ffn_cli_bind_double(&late, FFN_O_MEM_UTIL, 0.01, 1.0, &po->mem_utilization);
+    ffn_cli_bind_word(&late, FFN_O_KV_PAGE, &page);
+    ffn_cli_bind_word(&late, FFN_O_MAX_DEVICES, &max_devices);
+    ffn_cli_bind_word(&late, FFN_O_MEM_UTIL, &po->mem_utilization);
     ffn_cli_bind_double(&late, FFN_O_USER_TPS, 1e-6, 1e9, &user_tps);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
@@ -255,14 +256,14 @@ int ffn_cmd_serve(int argc, char **argv)
     if ((rc = ffn_cli_plan_dtypes(CMD, V(FFN_O_DTYPE), V(FFN_O_WDTYPE), V(FFN_O_ADTYPE),
                                   V(FFN_O_KV_DTYPE), po)))
         goto out;
-    if ((V(FFN_O_TP) && (rc = ffn_cli_u64_list(CMD, "--tp", V(FFN_O_TP), 1, 4096, po->tp,
-                                               FFN_PLAN_MAX_DEGREES, &po->n_tp))) ||
-        (V(FFN_O_DP) && (rc = ffn_cli_u64_list(CMD, "--dp", V(FFN_O_DP), 1, 4096, po->dp,
-                                               FFN_PLAN_MAX_DEGREES, &po->n_dp))) ||
-        (V(FFN_O_EP) && (rc = ffn_cli_u64_list(CMD, "--ep", V(FFN_O_EP), 1, 4096, po->ep,
-                                               FFN_PLAN_MAX_DEGREES, &po->n_ep))) ||
-        (V(FFN_O_PP) && (rc = ffn_cli_u64_list(CMD, "--pp", V(FFN_O_PP), 1, 4096, po->pp,
-                                               FFN_PLAN_MAX_DEGREES, &po->n_pp))))
+    if ((V(FFN_O_TP) && (rc = ffn_cli_word_list(CMD, FFN_O_TP, V(FFN_O_TP), po->tp,
+                                                FFN_PLAN_MAX_DEGREES, &po->n_tp))) ||
+        (V(FFN_O_DP) && (rc = ffn_cli_word_list(CMD, FFN_O_DP, V(FFN_O_DP), po->dp,
+                                                FFN_PLAN_MAX_DEGREES, &po->n_dp))) ||
+        (V(FFN_O_EP) && (rc = ffn_cli_word_list(CMD, FFN_O_EP, V(FFN_O_EP), po->ep,
+                                                FFN_PLAN_MAX_DEGREES, &po->n_ep))) ||
+        (V(FFN_O_PP) && (rc = ffn_cli_word_list(CMD, FFN_O_PP, V(FFN_O_PP), po->pp,
+                                                FFN_PLAN_MAX_DEGREES, &po->n_pp))))
         goto out;
     if (V(FFN_O_TTFT)) {
         char why[160];

@@ -6,6 +6,7 @@
  * 130. A progress bar goes to stderr when stderr is a terminal and the rows go elsewhere. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "vocab.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -34,39 +35,27 @@ static void usage(FILE *fp)
           "Evaluate `predict` over a grid and stream one row per point, with the fields\n"
           "as `ffnroof predict --format csv` (or its JSON runs[] objects, one per line).\n"
           "Flags override the scenario's `sweep:` grid (docs/formats-scenario.md).\n"
-          "\n"
-          "  --scenario FILE       a scenario (scenarios/*.yaml)\n"
-          "  --model LIST          models: names or paths, comma-separated\n"
-          "  --hw LIST             devices: names or paths, comma-separated\n"
-          "  --phase P             prefill, decode or both (default: both)\n"
-          "  --batch GRID          sequences per step (default: 1)\n"
-          "  --seq GRID            prompt tokens per sequence (--prompt is the same), prefill\n"
-          "                        only (default: the\n"
-          "                        scenario's prompt, else 1024)\n"
-          "  --tp GRID             tensor-parallel degrees (default: 1)\n"
-          "  --ep GRID             expert-parallel degrees (default: 1)\n"
-          "  --dtype LIST          dtypes, D or W/A: bf16,fp8,int4/bf16 (default: bf16)\n"
-          "  --chunk C             chunked prefill (default: off)\n"
-          "  --group-size G        int4: elements per 16-bit scale (default: 128)\n"
-          "  --zero-point          int4: a 4-bit zero point per group too (default: symmetric)\n"
-          "  --act-io-dtype D      W8A8: x, h and y in memory as fp32, bf16 or fp16 (default:\n"
-          "                        bf16)\n"
-          "  --fused | --unfused   (default: --fused)\n"
-          "  --zipf S --trials N --seed N --capacity-factor C --devices-per-node N\n"
-          "  --ep-uneven           MoE routing, as for predict\n"
-          "  --weights W           weight residency: cold, hot or auto, as for predict\n"
-          "                        (default: cold)\n"
-          "  --onchip              charge finite on-chip memory, as for predict\n"
-          "Output:\n"
+          "\n",
+          fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_SCENARIO, FFN_O_MODEL, FFN_O_HW, FFN_O_ENGINE,
+                                     FFN_O_PHASE, FFN_O_BATCH, FFN_O_PROMPT, FFN_O_TP, FFN_O_EP,
+                                     FFN_O_DTYPE, FFN_O_CHUNK, FFN_O_GROUP_SIZE, FFN_O_ZERO_POINT,
+                                     FFN_O_ACT_IO_DTYPE, FFN_O_FUSED, FFN_O_UNFUSED, FFN_O_WEIGHTS,
+                                     FFN_O_ONCHIP, 0});
+    fputs("MoE routing:\n", fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_ZIPF, FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR,
+                                     FFN_O_DEVICES_PER_NODE, FFN_O_EP_UNEVEN, 0});
+    fputs("Output:\n"
           "  --step                the whole step plan prices at each point (FFN, attention,\n"
           "                        all-reduce, LM head) with its p10-p90 range and the memory\n"
           "                        per device and whether it fits, in place of the FFN alone\n"
-          "                        (decode: --seq is the KV length; TP x EP devices, attention\n"
-          "                        DP over the EP ranks)\n"
-          "  --format F            csv or json (JSON lines; default: csv)\n"
-          "  --out FILE            write there instead of stdout; rows appear as they are\n"
-          "                        computed; an interrupted sweep leaves only whole rows\n"
-          "  --no-progress         no progress bar (it is shown only on a terminal)\n"
+          "                        (decode: --prompt is the KV length; TP x EP devices,\n"
+          "                        attention DP over the EP ranks)\n",
+          fp);
+    ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, FFN_O_OUT, 0});
+    fputs("  --no-progress         no progress bar (it is shown only on a terminal)\n"
           "  --max-points N        compute a grid of up to N points (default: 10^9; a larger\n"
           "                        grid is refused before anything is written)\n"
           "  -h, --help            this help\n"
@@ -106,10 +95,12 @@ static double now_s(void)
 }
 
 /* A grid flag into a fresh array (replaces *out). */
-static int grid_opt(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t **out,
-                    size_t *n)
+static int grid_opt(int o, const char *s, uint64_t **out, size_t *n)
 {
-    char why[160];
+    char why[160], opt[48];
+    uint64_t lo, hi;
+    ffn_cli_word_bounds(o, &lo, &hi);
+    snprintf(opt, sizeof opt, "--%s", ffn_cli_opt_name(o));
     size_t room = 1024;
     for (;;) {
         if (room > FFN_SC_MAX_GRID) room = FFN_SC_MAX_GRID;
@@ -200,15 +191,11 @@ int ffn_cmd_sweep(int argc, char **argv)
     ffn_plan_opts *o = &sc.plan;
     bool json = false;
     if (V(FFN_O_PHASE) && (rc = ffn_cli_phases(CMD, V(FFN_O_PHASE), &sc.sweep_phases))) goto out;
-    if ((V(FFN_O_BATCH) &&
-         (rc = grid_opt("--batch", V(FFN_O_BATCH), 1, 1u << 24, &sc.batch, &sc.n_batch))) ||
-        (V(FFN_O_SEQ) && (rc = grid_opt("--seq", V(FFN_O_SEQ), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
-        (V(FFN_O_PROMPT) &&
-         (rc = grid_opt("--prompt", V(FFN_O_PROMPT), 1, 1u << 24, &sc.seq, &sc.n_seq))) ||
-        (V(FFN_O_TP) &&
-         (rc = grid_opt("--tp", V(FFN_O_TP), 1, 4096, &sc.sweep_tp, &sc.n_sweep_tp))) ||
-        (V(FFN_O_EP) &&
-         (rc = grid_opt("--ep", V(FFN_O_EP), 1, 4096, &sc.sweep_ep, &sc.n_sweep_ep))))
+    if ((V(FFN_O_BATCH) && (rc = grid_opt(FFN_O_BATCH, V(FFN_O_BATCH), &sc.batch, &sc.n_batch))) ||
+        (V(FFN_O_SEQ) && (rc = grid_opt(FFN_O_SEQ, V(FFN_O_SEQ), &sc.seq, &sc.n_seq))) ||
+        (V(FFN_O_PROMPT) && (rc = grid_opt(FFN_O_PROMPT, V(FFN_O_PROMPT), &sc.seq, &sc.n_seq))) ||
+        (V(FFN_O_TP) && (rc = grid_opt(FFN_O_TP, V(FFN_O_TP), &sc.sweep_tp, &sc.n_sweep_tp))) ||
+        (V(FFN_O_EP) && (rc = grid_opt(FFN_O_EP, V(FFN_O_EP), &sc.sweep_ep, &sc.n_sweep_ep))))
         goto out;
     if (V(FFN_O_DTYPE)) {
         sc.n_sweep_dtype = 0;
@@ -239,9 +226,9 @@ int ffn_cmd_sweep(int argc, char **argv)
     }
     uint64_t group = 0;
     ffn_cli_seen late = {0};
-    ffn_cli_bind_u64(&late, FFN_O_CHUNK, 1, 1u << 24, &o->chunk);
-    ffn_cli_bind_u64(&late, FFN_O_GROUP_SIZE, 1, 1u << 20, &group);
-    ffn_cli_bind_u64(&late, FFN_O_GROUP, 1, 1u << 20, &group);
+    ffn_cli_bind_word(&late, FFN_O_CHUNK, &o->chunk);
+    ffn_cli_bind_word(&late, FFN_O_GROUP_SIZE, &group);
+    ffn_cli_bind_word(&late, FFN_O_GROUP, &group);
     ffn_cli_bind_routing(&late, &o->moe);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
     if (group) o->group_size = (unsigned)group;

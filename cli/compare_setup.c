@@ -13,6 +13,7 @@
 
 #include "ffnroof/compare_report.h"
 #include "ffnroof/scenario.h"
+#include "vocab.h"
 
 static void usage(FILE *fp, const char *cmd)
 {
@@ -25,28 +26,22 @@ static void usage(FILE *fp, const char *cmd)
             "tokens/s and tokens/s per watt of TDP, the ridge point, whether the weights fit\n"
             "on one device (else how many they need) and, for MoE models, where a layer's\n"
             "time goes.\n"
-            "\n"
-            "  --model M             model name or file (required unless the scenario names one)\n"
-            "  --hw LIST             devices: names or spec files, comma-separated\n"
-            "  --scenario FILE       take the model, devices, prompt, dtype and batch grid from a\n"
-            "                        scenario (flags given as well override it)\n"
-            "  --dtype D             weights and activations (default bf16)\n"
-            "  --wdtype W, --adtype A  weights and activations apart (e.g. int4 and bf16), as\n"
-            "                        predict takes them (fp8 or fp4 weights alone: activations\n"
-            "                        in the same format); not with --dtype\n"
-            "  --batch LIST          decode batches (default 1,8,64; at most 16 values)\n"
-            "  --seq S               prompt tokens per sequence for prefill (default 1024)\n"
-            "  --prefill-batch N     sequences per prefill step (default 1)\n"
-            "  --format F            table, json or csv (default table)\n"
-            "  --out FILE            write there instead of stdout (atomically)\n"
-            "  --plots DIR           also write latency, roofline (and moe) charts into DIR\n"
-            "  --no-render           with --plots: data and gnuplot scripts only\n"
-            "  -h, --help            this help\n"
-            "\n"
-            "Times are per device with the whole model's FFN on it (no tensor or expert\n"
-            "parallelism); tokens/s count the FFN alone (attention excluded), so they are upper\n"
-            "bounds. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+            "\n",
             cmd, cmd);
+    static const char *const cc = "compare";
+    ffn_cli_help_words(fp, cc,
+                       (const int[]){FFN_O_MODEL, FFN_O_HW, FFN_O_SCENARIO, FFN_O_ENGINE,
+                                     FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE, FFN_O_BATCH,
+                                     FFN_O_PROMPT, FFN_O_PREFILL_BATCH, FFN_O_FORMAT, FFN_O_OUT,
+                                     0});
+    fputs("  --plots DIR           also write latency, roofline (and moe) charts into DIR\n", fp);
+    ffn_cli_help_words(fp, cc, (const int[]){FFN_O_NO_RENDER, 0});
+    fputs("  -h, --help            this help\n"
+          "\n"
+          "Times are per device with the whole model's FFN on it (no tensor or expert\n"
+          "parallelism); tokens/s count the FFN alone (attention excluded), so they are upper\n"
+          "bounds. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+          fp);
 }
 
 static int load_devices(const char *cmd, ffn_compare *c, const char *list)
@@ -149,10 +144,10 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     ffn_cli_bind_dtype(&seen, FFN_O_DTYPE, &dt);
     ffn_cli_bind_dtype(&seen, FFN_O_WDTYPE, &c->run.wdtype);
     ffn_cli_bind_dtype(&seen, FFN_O_ADTYPE, &c->run.adtype);
-    ffn_cli_bind_u64_list(&seen, FFN_O_BATCH, 1, 1u << 24, batch, FFN_CMP_MAX_BATCH, &n_batch);
-    ffn_cli_bind_u64(&seen, FFN_O_SEQ, 1, 1u << 24, &c->run.seq);
-    ffn_cli_bind_u64(&seen, FFN_O_PROMPT, 1, 1u << 24, &c->run.seq);
-    ffn_cli_bind_u64(&seen, FFN_O_PREFILL_BATCH, 1, 1u << 20, &c->run.batch);
+    ffn_cli_bind_word_list(&seen, "compare", FFN_O_BATCH, batch, FFN_CMP_MAX_BATCH, &n_batch);
+    ffn_cli_bind_word(&seen, FFN_O_SEQ, &c->run.seq);
+    ffn_cli_bind_word(&seen, FFN_O_PROMPT, &c->run.seq);
+    ffn_cli_bind_word(&seen, FFN_O_PREFILL_BATCH, &c->run.batch);
     ffn_cli_bind_str(&seen, FFN_O_OUT, out_path ? out_path : &skip);
     ffn_cli_bind_flag(&seen, FFN_O_NO_RENDER, &skip_flag); /* read by the caller */
     if (report) { /* report's own options: it parsed them */

@@ -1,5 +1,6 @@
 /* The ffnroof executable: a table of subcommands, one cmd_<name>.c each (git style). */
 #include "cli.h"
+#include "vocab.h"
 
 #include "ffnroof/match.h"
 
@@ -42,7 +43,8 @@ static void usage(FILE *fp)
     fprintf(fp, "\nData: --hw NAME reads hw/NAME.yaml, --model NAME models/NAME.yaml "
                 "(FFNROOF_DATA_DIR overrides where);\nnames are forgiving: case, '-' and '_' "
                 "do not matter, and a name's beginning will do where it is unique.\n"
-                "ffnroof help CMD prints CMD's help.\n");
+                "ffnroof help CMD prints CMD's help; ffnroof help options the options several\n"
+                "commands share, with their defaults and ranges (docs/cli.md).\n");
 }
 
 int main(int argc, char **argv)
@@ -53,6 +55,11 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return FFN_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "help") && argc > 2 && !strcmp(argv[2], "options")) {
+        /* the options more than one command takes: docs/cli.md's table */
+        ffn_cli_vocab_markdown(stdout);
+        return FFN_EXIT_OK;
     }
     if (!strcmp(argv[1], "help") && argc > 2) {
         /* ffnroof help CMD: that command's --help */

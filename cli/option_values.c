@@ -23,8 +23,8 @@ int ffn_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, ui
     if (*end || errno == ERANGE)
         return ffn_cli_usage(cmd, "%s needs a whole number, got '%s'", opt, s);
     if (v < lo || v > hi)
-        return ffn_cli_usage(cmd, "%s must be in [%llu, %llu], got %s", opt, (unsigned long long)lo,
-                             (unsigned long long)hi, s);
+        return ffn_cli_usage(cmd, "%s: %s is outside [%llu, %llu]", opt, s, (unsigned long long)lo,
+                             (unsigned long long)hi);
     *out = v;
     return 0;
 }
@@ -38,8 +38,7 @@ int ffn_cli_double(const char *cmd, const char *opt, const char *s, double lo, d
     double v = strtod(s, &end);
     if (*end || errno == ERANGE || !isfinite(v))
         return ffn_cli_usage(cmd, "%s needs a finite number, got '%s'", opt, s);
-    if (v < lo || v > hi)
-        return ffn_cli_usage(cmd, "%s must be in [%g, %g], got %s", opt, lo, hi, s);
+    if (v < lo || v > hi) return ffn_cli_usage(cmd, "%s: %s is outside [%g, %g]", opt, s, lo, hi);
     *out = v;
     return 0;
 }
@@ -84,7 +83,10 @@ int ffn_cli_dtype(const char *cmd, const char *opt, const char *s, ffn_dtype *ou
 {
     if (ffn_dtype_parse(s, out))
         return ffn_cli_usage(
-            cmd, "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4)", opt, s);
+            cmd,
+            "%s: unknown dtype '%s' (fp32, tf32, bf16, fp16, fp8, int8, int4, fp8-block, nvfp4, "
+            "mxfp4)",
+            opt, s);
     return 0;
 }
 

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include "ffnroof/match.h"
+
 #include <getopt.h>
 #include <stdint.h>
 #include <string.h>
@@ -124,6 +126,7 @@ static const struct {
     [FFN_O_SEQ_OVERHEAD - FFN_O_FIRST] = {"seq-overhead", required_argument},
     [FFN_O_OUT_DIR - FFN_O_FIRST] = {"out-dir", required_argument},
     [FFN_O_ZIPF - FFN_O_FIRST] = {"zipf", required_argument},
+    [FFN_O_DIST - FFN_O_FIRST] = {"dist", required_argument},
 };
 
 const char *ffn_cli_opt_name(int opt)
@@ -151,7 +154,7 @@ static void getopt_table(const int *accept, struct option *out)
 static bool opposite(const char *a, const char *b)
 {
     static const char *const same[][2] = {
-        {"prompt", "seq"}, {"group-size", "group"}, {"out-dir", "out"}};
+        {"prompt", "seq"}, {"group-size", "group"}, {"out-dir", "out"}, {"dist", "weights"}};
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
         if ((!strcmp(a, same[i][0]) && !strcmp(b, same[i][1])) ||
             (!strcmp(a, same[i][1]) && !strcmp(b, same[i][0])))
@@ -219,6 +222,18 @@ static int store(const char *cmd, const ffn_cli_bound *b, const char *arg)
     return 0;
 }
 
+/* The option of table nearest to what was typed (a few edits away), or NULL. */
+static const char *nearest(const struct option *table, const char *typed)
+{
+    const char *known[FFN_CLI_MAX_OPTS];
+    size_t n = 0, idx[1];
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(typed, "="), typed);
+    for (; table[n].name && n < FFN_CLI_MAX_OPTS; n++)
+        known[n] = table[n].name;
+    return ffn_name_suggest(name, known, n, idx, 1) ? known[idx[0]] : NULL;
+}
+
 int ffn_cli_getopt(const char *cmd, int argc, char **argv, const int *accept, ffn_cli_seen *seen,
                    const int *repeatable)
 {
@@ -236,8 +251,32 @@ int ffn_cli_getopt(const char *cmd, int argc, char **argv, const int *accept, ff
         getopt_table(all, seen->table);
     }
     for (;;) {
-        const int c = getopt_long(argc, argv, ":h", seen->table, NULL);
+        const int before = optind;
+        int li = -1;
+        const int c = getopt_long(argc, argv, ":h", seen->table, &li);
         if (c == -1) return c;
+        if (c >= FFN_O_FIRST && li >= 0 && before < argc && !strncmp(argv[before], "--", 2)) {
+            /* getopt_long takes a unique beginning of a name ("--max-batch" for
+             * "--max-batched-tokens"): a word of another command's vocabulary would then set
+             * something else, so the whole name is required */
+            const char *given = argv[before] + 2;
+            const size_t len = strcspn(given, "=");
+            if (len != strlen(seen->table[li].name)) {
+                ffn_cli_usage(cmd, "unknown option '--%.*s'; did you mean --%s?", (int)len, given,
+                              seen->table[li].name);
+                return -2;
+            }
+        }
+        if (c == '?' && optind > 0 && optind <= argc) {
+            const char *given = argv[optind - 1];
+            if (!strncmp(given, "--", 2)) {
+                const char *near = nearest(seen->table, given + 2);
+                if (near) {
+                    ffn_cli_usage(cmd, "unknown option '%s'; did you mean --%s?", given, near);
+                    return -2;
+                }
+            }
+        }
         if (once(cmd, seen, c, repeatable)) return -2;
         size_t i = 0;
         while (i < seen->nbind && seen->bind[i].val != c)
@@ -273,16 +312,6 @@ int ffn_cli_store_collected(const char *cmd, const ffn_cli_seen *binds, const ch
         if (v && (rc = store(cmd, b, v))) return rc;
     }
     return 0;
-}
-
-void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe)
-{
-    ffn_cli_bind_double(seen, FFN_O_ZIPF, 0, 100, &moe->zipf_s);
-    ffn_cli_bind_u64(seen, FFN_O_TRIALS, 1, 1000000, &moe->trials);
-    ffn_cli_bind_u64(seen, FFN_O_SEED, 0, UINT64_MAX, &moe->seed);
-    ffn_cli_bind_double(seen, FFN_O_CAPACITY_FACTOR, 0.01, 1000, &moe->capacity_factor);
-    ffn_cli_bind_u64(seen, FFN_O_DEVICES_PER_NODE, 1, 4096, &moe->devices_per_node);
-    ffn_cli_bind_flag(seen, FFN_O_EP_UNEVEN, &moe->ep_uneven);
 }
 
 static ffn_cli_bound *bind(ffn_cli_seen *seen, int val, int kind, void *dst)

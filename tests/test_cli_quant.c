@@ -207,7 +207,7 @@ Test(cli_quant, seeds_and_options_change_the_inputs)
     cr_expect_str_eq(out_text(), a, "one seed, one result");
     cr_assert_eq(run(SMALL " --no-speed --format csv --formats w8a8 --seed 2"), 0);
     cr_expect_str_neq(out_text(), a);
-    cr_assert_eq(run(SMALL " --no-speed --formats int4 --group 64 --weights student-t --nu 3 "
+    cr_assert_eq(run(SMALL " --no-speed --formats int4 --group 64 --dist student-t --nu 3 "
                            "--outliers 0.05 --outlier-scale 80 --act geglu"),
                  0, "%s", err_text());
     const char *t = out_text();
@@ -215,6 +215,15 @@ Test(cli_quant, seeds_and_options_change_the_inputs)
     cr_expect(strstr(t, "Student-t (nu 3)") && strstr(t, "6 of 128 channels") &&
                   strstr(t, "scaled 80x") && strstr(t, "geglu"),
               "%s", t);
+    /* --weights, the old spelling of --dist, gives the same layer with a note */
+    copy_text(a, sizeof a, t);
+    cr_assert_eq(run(SMALL " --no-speed --formats int4 --group 64 --weights student-t --nu 3 "
+                           "--outliers 0.05 --outlier-scale 80 --act geglu"),
+                 0, "%s", err_text());
+    char b[4096];
+    copy_text(b, sizeof b, out_text());
+    cr_expect_str_eq(b, a, "--weights is not --dist");
+    cr_expect(strstr(err_text(), "note: --weights is now --dist") != NULL, "%s", err_text());
     cr_assert_eq(run("--model " FFNROOF_SOURCE_DIR
                      "/tests/data/models/tiny.yaml --tokens 4 --no-speed --formats w8a8"),
                  0, "%s", err_text());
@@ -285,12 +294,12 @@ Test(cli_quant, bad_options_exit_2)
     bad("--d 100 --f 256 --formats int4 --group 32", "valid group sizes: none");
     bad(SMALL " --formats int3", "unknown format 'int3'");
     bad(SMALL " --formats w8a8,w8a8", "'w8a8' given twice");
-    bad(SMALL " --group 16", "'16' is not an int4 group size");
+    bad(SMALL " --group 16", "--group: 16 is not an int4 group size");
     bad(SMALL " --outliers 2", "--outliers");
     bad(SMALL " --outlier-scale 0.5", "--outlier-scale");
     bad(SMALL " --alpha -0.1", "--alpha");
-    bad(SMALL " --weights laplace", "not gauss or student-t");
-    bad(SMALL " --nu 3", "--nu needs --weights student-t");
+    bad(SMALL " --dist laplace", "not gauss or student-t");
+    bad(SMALL " --nu 3", "--nu needs --dist student-t");
     bad(SMALL " --act mish", "unknown activation");
     bad(SMALL " --tokens 0", "--tokens");
     bad("--layer 3", "--layer needs --checkpoint");
@@ -330,7 +339,7 @@ Test(cli_quant, bad_checkpoints_exit_2_naming_file_and_tensor)
     bad(args, "come from the checkpoint");
     snprintf(args, sizeof args, "--checkpoint %s --act gelu --no-speed", st_path);
     bad(args, "must be swiglu, geglu or reglu");
-    snprintf(args, sizeof args, "--checkpoint %s --weights student-t --no-speed", st_path);
+    snprintf(args, sizeof args, "--checkpoint %s --dist student-t --no-speed", st_path);
     bad(args, "the checkpoint has its own");
     /* a NaN weight */
     w[5] = NAN;

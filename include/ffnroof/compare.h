@@ -15,7 +15,7 @@
 #include "ffnroof/sim.h"
 
 #define FFN_CMP_MAX_HW 12
-#define FFN_CMP_MAX_BATCH 16
+#define FFN_CMP_MAX_BATCH 64
 
 typedef struct ffn_cmp_device {
     ffn_hw hw;
