@@ -158,6 +158,13 @@ int ffn_cli_engine_profile(const char *cmd, ffn_engine e, ffn_engine_profile *p)
     return 0;
 }
 
+/* A spec whose recorded efficiency fit failed or fits badly says so wherever it is used. */
+static void fit_warning(const char *cmd, const ffn_hw *hw)
+{
+    char fw[320];
+    if (ffn_hw_fit_warning(hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", cmd, fw);
+}
+
 int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw)
 {
     char path[PATH_MAX];
@@ -166,6 +173,7 @@ int ffn_cli_load_hw(const char *cmd, const char *name, ffn_hw *hw)
     ffn_diag d;
     ffn_diag_clear(&d);
     if (ffn_hw_load(path, hw, &d)) return ffn_cli_diag(&d);
+    fit_warning(cmd, hw);
     return ffn_cli_apply_engine(hw);
 }
 
@@ -252,6 +260,7 @@ int ffn_cli_load_scenario_inputs(const char *cmd, ffn_scenario *sc, ffn_hw *hws,
     ffn_diag_clear(&d);
     if (ffn_scenario_load_inputs(sc, hw_dir, m_dir, hws, models, &d)) return ffn_cli_diag(&d);
     for (size_t i = 0; i < sc->n_hws; i++) {
+        fit_warning(cmd, &hws[i]);
         const int rc = ffn_cli_apply_engine(&hws[i]);
         if (rc) return rc;
     }

@@ -427,8 +427,6 @@ static int load_spec(const bench_args *a, ffn_hw *hw, char *spec_file, size_t ns
                 return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "the calibration failed");
         }
         if (ffn_hw_load(spec_file, hw, &d)) return ffn_cli_diag(&d);
-    }
-    {
         char fw[320];
         if (ffn_hw_fit_warning(hw, fw, sizeof fw)) fprintf(stderr, "ffnroof %s: %s\n", CMD, fw);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ffnroof/hist.h"
+#include "ffnroof/plan.h"
 #include "ffnroof/report.h"
 #include "ffnroof/sim.h"
 
@@ -147,6 +148,20 @@ int ffn_cmd_predict(int argc, char **argv)
     if (ffn_model_params(&model, &params))
         return ffn_cli_fail(FFN_EXIT_USAGE, CMD, "parameter count of '%s' overflows", model.name);
 
+    {
+        /* weights a device cannot hold: the times are still the arithmetic of one that did */
+        double ffn_b, other_b;
+        ffn_weight_footprint(&model, &params, run.wdtype, run.group_size, run.zero_point, run.tp,
+                             run.ep, &ffn_b, &other_b);
+        if (hw.mem_capacity_bytes > 0 && ffn_b + other_b > hw.mem_capacity_bytes)
+            fprintf(stderr,
+                    "ffnroof predict: warning: %s's weights take %.1f GB a device (%s, TP %llu x "
+                    "EP %llu), more than %s's %.1f GB: the times are those of a device that "
+                    "held them; `ffnroof plan` finds layouts that fit\n",
+                    model.name, (ffn_b + other_b) / 1e9, ffn_dtype_name(run.wdtype),
+                    (unsigned long long)run.tp, (unsigned long long)run.ep, hw.name,
+                    hw.mem_capacity_bytes / 1e9);
+    }
     static ffn_result results[2 * MAX_BATCHES];
     size_t n_res = 0;
     for (int ph = 0; ph < 2; ph++) {

@@ -200,7 +200,7 @@ Test(cli_calisa, interrupt_while_writing_finishes_the_files)
 }
 
 /* A spec whose fit is poor, or failed, still loads, and compare and bench print the warning
- * beside every prediction made with it. */
+ * beside every prediction made with it; every other command on stderr. */
 Test(cli_calisa, poor_fit_is_shown_beside_every_prediction)
 {
     char src[400], dst[400];
@@ -223,6 +223,17 @@ Test(cli_calisa, poor_fit_is_shown_beside_every_prediction)
     rc = run("", "compare --hw poor.yaml --model llama2-7b --batch 1 --format json");
     cr_assert_eq(rc, 0);
     cr_expect(strstr(cli_slurp(out_path), "\"fit_warning\"") != NULL);
+    /* predict and plan say it on stderr */
+    rc = run("", "predict --hw poor.yaml --model llama2-7b --batch 1");
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(err_path), "ffnroof predict: warning: the efficiency fit of spec") !=
+                  NULL,
+              "%s", cli_slurp(err_path));
+    rc = run("", "plan --hw poor.yaml --model llama2-7b --tp 1");
+    cr_assert_eq(rc, 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(err_path), "ffnroof plan: warning: the efficiency fit of spec") !=
+                  NULL,
+              "%s", cli_slurp(err_path));
     /* failed */
     snprintf(cmd, sizeof cmd, "cp '%s' '%s' && printf 'fit:\\n  failed: true\\n' >> '%s'", src, dst,
              dst);

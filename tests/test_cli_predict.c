@@ -568,3 +568,22 @@ Test(cli_predict, the_bound_says_where_the_prediction_differs, .init = setup, .f
     cr_expect(t512 > 0 && t513 / t512 < 1.0 + 1.0 / 512 + 0.03, "512 -> 513 tokens: %g -> %g s",
               t512, t513);
 }
+
+/* Weights one device cannot hold get a warning on stderr (the answer on stdout is the same
+ * arithmetic); a layout whose share fits gets none. */
+Test(cli_predict, weights_beyond_the_device_memory_are_warned_about, .init = setup,
+     .fini = teardown)
+{
+    cr_assert_eq(run("predict --model llama3.1-405b --hw h100-sxm --phase decode"), 0, "%s",
+                 cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(err_path),
+                     "warning: llama3.1-405b's weights take 811.7 GB a device (bf16, TP 1 x EP 1), "
+                     "more than h100-sxm's 85.5 GB") != NULL,
+              "%s", cli_slurp(err_path));
+    cr_assert_eq(run("predict --model llama3.1-405b --hw h100-sxm --phase decode --tp 8 "
+                     "--wdtype fp8"),
+                 0, "%s", cli_slurp(err_path));
+    cr_expect_str_eq(cli_slurp(err_path), "", "a layout that fits is warned about");
+    cr_assert_eq(run("predict --model llama3-8b --hw h100-sxm"), 0);
+    cr_expect_str_eq(cli_slurp(err_path), "", "llama3-8b fits one H100");
+}
