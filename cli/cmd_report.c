@@ -53,8 +53,9 @@ static void usage(FILE *fp)
     fputs("With --compare, the comparison's options, as `ffnroof compare` takes them:\n", fp);
     ffn_cli_help_words(fp, CMD,
                        (const int[]){FFN_O_MODEL, FFN_O_HW, FFN_O_SCENARIO, FFN_O_ENGINE,
-                                     FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE, FFN_O_BATCH,
-                                     FFN_O_PROMPT, FFN_O_PREFILL_BATCH, 0});
+                                     FFN_O_PHASE, FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE,
+                                     FFN_O_BATCH, FFN_O_PROMPT, FFN_O_PREFILL_BATCH, FFN_O_TP,
+                                     FFN_O_EP, FFN_O_PRICE, 0});
     fputs("  -h, --help            this help\n"
           "\n"
           "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
@@ -367,8 +368,13 @@ int ffn_cmd_report(int argc, char **argv)
                                   FFN_O_PROMPT,
                                   FFN_O_SEQ,
                                   FFN_O_PREFILL_BATCH,
+                                  FFN_O_TP,
+                                  FFN_O_EP,
+                                  FFN_O_PHASE,
+                                  FFN_O_PRICE,
                                   0};
-    while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, NULL)) != -1) {
+    while ((c = ffn_cli_getopt(CMD, argc, argv, handled, &seen, (const int[]){FFN_O_PRICE, 0})) !=
+           -1) {
         if (c == -2) return FFN_EXIT_USAGE;
         switch (c) {
         case FFN_O_NO_RENDER:

@@ -10,8 +10,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ffnroof/compare_report.h"
+#include "ffnroof/prices.h"
 #include "ffnroof/scenario.h"
 #include "vocab.h"
 
@@ -31,16 +33,17 @@ static void usage(FILE *fp, const char *cmd)
     static const char *const cc = "compare";
     ffn_cli_help_words(fp, cc,
                        (const int[]){FFN_O_MODEL, FFN_O_HW, FFN_O_SCENARIO, FFN_O_ENGINE,
-                                     FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE, FFN_O_BATCH,
-                                     FFN_O_PROMPT, FFN_O_PREFILL_BATCH, FFN_O_FORMAT, FFN_O_OUT,
-                                     0});
+                                     FFN_O_PHASE, FFN_O_DTYPE, FFN_O_WDTYPE, FFN_O_ADTYPE,
+                                     FFN_O_BATCH, FFN_O_PROMPT, FFN_O_PREFILL_BATCH, FFN_O_TP,
+                                     FFN_O_EP, FFN_O_PRICE, FFN_O_FORMAT, FFN_O_OUT, 0});
     fputs("  --plots DIR           also write latency, roofline (and moe) charts into DIR\n", fp);
     ffn_cli_help_words(fp, cc, (const int[]){FFN_O_NO_RENDER, 0});
     fputs("  -h, --help            this help\n"
           "\n"
-          "Times are per device with the whole model's FFN on it (no tensor or expert\n"
-          "parallelism); tokens/s count the FFN alone (attention excluded), so they are upper\n"
-          "bounds. Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
+          "Times are per device of the layout (--tp x --ep devices, the FFN split over them as\n"
+          "predict splits it); tokens/s count the FFN alone (attention excluded), so they are\n"
+          "upper bounds and $/M tokens lower bounds: `ffnroof plan` prices the whole step.\n"
+          "Exit codes: 0 ok, 1 failed, 2 bad usage or bad input.\n",
           fp);
 }
 
@@ -121,6 +124,42 @@ done:
     return rc;
 }
 
+/* Each device's price an hour: --price DEVICE=USD, else hw/prices.tsv's dated list price. */
+static int set_prices(const char *cmd, ffn_compare *c, const char *const *prices, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(prices[i], '=');
+        size_t k = 0;
+        if (eq)
+            while (k < c->n_dev &&
+                   (strlen(c->dev[k].hw.name) != (size_t)(eq - prices[i]) ||
+                    strncmp(c->dev[k].hw.name, prices[i], (size_t)(eq - prices[i]))))
+                k++;
+        if (!eq || k == c->n_dev)
+            return ffn_cli_usage(cmd, "--price needs DEVICE=USD for a device of --hw; got '%s'",
+                                 prices[i]);
+        int rc = ffn_cli_double(cmd, "--price", eq + 1, 1e-6, 1e6, &c->dev[k].usd_per_hour);
+        if (rc) return rc;
+        snprintf(c->dev[k].price_source, sizeof c->dev[k].price_source, "--price");
+    }
+    static ffn_price_table table;
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    if (!ffn_cli_data_dir("hw", dir, sizeof dir)) return 0;
+    snprintf(path, sizeof path, "%s/prices.tsv", dir);
+    if (access(path, R_OK) != 0) return 0;
+    ffn_diag d;
+    if (ffn_prices_load(path, &table, &d)) return ffn_cli_diag(&d);
+    for (size_t k = 0; k < c->n_dev; k++) {
+        const ffn_price *p =
+            c->dev[k].usd_per_hour > 0 ? NULL : ffn_price_find(&table, c->dev[k].hw.name);
+        if (!p) continue;
+        c->dev[k].usd_per_hour = p->usd_per_hour;
+        snprintf(c->dev[k].price_source, sizeof c->dev[k].price_source, "%s, retrieved %s",
+                 p->provider, p->retrieved);
+    }
+    return 0;
+}
+
 int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ffn_format *fmt,
                       const char **out_path, const char **plots_dir)
 {
@@ -148,6 +187,9 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
     ffn_cli_bind_word(&seen, FFN_O_SEQ, &c->run.seq);
     ffn_cli_bind_word(&seen, FFN_O_PROMPT, &c->run.seq);
     ffn_cli_bind_word(&seen, FFN_O_PREFILL_BATCH, &c->run.batch);
+    ffn_cli_bind_word(&seen, FFN_O_TP, &c->run.tp);
+    ffn_cli_bind_word(&seen, FFN_O_EP, &c->run.ep);
+    ffn_cli_bind_phases(&seen, FFN_O_PHASE, &c->phases);
     ffn_cli_bind_str(&seen, FFN_O_OUT, out_path ? out_path : &skip);
     ffn_cli_bind_flag(&seen, FFN_O_NO_RENDER, &skip_flag); /* read by the caller */
     if (report) { /* report's own options: it parsed them */
@@ -158,9 +200,18 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
         ffn_cli_bind_str(&seen, FFN_O_CALIBRATION, &skip);
         ffn_cli_bind_str(&seen, FFN_O_OUT_DIR, &skip);
     }
-    static const int handled[] = {FFN_O_FORMAT, FFN_O_PLOTS, 0};
-    while ((ch = ffn_cli_getopt(cmd, argc, argv, handled, &seen, NULL)) != -1) {
+    static const int handled[] = {FFN_O_FORMAT, FFN_O_PLOTS, FFN_O_PRICE, 0};
+    const char *prices[FFN_CMP_MAX_HW];
+    size_t n_prices = 0;
+    while ((ch = ffn_cli_getopt(cmd, argc, argv, handled, &seen, (const int[]){FFN_O_PRICE, 0})) !=
+           -1) {
         if (ch == -2) return FFN_EXIT_USAGE;
+        if (ch == FFN_O_PRICE) {
+            if (n_prices == FFN_CMP_MAX_HW)
+                return ffn_cli_usage(cmd, "--price: at most %d, one per device", FFN_CMP_MAX_HW);
+            prices[n_prices++] = optarg;
+            continue;
+        }
         if (ch == 'h') {
             usage(stdout, cmd);
             return -1;
@@ -200,6 +251,10 @@ int ffn_compare_setup(const char *cmd, int argc, char **argv, ffn_compare *c, ff
         return ffn_cli_usage(cmd, "empty comparison: give the devices with --hw A,B,...%s",
                              scenario ? " (the scenario names none)" : "");
     if ((rc = ffn_cli_load_model(cmd, c->model_path, &c->model))) return rc;
+    if (c->run.ep > 1 && !c->model.moe.n_experts)
+        return ffn_cli_usage(cmd, "--ep %llu: model '%s' has no experts",
+                             (unsigned long long)c->run.ep, c->model.name);
+    if ((rc = set_prices(cmd, c, prices, n_prices))) return rc;
     if (ffn_model_params(&c->model, &c->params))
         return ffn_cli_fail(FFN_EXIT_USAGE, cmd, "parameter count of '%s' overflows",
                             c->model.name);

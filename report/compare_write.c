@@ -24,9 +24,33 @@ static double tok_s(const ffn_result *r)
     return r->predicted_s > 0 ? tokens_of(r) / r->predicted_s : NAN;
 }
 
-static double tok_s_w(const ffn_hw *hw, const ffn_result *r)
+/* tokens/s per watt of the TDP of every device of the layout */
+static double tok_s_w(const ffn_compare *c, const ffn_hw *hw, const ffn_result *r)
 {
-    return hw->tdp_w > 0 ? tok_s(r) / hw->tdp_w : NAN;
+    return hw->tdp_w > 0 ? tok_s(r) / (hw->tdp_w * (double)ffn_compare_devices(c)) : NAN;
+}
+
+/* The FFN's dollars a million tokens on the layout's devices: a lower bound, as tokens/s are
+ * upper bounds (NAN without a price). */
+static double usd_per_mtok(const ffn_compare *c, const ffn_cmp_device *d, const ffn_result *r)
+{
+    const double t = tok_s(r);
+    if (!(d->usd_per_hour > 0) || !(t > 0)) return NAN;
+    return d->usd_per_hour * (double)ffn_compare_devices(c) / 3600.0 / t * 1e6;
+}
+
+/* whether phase ph (FFN_PHASE_*) is shown */
+static bool shown(const ffn_compare *c, ffn_phase ph)
+{
+    const unsigned m = c->phases ? c->phases : 3u;
+    return ph == FFN_PHASE_PREFILL ? (m & 1u) : (m & 2u);
+}
+
+static bool any_price(const ffn_compare *c)
+{
+    for (size_t i = 0; i < c->n_dev; i++)
+        if (c->dev[i].usd_per_hour > 0) return true;
+    return false;
 }
 
 static const char *g(char *buf, size_t n, double v)
@@ -52,7 +76,8 @@ static void json_point(ffn_json *j, const ffn_compare *c, const ffn_cmp_device *
     ffn_json_bool(j, "range_default", r->unc_default);
     ffn_json_num(j, "roofline_s", r->roofline_s);
     ffn_json_num(j, "tokens_per_s", tok_s(r));
-    ffn_json_num(j, "tokens_per_s_per_w", tok_s_w(&d->hw, r));
+    ffn_json_num(j, "tokens_per_s_per_w", tok_s_w(c, &d->hw, r));
+    ffn_json_num(j, "usd_per_mtok", usd_per_mtok(c, d, r));
     ffn_json_num(j, "intensity", r->intensity);
     ffn_json_str(j, "bound", ffn_bound_name(r->bound));
     if (r->moe_layers) {
@@ -109,6 +134,9 @@ int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
     ffn_json_str(&j, "adtype", ffn_dtype_name(c->run.adtype));
     ffn_json_u64(&j, "seq", c->run.seq);
     ffn_json_u64(&j, "prefill_batch", c->run.batch);
+    ffn_json_u64(&j, "tp", c->run.tp ? c->run.tp : 1);
+    ffn_json_u64(&j, "ep", c->run.ep ? c->run.ep : 1);
+    ffn_json_u64(&j, "devices", ffn_compare_devices(c));
     ffn_json_arr_begin(&j, "decode_batches");
     for (size_t b = 0; b < c->n_batch; b++)
         ffn_json_u64(&j, NULL, c->batch[b]);
@@ -138,16 +166,23 @@ int ffn_compare_write_json(FILE *fp, const ffn_compare *c)
             ffn_json_null(&j, "tdp_w");
         ffn_json_num(&j, "ridge_tokens", d->decode[0].ridge_tokens);
         ffn_json_num(&j, "weight_bytes", d->weight_bytes);
+        ffn_json_num(&j, "weight_bytes_per_device", d->share_bytes);
         ffn_json_bool(&j, "fits", d->fits);
+        if (d->usd_per_hour > 0) {
+            ffn_json_num(&j, "usd_per_hour", d->usd_per_hour);
+            ffn_json_str(&j, "price_source", d->price_source);
+        } else {
+            ffn_json_null(&j, "usd_per_hour");
+        }
         if (d->devices_for_weights)
             ffn_json_u64(&j, "devices_for_weights", d->devices_for_weights);
         else
             ffn_json_null(&j, "devices_for_weights");
         ffn_json_arr_begin(&j, "prefill");
-        json_point(&j, c, d, &d->prefill[0]);
+        if (shown(c, FFN_PHASE_PREFILL)) json_point(&j, c, d, &d->prefill[0]);
         ffn_json_arr_end(&j);
         ffn_json_arr_begin(&j, "decode");
-        for (size_t b = 0; b < c->n_batch; b++)
+        for (size_t b = 0; shown(c, FFN_PHASE_DECODE) && b < c->n_batch; b++)
             json_point(&j, c, d, &d->decode[b]);
         ffn_json_arr_end(&j);
         ffn_json_obj_end(&j);
@@ -167,7 +202,7 @@ static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, con
     ffn_csv_num(fp, ffn_plot_layer_latency_s(&c->model, r), 6);
     ffn_csv_num(fp, r->predicted_s, 6);
     ffn_csv_num(fp, tok_s(r), 6);
-    ffn_csv_num(fp, tok_s_w(&d->hw, r), 6);
+    ffn_csv_num(fp, tok_s_w(c, &d->hw, r), 6);
     fprintf(fp, ",%s", ffn_bound_name(r->bound));
     ffn_csv_num(fp, r->ridge_tokens, 6);
     ffn_csv_num(fp, d->weight_bytes, 6);
@@ -178,6 +213,10 @@ static void csv_row(FILE *fp, const ffn_compare *c, const ffn_cmp_device *d, con
                    m->shared_s, m->combine_s,  m->alltoall_s};
     for (int k = 0; k < 6; k++)
         ffn_csv_num(fp, r->moe_layers ? v[k] : NAN, 6);
+    fprintf(fp, ",%llu,%llu", (unsigned long long)(c->run.tp ? c->run.tp : 1),
+            (unsigned long long)(c->run.ep ? c->run.ep : 1));
+    ffn_csv_num(fp, d->usd_per_hour > 0 ? d->usd_per_hour : NAN, 6);
+    ffn_csv_num(fp, usd_per_mtok(c, d, r), 6);
     fputc('\n', fp);
 }
 
@@ -185,11 +224,11 @@ int ffn_compare_write_csv(FILE *fp, const ffn_compare *c)
 {
     fputs("model,hw,kind,phase,batch,seq,tokens,wdtype,layer_s,model_s,tokens_per_s,"
           "tokens_per_s_per_w,bound,ridge_tokens,weight_bytes,fits,devices_for_weights,router_s,"
-          "dispatch_s,expert_s,shared_s,combine_s,alltoall_s\n",
+          "dispatch_s,expert_s,shared_s,combine_s,alltoall_s,tp,ep,usd_per_hour,usd_per_mtok\n",
           fp);
     for (size_t i = 0; i < c->n_dev; i++) {
-        csv_row(fp, c, &c->dev[i], &c->dev[i].prefill[0]);
-        for (size_t b = 0; b < c->n_batch; b++)
+        if (shown(c, FFN_PHASE_PREFILL)) csv_row(fp, c, &c->dev[i], &c->dev[i].prefill[0]);
+        for (size_t b = 0; shown(c, FFN_PHASE_DECODE) && b < c->n_batch; b++)
             csv_row(fp, c, &c->dev[i], &c->dev[i].decode[b]);
     }
     return ferror(fp) ? FFN_EIO : 0;
@@ -216,44 +255,75 @@ int ffn_compare_write_table(FILE *fp, const ffn_compare *c)
     if (c->run.adtype != c->run.wdtype)
         fprintf(fp, ", activations %s", ffn_dtype_name(c->run.adtype));
     fputs(")\n", fp);
-    fprintf(fp, "        prefill %llu x %llu tokens; decode batches",
-            (unsigned long long)c->run.batch, (unsigned long long)c->run.seq);
-    for (size_t i = 0; i < c->n_batch; i++)
-        fprintf(fp, "%s%llu", i ? "," : " ", (unsigned long long)c->batch[i]);
-    fprintf(fp, "\n        FFN only, per device, no TP/EP; tokens/s are FFN upper bounds\n\n");
-    fprintf(fp, "%-16s %-4s %11s %11s %6s %8s %9s\n", "device", "kind", "peak", "memory BW", "TDP",
-            "ridge", "fits (n)");
+    if (shown(c, FFN_PHASE_PREFILL))
+        fprintf(fp, "        prefill %llu x %llu tokens", (unsigned long long)c->run.batch,
+                (unsigned long long)c->run.seq);
+    if (shown(c, FFN_PHASE_DECODE)) {
+        fprintf(fp, "%sdecode batches", shown(c, FFN_PHASE_PREFILL) ? "; " : "        ");
+        for (size_t i = 0; i < c->n_batch; i++)
+            fprintf(fp, "%s%llu", i ? "," : " ", (unsigned long long)c->batch[i]);
+    }
+    const uint64_t tp = c->run.tp ? c->run.tp : 1, ep = c->run.ep ? c->run.ep : 1;
+    if (tp * ep == 1)
+        fprintf(fp, "\n        FFN only, one device, no TP/EP; tokens/s are FFN upper bounds\n\n");
+    else
+        fprintf(fp,
+                "\n        FFN only, per device of TP %llu x EP %llu (%llu devices); tokens/s are "
+                "FFN upper bounds\n\n",
+                (unsigned long long)tp, (unsigned long long)ep,
+                (unsigned long long)ffn_compare_devices(c));
+    const bool priced = any_price(c);
+    fprintf(fp, "%-16s %-4s %11s %11s %6s %8s %9s%s\n", "device", "kind", "peak", "memory BW",
+            "TDP", "ridge", "fits (n)", priced ? "     $/h" : "");
     for (size_t i = 0; i < c->n_dev; i++) {
         const ffn_cmp_device *d = &c->dev[i];
-        fprintf(fp, "%-16.16s %-4.4s %11s %11s %6s %8s %9s\n", d->hw.name,
+        char usd[32] = "";
+        if (priced && d->usd_per_hour > 0)
+            snprintf(usd, sizeof usd, " %7.2f", d->usd_per_hour);
+        else if (priced)
+            snprintf(usd, sizeof usd, " %7s", "-");
+        fprintf(fp, "%-16.16s %-4.4s %11s %11s %6s %8s %9s%s\n", d->hw.name,
                 ffn_hw_kind_name(d->hw.kind),
                 ffn_units_str(a, sizeof a, d->decode[0].peak_flops, FFN_UNIT_FLOPS),
                 ffn_units_str(b, sizeof b, d->hw.mem_bandwidth_bps, FFN_UNIT_BPS),
                 d->hw.tdp_w > 0 ? ffn_units_str(e, sizeof e, d->hw.tdp_w, FFN_UNIT_POWER) : "-",
-                g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d));
+                g(f, sizeof f, d->decode[0].ridge_tokens), fit_text(h, sizeof h, d), usd);
     }
-    fprintf(fp, "\n%-16s %-7s %6s %10s %10s %10s %9s %-7s %s\n", "device", "phase", "batch",
-            "per layer", "model", "tokens/s", "tok/s/W", "bound", "model p10-p90");
+    fprintf(fp, "\n%-16s %-7s %6s %10s %10s %10s %9s%s %-7s %s\n", "device", "phase", "batch",
+            "per layer", "model", "tokens/s", "tok/s/W", priced ? "   $/Mtok" : "", "bound",
+            "model p10-p90");
     for (size_t i = 0; i < c->n_dev; i++) {
         const ffn_cmp_device *d = &c->dev[i];
+        bool first = true;
         for (size_t p = 0; p <= c->n_batch; p++) {
             const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
-            char rg[80], fw[320];
+            if (!shown(c, r->run.phase)) continue;
+            char rg[80], fw[320], usd[48] = "", m[32];
+            if (priced) snprintf(usd, sizeof usd, " %9s", g(m, sizeof m, usd_per_mtok(c, d, r)));
             fprintf(
-                fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s %-7s %s%s\n", p ? "" : d->hw.name,
+                fp, "%-16.16s %-7s %6llu %10s %10s %10s %9s%s %-7s %s%s\n", first ? d->hw.name : "",
                 ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
                 ffn_units_str(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
                 ffn_units_str(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
-                g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound),
+                g(f, sizeof f, tok_s_w(c, &d->hw, r)), usd, ffn_bound_name(r->bound),
                 ffn_range_text(rg, sizeof rg, r->predicted_s, r->predicted_p10_s,
                                r->predicted_p90_s, r->unc_default, true),
                 fit_warning(d, fw, sizeof fw) ? "  ! fit" : "");
+            first = false;
         }
     }
     fprintf(fp, "model p10-p90: the range of the model time (docs/model.md, \"Uncertainty\"); "
                 "* = default\n");
+    if (priced) {
+        fprintf(fp, "$/Mtok: the FFN's dollars a million tokens on the layout's devices, a lower "
+                    "bound (the FFN alone); prices:\n");
+        for (size_t i = 0; i < c->n_dev; i++)
+            if (c->dev[i].usd_per_hour > 0)
+                fprintf(fp, "  %s $%.2f/h, %s\n", c->dev[i].hw.name, c->dev[i].usd_per_hour,
+                        c->dev[i].price_source);
+    }
     print_fit_warnings(fp, c, "! fit: ");
-    if (c->model.moe.n_experts) {
+    if (c->model.moe.n_experts && shown(c, FFN_PHASE_DECODE)) {
         fprintf(fp,
                 "\none MoE layer, busiest device (decode):\n%-16s %6s %9s %9s %9s %9s %9s %9s\n",
                 "device", "batch", "router", "dispatch", "experts", "shared", "combine", "all2all");
@@ -294,17 +364,23 @@ int ffn_compare_write_markdown(FILE *fp, const ffn_compare *c)
         const ffn_cmp_device *d = &c->dev[i];
         for (size_t p = 0; p <= c->n_batch; p++) {
             const ffn_result *r = p == 0 ? &d->prefill[0] : &d->decode[p - 1];
+            if (!shown(c, r->run.phase)) continue;
             fprintf(
                 fp, "| %s | %s | %llu | %llu | %s | %s | %s | %s | %s |\n", d->hw.name,
                 ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch,
                 (unsigned long long)r->tokens,
                 ffn_units_str(a, sizeof a, ffn_plot_layer_latency_s(&c->model, r), FFN_UNIT_TIME),
                 ffn_units_str(b, sizeof b, r->predicted_s, FFN_UNIT_TIME), g(e, sizeof e, tok_s(r)),
-                g(f, sizeof f, tok_s_w(&d->hw, r)), ffn_bound_name(r->bound));
+                g(f, sizeof f, tok_s_w(c, &d->hw, r)), ffn_bound_name(r->bound));
         }
     }
     print_fit_warnings(fp, c, "\n> ");
-    if (c->model.moe.n_experts) {
+    if (ffn_compare_devices(c) > 1)
+        fprintf(fp, "\nTimes are per device of TP %llu x EP %llu (%llu devices).\n",
+                (unsigned long long)(c->run.tp ? c->run.tp : 1),
+                (unsigned long long)(c->run.ep ? c->run.ep : 1),
+                (unsigned long long)ffn_compare_devices(c));
+    if (c->model.moe.n_experts && shown(c, FFN_PHASE_DECODE)) {
         fprintf(fp, "\nOne MoE layer on the busiest device, decode:\n\n| device | batch | router | "
                     "dispatch | routed experts | shared experts | combine | all-to-all |\n"
                     "|---|---:|---:|---:|---:|---:|---:|---:|\n");

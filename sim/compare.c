@@ -14,6 +14,9 @@ int ffn_compare_predict(ffn_compare *c, size_t *failed, ffn_diag *diag)
     ffn_weight_footprint(&c->model, &c->params, c->run.wdtype, c->run.group_size, c->run.zero_point,
                          1, 1, &ffn_b, &other_b);
     const double wbytes = ffn_b + other_b;
+    ffn_weight_footprint(&c->model, &c->params, c->run.wdtype, c->run.group_size, c->run.zero_point,
+                         c->run.tp ? c->run.tp : 1, c->run.ep ? c->run.ep : 1, &ffn_b, &other_b);
+    const double share = ffn_b + other_b;
     for (size_t i = 0; i < c->n_dev; i++) {
         ffn_cmp_device *d = &c->dev[i];
         ffn_run r = c->run;
@@ -29,9 +32,15 @@ int ffn_compare_predict(ffn_compare *c, size_t *failed, ffn_diag *diag)
             if ((rc = ffn_predict(&c->model, &d->hw, &r, &d->decode[b], diag))) return rc;
         }
         d->weight_bytes = wbytes;
+        d->share_bytes = share;
         d->devices_for_weights =
             d->hw.mem_capacity_bytes > 0 ? (uint64_t)ceil(wbytes / d->hw.mem_capacity_bytes) : 0;
-        d->fits = d->devices_for_weights == 1;
+        d->fits = d->hw.mem_capacity_bytes > 0 && share <= d->hw.mem_capacity_bytes;
     }
     return 0;
+}
+
+uint64_t ffn_compare_devices(const ffn_compare *c)
+{
+    return (c->run.tp ? c->run.tp : 1) * (c->model.moe.n_experts && c->run.ep ? c->run.ep : 1);
 }

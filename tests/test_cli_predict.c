@@ -587,3 +587,40 @@ Test(cli_predict, weights_beyond_the_device_memory_are_warned_about, .init = set
     cr_assert_eq(run("predict --model llama3-8b --hw h100-sxm"), 0);
     cr_expect_str_eq(cli_slurp(err_path), "", "llama3-8b fits one H100");
 }
+
+/* compare takes plan's and predict's layout, phase and prices: its point is predict's point on
+ * the same TP x EP devices, its $/M tokens the price of those devices over its tokens/s, and
+ * --phase keeps the rows of that phase. */
+Test(cli_predict, compare_takes_the_layout_phase_and_prices, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(run("compare --model llama3-70b --hw h100-sxm --tp 4 --batch 64 --phase decode "
+                     "--price h100-sxm=2.5 --format csv"),
+                 0, "%s", cli_slurp(err_path));
+    char *csv = strdup(cli_slurp(out_path));
+    cr_expect(strstr(csv, ",prefill,") == NULL, "--phase decode shows prefill rows: %s", csv);
+    const double cmp = csv_field(csv, "llama3-70b,h100-sxm,gpu,decode,64,", 9);
+    const double tps = csv_field(csv, "llama3-70b,h100-sxm,gpu,decode,64,", 10);
+    const double usd = csv_field(csv, "llama3-70b,h100-sxm,gpu,decode,64,", 26);
+    free(csv);
+    cr_assert_eq(run("predict --model llama3-70b --hw h100-sxm --tp 4 --phase decode --batch 64 "
+                     "--format csv"),
+                 0, "%s", cli_slurp(err_path));
+    const double pred = csv_field(cli_slurp(out_path), "llama3-70b,h100-sxm,decode,64,", 17);
+    cr_expect(cmp > 0 && fabs(cmp / pred - 1) < 1e-5, "compare %g s, predict %g s", cmp, pred);
+    cr_expect(fabs(usd / (2.5 * 4 / 3600.0 / tps * 1e6) - 1) < 1e-5, "$/Mtok %g at %g tok/s", usd,
+              tps);
+    /* the table says the layout; a list price stands in without --price */
+    cr_assert_eq(run("compare --model llama3-70b --hw h100-sxm --tp 4"), 0, "%s",
+                 cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "per device of TP 4 x EP 1 (4 devices)") != NULL, "%s",
+              cli_slurp(out_path));
+    cr_expect(strstr(cli_slurp(out_path), "h100-sxm $3.90/h, Crusoe") != NULL, "%s",
+              cli_slurp(out_path));
+    /* bad input */
+    cr_expect_eq(run("compare --model llama3-70b --hw h100-sxm --ep 2"), 2);
+    cr_expect(strstr(cli_slurp(err_path), "--ep 2: model 'llama3-70b' has no experts") != NULL,
+              "%s", cli_slurp(err_path));
+    cr_expect_eq(run("compare --model llama3-70b --hw h100-sxm --price h200=3"), 2);
+    cr_expect(strstr(cli_slurp(err_path), "--price needs DEVICE=USD for a device of --hw") != NULL,
+              "%s", cli_slurp(err_path));
+}

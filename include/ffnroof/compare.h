@@ -23,15 +23,19 @@ typedef struct ffn_cmp_device {
     ffn_result prefill[FFN_CMP_MAX_BATCH];
     ffn_result decode[FFN_CMP_MAX_BATCH];
     double weight_bytes;          /* all weights of the model in wdtype */
+    double share_bytes;           /* ... of which one device of the layout (TP x EP) holds */
     uint64_t devices_for_weights; /* ceil(weights / capacity); 0 when the capacity is unknown */
-    bool fits;
+    bool fits;                    /* the layout's share fits one device */
+    double usd_per_hour;          /* one device's price; 0 when none is known */
+    char price_source[96];        /* "--price", or the list price's provider and date */
 } ffn_cmp_device;
 
 typedef struct ffn_compare {
     ffn_model model;
     char model_path[1024];
     ffn_params params;
-    ffn_run run; /* dtype, seq, ... shared by every point */
+    ffn_run run;     /* dtype, seq, tp, ep, ... shared by every point */
+    unsigned phases; /* shown: bit 0 prefill, bit 1 decode (0: both) */
     uint64_t batch[FFN_CMP_MAX_BATCH];
     size_t n_batch;
     ffn_cmp_device dev[FFN_CMP_MAX_HW];
@@ -40,8 +44,12 @@ typedef struct ffn_compare {
 } ffn_compare;
 
 /* With model, params, run, batch[] and each device's hw set: the prefill point and the decode
- * point of every batch on every device, and whether the weights fit. On an error, *failed is
- * the device that failed and diag says why (as ffn_predict). */
+ * point of every batch on every device, and whether the weights fit (one device's share of the
+ * TP x EP layout, scales included). On an error, *failed is the device that failed and diag
+ * says why (as ffn_predict). */
 int ffn_compare_predict(ffn_compare *c, size_t *failed, ffn_diag *diag);
+
+/* The devices one copy of the model runs on: TP x EP (1 without either). */
+uint64_t ffn_compare_devices(const ffn_compare *c);
 
 #endif
