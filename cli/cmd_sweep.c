@@ -37,12 +37,12 @@ static void usage(FILE *fp)
           "Flags override the scenario's `sweep:` grid (docs/formats-scenario.md).\n"
           "\n",
           fp);
-    ffn_cli_help_words(fp, CMD,
-                       (const int[]){FFN_O_SCENARIO, FFN_O_MODEL, FFN_O_HW, FFN_O_ENGINE,
-                                     FFN_O_PHASE, FFN_O_BATCH, FFN_O_PROMPT, FFN_O_TP, FFN_O_EP,
-                                     FFN_O_DTYPE, FFN_O_CHUNK, FFN_O_GROUP_SIZE, FFN_O_ZERO_POINT,
-                                     FFN_O_ACT_IO_DTYPE, FFN_O_FUSED, FFN_O_UNFUSED, FFN_O_WEIGHTS,
-                                     FFN_O_ONCHIP, 0});
+    ffn_cli_help_words(
+        fp, CMD, (const int[]){FFN_O_SCENARIO,   FFN_O_MODEL,      FFN_O_HW,           FFN_O_ENGINE,
+                               FFN_O_PHASE,      FFN_O_BATCH,      FFN_O_PROMPT,       FFN_O_TP,
+                               FFN_O_EP,         FFN_O_DTYPE,      FFN_O_KV_DTYPE,     FFN_O_CHUNK,
+                               FFN_O_GROUP_SIZE, FFN_O_ZERO_POINT, FFN_O_ACT_IO_DTYPE, FFN_O_FUSED,
+                               FFN_O_UNFUSED,    FFN_O_WEIGHTS,    FFN_O_ONCHIP,       0});
     fputs("MoE routing:\n", fp);
     ffn_cli_help_words(fp, CMD,
                        (const int[]){FFN_O_ZIPF, FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR,
@@ -152,6 +152,7 @@ int ffn_cmd_sweep(int argc, char **argv)
                                  FFN_O_GROUP_SIZE,
                                  FFN_O_ZERO_POINT,
                                  FFN_O_ACT_IO_DTYPE,
+                                 FFN_O_KV_DTYPE,
                                  FFN_O_FUSED,
                                  FFN_O_UNFUSED,
                                  FFN_O_ZIPF,
@@ -249,6 +250,13 @@ int ffn_cmd_sweep(int argc, char **argv)
         goto out;
     }
     if (V(FFN_O_ONCHIP)) o->onchip = true;
+    if (V(FFN_O_KV_DTYPE)) {
+        if ((rc = ffn_cli_dtype(CMD, "--kv-dtype", V(FFN_O_KV_DTYPE), &o->kv_dtype))) goto out;
+        if (!V(FFN_O_STEP)) {
+            rc = ffn_cli_usage(CMD, "--kv-dtype needs --step (the FFN alone has no KV cache)");
+            goto out;
+        }
+    }
     if (V(FFN_O_FORMAT)) {
         if (!strcmp(V(FFN_O_FORMAT), "json"))
             json = true;
@@ -366,6 +374,9 @@ int ffn_cmd_sweep(int argc, char **argv)
                 }
                 if (step_mode) {
                     static ffn_sweep_step ss;
+                    /* the KV cache in the activations' dtype, as plan's --dtype and --adtype
+                     * set it, unless --kv-dtype says otherwise */
+                    if (!V(FFN_O_KV_DTYPE)) o->kv_dtype = r.run.adtype;
                     int e = counted ? ffn_sweep_step_eval(&models[mi], &prm, &hws[hi], o, &r.run,
                                                           &ss, &d)
                                     : ffn_diag_set(&d, FFN_EINVAL, NULL, 0, 0,

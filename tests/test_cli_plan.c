@@ -495,34 +495,48 @@ Test(cli_plan, models_keep_the_order_given)
 }
 
 /* `sweep --step` prices what `plan` prices: the same decode point (batch 64 at the full context of
- * 1024 + 1024 tokens, TP 4) gives the same step time in both, and a batch beyond memory says it
+ * 1024 + 1024 tokens, TP 4) gives the same step time in both, with the KV cache in the same dtype
+ * (--dtype fp8 makes it fp8 in both, --kv-dtype sets it apart), and a batch beyond memory says it
  * does not fit. */
 Test(cli_plan, sweep_step_equals_plan_step)
 {
-    cr_assert_eq(run("plan --model llama3-70b --hw h100-sxm --tp 4 --max-batch 64 --prompt 1024 "
-                     "--output 1024 --format json"),
-                 0, "%s", cli_slurp(err_path));
-    const char *pj = cli_slurp(out_path);
-    const char *k = strstr(pj, "\"step_s\":");
-    cr_assert_not_null(k, "%s", pj);
-    const double plan_step = strtod(k + 9, NULL);
-    cr_assert_eq(run("sweep --model llama3-70b --hw h100-sxm --tp 4 --batch 64,4096 --seq 2048 "
-                     "--phase decode --step"),
-                 0, "%s", cli_slurp(err_path));
-    char *o = strdup(cli_slurp(out_path));
-    cr_expect(
-        strncmp(o, "model,hw,phase,batch,seq,tp,dp,ep,wdtype,adtype,step_s,step_p10_s,", 66) == 0,
-        "%s", o);
-    char *row = strchr(o, '\n') + 1, *row2 = strchr(row, '\n') + 1;
-    /* step_s is the 11th column, fits the 27th */
-    char *f = row;
-    for (int i = 0; i < 10; i++)
-        f = strchr(f, ',') + 1;
-    cr_expect_lt(fabs(strtod(f, NULL) / plan_step - 1), 1e-5, "sweep %g vs plan %g",
-                 strtod(f, NULL), plan_step);
-    cr_expect(strstr(row, ",1,0\n") != NULL, "batch 64 fits: %s", row);
-    cr_expect(strstr(row2, ",0,0\n") != NULL, "batch 4096 does not: %s", row2);
-    free(o);
+    static const char *const dtypes[] = {"", " --dtype fp8", " --dtype fp8 --kv-dtype bf16"};
+    double steps[3];
+    for (int t = 0; t < 3; t++) {
+        char args[400];
+        snprintf(args, sizeof args,
+                 "plan --model llama3-70b --hw h100-sxm --tp 4 --max-batch 64 --prompt 1024 "
+                 "--output 1024 --format json%s",
+                 dtypes[t]);
+        cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+        const char *pj = cli_slurp(out_path);
+        const char *k = strstr(pj, "\"step_s\":");
+        cr_assert_not_null(k, "%s", pj);
+        const double plan_step = strtod(k + 9, NULL);
+        snprintf(args, sizeof args,
+                 "sweep --model llama3-70b --hw h100-sxm --tp 4 --batch 64,4096 --seq 2048 "
+                 "--phase decode --step%s",
+                 dtypes[t]);
+        cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
+        char *o = strdup(cli_slurp(out_path));
+        cr_expect(strncmp(o, "model,hw,phase,batch,seq,tp,dp,ep,wdtype,adtype,step_s,step_p10_s,",
+                          66) == 0,
+                  "%s", o);
+        char *row = strchr(o, '\n') + 1, *row2 = strchr(row, '\n') + 1;
+        /* step_s is the 11th column, fits the 27th */
+        char *f = row;
+        for (int i = 0; i < 10; i++)
+            f = strchr(f, ',') + 1;
+        steps[t] = strtod(f, NULL);
+        cr_expect_lt(fabs(steps[t] / plan_step - 1), 1e-5, "%s: sweep %g vs plan %g", dtypes[t],
+                     steps[t], plan_step);
+        if (t == 0) {
+            cr_expect(strstr(row, ",1,0\n") != NULL, "batch 64 fits: %s", row);
+            cr_expect(strstr(row2, ",0,0\n") != NULL, "batch 4096 does not: %s", row2);
+        }
+        free(o);
+    }
+    cr_expect_neq(steps[1], steps[2], "the KV cache's dtype changes nothing");
 }
 
 /* --explain=DEVICE explains the plan on that device, not only the best one. */
