@@ -376,15 +376,14 @@ Test(cli_predict, zero_points_and_act_io_dtype_reach_the_model)
     cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));
     cr_assert(strcmp(a, cli_slurp(out_path)) != 0, "--act-io-dtype fp32 changed nothing");
     free(a);
-    /* the dequantisation's vector ops, the CSV's last column: W8A16 decode dequantises every
-     * weight once, 32 x (4096 x 22016 + 11008 x 4096) */
+    /* the dequantisation's vector ops, the CSV's vec_ops (27th field): W8A16 decode dequantises
+     * every weight once, 32 x (4096 x 22016 + 11008 x 4096) */
     cr_assert_eq(run("predict --model llama2-7b --hw h100-sxm --phase decode --format csv "
                      "--wdtype int8 --adtype bf16"),
                  0);
     const char *row = strchr(cli_slurp(out_path), '\n');
     cr_assert_not_null(row);
-    const char *last = strrchr(row, ',');
-    cr_assert_float_eq(strtod(last + 1, NULL), 32.0 * (4096.0 * 22016 + 11008.0 * 4096), 1e4);
+    cr_assert_float_eq(csv_field(row + 1, "", 26), 32.0 * (4096.0 * 22016 + 11008.0 * 4096), 1e4);
 }
 
 /* The README's simulator examples are what the code prints: under each "### ...`ffnroof

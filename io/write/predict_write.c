@@ -2,6 +2,7 @@
  * predict and sweep, and the JSON of one run other writers embed. The terminal table, which
  * asks the simulator how the weights are multiplied, is a view (report/predict_table.c). */
 #include "ffnroof/predict_write.h"
+#include "ffnroof/plan.h"
 #include "ffnroof/error.h"
 #include "ffnroof/json.h"
 
@@ -245,7 +246,8 @@ int ffn_write_predict_csv_header(FILE *fp)
 {
     fputs("model,hw,phase,batch,seq,tokens,wdtype,adtype,tp,ep,fused,flops,bytes,weight_bytes,"
           "intensity,bound,roofline_s,predicted_s,comm_s,ridge_tokens,activation_peak_bytes,"
-          "training_saved_bytes,experts_touched,imbalance,weights,weights_from,vec_ops\n",
+          "training_saved_bytes,experts_touched,imbalance,weights,weights_from,vec_ops,"
+          "predicted_p10_s,predicted_p90_s,range_default,fits\n",
           fp);
     return ferror(fp) ? FFN_EIO : 0;
 }
@@ -261,19 +263,33 @@ int ffn_write_predict_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, co
     if (r->moe_layers)
         snprintf(moe, sizeof moe, "%.6g,%.6g", r->moe_detail.stats.experts_touched,
                  r->moe_detail.stats.imbalance);
+    /* whether one device of the run's layout holds its share of the weights (the FFN's and
+     * the rest of the model's, scales included); empty when the capacity is unknown */
+    const char *fits = "";
+    if (hw->mem_capacity_bytes > 0) {
+        ffn_params p;
+        double ffn_b, other_b;
+        if (!ffn_model_params(m, &p)) {
+            ffn_weight_footprint(m, &p, r->run.wdtype, r->run.group_size, r->run.zero_point,
+                                 r->run.tp ? r->run.tp : 1, r->run.ep ? r->run.ep : 1, &ffn_b,
+                                 &other_b);
+            fits = ffn_b + other_b <= hw->mem_capacity_bytes ? "1" : "0";
+        }
+    }
     /* where the weights were read from: the on-chip level's name, or memory */
     const char *from =
         ffn_source_name(hw, r->weights_level > 0 ? r->weights_level - 1 : FFN_SRC_MEMORY);
     fprintf(fp,
             "%s,%s,%s,%llu,%s,%llu,%s,%s,%llu,%llu,%d,%.6e,%.6e,%.6e,%.6g,%s,%.6e,%.6e,%.6e,%s,%."
-            "6e,%.6e,%s,%s,%s,%.6e\n",
+            "6e,%.6e,%s,%s,%s,%.6e,%.6e,%.6e,%d,%s\n",
             m->name, hw->name, ffn_phase_name(r->run.phase), (unsigned long long)r->run.batch, seq,
             (unsigned long long)r->tokens, ffn_dtype_name(r->run.wdtype),
             ffn_dtype_name(r->run.adtype), (unsigned long long)r->run.tp,
             (unsigned long long)r->run.ep, r->run.fused ? 1 : 0, r->flops, r->bytes,
             r->weight_bytes, r->intensity, ffn_bound_name(r->bound), r->roofline_s, r->predicted_s,
             r->comm_s, ridge, r->mem.infer_peak_bytes, r->mem.train_model_bytes, moe,
-            ffn_weights_name(r->run.weights), from, r->vec_ops);
+            ffn_weights_name(r->run.weights), from, r->vec_ops, r->predicted_p10_s,
+            r->predicted_p90_s, r->unc_default ? 1 : 0, fits);
     return ferror(fp) ? FFN_EIO : 0;
 }
 
