@@ -352,6 +352,8 @@ int ffn_cli_run_dtypes(const char *cmd, const ffn_cli_seen *seen, ffn_dtype dt, 
 /* A request of `tokens` (prompt + output) no model of the n takes: exit 2, naming the model and
  * its context; 0 when every model's context holds it or is unknown. */
 int ffn_cli_check_context(const char *cmd, const ffn_model *models, size_t n, double tokens);
+/* An SLO time (--tpot, --ttft): in (0, 1 h], e.g. 50ms or 2s; one message for every command. */
+int ffn_cli_slo_time(const char *cmd, const char *opt, const char *s, double *out);
 /* --reserve SIZE (bytes, 0 .. 1e15). */
 int ffn_cli_reserve(const char *cmd, const char *s, double *out);
 /* Every --price DEVICE=USD into the scenario's price of that device. */

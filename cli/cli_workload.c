@@ -124,3 +124,11 @@ int ffn_cli_check_context(const char *cmd, const ffn_model *models, size_t n, do
                                 tokens, models[i].name, (unsigned long long)models[i].context);
     return 0;
 }
+
+int ffn_cli_slo_time(const char *cmd, const char *opt, const char *s, double *out)
+{
+    char why[160];
+    if (ffn_units_parse(s, FFN_UNIT_TIME, out, why, sizeof why) || !(*out > 0 && *out <= 3600))
+        return ffn_cli_usage(cmd, "%s needs a time in (0, 1 h], e.g. 50ms or 2s; got '%s'", opt, s);
+    return 0;
+}

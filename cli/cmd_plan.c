@@ -88,16 +88,6 @@ static void usage(FILE *fp)
           fp);
 }
 
-static int time_opt(const char *opt, const char *s, double *out)
-{
-    char why[160];
-    if (ffn_units_parse(s, FFN_UNIT_TIME, out, why, sizeof why))
-        return ffn_cli_usage(CMD, "%s: %s (e.g. 50ms, 2s)", opt, why);
-    if (!(*out > 0 && *out <= 3600))
-        return ffn_cli_usage(CMD, "%s must be in (0, 1 h], got '%s'", opt, s);
-    return 0;
-}
-
 static int degree_list(int opt, const char *s, uint64_t *out, size_t *n)
 {
     return ffn_cli_word_list(CMD, opt, s, out, FFN_PLAN_MAX_DEGREES, n);
@@ -200,8 +190,8 @@ int ffn_cmd_plan(int argc, char **argv)
     if ((rc = ffn_cli_plan_dtypes(CMD, V(FFN_O_DTYPE), V(FFN_O_WDTYPE), V(FFN_O_ADTYPE),
                                   V(FFN_O_KV_DTYPE), o)))
         goto out;
-    if ((V(FFN_O_TPOT) && (rc = time_opt("--tpot", V(FFN_O_TPOT), &o->tpot_s))) ||
-        (V(FFN_O_TTFT) && (rc = time_opt("--ttft", V(FFN_O_TTFT), &o->ttft_s))) ||
+    if ((V(FFN_O_TPOT) && (rc = ffn_cli_slo_time(CMD, "--tpot", V(FFN_O_TPOT), &o->tpot_s))) ||
+        (V(FFN_O_TTFT) && (rc = ffn_cli_slo_time(CMD, "--ttft", V(FFN_O_TTFT), &o->ttft_s))) ||
         (V(FFN_O_TP) && (rc = degree_list(FFN_O_TP, V(FFN_O_TP), o->tp, &o->n_tp))) ||
         (V(FFN_O_DP) && (rc = degree_list(FFN_O_DP, V(FFN_O_DP), o->dp, &o->n_dp))) ||
         (V(FFN_O_EP) && (rc = degree_list(FFN_O_EP, V(FFN_O_EP), o->ep, &o->n_ep))) ||

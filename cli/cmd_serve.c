@@ -166,6 +166,7 @@ int ffn_cmd_serve(int argc, char **argv)
                                  FFN_O_RESERVE,
                                  FFN_O_PRICE,
                                  FFN_O_USER_TPS,
+                                 FFN_O_TTFT,
                                  FFN_O_ALL,
                                  FFN_O_FORMAT,
                                  FFN_O_CHART,
@@ -265,15 +266,8 @@ int ffn_cmd_serve(int argc, char **argv)
         (V(FFN_O_PP) && (rc = ffn_cli_word_list(CMD, FFN_O_PP, V(FFN_O_PP), po->pp,
                                                 FFN_PLAN_MAX_DEGREES, &po->n_pp))))
         goto out;
-    if (V(FFN_O_TTFT)) {
-        char why[160];
-        if (ffn_units_parse(V(FFN_O_TTFT), FFN_UNIT_TIME, &po->ttft_s, why, sizeof why) ||
-            !(po->ttft_s > 0 && po->ttft_s <= 3600)) {
-            rc = ffn_cli_usage(CMD, "--ttft needs a time in (0, 1 h], e.g. 2s; got '%s'",
-                               V(FFN_O_TTFT));
-            goto out;
-        }
-    }
+    if (V(FFN_O_TTFT) && (rc = ffn_cli_slo_time(CMD, "--ttft", V(FFN_O_TTFT), &po->ttft_s)))
+        goto out;
     double overhead = NAN, seq_overhead = NAN;
     if (V(FFN_O_SEQ_OVERHEAD)) {
         char why[160];

@@ -121,6 +121,33 @@ Test(cli_vocab, a_command_that_does_not_take_a_word_refuses_it, .init = setup, .
         }
 }
 
+/* Each command the vocabulary lists for a word takes it: given a value it refuses (past a count's
+ * range, a name nothing has), it says what is wrong with the value, not that the option is
+ * unknown. */
+Test(cli_vocab, a_command_that_takes_a_word_accepts_it, .init = setup, .fini = teardown)
+{
+    size_t n;
+    const ffn_cli_word *w = ffn_cli_words(&n);
+    char args[640], opt[320], unknown[96];
+    for (size_t i = 0; i < n; i++) {
+        if (w[i].kind == FFN_WORD_FLAG) continue; /* a flag alone would run the command */
+        const char *name = ffn_cli_opt_name(w[i].opt);
+        for (size_t c = 0; c < N_CMDS; c++) {
+            if (!ffn_cli_word_takes(&w[i], cmds[c].cmd) || strstr(cmds[c].base, name)) continue;
+            /* a text value is a path in the test's own folder: --out and --out-dir may write */
+            if (w[i].kind == FFN_WORD_TEXT)
+                snprintf(opt, sizeof opt, "--%s %s/no-such-value", name, dir);
+            else
+                snprintf(opt, sizeof opt, "--%s -1", name);
+            line(c, opt, args, sizeof args);
+            run(args);
+            snprintf(unknown, sizeof unknown, "unknown option '--%s'", name);
+            cr_expect(strstr(cli_slurp(err_path), unknown) == NULL, "%s: %s", args,
+                      cli_slurp(err_path));
+        }
+    }
+}
+
 /* Past the word's upper bound every command says the same thing, in one error style. */
 Test(cli_vocab, a_value_out_of_range_gets_one_message, .init = setup, .fini = teardown)
 {
@@ -241,4 +268,20 @@ Test(cli_vocab, help_options_prints_the_vocabulary, .init = setup, .fini = teard
     cr_assert_eq(run("help options"), 0, "%s", cli_slurp(err_path));
     cr_expect(strstr(cli_slurp(out_path), "| `--prompt`, `--seq` | N |") != NULL, "%s",
               cli_slurp(out_path));
+}
+
+/* A time out of an SLO's range gets one message in plan and serve. */
+Test(cli_vocab, an_slo_time_out_of_range_gets_one_message, .init = setup, .fini = teardown)
+{
+    static const char *const cmd[] = {"plan", "serve"};
+    for (int i = 0; i < 2; i++) {
+        char args[256], want[256];
+        snprintf(args, sizeof args, "%s --hw h100-sxm --model llama3-8b --ttft 2h", cmd[i]);
+        cr_expect_eq(run(args), 2, "%s", args);
+        snprintf(want, sizeof want,
+                 "ffnroof %s: --ttft needs a time in (0, 1 h], e.g. 50ms or 2s; got '2h'\n"
+                 "Try 'ffnroof %s --help'.\n",
+                 cmd[i], cmd[i]);
+        cr_expect_str_eq(cli_slurp(err_path), want, "%s", args);
+    }
 }
