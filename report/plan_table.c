@@ -176,7 +176,13 @@ void ffn_plan_write_table(FILE *fp, const ffn_scenario *sc, const ffn_plan_opts 
         }
         const ffn_plan_layout *L = shown(p);
         if (!L) {
-            fprintf(fp, "%2s %-13s no layout is possible (see --all)\n", "-", p->hw->name);
+            /* every layout is impossible: the first one's reason, then (--all) every one */
+            fprintf(fp, "%2s %-13s no layout is possible%s\n", "-", p->hw->name,
+                    p->plan->n_layouts && p->plan->layouts[0].why[0] ? "; e.g." : "");
+            if (p->plan->n_layouts && p->plan->layouts[0].why[0])
+                wrap(fp, p->plan->layouts[0].why, 5, 80);
+            for (size_t k = 0; all && k < p->plan->n_layouts; k++)
+                table_row(fp, 0, p->hw, &p->plan->layouts[k]);
             continue;
         }
         table_row(fp, L->feasible ? p->rank : 0, p->hw, L);

@@ -547,3 +547,19 @@ Test(cli_plan, explain_a_chosen_device)
     cr_expect(strstr(cli_slurp(err_path), "--explain=b200: no such device"), "%s",
               cli_slurp(err_path));
 }
+
+/* A device whose spec has a network spreads a replica over nodes (L40S: 8 a node, EFA between
+ * them); one without refuses it and says why, in the table as in the JSON. */
+Test(cli_plan, a_replica_over_nodes_needs_a_network)
+{
+    cr_assert_eq(run("plan --model llama3-70b --hw l40s,h100-pcie --tp 8 --pp 2"), 0, "%s",
+                 cli_slurp(err_path));
+    const char *o = cli_slurp(out_path);
+    cr_expect(strstr(o, " 1 l40s          TP8/PP2       16 ") != NULL, "%s", o);
+    cr_expect(strstr(o, "- h100-pcie     no layout is possible; e.g.\n") != NULL, "%s", o);
+    cr_expect(strstr(o, "TP 8 spans more than the 2 devices of a node") != NULL, "%s", o);
+    cr_assert_eq(run("plan --model llama3-70b --hw h100-pcie --tp 2 --pp 2 --format json"), 0);
+    cr_expect(strstr(cli_slurp(out_path),
+                     "h100-pcie has no network across nodes (network: in its spec)") != NULL,
+              "%s", cli_slurp(out_path));
+}
