@@ -25,6 +25,24 @@ declare -A table=(
   [sglang]=data/calib/aic-h100_sxm_gemm_sglang_0.5.14_gemm.tsv.gz
   [trtllm]=data/calib/aic-h100_sxm_gemm_trtllm_1.3.0rc20_gemm.tsv.gz
 )
+# An engine's own kernel rules for a format, fitted under and written to its profile: the
+# block-scaled fp8 GEMMs of SGLang (its Triton w8a8_block_fp8_matmul, one program per output
+# tile over all of K, and DeepGEMM, persistent with K whole) and of TensorRT-LLM (its
+# fp8_blockscale_gemm, DeepGEMM's Hopper kernel) never split or stream K: `whole`
+declare -A kernels=(
+  [sglang:fp8-block]="[{whole: true}]"
+  [trtllm:fp8-block]="[{whole: true}]"
+)
+# with_rules SPEC DTYPE RULES OUT: the spec with RULES as its DTYPE's kernels_by_dtype
+with_rules() {
+  python3 - "$@" <<'PY'
+import sys
+src, dt, rules, out = sys.argv[1:5]
+s = open(src).read()
+s = s.replace("\nefficiency:\n", "\nefficiency:\n  kernels_by_dtype:\n    %s: %s\n" % (dt, rules), 1)
+open(out, "w").write(s)
+PY
+}
 # value SPEC SECTION DTYPE [FIELD]: a number from a written spec (4 significant digits, s)
 value() {
   python3 - "$@" <<'PY'
@@ -113,11 +131,20 @@ for eng in sglang trtllm; do
   echo "    (n, k >= 256), per format: ffnroof fit --dtype D --fit util,gemv-dt,quant-row,launch-dt,hold-max,l1;"
   echo "    compute and memory are the ratios of the fitted utilisation (gamma) and one-row fraction"
   echo "    to the spec's, launch and quant_row the fitted costs; the spec's kernel rules (vLLM's"
-  echo "    dispatch) left out: this engine's kernels take the best of the device's tiles."
+  echo "    dispatch) left out: this engine's kernels take the best of the device's tiles, or the"
+  echo "    format's own rules where the profile has them (kernels:, fitted under them): block-scaled"
+  echo "    fp8 with K whole, neither split nor streamed, as SGLang's Triton and DeepGEMM kernels"
+  echo "    (sgl-project/sglang python/sglang/srt/layers/quantization/fp8_kernel.py) and TensorRT-LLM's"
+  echo "    fp8_blockscale_gemm (DeepGEMM's Hopper design) run it."
   echo "  by_dtype:"
   for dt in fp8 fp8-block; do
     out=$tmp/$eng-$dt.yaml
-    "$bin" fit --hw "$nobase" --data "${table[$eng]}" --dtype "$dt" \
+    spec=$nobase rules=${kernels[$eng:$dt]:-}
+    if [ -n "$rules" ]; then
+      spec=$tmp/$eng-$dt-rules.yaml
+      with_rules "$nobase" "$dt" "$rules" "$spec"
+    fi
+    "$bin" fit --hw "$spec" --data "${table[$eng]}" --dtype "$dt" \
       --fit util,gemv-dt,quant-row,launch-dt,hold-max,l1 --out "$out" >"$tmp/$eng-$dt.log"
     g0=$(value "$base" util_by_dtype "$dt" gamma)
     g1=$(value "$out" util_by_dtype "$dt" gamma)
@@ -125,7 +152,7 @@ for eng in sglang trtllm; do
     m1=$(gemv_of "$out" "$dt")
     l1=$(value "$out" launch_by_dtype "$dt")
     q1=$(value "$out" quant_row_by_dtype "$dt")
-    echo "    $dt: {compute: $(ratio "$g1" "$g0"), memory: $(ratio "$m1" "$m0"), launch: $(us "$l1"), quant_row: $(ns "$q1")}"
+    echo "    $dt: {compute: $(ratio "$g1" "$g0"), memory: $(ratio "$m1" "$m0"), launch: $(us "$l1"), quant_row: $(ns "$q1")${rules:+, kernels: $rules}}"
     grep -E "^$dt +\(all\)" "$tmp/$eng-$dt.log" | head -1 |
       awk -v e="$eng" '{printf "    # %s %s: %s rows, median %s, p90 %s after the fit\n", e, $1, $3, $4, $5}'
   done

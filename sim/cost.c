@@ -315,7 +315,7 @@ static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
         if ((!rl->r[i].m_max || m <= rl->r[i].m_max) && (!rl->r[i].n_max || n <= rl->r[i].n_max))
             r = &rl->r[i];
     if (rl && rl->n > 0 && !r) r = &rl->r[rl->n - 1];
-    if (r && r->kind != FFN_RULE_BEST) {
+    if (r && r->kind != FFN_RULE_BEST && r->kind != FFN_RULE_WHOLE) {
         uint64_t tm = r->tm, tn = r->tn;
         if (r->kind == FFN_RULE_WAVES) {
             /* DeepGEMM's pick: the fewest waves, then the fullest last wave, then the smallest
@@ -338,6 +338,7 @@ static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
         /* persistent: a unit's next tile's loads overlap its last tile's epilogue */
         return e->block_s + (double)ceil_div(tiles, units) * (double)ceil_div(k, r->tk) * step;
     }
+    const bool whole = r && r->kind == FFN_RULE_WHOLE;
     const unsigned bits = ffn_dtype_bits(cdt) ? ffn_dtype_bits(cdt) : 16;
     const uint64_t kd = 1024 / bits ? 1024 / bits : 1;
     const uint64_t steps = ceil_div(k, kd);
@@ -361,6 +362,10 @@ static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, u
         const double even = (double)tiles * (double)steps * step / (double)units;
         if (even >= best) continue;
         double t = (double)ceil_div(tiles, units) * (e->block_s + (double)steps * step);
+        if (whole) { /* K whole: a block per output tile, no split, no stream */
+            if (t < best) best = t;
+            continue;
+        }
         for (size_t j = 0; j < sizeof splits / sizeof *splits && t > even + e->fixup_s; j++) {
             const unsigned sp = splits[j];
             if (k / sp < 256) break;

@@ -283,6 +283,7 @@ static const bad_case bad_cases[] = {
     {"kernel_rule_two_kinds.yaml", FFN_ESCHEMA, 17, 9, "one of 'tile"},
     {"kernel_rule_waves_no_depth.yaml", FFN_ESCHEMA, 17, 17, "missing key 'depth'"},
     {"kernel_rule_best_false.yaml", FFN_ESCHEMA, 17, 23, "'best' can only be true"},
+    {"kernel_rule_whole_false.yaml", FFN_ESCHEMA, 17, 24, "'whole' can only be true"},
     {"zero_tile.yaml", FFN_ERANGE, 14, 24, "'tiles rows' = 0 is out of range"},
     {"tile_not_pair.yaml", FFN_ESCHEMA, 14, 11, "pair [rows, cols]"},
     {"zero_compute_max.yaml", FFN_ERANGE, 14, 16, "'compute_max' must be greater than 0"},
@@ -432,9 +433,10 @@ static void fill_awkward(ffn_hw *hw)
     hw->eff.block_s = 1.25e-6;
     hw->eff.fixup_s = 3.375e-6;
     ffn_kernel_rules *kr = &hw->eff.rules_dt[FFN_DT_FP8];
-    kr->n = 3;
+    kr->n = 4;
     kr->r[0] = (ffn_kernel_rule){.m_max = 16, .n_max = 1280, .tm = 16, .tn = 64, .tk = 256};
     kr->r[1] = (ffn_kernel_rule){.m_max = 64, .kind = FFN_RULE_BEST};
+    kr->r[3] = (ffn_kernel_rule){.n_max = 512, .kind = FFN_RULE_WHOLE};
     kr->r[2] = (ffn_kernel_rule){.kind = FFN_RULE_WAVES,
                                  .rows = {64, 128, 256},
                                  .n_rows = 3,

@@ -320,6 +320,17 @@ Test(sim, tile_pipeline)
     /* the `best` rule before it: what no rule gives (the first case above) */
     close_rel(ffn_predict_gemm_s(&hw, 64, 128, 128, 1, 2.0 * 64 * 128 * 128, 0, FFN_DT_BF16), 3e-6,
               1e-9);
+    /* `whole`: the best tile with K whole, a block per output tile: 64 x 64 x 1024 is one tile
+     * of 16 steps on one of the two units, 1 + 16 us, where K split in 2 gave 9.5 us */
+    hw.peak_flops[FFN_DT_FP16] = hw.peak_flops[FFN_DT_BF16];
+    ffn_kernel_rules *h = &hw.eff.rules_dt[FFN_DT_FP16];
+    h->n = 1;
+    h->r[0] = (ffn_kernel_rule){.kind = FFN_RULE_WHOLE};
+    close_rel(ffn_predict_gemm_s(&hw, 64, 64, 1024, 1, 2.0 * 64 * 64 * 1024, 0, FFN_DT_FP16), 17e-6,
+              1e-9);
+    h->n = 0;
+    close_rel(ffn_predict_gemm_s(&hw, 64, 64, 1024, 1, 2.0 * 64 * 64 * 1024, 0, FFN_DT_FP16),
+              9.5e-6, 1e-9);
     /* the memory term still bounds it: at a bandwidth that makes the bytes take 40 us (p = 0: max)
      */
     hw.mem_bandwidth_bps = 1e6 / 40e-6;

@@ -133,8 +133,16 @@ typedef struct ffn_tileset {
  *    2 col_step, .. col_max): the fewest waves over the units, then the fullest last wave, then the
  *    smallest tile (DeepGEMM's heuristic);
  *  - FFN_RULE_BEST: on the best of the device's tiles, K split or streamed where faster (what a
- *    GEMM without rules gets). */
-typedef enum ffn_rule_kind { FFN_RULE_TILE, FFN_RULE_WAVES, FFN_RULE_BEST } ffn_rule_kind;
+ *    GEMM without rules gets);
+ *  - FFN_RULE_WHOLE: on the best of the device's tiles with K whole, neither split nor
+ *    streamed (kernels that launch one block per output tile over all of K, as the Triton and
+ *    DeepGEMM-style block-scaled fp8 GEMMs do). */
+typedef enum ffn_rule_kind {
+    FFN_RULE_TILE,
+    FFN_RULE_WAVES,
+    FFN_RULE_BEST,
+    FFN_RULE_WHOLE
+} ffn_rule_kind;
 
 #define FFN_RULE_MAX_ROWS 4
 

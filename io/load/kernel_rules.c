@@ -58,7 +58,7 @@ static int load_waves(ffn_ydoc *y, yaml_node_t *w, ffn_kernel_rule *k)
 
 int ffn_y_kernel_rules(ffn_ydoc *y, yaml_node_t *seq, const char *what, ffn_kernel_rules *out)
 {
-    static const char *const keys[] = {"m", "n", "tile", "waves", "best", NULL};
+    static const char *const keys[] = {"m", "n", "tile", "waves", "best", "whole", NULL};
     memset(out, 0, sizeof *out);
     int rc = ffn_y_expect_seq(y, seq, what);
     for (yaml_node_item_t *it = seq ? seq->data.sequence.items.start : NULL;
@@ -79,11 +79,11 @@ int ffn_y_kernel_rules(ffn_ydoc *y, yaml_node_t *seq, const char *what, ffn_kern
         k->n_max = (uint32_t)v;
         if (rc) break;
         yaml_node_t *t = ffn_y_get(y, r, "tile", NULL), *w = ffn_y_get(y, r, "waves", NULL);
-        yaml_node_t *b = ffn_y_get(y, r, "best", NULL);
-        if (!!t + !!w + !!b != 1) {
+        yaml_node_t *b = ffn_y_get(y, r, "best", NULL), *wh = ffn_y_get(y, r, "whole", NULL);
+        if (!!t + !!w + !!b + !!wh != 1) {
             rc = ffn_y_error(y, r, FFN_ESCHEMA,
                              "each rule needs one of 'tile: [rows, cols, depth]', 'waves: {rows, "
-                             "cols, depth}' or 'best: true'");
+                             "cols, depth}', 'best: true' or 'whole: true'");
             break;
         }
         if (t) {
@@ -100,12 +100,13 @@ int ffn_y_kernel_rules(ffn_ydoc *y, yaml_node_t *seq, const char *what, ffn_kern
             k->kind = FFN_RULE_WAVES;
             rc = load_waves(y, w, k);
         } else {
-            k->kind = FFN_RULE_BEST;
+            const char *key = b ? "best" : "whole";
+            k->kind = b ? FFN_RULE_BEST : FFN_RULE_WHOLE;
             bool yes = false;
-            rc = ffn_y_bool(y, r, "best", true, &yes);
+            rc = ffn_y_bool(y, r, key, true, &yes);
             if (!rc && !yes)
-                rc = ffn_y_error(y, b, FFN_ESCHEMA,
-                                 "'best' can only be true (leave the rule out otherwise)");
+                rc = ffn_y_error(y, b ? b : wh, FFN_ESCHEMA,
+                                 "'%s' can only be true (leave the rule out otherwise)", key);
         }
         if (!rc) out->n++;
     }

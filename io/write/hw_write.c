@@ -202,7 +202,7 @@ static void put_kernel_rule(FILE *f, const ffn_kernel_rule *r)
             fprintf(f, "%s%u", j ? ", " : "", r->rows[j]);
         fprintf(f, "], cols: [%u, %u], depth: %u}}", r->col_step, r->col_max, r->tk);
     } else {
-        fputs("best: true}", f);
+        fputs(r->kind == FFN_RULE_WHOLE ? "whole: true}" : "best: true}", f);
     }
 }
 
