@@ -25,9 +25,10 @@ static void usage(FILE *fp, const char *cmd)
             "\n"
             "One model on several devices (GPUs, accelerators, CPUs, calibrated hosts) side by\n"
             "side: FFN latency per layer and for the whole model in prefill and decode, FFN\n"
-            "tokens/s and tokens/s per watt of TDP, the ridge point, whether the weights fit\n"
-            "on one device (else how many they need) and, for MoE models, where a layer's\n"
-            "time goes.\n"
+            "tokens/s and tokens/s per watt of TDP, the ridge point, whether a device's share\n"
+            "of the weights fits (and how many devices they need), $/h and the FFN's $ per\n"
+            "million tokens where a price is known, and, for MoE models, where a layer's time\n"
+            "goes.\n"
             "\n",
             cmd, cmd);
     static const char *const cc = "compare";
