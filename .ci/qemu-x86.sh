@@ -22,7 +22,8 @@
 #  - moe/imbalance_one_when_balanced_and_grows_with_skew (routes 10^7 tokens: 5 s natively, over
 #    its limit under TCG; sim/ code without an ISA path).
 #  - test_cli_badinput (loader refusals of 64 MiB inputs: io/ code without an ISA path; over its
-#    900 s limit under TCG).
+#    900 s limit under TCG) and test_cli_vocab (some 600 runs of the CLI to check how each
+#    command parses its options: cli/ code without an ISA path; over its limit under TCG).
 #  - qemu64 (the slowest to emulate for the kernels) leaves out the CLI suites but
 #    test_cli_profiler: they run the simulator and loaders through the CLI, code without an ISA
 #    path that Haswell runs; the sim/io suites stay, since glibc picks other libm and string
@@ -47,8 +48,8 @@ skip_all="kernels/matches_reference_every_activation_and_shape"
 skip_all+="|moe/imbalance_one_when_balanced_and_grows_with_skew"
 skip_haswell="$skip_all|peers/onednn_fp32_matches_reference"
 skip_qemu64="$skip_all"
-suites_haswell="^test_cli_badinput$"
-suites_qemu64="^test_cli_(badinput|predict|plan|report|faults)$"
+suites_haswell="^test_cli_(badinput|vocab)$"
+suites_qemu64="^test_cli_(badinput|predict|plan|report|faults|vocab)$"
 
 scripts/deps.sh test
 qemu=$(command -v qemu-x86_64) || {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -126,6 +127,12 @@ Test(cli_vocab, a_command_that_does_not_take_a_word_refuses_it, .init = setup, .
  * unknown. */
 Test(cli_vocab, a_command_that_takes_a_word_accepts_it, .init = setup, .fini = teardown)
 {
+    char plain[300];
+    snprintf(plain, sizeof plain, "%s/plain", dir);
+    cr_assert(mkdir(dir, 0755) == 0, "%s", dir);
+    FILE *pf = fopen(plain, "w");
+    cr_assert_not_null(pf);
+    fclose(pf);
     size_t n;
     const ffn_cli_word *w = ffn_cli_words(&n);
     char args[640], opt[320], unknown[96];
@@ -134,9 +141,10 @@ Test(cli_vocab, a_command_that_takes_a_word_accepts_it, .init = setup, .fini = t
         const char *name = ffn_cli_opt_name(w[i].opt);
         for (size_t c = 0; c < N_CMDS; c++) {
             if (!ffn_cli_word_takes(&w[i], cmds[c].cmd) || strstr(cmds[c].base, name)) continue;
-            /* a text value is a path in the test's own folder: --out and --out-dir may write */
+            /* a text value is a path below a plain file: no name, file or folder, and nothing
+             * (--out, --out-dir) can be written there, so every command stops at it */
             if (w[i].kind == FFN_WORD_TEXT)
-                snprintf(opt, sizeof opt, "--%s %s/no-such-value", name, dir);
+                snprintf(opt, sizeof opt, "--%s %s/plain/no-such-value", name, dir);
             else
                 snprintf(opt, sizeof opt, "--%s -1", name);
             line(c, opt, args, sizeof args);
