@@ -20,6 +20,7 @@
 #include "ffnroof/fitdata.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/json.h"
+#include "ffnroof/engine.h"
 #include "ffnroof/moe_fused.h"
 #include "ffnroof/sort.h"
 #include "ffnroof/hw_write.h"
@@ -357,6 +358,10 @@ typedef struct rows {
     uint8_t *dt;
     uint16_t *kernel;
     double *err;
+    /* MoE rows: each row's range (measured / predicted, its kernel family's) and the family
+     * that priced it (-1: the model's defaults); NULL for GEMM rows (the spec's range) */
+    double *lo, *hi;
+    int8_t *set;
 } rows;
 
 static void rows_free(rows *r)
@@ -365,6 +370,9 @@ static void rows_free(rows *r)
     free(r->dt);
     free(r->kernel);
     free(r->err);
+    free(r->lo);
+    free(r->hi);
+    free(r->set);
     memset(r, 0, sizeof *r);
 }
 
@@ -558,7 +566,11 @@ static summary summarize(const ffn_hw *hw, const rows *r, int dt, int k, double 
         scratch[m++] = fabs(e);
         const double ratio = 1.0 / (1.0 + e);
         double p10, p90;
-        ffn_hw_unc_range_dt(hw, (ffn_dtype)(r->dt[i] / FFN_DT_COUNT), &p10, &p90);
+        if (r->lo) {
+            p10 = r->lo[i];
+            p90 = r->hi[i];
+        } else
+            ffn_hw_unc_range_dt(hw, (ffn_dtype)(r->dt[i] / FFN_DT_COUNT), &p10, &p90);
         in += ratio >= p10 && ratio <= p90;
     }
     s.rows = m;
@@ -658,7 +670,7 @@ static void json_summaries(ffn_json *j, const summary *s, size_t n)
     ffn_json_arr_end(j);
 }
 
-static void print_summaries(const ffn_hw *hw, const summary *s, size_t n)
+static void print_summaries(const ffn_hw *hw, const summary *s, size_t n, bool moe)
 {
     double p10, p90;
     ffn_hw_unc_range(hw, &p10, &p90);
@@ -673,9 +685,13 @@ static void print_summaries(const ffn_hw *hw, const summary *s, size_t n)
         if (s[i].refused) printf("  (%zu rows not predicted)", s[i].refused);
         putchar('\n');
     }
-    printf("|e| = |predicted/measured - 1|; in p10-p90: measured within [%.3f, %.3f] x predicted, "
-           "the spec's range (a dtype's own where the spec has one)\n",
-           p10, p90);
+    if (moe)
+        printf("|e| = |predicted/measured - 1|; in p10-p90: measured within the range of the "
+               "row's kernel family (above) x predicted\n");
+    else
+        printf("|e| = |predicted/measured - 1|; in p10-p90: measured within [%.3f, %.3f] x "
+               "predicted, the spec's range (a dtype's own where the spec has one)\n",
+               p10, p90);
 }
 
 static void table_header(const fit_args *a, const ffn_hw *hw, const ffn_aic_table *t, size_t n_sel,
@@ -755,7 +771,7 @@ static int report_gemm(const fit_args *a, const ffn_hw *hw, const ffn_aic_table 
     table_header(a, hw, t, r->n, n_fit);
     print_eff(hw, a->check, r->n);
     if (a->points) list_gemm(t, r, sel);
-    print_summaries(hw, s, ns);
+    print_summaries(hw, s, ns, t->op == FFN_AIC_MOE);
     warn_poor(all);
     if (a->out_path) printf("wrote %s\n", a->out_path);
     free(s);
@@ -797,19 +813,70 @@ static int run_gemm_table(const fit_args *a, ffn_hw *hw, ffn_aic_table *t)
 /* ---- MoE tables: checked against the fused-MoE predictor ------------------------------------ */
 
 /* Predict the selected MoE rows (r->err: predicted/measured - 1; NAN for a row the predictor
- * refuses). A kernel named "...nongated..." (TRT-LLM's) runs experts without a gate. */
-static void check_moe(const ffn_hw *hw, const ffn_aic_table *t, rows *r)
+ * refuses) with the engine's fused-MoE kernel families (engines.yaml `moe:`), each row by its
+ * kernel's name and weight format; a row no family covers takes the model's defaults and the
+ * spec's range. A kernel named "...nongated..." (TRT-LLM's) runs experts without a gate. */
+static int check_moe(const ffn_hw *hw, const ffn_aic_table *t, const ffn_engine_profile *prof,
+                     rows *r)
 {
+    r->lo = malloc((r->n ? r->n : 1) * sizeof *r->lo);
+    r->hi = malloc((r->n ? r->n : 1) * sizeof *r->hi);
+    r->set = malloc(r->n ? r->n : 1);
+    if (!r->lo || !r->hi || !r->set) return ffn_cli_fail(FFN_EXIT_FAIL, CMD, "out of memory");
     ffn_moe_fused_opts o;
     ffn_moe_fused_opts_default(&o);
-    o.engine = t->engine;
+    o.engine = prof->engine;
     for (size_t i = 0; i < r->n; i++) {
         const ffn_aic_moe *row = &t->moe[r->ix[i]];
-        o.nongated = strstr(t->kernels[row->kernel], "nongated") != NULL;
+        const char *kname = t->kernels[row->kernel];
+        const ffn_engine_moe *m =
+            ffn_engine_moe_on(prof, hw, kname, row->wdtype, &r->lo[i], &r->hi[i]);
+        o.nongated = strstr(kname, "nongated") != NULL;
+        o.params = m ? &m->params : NULL;
+        r->set[i] = m ? (int8_t)(m - prof->moe) : -1;
+        if (!m) ffn_hw_unc_range_dt(hw, row->wdtype, &r->lo[i], &r->hi[i]);
         ffn_moe_fused_cost c;
         r->err[i] = ffn_moe_fused_predict(hw, row, &o, &c) || !(c.time_s > 0)
                         ? NAN
                         : c.time_s / row->time_s - 1.0;
+    }
+    return 0;
+}
+
+/* Which kernel family priced each kernel and format of the rows, and its range. */
+static void print_moe_sets(const ffn_hw *hw, const ffn_aic_table *t, const ffn_engine_profile *prof,
+                           const rows *r)
+{
+    printf("\nfused-MoE parameters (%s's `moe:` in hw/arch/engines.yaml; range: measured / "
+           "predicted, p10-p90):\n",
+           ffn_engine_name(prof->engine));
+    bool seen[FFN_AIC_MAX_KERNELS][FFN_DT_COUNT] = {{false}};
+    char buf[32];
+    int w = 6;
+    for (size_t i = 0; i < r->n; i++) {
+        const int l = (int)strlen(t->kernels[t->moe[r->ix[i]].kernel]);
+        if (l > w) w = l;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        const ffn_aic_moe *row = &t->moe[r->ix[i]];
+        if (seen[row->kernel][row->wdtype]) continue;
+        seen[row->kernel][row->wdtype] = true;
+        printf("  %-10s %-*s  ", dt_label(r->dt[i], buf, sizeof buf), w, t->kernels[row->kernel]);
+        if (r->set[i] < 0) {
+            printf("the model's defaults (%s), the spec's range\n",
+                   strcmp(hw->vendor, "NVIDIA") ? "the engines' kernel families are NVIDIA's"
+                                                : "no entry for the format");
+            continue;
+        }
+        const ffn_engine_moe *m = &prof->moe[r->set[i]];
+        char how[96] = "";
+        if (m->dtype != row->wdtype)
+            snprintf(how, sizeof how, " (its %s entry: none for %s)", ffn_dtype_name(m->dtype),
+                     ffn_dtype_name(row->wdtype));
+        else if (!strstr(t->kernels[row->kernel], m->kernels))
+            snprintf(how, sizeof how, " (the format's default)");
+        printf("'%s'%s, range [%.2f, %.2f]%s\n", m->kernels, how, r->lo[i], r->hi[i],
+               strcmp(hw->name, m->device) || m->dtype != row->wdtype ? " (widened)" : "");
     }
 }
 
@@ -838,7 +905,8 @@ static void list_moe(const ffn_aic_table *t, const rows *r)
     }
 }
 
-static void json_moe_points(ffn_json *j, const ffn_aic_table *t, const rows *r)
+static void json_moe_points(ffn_json *j, const ffn_aic_table *t, const ffn_engine_profile *prof,
+                            const rows *r)
 {
     char buf[32], dist[32];
     ffn_json_arr_begin(j, "points");
@@ -859,12 +927,16 @@ static void json_moe_points(ffn_json *j, const ffn_aic_table *t, const rows *r)
         ffn_json_num(j, "measured_s", m->time_s);
         ffn_json_num_or_null(j, "predicted_s", m->time_s * (1 + r->err[i]));
         ffn_json_num_or_null(j, "error", r->err[i]);
+        ffn_json_str(j, "parameters", r->set[i] < 0 ? "defaults" : prof->moe[r->set[i]].kernels);
+        ffn_json_num(j, "range_p10", r->lo[i]);
+        ffn_json_num(j, "range_p90", r->hi[i]);
         ffn_json_obj_end(j);
     }
     ffn_json_arr_end(j);
 }
 
-static int report_moe(const fit_args *a, const ffn_hw *hw, const ffn_aic_table *t, const rows *r)
+static int report_moe(const fit_args *a, const ffn_hw *hw, const ffn_aic_table *t,
+                      const ffn_engine_profile *prof, const rows *r)
 {
     summary *s;
     size_t ns;
@@ -874,14 +946,16 @@ static int report_moe(const fit_args *a, const ffn_hw *hw, const ffn_aic_table *
         ffn_json j;
         json_table_begin(&j, a, hw, t, r->n, 0, false);
         json_summaries(&j, s, ns);
-        if (a->points) json_moe_points(&j, t, r);
+        ffn_json_str(&j, "moe_parameters", ffn_engine_name(prof->engine));
+        if (a->points) json_moe_points(&j, t, prof, r);
         ffn_json_obj_end(&j);
         free(s);
         return ffn_json_finish(&j) ? FFN_EXIT_FAIL : FFN_EXIT_OK;
     }
     table_header(a, hw, t, r->n, 0);
     if (a->points) list_moe(t, r);
-    print_summaries(hw, s, ns);
+    print_moe_sets(hw, t, prof, r);
+    print_summaries(hw, s, ns, t->op == FFN_AIC_MOE);
     free(s);
     return FFN_EXIT_OK;
 }
@@ -893,11 +967,18 @@ static int run_moe_table(const fit_args *a, const ffn_hw *hw, const ffn_aic_tabl
                              "%s is a MoE table: fitting one is not built yet; --check "
                              "compares the spec's predictions with it",
                              a->data);
-    rows r;
-    int rc = select_rows(a, t, &r);
+    /* the table's engine's kernel families, unless --engine names another */
+    const ffn_engine e = a->engine                      ? ffn_cli_engine_in_force()
+                         : t->engine != FFN_ENGINE_NONE ? t->engine
+                                                        : FFN_ENGINE_DEFAULT;
+    static ffn_engine_profile prof;
+    int rc = ffn_cli_engine_profile(CMD, e, &prof);
     if (rc) return rc;
-    check_moe(hw, t, &r);
-    rc = report_moe(a, hw, t, &r);
+    rows r;
+    rc = select_rows(a, t, &r);
+    if (rc) return rc;
+    rc = check_moe(hw, t, &prof, &r);
+    if (!rc) rc = report_moe(a, hw, t, &prof, &r);
     rows_free(&r);
     return rc;
 }
@@ -923,9 +1004,15 @@ int ffn_cmd_fit(int argc, char **argv)
                                  ffn_aic_op_name(table.op))
                  : ffn_cli_fit_attn(&req, &hw, &table);
         if (!rc) rc = write_spec(&a, &hw);
-    } else if (table.n_moe)
-        rc = run_moe_table(&a, &hw, &table);
-    else if (table.n_pts)
+    } else if (table.n_moe) {
+        /* the fused-MoE kernel families are fitted against the spec as it is: an --engine
+         * profile's GEMM factors stay off, its `moe:` entries price the rows */
+        const ffn_engine given = ffn_cli_engine_in_force();
+        if (hw.engine != FFN_ENGINE_NONE && !(rc = ffn_cli_engine(CMD, "vllm")) &&
+            !(rc = ffn_cli_load_hw(CMD, a.hw_name, &hw)))
+            rc = ffn_cli_engine(CMD, ffn_engine_name(given));
+        if (!rc) rc = run_moe_table(&a, &hw, &table);
+    } else if (table.n_pts)
         rc = run_gemm_table(&a, &hw, &table);
     else
         rc = run_plain(&a, &hw, pts, n);

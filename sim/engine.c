@@ -1,6 +1,7 @@
 /* Serving-engine kernel profiles applied to a spec's efficiency (include/ffnroof/engine.h). */
 #include "ffnroof/engine.h"
 
+#include <math.h>
 #include <string.h>
 
 static double cap1(double x)
@@ -50,4 +51,36 @@ ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *dev
             if (s->by_device[i].max_seqs) r.max_seqs = s->by_device[i].max_seqs;
         }
     return r;
+}
+
+const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
+                                         ffn_dtype wdtype)
+{
+    if (!p) return NULL;
+    const ffn_engine_moe *first = NULL, *named = NULL;
+    for (int i = 0; i < p->n_moe; i++) {
+        const ffn_engine_moe *m = &p->moe[i];
+        const bool name = kernel && m->kernels[0] && strstr(kernel, m->kernels);
+        if (m->dtype != wdtype) {
+            if (name && !named) named = m;
+            continue;
+        }
+        if (name) return m;
+        if (!first) first = m;
+    }
+    return first ? first : named;
+}
+
+const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
+                                        const char *kernel, ffn_dtype wdtype, double *p10,
+                                        double *p90)
+{
+    if (!hw || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return NULL;
+    const ffn_engine_moe *m = ffn_engine_moe_for(p, kernel, wdtype);
+    if (!m) return NULL;
+    /* x 0.9 / x 1.1 for another device, and again for another format */
+    const int away = (strcmp(hw->name, m->device) != 0) + (m->dtype != wdtype);
+    if (p10) *p10 = m->p10 * pow(0.9, away);
+    if (p90) *p90 = m->p90 * pow(1.1, away);
+    return m;
 }

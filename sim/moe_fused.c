@@ -477,7 +477,8 @@ int ffn_moe_fused_cost_counts(const ffn_hw *hw, const ffn_aic_moe *row, const ui
     /* vLLM's and SGLang's Triton path runs the elementwise kernels over all C copies and its
      * GEMMs zero the other shards' rows (fused_moe_kernel, write_zeros_to_output);
      * TensorRT-LLM's permutation keeps the shard's copies only */
-    const bool triton = op.engine != FFN_ENGINE_TRTLLM;
+    const bool triton = p->path == FFN_MF_PATH_SORTED ||
+                        (p->path == FFN_MF_PATH_ENGINE && op.engine != FFN_ENGINE_TRTLLM);
     const double w_gu = ffn_weight_matrix_bytes(row->wdtype, row->group, false, d, g_up * f);
     const double w_dn = ffn_weight_matrix_bytes(row->wdtype, row->group, false, f, d);
     const double ws = (double)s.active * (w_gu + w_dn);

@@ -377,6 +377,133 @@ Test(gpu_dtypes, bad_engine_profiles_are_refused_at_their_line)
     cr_expect(d.line == 6 && strstr(d.msg, "depth"), "%d %s", d.line, d.msg);
 }
 
+/* A fused-MoE kernel family: read whole, refused at its line when malformed. */
+Test(gpu_dtypes, engine_moe_entries_load_and_bad_ones_are_refused_at_their_line)
+{
+    const char *head = "trtllm:\n  source: x\n  moe:\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "%s    - {kernels: flow_cutlass, dtype: fp8, device: h100-sxm, path: permuted, "
+             "module: 12 us, "
+             "gemm_eff: 1.1, tile: 0.8 us, kstep: 40 ns, range: [0.84, 1.9]}\n"
+             "    - {kernels: flow_cutlass, dtype: bf16, device: h100-sxm, module: 15 us, "
+             "gemm_eff: 0.2, "
+             "tile: 0.7 us, kstep: 0.1 us, zero_tile: 0.4 us, ep: 1 us, misaligned: 3, "
+             "range: [0.8, 2.5]}\n",
+             head);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/ffnroof-engines-moe-%d.yaml", (int)getpid());
+    write_file(path, buf);
+    ffn_engine_profile p;
+    ffn_diag d;
+    cr_assert_eq(ffn_engine_load(path, FFN_ENGINE_TRTLLM, &p, &d), 0, "%s", d.msg);
+    unlink(path);
+    cr_assert_eq(p.n_moe, 2);
+    cr_expect_str_eq(p.moe[0].kernels, "flow_cutlass");
+    cr_expect_eq(p.moe[0].dtype, FFN_DT_FP8);
+    cr_expect_eq(p.moe[0].params.path, FFN_MF_PATH_PERMUTED);
+    cr_expect_float_eq(p.moe[0].params.module_s, 12e-6, 1e-15);
+    cr_expect_float_eq(p.moe[0].params.kstep_s, 40e-9, 1e-15);
+    cr_expect_eq(p.moe[0].params.misaligned_x, 1.0, "no misalignment unless given");
+    cr_expect_eq(p.moe[0].params.zero_tile_s, 0.0);
+    cr_expect(p.moe[0].p10 == 0.84 && p.moe[0].p90 == 1.9);
+    cr_expect_eq(p.moe[1].params.path, FFN_MF_PATH_ENGINE, "the engine's layout by default");
+    cr_expect_eq(p.moe[1].params.misaligned_x, 3.0);
+
+    static const struct {
+        const char *entry, *what;
+        int rc, line;
+    } bad[] = {
+        {"    - {dtype: fp8, device: h100-sxm, module: 1 us, gemm_eff: 1, tile: 1 us, kstep: 1 us, "
+         "range: [0.8, 1.2]}\n",
+         "kernels", FFN_ESCHEMA, 4},
+        {"    - {kernels: k, device: h100-sxm, dtype: fp9, module: 1 us, gemm_eff: 1, tile: 1 us, "
+         "kstep: 1 us, "
+         "range: [0.8, 1.2]}\n",
+         "fp9", FFN_ESCHEMA, 4},
+        {"    - {kernels: k, device: h100-sxm, dtype: fp8, path: gathered, module: 1 us, gemm_eff: "
+         "1, tile: 1 us, "
+         "kstep: 1 us, range: [0.8, 1.2]}\n",
+         "sorted, permuted", FFN_ESCHEMA, 4},
+        {"    - {kernels: k, device: h100-sxm, dtype: fp8, module: 1 us, gemm_eff: 0, tile: 1 us, "
+         "kstep: 1 us, "
+         "range: [0.8, 1.2]}\n",
+         "gemm_eff", FFN_ERANGE, 4},
+        {"    - {kernels: k, device: h100-sxm, dtype: fp8, module: 1 us, gemm_eff: 1, tile: 1 us, "
+         "kstep: 1 us, "
+         "range: [1.2, 0.8]}\n",
+         "p10 < p90", FFN_ERANGE, 4},
+        {"    - {kernels: k, device: h100-sxm, dtype: fp8, module: 1 us, gemm_eff: 1, tile: 1 us, "
+         "kstep: 1 us}\n",
+         "range", FFN_ESCHEMA, 4},
+        {"    - {kernels: k, device: h100-sxm, dtype: fp8, module: 1 us, gemm_eff: 1, tile: 1 us, "
+         "kstep: 1 us, "
+         "range: [0.8, 1.2]}\n"
+         "    - {kernels: k, device: h100-sxm, dtype: fp8, module: 2 us, gemm_eff: 1, tile: 1 us, "
+         "kstep: 1 us, "
+         "range: [0.8, 1.2]}\n",
+         "a second", FFN_ESCHEMA, 5},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(buf, sizeof buf, "%s%s", head, bad[i].entry);
+        cr_expect_eq(load_text(buf, FFN_ENGINE_TRTLLM, &d), bad[i].rc, "%zu: %s", i, d.msg);
+        cr_expect(d.line == bad[i].line && strstr(d.msg, bad[i].what), "%zu: %d %s", i, d.line,
+                  d.msg);
+    }
+}
+
+/* A layer's kernel family: the entry of its format whose name part the kernel's name holds,
+ * else the format's first entry (the engine's default kernel), else none. */
+Test(gpu_dtypes, a_moe_kernel_family_is_found_by_name_and_format)
+{
+    ffn_engine_profile p;
+    memset(&p, 0, sizeof p);
+    const struct {
+        const char *k;
+        ffn_dtype dt;
+    } e[] = {{"triton", FFN_DT_BF16}, {"cutlass", FFN_DT_BF16}, {"cutlass", FFN_DT_FP8}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p.moe[i].kernels, sizeof p.moe[i].kernels, "%s", e[i].k);
+        p.moe[i].dtype = e[i].dt;
+    }
+    p.n_moe = 3;
+    cr_expect_eq(ffn_engine_moe_for(&p, "sglang_flashinfer_cutlass_moe", FFN_DT_BF16), &p.moe[1]);
+    cr_expect_eq(ffn_engine_moe_for(&p, "sglang_fused_moe_triton", FFN_DT_BF16), &p.moe[0]);
+    cr_expect_eq(ffn_engine_moe_for(&p, "a_new_kernel", FFN_DT_BF16), &p.moe[0]);
+    cr_expect_eq(ffn_engine_moe_for(&p, NULL, FFN_DT_BF16), &p.moe[0]);
+    cr_expect_eq(ffn_engine_moe_for(&p, "fused_moe_triton", FFN_DT_FP8), &p.moe[2]);
+    cr_expect_null(ffn_engine_moe_for(&p, "marlin", FFN_DT_NVFP4));
+    /* a format without entries: the kernel family of the same name in another format */
+    cr_expect_eq(ffn_engine_moe_for(&p, "flashinfer_cutlass", FFN_DT_NVFP4), &p.moe[1]);
+    cr_expect_null(ffn_engine_moe_for(NULL, "cutlass", FFN_DT_BF16));
+
+    /* on its own device its range, on another NVIDIA GPU widened, on AMD's none */
+    snprintf(p.moe[1].device, sizeof p.moe[1].device, "h100-sxm");
+    p.moe[1].p10 = 0.8;
+    p.moe[1].p90 = 1.3;
+    static const char *const specs[] = {"h100-sxm", "b200", "mi300x"};
+    ffn_hw hw;
+    ffn_diag d;
+    char path[256];
+    double lo = 0, hi = 0;
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, FFNROOF_SOURCE_DIR "/hw/%s.yaml", specs[i]);
+        cr_assert_eq(ffn_hw_load(path, &hw, &d), 0, "%s", d.msg);
+        const ffn_engine_moe *m = ffn_engine_moe_on(&p, &hw, "x_cutlass", FFN_DT_BF16, &lo, &hi);
+        if (i == 2) {
+            cr_expect_null(m, "AMD runs its own MoE kernels");
+            continue;
+        }
+        cr_assert_eq(m, &p.moe[1], "%s", specs[i]);
+        cr_expect_float_eq(lo, i ? 0.72 : 0.8, 1e-12, "%s", specs[i]);
+        cr_expect_float_eq(hi, i ? 1.43 : 1.3, 1e-12, "%s", specs[i]);
+        /* and again for another format */
+        cr_assert_eq(ffn_engine_moe_on(&p, &hw, "x_cutlass", FFN_DT_NVFP4, &lo, &hi), &p.moe[1]);
+        cr_expect_float_eq(lo, 0.8 * (i ? 0.81 : 0.9), 1e-12, "%s", specs[i]);
+        cr_expect_float_eq(hi, 1.3 * (i ? 1.21 : 1.1), 1e-12, "%s", specs[i]);
+    }
+}
+
 /* An engine's own kernel rules replace the spec's for that format; without them the format
  * takes the best of the device's tiles. */
 Test(gpu_dtypes, an_engine_brings_its_kernel_rules)

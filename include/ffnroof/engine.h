@@ -11,6 +11,7 @@
 
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/moe_fused.h"
 #include "ffnroof/types.h"
 
 /* One format's kernels under an engine, relative to the baseline engine's. */
@@ -50,12 +51,50 @@ typedef struct ffn_engine_sched {
 /* The scheduler an engine runs on the device named `device`: s with that device's values. */
 ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *device);
 
+/* One fused-MoE kernel family of the engine (engines.yaml `moe:`; docs/model.md "MoE layers as
+ * fused kernels"): the fused-MoE model's parameters for the layers it runs in one weight
+ * format, fitted to its rows of an op table against the device spec as it is (no `by_dtype`
+ * factors applied), and the spread of measured / predicted over those rows. */
+#define FFN_ENGINE_MAX_MOE 16
+#define FFN_ENGINE_MOE_NAME 48
+
+typedef struct ffn_engine_moe {
+    /* a part of the kernel's name as op tables write it (`kernel_source`); the engine's first
+     * entry of a format is its default kernel for that format */
+    char kernels[FFN_ENGINE_MOE_NAME];
+    ffn_dtype dtype; /* the weights' format */
+    ffn_moe_fused_params params;
+    double p10, p90; /* measured / predicted over the fitted rows: the prediction's range */
+    char device[64]; /* the spec (hw/ name) it was fitted against */
+} ffn_engine_moe;
+
 typedef struct ffn_engine_profile {
     ffn_engine engine;
     ffn_engine_sched sched;
     bool baseline;                  /* the kernels the specs were fitted to: nothing changes */
     ffn_engine_dt dt[FFN_DT_COUNT]; /* by the GEMM's format (weights = activations) */
+    ffn_engine_moe moe[FFN_ENGINE_MAX_MOE];
+    int n_moe;
 } ffn_engine_profile;
+
+/* The fused-MoE kernel family that runs a layer of weights in `wdtype` under the profile's
+ * engine (sim/engine.c): the first entry of that format whose `kernels` is a part of `kernel`
+ * (the name an op table gives; NULL or unmatched: the first entry of the format, the engine's
+ * default); for a format without entries, the first entry of another format whose `kernels`
+ * the name holds (the same kernel family: FlashInfer's CUTLASS MoE in fp8 and nvfp4). NULL when
+ * none is found. */
+const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
+                                         ffn_dtype wdtype);
+
+/* The same on device hw, with the range the prediction carries there (docs/model.md, "MoE
+ * layers as fused kernels", transfer): the family's own range on the device it was fitted on,
+ * widened to p10 x 0.9 and p90 x 1.1 on any other NVIDIA GPU (the engine runs the same kernels
+ * there; their costs were measured on one device), and again for an entry of another format.
+ * NULL on other vendors' devices, which run their own MoE kernels, and where
+ * ffn_engine_moe_for finds none. */
+const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
+                                        const char *kernel, ffn_dtype wdtype, double *p10,
+                                        double *p90);
 
 /* The default engine of every predicting command: vLLM, whose kernels the NVIDIA specs' op
  * tables measured. */

@@ -47,6 +47,19 @@ typedef enum ffn_moe_fused_kernel {
 /* "router", "align", ...; NULL out of range. */
 const char *ffn_moe_fused_kernel_name(ffn_moe_fused_kernel k);
 
+/* How a module lays out the routed copies: by the engine (FFN_MF_PATH_ENGINE: vLLM and SGLang
+ * sorted, TensorRT-LLM permuted), or as a kernel family does whatever engine runs it. */
+typedef enum ffn_moe_fused_path {
+    FFN_MF_PATH_ENGINE = 0,
+    /* Triton fused_moe (vLLM, SGLang): the copies sorted by expert with moe_align_block_size;
+     * the elementwise kernels run over all tokens x topk copies, the shard's or not, and the
+     * GEMMs write zeros for the other shards' rows */
+    FFN_MF_PATH_SORTED,
+    /* CUTLASS MoE (TensorRT-LLM's, FlashInfer's): the shard's copies permuted into place and
+     * only those computed */
+    FFN_MF_PATH_PERMUTED,
+} ffn_moe_fused_path;
+
 /* The module's own parameters beyond the device spec (docs/model.md, "MoE layers as fused
  * kernels"), in seconds where not said otherwise. */
 typedef struct ffn_moe_fused_params {
@@ -63,6 +76,7 @@ typedef struct ffn_moe_fused_params {
     /* vLLM's and SGLang's Triton down GEMM when f / tp is not a multiple of 16 (its rows'
      * stride loses Triton's divisibility specialisation: no vector loads): time times this */
     double misaligned_x;
+    ffn_moe_fused_path path; /* the module's layout of the copies */
 } ffn_moe_fused_params;
 
 /* The parameters fitted to vLLM 0.24's Triton fused_moe on an H100 SXM (hw/h100-sxm.yaml): for
@@ -80,9 +94,8 @@ typedef struct ffn_moe_fused_opts {
      * rows per active expert. block_n, block_k: the latency floor's block; 0 = 128 for
      * fp8-block weights, else FFN_MOE_FUSED_BLOCK_N / _K. */
     unsigned block_m, block_n, block_k;
-    /* Whose module: vLLM and SGLang (Triton fused_moe: the elementwise kernels run over all
-     * tokens x topk copies, the shard's or not, and the GEMMs write zeros for the others) or
-     * TensorRT-LLM (CUTLASS MoE: the shard's copies only). FFN_ENGINE_NONE reads as vLLM. */
+    /* Whose module, where the parameters leave the layout to the engine (FFN_MF_PATH_ENGINE):
+     * vLLM and SGLang sorted, TensorRT-LLM permuted. FFN_ENGINE_NONE reads as vLLM. */
     ffn_engine engine;
     /* Where the active experts' weights live between back-to-back calls: cold (memory), hot or
      * auto (on chip when they fit the innermost level that keeps data across calls). */

@@ -8,6 +8,10 @@
  *       fp8-block: {..., kernels: [{waves: {rows: [64, 128, 256], cols: [16, 256], depth: 128}}]}
  *     scheduler:                # the release's defaults (`ffnroof serve`)
  *       {max_batched_tokens: 8192, max_seqs: 1024, page: 16, step_overhead: 1 ms, source: ...}
+ *     moe:                      # fused-MoE kernel families (`ffnroof fit --check` of MoE tables)
+ *       - {kernels: fused_moe_triton, dtype: bf16, device: h100-sxm, path: sorted, module: 5.9 us,
+ * gemm_eff: 1.4, tile: 0.33 us, kstep: 0.29 us, zero_tile: 0.33 us, ep: 0 us, misaligned: 2.1,
+ *          range: [0.77, 1.37]}
  * Every rejection is one `file:line:col: message`. */
 #include "ffnroof/engine.h"
 #include "ffnroof/engine_load.h"
@@ -56,6 +60,78 @@ static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
         if (!rc && kr) rc = ffn_y_kernel_rules(y, kr, "kernels", &x->rules);
         x->set = true;
     }
+    return rc;
+}
+
+/* One `moe:` entry: a fused-MoE kernel family's parameters (docs/formats-hw.md "Engine
+ * profiles"). Times bounded to what one kernel call could take; the range must hold 1 between
+ * its ends' neighbourhood: p10 <= 1.5, p90 >= 0.67, p10 < p90. */
+static int load_moe_entry(ffn_ydoc *y, yaml_node_t *m, ffn_engine_moe *x)
+{
+    static const char *const keys[] = {"kernels",    "dtype", "device", "path",      "module",
+                                       "gemm_eff",   "tile",  "kstep",  "zero_tile", "ep",
+                                       "misaligned", "range", NULL};
+    static const char *const paths[] = {"engine", "sorted", "permuted", NULL};
+    int rc = ffn_y_expect_map(y, m, "a 'moe' entry");
+    if (!rc) rc = ffn_y_check_keys(y, m, keys);
+    if (!rc) rc = ffn_y_str(y, m, "kernels", true, x->kernels, sizeof x->kernels);
+    if (!rc && !x->kernels[0])
+        rc = ffn_y_error(y, ffn_y_get(y, m, "kernels", NULL), FFN_ESCHEMA,
+                         "'kernels' names a part of the kernel's name, e.g. fused_moe_triton");
+    if (!rc) rc = ffn_y_str(y, m, "device", true, x->device, sizeof x->device);
+    int d = 0, path = 0;
+    if (!rc) rc = ffn_y_enum(y, m, "dtype", true, dt_keys, &d);
+    if (!rc) rc = ffn_y_enum(y, m, "path", false, paths, &path);
+    ffn_moe_fused_params *p = &x->params;
+    if (!rc) rc = ffn_y_num(y, m, "module", true, FFN_UNIT_TIME, 0.0, 1e-3, &p->module_s);
+    if (!rc) rc = ffn_y_num(y, m, "gemm_eff", true, FFN_UNIT_NONE, 0.01, 4.0, &p->gemm_eff);
+    if (!rc) rc = ffn_y_num(y, m, "tile", true, FFN_UNIT_TIME, 0.0, 1e-3, &p->tile_s);
+    if (!rc) rc = ffn_y_num(y, m, "kstep", true, FFN_UNIT_TIME, 0.0, 1e-3, &p->kstep_s);
+    if (!rc) rc = ffn_y_num(y, m, "zero_tile", false, FFN_UNIT_TIME, 0.0, 1e-3, &p->zero_tile_s);
+    if (!rc) rc = ffn_y_num(y, m, "ep", false, FFN_UNIT_TIME, 0.0, 1e-3, &p->ep_s);
+    p->misaligned_x = 1.0;
+    if (!rc) rc = ffn_y_num(y, m, "misaligned", false, FFN_UNIT_NONE, 1.0, 100.0, &p->misaligned_x);
+    yaml_node_t *r = rc ? NULL : ffn_y_get(y, m, "range", NULL);
+    if (!rc) {
+        const long n = r && r->type == YAML_SEQUENCE_NODE
+                           ? (long)(r->data.sequence.items.top - r->data.sequence.items.start)
+                           : -1;
+        if (n != 2)
+            rc = ffn_y_error(y, r ? r : m, FFN_ESCHEMA,
+                             "'range' is [p10, p90] of measured / predicted, e.g. [0.85, 1.2]");
+        for (long j = 0; !rc && j < 2; j++)
+            rc =
+                ffn_y_node_num(y, yaml_document_get_node(&y->doc, r->data.sequence.items.start[j]),
+                               j ? "p90" : "p10", FFN_UNIT_NONE, 0.05, 20.0, j ? &x->p90 : &x->p10);
+        if (!rc && !(x->p10 < x->p90 && x->p10 <= 1.5 && x->p90 >= 0.67))
+            rc =
+                ffn_y_error(y, r, FFN_ERANGE,
+                            "'range' [%g, %g] must be p10 < p90 around 1 (p10 <= 1.5, p90 >= 0.67)",
+                            x->p10, x->p90);
+    }
+    x->dtype = (ffn_dtype)d;
+    p->path = (ffn_moe_fused_path)path;
+    return rc;
+}
+
+static int load_moe(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
+{
+    yaml_node_t *s = ffn_y_get(y, eng, "moe", NULL);
+    if (!s) return 0;
+    int rc = ffn_y_expect_seq(y, s, "moe");
+    const long n = rc ? 0 : (long)(s->data.sequence.items.top - s->data.sequence.items.start);
+    if (!rc && n > FFN_ENGINE_MAX_MOE)
+        rc = ffn_y_error(y, s, FFN_ERANGE, "at most %d 'moe' entries", FFN_ENGINE_MAX_MOE);
+    for (long j = 0; !rc && j < n; j++) {
+        yaml_node_t *m = yaml_document_get_node(&y->doc, s->data.sequence.items.start[j]);
+        rc = load_moe_entry(y, m, &p->moe[j]);
+        for (long i = 0; !rc && i < j; i++)
+            if (p->moe[i].dtype == p->moe[j].dtype && !strcmp(p->moe[i].kernels, p->moe[j].kernels))
+                rc = ffn_y_error(y, m, FFN_ESCHEMA, "a second 'moe' entry for %s kernels '%s'",
+                                 dt_keys[p->moe[j].dtype], p->moe[j].kernels);
+        p->n_moe = (int)j + 1;
+    }
+    if (rc) p->n_moe = 0;
     return rc;
 }
 
@@ -128,7 +204,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
 
 static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
 {
-    static const char *const keys[] = {"baseline", "source", "by_dtype", "scheduler", NULL};
+    static const char *const keys[] = {"baseline", "source", "by_dtype", "scheduler", "moe", NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "an engine profiles file");
     if (rc) return rc;
@@ -162,6 +238,7 @@ static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
     }
     if (!rc) rc = load_by_dtype(y, eng, p);
     if (!rc) rc = load_sched(y, eng, &p->sched);
+    if (!rc) rc = load_moe(y, eng, p);
     return rc;
 }
 
