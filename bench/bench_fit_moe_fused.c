@@ -7,7 +7,18 @@
  *       unquantizedfusedmoe_triton 3
  *   bench_fit_moe_fused hw/h100-sxm.yaml ...same table... fp8moe_triton 1 zeta,ep,mu
  * (the fp8 set keeps the bf16 set's zero-tile, EP and misalignment terms: its rows have neither).
- * usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING [STRIDE] [HELD,...] */
+ * The kernel families of hw/arch/engines.yaml (`moe:`) come from the same fit on one kernel's
+ * rows of one weight format, with the module's layout given where the engine's own is not the
+ * kernel's (FlashInfer's CUTLASS MoE under vLLM and SGLang is permuted), e.g.
+ *   bench_fit_moe_fused hw/h100-sxm.yaml data/calib/aic-h100_sxm_moe_trtllm_1.3.0rc20_moe.tsv.gz \
+ *       moe_torch_flow_cutlass@fp8 10 - permuted
+ * HELD "all" fits nothing: the shipped defaults' figures. It prints the entry as engines.yaml
+ * writes it, its range the p10 and p90 of measured /
+ * predicted over all the kernel's rows of the format.
+ * A last argument "half" fits on every other shape (hidden, inter, experts, topk) and reports
+ * the rest (docs/validation.md, leave-out checks).
+ * usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING[@DTYPE] [STRIDE] [HELD,...|-]
+ *        [sorted|permuted|-] [half] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +38,8 @@ static ffn_hw hw;
 static ffn_aic_moe *rows;
 static size_t n_rows;
 static ffn_engine engine;
+static bool nongated;
+static ffn_moe_fused_path path;
 static bool held[NP];
 
 static void to_params(const double *x, ffn_moe_fused_params *p)
@@ -38,6 +51,16 @@ static void to_params(const double *x, ffn_moe_fused_params *p)
     p->zero_tile_s = x[4] * scale[4];
     p->ep_s = x[5] * scale[5];
     p->misaligned_x = x[6];
+    p->path = path;
+}
+
+/* the prediction options of the fit: the parameters x, the table's engine and gating */
+static void opts_of(const ffn_moe_fused_params *p, ffn_moe_fused_opts *o)
+{
+    ffn_moe_fused_opts_default(o);
+    o->params = p;
+    o->engine = engine;
+    o->nongated = nongated;
 }
 
 static double objective(const double *x)
@@ -45,12 +68,12 @@ static double objective(const double *x)
     for (int i = 0; i < NP; i++)
         if (!(x[i] >= 0)) return 1e9;
     if (x[1] <= 0.05 || x[1] > 1.5) return 1e9;
+    /* misalignment only slows a kernel, and by a few times at most */
+    if (x[6] < 1 || x[6] > 10) return 1e9;
     ffn_moe_fused_params p;
     to_params(x, &p);
     ffn_moe_fused_opts o;
-    ffn_moe_fused_opts_default(&o);
-    o.params = &p;
-    o.engine = engine;
+    opts_of(&p, &o);
     double s = 0;
     for (size_t i = 0; i < n_rows; i++) {
         ffn_moe_fused_cost c;
@@ -58,6 +81,12 @@ static double objective(const double *x)
         s += fabs(log(c.time_s / rows[i].time_s));
     }
     return s / (double)n_rows;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 /* Nelder-Mead over the parameters not held (the simplex moves only those). */
@@ -122,7 +151,8 @@ static double nelder_mead(double *x, int iters)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fputs("usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING [STRIDE] [HELD,...]\n",
+        fputs("usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING[@DTYPE] [STRIDE] "
+              "[HELD,...|-] [sorted|permuted|-] [half]\n",
               stderr);
         return 2;
     }
@@ -137,16 +167,63 @@ int main(int argc, char **argv)
         return 2;
     }
     const size_t stride = argc > 4 ? strtoul(argv[4], NULL, 10) : 1;
-    if (argc > 5)
-        for (int i = 0; i < NP; i++)
-            held[i] = strstr(argv[5], names[i]) != NULL;
+    if (argc > 5) /* a comma-separated list of names, whole */
+        for (const char *h = argv[5]; *h;) {
+            const size_t len = strcspn(h, ",");
+            for (int i = 0; i < NP; i++)
+                if ((strlen(names[i]) == len && !strncmp(h, names[i], len)) ||
+                    (len == 3 && !strncmp(h, "all", 3)))
+                    held[i] = true;
+            h += len + (h[len] == ',');
+        }
+    /* a permuted module has no zero-writing blocks and no Triton misalignment */
+    if (argc > 6 && !strcmp(argv[6], "permuted")) held[4] = held[6] = true;
     rows = malloc((t.n_moe ? t.n_moe : 1) * sizeof *rows);
     if (!rows) return 1;
     size_t seen = 0;
-    for (size_t i = 0; i < t.n_moe; i++)
-        if (strstr(t.kernels[t.moe[i].kernel], argv[3]) && seen++ % (stride ? stride : 1) == 0)
-            rows[n_rows++] = t.moe[i];
+    /* KERNEL_SUBSTRING[@DTYPE]: the rows of that kernel, of that weight dtype only */
+    char want[128];
+    snprintf(want, sizeof want, "%s", argv[3]);
+    char *at = strchr(want, '@');
+    ffn_dtype wdt = FFN_DT_COUNT;
+    if (at) {
+        *at++ = 0;
+        if (ffn_dtype_parse(at, &wdt)) {
+            fprintf(stderr, "unknown dtype '%s'\n", at);
+            return 2;
+        }
+    }
+    ffn_aic_moe *all = malloc((t.n_moe ? t.n_moe : 1) * sizeof *all);
+    if (!all) return 1;
+    size_t n_all = 0;
+    /* "half": the shapes (hidden, inter, experts, topk) numbered as they first appear; fitted
+     * on the even ones, reported on the odd ones */
+    const bool half = argc > 7 && !strcmp(argv[7], "half");
+    uint64_t shape[256][4];
+    size_t n_shape = 0;
+    for (size_t i = 0; i < t.n_moe; i++) {
+        const ffn_aic_moe *m = &t.moe[i];
+        if (!strstr(t.kernels[m->kernel], want) || (wdt != FFN_DT_COUNT && m->wdtype != wdt))
+            continue;
+        const uint64_t key[4] = {m->hidden, m->inter, m->experts, m->topk};
+        size_t si = 0;
+        while (si < n_shape && memcmp(shape[si], key, sizeof key))
+            si++;
+        if (si == n_shape && n_shape < 256) memcpy(shape[n_shape++], key, sizeof key);
+        const bool fit_side = !half || si % 2 == 0;
+        if (!half || !fit_side) all[n_all++] = *m;
+        if (fit_side && seen++ % (stride ? stride : 1) == 0) rows[n_rows++] = *m;
+    }
+    if (half) printf("leave-out: fitted on the even of %zu shapes, reported on the odd\n", n_shape);
+    nongated = strstr(want, "nongated") != NULL;
     engine = t.engine;
+    path = FFN_MF_PATH_ENGINE;
+    if (argc > 6 && !strcmp(argv[6], "sorted")) path = FFN_MF_PATH_SORTED;
+    if (argc > 6 && !strcmp(argv[6], "permuted")) path = FFN_MF_PATH_PERMUTED;
+    if (argc > 6 && path == FFN_MF_PATH_ENGINE && strcmp(argv[6], "-")) {
+        fprintf(stderr, "the layout is sorted or permuted, not '%s'\n", argv[6]);
+        return 2;
+    }
     if (!n_rows) {
         fprintf(stderr, "no rows of a kernel named like '%s'\n", argv[3]);
         return 2;
@@ -159,13 +236,56 @@ int main(int argc, char **argv)
                     p0->zero_tile_s / scale[4],
                     p0->ep_s / scale[5],
                     p0->misaligned_x};
+    if (path == FFN_MF_PATH_PERMUTED) {
+        x[4] = 0;
+        x[6] = 1;
+    }
     printf("%zu rows; mean |log error| from the shipped parameters %.4f\n", n_rows, objective(x));
-    double f = 0;
-    for (int r = 0; r < 3; r++)
+    bool free_any = false;
+    for (int i = 0; i < NP; i++)
+        free_any |= !held[i];
+    double f = free_any ? 0 : objective(x);
+    for (int r = 0; free_any && r < 3; r++)
         f = nelder_mead(x, 100);
     printf("fitted: mean |log error| %.4f\n", f);
     for (int i = 0; i < NP; i++)
         printf("  %-6s %.4g%s\n", names[i], x[i], scale[i] == 1 ? "" : " us");
+    if (!n_all) {
+        puts("no rows to report");
+        return 0;
+    }
+    /* every row of the kernel: |predicted/measured - 1| and the spread of measured/predicted */
+    double *e = malloc(n_all * sizeof *e), *q = malloc(n_all * sizeof *q);
+    if (!e || !q) return 1;
+    ffn_moe_fused_params pf;
+    to_params(x, &pf);
+    ffn_moe_fused_opts o;
+    opts_of(&pf, &o);
+    for (size_t i = 0; i < n_all; i++) {
+        ffn_moe_fused_cost c;
+        if (ffn_moe_fused_predict(&hw, &all[i], &o, &c)) return 1;
+        e[i] = fabs(c.time_s / all[i].time_s - 1.0);
+        q[i] = all[i].time_s / c.time_s;
+    }
+    qsort(e, n_all, sizeof *e, cmp_double);
+    qsort(q, n_all, sizeof *q, cmp_double);
+    printf("all %zu rows: median |e| %.1f%%, p90 |e| %.1f%%; measured/predicted p10 %.3f, p90 "
+           "%.3f\n",
+           n_all, 100 * e[n_all / 2], 100 * e[(size_t)(0.9 * (double)(n_all - 1))],
+           q[(size_t)(0.1 * (double)(n_all - 1))], q[(size_t)(0.9 * (double)(n_all - 1))]);
+    printf("yaml: {kernels: %s, dtype: %s, device: %s%s, module: %.4g us, gemm_eff: %.4g, tile: "
+           "%.4g us, "
+           "kstep: %.4g us, zero_tile: %.4g us, ep: %.4g us, misaligned: %.4g, range: [%.3f, "
+           "%.3f]}\n",
+           want, at ? at : "?", hw.name,
+           path == FFN_MF_PATH_SORTED     ? ", path: sorted"
+           : path == FFN_MF_PATH_PERMUTED ? ", path: permuted"
+                                          : "",
+           x[0], x[1], x[2], x[3], x[4], x[5] < 1e-3 ? 0.0 : x[5], x[6],
+           q[(size_t)(0.1 * (double)(n_all - 1))], q[(size_t)(0.9 * (double)(n_all - 1))]);
+    free(e);
+    free(q);
+    free(all);
     free(rows);
     ffn_aic_free(&t);
     return 0;

@@ -5,7 +5,7 @@
 # top of it (utilisation, one-row fraction, fixed cost, quantisation cost per row) and the
 # profile keeps the ratios of its utilisation and one-row fraction to vLLM's and its own fixed
 # and per-row costs. bf16 runs cuBLAS under every engine: no profile entry.
-#   scripts/fit_engines.sh [BUILD_DIR]    (rewrites hw/arch/engines.yaml, keeping its scheduler blocks)
+#   scripts/fit_engines.sh [BUILD_DIR]    (rewrites hw/arch/engines.yaml, keeping its scheduler and moe blocks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build}/cli/ffnroof
@@ -78,8 +78,9 @@ gemv_of() { # the one-row fraction a spec gives dtype $2
   echo "$v"
 }
 
-# sched_of ENGINE: the engine's `scheduler:` block of the current engines.yaml, kept as it is
-# (the releases' defaults, cited by hand; nothing here fits them)
+# sched_of ENGINE: the engine's `scheduler:` and `moe:` blocks of the current engines.yaml, kept
+# as they are (the releases' defaults, cited by hand; the fused-MoE kernel families of
+# scripts/fit_moe_kernels.sh)
 sched_of() {
   python3 - "$1" <<'PY'
 import sys
@@ -95,7 +96,7 @@ for l in lines:
         inside = l.rstrip() == eng + ":"
         grab = False
         continue
-    if inside and l.startswith("  scheduler:"):
+    if inside and (l.startswith("  scheduler:") or l.startswith("  moe:")):
         grab = True
     elif inside and grab and l.startswith("  ") and not l.startswith("   "):
         grab = False

@@ -534,6 +534,62 @@ Test(aic, fit_refuses_to_fit_a_moe_table_and_checks_it)
     rc = run("fit --hw h100-sxm --data " DATA "moe-columns.tsv.gz --check", out, sizeof out);
     cr_expect_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "on 5 of 5 rows") != NULL, "%s", out);
+    /* each kernel priced by the table's engine's family of its name and format */
+    cr_expect(strstr(out, "fused-MoE parameters (vllm's") != NULL, "%s", out);
+    cr_expect(strstr(out, "vllm_fp8moe_triton_tritonexperts") &&
+                  strstr(strstr(out, "vllm_fp8moe_triton_tritonexperts"),
+                         "'fp8moe_triton', range [0.93, 1.30]"),
+              "%s", out);
+    cr_expect(strstr(out, "'marlin', range") != NULL, "%s", out);
+}
+
+/* --engine picks another engine's families: a kernel it has no entry of that name for takes
+ * the format's default, said so; on another device the range is widened; AMD's GPUs run
+ * their own kernels and take the model's defaults. */
+Test(aic, a_moe_check_names_the_kernel_family_behind_each_row)
+{
+    static char out[65536];
+    int rc = run("fit --hw h100-sxm --engine sglang --data " DATA "moe-columns.tsv --check", out,
+                 sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "fused-MoE parameters (sglang's") != NULL, "%s", out);
+    cr_expect(strstr(out, "'fused_moe_triton' (the format's default), range") != NULL, "%s", out);
+    cr_expect(strstr(out, "kernels: sglang's profile applied") == NULL,
+              "the families are fitted against the spec as it is: %s", out);
+    rc = run("fit --hw b200 --data " DATA "moe-columns.tsv --check", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "(widened)") != NULL, "%s", out);
+    rc = run("fit --hw mi300x --data " DATA "moe-columns.tsv --check", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "the engines' kernel families are NVIDIA's") != NULL, "%s", out);
+    rc = run("fit --hw h100-sxm --data " DATA "moe-columns.tsv --check --points --format json", out,
+             sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "\"parameters\": \"fp8moe_triton\"") != NULL, "%s", out);
+    cr_expect(strstr(out, "\"range_p10\"") != NULL, "%s", out);
+}
+
+/* A fitted kernel family reproduces its own rows within its stated range: the shipped vLLM
+ * Triton fp8-block family on its 5,988 rows of the H100 table, 80% of them inside p10-p90 by
+ * construction (a family whose parameters or range drift from the model fails this). */
+Test(aic, a_shipped_moe_family_reproduces_its_table_within_its_range, .timeout = 600)
+{
+    static char out[65536];
+    const int rc = run("fit --hw h100-sxm --data " FFNROOF_SOURCE_DIR
+                       "/data/calib/aic-h100_sxm_moe_vllm_0.24.0_moe.tsv.gz --check "
+                       "--kernel vllm_fp8moe_triton_tritonexperts --format json",
+                       out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *all = strstr(out, "\"dtype\": \"all\"");
+    cr_assert_not_null(all, "%s", out);
+    double med = -1, cov = -1;
+    const char *m = strstr(all, "\"median_abs_error\": "),
+               *c = strstr(all, "\"coverage_p10_p90\": ");
+    cr_assert(m && c, "%s", all);
+    med = strtod(m + strlen("\"median_abs_error\": "), NULL);
+    cov = strtod(c + strlen("\"coverage_p10_p90\": "), NULL);
+    cr_expect(med > 0 && med < 0.12, "median |e| %g", med);
+    cr_expect(cov > 0.76 && cov < 0.84, "coverage %g", cov);
 }
 
 Test(aic, fit_refuses_an_op_it_does_not_read_with_its_position)

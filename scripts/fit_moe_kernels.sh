@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Fits the engines' fused-MoE kernel families (the `moe:` lists of hw/arch/engines.yaml;
+# docs/model.md "MoE layers as fused kernels") to the H100's MoE op tables of three engines:
+# each kernel's rows of one weight format, against hw/h100-sxm.yaml as it is, by
+# bench/bench_fit_moe_fused (Nelder-Mead on the mean |log(predicted / measured)|, every STRIDE-th
+# row; its range the p10 and p90 of measured / predicted over all the kernel's rows of the
+# format). vLLM's Triton entries are the model's defaults (sim/moe_fused.c, fitted by the same
+# bench), restated with their range. The first entry of a format is the engine's default kernel
+# for it. Needs a build with -DFFNROOF_BENCH=ON.
+#   scripts/fit_moe_kernels.sh [BUILD_DIR] [WORK_DIR]
+# rewrites the `moe:` lists of hw/arch/engines.yaml and keeps everything else; a WORK_DIR keeps
+# each fit's output and reuses the ones already there (about 15 minutes on two cores from none).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench=${1:-build}/bench/bench_fit_moe_fused
+work=${2:-}
+if [ -z "$work" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+[ -x "$bench" ] || { echo "no $bench: configure with -DFFNROOF_BENCH=ON and build it" >&2; exit 2; }
+spec=hw/h100-sxm.yaml
+V=data/calib/aic-h100_sxm_moe_vllm_0.24.0_moe.tsv.gz
+S=data/calib/aic-h100_sxm_moe_sglang_0.5.14_moe.tsv.gz
+R=data/calib/aic-h100_sxm_moe_trtllm_1.3.0rc20_moe.tsv.gz
+# engine  name  table  kernel@dtype  stride  held  layout ("-": the engine's own)
+# FlashInfer's CUTLASS MoE permutes the shard's copies under vLLM and SGLang too; TensorRT-LLM's
+# modules all permute; the Triton and Marlin modules sort (moe_align_block_size).
+jobs=$(cat <<EOF
+vllm v_tr_bf16 $V unquantizedfusedmoe_triton@bf16 1 all -
+vllm v_tr_fp8b $V fp8moe_triton@fp8-block 1 all -
+vllm v_fi_fp8 $V flashinfer_cutlass@fp8 5 - permuted
+vllm v_fi_fp8b $V flashinfer_cutlass@fp8-block 3 - permuted
+vllm v_marlin $V marlin@int4 1 - -
+vllm v_oai $V oaitritonmxfp4@mxfp4 1 - -
+vllm v_marlin_mx $V marlin@mxfp4 1 - -
+sglang s_tr_bf16 $S fused_moe_triton@bf16 12 - -
+sglang s_fi_bf16 $S flashinfer_cutlass_moe@bf16 3 - permuted
+sglang s_tr_fp8b $S fused_moe_triton@fp8-block 12 - -
+sglang s_tr_mx $S fused_moe_triton@mxfp4 2 - -
+sglang s_marlin $S marlin_moe@int4 1 - -
+sglang s_marlin_mx $S marlin_moe_situ@mxfp4 1 - -
+trtllm r_cut_bf16 $R moe_torch_flow_cutlass@bf16 12 - permuted
+trtllm r_ng_bf16 $R moe_torch_flow_nongated@bf16 3 - permuted
+trtllm r_cut_fp8 $R moe_torch_flow_cutlass@fp8 10 - permuted
+trtllm r_ng_fp8 $R moe_torch_flow_nongated@fp8 2 - permuted
+trtllm r_cut_fp8b $R moe_torch_flow_cutlass@fp8-block 12 - permuted
+trtllm r_mx $R moe_torch_flow@mxfp4 1 - permuted
+EOF
+)
+fit_one() { # name table kernel stride held layout
+  local out=$work/$1.txt
+  grep -q '^yaml:' "$out" 2>/dev/null && return 0
+  local layout=()
+  [ "$6" != - ] && layout=("$6")
+  "$bench" "$spec" "$2" "$3" "$4" "$5" "${layout[@]}" >"$out.tmp" && mv "$out.tmp" "$out"
+}
+export -f fit_one
+export bench spec work
+echo "$jobs" | awk '{print $2, $3, $4, $5, $6, $7}' |
+  xargs -P 2 -L 1 bash -c 'fit_one "$@"' _
+
+python3 - "$work" "$spec" <<'PY' "$jobs"
+import re, sys
+work, spec, jobs = sys.argv[1], sys.argv[2], sys.argv[3]
+device = spec.rsplit("/", 1)[-1].removesuffix(".yaml")
+by_engine = {}
+for line in jobs.strip().split("\n"):
+    eng, name, table, kernel = line.split()[:4]
+    text = open(f"{work}/{name}.txt").read()
+    entry = re.search(r"^yaml: (\{.*\})$", text, re.M).group(1)
+    if "device:" not in entry:
+        entry = entry.replace(", module:", f", device: {device}, module:", 1)
+    stats = re.search(r"^all (\d+) rows: median \|e\| ([0-9.]+%), p90 \|e\| ([0-9.]+%)", text, re.M)
+    note = f"# {stats.group(1)} rows of {table.rsplit('/', 1)[-1].split('.tsv')[0]}: median {stats.group(2)}, p90 {stats.group(3)}"
+    by_engine.setdefault(eng, []).append((entry, note))
+path = "hw/arch/engines.yaml"
+lines = open(path).read().rstrip("\n").split("\n")
+out, eng, skip = [], None, False
+def flush(e):
+    if e in by_engine:
+        out.append("  moe:")
+        out.append("    # fused-MoE kernel families: scripts/fit_moe_kernels.sh (docs/model.md, \"MoE layers as fused kernels\")")
+        for entry, note in by_engine[e]:
+            out.append(f"    {note}")
+            out.append(f"    - {entry}")
+for l in lines:
+    top = l and not l.startswith(" ") and not l.startswith("#")
+    if top:
+        if eng: flush(eng)
+        eng = l.rstrip(":") if l.endswith(":") else None
+        skip = False
+    elif eng and l.startswith("  moe:"):
+        skip = True
+        continue
+    elif skip and (l.startswith("    ") or not l.strip()):
+        continue
+    else:
+        skip = False
+    out.append(l)
+if eng: flush(eng)
+open(path, "w").write("\n".join(out) + "\n")
+print(f"wrote the moe: lists of {path}")
+PY
