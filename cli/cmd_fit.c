@@ -700,7 +700,8 @@ static void table_header(const fit_args *a, const ffn_hw *hw, const ffn_aic_tabl
     printf("%s efficiency model for %s on %zu of %zu rows of %s\n", a->check ? "checked" : "fitted",
            hw->name, n_sel, t->op == FFN_AIC_GEMM ? t->n_pts : t->n_moe, a->data);
     printf("  table: %s, %s %s on %s", t->op == FFN_AIC_GEMM ? "gemm" : "moe",
-           ffn_engine_name(t->engine), t->version, t->device);
+           ffn_engine_name(t->engine), t->version[0] ? t->version : "(no version)",
+           t->device[0] ? t->device : "(no device named)");
     printf("; rows: %s%s%s%s%s\n",
            t->op == FFN_AIC_GEMM && !a->all_rows ? "ffn (n, k >= 256)" : "all",
            a->dt_given ? ", dtype " : "", a->dt_given ? ffn_dtype_name(a->dt) : "",
@@ -830,7 +831,7 @@ static int check_moe(const ffn_hw *hw, const ffn_aic_table *t, const ffn_engine_
         const ffn_aic_moe *row = &t->moe[r->ix[i]];
         const char *kname = t->kernels[row->kernel];
         const ffn_engine_moe *m =
-            ffn_engine_moe_on(prof, hw, kname, row->wdtype, &r->lo[i], &r->hi[i]);
+            ffn_engine_moe_on(prof, hw, kname, row->wdtype, row->adtype, &r->lo[i], &r->hi[i]);
         o.nongated = strstr(kname, "nongated") != NULL;
         o.params = m ? &m->params : NULL;
         r->set[i] = m ? (int8_t)(m - prof->moe) : -1;
@@ -850,7 +851,8 @@ static void print_moe_sets(const ffn_hw *hw, const ffn_aic_table *t, const ffn_e
     printf("\nfused-MoE parameters (%s's `moe:` in hw/arch/engines.yaml; range: measured / "
            "predicted, p10-p90):\n",
            ffn_engine_name(prof->engine));
-    bool seen[FFN_AIC_MAX_KERNELS][FFN_DT_COUNT] = {{false}};
+    static bool seen[FFN_AIC_MAX_KERNELS][FFN_DT_COUNT * FFN_DT_COUNT];
+    memset(seen, 0, sizeof seen);
     char buf[32];
     int w = 6;
     for (size_t i = 0; i < r->n; i++) {
@@ -859,13 +861,14 @@ static void print_moe_sets(const ffn_hw *hw, const ffn_aic_table *t, const ffn_e
     }
     for (size_t i = 0; i < r->n; i++) {
         const ffn_aic_moe *row = &t->moe[r->ix[i]];
-        if (seen[row->kernel][row->wdtype]) continue;
-        seen[row->kernel][row->wdtype] = true;
+        if (seen[row->kernel][r->dt[i]]) continue; /* one line per kernel and dtype pair */
+        seen[row->kernel][r->dt[i]] = true;
         printf("  %-10s %-*s  ", dt_label(r->dt[i], buf, sizeof buf), w, t->kernels[row->kernel]);
         if (r->set[i] < 0) {
             printf("the model's defaults (%s), the spec's range\n",
-                   strcmp(hw->vendor, "NVIDIA") ? "the engines' kernel families are NVIDIA's"
-                                                : "no entry for the format");
+                   strcmp(hw->vendor, "NVIDIA")
+                       ? "the engines' kernel families are NVIDIA's"
+                       : "no entry for the format or its activations' class");
             continue;
         }
         const ffn_engine_moe *m = &prof->moe[r->set[i]];

@@ -54,7 +54,7 @@ ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *dev
 }
 
 const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
-                                         ffn_dtype wdtype)
+                                         ffn_dtype wdtype, ffn_dtype adtype)
 {
     if (!p) return NULL;
     const ffn_engine_moe *first = NULL, *named = NULL;
@@ -68,15 +68,24 @@ const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char
         if (name) return m;
         if (!first) first = m;
     }
-    return first ? first : named;
+    if (first || named) return first ? first : named;
+    /* the engine's kernel of the activations' class: fp8 (else fp8-block) for narrow ones,
+     * bf16 (else fp16) for 16-bit ones */
+    const bool narrow = ffn_dtype_bits(ffn_dtype_unit(adtype)) < 16;
+    const ffn_dtype cls[2] = {narrow ? FFN_DT_FP8 : FFN_DT_BF16,
+                              narrow ? FFN_DT_FP8_BLOCK : FFN_DT_FP16};
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < p->n_moe; i++)
+            if (p->moe[i].dtype == cls[c]) return &p->moe[i];
+    return NULL;
 }
 
 const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
-                                        const char *kernel, ffn_dtype wdtype, double *p10,
-                                        double *p90)
+                                        const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
+                                        double *p10, double *p90)
 {
     if (!hw || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return NULL;
-    const ffn_engine_moe *m = ffn_engine_moe_for(p, kernel, wdtype);
+    const ffn_engine_moe *m = ffn_engine_moe_for(p, kernel, wdtype, adtype);
     if (!m) return NULL;
     /* x 0.9 / x 1.1 for another device, and again for another format */
     const int away = (strcmp(hw->name, m->device) != 0) + (m->dtype != wdtype);

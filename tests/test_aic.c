@@ -52,6 +52,8 @@ static int load_text(const char *s, ffn_aic_table *t, ffn_diag *d)
     return load(path, t, d);
 }
 
+static int run(const char *args, char *out, size_t cap);
+
 Test(aic, kernel_and_dtype_columns_load_every_row_with_its_kernel)
 {
     ffn_aic_table t;
@@ -168,6 +170,47 @@ Test(aic, moe_rows_load_with_their_draws)
     ffn_aic_free(&t);
 }
 
+/* The collector's other quantisation modes read as ffnroof's formats, and every such MoE row
+ * is predicted. */
+Test(aic, the_collectors_other_quant_modes_load_and_are_predicted)
+{
+    static const struct {
+        const char *name;
+        ffn_dtype w, a;
+        unsigned group;
+    } modes[] = {
+        {"fp8_static", FFN_DT_FP8, FFN_DT_FP8, 0},
+        {"fp8_ootb", FFN_DT_FP8, FFN_DT_FP8, 0},
+        {"int8_wo", FFN_DT_INT8, FFN_DT_BF16, 0},
+        {"sq", FFN_DT_INT8, FFN_DT_INT8, 0},
+        {"w4afp8", FFN_DT_INT4, FFN_DT_FP8, 128},
+        {"w4a8_mxfp4_mxfp8", FFN_DT_MXFP4, FFN_DT_FP8, 0},
+    };
+    char text[2048] = "# framework: TRTLLM\n# op_name: moe\nmoe_dtype\tnum_tokens\thidden_size\t"
+                      "inter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tdistribution\t"
+                      "latency\n";
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "%s\t16\t2048\t768\t8\t128\t1\t1\tbalanced\t0.05\n", modes[i].name);
+    write_file(path, text, strlen(text));
+    ffn_aic_table t;
+    ffn_diag d;
+    cr_assert_eq(load(path, &t, &d), 0, "%s", d.msg);
+    cr_assert_eq(t.n_moe, sizeof modes / sizeof *modes);
+    for (size_t i = 0; i < t.n_moe; i++) {
+        cr_expect_eq(t.moe[i].wdtype, modes[i].w, "%s", modes[i].name);
+        cr_expect_eq(t.moe[i].adtype, modes[i].a, "%s", modes[i].name);
+        cr_expect_eq(t.moe[i].group, modes[i].group, "%s", modes[i].name);
+    }
+    ffn_aic_free(&t);
+    static char out[65536];
+    char args[512];
+    snprintf(args, sizeof args, "fit --hw b200 --data %s --check", path);
+    cr_assert_eq(run(args, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "not predicted") == NULL, "%s", out);
+    cr_expect(strstr(out, "on 6 of 6 rows") != NULL, "%s", out);
+}
+
 Test(aic, gzip_and_plain_give_the_same_rows)
 {
     static const char *const names[][2] = {{"gemm-columns.tsv", "gemm-columns.tsv.gz"},
@@ -231,11 +274,11 @@ typedef struct bad_case {
 static const bad_case bad_cases[] = {
     {"unknown dtype in a column", GEMM_HEAD "a\tint3\t1\t1\t1\t1\n", FFN_ESCHEMA, 3, 3,
      "unknown dtype 'int3' (known: bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, "
-     "w4a16_mxfp4)"},
+     "w4a16_mxfp4, fp8_static, fp8_ootb, int8_wo, sq, w4afp8, w4a8_mxfp4_mxfp8)"},
     {"unknown dtype in a line",
      "# op_name: gemm\n# gemm_dtype: fp6\nm\tn\tk\tlatency\n1\t1\t1\t1\n", FFN_ESCHEMA, 2, 15,
      "unknown dtype 'fp6' (known: bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, "
-     "w4a16_mxfp4)"},
+     "w4a16_mxfp4, fp8_static, fp8_ootb, int8_wo, sq, w4afp8, w4a8_mxfp4_mxfp8)"},
     {"zero dimension", GEMM_HEAD "a\tfp8\t0\t1\t1\t1\n", FFN_ERANGE, 3, 7,
      "'m' must be in [1, 2^40], got '0'"},
     {"negative dimension", GEMM_HEAD "a\tfp8\t1\t-5\t1\t1\n", FFN_EPARSE, 3, 9,
@@ -294,7 +337,7 @@ static const bad_case bad_cases[] = {
      "dtype\tlatency\n1\t1\t4\t1\tfp6\t1\n",
      FFN_ESCHEMA, 4, 9,
      "unknown dtype 'fp6' (known: bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, "
-     "w4a16_mxfp4)"},
+     "w4a16_mxfp4, fp8_static, fp8_ootb, int8_wo, sq, w4afp8, w4a8_mxfp4_mxfp8)"},
     {"an unknown collective",
      "op_name\tnccl_dtype\tnum_gpus\tmessage_size\tlatency\nbroadcast\thalf\t2\t1\t1\n",
      FFN_ESCHEMA, 2, 1,

@@ -467,15 +467,21 @@ Test(gpu_dtypes, a_moe_kernel_family_is_found_by_name_and_format)
         p.moe[i].dtype = e[i].dt;
     }
     p.n_moe = 3;
-    cr_expect_eq(ffn_engine_moe_for(&p, "sglang_flashinfer_cutlass_moe", FFN_DT_BF16), &p.moe[1]);
-    cr_expect_eq(ffn_engine_moe_for(&p, "sglang_fused_moe_triton", FFN_DT_BF16), &p.moe[0]);
-    cr_expect_eq(ffn_engine_moe_for(&p, "a_new_kernel", FFN_DT_BF16), &p.moe[0]);
-    cr_expect_eq(ffn_engine_moe_for(&p, NULL, FFN_DT_BF16), &p.moe[0]);
-    cr_expect_eq(ffn_engine_moe_for(&p, "fused_moe_triton", FFN_DT_FP8), &p.moe[2]);
-    cr_expect_null(ffn_engine_moe_for(&p, "marlin", FFN_DT_NVFP4));
+    const ffn_dtype B = FFN_DT_BF16, F8 = FFN_DT_FP8, N4 = FFN_DT_NVFP4, I8 = FFN_DT_INT8;
+    cr_expect_eq(ffn_engine_moe_for(&p, "sglang_flashinfer_cutlass_moe", B, B), &p.moe[1]);
+    cr_expect_eq(ffn_engine_moe_for(&p, "sglang_fused_moe_triton", B, B), &p.moe[0]);
+    cr_expect_eq(ffn_engine_moe_for(&p, "a_new_kernel", B, B), &p.moe[0]);
+    cr_expect_eq(ffn_engine_moe_for(&p, NULL, B, B), &p.moe[0]);
+    cr_expect_eq(ffn_engine_moe_for(&p, "fused_moe_triton", F8, F8), &p.moe[2]);
     /* a format without entries: the kernel family of the same name in another format */
-    cr_expect_eq(ffn_engine_moe_for(&p, "flashinfer_cutlass", FFN_DT_NVFP4), &p.moe[1]);
-    cr_expect_null(ffn_engine_moe_for(NULL, "cutlass", FFN_DT_BF16));
+    cr_expect_eq(ffn_engine_moe_for(&p, "flashinfer_cutlass", N4, N4), &p.moe[1]);
+    /* ... else the engine's kernel of the activations' class */
+    cr_expect_eq(ffn_engine_moe_for(&p, "marlin", N4, N4), &p.moe[2], "narrow: fp8's");
+    cr_expect_eq(ffn_engine_moe_for(&p, "marlin", I8, B), &p.moe[0], "weight-only: bf16's");
+    p.n_moe = 1; /* the bf16 Triton entry alone: nothing of the narrow class */
+    cr_expect_null(ffn_engine_moe_for(&p, "marlin", N4, N4));
+    p.n_moe = 3;
+    cr_expect_null(ffn_engine_moe_for(NULL, "cutlass", B, B));
 
     /* on its own device its range, on another NVIDIA GPU widened, on AMD's none */
     snprintf(p.moe[1].device, sizeof p.moe[1].device, "h100-sxm");
@@ -489,7 +495,7 @@ Test(gpu_dtypes, a_moe_kernel_family_is_found_by_name_and_format)
     for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof path, FFNROOF_SOURCE_DIR "/hw/%s.yaml", specs[i]);
         cr_assert_eq(ffn_hw_load(path, &hw, &d), 0, "%s", d.msg);
-        const ffn_engine_moe *m = ffn_engine_moe_on(&p, &hw, "x_cutlass", FFN_DT_BF16, &lo, &hi);
+        const ffn_engine_moe *m = ffn_engine_moe_on(&p, &hw, "x_cutlass", B, B, &lo, &hi);
         if (i == 2) {
             cr_expect_null(m, "AMD runs its own MoE kernels");
             continue;
@@ -498,7 +504,7 @@ Test(gpu_dtypes, a_moe_kernel_family_is_found_by_name_and_format)
         cr_expect_float_eq(lo, i ? 0.72 : 0.8, 1e-12, "%s", specs[i]);
         cr_expect_float_eq(hi, i ? 1.43 : 1.3, 1e-12, "%s", specs[i]);
         /* and again for another format */
-        cr_assert_eq(ffn_engine_moe_on(&p, &hw, "x_cutlass", FFN_DT_NVFP4, &lo, &hi), &p.moe[1]);
+        cr_assert_eq(ffn_engine_moe_on(&p, &hw, "x_cutlass", N4, N4, &lo, &hi), &p.moe[1]);
         cr_expect_float_eq(lo, 0.8 * (i ? 0.81 : 0.9), 1e-12, "%s", specs[i]);
         cr_expect_float_eq(hi, 1.3 * (i ? 1.21 : 1.1), 1e-12, "%s", specs[i]);
     }

@@ -77,14 +77,16 @@ typedef struct ffn_engine_profile {
     int n_moe;
 } ffn_engine_profile;
 
-/* The fused-MoE kernel family that runs a layer of weights in `wdtype` under the profile's
- * engine (sim/engine.c): the first entry of that format whose `kernels` is a part of `kernel`
- * (the name an op table gives; NULL or unmatched: the first entry of the format, the engine's
- * default); for a format without entries, the first entry of another format whose `kernels`
- * the name holds (the same kernel family: FlashInfer's CUTLASS MoE in fp8 and nvfp4). NULL when
- * none is found. */
+/* The fused-MoE kernel family that runs a layer of weights in `wdtype` and activations in
+ * `adtype` under the profile's engine (sim/engine.c): the first entry of that weight format
+ * whose `kernels` is a part of `kernel` (the name an op table gives; NULL or unmatched: the
+ * first entry of the format, the engine's default); for a format without entries, the first
+ * entry of another format whose `kernels` the name holds (the same kernel family: FlashInfer's
+ * CUTLASS MoE in fp8 and nvfp4), else the engine's first entry of the activations' class (fp8,
+ * then fp8-block, for 8-bit and narrower activations; bf16, then fp16, for 16-bit ones). NULL
+ * when none is found. */
 const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
-                                         ffn_dtype wdtype);
+                                         ffn_dtype wdtype, ffn_dtype adtype);
 
 /* The same on device hw, with the range the prediction carries there (docs/model.md, "MoE
  * layers as fused kernels", transfer): the family's own range on the device it was fitted on,
@@ -93,8 +95,8 @@ const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char
  * NULL on other vendors' devices, which run their own MoE kernels, and where
  * ffn_engine_moe_for finds none. */
 const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
-                                        const char *kernel, ffn_dtype wdtype, double *p10,
-                                        double *p90);
+                                        const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
+                                        double *p10, double *p90);
 
 /* The default engine of every predicting command: vLLM, whose kernels the NVIDIA specs' op
  * tables measured. */

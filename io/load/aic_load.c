@@ -315,9 +315,21 @@ static const struct {
     {"mxfp4", FFN_DT_MXFP4, FFN_DT_MXFP4, 0},
     {"int4_wo", FFN_DT_INT4, FFN_DT_BF16, 128},
     {"w4a16_mxfp4", FFN_DT_MXFP4, FFN_DT_BF16, 0},
+    /* the collector's other quantisation modes (aiconfigurator sdk/common.py): per-tensor fp8
+     * with static or "out of the box" scales, int8 weight-only, SmoothQuant's int8 x int8,
+     * int4 weights (AWQ groups of 128) with fp8 activations, and mxfp4 weights with mxfp8
+     * activations (read as fp8: their e8m0 scale, a byte per 32, is left out) */
+    {"fp8_static", FFN_DT_FP8, FFN_DT_FP8, 0},
+    {"fp8_ootb", FFN_DT_FP8, FFN_DT_FP8, 0},
+    {"int8_wo", FFN_DT_INT8, FFN_DT_BF16, 0},
+    {"sq", FFN_DT_INT8, FFN_DT_INT8, 0},
+    {"w4afp8", FFN_DT_INT4, FFN_DT_FP8, 128},
+    {"w4a8_mxfp4_mxfp8", FFN_DT_MXFP4, FFN_DT_FP8, 0},
 };
 #define N_DTYPES (sizeof dtype_map / sizeof dtype_map[0])
-#define KNOWN_DTYPES "bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, w4a16_mxfp4"
+#define KNOWN_DTYPES                                                                               \
+    "bfloat16, float16, fp8, fp8_block, nvfp4, mxfp4, int4_wo, w4a16_mxfp4, fp8_static, "          \
+    "fp8_ootb, int8_wo, sq, w4afp8, w4a8_mxfp4_mxfp8"
 
 /* The element types of the communication tables, and their bytes. */
 static const struct {
