@@ -72,6 +72,21 @@ PY
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b:.4g}' if a>0 and b>0 else '1')" "$1" "$2"; }
 us() { python3 -c "import sys; print(f'{float(sys.argv[1])*1e6:.4g} us')" "$1"; }
 ns() { python3 -c "import sys; print(f'{float(sys.argv[1])*1e9:.4g} ns')" "$1"; }
+# unc_of SPEC DTYPE p10|p90: the written spec's range for DTYPE (uncertainty.by_dtype), else
+# its overall range (a fit of one dtype writes only that)
+unc_of() {
+  python3 - "$@" <<'PY'
+import re, sys
+path, dt, key = sys.argv[1:4]
+s = open(path).read()
+u = s[s.index("\nuncertainty:\n"):]
+m = re.search(r"\n    %s: \{[^}]*%s: ([0-9.e+-]+)" % (re.escape(dt), key), u)
+if not m:
+    m = re.search(r"\n  %s: ([0-9.e+-]+)" % key, u)
+print(m.group(1))
+PY
+}
+num() { python3 -c "import sys; print(f'{float(sys.argv[1]):.4g}')" "$1"; }
 gemv_of() { # the one-row fraction a spec gives dtype $2
   local v; v=$(value "$1" memory_max_gemv_by_dtype "$2")
   [ "$v" = 0 ] && v=$(sed -n 's/^  memory_max_gemv: //p' "$1")
@@ -136,7 +151,9 @@ for eng in sglang trtllm; do
   echo "    format's own rules where the profile has them (kernels:, fitted under them): block-scaled"
   echo "    fp8 with K whole, neither split nor streamed, as SGLang's Triton and DeepGEMM kernels"
   echo "    (sgl-project/sglang python/sglang/srt/layers/quantization/fp8_kernel.py) and TensorRT-LLM's"
-  echo "    fp8_blockscale_gemm (DeepGEMM's Hopper design) run it."
+  echo "    fp8_blockscale_gemm (DeepGEMM's Hopper design) run it. range: the fit's p10 and p90 of"
+  echo "    measured / predicted, the format's range under this engine (widened on other devices)."
+  echo "  device: h100-sxm"
   echo "  by_dtype:"
   for dt in fp8 fp8-block; do
     out=$tmp/$eng-$dt.yaml
@@ -153,7 +170,9 @@ for eng in sglang trtllm; do
     m1=$(gemv_of "$out" "$dt")
     l1=$(value "$out" launch_by_dtype "$dt")
     q1=$(value "$out" quant_row_by_dtype "$dt")
-    echo "    $dt: {compute: $(ratio "$g1" "$g0"), memory: $(ratio "$m1" "$m0"), launch: $(us "$l1"), quant_row: $(ns "$q1")${rules:+, kernels: $rules}}"
+    r10=$(unc_of "$out" "$dt" p10)
+    r90=$(unc_of "$out" "$dt" p90)
+    echo "    $dt: {compute: $(ratio "$g1" "$g0"), memory: $(ratio "$m1" "$m0"), launch: $(us "$l1"), quant_row: $(ns "$q1")${rules:+, kernels: $rules}, range: [$(num "$r10"), $(num "$r90")]}"
     grep -E "^$dt +\(all\)" "$tmp/$eng-$dt.log" | head -1 |
       awk -v e="$eng" '{printf "    # %s %s: %s rows, median %s, p90 %s after the fit\n", e, $1, $3, $4, $5}'
   done

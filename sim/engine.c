@@ -38,6 +38,11 @@ void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
          * pick their own tiles, by its own rules where the profile has them, else taken as the
          * best of the device's (docs/model.md, "Engines") */
         e->rules_dt[d] = x->rules;
+        if (x->p10 > 0 && x->p90 > x->p10 && !hw->unc.is_default) {
+            const bool own = p->device[0] && !strcmp(hw->name, p->device);
+            hw->unc.dt_p10[d] = own ? x->p10 : 0.9 * x->p10;
+            hw->unc.dt_p90[d] = own ? x->p90 : 1.1 * x->p90;
+        }
     }
 }
 

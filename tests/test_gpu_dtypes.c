@@ -295,7 +295,50 @@ Test(gpu_dtypes, shipped_engine_profiles_load)
         cr_expect(!p.baseline);
         cr_expect(p.dt[FFN_DT_FP8].set && p.dt[FFN_DT_FP8_BLOCK].set, "%s", ffn_engine_name(e));
         cr_expect(!p.dt[FFN_DT_BF16].set, "bf16 runs cuBLAS under every engine: no entry");
+        cr_expect(p.dt[FFN_DT_FP8].p10 > 0 && p.dt[FFN_DT_FP8_BLOCK].p10 > 0,
+                  "%s: each fitted format carries its range", ffn_engine_name(e));
+        cr_expect_str_eq(p.device, "h100-sxm");
     }
+}
+
+static int load_text(const char *text, ffn_engine e, ffn_diag *d);
+
+/* An engine's range for a format replaces the spec's on the device it was fitted on and is
+ * widened on another; a bad range is refused at its line. */
+Test(gpu_dtypes, an_engine_range_replaces_the_formats_range)
+{
+    const char *text = "trtllm:\n  source: x\n  device: h100-sxm\n  by_dtype:\n"
+                       "    fp8: {compute: 1, range: [0.9, 1.1]}\n";
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/ffnroof-engines-range-%d.yaml", (int)getpid());
+    write_file(path, text);
+    ffn_engine_profile p;
+    ffn_diag d;
+    cr_assert_eq(ffn_engine_load(path, FFN_ENGINE_TRTLLM, &p, &d), 0, "%s", d.msg);
+    unlink(path);
+    static const char *const specs[] = {"h100-sxm", "b200"};
+    for (int i = 0; i < 2; i++) {
+        char sp[256];
+        snprintf(sp, sizeof sp, FFNROOF_SOURCE_DIR "/hw/%s.yaml", specs[i]);
+        ffn_hw hw;
+        cr_assert_eq(ffn_hw_load(sp, &hw, &d), 0, "%s", d.msg);
+        double b10, b90, lo, hi;
+        ffn_hw_unc_range_dt(&hw, FFN_DT_BF16, &b10, &b90);
+        ffn_hw_apply_engine(&hw, &p);
+        ffn_hw_unc_range_dt(&hw, FFN_DT_FP8, &lo, &hi);
+        cr_expect_float_eq(lo, i ? 0.81 : 0.9, 1e-12, "%s", specs[i]);
+        cr_expect_float_eq(hi, i ? 1.21 : 1.1, 1e-12, "%s", specs[i]);
+        ffn_hw_unc_range_dt(&hw, FFN_DT_BF16, &lo, &hi);
+        cr_expect(lo == b10 && hi == b90, "%s: bf16 keeps the spec's range", specs[i]);
+    }
+    cr_expect_eq(load_text("trtllm:\n  source: x\n  by_dtype:\n    fp8: {range: [1.3, 0.9]}\n",
+                           FFN_ENGINE_TRTLLM, &d),
+                 FFN_ERANGE);
+    cr_expect(d.line == 4 && strstr(d.msg, "p10 < p90"), "%d %s", d.line, d.msg);
+    cr_expect_eq(load_text("trtllm:\n  source: x\n  by_dtype:\n    fp8: {range: 1}\n",
+                           FFN_ENGINE_TRTLLM, &d),
+                 FFN_ESCHEMA);
+    cr_expect(d.line == 4 && strstr(d.msg, "[p10, p90]"), "%d %s", d.line, d.msg);
 }
 
 /* --engine changes a quantised prediction and leaves bf16 as it was. */

@@ -24,6 +24,9 @@ typedef struct ffn_engine_dt {
     /* the tile its kernels pick by shape (`kernels:`), in place of the spec's rules (its
      * baseline engine's dispatch); n 0 = the best of the device's tiles */
     ffn_kernel_rules rules;
+    /* measured / predicted at p10 and p90 over the rows the factors were fitted to (`range:`),
+     * the format's range under this engine; 0 = the spec's */
+    double p10, p90;
 } ffn_engine_dt;
 
 /* The engine's scheduler as a release ships it (engines.yaml `scheduler:`; docs/plan.md
@@ -75,6 +78,7 @@ typedef struct ffn_engine_profile {
     ffn_engine_dt dt[FFN_DT_COUNT]; /* by the GEMM's format (weights = activations) */
     ffn_engine_moe moe[FFN_ENGINE_MAX_MOE];
     int n_moe;
+    char device[64]; /* the spec the `by_dtype` factors were fitted on top of; "" = not said */
 } ffn_engine_profile;
 
 /* The fused-MoE kernel family that runs a layer of weights in `wdtype` and activations in
@@ -106,9 +110,11 @@ const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_h
  * the GEMMs computing in it get compute x the spec's utilisation (util_gamma and util_alpha, or
  * compute_max_dt where no utilisation is fitted), memory x the decode stream's fraction
  * (memory_max_gemv_dt, else memory_max_gemv, else memory_max), launch_s as their fixed cost and
- * quant_row_s as their quantisation's cost per row.
- * Fractions are capped at 1. A baseline profile changes nothing, and neither does any profile
- * to a spec that is not an NVIDIA GPU's (the profiles describe NVIDIA's kernels). */
+ * quant_row_s as their quantisation's cost per row, and the format's range its p10 and p90
+ * (as fitted on the profile's device; on another device widened to p10 x 0.9, p90 x 1.1, as
+ * ffn_engine_moe_on widens a MoE family's). Fractions are capped at 1. A baseline profile changes
+ * nothing, and neither does any profile to a spec that is not an NVIDIA GPU's (the profiles
+ * describe NVIDIA's kernels). */
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p);
 
 #endif

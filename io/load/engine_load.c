@@ -3,8 +3,9 @@
  *   ENGINE:
  *     baseline: true            # the kernels the specs were fitted to
  *     source: ...
+ *     device: h100-sxm          # the spec the by_dtype factors were fitted on top of
  *     by_dtype:
- *       fp8: {compute: 0.93, memory: 1.0, launch: 6.1 us, quant_row: 1.4 ns}
+ *       fp8: {compute: 0.93, memory: 1.0, launch: 6.1 us, quant_row: 1.4 ns, range: [0.87, 1.2]}
  *       fp8-block: {..., kernels: [{waves: {rows: [64, 128, 256], cols: [16, 256], depth: 128}}]}
  *     scheduler:                # the release's defaults (`ffnroof serve`)
  *       {max_batched_tokens: 8192, max_seqs: 1024, page: 16, step_overhead: 1 ms, source: ...}
@@ -38,9 +39,32 @@ static int factor(ffn_ydoc *y, yaml_node_t *m, const char *key, double *out)
     return rc;
 }
 
+/* `range: [p10, p90]` of measured / predicted under m (required or not): p10 < p90 around 1 */
+static int load_range(ffn_ydoc *y, yaml_node_t *m, bool required, double *p10, double *p90)
+{
+    yaml_node_t *r = ffn_y_get(y, m, "range", NULL);
+    if (!r && !required) return 0;
+    const long n = r && r->type == YAML_SEQUENCE_NODE
+                       ? (long)(r->data.sequence.items.top - r->data.sequence.items.start)
+                       : -1;
+    if (n != 2)
+        return ffn_y_error(y, r ? r : m, FFN_ESCHEMA,
+                           "'range' is [p10, p90] of measured / predicted, e.g. [0.85, 1.2]");
+    int rc = 0;
+    for (long j = 0; !rc && j < 2; j++)
+        rc = ffn_y_node_num(y, yaml_document_get_node(&y->doc, r->data.sequence.items.start[j]),
+                            j ? "p90" : "p10", FFN_UNIT_NONE, 0.05, 20.0, j ? p90 : p10);
+    if (!rc && !(*p10 < *p90 && *p10 <= 1.5 && *p90 >= 0.67))
+        rc = ffn_y_error(y, r, FFN_ERANGE,
+                         "'range' [%g, %g] must be p10 < p90 around 1 (p10 <= 1.5, p90 >= 0.67)",
+                         *p10, *p90);
+    return rc;
+}
+
 static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
 {
-    static const char *const keys[] = {"compute", "memory", "launch", "quant_row", "kernels", NULL};
+    static const char *const keys[] = {"compute", "memory", "launch", "quant_row",
+                                       "kernels", "range",  NULL};
     yaml_node_t *bd = ffn_y_get(y, eng, "by_dtype", NULL);
     if (!bd) return 0;
     int rc = ffn_y_expect_map(y, bd, "by_dtype");
@@ -58,6 +82,7 @@ static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
             rc = ffn_y_num(y, m, "quant_row", false, FFN_UNIT_TIME, 0.0, 1e-3, &x->quant_row_s);
         yaml_node_t *kr = ffn_y_get(y, m, "kernels", NULL);
         if (!rc && kr) rc = ffn_y_kernel_rules(y, kr, "kernels", &x->rules);
+        if (!rc) rc = load_range(y, m, false, &x->p10, &x->p90);
         x->set = true;
     }
     return rc;
@@ -91,24 +116,7 @@ static int load_moe_entry(ffn_ydoc *y, yaml_node_t *m, ffn_engine_moe *x)
     if (!rc) rc = ffn_y_num(y, m, "ep", false, FFN_UNIT_TIME, 0.0, 1e-3, &p->ep_s);
     p->misaligned_x = 1.0;
     if (!rc) rc = ffn_y_num(y, m, "misaligned", false, FFN_UNIT_NONE, 1.0, 100.0, &p->misaligned_x);
-    yaml_node_t *r = rc ? NULL : ffn_y_get(y, m, "range", NULL);
-    if (!rc) {
-        const long n = r && r->type == YAML_SEQUENCE_NODE
-                           ? (long)(r->data.sequence.items.top - r->data.sequence.items.start)
-                           : -1;
-        if (n != 2)
-            rc = ffn_y_error(y, r ? r : m, FFN_ESCHEMA,
-                             "'range' is [p10, p90] of measured / predicted, e.g. [0.85, 1.2]");
-        for (long j = 0; !rc && j < 2; j++)
-            rc =
-                ffn_y_node_num(y, yaml_document_get_node(&y->doc, r->data.sequence.items.start[j]),
-                               j ? "p90" : "p10", FFN_UNIT_NONE, 0.05, 20.0, j ? &x->p90 : &x->p10);
-        if (!rc && !(x->p10 < x->p90 && x->p10 <= 1.5 && x->p90 >= 0.67))
-            rc =
-                ffn_y_error(y, r, FFN_ERANGE,
-                            "'range' [%g, %g] must be p10 < p90 around 1 (p10 <= 1.5, p90 >= 0.67)",
-                            x->p10, x->p90);
-    }
+    if (!rc) rc = load_range(y, m, true, &x->p10, &x->p90);
     x->dtype = (ffn_dtype)d;
     p->path = (ffn_moe_fused_path)path;
     return rc;
@@ -204,7 +212,8 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
 
 static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
 {
-    static const char *const keys[] = {"baseline", "source", "by_dtype", "scheduler", "moe", NULL};
+    static const char *const keys[] = {"baseline",  "source", "device", "by_dtype",
+                                       "scheduler", "moe",    NULL};
     yaml_node_t *root = ffn_ydoc_root(y);
     int rc = ffn_y_expect_map(y, root, "an engine profiles file");
     if (rc) return rc;
@@ -236,6 +245,7 @@ static int load_engine(ffn_ydoc *y, ffn_engine e, ffn_engine_profile *p)
                              "engine '%s' needs a 'source' (where its factors come from)",
                              ffn_engine_name(e));
     }
+    if (!rc) rc = ffn_y_str(y, eng, "device", false, p->device, sizeof p->device);
     if (!rc) rc = load_by_dtype(y, eng, p);
     if (!rc) rc = load_sched(y, eng, &p->sched);
     if (!rc) rc = load_moe(y, eng, p);
