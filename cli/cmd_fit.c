@@ -45,7 +45,8 @@ static void usage(FILE *fp)
           "                   the GPU kit's 'kind,dtype,m,n,k,time_<unit>' (bench/gpu/), or an\n"
           "                   op table of aiconfigurator's layout (TSV, plain or .gz: GEMM,\n"
           "                   attention and communication rows are fitted, MoE rows checked\n"
-          "                   with --check; docs/formats.md)\n",
+          "                   with --check, each by its engine's fused-MoE kernel family of\n"
+          "                   hw/arch/engines.yaml; docs/formats.md)\n",
           fp);
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_DTYPE, 0});
     fputs("  --rows ffn|all   op tables: the FFN shapes only, n and k >= 256 (ffn, default), or\n"
