@@ -836,7 +836,11 @@ static int check_moe(const ffn_hw *hw, const ffn_aic_table *t, const ffn_engine_
         o.nongated = strstr(kname, "nongated") != NULL;
         o.params = m ? &m->params : NULL;
         r->set[i] = m ? (int8_t)(m - prof->moe) : -1;
-        if (!m) ffn_hw_unc_range_dt(hw, row->wdtype, &r->lo[i], &r->hi[i]);
+        if (!m) { /* defaults on kernels they were not fitted to: the spec's range, wider */
+            ffn_hw_unc_range_dt(hw, row->wdtype, &r->lo[i], &r->hi[i]);
+            r->lo[i] *= 0.8;
+            r->hi[i] *= 1.25;
+        }
         ffn_moe_fused_cost c;
         r->err[i] = ffn_moe_fused_predict(hw, row, &o, &c) || !(c.time_s > 0)
                         ? NAN
@@ -866,7 +870,7 @@ static void print_moe_sets(const ffn_hw *hw, const ffn_aic_table *t, const ffn_e
         seen[row->kernel][r->dt[i]] = true;
         printf("  %-10s %-*s  ", dt_label(r->dt[i], buf, sizeof buf), w, t->kernels[row->kernel]);
         if (r->set[i] < 0) {
-            printf("the model's defaults (%s), the spec's range\n",
+            printf("the model's defaults (%s), the spec's range x0.8/x1.25\n",
                    strcmp(hw->vendor, "NVIDIA")
                        ? "the engines' kernel families are NVIDIA's"
                        : "no entry for the format or its activations' class");

@@ -604,7 +604,9 @@ Test(aic, a_moe_check_names_the_kernel_family_behind_each_row)
     cr_expect(strstr(out, "(widened)") != NULL, "%s", out);
     rc = run("fit --hw mi300x --data " DATA "moe-columns.tsv --check", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_expect(strstr(out, "the engines' kernel families are NVIDIA's") != NULL, "%s", out);
+    cr_expect(strstr(out, "the engines' kernel families are NVIDIA's), the spec's range "
+                          "x0.8/x1.25") != NULL,
+              "%s", out);
     rc = run("fit --hw h100-sxm --data " DATA "moe-columns.tsv --check --points --format json", out,
              sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
