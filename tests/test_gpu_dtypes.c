@@ -303,19 +303,27 @@ Test(gpu_dtypes, shipped_engine_profiles_load)
 
 static int load_text(const char *text, ffn_engine e, ffn_diag *d);
 
+/* engine e's profile from a profiles file holding text (loaded, or the test fails) */
+static void load_profile(const char *text, ffn_engine e, ffn_engine_profile *p)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/ffnroof-engines-ok-%d.yaml", (int)getpid());
+    write_file(path, text);
+    ffn_diag d;
+    const int rc = ffn_engine_load(path, e, p, &d);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", d.msg);
+}
+
 /* An engine's range for a format replaces the spec's on the device it was fitted on and is
  * widened on another; a bad range is refused at its line. */
 Test(gpu_dtypes, an_engine_range_replaces_the_formats_range)
 {
     const char *text = "trtllm:\n  source: x\n  device: h100-sxm\n  by_dtype:\n"
                        "    fp8: {compute: 1, range: [0.9, 1.1]}\n";
-    char path[128];
-    snprintf(path, sizeof path, "/tmp/ffnroof-engines-range-%d.yaml", (int)getpid());
-    write_file(path, text);
     ffn_engine_profile p;
     ffn_diag d;
-    cr_assert_eq(ffn_engine_load(path, FFN_ENGINE_TRTLLM, &p, &d), 0, "%s", d.msg);
-    unlink(path);
+    load_profile(text, FFN_ENGINE_TRTLLM, &p);
     static const char *const specs[] = {"h100-sxm", "b200"};
     for (int i = 0; i < 2; i++) {
         char sp[256];
@@ -434,13 +442,9 @@ Test(gpu_dtypes, engine_moe_entries_load_and_bad_ones_are_refused_at_their_line)
              "tile: 0.7 us, kstep: 0.1 us, zero_tile: 0.4 us, ep: 1 us, misaligned: 3, "
              "range: [0.8, 2.5]}\n",
              head);
-    char path[128];
-    snprintf(path, sizeof path, "/tmp/ffnroof-engines-moe-%d.yaml", (int)getpid());
-    write_file(path, buf);
     ffn_engine_profile p;
     ffn_diag d;
-    cr_assert_eq(ffn_engine_load(path, FFN_ENGINE_TRTLLM, &p, &d), 0, "%s", d.msg);
-    unlink(path);
+    load_profile(buf, FFN_ENGINE_TRTLLM, &p);
     cr_assert_eq(p.n_moe, 2);
     cr_expect_str_eq(p.moe[0].kernels, "flow_cutlass");
     cr_expect_eq(p.moe[0].dtype, FFN_DT_FP8);
