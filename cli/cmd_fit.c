@@ -773,7 +773,7 @@ static int report_gemm(const fit_args *a, const ffn_hw *hw, const ffn_aic_table 
     table_header(a, hw, t, r->n, n_fit);
     print_eff(hw, a->check, r->n);
     if (a->points) list_gemm(t, r, sel);
-    print_summaries(hw, s, ns, t->op == FFN_AIC_MOE);
+    print_summaries(hw, s, ns, false);
     warn_poor(all);
     if (a->out_path) printf("wrote %s\n", a->out_path);
     free(s);
@@ -816,8 +816,9 @@ static int run_gemm_table(const fit_args *a, ffn_hw *hw, ffn_aic_table *t)
 
 /* Predict the selected MoE rows (r->err: predicted/measured - 1; NAN for a row the predictor
  * refuses) with the engine's fused-MoE kernel families (engines.yaml `moe:`), each row by its
- * kernel's name and weight format; a row no family covers takes the model's defaults and the
- * spec's range. A kernel named "...nongated..." (TRT-LLM's) runs experts without a gate. */
+ * kernel's name and weight format, and the range ffn_engine_moe_on gives it (a row no family
+ * covers: the model's defaults). A kernel named "...nongated..." (TRT-LLM's) runs experts
+ * without a gate. */
 static int check_moe(const ffn_hw *hw, const ffn_aic_table *t, const ffn_engine_profile *prof,
                      rows *r)
 {
@@ -836,11 +837,6 @@ static int check_moe(const ffn_hw *hw, const ffn_aic_table *t, const ffn_engine_
         o.nongated = strstr(kname, "nongated") != NULL;
         o.params = m ? &m->params : NULL;
         r->set[i] = m ? (int8_t)(m - prof->moe) : -1;
-        if (!m) { /* defaults on kernels they were not fitted to: the spec's range, wider */
-            ffn_hw_unc_range_dt(hw, row->wdtype, &r->lo[i], &r->hi[i]);
-            r->lo[i] *= 0.8;
-            r->hi[i] *= 1.25;
-        }
         ffn_moe_fused_cost c;
         r->err[i] = ffn_moe_fused_predict(hw, row, &o, &c) || !(c.time_s > 0)
                         ? NAN
@@ -884,7 +880,7 @@ static void print_moe_sets(const ffn_hw *hw, const ffn_aic_table *t, const ffn_e
         else if (!strstr(t->kernels[row->kernel], m->kernels))
             snprintf(how, sizeof how, " (the format's default)");
         printf("'%s'%s, range [%.2f, %.2f]%s\n", m->kernels, how, r->lo[i], r->hi[i],
-               strcmp(hw->name, m->device) || m->dtype != row->wdtype ? " (widened)" : "");
+               r->lo[i] != m->p10 || r->hi[i] != m->p90 ? " (widened)" : "");
     }
 }
 
@@ -963,7 +959,7 @@ static int report_moe(const fit_args *a, const ffn_hw *hw, const ffn_aic_table *
     table_header(a, hw, t, r->n, 0);
     if (a->points) list_moe(t, r);
     print_moe_sets(hw, t, prof, r);
-    print_summaries(hw, s, ns, t->op == FFN_AIC_MOE);
+    print_summaries(hw, s, ns, true);
     free(s);
     return FFN_EXIT_OK;
 }

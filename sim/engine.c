@@ -9,6 +9,14 @@ static double cap1(double x)
     return x > 1.0 ? 1.0 : x;
 }
 
+/* A range carried `away` steps from what it was fitted on (another device, another format):
+ * p10 x 0.9 and p90 x 1.1 a step (docs/model.md, "Engines" and section 10). */
+static void widen(double p10, double p90, int away, double *lo, double *hi)
+{
+    if (lo) *lo = p10 * pow(0.9, away);
+    if (hi) *hi = p90 * pow(1.1, away);
+}
+
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
 {
     /* the profiles describe NVIDIA's kernels: another vendor's GPUs run their own */
@@ -40,8 +48,7 @@ void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
         e->rules_dt[d] = x->rules;
         if (x->p10 > 0 && x->p90 > x->p10 && !hw->unc.is_default) {
             const bool own = p->device[0] && !strcmp(hw->name, p->device);
-            hw->unc.dt_p10[d] = own ? x->p10 : 0.9 * x->p10;
-            hw->unc.dt_p90[d] = own ? x->p90 : 1.1 * x->p90;
+            widen(x->p10, x->p90, !own, &hw->unc.dt_p10[d], &hw->unc.dt_p90[d]);
         }
     }
 }
@@ -89,12 +96,16 @@ const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_h
                                         const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
                                         double *p10, double *p90)
 {
-    if (!hw || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return NULL;
-    const ffn_engine_moe *m = ffn_engine_moe_for(p, kernel, wdtype, adtype);
-    if (!m) return NULL;
-    /* x 0.9 / x 1.1 for another device, and again for another format */
-    const int away = (strcmp(hw->name, m->device) != 0) + (m->dtype != wdtype);
-    if (p10) *p10 = m->p10 * pow(0.9, away);
-    if (p90) *p90 = m->p90 * pow(1.1, away);
+    const bool nvidia = hw && hw->kind == FFN_HW_GPU && !strcmp(hw->vendor, "NVIDIA");
+    const ffn_engine_moe *m = nvidia ? ffn_engine_moe_for(p, kernel, wdtype, adtype) : NULL;
+    if (!m) { /* the model's defaults on kernels they were not fitted to */
+        double lo = 0, hi = 0;
+        if (hw) ffn_hw_unc_range_dt(hw, wdtype, &lo, &hi);
+        if (p10) *p10 = 0.8 * lo;
+        if (p90) *p90 = 1.25 * hi;
+        return NULL;
+    }
+    /* one step for another device, another for another format */
+    widen(m->p10, m->p90, (strcmp(hw->name, m->device) != 0) + (m->dtype != wdtype), p10, p90);
     return m;
 }

@@ -97,7 +97,9 @@ const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char
  * widened to p10 x 0.9 and p90 x 1.1 on any other NVIDIA GPU (the engine runs the same kernels
  * there; their costs were measured on one device), and again for an entry of another format.
  * NULL on other vendors' devices, which run their own MoE kernels, and where
- * ffn_engine_moe_for finds none. */
+ * ffn_engine_moe_for finds none: the model's defaults price the layer, and p10 and p90 get the
+ * spec's range for `wdtype` widened to x0.8 and x1.25 (parameters carried to kernels they were
+ * not fitted to). */
 const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
                                         const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
                                         double *p10, double *p90);

@@ -10,9 +10,9 @@
  *     scheduler:                # the release's defaults (`ffnroof serve`)
  *       {max_batched_tokens: 8192, max_seqs: 1024, page: 16, step_overhead: 1 ms, source: ...}
  *     moe:                      # fused-MoE kernel families (`ffnroof fit --check` of MoE tables)
- *       - {kernels: fused_moe_triton, dtype: bf16, device: h100-sxm, path: sorted, module: 5.9 us,
- * gemm_eff: 1.4, tile: 0.33 us, kstep: 0.29 us, zero_tile: 0.33 us, ep: 0 us, misaligned: 2.1,
- *          range: [0.77, 1.37]}
+ *       - {kernels: fused_moe_triton, dtype: bf16, device: h100-sxm, path: sorted,
+ *          module: 5.9 us, gemm_eff: 1.4, tile: 0.33 us, kstep: 0.29 us, zero_tile: 0.33 us,
+ *          ep: 0 us, misaligned: 2.1, range: [0.77, 1.37]}
  * Every rejection is one `file:line:col: message`. */
 #include "ffnroof/engine.h"
 #include "ffnroof/engine_load.h"
