@@ -19,13 +19,33 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
         char seqo[48] = "";
         if (q->sched.seq_overhead_s > 0)
             snprintf(seqo, sizeof seqo, " + %.3g us a sequence", 1e6 * q->sched.seq_overhead_s);
+        /* how a request enters the KV cache (docs/plan.md "Admission") */
+        char admit[128];
+        const ffn_engine_sched *s = &q->sched;
+        if (!s->kv_grow)
+            snprintf(admit, sizeof admit,
+                     "KV cache: a request enters with its prompt and whole output held");
+        else if (s->reserve_output <= 0)
+            snprintf(admit, sizeof admit,
+                     "KV cache: filled as sequences grow, the newest preempted when full");
+        else if (s->reserve_output_min < s->reserve_output)
+            snprintf(admit, sizeof admit,
+                     "KV cache: the prompt and %.3g falling to %.3g of the output held, the "
+                     "newest preempted when full",
+                     s->reserve_output, s->reserve_output_min);
+        else
+            snprintf(admit, sizeof admit,
+                     "KV cache: the prompt and %.3g of the output held, the newest preempted "
+                     "when full",
+                     s->reserve_output);
         fprintf(fp,
                 "%s on %s, %s scheduler: %llu tokens a step, %llu sequences, pages of %llu, "
-                "%.3g ms a step overhead%s\n",
+                "%.3g ms a step overhead%s\n  %s; prompts %s\n",
                 q->m->name, q->hw->name, ffn_engine_name(q->engine),
-                (unsigned long long)q->sched.max_batched_tokens,
-                (unsigned long long)q->sched.max_seqs, (unsigned long long)q->sched.page_tokens,
-                1e3 * q->sched.step_overhead_s, seqo);
+                (unsigned long long)s->max_batched_tokens, (unsigned long long)s->max_seqs,
+                (unsigned long long)s->page_tokens, 1e3 * s->step_overhead_s, seqo, admit,
+                s->prefill_apart ? "in steps of their own (decodes wait)"
+                                 : "chunked into the decode steps");
         fprintf(fp,
                 "  workload: %s, prompt %llu, output %llu tokens%s; range: step times x "
                 "[%.3g, %.3g] (%s)\n",

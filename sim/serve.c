@@ -38,9 +38,13 @@ void ffn_serve_opts_default(ffn_serve_opts *o)
 typedef struct req {
     double arrive, first, done;
     uint32_t isl, osl;
-    uint32_t prefilled; /* prompt tokens computed */
-    double generated;   /* output tokens emitted */
-    uint64_t kv;        /* KV tokens reserved */
+    uint32_t ctx0;       /* tokens its prefill computes: the prompt, or after a preemption the
+                            prompt and what it had generated (recomputed) */
+    uint32_t prefilled;  /* of ctx0, computed */
+    uint32_t in_counted; /* prompt tokens counted as the workload's input */
+    double generated;    /* output tokens emitted */
+    double kv_tok;       /* tokens in its KV cache */
+    uint64_t kv;         /* KV tokens held: pages */
     /* in the step being built: it decodes, or the prompt tokens of its chunk */
     bool decodes;
     uint32_t chunk;
@@ -132,16 +136,40 @@ static bool push_step(stepr **steps, size_t *n, size_t *cap, stepr s)
     return true;
 }
 
+/* The KV pages request x needs for the next decode step's q tokens (0 while in prefill). */
+static double growth(const req *x, uint64_t q, uint64_t page)
+{
+    if (x->prefilled != x->ctx0) return 0;
+    return (double)pages((uint64_t)ceil(x->kv_tok) + q, page) - (double)x->kv;
+}
+
+/* Every running sequence whose prompt is done decodes q tokens while the budget lasts, oldest
+ * first; counts them in b. */
+static void add_decodes(req *rq, const uint32_t *run, size_t n_run, uint64_t q, uint64_t *budget,
+                        ffn_serve_batch *b)
+{
+    for (size_t i = 0; i < n_run; i++) {
+        req *x = &rq[run[i]];
+        x->decodes = x->prefilled == x->ctx0 && *budget >= q;
+        if (x->decodes) {
+            b->decode_seqs++;
+            b->decode_ctx += (double)x->isl + x->generated;
+            *budget -= q;
+        }
+    }
+    b->logits = b->decode_seqs;
+}
+
 /* Give request x a prompt chunk of what the budget leaves; counts it in b. */
 static void take_chunk(req *x, uint64_t *budget, ffn_serve_batch *b)
 {
-    const uint64_t left = x->isl - x->prefilled;
+    const uint64_t left = x->ctx0 - x->prefilled;
     const uint64_t ch = left < *budget ? left : *budget;
     x->chunk = (uint32_t)ch;
     b->prefill_seqs++;
     b->prefill_tokens += ch;
     b->prefill_pairs += (double)ch * ((double)x->prefilled + ((double)ch + 1.0) / 2.0);
-    if (x->prefilled + ch == x->isl) b->logits++; /* its first token comes out of this step */
+    if (x->prefilled + ch == x->ctx0) b->logits++; /* a token comes out of this step */
     *budget -= ch;
 }
 
@@ -160,10 +188,11 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     const uint64_t seq_cap = o->sched.max_seqs * c->shape.dp;
     req *rq = calloc(N, sizeof *rq);
     uint32_t *run = malloc(N * sizeof *run);
+    uint32_t *pre = malloc(N * sizeof *pre);
     size_t cap_steps = 1 << 14, n_steps = 0;
     stepr *steps = malloc(cap_steps * sizeof *steps);
     double *tmp = malloc(N * sizeof *tmp);
-    if (!rq || !run || !steps || !tmp) {
+    if (!rq || !run || !pre || !steps || !tmp) {
         rc = ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
         goto out;
     }
@@ -173,6 +202,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     for (uint64_t i = 0; i < N; i++) {
         rq[i].isl = draw_len(&g, o->isl, o->isl_spread);
         rq[i].osl = draw_len(&g, o->osl, o->osl_spread);
+        rq[i].ctx0 = rq[i].isl;
         rq[i].first = rq[i].done = NAN;
         if (o->mode == FFN_SERVE_RATE) {
             t_arr += -log(ffn_rng_unif_open(&g)) / o->rate;
@@ -189,42 +219,88 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     }
     double kv_free = c->kv_tokens, t = 0;
     uint64_t next = 0, done = 0, arrived = 0; /* next: the oldest request not yet admitted */
-    size_t n_run = 0;
+    size_t n_run = 0, n_pre = 0;              /* pre: preempted, the last on top */
+    const ffn_engine_sched *sc = &o->sched;
+    const bool grow = sc->kv_grow;
+    double share = grow ? sc->reserve_output : 1.0; /* of the output held at admission */
+    double rem = 0; /* output tokens the running sequences have still to produce */
+    const double decay =
+        grow && sc->reserve_decay_steps > 0
+            ? (sc->reserve_output - sc->reserve_output_min) / sc->reserve_decay_steps
+            : 0;
     while (done < N) {
-        /* admit, build the step: decodes, then the running prompts' chunks, then new prompts */
         ffn_serve_batch b = {0};
         uint64_t budget = budget0;
+        /* room in the cache for the decodes' new tokens: the newest running sequences are
+         * preempted until there is (their cache freed, their prompt and output recomputed
+         * when they re-enter); no request enters in a step that preempts (vLLM's rule) */
+        double need = 0;
+        bool preempting = false;
         for (size_t i = 0; i < n_run; i++) {
             req *x = &rq[run[i]];
-            x->decodes = x->prefilled == x->isl && budget >= q;
+            x->decodes = false;
             x->chunk = 0;
-            if (x->decodes) {
-                b.decode_seqs++;
-                b.decode_ctx += (double)x->isl + x->generated;
-                budget -= q;
+            if (grow) need += growth(x, q, sc->page_tokens);
+        }
+        if (grow) {
+            while (need > kv_free && n_run > 1) {
+                req *v = &rq[run[--n_run]];
+                need -= growth(v, q, sc->page_tokens);
+                rem -= (double)v->osl - v->generated;
+                kv_free += (double)v->kv;
+                v->kv = 0;
+                v->kv_tok = 0;
+                v->ctx0 = v->isl + (uint32_t)floor(v->generated + 1e-9);
+                v->prefilled = 0;
+                pre[n_pre++] = run[n_run];
+                r->preemptions++;
+                preempting = true;
+            }
+            if (preempting && decay > 0) { /* the share the running sequences' progress suggests */
+                double dec = 0, max = 0;
+                for (size_t i = 0; i < n_run; i++)
+                    dec += rq[run[i]].generated, max += rq[run[i]].osl;
+                share = max > 0 ? fmin(1.0, (dec + sc->reserve_retract_steps * (double)n_run) / max)
+                                : sc->reserve_output;
             }
         }
-        b.logits = b.decode_seqs;
+        /* what the running sequences hold on to beyond their cache: their share of the output
+         * still to come */
+        double claim = grow ? share * rem : 0;
+        /* prompts: the running prompts' chunks, then new (or preempted) requests while the cache
+         * holds them; decodes before them, or (prefill apart) only when no prompt runs */
+        if (!sc->prefill_apart) add_decodes(rq, run, n_run, q, &budget, &b);
         for (size_t i = 0; i < n_run && budget; i++)
-            if (rq[run[i]].prefilled < rq[run[i]].isl) take_chunk(&rq[run[i]], &budget, &b);
+            if (rq[run[i]].prefilled < rq[run[i]].ctx0) take_chunk(&rq[run[i]], &budget, &b);
         unsigned char blocked = 0;
-        while (next < released && rq[next].arrive <= t && budget) {
-            req *x = &rq[next];
-            uint64_t need = pages((uint64_t)x->isl + x->osl, o->sched.page_tokens);
+        while (budget && !preempting && (n_pre || (next < released && rq[next].arrive <= t))) {
+            const uint32_t id = n_pre ? pre[n_pre - 1] : (uint32_t)next;
+            req *x = &rq[id];
             if (n_run >= seq_cap) {
                 blocked = 2;
                 break;
             }
-            if ((double)need > kv_free) {
+            const double rest = (double)x->osl - x->generated;
+            const uint64_t hold = grow ? pages(x->ctx0, sc->page_tokens)
+                                       : pages((uint64_t)x->isl + x->osl, sc->page_tokens);
+            if ((double)hold + (grow ? need + claim + share * rest : 0) > kv_free) {
                 blocked = 1;
                 break;
             }
-            kv_free -= (double)need;
-            x->kv = need;
+            kv_free -= (double)hold;
+            claim += grow ? share * rest : 0;
+            rem += rest;
+            x->kv = hold;
+            x->kv_tok = 0;
             x->decodes = false;
-            run[n_run++] = (uint32_t)next++;
+            if (n_pre)
+                n_pre--;
+            else
+                next++;
+            run[n_run++] = id;
             take_chunk(x, &budget, &b);
         }
+        if (sc->prefill_apart && !b.prefill_seqs) add_decodes(rq, run, n_run, q, &budget, &b);
         if (b.decode_seqs + b.prefill_seqs == 0) {
             /* nothing to run: wait for the next arrival */
             double ta = next < released ? rq[next].arrive : INFINITY;
@@ -246,7 +322,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         if (rc) goto out;
         const double t1 = t + st.step_s;
         /* apply the step as it was built */
-        double out_tok = 0, in_tok = (double)b.prefill_tokens;
+        double out_tok = 0, in_tok = 0;
         for (size_t i = 0; i < n_run; i++) {
             req *x = &rq[run[i]];
             if (x->decodes) {
@@ -254,13 +330,25 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                 if (x->generated + e > x->osl) e = x->osl - x->generated;
                 x->generated += e;
                 out_tok += e;
+                x->kv_tok += e;
+                rem -= e;
             } else if (x->chunk) {
                 x->prefilled += x->chunk;
-                if (x->prefilled == x->isl) {
-                    x->first = t1;
-                    x->generated = 1;
+                /* a prompt's tokens count as input once; a recomputed one's do not again */
+                const uint32_t in = x->prefilled < x->isl ? x->prefilled : x->isl;
+                if (in > x->in_counted) in_tok += in - x->in_counted, x->in_counted = in;
+                if (x->prefilled == x->ctx0) {
+                    if (isnan(x->first)) x->first = t1;
+                    const double g1 = fmin((double)x->osl, floor(x->generated + 1e-9) + 1.0);
+                    rem -= g1 - x->generated;
+                    x->generated = g1;
+                    x->kv_tok = (double)x->ctx0;
                     out_tok += 1;
                 }
+            }
+            if (grow && x->prefilled == x->ctx0) {
+                const uint64_t kv = pages((uint64_t)ceil(x->kv_tok), sc->page_tokens);
+                if (kv > x->kv) kv_free -= (double)(kv - x->kv), x->kv = kv;
             }
         }
         while (arrived < released && rq[arrived].arrive <= t)
@@ -270,9 +358,10 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         size_t w = 0;
         for (size_t i = 0; i < n_run; i++) {
             req *x = &rq[run[i]];
-            if (x->prefilled == x->isl && x->generated >= x->osl - 1e-9) {
+            if (x->prefilled == x->ctx0 && x->generated >= x->osl - 1e-9) {
                 x->done = t1;
                 kv_free += (double)x->kv;
+                rem -= (double)x->osl - x->generated;
                 done++;
                 if (o->mode == FFN_SERVE_CONCURRENCY && released < N) rq[released++].arrive = t1;
             } else {
@@ -300,6 +389,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             goto out;
         }
         t = t1;
+        if (b.decode_seqs && decay > 0) share = fmax(sc->reserve_output_min, share - decay);
     }
 
     /* the measured window */
@@ -428,6 +518,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
 out:
     free(rq);
     free(run);
+    free(pre);
     free(steps);
     free(tmp);
     return rc;

@@ -1,8 +1,8 @@
 /* The serving simulation (sim/serve_step.c, sim/serve.c): a hand-worked mixed step, Little's law
  * on the steady states, the curve monotone in the concurrency, offline token accounting, an
  * unstable rate said as such, speculative decoding, data-parallel ranks scheduling their own
- * budgets, bad workloads refused, and the engines' scheduler defaults as engines.yaml gives
- * them. */
+ * budgets, the engines' admission and preemption, prompts apart from decodes, bad workloads
+ * refused, and the engines' scheduler defaults as engines.yaml gives them. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -218,6 +218,80 @@ Test(serve, offline_counts_every_token)
     ffn_serve_ctx_free(&c);
 }
 
+/* Admission (docs/plan.md "Admission"): on a KV cache too small for the load, holding the whole
+ * output at admission (TensorRT-LLM's) never preempts; holding none of it (vLLM's) admits more
+ * sequences and preempts the newest as they grow; SGLang's decaying share lies between. Each
+ * counts every output token once and every prompt token once as input, recomputation not. */
+Test(serve, kv_admission_and_preemption)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-8b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 1, 1);
+    c.kv_tokens = 20000; /* a small cache: 40 requests of 500 tokens */
+    o.mode = FFN_SERVE_OFFLINE;
+    o.requests = 200;
+    o.isl = 100;
+    o.osl = 400;
+    ffn_serve_result full, none, sg;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_run(&c, &o, &full, &d), 0, "%s", d.msg);
+    ffn_serve_opts x = o;
+    x.sched.kv_grow = true;
+    cr_assert_eq(ffn_serve_run(&c, &x, &none, &d), 0, "%s", d.msg);
+    x.sched.reserve_output = 0.7;
+    x.sched.reserve_output_min = 0.098;
+    x.sched.reserve_decay_steps = 600;
+    x.sched.reserve_retract_steps = 20;
+    cr_assert_eq(ffn_serve_run(&c, &x, &sg, &d), 0, "%s", d.msg);
+    cr_expect_eq(full.preemptions, 0);
+    cr_expect_leq(full.mean_running, 40.0 + 1e-9);
+    cr_expect_gt(none.preemptions, 0);
+    cr_expect_gt(none.mean_running, full.mean_running, "%g vs %g", none.mean_running,
+                 full.mean_running);
+    cr_expect_gt(sg.mean_running, full.mean_running, "%g vs %g", sg.mean_running,
+                 full.mean_running);
+    const ffn_serve_result *all[] = {&full, &none, &sg};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_lt(rel(all[i]->output_tokens_per_s * all[i]->window_s, 200.0 * 400.0), 1e-9);
+        cr_expect_lt(rel(all[i]->total_tokens_per_s * all[i]->window_s, 200.0 * 500.0), 1e-9);
+        cr_expect_lt(rel(all[i]->requests_per_s * all[i]->window_s, 200.0), 1e-9);
+    }
+    ffn_serve_ctx_free(&c);
+}
+
+/* Prompts apart from decodes (SGLang's default): with prompt chunks in the decode steps every
+ * running sequence decodes every step, its TPOT one step; with prompts in steps of their own, a
+ * step that computes a prompt holds the decodes back. Steps of 1 s of engine overhead (the
+ * GPU's few milliseconds beside it), two clients, prompts of 4 tokens under a budget of 6: the
+ * second prompt's last chunk runs alone, and the first request's 3 decode intervals take 4
+ * steps. */
+Test(serve, prefill_apart_holds_decodes_back)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-8b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 1, 1);
+    o.sched.step_overhead_s = 1.0;
+    o.sched.max_batched_tokens = 6;
+    o.concurrency = 2;
+    o.requests = 10;
+    o.isl = 4;
+    o.osl = 4;
+    ffn_serve_result mixed, apart;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_run(&c, &o, &mixed, &d), 0, "%s", d.msg);
+    o.sched.prefill_apart = true;
+    cr_assert_eq(ffn_serve_run(&c, &o, &apart, &d), 0, "%s", d.msg);
+    cr_expect_lt(rel(mixed.tpot_p90_s, mixed.tpot_p50_s), 0.02, "%g %g", mixed.tpot_p50_s,
+                 mixed.tpot_p90_s);
+    cr_expect_lt(rel(mixed.tpot_p90_s, 1.0), 0.02, "%g", mixed.tpot_p90_s);
+    cr_expect_gt(apart.tpot_p90_s, 1.3, "%g", apart.tpot_p90_s);
+    ffn_serve_ctx_free(&c);
+}
+
 /* A rate beyond what the replica serves is an answer that says so, with the queue's growth. */
 Test(serve, a_rate_beyond_capacity_is_unstable)
 {
@@ -343,9 +417,15 @@ Test(serve, engine_schedulers_as_shipped)
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_VLLM, &p, &d), 0);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "a100-sxm-80gb").max_batched_tokens, 2048);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "h100-sxm").max_batched_tokens, 8192);
+    cr_expect(p.sched.kv_grow && p.sched.reserve_output == 0 && !p.sched.prefill_apart);
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_SGLANG, &p, &d), 0);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "b200").max_batched_tokens, 16384);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "h200").max_batched_tokens, 8192);
+    cr_expect(p.sched.kv_grow && p.sched.prefill_apart);
+    cr_expect(p.sched.reserve_output_min < p.sched.reserve_output &&
+              p.sched.reserve_decay_steps > 0);
+    cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_TRTLLM, &p, &d), 0);
+    cr_expect(!p.sched.kv_grow && !p.sched.prefill_apart);
 }
 
 static int load_text(const char *text, ffn_diag *d)
@@ -393,4 +473,16 @@ Test(serve, bad_scheduler_blocks_are_refused_at_their_line)
                            "    devices:\n      h100: {max_seqs: 3}\n    source: y\n",
                            &d),
                  0, "%s", d.msg);
+    cr_expect_neq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 8192\n"
+                            "    max_seqs: 256\n    page: 16\n    step_overhead: 1 ms\n"
+                            "    reserve_output: 0.5\n    reserve_output_min: 0.7\n    source: y\n",
+                            &d),
+                  0);
+    cr_expect(strstr(d.msg, "reserve_output_min") && d.line == 9, "%d %s", d.line, d.msg);
+    cr_expect_neq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 8192\n"
+                            "    max_seqs: 256\n    page: 16\n    step_overhead: 1 ms\n"
+                            "    prefill_apart: maybe\n    source: y\n",
+                            &d),
+                  0);
+    cr_expect_eq(d.line, 8, "%d %s", d.line, d.msg);
 }

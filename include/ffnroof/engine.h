@@ -42,6 +42,21 @@ typedef struct ffn_engine_sched {
                                     preparation, sampling, launch */
     double seq_overhead_s;       /* ... and per running sequence of the step (the host's work
                                     grows with the batch); 0 = none */
+    /* How a request enters the KV cache (docs/plan.md "Admission"). kv_grow false: its prompt
+     * and whole output are held from the start and nothing is ever preempted (TensorRT-LLM's
+     * GUARANTEED_NO_EVICT). kv_grow true: the prompt and a share of the output are held, the
+     * cache fills as sequences grow and the newest are preempted and recomputed; the share
+     * starts at reserve_output and falls by (reserve_output - reserve_output_min) /
+     * reserve_decay_steps a decode step, and a preemption sets it to what the running
+     * sequences have decoded, plus reserve_retract_steps tokens each, over their output
+     * lengths (SGLang's new-token ratio; vLLM holds no share: 0). */
+    bool kv_grow;
+    double reserve_output;      /* in [0, 1] */
+    double reserve_output_min;  /* in [0, reserve_output] */
+    double reserve_decay_steps; /* 0 = a fixed share */
+    double reserve_retract_steps;
+    bool prefill_apart; /* prompts in steps of their own, decodes waiting (SGLang without its
+                           mixed chunks); false: prompt chunks ride in the decode steps */
     /* where a release picks other defaults on some devices (vLLM's smaller budget on A100s,
      * SGLang's larger one on GPUs of 160 GB and more): by device name, 0 = the default */
     struct {

@@ -7,12 +7,15 @@
  * The scheduler is simulated step by step, as vLLM's, SGLang's and TensorRT-LLM's run: each step
  * has a token budget (max_batched_tokens): one token for every running sequence that decodes
  * (1 + draft tokens with speculative decoding), then chunks of the prompts in prefill, oldest
- * first, until the budget or the sequence cap is reached; a request enters when the KV cache
- * holds its whole prompt and output (pages of page_tokens). The step time is the token-count
- * parts (FFN, attention projections, their collectives, pipeline hops) at the step's tokens,
- * the attention of each decode sequence over its own KV length and of each prompt chunk against
- * its context, the LM head for the sequences that produce a token, and the engine's per-step
- * overhead. Pure functions over caller-owned state: no I/O. */
+ * first, until the budget or the sequence cap is reached (or, where the engine keeps prompts
+ * apart, a step runs the prompts alone and the decodes wait); a request enters when the KV cache
+ * holds its prompt and the engine's share of its output (pages of page_tokens), and where that
+ * share is below the whole output the newest sequences are preempted and recomputed when the
+ * cache fills (ffn_engine_sched: TensorRT-LLM's, vLLM's and SGLang's rules). The step time is the
+ * token-count parts (FFN, attention projections, their collectives, pipeline hops) at the step's
+ * tokens, the attention of each decode sequence over its own KV length and of each prompt chunk
+ * against its context, the LM head for the sequences that produce a token, and the engine's
+ * per-step overhead. Pure functions over caller-owned state: no I/O. */
 #ifndef FFNROOF_SERVE_H
 #define FFNROOF_SERVE_H
 
@@ -144,6 +147,7 @@ typedef struct ffn_serve_result {
     double idle_share; /* of the window: no request to run */
     ffn_serve_bound bound;
     uint64_t requests, steps; /* simulated */
+    uint64_t preemptions;     /* sequences preempted (their cache freed) and recomputed */
     double window_s;          /* the measured window */
 } ffn_serve_result;
 

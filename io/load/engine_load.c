@@ -17,6 +17,7 @@
 #include "ffnroof/engine.h"
 #include "ffnroof/engine_load.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,8 +146,19 @@ static int load_moe(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
 
 static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
 {
-    static const char *const keys[] = {"max_batched_tokens", "max_seqs", "page",   "step_overhead",
-                                       "seq_overhead",       "devices",  "source", NULL};
+    static const char *const keys[] = {"max_batched_tokens",
+                                       "max_seqs",
+                                       "page",
+                                       "step_overhead",
+                                       "seq_overhead",
+                                       "reserve_output",
+                                       "reserve_output_min",
+                                       "reserve_decay_steps",
+                                       "reserve_retract_steps",
+                                       "prefill_apart",
+                                       "devices",
+                                       "source",
+                                       NULL};
     yaml_node_t *m = ffn_y_get(y, eng, "scheduler", NULL);
     if (!m) return 0;
     int rc = ffn_y_expect_map(y, m, "scheduler");
@@ -163,6 +175,26 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
         rc = ffn_y_num(y, m, "step_overhead", true, FFN_UNIT_TIME, 0.0, 1.0, &s->step_overhead_s);
     if (!rc)
         rc = ffn_y_num(y, m, "seq_overhead", false, FFN_UNIT_TIME, 0.0, 1e-2, &s->seq_overhead_s);
+    s->reserve_output = 1.0;
+    s->reserve_output_min = NAN;
+    if (!rc)
+        rc = ffn_y_num(y, m, "reserve_output", false, FFN_UNIT_NONE, 0.0, 1.0, &s->reserve_output);
+    if (!rc)
+        rc = ffn_y_num(y, m, "reserve_output_min", false, FFN_UNIT_NONE, 0.0, 1.0,
+                       &s->reserve_output_min);
+    if (!rc && s->reserve_output_min > s->reserve_output)
+        rc = ffn_y_error(y, ffn_y_get(y, m, "reserve_output_min", NULL), FFN_ERANGE,
+                         "'reserve_output_min' %g is above 'reserve_output' %g",
+                         s->reserve_output_min, s->reserve_output);
+    if (isnan(s->reserve_output_min)) s->reserve_output_min = s->reserve_output;
+    s->kv_grow = s->reserve_output_min < 1.0;
+    if (!rc)
+        rc = ffn_y_num(y, m, "reserve_decay_steps", false, FFN_UNIT_NONE, 0.0, 1e9,
+                       &s->reserve_decay_steps);
+    if (!rc)
+        rc = ffn_y_num(y, m, "reserve_retract_steps", false, FFN_UNIT_NONE, 0.0, 1e9,
+                       &s->reserve_retract_steps);
+    if (!rc) rc = ffn_y_bool(y, m, "prefill_apart", false, &s->prefill_apart);
     if (!rc) {
         yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
         if (!src || !ffn_y_text(src))

@@ -123,6 +123,7 @@ int ffn_serve_write_json(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pair
             ffn_json_num(&j, "mean_in_system", r->mean_in_system);
             ffn_json_num(&j, "little_in_system", r->little_in_system);
             ffn_json_num(&j, "kv_tokens", r->kv_tokens);
+            ffn_json_u64(&j, "preemptions", r->preemptions);
             ffn_json_obj_begin(&j, "shares");
             static const char *const share[] = {"gemm", "attention", "interconnect", "overhead"};
             for (int s = 0; s < 4; s++)
