@@ -66,7 +66,9 @@ for r in rows:
     parts += [f"DP{r['dp']}"] if r["dp"] != "1" else []
     parts += [f"EP{r['ep']}"] if r["ep"] != "1" else []
     lay = "/".join(parts)
-    load = (f"{r['isl']}/{r['osl']}" + (" ShareGPT" if r["spread"] != "0" else "") +
+    load = (f"{r['isl']}/{r['osl']}" + (" ShareGPT" if r["spread"] == "0.9" else
+                                          f" x[{1 - float(r['spread']):g}, {1 + float(r['spread']):g}]"
+                                          if r["spread"] != "0" else "") +
             (f", {r['value']} req/s" if r["mode"] == "rate" else f", {r['requests']} at once"))
     if j is None:
         print(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | | refused: "
