@@ -140,7 +140,8 @@ static bool push_step(stepr **steps, size_t *n, size_t *cap, stepr s)
 static double growth(const req *x, uint64_t q, uint64_t page)
 {
     if (x->prefilled != x->ctx0) return 0;
-    return (double)pages((uint64_t)ceil(x->kv_tok) + q, page) - (double)x->kv;
+    const uint64_t tok = (uint64_t)ceil(x->kv_tok) + q;
+    return tok > x->kv ? (double)(pages(tok, page) - x->kv) : 0.0; /* a new page, or none */
 }
 
 /* Every running sequence whose prompt is done decodes q tokens while the budget lasts, oldest
@@ -223,7 +224,8 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     const ffn_engine_sched *sc = &o->sched;
     const bool grow = sc->kv_grow;
     double share = grow ? sc->reserve_output : 1.0; /* of the output held at admission */
-    double rem = 0; /* output tokens the running sequences have still to produce */
+    double rem = 0;  /* output tokens the running sequences have still to produce */
+    double need = 0; /* KV pages the running sequences' next decode adds */
     const double decay =
         grow && sc->reserve_decay_steps > 0
             ? (sc->reserve_output - sc->reserve_output_min) / sc->reserve_decay_steps
@@ -234,14 +236,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         /* room in the cache for the decodes' new tokens: the newest running sequences are
          * preempted until there is (their cache freed, their prompt and output recomputed
          * when they re-enter); no request enters in a step that preempts (vLLM's rule) */
-        double need = 0;
         bool preempting = false;
-        for (size_t i = 0; i < n_run; i++) {
-            req *x = &rq[run[i]];
-            x->decodes = false;
-            x->chunk = 0;
-            if (grow) need += growth(x, q, sc->page_tokens);
-        }
         if (grow) {
             while (need > kv_free && n_run > 1) {
                 req *v = &rq[run[--n_run]];
@@ -321,8 +316,14 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         rc = ffn_serve_step_eval(c, o, &b, &st, diag);
         if (rc) goto out;
         const double t1 = t + st.step_s;
-        /* apply the step as it was built */
+        /* apply the step as it was built, retire the finished; the others' flags cleared for the
+         * next step and what their next decode adds to the cache summed */
         double out_tok = 0, in_tok = 0;
+        while (arrived < released && rq[arrived].arrive <= t)
+            arrived++;
+        const double in_sys = (double)(arrived - done);
+        size_t w = 0;
+        need = 0;
         for (size_t i = 0; i < n_run; i++) {
             req *x = &rq[run[i]];
             if (x->decodes) {
@@ -346,18 +347,11 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                     out_tok += 1;
                 }
             }
-            if (grow && x->prefilled == x->ctx0) {
+            if (grow && x->prefilled == x->ctx0 && (uint64_t)ceil(x->kv_tok) > x->kv) {
                 const uint64_t kv = pages((uint64_t)ceil(x->kv_tok), sc->page_tokens);
-                if (kv > x->kv) kv_free -= (double)(kv - x->kv), x->kv = kv;
+                kv_free -= (double)(kv - x->kv);
+                x->kv = kv;
             }
-        }
-        while (arrived < released && rq[arrived].arrive <= t)
-            arrived++;
-        const double in_sys = (double)(arrived - done);
-        /* retire the finished */
-        size_t w = 0;
-        for (size_t i = 0; i < n_run; i++) {
-            req *x = &rq[run[i]];
             if (x->prefilled == x->ctx0 && x->generated >= x->osl - 1e-9) {
                 x->done = t1;
                 kv_free += (double)x->kv;
@@ -365,6 +359,9 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                 done++;
                 if (o->mode == FFN_SERVE_CONCURRENCY && released < N) rq[released++].arrive = t1;
             } else {
+                x->decodes = false;
+                x->chunk = 0;
+                if (grow) need += growth(x, q, sc->page_tokens);
                 run[w++] = run[i];
             }
         }
