@@ -133,3 +133,12 @@ double ffn_attn_prefill_s(const ffn_hw *hw, const ffn_attn_dims *d, uint64_t seq
     const double tm = k.bytes / (bw_of(hw) * e->memory_max);
     return e->launch_s + e->seq_s * (double)seqs + e->unit_s * q_tokens + tm + tc;
 }
+
+void ffn_attn_layer_split(const ffn_model *m, double layers, double *full, double *windowed)
+{
+    const double w = m->attn.window && m->layers
+                         ? layers * (double)m->attn.window_layers / (double)m->layers
+                         : 0.0;
+    *windowed = w;
+    *full = layers - w;
+}

@@ -105,6 +105,7 @@ static uint64_t attn_block(acc *a, const ffn_model *m)
     n = add(a, n, mul(a, q, d));
     if (t->out_bias) n = add(a, n, d);
     if (t->qk_norm) n = add(a, n, t->qk_norm_full ? add(a, q, kv) : mul(a, 2, t->head_dim));
+    if (t->sinks) n = add(a, n, h); /* gpt-oss: self_attn.sinks, one logit a head */
     return n;
 }
 

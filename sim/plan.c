@@ -190,20 +190,30 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     double proj = ffn_coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab, cdt, 2.0);
     st->attn_proj_s = S * L * proj;
 
-    ffn_attn_dims ad;
+    ffn_attn_dims ad, aw_d;
     ffn_attn_dims_of(m, hw, tp, phase == FFN_PHASE_DECODE, o->kv_dtype, o->adtype, &ad);
-    ffn_attn_work aw;
+    aw_d = ad;
+    aw_d.window = m->attn.window;
+    double Lf, Lw; /* layers on the whole context, layers on the sliding window */
+    ffn_attn_layer_split(m, L, &Lf, &Lw);
+    ffn_attn_work aw, ww = {0};
     if (phase == FFN_PHASE_DECODE) {
-        /* each sequence's new token attends to `context` cached tokens */
-        st->attn_core_s = L * ffn_attn_decode_s(hw, &ad, seqs, 1.0, Bs * ctx, &aw);
-        st->kv_read_bytes = L * ctx * Bs * ad.kv_bytes;
+        /* each sequence's new token attends to `context` cached tokens (a window layer's: its
+         * window's at most) */
+        st->attn_core_s = Lf * ffn_attn_decode_s(hw, &ad, seqs, 1.0, Bs * ctx, &aw);
+        if (Lw > 0) st->attn_core_s += Lw * ffn_attn_decode_s(hw, &aw_d, seqs, 1.0, Bs * ctx, &ww);
+        const double wctx = m->attn.window ? fmin(ctx, (double)m->attn.window) : ctx;
+        st->kv_read_bytes = (Lf * ctx + Lw * wctx) * Bs * ad.kv_bytes;
     } else {
         /* the whole prompt, causal (S^2 / 2 pairs), over the step's chunks: one launch each */
         st->attn_core_s =
-            L * (ffn_attn_prefill_s(hw, &ad, seqs, Bs * ctx, Bs * ctx * ctx / 2.0, &aw) +
-                 (S - 1.0) * hw->eff.launch_s);
+            Lf * ffn_attn_prefill_s(hw, &ad, seqs, Bs * ctx, Bs * ctx * ctx / 2.0, &aw) +
+            L * (S - 1.0) * hw->eff.launch_s;
+        if (Lw > 0)
+            st->attn_core_s +=
+                Lw * ffn_attn_prefill_s(hw, &aw_d, seqs, Bs * ctx, Bs * ctx * ctx / 2.0, &ww);
     }
-    st->attn_core_flops = L * aw.flops;
+    st->attn_core_flops = Lf * aw.flops + Lw * ww.flops;
     if (tp > 1) {
         /* Megatron: the attention output is summed over the TP ranks with one all-reduce. */
         ffn_op op;

@@ -156,7 +156,13 @@ int ffn_plan_memory(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
     /* the cache is allocated in whole pages of kv_page_tokens tokens */
     const uint64_t page = o->kv_page_tokens > 1 ? o->kv_page_tokens : 1;
     const double cached = (double)(ffn__ceil_div(context, page) * page);
-    out->kv_bytes_per_seq = cached * (double)layers * out->kv_bytes_per_token_layer;
+    /* a sliding-window layer caches its window's tokens at most (in whole pages) */
+    double lf, lw;
+    ffn_attn_layer_split(m, (double)layers, &lf, &lw);
+    const double win = m->attn.window
+                           ? fmin(cached, (double)(ffn__ceil_div(m->attn.window, page) * page))
+                           : cached;
+    out->kv_bytes_per_seq = (cached * lf + win * lw) * out->kv_bytes_per_token_layer;
     out->kv_bytes = (double)seqs * out->kv_bytes_per_seq;
     /* decode: one token per sequence of a micro-batch; a prefill-only plan: the prompt (or a
      * chunk) per sequence */

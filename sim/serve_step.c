@@ -122,17 +122,28 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
      * one micro-batch, which every layer runs (docs/plan.md, "Pipeline stages") */
     const double mb = (double)ffn__plan_micro_batches(c->shape.pp, seqs ? seqs : 1);
     const double share = mb * (double)c->shape.dp;
-    ffn_attn_dims dd, pd;
+    /* the layers on the whole context and the ones on the model's sliding window, whose
+     * sequences attend to the window's tokens at most */
+    double lf, lw;
+    ffn_attn_layer_split(c->m, c->layers, &lf, &lw);
+    ffn_attn_dims dd, pd, dw, pw;
     if (b->decode_seqs) {
         ffn_attn_dims_of(c->m, hw, c->shape.tp, true, po->kv_dtype, po->adtype, &dd);
+        dw = dd;
+        dw.window = c->m->attn.window;
         uint64_t n = (uint64_t)ceil((double)b->decode_seqs / share);
-        out->attn_s += c->layers * ffn_attn_decode_s(hw, &dd, n, q, b->decode_ctx / share, NULL);
+        out->attn_s += lf * ffn_attn_decode_s(hw, &dd, n, q, b->decode_ctx / share, NULL);
+        if (lw > 0)
+            out->attn_s += lw * ffn_attn_decode_s(hw, &dw, n, q, b->decode_ctx / share, NULL);
     }
     if (b->prefill_seqs && b->prefill_tokens) {
         ffn_attn_dims_of(c->m, hw, c->shape.tp, false, po->kv_dtype, po->adtype, &pd);
+        pw = pd;
+        pw.window = c->m->attn.window;
         uint64_t n = (uint64_t)ceil((double)b->prefill_seqs / share);
-        out->attn_s += c->layers * ffn_attn_prefill_s(hw, &pd, n, (double)b->prefill_tokens / share,
-                                                      b->prefill_pairs / share, NULL);
+        const double qt = (double)b->prefill_tokens / share, pairs = b->prefill_pairs / share;
+        out->attn_s += lf * ffn_attn_prefill_s(hw, &pd, n, qt, pairs, NULL);
+        if (lw > 0) out->attn_s += lw * ffn_attn_prefill_s(hw, &pw, n, qt, pairs, NULL);
     }
     /* LM head: logits of every sequence that produces a token (every verified position with
      * speculation), vocabulary split over TP */

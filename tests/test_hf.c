@@ -29,7 +29,8 @@ typedef struct hf_case {
  *   plus the untied embed_in and embed_out (2 x 50304 x 512)
  *  DeepSeek-V2-Lite 15,706,484,224 ("15.7B"), OLMoE-1B-7B-0924 6,919,161,856 ("6.92B" on the
  *   model page): the tensors of the config, which round to the published figures
- *  DeepSeek-V3 671,026,419,200: the main model without the MTP layer (technical report 671B) */
+ *  DeepSeek-V3 671,026,419,200: the main model without the MTP layer (technical report 671B)
+ *  gpt-oss-120b 116,829,156,672: the model card (arXiv:2508.10925, Table 1: 116.83B total) */
 static const hf_case cases[] = {
     {"llama-llama3.1-8b.json", "llama", 8030261248ull, 0},
     {"mistral-mistral-7b.json", "mistral", 7241732096ull, 0},
@@ -46,6 +47,7 @@ static const hf_case cases[] = {
     {"gemma-gemma-2b.json", "gemma", 2506172416ull, 0},
     {"gemma2-gemma-2-2b.json", "gemma2", 2614341888ull, 0},
     {"olmoe-olmoe-1b-7b-0924.json", "olmoe", 6919161856ull, 16},
+    {"gpt_oss-gpt-oss-120b.json", "gpt_oss", 116829156672ull, 36},
 };
 
 static int load_hf(const char *file, ffn_model *out, ffn_diag *d)
@@ -78,7 +80,7 @@ Test(hf, every_supported_type_has_a_fixture)
     static const char *const types[] = {"llama",       "mistral", "mixtral",   "qwen2",
                                         "qwen2_moe",   "qwen3",   "qwen3_moe", "deepseek_v2",
                                         "deepseek_v3", "gpt2",    "gpt_neox",  "phi3",
-                                        "gemma",       "gemma2",  "olmoe"};
+                                        "gemma",       "gemma2",  "olmoe",     "gpt_oss"};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         bool found = false;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -121,6 +123,17 @@ Test(hf, fields_that_change_counts_are_honoured)
 
     cr_assert_eq(load_hf("olmoe-olmoe-1b-7b-0924.json", &m, &d), 0);
     cr_expect(m.attn.qk_norm && m.attn.qk_norm_full);
+
+    /* gpt-oss: biased attention with sinks, biased experts and router, 18 of the 36 layers on a
+     * 128-token window (layer_types) */
+    cr_assert_eq(load_hf("gpt_oss-gpt-oss-120b.json", &m, &d), 0, "%s", d.msg);
+    cr_expect(m.attn.sinks && m.attn.qkv_bias && m.attn.out_bias && m.mlp_bias);
+    cr_expect(m.moe.router_bias && m.moe.norm_topk && !m.tied_embeddings);
+    cr_expect_eq(m.attn.window, 128);
+    cr_expect_eq(m.attn.window_layers, 18);
+    cr_expect_eq(m.attn.head_dim, 64);
+    cr_expect_eq(m.moe.n_experts, 128);
+    cr_expect_eq(m.moe.top_k, 4);
 
     cr_assert_eq(load_hf("deepseek_v2-deepseek-v2-lite.json", &m, &d), 0);
     cr_expect_eq(m.attn.q_lora_rank, 0, "q_lora_rank null = no query compression");
@@ -210,6 +223,7 @@ Test(hf, bad_configs)
         {"no-model-type.json", FFN_ESCHEMA, 1, 1, "missing key 'model_type'"},
         {"bad-topk.json", FFN_ERANGE, 8, 26, "exceeds 'num_local_experts'"},
         {"bad-act.json", FFN_EUNSUPPORTED, 3, 17, "unsupported activation 'mish'"},
+        {"bad-layer-types.json", FFN_EUNSUPPORTED, 7, 58, "'local_attention'"},
     };
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
         char path[512];
@@ -227,9 +241,9 @@ Test(hf, bad_configs)
     char path[512];
     snprintf(path, sizeof path, "%s/hf/bad/unsupported.json", FFNROOF_TEST_DATA);
     ffn_model_load(path, &m, &d);
-    static const char *const types[] = {"llama",     "mistral",     "mixtral",     "qwen2_moe",
-                                        "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt2",
-                                        "gpt_neox",  "phi3",        "gemma2",      "olmoe"};
+    static const char *const types[] = {
+        "llama", "mistral",  "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
+        "gpt2",  "gpt_neox", "phi3",    "gemma2",    "olmoe",     "gpt_oss"};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         cr_expect(strstr(d.msg, types[t]), "'%s' not listed: %s", types[t], d.msg);
 }

@@ -41,6 +41,8 @@ typedef struct expect {
  * deepseek-v2-lite 15,706,484,224: model card "15.7B", exact count from the config's tensors
  * mixtral-8x22b 140,620,634,112 and gpt3-175b: the tensors the config implies (no exact
  *   published count; GPT-3's paper rounds to 175.0B)
+ * gpt-oss-120b 116,829,156,672 and gpt-oss-20b 20,914,757,184: the model card (arXiv:2508.10925,
+ *   Table 1: 116.83B and 20.91B total; 5.13B and 3.61B active, which leave out the input embedding)
  * Active counts (MoE): total less (experts - top_k) routed experts per MoE layer. */
 static const expect models[] = {
     {"transformer-base", 63082496ull, 63082496ull},
@@ -63,6 +65,8 @@ static const expect models[] = {
     {"deepseek-v2-lite", 15706484224ull, 2661150208ull},
     {"deepseek-v3", 671026419200ull, 37552297472ull},
     {"deepseek-r1", 671026419200ull, 37552297472ull},
+    {"gpt-oss-120b", 116829156672ull, 5711982912ull},
+    {"gpt-oss-20b", 20914757184ull, 4187440704ull},
 };
 
 Test(model, every_file_in_models_has_its_exact_total)

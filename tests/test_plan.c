@@ -735,3 +735,41 @@ Test(plan, runtime_reserve_and_kv_pages)
     load_hw("cerebras-wse3", &hw);
     cr_assert_eq(ffn_plan_reserve_bytes(&o, &hw), 0.0);
 }
+
+/* Sliding-window layers cache their window at most and attend to it (gpt-oss-120b: 18 of 36
+ * layers on 128 tokens). A token's K and V in one layer: 8 heads x 64 x 2 x 2 bytes = 2048; a
+ * sequence of 4096 cached tokens holds 18 x 4096 + 18 x 128 token-layers, not 36 x 4096; the
+ * decode step reads that cache, and its attention costs less than the same model's without the
+ * window and more than half of it (the 18 full layers' share, the window layers' kernels not
+ * free). */
+Test(plan, sliding_window_layers_cache_and_read_their_window)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    load_hw("h100-sxm", &hw);
+    load_model("gpt-oss-120b", &m);
+    ffn_params p;
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    ffn_plan_opts o;
+    ffn_plan_opts_default(&o);
+    o.kv_page_tokens = 16;
+    const ffn_plan_shape one = {1, 1, 1, 1};
+    ffn_plan_mem a;
+    cr_assert_eq(ffn_plan_memory(&m, &p, &hw, &o, &one, 1, 4096, 0, &a), 0);
+    cr_expect_float_eq(a.kv_bytes_per_token_layer, 2048.0, 1e-9);
+    cr_expect_float_eq(a.kv_bytes_per_seq, (18.0 * 4096 + 18.0 * 128) * 2048.0, 1e-3);
+    ffn_plan_step w, full;
+    ffn_diag d;
+    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 8, 4096, &w, &d), 0,
+                 "%s", d.msg);
+    cr_expect_float_eq(w.kv_read_bytes, (18.0 * 4096 + 18.0 * 128) * 8 * 2048.0, 1e-3);
+    ffn_model nw = m;
+    nw.attn.window = nw.attn.window_layers = 0;
+    cr_assert_eq(ffn_plan_step_eval(&nw, &p, &hw, &o, FFN_PHASE_DECODE, &one, 8, 4096, &full, &d),
+                 0, "%s", d.msg);
+    cr_expect_float_eq(full.kv_read_bytes, 36.0 * 4096 * 8 * 2048.0, 1e-3);
+    cr_expect_lt(w.attn_core_s, 0.9 * full.attn_core_s, "%g vs %g", w.attn_core_s,
+                 full.attn_core_s);
+    cr_expect_gt(w.attn_core_s, 0.5 * full.attn_core_s, "%g vs %g", w.attn_core_s,
+                 full.attn_core_s);
+}

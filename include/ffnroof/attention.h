@@ -33,6 +33,11 @@ typedef struct ffn_attn_dims {
 void ffn_attn_dims_of(const ffn_model *m, const ffn_hw *hw, uint64_t tp, bool decode,
                       ffn_dtype kv_dtype, ffn_dtype adtype, ffn_attn_dims *d);
 
+/* Of `layers` of model m (a pipeline stage's share may be fractional), how many attend to the
+ * whole context (*full) and how many to the model's sliding window only (*windowed: m->attn's
+ * window_layers in proportion); full + windowed = layers. */
+void ffn_attn_layer_split(const ffn_model *m, double layers, double *full, double *windowed);
+
 /* The work of one attention call. */
 typedef struct ffn_attn_work {
     double flops; /* QK^T and PV, 2 FLOPs a multiply-add */

@@ -29,6 +29,11 @@ typedef struct ffn_attn_cfg {
     bool qkv_bias;
     bool out_bias;
     bool qk_norm; /* per-head RMSNorm on q and k (Qwen3, OLMoE) */
+    bool sinks;   /* a learned sink logit per head (gpt-oss): heads parameters a layer */
+    /* Sliding-window attention: `window_layers` of the layers attend to the last `window`
+     * tokens only and cache no more; 0 = every layer attends to the whole context. */
+    uint64_t window;
+    uint64_t window_layers;
     /* Added by the model loader for exact counts: */
     bool qk_norm_full; /* the q/k norm spans the whole projection (OLMoE: n_heads*head_dim and
                           n_kv_heads*head_dim weights) instead of one head (Qwen3: head_dim) */

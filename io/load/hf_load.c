@@ -24,12 +24,13 @@ typedef enum hf_type {
     HF_GEMMA,
     HF_GEMMA2,
     HF_OLMOE,
+    HF_GPT_OSS,
 } hf_type;
 
-static const char *const hf_types[] = {"llama",       "mistral", "mixtral",   "qwen2",
-                                       "qwen2_moe",   "qwen3",   "qwen3_moe", "deepseek_v2",
-                                       "deepseek_v3", "gpt2",    "gpt_neox",  "phi3",
-                                       "gemma",       "gemma2",  "olmoe",     NULL};
+static const char *const hf_types[] = {
+    "llama",     "mistral",     "mixtral",     "qwen2",   "qwen2_moe", "qwen3",
+    "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt2",    "gpt_neox",  "phi3",
+    "gemma",     "gemma2",      "olmoe",       "gpt_oss", NULL};
 
 static int u64(ffn_ydoc *y, yaml_node_t *r, const char *key, bool req, uint64_t lo, uint64_t hi,
                uint64_t *out)
@@ -194,6 +195,40 @@ static int qwen_layers(ffn_ydoc *y, yaml_node_t *r, ffn_model *m)
             m->layer_moe[i] = false;
         }
     }
+    return 0;
+}
+
+/* gpt-oss's layer schedule (configuration_gpt_oss.py): `layer_types` names each layer
+ * sliding_attention or full_attention, by default the even-indexed layers sliding; the sliding
+ * ones attend to `sliding_window` tokens. */
+static int gpt_oss_window(ffn_ydoc *y, yaml_node_t *r, ffn_model *m)
+{
+    ffn_attn_cfg *t = &m->attn;
+    int rc;
+    t->window = 128;
+    if ((rc = u64(y, r, "sliding_window", false, 1, FFN_MODEL_MAX_POSITIONS, &t->window)))
+        return rc;
+    t->window_layers = (m->layers + 1) / 2;
+    yaml_node_t *v = ffn_y_get(y, r, "layer_types", NULL);
+    if (!v) return 0;
+    if ((rc = ffn_y_expect_seq(y, v, "layer_types"))) return rc;
+    const uint64_t n = (uint64_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+    if (n != m->layers)
+        return ffn_y_error(y, v, FFN_ESCHEMA, "'layer_types' lists %llu layers, the model has %llu",
+                           (unsigned long long)n, (unsigned long long)m->layers);
+    t->window_layers = 0;
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = yaml_document_get_node(&y->doc, *it);
+        const char *s = ffn_y_text(e);
+        if (s && !strcmp(s, "sliding_attention"))
+            t->window_layers++;
+        else if (!s || strcmp(s, "full_attention"))
+            return ffn_y_error(y, e, FFN_EUNSUPPORTED,
+                               "a layer type of 'sliding_attention' or 'full_attention', got '%s'",
+                               s ? s : "(not text)");
+    }
+    if (!t->window_layers) t->window = 0;
     return 0;
 }
 
@@ -431,6 +466,29 @@ int ffn__hf_load(ffn_ydoc *y, yaml_node_t *r, ffn_model *m)
     case HF_DEEPSEEK_V2:
     case HF_DEEPSEEK_V3:
         if ((rc = deepseek(y, r, m, type == HF_DEEPSEEK_V3))) return rc;
+        break;
+    case HF_GPT_OSS:
+        /* modeling_gpt_oss.py (transformers 4.55): per layer input_layernorm; self_attn q, k, v
+         * and o with biases (attention_bias, default true) and `sinks`, one logit a head;
+         * post_attention_layernorm; mlp.router, experts x d weights and an experts bias;
+         * mlp.experts, gate_up_proj (d x 2f) and down_proj (f x d) per expert, each biased. Every
+         * layer is MoE; the router's softmax runs over the top-k logits (renormalised top-k);
+         * the lm_head is untied. */
+        if ((rc = common(y, r, m, false, 0)) ||
+            (rc = act_key(y, r, "hidden_act", "silu", true, &m->act)) ||
+            (rc = experts(y, r, m, "num_local_experts", "intermediate_size", 128, 4)) ||
+            (rc = gpt_oss_window(y, r, m)))
+            return rc;
+        m->intermediate = c->expert_intermediate;
+        b = true;
+        if ((rc = ffn_y_bool(y, r, "attention_bias", false, &b))) return rc;
+        t->qkv_bias = t->out_bias = b;
+        t->sinks = true;
+        m->mlp_bias = true;
+        c->router_bias = true;
+        c->norm_topk = true;
+        for (uint64_t i = 0; i < m->layers; i++)
+            m->layer_moe[i] = true;
         break;
     }
     return ffn__model_finish(y, r, m);

@@ -33,9 +33,9 @@ static const char *const top_keys[] = {"name",
                                        "ffn",
                                        "moe",
                                        NULL};
-static const char *const attn_keys[] = {"heads",         "kv_heads", "head_dim",
-                                        "qkv_bias",      "out_bias", "qk_norm",
-                                        "qk_norm_scope", "mla",      NULL};
+static const char *const attn_keys[] = {"heads",    "kv_heads", "head_dim",      "qkv_bias",
+                                        "out_bias", "qk_norm",  "qk_norm_scope", "mla",
+                                        "sinks",    "window",   "window_layers", NULL};
 static const char *const mla_keys[] = {"q_lora_rank",      "kv_lora_rank", "qk_nope_head_dim",
                                        "qk_rope_head_dim", "v_head_dim",   NULL};
 static const char *const ffn_keys[] = {"activation", "intermediate", "bias", "dropout", NULL};
@@ -107,6 +107,14 @@ static int load_attention(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
     int scope = 0;
     if ((rc = ffn_y_enum(y, a, "qk_norm_scope", false, scope_names, &scope))) return rc;
     t->qk_norm_full = scope == 1;
+    if ((rc = ffn_y_bool(y, a, "sinks", false, &t->sinks)) ||
+        (rc = ffn_y_u64(y, a, "window", false, 0, FFN_MODEL_MAX_POSITIONS, &t->window)))
+        return rc;
+    t->window_layers = t->window ? m->layers : 0;
+    if ((rc = ffn_y_u64(y, a, "window_layers", false, 0, m->layers, &t->window_layers))) return rc;
+    if (t->window_layers && !t->window)
+        return ffn_y_error(y, ffn_y_get(y, a, "window_layers", NULL), FFN_ESCHEMA,
+                           "'window_layers' needs a 'window' (the tokens those layers attend to)");
     if ((rc = sub_map(y, a, "mla", mla_keys, &mla))) return rc;
     if (mla) {
         if ((rc =
