@@ -39,7 +39,8 @@ def run(r):
            "--adtype", r["adtype"], "--kv-dtype", r["kv_dtype"], "--prompt", r["isl"],
            "--output", r["osl"], "--spread", r["spread"], "--requests", r["requests"],
            "--max-devices", "64", "--format", "json"]
-    cmd += ["--rate", r["value"]] if r["mode"] == "rate" else ["--offline"]
+    cmd += (["--rate", r["value"]] if r["mode"] == "rate" else
+            ["--concurrency", r["value"]] if r["mode"] == "concurrency" else ["--offline"])
     if r["max_seqs"]:
         cmd += ["--max-seqs", r["max_seqs"]]
     cmd += extra
@@ -69,7 +70,8 @@ for r in rows:
     load = (f"{r['isl']}/{r['osl']}" + (" ShareGPT" if r["spread"] == "0.9" else
                                           f" x[{1 - float(r['spread']):g}, {1 + float(r['spread']):g}]"
                                           if r["spread"] != "0" else "") +
-            (f", {r['value']} req/s" if r["mode"] == "rate" else f", {r['requests']} at once"))
+            (f", {r['value']} req/s" if r["mode"] == "rate" else
+             f", concurrency {r['value']}" if r["mode"] == "concurrency" else f", {r['requests']} at once"))
     if j is None:
         print(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | | refused: "
               f"{err} | | | | |")
