@@ -179,7 +179,10 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     st->ffn_bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
 
     const double ab = ffn_dtype_bytes(o->adtype, 0);
-    const double wb = ffn_weight_elem_bytes(o->wdtype, o->group_size, o->zero_point, m->hidden);
+    /* attention projections: 16-bit where the checkpoint quantises its experts only */
+    const ffn_dtype pwd =
+        m->quantized_experts_only && ffn_dtype_bits(o->wdtype) < 16 ? FFN_DT_BF16 : o->wdtype;
+    const double wb = ffn_weight_elem_bytes(pwd, o->group_size, o->zero_point, m->hidden);
     const double TP = (double)tp, D = (double)m->hidden, Tq = (double)T_step;
     const double Bs = (double)seqs, ctx = (double)context;
     const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
@@ -187,7 +190,8 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     /* Projections (QKV and output, MLA's low-rank ones included): 2 FLOPs per weight per token;
      * weights read once per step, plus about 4 activations of width d per token. */
     const double Pa = (double)p->attention / L / TP;
-    double proj = ffn_coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab, cdt, 2.0);
+    double proj = ffn_coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab,
+                               ffn_compute_dtype(hw, pwd, o->adtype), 2.0);
     st->attn_proj_s = S * L * proj;
 
     ffn_attn_dims ad, aw_d;

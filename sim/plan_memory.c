@@ -99,7 +99,10 @@ static void footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, un
         routed_total = (double)Lm * (double)m->moe.n_experts * expert_params(m);
         routed_dev = (double)Lm * ceil((double)m->moe.n_experts / EP) * expert_params(m);
     }
-    const double wb_dense = ffn_elem_bytes(wdt, group, zero_point, gated, m->hidden,
+    /* a checkpoint that quantises its routed experts only keeps the rest at 16 bits */
+    const bool keep16 = m->quantized_experts_only && ffn_dtype_bits(wdt) < 16;
+    const ffn_dtype rdt = keep16 ? FFN_DT_BF16 : wdt;
+    const double wb_dense = ffn_elem_bytes(rdt, group, zero_point, gated, m->hidden,
                                            m->intermediate ? m->intermediate : 1);
     const double wb_exp =
         Lm ? ffn_elem_bytes(wdt, group, zero_point, gated, m->hidden,
@@ -114,7 +117,7 @@ static void footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, un
     const double rest = (double)(p->router + p->norm + p->other);
     const double ob = ffn__plan_other_elem_bytes(wdt, group);
     *other_bytes =
-        attn_dev * ffn_weight_elem_bytes(wdt, group, zero_point, m->hidden) + (emb_dev + rest) * ob;
+        attn_dev * ffn_weight_elem_bytes(rdt, group, zero_point, m->hidden) + (emb_dev + rest) * ob;
 }
 
 void ffn_weight_footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,

@@ -773,3 +773,23 @@ Test(plan, sliding_window_layers_cache_and_read_their_window)
     cr_expect_gt(w.attn_core_s, 0.5 * full.attn_core_s, "%g vs %g", w.attn_core_s,
                  full.attn_core_s);
 }
+
+/* A checkpoint that quantises its routed experts only (gpt-oss's MXFP4): under a narrow weight
+ * dtype the attention stays at 2 bytes a weight, the experts take the narrow format's bytes;
+ * the same model with every linear layer quantised puts the attention in the narrow format. */
+Test(plan, quantized_experts_only_keeps_the_rest_16_bit)
+{
+    static ffn_model m;
+    load_model("gpt-oss-120b", &m);
+    cr_assert(m.quantized_experts_only);
+    ffn_params p;
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    double ffn_b, other_b, ffn_all, other_all;
+    ffn_weight_footprint(&m, &p, FFN_DT_MXFP4, 128, false, 1, 1, &ffn_b, &other_b);
+    const double rest = (double)(p.embedding + p.router + p.norm + p.other);
+    cr_expect_float_eq(other_b, ((double)p.attention + rest) * 2.0, 1e-3, "%g", other_b);
+    m.quantized_experts_only = false;
+    ffn_weight_footprint(&m, &p, FFN_DT_MXFP4, 128, false, 1, 1, &ffn_all, &other_all);
+    cr_expect_eq(ffn_all, ffn_b, "the experts are quantised either way");
+    cr_expect_lt(other_all, other_b - 1.0 * (double)p.attention, "%g vs %g", other_all, other_b);
+}

@@ -86,6 +86,10 @@ typedef struct ffn_model {
      * layer frequency and mlp_only_layers by the loader). */
     bool layer_moe[FFN_MAX_LAYERS];
     double dropout; /* hidden dropout probability (training activation memory) */
+    /* The weights a narrow weight dtype (narrower than 16 bits) applies to: false, every linear
+     * layer; true, the routed experts only, attention and dense FFNs staying 16-bit as the
+     * checkpoint ships them (gpt-oss's MXFP4 experts). */
+    bool quantized_experts_only;
     /* Added by the model loader for exact counts: */
     bool embed_norm;    /* a norm right after the embeddings (BERT) */
     bool sandwich_norm; /* extra norms after attention and after the FFN (Gemma-2): 4 per layer */

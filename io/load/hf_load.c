@@ -480,6 +480,9 @@ int ffn__hf_load(ffn_ydoc *y, yaml_node_t *r, ffn_model *m)
             (rc = gpt_oss_window(y, r, m)))
             return rc;
         m->intermediate = c->expert_intermediate;
+        /* quantization_config: MXFP4 experts; self_attn, router, embed_tokens and lm_head
+         * among modules_to_not_convert */
+        m->quantized_experts_only = true;
         b = true;
         if ((rc = ffn_y_bool(y, r, "attention_bias", false, &b))) return rc;
         t->qkv_bias = t->out_bias = b;

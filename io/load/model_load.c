@@ -32,7 +32,9 @@ static const char *const top_keys[] = {"name",
                                        "attention",
                                        "ffn",
                                        "moe",
+                                       "quantized",
                                        NULL};
+static const char *const quant_names[] = {"all", "experts", NULL};
 static const char *const attn_keys[] = {"heads",    "kv_heads", "head_dim",      "qkv_bias",
                                         "out_bias", "qk_norm",  "qk_norm_scope", "mla",
                                         "sinks",    "window",   "window_layers", NULL};
@@ -220,7 +222,7 @@ static int load_moe(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
 
 static int load_yaml(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
 {
-    int rc, pos = 0, norm = 0;
+    int rc, pos = 0, norm = 0, quant = 0;
     if ((rc = ffn_y_expect_map(y, root, "a model file")) ||
         (rc = ffn_y_check_keys(y, root, top_keys)))
         return rc;
@@ -252,8 +254,10 @@ static int load_yaml(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
         (rc = ffn_y_u64(y, root, "context", false, 1, FFN_MODEL_MAX_POSITIONS, &m->context)) ||
         (rc = ffn_y_u64(y, root, "type_vocab", false, 0, FFN_MODEL_MAX_TYPE_VOCAB,
                         &m->type_vocab)) ||
-        (rc = ffn_y_enum(y, root, "norm", false, norm_names, &norm)))
+        (rc = ffn_y_enum(y, root, "norm", false, norm_names, &norm)) ||
+        (rc = ffn_y_enum(y, root, "quantized", false, quant_names, &quant)))
         return rc;
+    m->quantized_experts_only = quant == 1;
     m->pos = (ffn_pos_kind)pos;
     m->norm = (ffn_norm_kind)norm;
     if (!m->context) m->context = m->max_positions; /* a learned table's rows, or unknown */
