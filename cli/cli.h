@@ -176,6 +176,8 @@ enum ffn_opt {
     FFN_O_ZERO_POINT,
     FFN_O_ZIPF,
     FFN_O_DIST,
+    FFN_O_RESERVE_OUTPUT,
+    FFN_O_PREFILL_APART,
     FFN_O_END
 };
 enum { FFN_CLI_MAX_OPTS = FFN_O_END - FFN_O_FIRST + 2 };

@@ -68,6 +68,13 @@ static void usage(FILE *fp)
           "                        the engine's)\n"
           "  --seq-overhead T      ... and per running sequence of a step, e.g. 20us\n"
           "                        (default: the engine's)\n"
+          "  --reserve-output F    the share of a request's output the KV cache holds when\n"
+          "                        it enters: 1 = all of it, never preempted (TensorRT-LLM),\n"
+          "                        0 = none, the newest preempted when full (vLLM), in\n"
+          "                        between a fixed share (default: the engine's; SGLang's\n"
+          "                        falls from 0.7 to 0.098)\n"
+          "  --prefill-apart yes|no  prompts in steps of their own, decodes waiting (SGLang),\n"
+          "                        or chunked into the decode steps (default: the engine's)\n"
           "Model, devices and layouts:\n",
           fp);
     ffn_cli_help_words(fp, CMD,
@@ -150,6 +157,8 @@ int ffn_cmd_serve(int argc, char **argv)
                                  FFN_O_KV_PAGE,
                                  FFN_O_STEP_OVERHEAD,
                                  FFN_O_SEQ_OVERHEAD,
+                                 FFN_O_RESERVE_OUTPUT,
+                                 FFN_O_PREFILL_APART,
                                  FFN_O_SEQ,
                                  FFN_O_GROUP_SIZE,
                                  FFN_O_GROUP,
@@ -282,6 +291,26 @@ int ffn_cmd_serve(int argc, char **argv)
     if (V(FFN_O_STEP_OVERHEAD) &&
         (rc = time_opt("--step-overhead", V(FFN_O_STEP_OVERHEAD), 0.0, &overhead)))
         goto out;
+    double reserve_output = NAN;
+    if (V(FFN_O_RESERVE_OUTPUT)) {
+        char *end = NULL;
+        reserve_output = strtod(V(FFN_O_RESERVE_OUTPUT), &end);
+        if (!end || end == V(FFN_O_RESERVE_OUTPUT) || *end || !(reserve_output >= 0) ||
+            !(reserve_output <= 1)) {
+            rc = ffn_cli_usage(CMD, "--reserve-output needs a share in [0, 1], e.g. 0.5; got '%s'",
+                               V(FFN_O_RESERVE_OUTPUT));
+            goto out;
+        }
+    }
+    int prefill_apart = -1;
+    if (V(FFN_O_PREFILL_APART)) {
+        const char *a = V(FFN_O_PREFILL_APART);
+        prefill_apart = !strcmp(a, "yes") ? 1 : !strcmp(a, "no") ? 0 : -1;
+        if (prefill_apart < 0) {
+            rc = ffn_cli_usage(CMD, "--prefill-apart needs yes or no; got '%s'", a);
+            goto out;
+        }
+    }
     if (V(FFN_O_RESERVE) && (rc = ffn_cli_reserve(CMD, V(FFN_O_RESERVE), &po->reserve_bytes)))
         goto out;
     if ((rc = ffn_cli_price_flags(CMD, prices, n_prices, &sc))) goto out;
@@ -337,6 +366,12 @@ int ffn_cmd_serve(int argc, char **argv)
             if (page) q->sched.page_tokens = page;
             if (!isnan(overhead)) q->sched.step_overhead_s = overhead;
             if (!isnan(seq_overhead)) q->sched.seq_overhead_s = seq_overhead;
+            if (!isnan(reserve_output)) { /* a fixed share: no decay */
+                q->sched.reserve_output = q->sched.reserve_output_min = reserve_output;
+                q->sched.reserve_decay_steps = 0;
+                q->sched.kv_grow = reserve_output < 1.0;
+            }
+            if (prefill_apart >= 0) q->sched.prefill_apart = prefill_apart == 1;
             ffn_plan_opts pop = *po;
             pop.kv_page_tokens = q->sched.page_tokens;
             q->pick = -1;

@@ -133,6 +133,25 @@ Test(cli_serve, engines_bring_their_schedulers)
     cr_expect(strstr(cli_slurp(out_path), "vllm scheduler: 2048 tokens a step, 64 sequences, "
                                           "pages of 16, 2 ms a step overhead"),
               "%s", cli_slurp(out_path));
+    /* each engine's admission and prompt scheduling, and the flags that override them */
+    cr_assert_eq(
+        run("serve --model llama3-8b --hw h100-sxm --tp 1 --concurrency 4 --engine sglang"), 0,
+        "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "0.7 falling to 0.098 of the output held") &&
+                  strstr(cli_slurp(out_path), "prompts in steps of their own"),
+              "%s", cli_slurp(out_path));
+    cr_assert_eq(run("serve --model llama3-8b --hw h100-sxm --tp 1 --concurrency 4 --engine sglang "
+                     "--reserve-output 1 --prefill-apart no"),
+                 0, "%s", cli_slurp(err_path));
+    cr_expect(
+        strstr(cli_slurp(out_path), "a request enters with its prompt and whole output held") &&
+            strstr(cli_slurp(out_path), "prompts chunked into the decode steps"),
+        "%s", cli_slurp(out_path));
+    cr_assert_eq(run("serve --model llama3-8b --hw h100-sxm --tp 1 --concurrency 4 --engine trtllm "
+                     "--reserve-output 0.25"),
+                 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "the prompt and 0.25 of the output held"), "%s",
+              cli_slurp(out_path));
 }
 
 Test(cli_serve, bad_input_is_one_line_and_exit_2)
@@ -146,6 +165,8 @@ Test(cli_serve, bad_input_is_one_line_and_exit_2)
         {"serve --model llama3-8b --hw h100-sxm --spec 1:3", "--spec"},
         {"serve --model llama3-8b --hw h100-sxm --spread 1", "--spread"},
         {"serve --model llama3-8b --hw h100-sxm --step-overhead 3s", "--step-overhead"},
+        {"serve --model llama3-8b --hw h100-sxm --reserve-output 1.5", "--reserve-output"},
+        {"serve --model llama3-8b --hw h100-sxm --prefill-apart maybe", "--prefill-apart"},
         {"serve --model llama3-8b --hw h100-sxm --price h100=2", "--price"},
         {"serve --model nope --hw h100-sxm", "nope"},
         {"serve --model llama3-8b --hw h100-sxm --prompt 8000 --output 500",
