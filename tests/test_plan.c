@@ -706,6 +706,16 @@ Test(plan, a_dtype_without_a_peak_runs_at_the_widest_listed_one)
     cr_expect_eq(a.step_s, b.step_s);
 }
 
+/* A device, a model, its parameters and the plan's default options, for the tests below. */
+static void one_device(const char *hw_name, const char *model_name, ffn_hw *hw, ffn_model *m,
+                       ffn_params *p, ffn_plan_opts *o)
+{
+    load_hw(hw_name, hw);
+    load_model(model_name, m);
+    cr_assert_eq(ffn_model_params(m, p), 0);
+    ffn_plan_opts_default(o);
+}
+
 /* The runtime's reserve and the KV cache's pages: a GPU keeps 0.69 GiB for itself unless told
  * otherwise, an SRAM-first device nothing; a context that is not a whole number of pages holds
  * whole pages (2049 tokens in pages of 16: 2064). */
@@ -713,12 +723,9 @@ Test(plan, runtime_reserve_and_kv_pages)
 {
     static ffn_hw hw;
     static ffn_model m;
-    load_hw("h100-sxm", &hw);
-    load_model("llama2-7b", &m);
     ffn_params p;
-    cr_assert_eq(ffn_model_params(&m, &p), 0);
     ffn_plan_opts o;
-    ffn_plan_opts_default(&o);
+    one_device("h100-sxm", "llama2-7b", &hw, &m, &p, &o);
     const ffn_plan_shape one = {1, 1, 1, 1};
     ffn_plan_mem a, b;
     cr_assert_eq(ffn_plan_memory(&m, &p, &hw, &o, &one, 4, 2048, 0, &a), 0);
@@ -746,12 +753,9 @@ Test(plan, sliding_window_layers_cache_and_read_their_window)
 {
     static ffn_hw hw;
     static ffn_model m;
-    load_hw("h100-sxm", &hw);
-    load_model("gpt-oss-120b", &m);
     ffn_params p;
-    cr_assert_eq(ffn_model_params(&m, &p), 0);
     ffn_plan_opts o;
-    ffn_plan_opts_default(&o);
+    one_device("h100-sxm", "gpt-oss-120b", &hw, &m, &p, &o);
     o.kv_page_tokens = 16;
     const ffn_plan_shape one = {1, 1, 1, 1};
     ffn_plan_mem a;
