@@ -100,6 +100,7 @@ enum ffn_opt {
     FFN_O_FORMATS,
     FFN_O_FUSED,
     FFN_O_GATE_UP,
+    FFN_O_GENERIC_MOE,
     FFN_O_GROUP,
     FFN_O_GROUP_SIZE,
     FFN_O_HISTOGRAM,

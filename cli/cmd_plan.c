@@ -54,9 +54,9 @@ static void usage(FILE *fp)
     ffn_cli_help_words(
         fp, CMD, (const int[]){FFN_O_MAX_DEVICES, FFN_O_MEM_UTIL, FFN_O_RESERVE, FFN_O_KV_PAGE, 0});
     fputs("Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n", fp);
-    ffn_cli_help_words(
-        fp, CMD,
-        (const int[]){FFN_O_TP, FFN_O_DP, FFN_O_EP, FFN_O_PP, FFN_O_EP_UNEVEN, FFN_O_PRICE, 0});
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_TP, FFN_O_DP, FFN_O_EP, FFN_O_PP, FFN_O_EP_UNEVEN,
+                                     FFN_O_GENERIC_MOE, FFN_O_PRICE, 0});
     fputs("  --objective O         devices, tokens_per_device, tokens_per_watt,\n"
           "                        tokens_per_dollar or cost (the cheapest fleet per hour that\n"
           "                        meets --target; needs prices) (default: devices with a\n"
@@ -124,6 +124,7 @@ int ffn_cmd_plan(int argc, char **argv)
                                  FFN_O_EP,
                                  FFN_O_PP,
                                  FFN_O_EP_UNEVEN,
+                                 FFN_O_GENERIC_MOE,
                                  FFN_O_PRICE,
                                  FFN_O_OBJECTIVE,
                                  FFN_O_EMIT,

@@ -35,8 +35,9 @@ static void usage(FILE *fp)
           fp);
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_WEIGHTS, FFN_O_ONCHIP, 0});
     fputs("MoE models:\n", fp);
-    ffn_cli_help_words(
-        fp, CMD, (const int[]){FFN_O_EP, FFN_O_EP_UNEVEN, FFN_O_DEVICES_PER_NODE, FFN_O_ZIPF, 0});
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_EP, FFN_O_EP_UNEVEN, FFN_O_GENERIC_MOE,
+                                     FFN_O_DEVICES_PER_NODE, FFN_O_ZIPF, 0});
     fputs("  --histogram FILE      expert popularity from a file (one weight per expert)\n", fp);
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR, 0});
     fputs("Output:\n", fp);

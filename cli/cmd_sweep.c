@@ -46,7 +46,8 @@ static void usage(FILE *fp)
     fputs("MoE routing:\n", fp);
     ffn_cli_help_words(fp, CMD,
                        (const int[]){FFN_O_ZIPF, FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR,
-                                     FFN_O_DEVICES_PER_NODE, FFN_O_EP_UNEVEN, 0});
+                                     FFN_O_DEVICES_PER_NODE, FFN_O_EP_UNEVEN, FFN_O_GENERIC_MOE,
+                                     0});
     fputs("Output:\n"
           "  --step                the whole step plan prices at each point (FFN, attention,\n"
           "                        all-reduce, LM head) with its p10-p90 range and the memory\n"
@@ -161,6 +162,7 @@ int ffn_cmd_sweep(int argc, char **argv)
                                  FFN_O_CAPACITY_FACTOR,
                                  FFN_O_DEVICES_PER_NODE,
                                  FFN_O_EP_UNEVEN,
+                                 FFN_O_GENERIC_MOE,
                                  FFN_O_FORMAT,
                                  FFN_O_OUT,
                                  FFN_O_NO_PROGRESS,

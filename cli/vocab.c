@@ -175,6 +175,11 @@ static const ffn_cli_word words[] = {
     {FFN_O_EP_UNEVEN, 0, NULL, FFN_WORD_FLAG,
      "allow EP degrees that do not divide the experts",
      "off", 0, 0, 0, "predict plan sweep", {{0}}},
+    {FFN_O_GENERIC_MOE, 0, NULL, FFN_WORD_FLAG,
+     "MoE layers as grouped GEMMs at the spec's efficiency, not as the engine's fused MoE "
+     "kernels run them",
+     "the engine's fused kernels where fitted for the device's architecture", 0, 0, 0,
+     "predict plan sweep serve", {{0}}},
     /* MoE routing */
     {FFN_O_ZIPF, 0, "S", FFN_WORD_NUMBER,
      "skewed routing: expert popularity ~ 1/rank^S, 0 uniform",
@@ -560,4 +565,5 @@ void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe)
     ffn_cli_bind_word(seen, FFN_O_CAPACITY_FACTOR, &moe->capacity_factor);
     ffn_cli_bind_word(seen, FFN_O_DEVICES_PER_NODE, &moe->devices_per_node);
     ffn_cli_bind_word(seen, FFN_O_EP_UNEVEN, &moe->ep_uneven);
+    ffn_cli_bind_flag(seen, FFN_O_GENERIC_MOE, &moe->generic);
 }

@@ -270,11 +270,19 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
                 (unsigned long long)L->pp, (unsigned long long)s->micro_batches,
                 100.0 * s->pp_bubble);
     if (s->margin_scale != 1.0)
-        fprintf(fp, "           every time below x %.4g: the p90 end of the device's range\n",
+        fprintf(fp, "           every time below x %.4g: the p90 end of the step's range\n",
                 s->margin_scale);
     fprintf(fp, "           FFN %s (%s-bound, comm %s) [FFN]\n",
             ffn_units_str(a, sizeof a, s->ffn_s, FFN_UNIT_TIME), ffn_bound_name(s->ffn_bound),
             ffn_units_str(b, sizeof b, s->ffn_comm_s, FFN_UNIT_TIME));
+    const ffn_moe_detail *md = &s->ffn.moe_detail;
+    if (s->ffn.moe_fused_s > 0) /* at p90 with the rest under --margin p90 */
+        fprintf(fp, "           of it %s's fused MoE kernels %s ('%s')\n",
+                ffn_engine_name(md->fused_engine),
+                ffn_units_str(a, sizeof a,
+                              s->ffn.moe_fused_s * (s->margin_scale != 1.0 ? md->fused_p90 : 1.0),
+                              FFN_UNIT_TIME),
+                md->fused);
     fprintf(fp, "           + attn proj %s + %s %s + all-reduce %s [other]\n",
             ffn_units_str(a, sizeof a, s->attn_proj_s, FFN_UNIT_TIME),
             s->phase == FFN_PHASE_DECODE ? "KV read" : "attention",

@@ -130,8 +130,9 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
         fprintf(fp, "  %-10s %s at p10-p90, %s\n", "range",
                 ffn_range_text(rg, sizeof rg, x->predicted_s, x->predicted_p10_s,
                                x->predicted_p90_s, false, true),
-                x->unc_default ? "the default of a spec without a fit"
-                               : "from the spec's fit residuals");
+                x->unc_default       ? "the default of a spec without a fit"
+                : x->moe_fused_s > 0 ? "from the spec's and the MoE kernels' fits"
+                                     : "from the spec's fit residuals");
         if (isfinite(x->ridge_tokens))
             fprintf(fp, "  %-10s compute-bound from %.0f tokens/step\n", "ridge", x->ridge_tokens);
         else
@@ -159,6 +160,19 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                     fmt(a, sizeof a, md->shared_s, FFN_UNIT_TIME),
                     fmt(b, sizeof b, md->combine_s, FFN_UNIT_TIME),
                     fmt(c, sizeof c, md->alltoall_s, FFN_UNIT_TIME));
+            if (md->fused[0]) {
+                fprintf(fp, "  %-10s %s's fused MoE kernels '%s' (%s)\n", "",
+                        ffn_engine_name(md->fused_engine), md->fused,
+                        ffn_dtype_name(md->fused_dtype));
+                fprintf(fp, "  %-10s row tile %u; their range x%.2f-%.2f\n", "", md->fused_block_m,
+                        md->fused_p10, md->fused_p90);
+            } else {
+                fprintf(fp, "  %-10s generic grouped GEMMs (%s)\n", "",
+                        x->run.moe.generic ? "--generic-moe"
+                        : x->run.ep > 1 && x->run.moe.ep_uneven
+                            ? "an uneven EP split"
+                            : "no fused MoE kernels fitted here");
+            }
             fprintf(fp, "  %-10s MoE layers take %.1f%% of the FFN time\n", "",
                     100.0 * md->share_of_ffn);
         }

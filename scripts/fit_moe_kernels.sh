@@ -24,14 +24,16 @@ spec=hw/h100-sxm.yaml
 V=data/calib/aic-h100_sxm_moe_vllm_0.24.0_moe.tsv.gz
 S=data/calib/aic-h100_sxm_moe_sglang_0.5.14_moe.tsv.gz
 R=data/calib/aic-h100_sxm_moe_trtllm_1.3.0rc20_moe.tsv.gz
-# engine  name  table  kernel@dtype  stride  held  layout ("-": the engine's own)
+# engine  name  table  kernel@dtype  stride  held  layout ("-": the engine's own)  [optional]
 # FlashInfer's CUTLASS MoE permutes the shard's copies under vLLM and SGLang too; TensorRT-LLM's
-# modules all permute; the Triton and Marlin modules sort (moe_align_block_size).
+# modules all permute; the Triton and Marlin modules sort (moe_align_block_size). "optional":
+# the engine runs the kernel only when asked (`default: false`): vLLM's FlashInfer fp8 MoE
+# behind VLLM_USE_FLASHINFER_MOE_FP8, default "0" (vllm/envs.py), or a ModelOpt checkpoint.
 jobs=$(cat <<EOF
 vllm v_tr_bf16 $V unquantizedfusedmoe_triton@bf16 1 all -
 vllm v_tr_fp8b $V fp8moe_triton@fp8-block 1 all -
-vllm v_fi_fp8 $V flashinfer_cutlass@fp8 5 - permuted
-vllm v_fi_fp8b $V flashinfer_cutlass@fp8-block 3 - permuted
+vllm v_fi_fp8 $V flashinfer_cutlass@fp8 5 - permuted optional
+vllm v_fi_fp8b $V flashinfer_cutlass@fp8-block 3 - permuted optional
 vllm v_marlin $V marlin@int4 1 - -
 vllm v_oai $V oaitritonmxfp4@mxfp4 1 - -
 vllm v_marlin_mx $V marlin@mxfp4 1 - -
@@ -65,6 +67,8 @@ python3 - "$work" "$spec" <<'PY' "$jobs"
 import re, sys
 work, spec, jobs = sys.argv[1], sys.argv[2], sys.argv[3]
 device = spec.rsplit("/", 1)[-1].removesuffix(".yaml")
+# the architecture family the entries run on (the spec's `family:`)
+arch = re.search(r"^family:\s*(\S+)", open(spec).read(), re.M).group(1)
 by_engine = {}
 for line in jobs.strip().split("\n"):
     eng, name, table, kernel = line.split()[:4]
@@ -72,6 +76,10 @@ for line in jobs.strip().split("\n"):
     entry = re.search(r"^yaml: (\{.*\})$", text, re.M).group(1)
     if "device:" not in entry:
         entry = entry.replace(", module:", f", device: {device}, module:", 1)
+    if "arch:" not in entry:
+        entry = re.sub(r"(device: [^,}]+)", rf"\1, arch: {arch}", entry, count=1)
+    if line.split()[7:8] == ["optional"] and "default:" not in entry:
+        entry = re.sub(r"(arch: [^,}]+)", r"\1, default: false", entry, count=1)
     stats = re.search(r"^all (\d+) rows: median \|e\| ([0-9.]+%), p90 \|e\| ([0-9.]+%)", text, re.M)
     note = f"# {stats.group(1)} rows of {table.rsplit('/', 1)[-1].split('.tsv')[0]}: median {stats.group(2)}, p90 {stats.group(3)}"
     by_engine.setdefault(eng, []).append((entry, note))

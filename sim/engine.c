@@ -20,7 +20,12 @@ static void widen(double p10, double p90, int away, double *lo, double *hi)
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
 {
     /* the profiles describe NVIDIA's kernels: another vendor's GPUs run their own */
-    if (!hw || !p || p->baseline || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return;
+    if (!hw || !p || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return;
+    const int nm = p->n_moe < FFN_ENGINE_MAX_MOE ? p->n_moe : FFN_ENGINE_MAX_MOE;
+    memcpy(hw->moe_kernels, p->moe, (size_t)nm * sizeof p->moe[0]);
+    hw->n_moe_kernels = nm;
+    hw->moe_engine = p->engine;
+    if (p->baseline) return;
     hw->engine = p->engine;
     ffn_eff *e = &hw->eff;
     for (int d = 0; d < FFN_DT_COUNT; d++) {
@@ -68,11 +73,18 @@ ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *dev
 const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
                                          ffn_dtype wdtype, ffn_dtype adtype)
 {
-    if (!p) return NULL;
+    return p ? ffn_moe_kernel_find(p->moe, p->n_moe, kernel, wdtype, adtype) : NULL;
+}
+
+const ffn_engine_moe *ffn_moe_kernel_find(const ffn_engine_moe *list, int n, const char *kernel,
+                                          ffn_dtype wdtype, ffn_dtype adtype)
+{
+    if (!list) return NULL;
     const ffn_engine_moe *first = NULL, *named = NULL;
-    for (int i = 0; i < p->n_moe; i++) {
-        const ffn_engine_moe *m = &p->moe[i];
+    for (int i = 0; i < n; i++) {
+        const ffn_engine_moe *m = &list[i];
         const bool name = kernel && m->kernels[0] && strstr(kernel, m->kernels);
+        if (m->optional && !name) continue; /* run only when asked: by its name alone */
         if (m->dtype != wdtype) {
             if (name && !named) named = m;
             continue;
@@ -87,8 +99,8 @@ const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char
     const ffn_dtype cls[2] = {narrow ? FFN_DT_FP8 : FFN_DT_BF16,
                               narrow ? FFN_DT_FP8_BLOCK : FFN_DT_FP16};
     for (int c = 0; c < 2; c++)
-        for (int i = 0; i < p->n_moe; i++)
-            if (p->moe[i].dtype == cls[c]) return &p->moe[i];
+        for (int i = 0; i < n; i++)
+            if (list[i].dtype == cls[c] && !list[i].optional) return &list[i];
     return NULL;
 }
 
@@ -96,8 +108,16 @@ const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_h
                                         const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
                                         double *p10, double *p90)
 {
+    return ffn_moe_kernel_on(p ? p->moe : NULL, p ? p->n_moe : 0, hw, kernel, wdtype, adtype, p10,
+                             p90);
+}
+
+const ffn_engine_moe *ffn_moe_kernel_on(const ffn_engine_moe *list, int n, const ffn_hw *hw,
+                                        const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
+                                        double *p10, double *p90)
+{
     const bool nvidia = hw && hw->kind == FFN_HW_GPU && !strcmp(hw->vendor, "NVIDIA");
-    const ffn_engine_moe *m = nvidia ? ffn_engine_moe_for(p, kernel, wdtype, adtype) : NULL;
+    const ffn_engine_moe *m = nvidia ? ffn_moe_kernel_find(list, n, kernel, wdtype, adtype) : NULL;
     if (!m) { /* the model's defaults on kernels they were not fitted to */
         double lo = 0, hi = 0;
         if (hw) ffn_hw_unc_range_dt(hw, wdtype, &lo, &hi);

@@ -199,6 +199,7 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
     out->predicted_s = S * (Ld * out->dense.predicted_s + Lm * out->moe.predicted_s);
     out->comm_s = S * (Ld * out->dense.comm_s + Lm * out->moe.comm_s);
     double moe_s = S * Lm * out->moe.predicted_s;
+    out->moe_fused_s = S * Lm * out->moe_detail.fused_s;
     if (rem) {
         /* the last, shorter chunk: batch x rem tokens */
         ffn_result *last = &(ffn_result){0};
@@ -214,12 +215,17 @@ int ffn_predict(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, ffn_re
         out->predicted_s += Ld * last->dense.predicted_s + Lm * last->moe.predicted_s;
         out->comm_s += Ld * last->dense.comm_s + Lm * last->moe.comm_s;
         moe_s += Lm * last->moe.predicted_s;
+        out->moe_fused_s += Lm * last->moe_detail.fused_s;
     }
     out->intensity = out->bytes > 0 ? out->flops / out->bytes : 0;
     double p10, p90;
     out->unc_default = ffn_hw_unc_range_dt(hw, run->wdtype, &p10, &p90);
     out->predicted_p10_s = out->predicted_s * p10;
     out->predicted_p90_s = out->predicted_s * p90;
+    if (out->moe_fused_s > 0) { /* the fused kernels at their family's range */
+        out->predicted_p10_s += out->moe_fused_s * (out->moe_detail.fused_p10 - p10);
+        out->predicted_p90_s += out->moe_fused_s * (out->moe_detail.fused_p90 - p90);
+    }
     out->bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
     if (out->comm_s > (cs > ms ? cs : ms)) out->bound = FFN_BOUND_COMM;
     out->ridge_tokens = run->skip_ridge ? NAN : ffn_ridge_tokens(m, hw, &rr);

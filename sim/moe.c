@@ -3,6 +3,8 @@
  * all-to-all, and the routing statistics behind them (expert coverage, load imbalance, dropped
  * tokens) from closed forms or a seeded Monte-Carlo simulation. Equations: docs/model.md. */
 #include "op_internal.h"
+#include "ffnroof/engine.h"
+#include "ffnroof/moe_fused.h"
 #include "ffnroof/rand.h"
 #include "ffnroof/sim.h"
 
@@ -279,6 +281,109 @@ int ffn_moe_routing(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
     return 0;
 }
 
+/* ---- the experts as the engine's fused-MoE kernels run them ------------------------------ */
+
+/* n copies over the experts [lo, lo + m): act of them active (at least enough that none takes
+ * more than the T tokens there are), the copies spread evenly over those */
+static void spread(uint64_t *counts, uint32_t lo, uint32_t m, uint64_t act, uint64_t n, uint64_t T)
+{
+    if (!m || !n) return;
+    const uint64_t need = (n + T - 1) / T;
+    if (act < need) act = need;
+    if (act < 1) act = 1;
+    if (act > m) act = m;
+    for (uint64_t i = 0; i < act; i++)
+        counts[lo + i] = n / act + (i < n % act ? 1 : 0);
+}
+
+/* a = (1 - w) a + w b, for the fields of an op that add up */
+static void blend_op(ffn_op *a, const ffn_op *b, double w)
+{
+#define MIX(f) a->f = (1.0 - w) * a->f + w * b->f
+    MIX(flops);
+    MIX(vec_ops);
+    MIX(bytes);
+    MIX(weight_bytes);
+    MIX(roofline_s);
+    MIX(predicted_s);
+    MIX(memory_s);
+    for (int i = 0; i <= FFN_HW_MAX_LEVELS; i++)
+        MIX(served_bytes[i]);
+}
+
+static void blend_cost(ffn_moe_fused_cost *a, const ffn_moe_fused_cost *b, double w)
+{
+    MIX(time_s);
+    MIX(gemm_flops);
+    MIX(gemm_bytes);
+    MIX(weight_bytes);
+    MIX(active_experts);
+    MIX(local_copies);
+    MIX(padded_rows);
+    MIX(max_expert_tokens);
+    for (int i = 0; i < FFN_MF_COUNT; i++) {
+        MIX(kernel_s[i]);
+        if (b->ops[i].name[0]) blend_op(&a->ops[i], &b->ops[i], w);
+    }
+#undef MIX
+}
+
+/* The routed experts of one layer as the fused-MoE kernel family fam runs them
+ * (include/ffnroof/moe_fused.h): the group's T tokens, the busiest device's copies spread
+ * evenly over its touched experts, the rest over the other devices' touched experts, costed by
+ * ffn_moe_fused_cost_counts; a fractional expected number of touched experts (uniform routing's
+ * coverage) is the blend of the two whole numbers around it, so that the weights read are the
+ * expected ones. Fills c (its ops) and returns 0, or FFN_EINVAL where the fused model cannot
+ * take the layer (more experts than it holds, an EP degree that does not divide them): the
+ * generic model prices it then. */
+static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
+                         const ffn_engine_moe *fam, double copies_dev, double touched_dev,
+                         double touched_all, ffn_moe_fused_cost *c)
+{
+    const ffn_moe_cfg *mc = &m->moe;
+    const uint32_t N = run->ep ? (uint32_t)run->ep : 1;
+    const ffn_aic_moe row = {
+        .tokens = T,
+        .hidden = m->hidden,
+        .inter = mc->expert_intermediate,
+        .topk = (uint32_t)mc->top_k,
+        .experts = (uint32_t)mc->n_experts,
+        .tp = run->tp ? (uint32_t)run->tp : 1,
+        .ep = N,
+        .wdtype = run->wdtype,
+        .adtype = run->adtype,
+        .group = run->group_size,
+        .draw = FFN_DRAW_BALANCED,
+    };
+    if (mc->n_experts > FFN_MOE_FUSED_MAX_EXPERTS || mc->top_k > UINT32_MAX ||
+        run->tp > UINT32_MAX || ffn_moe_fused_check(&row))
+        return FFN_EINVAL;
+    const uint32_t E = row.experts, local = E / N;
+    const uint64_t all = T * row.topk;
+    uint64_t here = (uint64_t)llround(copies_dev);
+    if (here > all) here = all;
+    if (here > (uint64_t)local * T) here = (uint64_t)local * T;
+    ffn_moe_fused_opts o;
+    ffn_moe_fused_opts_default(&o);
+    o.engine = hw->moe_engine;
+    o.weights = run->weights_level > 0 ? FFN_WEIGHTS_HOT : FFN_WEIGHTS_COLD;
+    o.nongated = !ffn_act_gated(m->act);
+    o.params = &fam->params;
+    const double lo = floor(touched_dev), w = touched_dev - lo;
+    const uint64_t others =
+        N > 1 && touched_all > touched_dev ? (uint64_t)llround(touched_all - touched_dev) : 0;
+    for (int j = 0; j < (w > 1e-9 ? 2 : 1); j++) {
+        uint64_t counts[FFN_MOE_FUSED_MAX_EXPERTS] = {0};
+        spread(counts, 0, local, (uint64_t)lo + (uint64_t)j, here, T);
+        if (N > 1) spread(counts, local, E - local, others, all - here, T);
+        ffn_moe_fused_cost x;
+        const int rc = ffn_moe_fused_cost_counts(hw, &row, counts, E, &o, j ? &x : c);
+        if (rc) return rc;
+        if (j) blend_cost(c, &x, w);
+    }
+    return 0;
+}
+
 /* ---- the layer ---------------------------------------------------------------------------- */
 
 static void push(ffn_layer_cost *c, const ffn_op *op)
@@ -371,6 +476,36 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
     const ffn_moe_stats *st = &det->stats;
     det->experts_per_device = ceil(Ed / (double)N);
 
+    /* Experts on the most loaded device: its token copies spread over the experts it has that
+     * were touched; each expert's GEMM is sized by its own tokens (grouped GEMM). */
+    double copies_dev = N > 1 ? st->max_device_load : (double)T * K;
+    if (cf > 0) copies_dev *= 1.0 - st->dropped_fraction;
+    double touched = N > 1 ? st->experts_touched_device : st->experts_touched;
+    if (touched < 1 && copies_dev > 0) touched = 1;
+    /* On a spec that carries its engine's fused-MoE kernel families (an NVIDIA GPU's), the
+     * family of the weights' format prices top-k, dispatch, the experts and the combine as its
+     * kernels run them, on a device of the architecture it was fitted on (its per-block times
+     * are that architecture's, and the engines pick other MoE kernels on others); elsewhere,
+     * and for a layer it cannot take, the generic ops below. */
+    const ffn_engine_moe *fam = NULL;
+    ffn_moe_fused_cost fc;
+    if (hw->n_moe_kernels > 0 && !run->moe.generic) {
+        fam = ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, NULL, run->wdtype,
+                                run->adtype, &det->fused_p10, &det->fused_p90);
+        if (fam && fam->arch[0] && strcmp(fam->arch, hw->family)) fam = NULL;
+        if (fam && fused_experts(m, hw, run, T, fam, copies_dev, touched, st->experts_touched, &fc))
+            fam = NULL;
+    }
+    if (fam) {
+        snprintf(det->fused, sizeof det->fused, "%s", fam->kernels);
+        det->fused_dtype = fam->dtype;
+        det->fused_engine = hw->moe_engine;
+        det->fused_block_m = fc.block_m;
+        det->fused_padded_rows = fc.padded_rows;
+    } else {
+        det->fused_p10 = det->fused_p90 = 0;
+    }
+
     ffn_op op;
     /* Router: [T_dev, d] x [d, E] logits in fp32, scoring and top-k over E per token. */
     ffn_op_gemm_counts(&op, "router", T_dev, E, m->hidden, 1, rb, ab, rcdt, 0);
@@ -383,7 +518,44 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
     ffn_op_recost(&op, hw);
     det->router_s += op.predicted_s;
     push(out, &op);
-    {
+    if (fam) {
+        /* the fused kernels, by the part of the layer each is (names as the generic ops') */
+        static const char *const names[FFN_MF_COUNT] = {
+            [FFN_MF_ROUTER] = "score_topk",         [FFN_MF_ALIGN] = "dispatch",
+            [FFN_MF_QUANT_IN] = "experts_quant_in", [FFN_MF_GATE_UP] = "experts_gate_up",
+            [FFN_MF_ACT] = "experts_act",           [FFN_MF_QUANT_MID] = "experts_quant_mid",
+            [FFN_MF_DOWN] = "experts_down",         [FFN_MF_COMBINE] = "combine",
+            [FFN_MF_MODULE] = "experts_module",
+        };
+        for (int i = 0; i < FFN_MF_COUNT; i++) {
+            if (!fc.ops[i].name[0]) continue; /* a kernel the format does not run */
+            ffn_op kop = fc.ops[i];
+            snprintf(kop.name, sizeof kop.name, "%s", names[i]);
+            if (i == FFN_MF_GATE_UP || i == FFN_MF_DOWN) {
+                /* the work is the routed copies' (the padding to the row tile is in the
+                 * time, not in the FLOPs a roofline counts) */
+                ffn_op r = kop;
+                r.flops = 2.0 * fc.local_copies * (double)kop.n * (double)kop.k;
+                ffn_op_recost(&r, hw);
+                r.predicted_s = kop.predicted_s;
+                r.predicted_bound = kop.predicted_bound;
+                kop = r;
+            }
+            det->fused_s += kop.predicted_s;
+            if (i == FFN_MF_ROUTER)
+                det->router_s += kop.predicted_s;
+            else if (i == FFN_MF_ALIGN)
+                det->dispatch_s += kop.predicted_s;
+            else if (i == FFN_MF_COMBINE)
+                det->combine_s += kop.predicted_s;
+            else
+                det->expert_s += kop.predicted_s;
+            if (i != FFN_MF_COMBINE)
+                push(out, &kop);
+            else
+                fc.ops[i] = kop; /* after the combine's all-to-all */
+        }
+    } else {
         /* scoring: softmax 5 FLOPs/logit (max, sub, exp, sum, div) or sigmoid 4; top-k as
          * E*log2(k+1) comparisons; group-limited routing adds a pass over the groups. */
         double per = c->scoring == FFN_SCORE_SIGMOID ? 4.0 : 5.0;
@@ -393,11 +565,11 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         ffn_op_elem(&op, hw, "score_topk", FFN_OP_ELEMWISE, Td * Ed, fl, by);
         det->router_s += op.predicted_s;
         push(out, &op);
+        /* Dispatch: T_dev*k token copies gathered into expert order (read + write). */
+        ffn_op_elem(&op, hw, "dispatch", FFN_OP_MEMORY, Td * K * D, 0, 2.0 * Td * K * D * ab);
+        det->dispatch_s = op.predicted_s;
+        push(out, &op);
     }
-    /* Dispatch: T_dev*k token copies gathered into expert order (read + write). */
-    ffn_op_elem(&op, hw, "dispatch", FFN_OP_MEMORY, Td * K * D, 0, 2.0 * Td * K * D * ab);
-    det->dispatch_s = op.predicted_s;
-    push(out, &op);
     /* Each device sends its T_dev*k copies minus those for its own experts: the group total is
      * T*k*d*bytes*(N-1)/N per direction, the same back for the combine. */
     const double a2a_per_dev = Td * K * D * ab * ((double)N - 1.0) / (double)N;
@@ -410,14 +582,8 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         det->alltoall_s += op.predicted_s;
         push(out, &op);
     }
-    /* Experts on the most loaded device: its token copies spread over the experts it has that
-     * were touched; each expert's GEMM is sized by its own tokens (grouped GEMM). */
-    double copies_dev = N > 1 ? st->max_device_load : (double)T * K;
-    if (cf > 0) copies_dev *= 1.0 - st->dropped_fraction;
-    double touched = N > 1 ? st->experts_touched_device : st->experts_touched;
-    if (touched < 1 && copies_dev > 0) touched = 1;
     const uint64_t fe = c->expert_intermediate / tp;
-    if (copies_dev > 0) {
+    if (!fam && copies_dev > 0) {
         double per_expert = copies_dev / touched;
         /* The busiest expert sets the pace of a grouped GEMM's last wave; size the per-expert
          * GEMM by the mean, and let the imbalance show through the device load above. */
@@ -454,11 +620,15 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         det->alltoall_s += op.predicted_s;
         push(out, &op);
     }
-    /* Combine: k weighted copies per token summed back in token order. */
-    ffn_op_elem(&op, hw, "combine", FFN_OP_MEMORY, Td * K * D, 2.0 * Td * K * D,
-                Td * K * D * ab + Td * K * 4.0 + Td * D * ab);
-    det->combine_s = op.predicted_s;
-    push(out, &op);
+    if (fam) {
+        push(out, &fc.ops[FFN_MF_COMBINE]);
+    } else {
+        /* Combine: k weighted copies per token summed back in token order. */
+        ffn_op_elem(&op, hw, "combine", FFN_OP_MEMORY, Td * K * D, 2.0 * Td * K * D,
+                    Td * K * D * ab + Td * K * 4.0 + Td * D * ab);
+        det->combine_s = op.predicted_s;
+        push(out, &op);
+    }
     if (tp > 1) {
         ffn_op_allreduce(&op, &hw->scaleup, "allreduce", Td * D * ab, tp);
         push(out, &op);

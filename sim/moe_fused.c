@@ -382,44 +382,45 @@ static void grouped_gemm(ffn_op *op, const gemm_ctx *g, const char *name, uint64
     op->predicted_s = (slower.predicted_s > floor_s ? slower.predicted_s : floor_s) * slow;
 }
 
-static double elem_s(const ffn_hw *hw, const char *name, double elems, double flops, double bytes)
+/* ops[i] as one elementwise kernel; its time */
+static double elem_s(const ffn_hw *hw, ffn_op *ops, ffn_moe_fused_kernel i, double elems,
+                     double flops, double bytes)
 {
-    ffn_op op;
-    ffn_op_elem(&op, hw, name, FFN_OP_ELEMWISE, elems, flops, bytes);
-    return op.predicted_s;
+    ffn_op_elem(&ops[i], hw, kernel_names[i], FFN_OP_ELEMWISE, elems, flops, bytes);
+    return ops[i].predicted_s;
 }
 
 /* The small kernels: each one pass at the device's elementwise bandwidth plus its launch
  * (ffn_op_elem). T tokens, C = T k copies, R the rows the activation and its quantisation run
  * over, q bytes per quantised activation (0: not quantised). */
 static void small_kernels(const ffn_hw *hw, const ffn_aic_moe *row, const shard *s, double R,
-                          double q, bool nongated, double *ks)
+                          double q, bool nongated, double *ks, ffn_op *ops)
 {
     const double T = (double)row->tokens, k = row->topk, E = row->experts, C = T * k;
     const double d = (double)row->hidden, f = (double)(row->inter / row->tp);
     /* topk_softmax: fp32 logits in, (weight, id, source index) out; 5 FLOPs a logit for the
      * scores and log2(k + 1) comparisons for the top-k (docs/model.md, section 7) */
-    ks[FFN_MF_ROUTER] =
-        elem_s(hw, "router", T * E, T * E * (5.0 + log2(k + 1.0)), T * E * 4.0 + C * 12.0);
+    ks[FFN_MF_ROUTER] = elem_s(hw, ops, FFN_MF_ROUTER, T * E, T * E * (5.0 + log2(k + 1.0)),
+                               T * E * 4.0 + C * 12.0);
     /* moe_align_block_size: ids in; the sorted-id buffer, padded for every local expert, and
      * one expert id per row tile out */
     const double padded_buf = C + (double)s->experts * (s->block_m - 1.0);
     ks[FFN_MF_ALIGN] =
-        elem_s(hw, "align", C, C, C * 4.0 + padded_buf * 4.0 + (double)s->tiles * 4.0);
+        elem_s(hw, ops, FFN_MF_ALIGN, C, C, C * 4.0 + padded_buf * 4.0 + (double)s->tiles * 4.0);
     if (q > 0) { /* per-token-group quantisation: bf16 in, q bytes a value with scales out */
-        ks[FFN_MF_QUANT_IN] =
-            elem_s(hw, "quant_in", T * d, FFN_QACT_OPS_PER_ELEM * T * d, T * d * (2.0 + q));
-        ks[FFN_MF_QUANT_MID] =
-            elem_s(hw, "quant_mid", R * f, FFN_QACT_OPS_PER_ELEM * R * f, R * f * (2.0 + q));
+        ks[FFN_MF_QUANT_IN] = elem_s(hw, ops, FFN_MF_QUANT_IN, T * d, FFN_QACT_OPS_PER_ELEM * T * d,
+                                     T * d * (2.0 + q));
+        ks[FFN_MF_QUANT_MID] = elem_s(hw, ops, FFN_MF_QUANT_MID, R * f,
+                                      FFN_QACT_OPS_PER_ELEM * R * f, R * f * (2.0 + q));
     }
     /* silu_and_mul: [R, 2f] bf16 in, [R, f] out, SiLU 4 FLOPs and the multiply 1; a non-gated
      * expert's activation (relu2: a max and a square) [R, f] in and out */
     if (nongated)
-        ks[FFN_MF_ACT] = elem_s(hw, "act", R * f, 2.0 * R * f, R * f * 4.0);
+        ks[FFN_MF_ACT] = elem_s(hw, ops, FFN_MF_ACT, R * f, 2.0 * R * f, R * f * 4.0);
     else
-        ks[FFN_MF_ACT] = elem_s(hw, "act", R * f, 5.0 * R * f, R * f * 6.0);
+        ks[FFN_MF_ACT] = elem_s(hw, ops, FFN_MF_ACT, R * f, 5.0 * R * f, R * f * 6.0);
     /* moe_sum: [T, k, d] in, [T, d] out */
-    ks[FFN_MF_COMBINE] = elem_s(hw, "combine", C * d, C * d, C * d * 2.0 + T * d * 2.0);
+    ks[FFN_MF_COMBINE] = elem_s(hw, ops, FFN_MF_COMBINE, C * d, C * d, C * d * 2.0 + T * d * 2.0);
 }
 
 static void resolve_opts(const ffn_moe_fused_opts *o, const ffn_aic_moe *row, ffn_moe_fused_opts *r)
@@ -500,11 +501,16 @@ int ffn_moe_fused_cost_counts(const ffn_hw *hw, const ffn_aic_moe *row, const ui
      * dimension whose stride it knows to be so; the down GEMM's weights [d, f/tp] and input
      * [rows, f/tp] have stride f/tp */
     grouped_gemm(&out->down, &g, "down", d, f, w_dn, triton && f % 16 ? p->misaligned_x : 1.0);
-    small_kernels(hw, row, &s, triton ? (double)C : (double)s.copies, q, op.nongated,
-                  out->kernel_s);
+    small_kernels(hw, row, &s, triton ? (double)C : (double)s.copies, q, op.nongated, out->kernel_s,
+                  out->ops);
     out->kernel_s[FFN_MF_GATE_UP] = out->gate_up.predicted_s;
     out->kernel_s[FFN_MF_DOWN] = out->down.predicted_s;
     out->kernel_s[FFN_MF_MODULE] = p->module_s + (row->ep > 1 ? p->ep_s : 0.0);
+    out->ops[FFN_MF_GATE_UP] = out->gate_up;
+    out->ops[FFN_MF_DOWN] = out->down;
+    ffn_op_elem_counts(&out->ops[FFN_MF_MODULE], kernel_names[FFN_MF_MODULE], FFN_OP_ELEMWISE, 0, 0,
+                       0);
+    out->ops[FFN_MF_MODULE].predicted_s = out->kernel_s[FFN_MF_MODULE];
     fill_cost(out, &s, ws);
     return 0;
 }
@@ -526,6 +532,7 @@ static void accumulate(ffn_moe_fused_cost *out, const ffn_moe_fused_cost *c, dou
     out->block_m = c->block_m;
     out->gate_up = c->gate_up;
     out->down = c->down;
+    memcpy(out->ops, c->ops, sizeof out->ops);
 }
 
 int ffn_moe_fused_predict(const ffn_hw *hw, const ffn_aic_moe *row, const ffn_moe_fused_opts *o,

@@ -249,22 +249,25 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     st->ffn_share = st->step_s > 0 ? st->ffn_s / st->step_s : 0;
     /* The range of the step and, with --margin p90, its pessimistic end as the time to size
      * against: every part scaled by the device's p90 ratio (the attention and LM-head parts use
-     * the same efficiency model as the FFN). */
+     * the same efficiency model as the FFN), the engine's fused-MoE kernels (sim/moe.c) by
+     * their family's. */
     double p10, p90;
     st->range_default = ffn_hw_unc_range_dt(hw, o->wdtype, &p10, &p90);
-    st->step_p10_s = st->step_s * p10;
-    st->step_p90_s = st->step_s * p90;
+    const double fz = st->ffn.moe_fused_s, fp10 = st->ffn.moe_detail.fused_p10,
+                 fp90 = st->ffn.moe_detail.fused_p90;
+    st->step_p10_s = st->step_s * p10 + (fz > 0 ? fz * (fp10 - p10) : 0.0);
+    st->step_p90_s = st->step_s * p90 + (fz > 0 ? fz * (fp90 - p90) : 0.0);
     st->margin_scale = 1.0;
     if (o->margin == FFN_MARGIN_P90) {
-        st->margin_scale = p90;
-        st->ffn_s *= p90;
+        st->margin_scale = st->step_s > 0 ? st->step_p90_s / st->step_s : p90;
+        st->ffn_s = (st->ffn_s - fz) * p90 + (fz > 0 ? fz * fp90 : 0.0);
         st->ffn_comm_s *= p90;
         st->attn_proj_s *= p90;
         st->attn_core_s *= p90;
         st->attn_comm_s *= p90;
         st->lm_head_s *= p90;
         st->pp_comm_s *= p90;
-        st->step_s *= p90;
+        st->step_s = st->step_p90_s;
     }
     return 0;
 }

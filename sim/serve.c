@@ -531,12 +531,17 @@ int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_po
     (void)ffn_hw_unc_range_dt(c->hw, c->plan.wdtype, &p10, &p90);
     ffn_serve_opts x = *o;
     x.step_scale = 1.0;
+    x.moe_scale = 0;
     int rc = ffn_serve_run(c, &x, &pt->r, diag);
     if (rc) return rc;
     ffn_serve_result lo, hi;
-    x.step_scale = p90; /* slower steps: the low end of the throughput */
+    /* slower steps: the low end of the throughput; the fused-MoE kernels (priced by the run
+     * above) at their family's ends */
+    x.step_scale = p90;
+    x.moe_scale = c->moe_p90;
     if ((rc = ffn_serve_run(c, &x, &lo, diag))) return rc;
     x.step_scale = p10;
+    x.moe_scale = c->moe_p10;
     if ((rc = ffn_serve_run(c, &x, &hi, diag))) return rc;
     /* the ends as ordered values: under a fixed arrival rate the throughput is the demand's at
      * either end, up to the simulation's noise */

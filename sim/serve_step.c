@@ -15,7 +15,8 @@ void ffn_serve_ctx_free(ffn_serve_ctx *c)
     if (!c) return;
     free(c->gemm_s);
     free(c->comm_s);
-    c->gemm_s = c->comm_s = NULL;
+    free(c->moe_s);
+    c->gemm_s = c->comm_s = c->moe_s = NULL;
 }
 
 int ffn_serve_ctx_init(ffn_serve_ctx *c, const ffn_model *m, const ffn_hw *hw,
@@ -52,12 +53,13 @@ int ffn_serve_ctx_init(ffn_serve_ctx *c, const ffn_model *m, const ffn_hw *hw,
     c->layers = (double)m->layers;
     c->gemm_s = malloc((max_tokens + 1) * sizeof *c->gemm_s);
     c->comm_s = malloc((max_tokens + 1) * sizeof *c->comm_s);
-    if (!c->gemm_s || !c->comm_s) {
+    c->moe_s = malloc((max_tokens + 1) * sizeof *c->moe_s);
+    if (!c->gemm_s || !c->comm_s || !c->moe_s) {
         ffn_serve_ctx_free(c);
         return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
     }
     for (uint64_t t = 0; t <= max_tokens; t++)
-        c->gemm_s[t] = c->comm_s[t] = NAN;
+        c->gemm_s[t] = c->comm_s[t] = c->moe_s[t] = NAN;
     /* The KV cache: what memory leaves after the weights and the activation peak of the
      * largest step, on the device holding the most; dp ranks hold sequences of their own. */
     ffn_plan_mem mem;
@@ -88,7 +90,7 @@ static int gemm_part(ffn_serve_ctx *c, uint64_t T, ffn_diag *diag)
 {
     if (!isnan(c->gemm_s[T])) return 0;
     if (T == 0) {
-        c->gemm_s[0] = c->comm_s[0] = 0;
+        c->gemm_s[0] = c->comm_s[0] = c->moe_s[0] = 0;
         return 0;
     }
     const uint64_t per = c->shape.pp * c->shape.dp;
@@ -98,6 +100,11 @@ static int gemm_part(ffn_serve_ctx *c, uint64_t T, ffn_diag *diag)
     if (rc) return rc;
     c->comm_s[T] = st.ffn_comm_s + st.attn_comm_s + st.pp_comm_s;
     c->gemm_s[T] = st.ffn_s + st.attn_proj_s + st.attn_comm_s + st.pp_comm_s;
+    c->moe_s[T] = st.ffn.moe_fused_s;
+    if (st.ffn.moe_fused_s > 0) {
+        c->moe_p10 = st.ffn.moe_detail.fused_p10;
+        c->moe_p90 = st.ffn.moe_detail.fused_p90;
+    }
     return 0;
 }
 
@@ -172,7 +179,8 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
     out->overhead_s =
         o->sched.step_overhead_s + o->sched.seq_overhead_s * (double)seqs / (double)c->shape.dp;
     const double k = o->step_scale > 0 ? o->step_scale : 1.0;
-    out->gemm_s *= k;
+    const double km = o->moe_scale > 0 ? o->moe_scale : k;
+    out->gemm_s = (out->gemm_s - c->moe_s[T]) * k + c->moe_s[T] * km;
     out->comm_s *= k;
     out->attn_s *= k;
     out->lm_head_s *= k;

@@ -463,7 +463,7 @@ Test(cli_plan, emit_names_the_layout_in_each_engines_flags)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[256];
         snprintf(args, sizeof args,
-                 "plan --scenario " SCEN "deepseek-v3-h200.yaml --dp 8 --ep 8 --emit %s "
+                 "plan --scenario " SCEN "deepseek-v3-h200.yaml --tp 1 --dp 8 --ep 8 --emit %s "
                  "--format json",
                  cases[i].engine);
         cr_assert_eq(run(args), 0, "%s", cli_slurp(err_path));

@@ -185,6 +185,53 @@ Test(cli_predict, moe_json_has_breakdown)
     ffn_ydoc_release(&y);
 }
 
+/* A Hopper GPU's MoE layers are priced as the engine's fused kernels run them, and say which
+ * (the engine's first family of the weights' format) with its range; a Blackwell GPU (the
+ * families were fitted on Hopper), another vendor's GPU and --generic-moe keep the generic
+ * grouped GEMMs and say so. */
+Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
+{
+    static const struct {
+        const char *args, *kernels, *weights;
+    } cases[] = {
+        {"--hw h100-sxm", "unquantizedfusedmoe_triton", "bf16"},
+        {"--hw h100-sxm --engine sglang --dtype fp8-block", "fused_moe_triton", "fp8-block"},
+        {"--hw h200 --engine trtllm --dtype fp8", "moe_torch_flow_cutlass", "fp8"},
+        {"--hw b200", NULL, NULL}, /* fitted on Hopper: not carried to Blackwell */
+        {"--hw h100-sxm --generic-moe", NULL, NULL},
+        {"--hw mi300x", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd,
+                 "predict --model mixtral-8x7b %s --phase decode --batch 16 --format json",
+                 cases[i].args);
+        cr_assert_eq(run(cmd), 0, "%s: %s", cmd, cli_slurp(err_path));
+        if (!cases[i].kernels) {
+            cr_expect(strstr(cli_slurp(out_path), "\"fused_kernels\": null") != NULL, "%s: %s", cmd,
+                      cli_slurp(out_path));
+            continue;
+        }
+        ffn_ydoc y;
+        cr_assert_eq(ffn_ydoc_load(&y, out_path, NULL), 0);
+        yaml_node_t *runs = need(&y, ffn_ydoc_root(&y), "runs", cmd);
+        yaml_node_t *r = yaml_document_get_node(&y.doc, runs->data.sequence.items.start[0]);
+        yaml_node_t *f = need(&y, need(&y, r, "moe", cmd), "fused_kernels", cmd);
+        cr_assert_eq(f->type, YAML_MAPPING_NODE, "%s", cmd);
+        cr_expect_str_eq((const char *)need(&y, f, "kernels", cmd)->data.scalar.value,
+                         cases[i].kernels, "%s", cmd);
+        cr_expect_str_eq((const char *)need(&y, f, "weights", cmd)->data.scalar.value,
+                         cases[i].weights, "%s", cmd);
+        const double lo = num(&y, f, "range_p10", cmd), hi = num(&y, f, "range_p90", cmd);
+        cr_expect(lo > 0 && lo < 1 && hi > 1, "%s: %g %g", cmd, lo, hi);
+        cr_expect_gt(num(&y, f, "layer_s", cmd), 0, "%s", cmd);
+        ffn_ydoc_release(&y);
+    }
+    cr_assert_eq(run("predict --model mixtral-8x7b --hw mi300x --phase decode --batch 16"), 0);
+    cr_expect(strstr(cli_slurp(out_path), "generic grouped GEMMs") != NULL, "%s",
+              cli_slurp(out_path));
+}
+
 Test(cli_predict, csv_one_row_per_run)
 {
     cr_assert_eq(run("predict --model llama2-7b --hw a100-sxm-80gb --batch 1,8,64 --format csv"),

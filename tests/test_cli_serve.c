@@ -230,3 +230,25 @@ Test(cli_serve, a_bad_serve_block_is_refused_at_its_line)
     cr_expect(strstr(e, ":5:") && strstr(e, "engine"), "%s", e);
     unlink(path);
 }
+
+/* --generic-moe prices a Hopper GPU's MoE layers as grouped GEMMs instead of the engine's fused
+ * kernels: a MoE model's steps change, a dense model's do not. */
+Test(cli_serve, generic_moe_changes_moe_models_only)
+{
+    static char a[1 << 16];
+    static const char *const models[] = {"mixtral-8x7b", "llama3-8b"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd,
+                 "serve --model %s --hw h100-sxm --tp 2 --concurrency 8 --requests 40 --format csv",
+                 models[i]);
+        cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+        snprintf(a, sizeof a, "%s", cli_slurp(out_path));
+        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --generic-moe");
+        cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+        if (i == 0)
+            cr_expect(strcmp(a, cli_slurp(out_path)) != 0, "%s: no change", models[i]);
+        else
+            cr_expect_str_eq(a, cli_slurp(out_path), "%s", models[i]);
+    }
+}

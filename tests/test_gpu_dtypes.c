@@ -585,3 +585,73 @@ Test(gpu_dtypes, an_engine_brings_its_kernel_rules)
     cr_expect(r->r[1].n_rows == 2 && r->r[1].rows[1] == 128 && r->r[1].col_step == 16 &&
               r->r[1].col_max == 256 && r->r[1].tk == 128);
 }
+
+/* Every profile, its baseline engine's included, leaves its fused-MoE kernel families on an
+ * NVIDIA GPU's spec (what prices that GPU's MoE layers) and nothing on another vendor's. */
+Test(gpu_dtypes, an_engine_leaves_its_moe_kernels_on_nvidia_specs_only)
+{
+    const char *text =
+        "vllm:\n  baseline: true\n  source: x\n  moe:\n"
+        "    - {kernels: tri, dtype: bf16, device: h100-sxm, arch: hopper, module: 7 us, "
+        "gemm_eff: 0.5, "
+        "tile: 0.6 us, kstep: 0.1 us, zero_tile: 0.2 us, ep: 7 us, misaligned: 3, "
+        "range: [0.8, 1.2]}\n";
+    ffn_engine_profile p;
+    load_profile(text, FFN_ENGINE_VLLM, &p);
+    ffn_diag d;
+    ffn_hw nv, amd;
+    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/h200.yaml", &nv, &d), 0, "%s", d.msg);
+    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/mi300x.yaml", &amd, &d), 0, "%s", d.msg);
+    const ffn_hw before = nv;
+    ffn_hw_apply_engine(&nv, &p);
+    ffn_hw_apply_engine(&amd, &p);
+    cr_expect_eq(nv.n_moe_kernels, 1);
+    cr_expect_str_eq(nv.moe_kernels[0].kernels, "tri");
+    cr_expect_str_eq(nv.moe_kernels[0].arch, "hopper");
+    cr_expect_eq(nv.moe_engine, FFN_ENGINE_VLLM);
+    cr_expect_eq(nv.engine, FFN_ENGINE_NONE, "a baseline profile leaves the GEMMs as fitted");
+    cr_expect(!memcmp(&nv.eff, &before.eff, sizeof nv.eff));
+    cr_expect_eq(amd.n_moe_kernels, 0);
+    /* on the H200 (fitted on the H100) the range is widened one step */
+    double lo, hi;
+    cr_assert_not_null(ffn_moe_kernel_on(nv.moe_kernels, nv.n_moe_kernels, &nv, NULL, FFN_DT_BF16,
+                                         FFN_DT_BF16, &lo, &hi));
+    cr_expect_float_eq(lo, 0.72, 1e-12);
+    cr_expect_float_eq(hi, 1.32, 1e-12);
+    cr_expect_null(ffn_moe_kernel_on(amd.moe_kernels, amd.n_moe_kernels, &amd, NULL, FFN_DT_BF16,
+                                     FFN_DT_BF16, &lo, &hi));
+}
+
+/* An entry the engine runs only when asked (`default: false`) prices the op-table rows that name
+ * its kernel and is never a prediction's kernel for its format: the format then falls to the
+ * activations' class. A `default` that is not true or false is refused at its line. */
+Test(gpu_dtypes, an_optional_moe_kernel_is_taken_by_name_only)
+{
+    const char *text =
+        "vllm:\n  baseline: true\n  source: x\n  moe:\n"
+        "    - {kernels: tri, dtype: bf16, device: h100-sxm, module: 7 us, gemm_eff: 0.5, "
+        "tile: 0.6 us, kstep: 0.1 us, range: [0.8, 1.2]}\n"
+        "    - {kernels: fi, dtype: fp8, device: h100-sxm, default: false, module: 7 us, "
+        "gemm_eff: 0.5, tile: 0.6 us, kstep: 0.1 us, range: [0.8, 1.2]}\n"
+        "    - {kernels: trf, dtype: fp8-block, device: h100-sxm, module: 7 us, gemm_eff: 0.5, "
+        "tile: 0.6 us, kstep: 0.1 us, range: [0.8, 1.2]}\n";
+    ffn_engine_profile p;
+    load_profile(text, FFN_ENGINE_VLLM, &p);
+    cr_assert_eq(p.n_moe, 3);
+    cr_expect(p.moe[1].optional && !p.moe[0].optional && !p.moe[2].optional);
+    const ffn_engine_moe *m = ffn_engine_moe_for(&p, "vllm_fi_experts", FFN_DT_FP8, FFN_DT_FP8);
+    cr_expect(m == &p.moe[1], "by its name");
+    m = ffn_engine_moe_for(&p, NULL, FFN_DT_FP8, FFN_DT_FP8);
+    cr_expect(m == &p.moe[2], "fp8 without a name: the class's next, fp8-block (got %s)",
+              m ? m->kernels : "none");
+    m = ffn_engine_moe_for(&p, NULL, FFN_DT_FP8, FFN_DT_BF16);
+    cr_expect(m == &p.moe[0], "fp8 weights, bf16 activations: the bf16 kernel");
+    ffn_diag d;
+    cr_expect_eq(load_text("vllm:\n  source: x\n  moe:\n"
+                           "    - {kernels: fi, dtype: fp8, device: h100-sxm, default: maybe, "
+                           "module: 7 us, gemm_eff: 0.5, tile: 0.6 us, kstep: 0.1 us, "
+                           "range: [0.8, 1.2]}\n",
+                           FFN_ENGINE_VLLM, &d),
+                 FFN_ESCHEMA);
+    cr_expect(d.line == 4 && strstr(d.msg, "true or false"), "%d %s", d.line, d.msg);
+}

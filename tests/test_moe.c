@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ffnroof/moe_fused.h"
 #include "ffnroof/sim.h"
 
 static ffn_hw test_hw(void)
@@ -182,14 +183,21 @@ Test(moe, routing_without_an_fp32_peak_runs_at_the_widest_float_peak)
     cr_assert_float_eq(r.predicted_s, ref.predicted_s, 1e-12);
 }
 
+/* A decode step of `batch` sequences, the other run settings at their defaults. */
+static ffn_run decode_run(uint64_t batch)
+{
+    ffn_run run;
+    ffn_run_default(&run);
+    run.phase = FFN_PHASE_DECODE;
+    run.batch = batch;
+    return run;
+}
+
 Test(moe, alltoall_bytes_follow_ep)
 {
     ffn_hw hw = test_hw();
     ffn_model m = mixtral_like(2);
-    ffn_run run;
-    ffn_run_default(&run);
-    run.phase = FFN_PHASE_DECODE;
-    run.batch = 64;
+    ffn_run run = decode_run(64);
     ffn_result r;
     cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
     cr_assert_float_eq(r.moe_detail.alltoall_bytes, 0.0, 1e-15);
@@ -312,4 +320,164 @@ Test(moe, histogram_routing_follows_popularity)
     cr_assert_eq(ffn_moe_routing(8, 2, 100, 1, &o, 0, &s), 0);
     cr_assert_float_eq(s.experts_touched, 2.0, 1e-12);
     cr_assert_float_eq(s.imbalance, 4.0, 1e-12); /* 100 tokens each on 2 of 8: max 100, mean 25 */
+}
+
+/* ---- the experts as an engine's fused-MoE kernels run them -------------------------------- */
+
+/* test_hw as an NVIDIA GPU carrying one bf16 fused-MoE kernel family (the model's defaults)
+ * fitted on itself, range [0.8, 1.25] */
+static ffn_hw fused_hw(void)
+{
+    ffn_hw hw = test_hw();
+    hw.kind = FFN_HW_GPU;
+    strcpy(hw.vendor, "NVIDIA");
+    hw.eff.compute_max = 0.8;
+    hw.eff.memory_max = 0.8;
+    hw.eff.memory_max_elem = 0.9;
+    hw.eff.launch_s = 2e-6;
+    ffn_engine_moe *f = &hw.moe_kernels[0];
+    strcpy(f->kernels, "triton");
+    f->dtype = FFN_DT_BF16;
+    f->params = *ffn_moe_fused_default_params(FFN_DT_BF16);
+    f->p10 = 0.8;
+    f->p90 = 1.25;
+    strcpy(f->device, "test");
+    hw.n_moe_kernels = 1;
+    hw.moe_engine = FFN_ENGINE_VLLM;
+    return hw;
+}
+
+static double ops_named(const ffn_layer_cost *c, const char *name)
+{
+    for (int i = 0; i < c->n_ops; i++)
+        if (!strcmp(c->ops[i].name, name)) return c->ops[i].predicted_s;
+    return NAN;
+}
+
+/* Where the spec carries a family, the layer's top-k, dispatch, experts and combine are the
+ * fused model's call: at 4096 tokens over 8 experts every expert receives its 1024 copies, the
+ * collector's balanced draw exactly, so the layer's fused part is ffn_moe_fused_predict's time
+ * of that row, kernel for kernel; the router GEMM stays the layer's own. */
+Test(moe, fused_kernels_price_the_layer_as_the_fused_model_does)
+{
+    const ffn_hw hw = fused_hw();
+    const ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    ffn_layer_cost c;
+    ffn_moe_detail det;
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, 4096, &c, &det, NULL), 0);
+    cr_assert_str_eq(det.fused, "triton");
+    ffn_aic_moe row;
+    memset(&row, 0, sizeof row);
+    row.tokens = 4096;
+    row.hidden = 4096;
+    row.inter = 14336;
+    row.topk = 2;
+    row.experts = 8;
+    row.tp = row.ep = 1;
+    row.wdtype = row.adtype = FFN_DT_BF16;
+    row.draw = FFN_DRAW_BALANCED;
+    ffn_moe_fused_opts o;
+    ffn_moe_fused_opts_default(&o);
+    o.weights = FFN_WEIGHTS_COLD;
+    o.params = &hw.moe_kernels[0].params;
+    ffn_moe_fused_cost f;
+    cr_assert_eq(ffn_moe_fused_predict(&hw, &row, &o, &f), 0);
+    cr_expect_float_eq(det.fused_s, f.time_s, 1e-12 * f.time_s, "%g vs %g", det.fused_s, f.time_s);
+    cr_expect_float_eq(ops_named(&c, "experts_gate_up"), f.kernel_s[FFN_MF_GATE_UP], 1e-15);
+    cr_expect_float_eq(ops_named(&c, "experts_down"), f.kernel_s[FFN_MF_DOWN], 1e-15);
+    cr_expect_float_eq(ops_named(&c, "experts_module"), f.kernel_s[FFN_MF_MODULE], 1e-15);
+    cr_expect_float_eq(ops_named(&c, "score_topk"), f.kernel_s[FFN_MF_ROUTER], 1e-15);
+    cr_expect_float_eq(ops_named(&c, "dispatch"), f.kernel_s[FFN_MF_ALIGN], 1e-15);
+    cr_expect_float_eq(ops_named(&c, "combine"), f.kernel_s[FFN_MF_COMBINE], 1e-15);
+    /* the layer: the router GEMM plus the fused call, nothing else at TP 1, EP 1 */
+    cr_expect_float_eq(c.predicted_s, ops_named(&c, "router") + f.time_s, 1e-12 * c.predicted_s);
+    /* the FLOPs are the copies' (8192 x 2 x 4096 x 3 x 14336), not the padded rows' */
+    const double useful = 2.0 * 8192.0 * 4096.0 * 3.0 * 14336.0;
+    double fl = 0;
+    for (int i = 0; i < c.n_ops; i++)
+        if (!strcmp(c.ops[i].name, "experts_gate_up") || !strcmp(c.ops[i].name, "experts_down"))
+            fl += c.ops[i].flops;
+    cr_expect_float_eq(fl, useful, 1e-9 * useful);
+    cr_expect_eq(det.fused_block_m, 64u);
+}
+
+/* Fewer tokens than experts x top-k: the copies land on the experts uniform routing touches
+ * (2 of 8 for one token, 5.47 on average for four), not on all of them as the balanced draw at
+ * the same T would spread them; the layer reads those experts' weights only. */
+Test(moe, fused_kernels_read_the_touched_experts_weights)
+{
+    const ffn_hw hw = fused_hw();
+    const ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    ffn_layer_cost one, four;
+    ffn_moe_detail d1, d4;
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, 1, &one, &d1, NULL), 0);
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, 4, &four, &d4, NULL), 0);
+    double w1 = 0, w4 = 0;
+    for (int i = 0; i < one.n_ops; i++)
+        if (!strncmp(one.ops[i].name, "experts_", 8)) w1 += one.ops[i].weight_bytes;
+    for (int i = 0; i < four.n_ops; i++)
+        if (!strncmp(four.ops[i].name, "experts_", 8)) w4 += four.ops[i].weight_bytes;
+    const double expert = 3.0 * 4096.0 * 14336.0 * 2.0; /* bf16 gate, up and down */
+    cr_expect_float_eq(w1, 2.0 * expert, 1e-9 * expert);
+    /* T = 4: 8 (1 - 0.75^4) = 5.46875 experts touched, the expected weights (the layer blends
+     * the costs of 5 and 6 active experts) */
+    cr_expect_float_eq(w4, 5.46875 * expert, 1e-9 * expert);
+    cr_expect_gt(d4.fused_s, d1.fused_s);
+}
+
+/* No family on the spec, another vendor's GPU, another architecture than the family's, or an
+ * EP split the fused model cannot take: the generic grouped GEMMs. */
+Test(moe, fused_kernels_stay_off_where_they_do_not_apply)
+{
+    const ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    ffn_layer_cost c, g;
+    ffn_moe_detail det;
+    ffn_hw plain = fused_hw();
+    plain.n_moe_kernels = 0;
+    cr_assert_eq(ffn_moe_layer(&m, &plain, &run, 64, &g, &det, NULL), 0);
+    cr_expect_eq(det.fused[0], '\0');
+    cr_expect_eq(det.fused_s, 0.0);
+    ffn_hw amd = fused_hw();
+    strcpy(amd.vendor, "AMD");
+    cr_assert_eq(ffn_moe_layer(&m, &amd, &run, 64, &c, &det, NULL), 0);
+    cr_expect_eq(det.fused[0], '\0');
+    cr_expect_float_eq(c.predicted_s, g.predicted_s, 1e-12 * g.predicted_s,
+                       "another vendor's GPU: the generic layer");
+    ffn_hw bw = fused_hw();
+    strcpy(bw.moe_kernels[0].arch, "hopper");
+    strcpy(bw.family, "blackwell");
+    cr_assert_eq(ffn_moe_layer(&m, &bw, &run, 64, &c, &det, NULL), 0);
+    cr_expect_eq(det.fused[0], '\0', "a family fitted on Hopper: not on a Blackwell GPU");
+    strcpy(bw.family, "hopper");
+    cr_assert_eq(ffn_moe_layer(&m, &bw, &run, 64, &c, &det, NULL), 0);
+    cr_expect_str_eq(det.fused, "triton", "... and on another Hopper GPU");
+    ffn_hw nv = fused_hw();
+    run.ep = 3;
+    run.moe.ep_uneven = true;
+    cr_assert_eq(ffn_moe_layer(&m, &nv, &run, 64, &c, &det, NULL), 0);
+    cr_expect_eq(det.fused[0], '\0', "EP 3 over 8 experts: generic");
+}
+
+/* The prediction's range: the fused kernels' part at their family's p10 and p90, the rest at
+ * the device's. */
+Test(moe, fused_kernels_carry_their_familys_range)
+{
+    const ffn_hw hw = fused_hw();
+    const ffn_model m = mixtral_like(2);
+    const ffn_run run = decode_run(64);
+    ffn_result r;
+    cr_assert_eq(ffn_predict(&m, &hw, &run, &r, NULL), 0);
+    cr_assert_gt(r.moe_fused_s, 0);
+    cr_expect_float_eq(r.moe_fused_s, 32.0 * r.moe_detail.fused_s, 1e-12 * r.moe_fused_s);
+    double p10, p90;
+    ffn_hw_unc_range_dt(&hw, FFN_DT_BF16, &p10, &p90);
+    const double rest = r.predicted_s - r.moe_fused_s;
+    cr_expect_float_eq(r.predicted_p10_s, rest * p10 + r.moe_fused_s * 0.8, 1e-12);
+    cr_expect_float_eq(r.predicted_p90_s, rest * p90 + r.moe_fused_s * 1.25, 1e-12);
 }

@@ -12,6 +12,7 @@
 #include "ffnroof/error.h"
 #include "ffnroof/hw.h"
 #include "ffnroof/moe_fused.h"
+#include "ffnroof/moe_kernel.h"
 #include "ffnroof/types.h"
 
 /* One format's kernels under an engine, relative to the baseline engine's. */
@@ -69,23 +70,6 @@ typedef struct ffn_engine_sched {
 /* The scheduler an engine runs on the device named `device`: s with that device's values. */
 ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *device);
 
-/* One fused-MoE kernel family of the engine (engines.yaml `moe:`; docs/model.md "MoE layers as
- * fused kernels"): the fused-MoE model's parameters for the layers it runs in one weight
- * format, fitted to its rows of an op table against the device spec as it is (no `by_dtype`
- * factors applied), and the spread of measured / predicted over those rows. */
-#define FFN_ENGINE_MAX_MOE 16
-#define FFN_ENGINE_MOE_NAME 48
-
-typedef struct ffn_engine_moe {
-    /* a part of the kernel's name as op tables write it (`kernel_source`); the engine's first
-     * entry of a format is its default kernel for that format */
-    char kernels[FFN_ENGINE_MOE_NAME];
-    ffn_dtype dtype; /* the weights' format */
-    ffn_moe_fused_params params;
-    double p10, p90; /* measured / predicted over the fitted rows: the prediction's range */
-    char device[64]; /* the spec (hw/ name) it was fitted against */
-} ffn_engine_moe;
-
 typedef struct ffn_engine_profile {
     ffn_engine engine;
     ffn_engine_sched sched;
@@ -96,14 +80,22 @@ typedef struct ffn_engine_profile {
     char device[64]; /* the spec the `by_dtype` factors were fitted on top of; "" = not said */
 } ffn_engine_profile;
 
+/* The same over a list of n families (a profile's, or those a spec carries, ffn_hw
+ * .moe_kernels). */
+const ffn_engine_moe *ffn_moe_kernel_find(const ffn_engine_moe *list, int n, const char *kernel,
+                                          ffn_dtype wdtype, ffn_dtype adtype);
+const ffn_engine_moe *ffn_moe_kernel_on(const ffn_engine_moe *list, int n, const ffn_hw *hw,
+                                        const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
+                                        double *p10, double *p90);
+
 /* The fused-MoE kernel family that runs a layer of weights in `wdtype` and activations in
  * `adtype` under the profile's engine (sim/engine.c): the first entry of that weight format
  * whose `kernels` is a part of `kernel` (the name an op table gives; NULL or unmatched: the
  * first entry of the format, the engine's default); for a format without entries, the first
  * entry of another format whose `kernels` the name holds (the same kernel family: FlashInfer's
  * CUTLASS MoE in fp8 and nvfp4), else the engine's first entry of the activations' class (fp8,
- * then fp8-block, for 8-bit and narrower activations; bf16, then fp16, for 16-bit ones). NULL
- * when none is found. */
+ * then fp8-block, for 8-bit and narrower activations; bf16, then fp16, for 16-bit ones). An
+ * optional entry (`default: false`) is taken by its name only. NULL when none is found. */
 const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
                                          ffn_dtype wdtype, ffn_dtype adtype);
 
@@ -130,8 +122,9 @@ const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_h
  * quant_row_s as their quantisation's cost per row, and the format's range its p10 and p90
  * (as fitted on the profile's device; on another device widened to p10 x 0.9, p90 x 1.1, as
  * ffn_engine_moe_on widens a MoE family's). Fractions are capped at 1. A baseline profile changes
- * nothing, and neither does any profile to a spec that is not an NVIDIA GPU's (the profiles
- * describe NVIDIA's kernels). */
+ * none of these, and no profile changes a spec that is not an NVIDIA GPU's (the profiles
+ * describe NVIDIA's kernels). On an NVIDIA GPU's spec every profile, the baseline's included,
+ * leaves its fused-MoE kernel families (moe_kernels, moe_engine). */
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p);
 
 #endif

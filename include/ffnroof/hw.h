@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ffnroof/error.h"
+#include "ffnroof/moe_kernel.h"
 #include "ffnroof/types.h"
 
 #define FFN_HW_MAX_LEVELS 6
@@ -307,6 +308,13 @@ typedef struct ffn_hw {
     /* The serving engine whose kernel profile was applied (ffn_hw_apply_engine); NONE = the
      * spec as fitted (its baseline engine's kernels) */
     ffn_engine engine;
+    /* The serving engine's fused-MoE kernel families (engines.yaml `moe:`), carried onto an
+     * NVIDIA GPU's spec by ffn_hw_apply_engine, its baseline engine's included: MoE layers are
+     * priced as those kernels run them (sim/moe.c, docs/model.md "MoE layers as fused
+     * kernels"); none (n_moe_kernels 0): the generic layer model of grouped GEMMs */
+    ffn_engine_moe moe_kernels[FFN_ENGINE_MAX_MOE];
+    int n_moe_kernels;
+    ffn_engine moe_engine; /* whose they are */
 } ffn_hw;
 
 /* The warning every prediction made with hw carries when its fit failed or its median error is

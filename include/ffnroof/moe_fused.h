@@ -17,6 +17,7 @@
 
 #include "ffnroof/aic.h"
 #include "ffnroof/hw.h"
+#include "ffnroof/moe_kernel.h"
 #include "ffnroof/sim.h"
 #include "ffnroof/types.h"
 
@@ -46,38 +47,6 @@ typedef enum ffn_moe_fused_kernel {
 
 /* "router", "align", ...; NULL out of range. */
 const char *ffn_moe_fused_kernel_name(ffn_moe_fused_kernel k);
-
-/* How a module lays out the routed copies: by the engine (FFN_MF_PATH_ENGINE: vLLM and SGLang
- * sorted, TensorRT-LLM permuted), or as a kernel family does whatever engine runs it. */
-typedef enum ffn_moe_fused_path {
-    FFN_MF_PATH_ENGINE = 0,
-    /* Triton fused_moe (vLLM, SGLang): the copies sorted by expert with moe_align_block_size;
-     * the elementwise kernels run over all tokens x topk copies, the shard's or not, and the
-     * GEMMs write zeros for the other shards' rows */
-    FFN_MF_PATH_SORTED,
-    /* CUTLASS MoE (TensorRT-LLM's, FlashInfer's): the shard's copies permuted into place and
-     * only those computed */
-    FFN_MF_PATH_PERMUTED,
-} ffn_moe_fused_path;
-
-/* The module's own parameters beyond the device spec (docs/model.md, "MoE layers as fused
- * kernels"), in seconds where not said otherwise. */
-typedef struct ffn_moe_fused_params {
-    double module_s; /* fixed cost of one call beyond the launch of each kernel */
-    /* the grouped GEMMs' compute efficiency relative to the spec's GEMMs of the same dtype:
-     * their FLOPs are costed divided by it, (0, 1] */
-    double gemm_eff;
-    /* The latency floor of a grouped GEMM: blocks of block_m x block_n outputs, one per compute
-     * unit per wave, each taking tile_s plus kstep_s per block_k step of its reduction; under
-     * EP, vLLM's and SGLang's kernel also runs a block per row tile of the other shards'
-     * experts, which only writes zeros: zero_tile_s each. */
-    double tile_s, kstep_s, zero_tile_s;
-    double ep_s; /* extra fixed cost of a call with ep > 1 */
-    /* vLLM's and SGLang's Triton down GEMM when f / tp is not a multiple of 16 (its rows'
-     * stride loses Triton's divisibility specialisation: no vector loads): time times this */
-    double misaligned_x;
-    ffn_moe_fused_path path; /* the module's layout of the copies */
-} ffn_moe_fused_params;
 
 /* The parameters fitted to vLLM 0.24's Triton fused_moe on an H100 SXM (hw/h100-sxm.yaml): for
  * 16-bit activations (bf16, and weight-only int4 / mxfp4, dequantised into bf16 GEMMs) and for
@@ -125,6 +94,9 @@ typedef struct ffn_moe_fused_cost {
     double max_expert_tokens;      /* the most token copies on one local expert */
     unsigned block_m;              /* of the last draw */
     ffn_op gate_up, down;          /* the GEMM ops of the last draw (counts and times) */
+    /* every kernel of the last draw as an op, named by ffn_moe_fused_kernel_name (the module's
+     * fixed cost an op of no work); zeroed for a kernel the dtype does not run */
+    ffn_op ops[FFN_MF_COUNT];
 } ffn_moe_fused_cost;
 
 /* 0 when row can be predicted, else FFN_EINVAL: a NULL row, zero tokens, hidden, inter or

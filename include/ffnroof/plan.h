@@ -172,8 +172,9 @@ typedef struct ffn_plan_step {
     double pp_bubble;       /* the share of a stage's time it idles: 1 - micro_batches / pp */
     double step_s;          /* the time the plan sizes against (x p90 with FFN_MARGIN_P90) */
     double step_p10_s;      /* the range of the predicted (median) step time: x the device's */
-    double step_p90_s;      /* p10 and p90 ratios measured/predicted (ffn_hw_unc_range) */
-    double margin_scale;    /* 1, or the p90 ratio every time above was multiplied by */
+    double step_p90_s;      /* p10 and p90 ratios measured/predicted (ffn_hw_unc_range), the
+                               fused-MoE kernels' part x their family's (ffn.moe_fused_s) */
+    double margin_scale;    /* 1, or step_p90_s / the median step: the times above are at p90 */
     bool range_default;     /* the ratios are the stated default, not a fit's */
     double ffn_share;       /* ffn_s / step_s */
     double kv_read_bytes;   /* decode: KV bytes read per step per device */

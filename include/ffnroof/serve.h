@@ -53,6 +53,9 @@ typedef struct ffn_serve_opts {
     uint32_t spec_tokens; /* speculative decoding / MTP: draft tokens per step, 0 = off */
     double spec_accept;   /* mean tokens a decode step emits with them, in [1, spec_tokens + 1] */
     double step_scale;    /* every step time x this (1; the range runs at the p10 and p90) */
+    /* ... except the engine's fused-MoE kernels' part (ffn_serve_ctx.moe_s), x this; 0 = as
+     * step_scale (the range runs at their kernel family's p10 and p90) */
+    double moe_scale;
 } ffn_serve_opts;
 
 /* Defaults: TP 1, concurrency 1, isl 1024, osl 256, fixed lengths, no speculation; the
@@ -91,6 +94,8 @@ typedef struct ffn_serve_ctx {
     ffn_plan_shape shape;
     uint64_t max_tokens;
     double *gemm_s, *comm_s; /* by token count, NAN until priced */
+    double *moe_s;           /* ... of gemm_s, the fused-MoE kernels' part (ffn_result) */
+    double moe_p10, moe_p90; /* their kernel family's range on the device (0: none priced) */
     /* per layer (x layers by the caller), one device */
     double layers;
     double lm_head_w_bytes; /* the LM head's weights on one device */

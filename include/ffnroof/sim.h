@@ -41,8 +41,11 @@ typedef struct ffn_moe_opts {
     uint64_t n_popularity;
     uint64_t trials; /* Monte-Carlo routing trials; 0 = closed forms where they exist */
     uint64_t seed;
-    double capacity_factor;    /* overrides the model's; 0 = the model's (0 there = dropless) */
-    bool ep_uneven;            /* allow an EP degree that does not divide the experts */
+    double capacity_factor; /* overrides the model's; 0 = the model's (0 there = dropless) */
+    bool ep_uneven;         /* allow an EP degree that does not divide the experts */
+    /* price the routed experts as grouped GEMMs at the spec's efficiency even where the spec
+     * carries its engine's fused-MoE kernel families (sim/moe.c) */
+    bool generic;
     uint64_t devices_per_node; /* overrides hw->devices_per_node when > 0 */
 } ffn_moe_opts;
 
@@ -190,6 +193,17 @@ typedef struct ffn_moe_detail {
     double router_s, dispatch_s, expert_s, shared_s, combine_s, alltoall_s;
     double alltoall_bytes; /* one direction, whole EP group: T*k*d*bytes*(N-1)/N */
     double share_of_ffn;   /* MoE layers' share of the model's FFN predicted time */
+    /* The engine's fused-MoE kernel family that priced top-k, dispatch, the routed experts and
+     * the combine (sim/moe.c; "" = the generic ops): its `kernels` name, weight format and
+     * engine, its row tile and padded rows on the busiest device, the time of its kernels in
+     * one layer (part of the times above), and the range measured / predicted it carries on
+     * this device (ffn_moe_kernel_on) */
+    char fused[48];
+    ffn_dtype fused_dtype;
+    ffn_engine fused_engine;
+    unsigned fused_block_m;
+    double fused_padded_rows;
+    double fused_s, fused_p10, fused_p90;
 } ffn_moe_detail;
 
 /* Whole-model FFN result for one run. */
@@ -211,6 +225,9 @@ typedef struct ffn_result {
      * measured/predicted (ffn_hw_unc_range); unc_default when they are the stated default. */
     double predicted_p10_s, predicted_p90_s;
     bool unc_default;
+    /* the part of predicted_s the engine's fused-MoE kernels take (ffn_moe_detail.fused; 0 under
+     * the generic model): its range is the kernel family's, the rest's the device's */
+    double moe_fused_s;
     ffn_bound bound;
     /* Weight residency: the 1-based level the weights were placed in (0 = memory), the
      * working set held against it (one layer for hot, all layers of a step for auto), the part

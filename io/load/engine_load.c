@@ -94,9 +94,9 @@ static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
  * its ends' neighbourhood: p10 <= 1.5, p90 >= 0.67, p10 < p90. */
 static int load_moe_entry(ffn_ydoc *y, yaml_node_t *m, ffn_engine_moe *x)
 {
-    static const char *const keys[] = {"kernels",    "dtype", "device", "path",      "module",
-                                       "gemm_eff",   "tile",  "kstep",  "zero_tile", "ep",
-                                       "misaligned", "range", NULL};
+    static const char *const keys[] = {"kernels",   "dtype",  "device",     "arch",  "default",
+                                       "path",      "module", "gemm_eff",   "tile",  "kstep",
+                                       "zero_tile", "ep",     "misaligned", "range", NULL};
     static const char *const paths[] = {"engine", "sorted", "permuted", NULL};
     int rc = ffn_y_expect_map(y, m, "a 'moe' entry");
     if (!rc) rc = ffn_y_check_keys(y, m, keys);
@@ -105,6 +105,10 @@ static int load_moe_entry(ffn_ydoc *y, yaml_node_t *m, ffn_engine_moe *x)
         rc = ffn_y_error(y, ffn_y_get(y, m, "kernels", NULL), FFN_ESCHEMA,
                          "'kernels' names a part of the kernel's name, e.g. fused_moe_triton");
     if (!rc) rc = ffn_y_str(y, m, "device", true, x->device, sizeof x->device);
+    if (!rc) rc = ffn_y_str(y, m, "arch", false, x->arch, sizeof x->arch);
+    bool dflt = true;
+    if (!rc) rc = ffn_y_bool(y, m, "default", false, &dflt);
+    x->optional = !dflt;
     int d = 0, path = 0;
     if (!rc) rc = ffn_y_enum(y, m, "dtype", true, dt_keys, &d);
     if (!rc) rc = ffn_y_enum(y, m, "path", false, paths, &path);

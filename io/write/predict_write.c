@@ -156,6 +156,20 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
         ffn_json_moe_times(j, d);
         ffn_json_num(j, "alltoall_bytes", d->alltoall_bytes);
         ffn_json_num(j, "share_of_ffn", d->share_of_ffn);
+        if (d->fused[0]) {
+            ffn_json_obj_begin(j, "fused_kernels");
+            ffn_json_str(j, "engine", ffn_engine_name(d->fused_engine));
+            ffn_json_str(j, "kernels", d->fused);
+            ffn_json_str(j, "weights", ffn_dtype_name(d->fused_dtype));
+            ffn_json_u64(j, "block_m", d->fused_block_m);
+            ffn_json_num(j, "padded_rows", d->fused_padded_rows);
+            ffn_json_num(j, "layer_s", d->fused_s);
+            ffn_json_num(j, "range_p10", d->fused_p10);
+            ffn_json_num(j, "range_p90", d->fused_p90);
+            ffn_json_obj_end(j);
+        } else {
+            ffn_json_null(j, "fused_kernels");
+        }
         ffn_json_obj_end(j);
     }
 
