@@ -135,9 +135,9 @@ ffn_engine ffn_cli_engine_in_force(void)
 
 int ffn_cli_apply_engine(ffn_hw *hw)
 {
-    /* the profiles describe NVIDIA's kernels: their GEMM factors and fused-MoE families (the
-     * baseline engine's too) apply to an NVIDIA GPU's spec only */
-    if (hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return 0;
+    /* a GPU's spec under the engine: its fused MoE module (every GPU), its GEMM factors (an
+     * NVIDIA GPU's; sim/engine.c) */
+    if (hw->kind != FFN_HW_GPU) return 0;
     char dir[PATH_MAX], path[PATH_MAX + 32];
     if (!ffn_cli_data_dir("hw", dir, sizeof dir))
         return ffn_cli_fail(FFN_EXIT_FAIL, "engine", "no hw/ data folder for the engine profiles");

@@ -360,6 +360,8 @@ int ffn_cmd_serve(int argc, char **argv)
             q->m = &models[i];
             q->hw = &hws[k];
             q->wdtype = po->wdtype;
+            q->adtype = po->adtype;
+            q->generic_moe = po->moe.generic;
             q->price = sc.price_per_hour[k];
             q->engine = ffn_cli_engine_in_force();
             /* the engine's defaults on this device, then the flags */

@@ -178,7 +178,7 @@ static const ffn_cli_word words[] = {
     {FFN_O_GENERIC_MOE, 0, NULL, FFN_WORD_FLAG,
      "MoE layers as grouped GEMMs at the spec's efficiency, not as the engine's fused MoE "
      "kernels run them",
-     "the engine's fused kernels where fitted for the device's architecture", 0, 0, 0,
+     "a GPU's as the engine's fused MoE module runs them", 0, 0, 0,
      "predict plan sweep serve", {{0}}},
     /* MoE routing */
     {FFN_O_ZIPF, 0, "S", FFN_WORD_NUMBER,

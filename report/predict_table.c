@@ -160,18 +160,23 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
                     fmt(a, sizeof a, md->shared_s, FFN_UNIT_TIME),
                     fmt(b, sizeof b, md->combine_s, FFN_UNIT_TIME),
                     fmt(c, sizeof c, md->alltoall_s, FFN_UNIT_TIME));
-            if (md->fused[0]) {
+            if (!strcmp(md->fused, "defaults")) {
+                fprintf(fp, "  %-10s %s's fused MoE module, the model's defaults\n", "",
+                        ffn_engine_name(md->fused_engine));
+                fprintf(fp, "  %-10s (no kernel family of the engine for this device)\n", "");
+            } else if (md->fused[0]) {
                 fprintf(fp, "  %-10s %s's fused MoE kernels '%s' (%s)\n", "",
                         ffn_engine_name(md->fused_engine), md->fused,
                         ffn_dtype_name(md->fused_dtype));
+            }
+            if (md->fused[0]) {
                 fprintf(fp, "  %-10s row tile %u; their range x%.2f-%.2f\n", "", md->fused_block_m,
                         md->fused_p10, md->fused_p90);
             } else {
                 fprintf(fp, "  %-10s generic grouped GEMMs (%s)\n", "",
-                        x->run.moe.generic ? "--generic-moe"
-                        : x->run.ep > 1 && x->run.moe.ep_uneven
-                            ? "an uneven EP split"
-                            : "no fused MoE kernels fitted here");
+                        x->run.moe.generic                      ? "--generic-moe"
+                        : x->run.ep > 1 && x->run.moe.ep_uneven ? "an uneven EP split"
+                                                                : "not a GPU under an engine");
             }
             fprintf(fp, "  %-10s MoE layers take %.1f%% of the FFN time\n", "",
                     100.0 * md->share_of_ffn);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "ffnroof/engine.h"
 #include "ffnroof/serve.h"
 #include "ffnroof/serve_report.h"
 
@@ -46,6 +47,28 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
                 (unsigned long long)s->page_tokens, 1e3 * s->step_overhead_s, seqo, admit,
                 s->prefill_apart ? "in steps of their own (decodes wait)"
                                  : "chunked into the decode steps");
+        /* what prices the MoE layers (sim/moe.c, docs/model.md section 10) */
+        if (ffn_model_moe_layers(q->m) > 0) {
+            const ffn_hw *hw = q->hw;
+            double lo = 0, hi = 0;
+            if (hw->kind != FFN_HW_GPU || hw->moe_engine == FFN_ENGINE_NONE || q->generic_moe) {
+                fprintf(fp, "  MoE layers: generic grouped GEMMs at the spec's efficiency\n");
+            } else {
+                const ffn_engine_moe *f = ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw,
+                                                            NULL, q->wdtype, q->adtype, &lo, &hi);
+                if (f)
+                    fprintf(fp,
+                            "  MoE layers: %s's fused kernels '%s' (%s weights), their range "
+                            "x[%.3g, %.3g]\n",
+                            ffn_engine_name(hw->moe_engine), f->kernels, ffn_dtype_name(f->dtype),
+                            lo, hi);
+                else
+                    fprintf(fp,
+                            "  MoE layers: %s's fused module at the model's defaults (no kernel "
+                            "family for this device), range x[%.3g, %.3g]\n",
+                            ffn_engine_name(hw->moe_engine), lo, hi);
+            }
+        }
         fprintf(fp,
                 "  workload: %s, prompt %llu, output %llu tokens%s; range: step times x "
                 "[%.3g, %.3g] (%s)\n",

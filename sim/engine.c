@@ -19,13 +19,15 @@ static void widen(double p10, double p90, int away, double *lo, double *hi)
 
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p)
 {
-    /* the profiles describe NVIDIA's kernels: another vendor's GPUs run their own */
-    if (!hw || !p || hw->kind != FFN_HW_GPU || strcmp(hw->vendor, "NVIDIA")) return;
+    if (!hw || !p || hw->kind != FFN_HW_GPU) return;
+    /* every GPU runs its MoE layers as the engine's fused module (sim/moe.c), priced by the
+     * families where they apply (ffn_moe_kernel_on), else by the fused model's defaults */
     const int nm = p->n_moe < FFN_ENGINE_MAX_MOE ? p->n_moe : FFN_ENGINE_MAX_MOE;
     memcpy(hw->moe_kernels, p->moe, (size_t)nm * sizeof p->moe[0]);
     hw->n_moe_kernels = nm;
     hw->moe_engine = p->engine;
-    if (p->baseline) return;
+    /* the GEMM factors describe NVIDIA's kernels: another vendor's GPUs run their own */
+    if (p->baseline || strcmp(hw->vendor, "NVIDIA")) return;
     hw->engine = p->engine;
     ffn_eff *e = &hw->eff;
     for (int d = 0; d < FFN_DT_COUNT; d++) {
@@ -125,7 +127,10 @@ const ffn_engine_moe *ffn_moe_kernel_on(const ffn_engine_moe *list, int n, const
         if (p90) *p90 = 1.25 * hi;
         return NULL;
     }
-    /* one step for another device, another for another format */
-    widen(m->p10, m->p90, (strcmp(hw->name, m->device) != 0) + (m->dtype != wdtype), p10, p90);
+    /* one step for another device, another for another architecture than the one it was
+     * fitted on, another for another format */
+    const int away = (strcmp(hw->name, m->device) != 0) +
+                     (m->arch[0] && strcmp(m->arch, hw->family) != 0) + (m->dtype != wdtype);
+    widen(m->p10, m->p90, away, p10, p90);
     return m;
 }

@@ -328,7 +328,7 @@ static void blend_cost(ffn_moe_fused_cost *a, const ffn_moe_fused_cost *b, doubl
 #undef MIX
 }
 
-/* The routed experts of one layer as the fused-MoE kernel family fam runs them
+/* The routed experts of one layer as a fused-MoE kernel family of parameters par runs them
  * (include/ffnroof/moe_fused.h): the group's T tokens, the busiest device's copies spread
  * evenly over its touched experts, the rest over the other devices' touched experts, costed by
  * ffn_moe_fused_cost_counts; a fractional expected number of touched experts (uniform routing's
@@ -337,7 +337,7 @@ static void blend_cost(ffn_moe_fused_cost *a, const ffn_moe_fused_cost *b, doubl
  * take the layer (more experts than it holds, an EP degree that does not divide them): the
  * generic model prices it then. */
 static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
-                         const ffn_engine_moe *fam, double copies_dev, double touched_dev,
+                         const ffn_moe_fused_params *par, double copies_dev, double touched_dev,
                          double touched_all, ffn_moe_fused_cost *c)
 {
     const ffn_moe_cfg *mc = &m->moe;
@@ -368,7 +368,7 @@ static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *ru
     o.engine = hw->moe_engine;
     o.weights = run->weights_level > 0 ? FFN_WEIGHTS_HOT : FFN_WEIGHTS_COLD;
     o.nongated = !ffn_act_gated(m->act);
-    o.params = &fam->params;
+    o.params = par;
     const double lo = floor(touched_dev), w = touched_dev - lo;
     const uint64_t others =
         N > 1 && touched_all > touched_dev ? (uint64_t)llround(touched_all - touched_dev) : 0;
@@ -482,29 +482,29 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
     if (cf > 0) copies_dev *= 1.0 - st->dropped_fraction;
     double touched = N > 1 ? st->experts_touched_device : st->experts_touched;
     if (touched < 1 && copies_dev > 0) touched = 1;
-    /* On a spec that carries its engine's fused-MoE kernel families (an NVIDIA GPU's), the
-     * family of the weights' format prices top-k, dispatch, the experts and the combine as its
-     * kernels run them, on a device of the architecture it was fitted on (its per-block times
-     * are that architecture's, and the engines pick other MoE kernels on others); elsewhere,
-     * and for a layer it cannot take, the generic ops below. */
-    const ffn_engine_moe *fam = NULL;
+    /* On a GPU spec under a serving engine (ffn_hw_apply_engine), top-k, dispatch, the experts
+     * and the combine are priced as the engine's fused MoE module runs them: by the engine's
+     * kernel family of the weights' format where one applies (an NVIDIA GPU's), else by the
+     * fused model's defaults, each with the range ffn_moe_kernel_on gives; elsewhere, and for a
+     * layer the fused model cannot take, the generic ops below. */
+    bool fused = false;
     ffn_moe_fused_cost fc;
-    if (hw->n_moe_kernels > 0 && !run->moe.generic) {
-        fam = ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, NULL, run->wdtype,
-                                run->adtype, &det->fused_p10, &det->fused_p90);
-        if (fam && fam->arch[0] && strcmp(fam->arch, hw->family)) fam = NULL;
-        if (fam && fused_experts(m, hw, run, T, fam, copies_dev, touched, st->experts_touched, &fc))
-            fam = NULL;
+    if (hw->kind == FFN_HW_GPU && hw->moe_engine != FFN_ENGINE_NONE && !run->moe.generic) {
+        const ffn_engine_moe *fam =
+            ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, NULL, run->wdtype,
+                              run->adtype, &det->fused_p10, &det->fused_p90);
+        const ffn_moe_fused_params *par =
+            fam ? &fam->params : ffn_moe_fused_default_params(run->adtype);
+        fused = !fused_experts(m, hw, run, T, par, copies_dev, touched, st->experts_touched, &fc);
+        if (fused) {
+            snprintf(det->fused, sizeof det->fused, "%s", fam ? fam->kernels : "defaults");
+            det->fused_dtype = fam ? fam->dtype : run->wdtype;
+            det->fused_engine = hw->moe_engine;
+            det->fused_block_m = fc.block_m;
+            det->fused_padded_rows = fc.padded_rows;
+        }
     }
-    if (fam) {
-        snprintf(det->fused, sizeof det->fused, "%s", fam->kernels);
-        det->fused_dtype = fam->dtype;
-        det->fused_engine = hw->moe_engine;
-        det->fused_block_m = fc.block_m;
-        det->fused_padded_rows = fc.padded_rows;
-    } else {
-        det->fused_p10 = det->fused_p90 = 0;
-    }
+    if (!fused) det->fused_p10 = det->fused_p90 = 0;
 
     ffn_op op;
     /* Router: [T_dev, d] x [d, E] logits in fp32, scoring and top-k over E per token. */
@@ -518,7 +518,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
     ffn_op_recost(&op, hw);
     det->router_s += op.predicted_s;
     push(out, &op);
-    if (fam) {
+    if (fused) {
         /* the fused kernels, by the part of the layer each is (names as the generic ops') */
         static const char *const names[FFN_MF_COUNT] = {
             [FFN_MF_ROUTER] = "score_topk",         [FFN_MF_ALIGN] = "dispatch",
@@ -583,7 +583,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         push(out, &op);
     }
     const uint64_t fe = c->expert_intermediate / tp;
-    if (!fam && copies_dev > 0) {
+    if (!fused && copies_dev > 0) {
         double per_expert = copies_dev / touched;
         /* The busiest expert sets the pace of a grouped GEMM's last wave; size the per-expert
          * GEMM by the mean, and let the imbalance show through the device load above. */
@@ -620,7 +620,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
         det->alltoall_s += op.predicted_s;
         push(out, &op);
     }
-    if (fam) {
+    if (fused) {
         push(out, &fc.ops[FFN_MF_COMBINE]);
     } else {
         /* Combine: k weighted copies per token summed back in token order. */

@@ -185,10 +185,10 @@ Test(cli_predict, moe_json_has_breakdown)
     ffn_ydoc_release(&y);
 }
 
-/* A Hopper GPU's MoE layers are priced as the engine's fused kernels run them, and say which
- * (the engine's first family of the weights' format) with its range; a Blackwell GPU (the
- * families were fitted on Hopper), another vendor's GPU and --generic-moe keep the generic
- * grouped GEMMs and say so. */
+/* A GPU's MoE layers are priced as the engine's fused module runs them, and say which kernels
+ * (the engine's first family of the weights' format on an NVIDIA GPU, the model's defaults on
+ * another vendor's) with their range; --generic-moe keeps the generic grouped GEMMs and says
+ * so. */
 Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
 {
     static const struct {
@@ -197,9 +197,9 @@ Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
         {"--hw h100-sxm", "unquantizedfusedmoe_triton", "bf16"},
         {"--hw h100-sxm --engine sglang --dtype fp8-block", "fused_moe_triton", "fp8-block"},
         {"--hw h200 --engine trtllm --dtype fp8", "moe_torch_flow_cutlass", "fp8"},
-        {"--hw b200", NULL, NULL}, /* fitted on Hopper: not carried to Blackwell */
+        {"--hw b200", "unquantizedfusedmoe_triton", "bf16"}, /* carried, range widened */
+        {"--hw mi300x", "defaults", "bf16"},
         {"--hw h100-sxm --generic-moe", NULL, NULL},
-        {"--hw mi300x", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char cmd[256];
@@ -227,8 +227,13 @@ Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
         cr_expect_gt(num(&y, f, "layer_s", cmd), 0, "%s", cmd);
         ffn_ydoc_release(&y);
     }
+    cr_assert_eq(run("predict --model mixtral-8x7b --hw h100-sxm --phase decode --batch 16 "
+                     "--generic-moe"),
+                 0);
+    cr_expect(strstr(cli_slurp(out_path), "generic grouped GEMMs (--generic-moe)") != NULL, "%s",
+              cli_slurp(out_path));
     cr_assert_eq(run("predict --model mixtral-8x7b --hw mi300x --phase decode --batch 16"), 0);
-    cr_expect(strstr(cli_slurp(out_path), "generic grouped GEMMs") != NULL, "%s",
+    cr_expect(strstr(cli_slurp(out_path), "the model's defaults") != NULL, "%s",
               cli_slurp(out_path));
 }
 

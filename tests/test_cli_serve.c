@@ -251,4 +251,16 @@ Test(cli_serve, generic_moe_changes_moe_models_only)
         else
             cr_expect_str_eq(a, cli_slurp(out_path), "%s", models[i]);
     }
+    /* the table says what prices the MoE layers */
+    const char *base = "serve --model mixtral-8x7b --hw h100-sxm --tp 2 --concurrency 8 "
+                       "--requests 40";
+    cr_assert_eq(run(base), 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path),
+                     "MoE layers: vllm's fused kernels 'unquantizedfusedmoe_triton'") != NULL,
+              "%s", cli_slurp(out_path));
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s --generic-moe", base);
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "MoE layers: generic grouped GEMMs") != NULL, "%s",
+              cli_slurp(out_path));
 }

@@ -586,9 +586,11 @@ Test(gpu_dtypes, an_engine_brings_its_kernel_rules)
               r->r[1].col_max == 256 && r->r[1].tk == 128);
 }
 
-/* Every profile, its baseline engine's included, leaves its fused-MoE kernel families on an
- * NVIDIA GPU's spec (what prices that GPU's MoE layers) and nothing on another vendor's. */
-Test(gpu_dtypes, an_engine_leaves_its_moe_kernels_on_nvidia_specs_only)
+/* Every profile, its baseline engine's included, leaves its fused-MoE kernel families on a
+ * GPU's spec (what prices its MoE layers), its GEMM factors on an NVIDIA GPU's only; a family
+ * applies to NVIDIA GPUs, its range widened a step for another device and one for another
+ * architecture. */
+Test(gpu_dtypes, an_engine_leaves_its_moe_kernels_on_gpu_specs)
 {
     const char *text =
         "vllm:\n  baseline: true\n  source: x\n  moe:\n"
@@ -611,13 +613,22 @@ Test(gpu_dtypes, an_engine_leaves_its_moe_kernels_on_nvidia_specs_only)
     cr_expect_eq(nv.moe_engine, FFN_ENGINE_VLLM);
     cr_expect_eq(nv.engine, FFN_ENGINE_NONE, "a baseline profile leaves the GEMMs as fitted");
     cr_expect(!memcmp(&nv.eff, &before.eff, sizeof nv.eff));
-    cr_expect_eq(amd.n_moe_kernels, 0);
-    /* on the H200 (fitted on the H100) the range is widened one step */
+    cr_expect_eq(amd.n_moe_kernels, 1);
+    cr_expect_eq(amd.engine, FFN_ENGINE_NONE);
+    /* on the H200 (fitted on the H100, both Hopper) the range is widened one step, on the
+     * B200 (Blackwell) two */
     double lo, hi;
     cr_assert_not_null(ffn_moe_kernel_on(nv.moe_kernels, nv.n_moe_kernels, &nv, NULL, FFN_DT_BF16,
                                          FFN_DT_BF16, &lo, &hi));
     cr_expect_float_eq(lo, 0.72, 1e-12);
     cr_expect_float_eq(hi, 1.32, 1e-12);
+    ffn_hw bw;
+    cr_assert_eq(ffn_hw_load(FFNROOF_SOURCE_DIR "/hw/b200.yaml", &bw, &d), 0, "%s", d.msg);
+    ffn_hw_apply_engine(&bw, &p);
+    cr_assert_not_null(ffn_moe_kernel_on(bw.moe_kernels, bw.n_moe_kernels, &bw, NULL, FFN_DT_BF16,
+                                         FFN_DT_BF16, &lo, &hi));
+    cr_expect_float_eq(lo, 0.648, 1e-12);
+    cr_expect_float_eq(hi, 1.452, 1e-12);
     cr_expect_null(ffn_moe_kernel_on(amd.moe_kernels, amd.n_moe_kernels, &amd, NULL, FFN_DT_BF16,
                                      FFN_DT_BF16, &lo, &hi));
 }

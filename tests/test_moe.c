@@ -429,8 +429,8 @@ Test(moe, fused_kernels_read_the_touched_experts_weights)
     cr_expect_gt(d4.fused_s, d1.fused_s);
 }
 
-/* No family on the spec, another vendor's GPU, another architecture than the family's, or an
- * EP split the fused model cannot take: the generic grouped GEMMs. */
+/* No engine on the spec, a CPU, --generic-moe, or an EP split the fused model cannot take: the
+ * generic grouped GEMMs. */
 Test(moe, fused_kernels_stay_off_where_they_do_not_apply)
 {
     const ffn_model m = mixtral_like(2);
@@ -440,28 +440,57 @@ Test(moe, fused_kernels_stay_off_where_they_do_not_apply)
     ffn_moe_detail det;
     ffn_hw plain = fused_hw();
     plain.n_moe_kernels = 0;
+    plain.moe_engine = FFN_ENGINE_NONE;
     cr_assert_eq(ffn_moe_layer(&m, &plain, &run, 64, &g, &det, NULL), 0);
-    cr_expect_eq(det.fused[0], '\0');
+    cr_expect_eq(det.fused[0], '\0', "no engine applied: generic");
     cr_expect_eq(det.fused_s, 0.0);
-    ffn_hw amd = fused_hw();
-    strcpy(amd.vendor, "AMD");
-    cr_assert_eq(ffn_moe_layer(&m, &amd, &run, 64, &c, &det, NULL), 0);
-    cr_expect_eq(det.fused[0], '\0');
-    cr_expect_float_eq(c.predicted_s, g.predicted_s, 1e-12 * g.predicted_s,
-                       "another vendor's GPU: the generic layer");
-    ffn_hw bw = fused_hw();
-    strcpy(bw.moe_kernels[0].arch, "hopper");
-    strcpy(bw.family, "blackwell");
-    cr_assert_eq(ffn_moe_layer(&m, &bw, &run, 64, &c, &det, NULL), 0);
-    cr_expect_eq(det.fused[0], '\0', "a family fitted on Hopper: not on a Blackwell GPU");
-    strcpy(bw.family, "hopper");
-    cr_assert_eq(ffn_moe_layer(&m, &bw, &run, 64, &c, &det, NULL), 0);
-    cr_expect_str_eq(det.fused, "triton", "... and on another Hopper GPU");
+    ffn_hw cpu = fused_hw();
+    cpu.kind = FFN_HW_CPU;
+    cr_assert_eq(ffn_moe_layer(&m, &cpu, &run, 64, &c, &det, NULL), 0);
+    cr_expect_eq(det.fused[0], '\0', "a CPU: generic");
     ffn_hw nv = fused_hw();
+    run.moe.generic = true;
+    cr_assert_eq(ffn_moe_layer(&m, &nv, &run, 64, &c, &det, NULL), 0);
+    cr_expect_eq(det.fused[0], '\0', "--generic-moe");
+    cr_expect_float_eq(c.predicted_s, g.predicted_s, 1e-12 * g.predicted_s);
+    run.moe.generic = false;
     run.ep = 3;
     run.moe.ep_uneven = true;
     cr_assert_eq(ffn_moe_layer(&m, &nv, &run, 64, &c, &det, NULL), 0);
     cr_expect_eq(det.fused[0], '\0', "EP 3 over 8 experts: generic");
+}
+
+/* Every GPU under an engine runs the fused module: another vendor's with the fused model's
+ * defaults at the spec's range widened to x0.8 and x1.25; an NVIDIA GPU of another
+ * architecture than the family's with the family, its range widened a step for the device
+ * and one for the architecture. */
+Test(moe, fused_kernels_carry_to_other_vendors_and_architectures)
+{
+    const ffn_model m = mixtral_like(2);
+    ffn_run run;
+    ffn_run_default(&run);
+    ffn_layer_cost c, d;
+    ffn_moe_detail det;
+    ffn_hw amd = fused_hw();
+    strcpy(amd.vendor, "AMD");
+    cr_assert_eq(ffn_moe_layer(&m, &amd, &run, 64, &c, &det, NULL), 0);
+    cr_expect_str_eq(det.fused, "defaults");
+    double lo, hi;
+    ffn_hw_unc_range_dt(&amd, FFN_DT_BF16, &lo, &hi);
+    cr_expect_float_eq(det.fused_p10, 0.8 * lo, 1e-12);
+    cr_expect_float_eq(det.fused_p90, 1.25 * hi, 1e-12);
+    /* the test family's parameters are the defaults: the same time as on the NVIDIA twin */
+    const ffn_hw nv = fused_hw();
+    cr_assert_eq(ffn_moe_layer(&m, &nv, &run, 64, &d, &det, NULL), 0);
+    cr_expect_float_eq(c.predicted_s, d.predicted_s, 1e-12 * d.predicted_s);
+    ffn_hw bw = fused_hw();
+    strcpy(bw.name, "bw-gpu");
+    strcpy(bw.family, "blackwell");
+    strcpy(bw.moe_kernels[0].arch, "hopper");
+    cr_assert_eq(ffn_moe_layer(&m, &bw, &run, 64, &c, &det, NULL), 0);
+    cr_expect_str_eq(det.fused, "triton");
+    cr_expect_float_eq(det.fused_p10, 0.8 * 0.81, 1e-12);
+    cr_expect_float_eq(det.fused_p90, 1.25 * 1.21, 1e-12);
 }
 
 /* The prediction's range: the fused kernels' part at their family's p10 and p90, the rest at

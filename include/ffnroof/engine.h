@@ -102,7 +102,8 @@ const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char
 /* The same on device hw, with the range the prediction carries there (docs/model.md, "MoE
  * layers as fused kernels", transfer): the family's own range on the device it was fitted on,
  * widened to p10 x 0.9 and p90 x 1.1 on any other NVIDIA GPU (the engine runs the same kernels
- * there; their costs were measured on one device), and again for an entry of another format.
+ * there; their costs were measured on one device), again on a device of another architecture
+ * than the entry's `arch`, and again for an entry of another format.
  * NULL on other vendors' devices, which run their own MoE kernels, and where
  * ffn_engine_moe_for finds none: the model's defaults price the layer, and p10 and p90 get the
  * spec's range for `wdtype` widened to x0.8 and x1.25 (parameters carried to kernels they were
@@ -122,9 +123,9 @@ const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_h
  * quant_row_s as their quantisation's cost per row, and the format's range its p10 and p90
  * (as fitted on the profile's device; on another device widened to p10 x 0.9, p90 x 1.1, as
  * ffn_engine_moe_on widens a MoE family's). Fractions are capped at 1. A baseline profile changes
- * none of these, and no profile changes a spec that is not an NVIDIA GPU's (the profiles
- * describe NVIDIA's kernels). On an NVIDIA GPU's spec every profile, the baseline's included,
- * leaves its fused-MoE kernel families (moe_kernels, moe_engine). */
+ * none of these, and no profile changes the GEMMs of a spec that is not an NVIDIA GPU's (the
+ * profiles describe NVIDIA's kernels). On every GPU's spec every profile, the baseline's
+ * included, leaves its fused-MoE kernel families and its engine (moe_kernels, moe_engine). */
 void ffn_hw_apply_engine(ffn_hw *hw, const ffn_engine_profile *p);
 
 #endif

@@ -308,10 +308,11 @@ typedef struct ffn_hw {
     /* The serving engine whose kernel profile was applied (ffn_hw_apply_engine); NONE = the
      * spec as fitted (its baseline engine's kernels) */
     ffn_engine engine;
-    /* The serving engine's fused-MoE kernel families (engines.yaml `moe:`), carried onto an
-     * NVIDIA GPU's spec by ffn_hw_apply_engine, its baseline engine's included: MoE layers are
-     * priced as those kernels run them (sim/moe.c, docs/model.md "MoE layers as fused
-     * kernels"); none (n_moe_kernels 0): the generic layer model of grouped GEMMs */
+    /* The serving engine's fused-MoE kernel families (engines.yaml `moe:`), carried onto a GPU's
+     * spec by ffn_hw_apply_engine, its baseline engine's included: the MoE layers of a GPU
+     * under an engine (moe_engine set) are priced as its fused module runs them, with the
+     * family that applies (ffn_moe_kernel_on) or the fused model's defaults (sim/moe.c,
+     * docs/model.md "MoE layers as fused kernels"); no engine: the generic grouped GEMMs */
     ffn_engine_moe moe_kernels[FFN_ENGINE_MAX_MOE];
     int n_moe_kernels;
     ffn_engine moe_engine; /* whose they are */

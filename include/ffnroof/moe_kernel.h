@@ -53,8 +53,9 @@ typedef struct ffn_engine_moe {
     ffn_moe_fused_params params;
     double p10, p90; /* measured / predicted over the fitted rows: the prediction's range */
     char device[64]; /* the spec (hw/ name) it was fitted against */
-    /* that device's architecture family (`arch:`, hw/families.yaml): the layer model prices
-     * MoE layers with the entry on devices of that family only (sim/moe.c); "" = any */
+    /* that device's architecture family (`arch:`, hw/arch/families.yaml): on a device of
+     * another family the entry's range is widened one more step (ffn_moe_kernel_on); "" =
+     * not said */
     char arch[24];
     /* a kernel the engine runs only when asked (an environment switch, a checkpoint's own
      * quantisation method; `default: false`): an op table's rows that name it are priced with

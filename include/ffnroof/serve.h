@@ -200,6 +200,8 @@ typedef struct ffn_serve_pair {
     const ffn_hw *hw;
     ffn_engine engine;
     ffn_dtype wdtype; /* the weights' dtype: the device's range for it (ffn_hw_unc_range_dt) */
+    ffn_dtype adtype; /* the activations': with wdtype, the MoE layers' kernels */
+    bool generic_moe; /* the MoE layers as generic grouped GEMMs (--generic-moe) */
     double price;     /* per device-hour; 0 = none */
     ffn_engine_sched sched;
     ffn_serve_point *pts;
