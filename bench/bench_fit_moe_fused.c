@@ -16,9 +16,11 @@
  * writes it, its range the p10 and p90 of measured /
  * predicted over all the kernel's rows of the format.
  * A last argument "half" fits on every other shape (hidden, inter, experts, topk) and reports
- * the rest (docs/validation.md, leave-out checks).
- * usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING[@DTYPE] [STRIDE] [HELD,...|-]
- *        [sorted|permuted|-] [half] */
+ * the rest (docs/validation.md, leave-out checks). A table that times the grouped GEMMs alone
+ * (`# timed: gemms`: ROCm aiter's tuned tables, scripts/aiter_moe_tables.py) is fitted on those
+ * kernels' part of the prediction, the module's fixed cost held at the shipped value.
+ * usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING[@DTYPE[/ADTYPE]] [STRIDE]
+ *        [HELD[=VALUE],...|-] [sorted|permuted|-] [half] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,7 @@ static ffn_engine engine;
 static bool nongated;
 static ffn_moe_fused_path path;
 static bool held[NP];
+static ffn_aic_timed timed; /* what the table's latencies time (`# timed:`) */
 
 static void to_params(const double *x, ffn_moe_fused_params *p)
 {
@@ -78,7 +81,7 @@ static double objective(const double *x)
     for (size_t i = 0; i < n_rows; i++) {
         ffn_moe_fused_cost c;
         if (ffn_moe_fused_predict(&hw, &rows[i], &o, &c)) return 1e9;
-        s += fabs(log(c.time_s / rows[i].time_s));
+        s += fabs(log(ffn_moe_fused_timed_s(&c, timed) / rows[i].time_s));
     }
     return s / (double)n_rows;
 }
@@ -151,8 +154,8 @@ static double nelder_mead(double *x, int iters)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fputs("usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING[@DTYPE] [STRIDE] "
-              "[HELD,...|-] [sorted|permuted|-] [half]\n",
+        fputs("usage: bench_fit_moe_fused SPEC TABLE KERNEL_SUBSTRING[@DTYPE[/ADTYPE]] [STRIDE] "
+              "[HELD[=VALUE],...|-] [sorted|permuted|-] [half]\n",
               stderr);
         return 2;
     }
@@ -167,13 +170,22 @@ int main(int argc, char **argv)
         return 2;
     }
     const size_t stride = argc > 4 ? strtoul(argv[4], NULL, 10) : 1;
-    if (argc > 5) /* a comma-separated list of names, whole */
+    /* a comma-separated list of names, whole, each held at the shipped value or at NAME=VALUE */
+    double held_at[NP];
+    bool held_set[NP] = {false};
+    if (argc > 5)
         for (const char *h = argv[5]; *h;) {
             const size_t len = strcspn(h, ",");
+            const size_t nl = strcspn(h, ",=");
             for (int i = 0; i < NP; i++)
-                if ((strlen(names[i]) == len && !strncmp(h, names[i], len)) ||
-                    (len == 3 && !strncmp(h, "all", 3)))
+                if ((strlen(names[i]) == nl && !strncmp(h, names[i], nl)) ||
+                    (nl == 3 && !strncmp(h, "all", 3))) {
                     held[i] = true;
+                    if (nl < len && h[nl] == '=') {
+                        held_at[i] = strtod(h + nl + 1, NULL);
+                        held_set[i] = true;
+                    }
+                }
             h += len + (h[len] == ',');
         }
     /* a permuted module has no zero-writing blocks and no Triton misalignment */
@@ -181,13 +193,22 @@ int main(int argc, char **argv)
     rows = malloc((t.n_moe ? t.n_moe : 1) * sizeof *rows);
     if (!rows) return 1;
     size_t seen = 0;
-    /* KERNEL_SUBSTRING[@DTYPE]: the rows of that kernel, of that weight dtype only */
+    /* KERNEL_SUBSTRING[@DTYPE[/ADTYPE]]: the rows of that kernel, of that weight dtype (and
+     * activation dtype) only */
     char want[128];
     snprintf(want, sizeof want, "%s", argv[3]);
     char *at = strchr(want, '@');
-    ffn_dtype wdt = FFN_DT_COUNT;
+    ffn_dtype wdt = FFN_DT_COUNT, adt = FFN_DT_COUNT;
     if (at) {
         *at++ = 0;
+        char *sl = strchr(at, '/');
+        if (sl) {
+            *sl++ = 0;
+            if (ffn_dtype_parse(sl, &adt)) {
+                fprintf(stderr, "unknown dtype '%s'\n", sl);
+                return 2;
+            }
+        }
         if (ffn_dtype_parse(at, &wdt)) {
             fprintf(stderr, "unknown dtype '%s'\n", at);
             return 2;
@@ -203,7 +224,8 @@ int main(int argc, char **argv)
     size_t n_shape = 0;
     for (size_t i = 0; i < t.n_moe; i++) {
         const ffn_aic_moe *m = &t.moe[i];
-        if (!strstr(t.kernels[m->kernel], want) || (wdt != FFN_DT_COUNT && m->wdtype != wdt))
+        if (!strstr(t.kernels[m->kernel], want) || (wdt != FFN_DT_COUNT && m->wdtype != wdt) ||
+            (adt != FFN_DT_COUNT && m->adtype != adt))
             continue;
         const uint64_t key[4] = {m->hidden, m->inter, m->experts, m->topk};
         size_t si = 0;
@@ -217,6 +239,10 @@ int main(int argc, char **argv)
     if (half) printf("leave-out: fitted on the even of %zu shapes, reported on the odd\n", n_shape);
     nongated = strstr(want, "nongated") != NULL;
     engine = t.engine;
+    timed = t.timed;
+    /* a table of the grouped GEMMs alone does not time the module's fixed cost: it keeps the
+     * shipped value */
+    if (timed == FFN_AIC_TIMED_GEMMS) held[0] = true;
     path = FFN_MF_PATH_ENGINE;
     if (argc > 6 && !strcmp(argv[6], "sorted")) path = FFN_MF_PATH_SORTED;
     if (argc > 6 && !strcmp(argv[6], "permuted")) path = FFN_MF_PATH_PERMUTED;
@@ -240,6 +266,8 @@ int main(int argc, char **argv)
         x[4] = 0;
         x[6] = 1;
     }
+    for (int i = 0; i < NP; i++)
+        if (held_set[i]) x[i] = held_at[i];
     printf("%zu rows; mean |log error| from the shipped parameters %.4f\n", n_rows, objective(x));
     bool free_any = false;
     for (int i = 0; i < NP; i++)
@@ -264,8 +292,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n_all; i++) {
         ffn_moe_fused_cost c;
         if (ffn_moe_fused_predict(&hw, &all[i], &o, &c)) return 1;
-        e[i] = fabs(c.time_s / all[i].time_s - 1.0);
-        q[i] = all[i].time_s / c.time_s;
+        const double pt = ffn_moe_fused_timed_s(&c, timed);
+        e[i] = fabs(pt / all[i].time_s - 1.0);
+        q[i] = all[i].time_s / pt;
     }
     qsort(e, n_all, sizeof *e, cmp_double);
     qsort(q, n_all, sizeof *q, cmp_double);
@@ -273,11 +302,13 @@ int main(int argc, char **argv)
            "%.3f\n",
            n_all, 100 * e[n_all / 2], 100 * e[(size_t)(0.9 * (double)(n_all - 1))],
            q[(size_t)(0.1 * (double)(n_all - 1))], q[(size_t)(0.9 * (double)(n_all - 1))]);
-    printf("yaml: {kernels: %s, dtype: %s, device: %s%s, module: %.4g us, gemm_eff: %.4g, tile: "
-           "%.4g us, "
+    char vend[48] = "";
+    if (strcmp(hw.vendor, "NVIDIA")) snprintf(vend, sizeof vend, ", vendor: %s", hw.vendor);
+    printf("yaml: {kernels: %s, dtype: %s, device: %s%s%s, module: %.4g us, gemm_eff: %.4g, "
+           "tile: %.4g us, "
            "kstep: %.4g us, zero_tile: %.4g us, ep: %.4g us, misaligned: %.4g, range: [%.3f, "
            "%.3f]}\n",
-           want, at ? at : "?", hw.name,
+           want, at ? at : "?", hw.name, vend,
            path == FFN_MF_PATH_SORTED     ? ", path: sorted"
            : path == FFN_MF_PATH_PERMUTED ? ", path: permuted"
                                           : "",

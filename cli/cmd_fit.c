@@ -713,6 +713,9 @@ static void table_header(const fit_args *a, const ffn_hw *hw, const ffn_aic_tabl
     if (hw->engine != FFN_ENGINE_NONE)
         printf("  kernels: %s's profile applied to the spec (hw/arch/engines.yaml)\n",
                ffn_engine_name(hw->engine));
+    if (t->op == FFN_AIC_MOE && t->timed == FFN_AIC_TIMED_GEMMS)
+        printf("  timed: the grouped GEMMs with their fused activation (# timed: gemms); "
+               "predicted alike\n");
 }
 
 static void list_gemm(const ffn_aic_table *t, const rows *r, const ffn_fit_point *pts)
@@ -838,9 +841,10 @@ static int check_moe(const ffn_hw *hw, const ffn_aic_table *t, const ffn_engine_
         o.params = m ? &m->params : NULL;
         r->set[i] = m ? (int8_t)(m - prof->moe) : -1;
         ffn_moe_fused_cost c;
-        r->err[i] = ffn_moe_fused_predict(hw, row, &o, &c) || !(c.time_s > 0)
-                        ? NAN
-                        : c.time_s / row->time_s - 1.0;
+        /* the part of the call the table times (`# timed:`) */
+        const double pred =
+            ffn_moe_fused_predict(hw, row, &o, &c) ? NAN : ffn_moe_fused_timed_s(&c, t->timed);
+        r->err[i] = pred > 0 ? pred / row->time_s - 1.0 : NAN;
     }
     return 0;
 }
@@ -866,10 +870,9 @@ static void print_moe_sets(const ffn_hw *hw, const ffn_aic_table *t, const ffn_e
         seen[row->kernel][r->dt[i]] = true;
         printf("  %-10s %-*s  ", dt_label(r->dt[i], buf, sizeof buf), w, t->kernels[row->kernel]);
         if (r->set[i] < 0) {
-            printf("the model's defaults (%s), the spec's range x0.8/x1.25\n",
-                   strcmp(hw->vendor, "NVIDIA")
-                       ? "the engines' kernel families are NVIDIA's"
-                       : "no entry for the format or its activations' class");
+            printf("the model's defaults (no entry of the engine for %s GPUs, the format or its "
+                   "activations' class), the spec's range x0.8/x1.25\n",
+                   hw->vendor[0] ? hw->vendor : "this vendor's");
             continue;
         }
         const ffn_engine_moe *m = &prof->moe[r->set[i]];

@@ -78,13 +78,20 @@ const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char
     return p ? ffn_moe_kernel_find(p->moe, p->n_moe, kernel, wdtype, adtype) : NULL;
 }
 
-const ffn_engine_moe *ffn_moe_kernel_find(const ffn_engine_moe *list, int n, const char *kernel,
-                                          ffn_dtype wdtype, ffn_dtype adtype)
+/* The family of the formats among the entries of `vendor` (NULL: any) and architecture `arch`
+ * (NULL: any), by ffn_engine_moe_for's rules. */
+static const ffn_engine_moe *find_in(const ffn_engine_moe *list, int n, const char *kernel,
+                                     ffn_dtype wdtype, ffn_dtype adtype, const char *vendor,
+                                     const char *arch)
 {
     if (!list) return NULL;
     const ffn_engine_moe *first = NULL, *named = NULL;
+#define SKIP(m)                                                                                    \
+    ((vendor && strcmp((m)->vendor[0] ? (m)->vendor : "NVIDIA", vendor)) ||                        \
+     (arch && strcmp((m)->arch, arch)))
     for (int i = 0; i < n; i++) {
         const ffn_engine_moe *m = &list[i];
+        if (SKIP(m)) continue;
         const bool name = kernel && m->kernels[0] && strstr(kernel, m->kernels);
         if (m->optional && !name) continue; /* run only when asked: by its name alone */
         if (m->dtype != wdtype) {
@@ -102,8 +109,15 @@ const ffn_engine_moe *ffn_moe_kernel_find(const ffn_engine_moe *list, int n, con
                               narrow ? FFN_DT_FP8_BLOCK : FFN_DT_FP16};
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < n; i++)
-            if (list[i].dtype == cls[c] && !list[i].optional) return &list[i];
+            if (list[i].dtype == cls[c] && !list[i].optional && !SKIP(&list[i])) return &list[i];
+#undef SKIP
     return NULL;
+}
+
+const ffn_engine_moe *ffn_moe_kernel_find(const ffn_engine_moe *list, int n, const char *kernel,
+                                          ffn_dtype wdtype, ffn_dtype adtype)
+{
+    return find_in(list, n, kernel, wdtype, adtype, NULL, NULL);
 }
 
 const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
@@ -118,8 +132,12 @@ const ffn_engine_moe *ffn_moe_kernel_on(const ffn_engine_moe *list, int n, const
                                         const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
                                         double *p10, double *p90)
 {
-    const bool nvidia = hw && hw->kind == FFN_HW_GPU && !strcmp(hw->vendor, "NVIDIA");
-    const ffn_engine_moe *m = nvidia ? ffn_moe_kernel_find(list, n, kernel, wdtype, adtype) : NULL;
+    /* the device's vendor's entries, those of its own architecture first */
+    const ffn_engine_moe *m = NULL;
+    if (hw && hw->kind == FFN_HW_GPU) {
+        if (hw->family[0]) m = find_in(list, n, kernel, wdtype, adtype, hw->vendor, hw->family);
+        if (!m) m = find_in(list, n, kernel, wdtype, adtype, hw->vendor, NULL);
+    }
     if (!m) { /* the model's defaults on kernels they were not fitted to */
         double lo = 0, hi = 0;
         if (hw) ffn_hw_unc_range_dt(hw, wdtype, &lo, &hi);

@@ -556,6 +556,13 @@ int ffn_moe_fused_predict(const ffn_hw *hw, const ffn_aic_moe *row, const ffn_mo
     return 0;
 }
 
+double ffn_moe_fused_timed_s(const ffn_moe_fused_cost *c, ffn_aic_timed timed)
+{
+    if (timed != FFN_AIC_TIMED_GEMMS) return c->time_s;
+    return c->kernel_s[FFN_MF_GATE_UP] + c->kernel_s[FFN_MF_ACT] + c->kernel_s[FFN_MF_QUANT_MID] +
+           c->kernel_s[FFN_MF_DOWN];
+}
+
 int ffn_moe_fused_predict_many(const ffn_hw *hw, const ffn_aic_moe *rows, size_t n,
                                const ffn_moe_fused_opts *o, double *time_s, size_t *first_bad)
 {

@@ -385,6 +385,15 @@ static const bad_case bad_cases[] = {
      "# op_name: moe\n# moe_dtype: fp8\n# distribution: balanced\nnum_tokens\thidden_size\t"
      "inter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tlatency\n1\t64\t64\t9\t8\t1\t1\t1\n",
      FFN_ERANGE, 5, 1, "topk 9 is more than num_experts 8"},
+    {"an unknown timed part",
+     "# op_name: moe\n# timed: kernels\n# moe_dtype: fp8\n# distribution: balanced\nnum_tokens\t"
+     "hidden_size\tinter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tlatency\n1\t64\t64\t2"
+     "\t8\t1\t1\t1\n",
+     FFN_ESCHEMA, 2, 10,
+     "'# timed: kernels': known are module (router logits to the combined output) and gemms (the "
+     "grouped GEMMs with their fused activation)"},
+    {"a timed part on a GEMM table", "# timed: gemms\n" GEMM_HEAD "a\tfp8\t1\t1\t1\t1\n",
+     FFN_ESCHEMA, 1, 10, "'# timed:' is a MoE table's line; this is a gemm table"},
     {"experts over 2^20",
      "# op_name: moe\n# moe_dtype: fp8\n# distribution: balanced\nnum_tokens\thidden_size\t"
      "inter_size\ttopk\tnum_experts\tmoe_tp_size\tmoe_ep_size\tlatency\n1\t64\t64\t9\t2000000\t1\t"
@@ -602,16 +611,53 @@ Test(aic, a_moe_check_names_the_kernel_family_behind_each_row)
     rc = run("fit --hw b200 --data " DATA "moe-columns.tsv --check", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "(widened)") != NULL, "%s", out);
+    /* an AMD GPU: the engine's AMD entries (ROCm aiter's kernels), by the format where there
+     * is one, else by the activations' class (bf16 for int4 weight-only on the MI300X); the
+     * H100 entries never */
     rc = run("fit --hw mi300x --data " DATA "moe-columns.tsv --check", out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_expect(strstr(out, "the engines' kernel families are NVIDIA's), the spec's range "
-                          "x0.8/x1.25") != NULL,
-              "%s", out);
+    cr_expect(strstr(out, "'aiter_fmoe' (the format's default)") != NULL, "%s", out);
+    cr_expect(strstr(out, "'aiter_fmoe' (its bf16 entry: none for int4)") != NULL, "%s", out);
+    cr_expect(strstr(out, "'fp8moe_triton'") == NULL, "%s", out);
     rc = run("fit --hw h100-sxm --data " DATA "moe-columns.tsv --check --points --format json", out,
              sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "\"parameters\": \"fp8moe_triton\"") != NULL, "%s", out);
     cr_expect(strstr(out, "\"range_p10\"") != NULL, "%s", out);
+}
+
+/* `# timed: gemms` (a kernel tuner's table, ROCm aiter's) compares the rows with the grouped
+ * GEMMs' part of the prediction: the same rows predict less than the whole module, by the
+ * module's fixed cost at least. */
+Test(aic, a_table_of_the_grouped_gemms_is_checked_against_their_part)
+{
+    static char out[2][65536];
+    static const char *const timed[2] = {"module", "gemms"};
+    double pred[2][2];
+    for (int w = 0; w < 2; w++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "# op_name: moe\n# timed: %s\n# moe_dtype: bfloat16\n# distribution: balanced\n"
+                 "# moe_tp_size: 1\n# moe_ep_size: 1\nkernel_source\tnum_tokens\thidden_size\t"
+                 "inter_size\ttopk\tnum_experts\tlatency\nk\t16\t4096\t1024\t8\t64\t0.1\n"
+                 "k\t1024\t4096\t1024\t8\t64\t0.5\n",
+                 timed[w]);
+        write_file(path, text, strlen(text));
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "fit --hw h100-sxm --data %s --check --points --format json",
+                 path);
+        cr_assert_eq(run(cmd, out[w], sizeof out[w]), 0, "%s", out[w]);
+        const char *p = out[w];
+        for (int r = 0; r < 2; r++) {
+            p = strstr(p, "\"predicted_s\": ");
+            cr_assert_not_null(p, "%s", out[w]);
+            p += strlen("\"predicted_s\": ");
+            pred[w][r] = strtod(p, NULL);
+        }
+    }
+    for (int r = 0; r < 2; r++)
+        cr_expect(pred[1][r] > 0 && pred[1][r] < pred[0][r] - 5e-6, "row %d: gemms %g, module %g",
+                  r, pred[1][r], pred[0][r]);
 }
 
 /* A fitted kernel family reproduces its own rows within its stated range: the shipped vLLM

@@ -186,9 +186,9 @@ Test(cli_predict, moe_json_has_breakdown)
 }
 
 /* A GPU's MoE layers are priced as the engine's fused module runs them, and say which kernels
- * (the engine's first family of the weights' format on an NVIDIA GPU, the model's defaults on
- * another vendor's) with their range; --generic-moe keeps the generic grouped GEMMs and says
- * so. */
+ * (the engine's first family of the weights' format among its vendor's, ROCm aiter's on AMD
+ * GPUs; the model's defaults where the engine has none of the format's class) with their range;
+ * --generic-moe keeps the generic grouped GEMMs and says so. */
 Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
 {
     static const struct {
@@ -198,7 +198,8 @@ Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
         {"--hw h100-sxm --engine sglang --dtype fp8-block", "fused_moe_triton", "fp8-block"},
         {"--hw h200 --engine trtllm --dtype fp8", "moe_torch_flow_cutlass", "fp8"},
         {"--hw b200", "unquantizedfusedmoe_triton", "bf16"}, /* carried, range widened */
-        {"--hw mi300x", "defaults", "bf16"},
+        {"--hw mi300x", "aiter_fmoe", "bf16"}, /* ROCm aiter's, fitted to its own tables */
+        {"--hw mi300x --engine trtllm", "defaults", "bf16"}, /* no AMD entry */
         {"--hw h100-sxm --generic-moe", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -232,7 +233,9 @@ Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
                  0);
     cr_expect(strstr(cli_slurp(out_path), "generic grouped GEMMs (--generic-moe)") != NULL, "%s",
               cli_slurp(out_path));
-    cr_assert_eq(run("predict --model mixtral-8x7b --hw mi300x --phase decode --batch 16"), 0);
+    cr_assert_eq(run("predict --model mixtral-8x7b --hw mi300x --phase decode --batch 16 --engine "
+                     "trtllm"),
+                 0);
     cr_expect(strstr(cli_slurp(out_path), "the model's defaults") != NULL, "%s",
               cli_slurp(out_path));
 }
@@ -599,21 +602,26 @@ Test(cli_predict, compare_takes_the_dtypes_apart_and_agrees_with_predict, .init 
  * 0.54 of their peak) while the ideal roofline still calls the layer memory-bound; at 512 both
  * say memory. One token more than 512 costs about one token more (the tile pipeline gives the
  * 128 rows an expert gets a tile that fits, where a 128-row tile padded them to 256 and the
- * layer took 72% longer). */
+ * layer took 72% longer). The generic grouped GEMMs' efficiency model (--generic-moe): the
+ * fused module's row tiles of 64 do step from 128 to 129 rows an expert. */
 Test(cli_predict, the_bound_says_where_the_prediction_differs, .init = setup, .fini = teardown)
 {
-    cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 512"), 0);
+    cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 512 "
+                     "--generic-moe"),
+                 0);
     cr_expect(!strstr(cli_slurp(out_path), "as predicted"), "%s", cli_slurp(out_path));
-    cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 600"), 0);
+    cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 600 "
+                     "--generic-moe"),
+                 0);
     cr_expect(
         strstr(cli_slurp(out_path), "memory-bound by the roofline, compute-limited as predicted"),
         "%s", cli_slurp(out_path));
     cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 512 "
-                     "--format csv"),
+                     "--generic-moe --format csv"),
                  0);
     const double t512 = csv_field(cli_slurp(out_path), "mixtral-8x22b,mi300x,decode,512,", 17);
     cr_assert_eq(run("predict --model mixtral-8x22b --hw mi300x --phase decode --batch 513 "
-                     "--format csv"),
+                     "--generic-moe --format csv"),
                  0);
     const double t513 = csv_field(cli_slurp(out_path), "mixtral-8x22b,mi300x,decode,513,", 17);
     cr_expect(t512 > 0 && t513 / t512 < 1.0 + 1.0 / 512 + 0.03, "512 -> 513 tokens: %g -> %g s",

@@ -666,3 +666,57 @@ Test(gpu_dtypes, an_optional_moe_kernel_is_taken_by_name_only)
                  FFN_ESCHEMA);
     cr_expect(d.line == 4 && strstr(d.msg, "true or false"), "%d %s", d.line, d.msg);
 }
+
+/* A family prices its vendor's GPUs only, one of the device's own architecture first: the H200
+ * takes the NVIDIA entry, the MI300X and the MI325X (both CDNA 3) the one fitted on the MI300X
+ * (on the MI325X widened a step), the MI355X its own. The same kernel and format may be fitted on
+ * several devices, not twice on one. */
+Test(gpu_dtypes, a_moe_family_prices_its_vendors_gpus_its_own_architecture_first)
+{
+    const char *text =
+        "vllm:\n  baseline: true\n  source: x\n  moe:\n"
+        "    - {kernels: tri, dtype: bf16, device: h100-sxm, arch: hopper, module: 7 us, "
+        "gemm_eff: 0.5, tile: 0.6 us, kstep: 0.1 us, range: [0.8, 1.2]}\n"
+        "    - {kernels: ai, dtype: bf16, device: mi355x, arch: cdna4, vendor: AMD, module: 7 us, "
+        "gemm_eff: 0.5, tile: 0.6 us, kstep: 0.1 us, range: [0.7, 1.3]}\n"
+        "    - {kernels: ai, dtype: bf16, device: mi300x, arch: cdna3, vendor: AMD, module: 7 us, "
+        "gemm_eff: 0.4, tile: 0.6 us, kstep: 0.1 us, range: [0.9, 1.1]}\n";
+    ffn_engine_profile p;
+    load_profile(text, FFN_ENGINE_VLLM, &p);
+    cr_assert_eq(p.n_moe, 3);
+    cr_expect_str_eq(p.moe[0].vendor, "NVIDIA", "the default vendor");
+    static const struct {
+        const char *spec;
+        int entry;
+        double lo, hi;
+    } cases[] = {
+        {"h200", 0, 0.72, 1.32},
+        {"mi300x", 2, 0.9, 1.1},
+        {"mi325x", 2, 0.81, 1.21},
+        {"mi355x", 1, 0.7, 1.3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char sp[256];
+        snprintf(sp, sizeof sp, FFNROOF_SOURCE_DIR "/hw/%s.yaml", cases[i].spec);
+        ffn_hw hw;
+        ffn_diag d;
+        cr_assert_eq(ffn_hw_load(sp, &hw, &d), 0, "%s", d.msg);
+        double lo, hi;
+        const ffn_engine_moe *m =
+            ffn_engine_moe_on(&p, &hw, NULL, FFN_DT_BF16, FFN_DT_BF16, &lo, &hi);
+        cr_expect(m == &p.moe[cases[i].entry], "%s: entry %d", cases[i].spec,
+                  m ? (int)(m - p.moe) : -1);
+        cr_expect_float_eq(lo, cases[i].lo, 1e-12, "%s", cases[i].spec);
+        cr_expect_float_eq(hi, cases[i].hi, 1e-12, "%s", cases[i].spec);
+    }
+    ffn_diag d;
+    cr_expect_eq(load_text("vllm:\n  source: x\n  moe:\n"
+                           "    - {kernels: ai, dtype: bf16, device: mi300x, module: 7 us, "
+                           "gemm_eff: 0.5, tile: 0.6 us, kstep: 0.1 us, range: [0.8, 1.2]}\n"
+                           "    - {kernels: ai, dtype: bf16, device: mi300x, module: 7 us, "
+                           "gemm_eff: 0.4, tile: 0.6 us, kstep: 0.1 us, range: [0.8, 1.2]}\n",
+                           FFN_ENGINE_VLLM, &d),
+                 FFN_ESCHEMA);
+    cr_expect(d.line == 5 && strstr(d.msg, "a second 'moe' entry for bf16 kernels 'ai' on mi300x"),
+              "%d %s", d.line, d.msg);
+}

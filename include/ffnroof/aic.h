@@ -64,12 +64,20 @@ typedef enum ffn_aic_op {
 } ffn_aic_op;
 
 /* A whole table in memory (heap; ffn_aic_free). */
+typedef enum ffn_aic_timed { FFN_AIC_TIMED_MODULE = 0, FFN_AIC_TIMED_GEMMS } ffn_aic_timed;
+
 typedef struct ffn_aic_table {
     ffn_aic_op op;
     ffn_engine engine; /* from `# framework:` */
     char version[32];  /* `# version:` */
     char device[96];   /* `# device:` (the device as it names itself) */
     char source[512];  /* `# source:` */
+    /* MoE tables: what a row's latency times (`# timed:`): the whole module from router logits to
+     * the combined output (FFN_AIC_TIMED_MODULE, the default: aiconfigurator's collector), or
+     * its grouped GEMMs with what they fuse, the activation and the intermediate's quantisation
+     * (FFN_AIC_TIMED_GEMMS, "gemms": a kernel tuner's own timings, as ROCm aiter's tuned fused-MoE
+     * tables) */
+    ffn_aic_timed timed;
     /* the kernels the rows name (`kernel_source` column or line), in order of appearance; one,
      * "-", when the table names none */
     char kernels[FFN_AIC_MAX_KERNELS][FFN_AIC_KERNEL_NAME];

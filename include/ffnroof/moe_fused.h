@@ -130,6 +130,11 @@ int ffn_moe_fused_cost_counts(const ffn_hw *hw, const ffn_aic_moe *row, const ui
 int ffn_moe_fused_predict(const ffn_hw *hw, const ffn_aic_moe *row, const ffn_moe_fused_opts *o,
                           ffn_moe_fused_cost *out);
 
+/* The part of a predicted call a table of the given kind times (include/ffnroof/aic.h, `#
+ * timed:`): the whole call, or the grouped GEMMs with what a tuner's kernels fuse into them
+ * (gate_up, the activation, the intermediate's quantisation, down). */
+double ffn_moe_fused_timed_s(const ffn_moe_fused_cost *c, ffn_aic_timed timed);
+
 /* Predict n rows into time_s[0 .. n) (seconds; NAN for a row ffn_moe_fused_check refuses).
  * Returns 0, or FFN_EINVAL when some row was refused (the first one's index in *first_bad when
  * first_bad is not NULL) or when hw, rows or time_s is NULL with n > 0. */

@@ -57,6 +57,9 @@ typedef struct ffn_engine_moe {
      * another family the entry's range is widened one more step (ffn_moe_kernel_on); "" =
      * not said */
     char arch[24];
+    /* the vendor whose GPUs run the kernel (`vendor:`, default NVIDIA): an entry prices only
+     * that vendor's devices (ffn_moe_kernel_on) */
+    char vendor[32];
     /* a kernel the engine runs only when asked (an environment switch, a checkpoint's own
      * quantisation method; `default: false`): an op table's rows that name it are priced with
      * it, a prediction never takes it as a format's kernel */

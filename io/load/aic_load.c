@@ -530,6 +530,27 @@ static void copy_meta(ffn_aic_table *t, const table_reader *tr)
     if ((c = find_const(tr, "source"))) copy_cut(t->source, sizeof t->source, c->value);
 }
 
+/* `# timed: module | gemms` of a MoE table (include/ffnroof/aic.h). */
+static int read_timed(table_reader *tr)
+{
+    const constant *c = find_const(tr, "timed");
+    tr->t->timed = FFN_AIC_TIMED_MODULE;
+    if (!c) return 0;
+    if (tr->t->op != FFN_AIC_MOE)
+        return ffn_diag_set(tr->r.diag, FFN_ESCHEMA, tr->r.path, c->line, c->col,
+                            "'# timed:' is a MoE table's line; this is a %s table",
+                            ffn_aic_op_name(tr->t->op));
+    if (!strcmp(c->value, "module")) return 0;
+    if (!strcmp(c->value, "gemms")) {
+        tr->t->timed = FFN_AIC_TIMED_GEMMS;
+        return 0;
+    }
+    return ffn_diag_set(tr->r.diag, FFN_ESCHEMA, tr->r.path, c->line, c->col,
+                        "'# timed: %s': known are module (router logits to the combined output) "
+                        "and gemms (the grouped GEMMs with their fused activation)",
+                        c->value);
+}
+
 static int parse_field(table_reader *tr, int f, const char *s, where w, row *rw, uint16_t *kernel);
 
 /* Parse the constant fields once into konst / kernel_const. */
@@ -567,6 +588,7 @@ static int read_header(table_reader *tr, char *line)
         rc = ffn_diag_set(r->diag, FFN_ESCHEMA, r->path, fw->line, fw->col,
                           "unknown framework '%s' (known: vLLM, SGLang, TRTLLM)", fw->value);
     if (!rc) rc = parse_consts(tr);
+    if (!rc) rc = read_timed(tr);
     if (!rc) copy_meta(tr->t, tr);
     return rc;
 }

@@ -94,9 +94,9 @@ static int load_by_dtype(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
  * its ends' neighbourhood: p10 <= 1.5, p90 >= 0.67, p10 < p90. */
 static int load_moe_entry(ffn_ydoc *y, yaml_node_t *m, ffn_engine_moe *x)
 {
-    static const char *const keys[] = {"kernels",   "dtype",  "device",     "arch",  "default",
-                                       "path",      "module", "gemm_eff",   "tile",  "kstep",
-                                       "zero_tile", "ep",     "misaligned", "range", NULL};
+    static const char *const keys[] = {
+        "kernels",  "dtype", "device", "arch",      "vendor", "default",    "path",  "module",
+        "gemm_eff", "tile",  "kstep",  "zero_tile", "ep",     "misaligned", "range", NULL};
     static const char *const paths[] = {"engine", "sorted", "permuted", NULL};
     int rc = ffn_y_expect_map(y, m, "a 'moe' entry");
     if (!rc) rc = ffn_y_check_keys(y, m, keys);
@@ -106,6 +106,8 @@ static int load_moe_entry(ffn_ydoc *y, yaml_node_t *m, ffn_engine_moe *x)
                          "'kernels' names a part of the kernel's name, e.g. fused_moe_triton");
     if (!rc) rc = ffn_y_str(y, m, "device", true, x->device, sizeof x->device);
     if (!rc) rc = ffn_y_str(y, m, "arch", false, x->arch, sizeof x->arch);
+    snprintf(x->vendor, sizeof x->vendor, "NVIDIA");
+    if (!rc) rc = ffn_y_str(y, m, "vendor", false, x->vendor, sizeof x->vendor);
     bool dflt = true;
     if (!rc) rc = ffn_y_bool(y, m, "default", false, &dflt);
     x->optional = !dflt;
@@ -139,9 +141,12 @@ static int load_moe(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_profile *p)
         yaml_node_t *m = yaml_document_get_node(&y->doc, s->data.sequence.items.start[j]);
         rc = load_moe_entry(y, m, &p->moe[j]);
         for (long i = 0; !rc && i < j; i++)
-            if (p->moe[i].dtype == p->moe[j].dtype && !strcmp(p->moe[i].kernels, p->moe[j].kernels))
-                rc = ffn_y_error(y, m, FFN_ESCHEMA, "a second 'moe' entry for %s kernels '%s'",
-                                 dt_keys[p->moe[j].dtype], p->moe[j].kernels);
+            if (p->moe[i].dtype == p->moe[j].dtype &&
+                !strcmp(p->moe[i].kernels, p->moe[j].kernels) &&
+                !strcmp(p->moe[i].device, p->moe[j].device))
+                rc =
+                    ffn_y_error(y, m, FFN_ESCHEMA, "a second 'moe' entry for %s kernels '%s' on %s",
+                                dt_keys[p->moe[j].dtype], p->moe[j].kernels, p->moe[j].device);
         p->n_moe = (int)j + 1;
     }
     if (rc) p->n_moe = 0;
