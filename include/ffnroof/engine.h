@@ -99,15 +99,15 @@ const ffn_engine_moe *ffn_moe_kernel_on(const ffn_engine_moe *list, int n, const
 const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
                                          ffn_dtype wdtype, ffn_dtype adtype);
 
-/* The same on device hw, with the range the prediction carries there (docs/model.md, "MoE
- * layers as fused kernels", transfer): the family's own range on the device it was fitted on,
- * widened to p10 x 0.9 and p90 x 1.1 on any other NVIDIA GPU (the engine runs the same kernels
+/* The same on GPU hw among the entries of its vendor (`vendor`), those of its own architecture
+ * (`arch`) first, with the range the prediction carries there (docs/model.md, "MoE layers as
+ * fused kernels", transfer): the family's own range on the device it was fitted on, widened to
+ * p10 x 0.9 and p90 x 1.1 on any other GPU of its vendor (the engine runs the same kernels
  * there; their costs were measured on one device), again on a device of another architecture
- * than the entry's `arch`, and again for an entry of another format.
- * NULL on other vendors' devices, which run their own MoE kernels, and where
- * ffn_engine_moe_for finds none: the model's defaults price the layer, and p10 and p90 get the
- * spec's range for `wdtype` widened to x0.8 and x1.25 (parameters carried to kernels they were
- * not fitted to). */
+ * than the entry's `arch`, and again for an entry of another format. NULL where the engine has
+ * no entry for the device's vendor, or none of the format or its activations' class, or hw is
+ * not a GPU: the model's defaults price the layer, and p10 and p90 get the spec's range for
+ * `wdtype` widened to x0.8 and x1.25 (parameters carried to kernels they were not fitted to). */
 const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
                                         const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
                                         double *p10, double *p90);
