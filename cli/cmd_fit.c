@@ -701,7 +701,8 @@ static void table_header(const fit_args *a, const ffn_hw *hw, const ffn_aic_tabl
     printf("%s efficiency model for %s on %zu of %zu rows of %s\n", a->check ? "checked" : "fitted",
            hw->name, n_sel, t->op == FFN_AIC_GEMM ? t->n_pts : t->n_moe, a->data);
     printf("  table: %s, %s %s on %s", t->op == FFN_AIC_GEMM ? "gemm" : "moe",
-           ffn_engine_name(t->engine), t->version[0] ? t->version : "(no version)",
+           t->engine != FFN_ENGINE_NONE ? ffn_engine_name(t->engine) : "(no engine named)",
+           t->version[0] ? t->version : "(no version)",
            t->device[0] ? t->device : "(no device named)");
     printf("; rows: %s%s%s%s%s\n",
            t->op == FFN_AIC_GEMM && !a->all_rows ? "ffn (n, k >= 256)" : "all",
