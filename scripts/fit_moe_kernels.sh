@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Fits the engines' fused-MoE kernel families (the `moe:` lists of hw/arch/engines.yaml;
-# docs/model.md "MoE layers as fused kernels") to the H100's MoE op tables of three engines:
-# each kernel's rows of one weight format, against hw/h100-sxm.yaml as it is, by
-# bench/bench_fit_moe_fused (Nelder-Mead on the mean |log(predicted / measured)|, every STRIDE-th
-# row; its range the p10 and p90 of measured / predicted over all the kernel's rows of the
-# format). vLLM's Triton entries are the model's defaults (sim/moe_fused.c, fitted by the same
-# bench), restated with their range. The first entry of a format is the engine's default kernel
-# for it. Needs a build with -DFFNROOF_BENCH=ON.
+# docs/model.md "MoE layers as fused kernels") to the H100's MoE op tables of three engines and
+# to ROCm aiter's MI300X and MI355X tables: each kernel's rows of one weight format, against the
+# job's spec as it is, by bench/bench_fit_moe_fused (Nelder-Mead on the mean |log(predicted /
+# measured)|, every STRIDE-th row; its range the p10 and p90 of measured / predicted over all
+# the kernel's rows of the format). vLLM's Triton entries are the model's defaults
+# (sim/moe_fused.c, fitted by the same bench), restated with their range. The first entry of a
+# format is the engine's default kernel for it. Needs a build with -DFFNROOF_BENCH=ON.
 #   scripts/fit_moe_kernels.sh [BUILD_DIR] [WORK_DIR]
 # rewrites the `moe:` lists of hw/arch/engines.yaml and keeps everything else; a WORK_DIR keeps
-# each fit's output and reuses the ones already there (about 15 minutes on two cores from none).
+# each fit's output and reuses the ones already there (16 minutes of CPU from none: 20 minutes
+# on the two cores of the Zen 5 VM beside a CI run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench=${1:-build}/bench/bench_fit_moe_fused
