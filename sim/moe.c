@@ -484,7 +484,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
     if (touched < 1 && copies_dev > 0) touched = 1;
     /* On a GPU spec under a serving engine (ffn_hw_apply_engine), top-k, dispatch, the experts
      * and the combine are priced as the engine's fused MoE module runs them: by the engine's
-     * kernel family of the weights' format where one applies (an NVIDIA GPU's), else by the
+     * kernel family of the weights' format among the device's vendor's entries, else by the
      * fused model's defaults, each with the range ffn_moe_kernel_on gives; elsewhere, and for a
      * layer the fused model cannot take, the generic ops below. */
     bool fused = false;
