@@ -101,6 +101,7 @@ enum ffn_opt {
     FFN_O_FUSED,
     FFN_O_GATE_UP,
     FFN_O_GENERIC_MOE,
+    FFN_O_MOE_KERNEL,
     FFN_O_GROUP,
     FFN_O_GROUP_SIZE,
     FFN_O_HISTOGRAM,
@@ -330,6 +331,11 @@ ffn_engine ffn_cli_engine_in_force(void);
 /* Apply the engine in force to an NVIDIA GPU spec (its profile from hw/arch/engines.yaml; the
  * default engine's changes nothing). Returns an exit code. */
 int ffn_cli_apply_engine(ffn_hw *hw);
+/* --moe-kernel NAME on hw for weights w and activations a: 0 when the engine has a family of
+ * that name for them on hw (or NAME is NULL, or hw is no GPU under an engine), else a usage
+ * error naming the families it has; with --generic-moe (generic) a usage error. */
+int ffn_cli_check_moe_kernel(const char *cmd, const char *name, bool generic, const ffn_hw *hw,
+                             ffn_dtype w, ffn_dtype a);
 int ffn_cli_load_model(const char *cmd, const char *name, ffn_model *m);
 /* Engine e's profile (kernels and scheduler) from hw/arch/engines.yaml. Returns 0 or an exit
  * code with the message printed. */

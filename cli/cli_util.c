@@ -149,6 +149,33 @@ int ffn_cli_apply_engine(ffn_hw *hw)
     return 0;
 }
 
+int ffn_cli_check_moe_kernel(const char *cmd, const char *name, bool generic, const ffn_hw *hw,
+                             ffn_dtype w, ffn_dtype a)
+{
+    if (name && generic)
+        return ffn_cli_usage(cmd, "--moe-kernel and --generic-moe exclude each other: the "
+                                  "generic grouped GEMMs use no kernel family");
+    if (!name || hw->kind != FFN_HW_GPU || hw->moe_engine == FFN_ENGINE_NONE) return 0;
+    double lo, hi;
+    const ffn_engine_moe *m =
+        ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, name, w, a, &lo, &hi);
+    if (m && strstr(name, m->kernels)) return 0;
+    char known[512] = "";
+    for (int i = 0; i < hw->n_moe_kernels; i++) {
+        const ffn_engine_moe *k = &hw->moe_kernels[i];
+        if (strcmp(k->vendor[0] ? k->vendor : "NVIDIA", hw->vendor)) continue;
+        char one[96];
+        snprintf(one, sizeof one, "%s%s (%s)", known[0] ? ", " : "", k->kernels,
+                 ffn_dtype_name(k->dtype));
+        if (strlen(known) + strlen(one) < sizeof known) strcat(known, one);
+    }
+    return ffn_cli_usage(cmd,
+                         "--moe-kernel: %s has no fused-MoE kernel family '%s' for %s weights on "
+                         "%s GPUs (hw/arch/engines.yaml); its families there: %s",
+                         ffn_engine_name(hw->moe_engine), name, ffn_dtype_name(w), hw->vendor,
+                         known[0] ? known : "none");
+}
+
 int ffn_cli_engine_profile(const char *cmd, ffn_engine e, ffn_engine_profile *p)
 {
     char dir[PATH_MAX], path[PATH_MAX + 32];

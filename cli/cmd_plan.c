@@ -56,7 +56,7 @@ static void usage(FILE *fp)
     fputs("Layouts (per replica, as vLLM, SGLang and TensorRT-LLM name them; docs/plan.md):\n", fp);
     ffn_cli_help_words(fp, CMD,
                        (const int[]){FFN_O_TP, FFN_O_DP, FFN_O_EP, FFN_O_PP, FFN_O_EP_UNEVEN,
-                                     FFN_O_GENERIC_MOE, FFN_O_PRICE, 0});
+                                     FFN_O_GENERIC_MOE, FFN_O_MOE_KERNEL, FFN_O_PRICE, 0});
     fputs("  --objective O         devices, tokens_per_device, tokens_per_watt,\n"
           "                        tokens_per_dollar or cost (the cheapest fleet per hour that\n"
           "                        meets --target; needs prices) (default: devices with a\n"
@@ -125,6 +125,7 @@ int ffn_cmd_plan(int argc, char **argv)
                                  FFN_O_PP,
                                  FFN_O_EP_UNEVEN,
                                  FFN_O_GENERIC_MOE,
+                                 FFN_O_MOE_KERNEL,
                                  FFN_O_PRICE,
                                  FFN_O_OBJECTIVE,
                                  FFN_O_EMIT,
@@ -185,6 +186,7 @@ int ffn_cmd_plan(int argc, char **argv)
     ffn_cli_bind_word(&late, FFN_O_MEM_UTIL, &o->mem_utilization);
     ffn_cli_bind_word(&late, FFN_O_KV_PAGE, &o->kv_page_tokens);
     ffn_cli_bind_routing(&late, &o->moe);
+    ffn_cli_bind_str(&late, FFN_O_MOE_KERNEL, &o->moe.kernel);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
     if (group) o->group_size = (unsigned)group;
@@ -233,6 +235,10 @@ int ffn_cmd_plan(int argc, char **argv)
     if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
     if ((rc = ffn_cli_check_context(CMD, models, sc.n_models, (double)(o->prompt + o->output))))
         goto out;
+    for (size_t k = 0; k < sc.n_hws; k++)
+        if ((rc = ffn_cli_check_moe_kernel(CMD, o->moe.kernel, o->moe.generic, &hws[k], o->wdtype,
+                                           o->adtype)))
+            goto out;
     /* a device without --price (or price_per_hour) takes the shipped table's list price */
     const ffn_price *listed[FFN_SC_MAX_REFS];
     if ((rc = ffn_cli_list_prices(&sc, hws, listed))) goto out;

@@ -36,7 +36,7 @@ static void usage(FILE *fp)
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_WEIGHTS, FFN_O_ONCHIP, 0});
     fputs("MoE models:\n", fp);
     ffn_cli_help_words(fp, CMD,
-                       (const int[]){FFN_O_EP, FFN_O_EP_UNEVEN, FFN_O_GENERIC_MOE,
+                       (const int[]){FFN_O_EP, FFN_O_EP_UNEVEN, FFN_O_GENERIC_MOE, FFN_O_MOE_KERNEL,
                                      FFN_O_DEVICES_PER_NODE, FFN_O_ZIPF, 0});
     fputs("  --histogram FILE      expert popularity from a file (one weight per expert)\n", fp);
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR, 0});
@@ -88,6 +88,7 @@ int ffn_cmd_predict(int argc, char **argv)
     ffn_cli_bind_u64(&seen, FFN_O_MOC, 1, 1u << 24, &run.moc_k);
     ffn_cli_bind_word(&seen, FFN_O_EP, &run.ep);
     ffn_cli_bind_routing(&seen, &run.moe);
+    ffn_cli_bind_str(&seen, FFN_O_MOE_KERNEL, &run.moe.kernel);
     ffn_cli_bind_str(&seen, FFN_O_HISTOGRAM, &hist_path);
     ffn_cli_bind_format(&seen, FFN_O_FORMAT, true, &fmt);
     ffn_cli_bind_flag(&seen, FFN_O_OPS, &per_op);
@@ -120,6 +121,9 @@ int ffn_cmd_predict(int argc, char **argv)
     if ((rc = ffn_cli_engine(CMD, engine))) return rc;
     if ((rc = ffn_cli_load_hw(CMD, hw_name, &hw))) return rc;
     if ((rc = ffn_cli_load_model(CMD, model_name, &model))) return rc;
+    if ((rc = ffn_cli_check_moe_kernel(CMD, run.moe.kernel, run.moe.generic, &hw, run.wdtype,
+                                       run.adtype)))
+        return rc;
     static double hist[4096];
     if (hist_path) {
         ffn_diag d;

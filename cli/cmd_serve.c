@@ -82,7 +82,7 @@ static void usage(FILE *fp)
                                      FFN_O_WDTYPE, FFN_O_ADTYPE, FFN_O_KV_DTYPE, FFN_O_GROUP_SIZE,
                                      FFN_O_TP, FFN_O_DP, FFN_O_EP, FFN_O_PP, FFN_O_MAX_DEVICES,
                                      FFN_O_MEM_UTIL, FFN_O_RESERVE, FFN_O_PRICE, FFN_O_GENERIC_MOE,
-                                     0});
+                                     FFN_O_MOE_KERNEL, 0});
     fputs("Output:\n"
           "  --user-tps R          the interactivity to serve at: pick, per device, the point\n"
           "                        with the most tokens/s per device whose median TPOT gives a\n"
@@ -176,6 +176,7 @@ int ffn_cmd_serve(int argc, char **argv)
                                  FFN_O_RESERVE,
                                  FFN_O_PRICE,
                                  FFN_O_GENERIC_MOE,
+                                 FFN_O_MOE_KERNEL,
                                  FFN_O_USER_TPS,
                                  FFN_O_TTFT,
                                  FFN_O_ALL,
@@ -244,6 +245,7 @@ int ffn_cmd_serve(int argc, char **argv)
     ffn_cli_bind_word(&late, FFN_O_MAX_DEVICES, &max_devices);
     ffn_cli_bind_word(&late, FFN_O_MEM_UTIL, &po->mem_utilization);
     ffn_cli_bind_flag(&late, FFN_O_GENERIC_MOE, &po->moe.generic);
+    ffn_cli_bind_str(&late, FFN_O_MOE_KERNEL, &po->moe.kernel);
     ffn_cli_bind_double(&late, FFN_O_USER_TPS, 1e-6, 1e9, &user_tps);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
@@ -330,6 +332,10 @@ int ffn_cmd_serve(int argc, char **argv)
                                                                   : NULL)))
         goto out;
     if ((rc = ffn_cli_load_scenario_inputs(CMD, &sc, hws, models))) goto out;
+    for (size_t k = 0; k < sc.n_hws; k++)
+        if ((rc = ffn_cli_check_moe_kernel(CMD, po->moe.kernel, po->moe.generic, &hws[k],
+                                           po->wdtype, po->adtype)))
+            goto out;
     if ((rc = ffn_cli_check_context(CMD, models, sc.n_models,
                                     floor((double)so.isl * (1 + so.isl_spread)) +
                                         floor((double)so.osl * (1 + so.osl_spread)))))
@@ -362,6 +368,7 @@ int ffn_cmd_serve(int argc, char **argv)
             q->wdtype = po->wdtype;
             q->adtype = po->adtype;
             q->generic_moe = po->moe.generic;
+            q->moe_kernel = po->moe.kernel;
             q->price = sc.price_per_hour[k];
             q->engine = ffn_cli_engine_in_force();
             /* the engine's defaults on this device, then the flags */

@@ -50,6 +50,7 @@ static const struct {
     [FFN_O_FUSED - FFN_O_FIRST] = {"fused", no_argument},
     [FFN_O_GATE_UP - FFN_O_FIRST] = {"gate-up", no_argument},
     [FFN_O_GENERIC_MOE - FFN_O_FIRST] = {"generic-moe", no_argument},
+    [FFN_O_MOE_KERNEL - FFN_O_FIRST] = {"moe-kernel", required_argument},
     [FFN_O_GROUP - FFN_O_FIRST] = {"group", required_argument},
     [FFN_O_GROUP_SIZE - FFN_O_FIRST] = {"group-size", required_argument},
     [FFN_O_HISTOGRAM - FFN_O_FIRST] = {"histogram", required_argument},

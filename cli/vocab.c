@@ -180,6 +180,11 @@ static const ffn_cli_word words[] = {
      "kernels run them",
      "a GPU's as the engine's fused MoE module runs them", 0, 0, 0,
      "predict plan sweep serve", {{0}}},
+    {FFN_O_MOE_KERNEL, 0, "NAME", FFN_WORD_TEXT,
+     "the engine's fused-MoE kernel family that prices MoE layers, by its name in "
+     "hw/arch/engines.yaml (one the engine runs only when asked included, e.g. "
+     "flashinfer_cutlass)",
+     "the engine's default for the weights' format", 0, 0, 0, "predict plan serve", {{0}}},
     /* MoE routing */
     {FFN_O_ZIPF, 0, "S", FFN_WORD_NUMBER,
      "skewed routing: expert popularity ~ 1/rank^S, 0 uniform",

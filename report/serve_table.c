@@ -54,8 +54,9 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
             if (hw->kind != FFN_HW_GPU || hw->moe_engine == FFN_ENGINE_NONE || q->generic_moe) {
                 fprintf(fp, "  MoE layers: generic grouped GEMMs at the spec's efficiency\n");
             } else {
-                const ffn_engine_moe *f = ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw,
-                                                            NULL, q->wdtype, q->adtype, &lo, &hi);
+                const ffn_engine_moe *f =
+                    ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, q->moe_kernel,
+                                      q->wdtype, q->adtype, &lo, &hi);
                 if (f)
                     fprintf(fp,
                             "  MoE layers: %s's fused kernels '%s' (%s weights), their range "

@@ -201,6 +201,9 @@ Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
         {"--hw mi300x", "aiter_fmoe", "bf16"}, /* ROCm aiter's, fitted to its own tables */
         {"--hw mi300x --engine trtllm", "defaults", "bf16"}, /* no AMD entry */
         {"--hw h100-sxm --generic-moe", NULL, NULL},
+        /* one the engine runs only when asked, by its name */
+        {"--hw h100-sxm --dtype fp8 --moe-kernel flashinfer_cutlass", "flashinfer_cutlass", "fp8"},
+        {"--hw h100-sxm --dtype fp8", "fp8moe_triton", "fp8-block"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char cmd[256];
@@ -233,6 +236,21 @@ Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
                  0);
     cr_expect(strstr(cli_slurp(out_path), "generic grouped GEMMs (--generic-moe)") != NULL, "%s",
               cli_slurp(out_path));
+    /* a family the engine has not: a usage error naming those it has */
+    cr_assert_eq(run("predict --model mixtral-8x7b --hw h100-sxm --phase decode --dtype fp8 "
+                     "--moe-kernel cutlass"),
+                 2);
+    cr_expect(strstr(cli_slurp(err_path),
+                     "--moe-kernel: vllm has no fused-MoE kernel family 'cutlass' for fp8 weights "
+                     "on NVIDIA GPUs") &&
+                  strstr(cli_slurp(err_path), "flashinfer_cutlass (fp8)"),
+              "%s", cli_slurp(err_path));
+    cr_expect_str_eq(cli_slurp(out_path), "", "no partial output");
+    cr_assert_eq(run("predict --model mixtral-8x7b --hw h100-sxm --phase decode --generic-moe "
+                     "--moe-kernel marlin"),
+                 2);
+    cr_expect(strstr(cli_slurp(err_path), "--moe-kernel and --generic-moe exclude each other"),
+              "%s", cli_slurp(err_path));
     cr_assert_eq(run("predict --model mixtral-8x7b --hw mi300x --phase decode --batch 16 --engine "
                      "trtllm"),
                  0);

@@ -263,4 +263,14 @@ Test(cli_serve, generic_moe_changes_moe_models_only)
     cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
     cr_expect(strstr(cli_slurp(out_path), "MoE layers: generic grouped GEMMs") != NULL, "%s",
               cli_slurp(out_path));
+    /* --moe-kernel picks the family by name, and an unknown one is refused */
+    snprintf(cmd, sizeof cmd, "%s --dtype fp8 --moe-kernel flashinfer_cutlass", base);
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "MoE layers: vllm's fused kernels 'flashinfer_cutlass' "
+                                          "(fp8 weights)") != NULL,
+              "%s", cli_slurp(out_path));
+    snprintf(cmd, sizeof cmd, "%s --moe-kernel nosuch", base);
+    cr_assert_eq(run(cmd), 2);
+    cr_expect(strstr(cli_slurp(err_path), "no fused-MoE kernel family 'nosuch'") != NULL, "%s",
+              cli_slurp(err_path));
 }

@@ -202,7 +202,8 @@ typedef struct ffn_serve_pair {
     ffn_dtype wdtype; /* the weights' dtype: the device's range for it (ffn_hw_unc_range_dt) */
     ffn_dtype adtype; /* the activations': with wdtype, the MoE layers' kernels */
     bool generic_moe; /* the MoE layers as generic grouped GEMMs (--generic-moe) */
-    double price;     /* per device-hour; 0 = none */
+    const char *moe_kernel; /* the kernel family asked for by name (--moe-kernel); NULL */
+    double price;           /* per device-hour; 0 = none */
     ffn_engine_sched sched;
     ffn_serve_point *pts;
     size_t n;

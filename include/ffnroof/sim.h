@@ -46,6 +46,10 @@ typedef struct ffn_moe_opts {
     /* price the routed experts as grouped GEMMs at the spec's efficiency even where the spec
      * carries its engine's fused-MoE kernel families (sim/moe.c) */
     bool generic;
+    /* the engine's fused-MoE kernel family to price them with, by the name part an op table's
+     * kernel names hold (ffn_moe_kernel_on's `kernel`; an entry the engine runs only when
+     * asked included); NULL = the format's default. Borrowed. */
+    const char *kernel;
     uint64_t devices_per_node; /* overrides hw->devices_per_node when > 0 */
 } ffn_moe_opts;
 
