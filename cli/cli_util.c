@@ -163,7 +163,7 @@ int ffn_cli_check_moe_kernel(const char *cmd, const char *name, bool generic, co
     char known[512] = "";
     for (int i = 0; i < hw->n_moe_kernels; i++) {
         const ffn_engine_moe *k = &hw->moe_kernels[i];
-        if (strcmp(k->vendor[0] ? k->vendor : "NVIDIA", hw->vendor)) continue;
+        if (!ffn_moe_kernel_of_vendor(k, hw->vendor)) continue;
         char one[96];
         snprintf(one, sizeof one, "%s%s (%s)", known[0] ? ", " : "", k->kernels,
                  ffn_dtype_name(k->dtype));

@@ -50,13 +50,12 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
         /* what prices the MoE layers (sim/moe.c, docs/model.md section 10) */
         if (ffn_model_moe_layers(q->m) > 0) {
             const ffn_hw *hw = q->hw;
+            const ffn_moe_opts mo = {.generic = q->generic_moe, .kernel = q->moe_kernel};
+            const ffn_engine_moe *f;
             double lo = 0, hi = 0;
-            if (hw->kind != FFN_HW_GPU || hw->moe_engine == FFN_ENGINE_NONE || q->generic_moe) {
+            if (!ffn_moe_fused_applies(hw, &mo, q->wdtype, q->adtype, &f, &lo, &hi)) {
                 fprintf(fp, "  MoE layers: generic grouped GEMMs at the spec's efficiency\n");
             } else {
-                const ffn_engine_moe *f =
-                    ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, q->moe_kernel,
-                                      q->wdtype, q->adtype, &lo, &hi);
                 if (f)
                     fprintf(fp,
                             "  MoE layers: %s's fused kernels '%s' (%s weights), their range "

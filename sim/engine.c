@@ -72,10 +72,9 @@ ffn_engine_sched ffn_engine_sched_for(const ffn_engine_sched *s, const char *dev
     return r;
 }
 
-const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
-                                         ffn_dtype wdtype, ffn_dtype adtype)
+bool ffn_moe_kernel_of_vendor(const ffn_engine_moe *m, const char *vendor)
 {
-    return p ? ffn_moe_kernel_find(p->moe, p->n_moe, kernel, wdtype, adtype) : NULL;
+    return !strcmp(m->vendor[0] ? m->vendor : "NVIDIA", vendor);
 }
 
 /* The family of the formats among the entries of `vendor` (NULL: any) and architecture `arch`
@@ -87,8 +86,7 @@ static const ffn_engine_moe *find_in(const ffn_engine_moe *list, int n, const ch
     if (!list) return NULL;
     const ffn_engine_moe *first = NULL, *named = NULL;
 #define SKIP(m)                                                                                    \
-    ((vendor && strcmp((m)->vendor[0] ? (m)->vendor : "NVIDIA", vendor)) ||                        \
-     (arch && strcmp((m)->arch, arch)))
+    ((vendor && !ffn_moe_kernel_of_vendor((m), vendor)) || (arch && strcmp((m)->arch, arch)))
     for (int i = 0; i < n; i++) {
         const ffn_engine_moe *m = &list[i];
         if (SKIP(m)) continue;
@@ -114,10 +112,10 @@ static const ffn_engine_moe *find_in(const ffn_engine_moe *list, int n, const ch
     return NULL;
 }
 
-const ffn_engine_moe *ffn_moe_kernel_find(const ffn_engine_moe *list, int n, const char *kernel,
-                                          ffn_dtype wdtype, ffn_dtype adtype)
+const ffn_engine_moe *ffn_engine_moe_for(const ffn_engine_profile *p, const char *kernel,
+                                         ffn_dtype wdtype, ffn_dtype adtype)
 {
-    return find_in(list, n, kernel, wdtype, adtype, NULL, NULL);
+    return p ? find_in(p->moe, p->n_moe, kernel, wdtype, adtype, NULL, NULL) : NULL;
 }
 
 const ffn_engine_moe *ffn_engine_moe_on(const ffn_engine_profile *p, const ffn_hw *hw,
@@ -151,4 +149,13 @@ const ffn_engine_moe *ffn_moe_kernel_on(const ffn_engine_moe *list, int n, const
                      (m->arch[0] && strcmp(m->arch, hw->family) != 0) + (m->dtype != wdtype);
     widen(m->p10, m->p90, away, p10, p90);
     return m;
+}
+
+bool ffn_moe_fused_applies(const ffn_hw *hw, const ffn_moe_opts *mo, ffn_dtype w, ffn_dtype a,
+                           const ffn_engine_moe **fam, double *p10, double *p90)
+{
+    *fam = NULL;
+    if (hw->kind != FFN_HW_GPU || hw->moe_engine == FFN_ENGINE_NONE || mo->generic) return false;
+    *fam = ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, mo->kernel, w, a, p10, p90);
+    return true;
 }

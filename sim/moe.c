@@ -489,10 +489,9 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
      * layer the fused model cannot take, the generic ops below. */
     bool fused = false;
     ffn_moe_fused_cost fc;
-    if (hw->kind == FFN_HW_GPU && hw->moe_engine != FFN_ENGINE_NONE && !run->moe.generic) {
-        const ffn_engine_moe *fam =
-            ffn_moe_kernel_on(hw->moe_kernels, hw->n_moe_kernels, hw, run->moe.kernel, run->wdtype,
-                              run->adtype, &det->fused_p10, &det->fused_p90);
+    const ffn_engine_moe *fam;
+    if (ffn_moe_fused_applies(hw, &run->moe, run->wdtype, run->adtype, &fam, &det->fused_p10,
+                              &det->fused_p90)) {
         const ffn_moe_fused_params *par =
             fam ? &fam->params : ffn_moe_fused_default_params(run->adtype);
         fused = !fused_experts(m, hw, run, T, par, copies_dev, touched, st->experts_touched, &fc);

@@ -253,14 +253,15 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
      * their family's. */
     double p10, p90;
     st->range_default = ffn_hw_unc_range_dt(hw, o->wdtype, &p10, &p90);
-    const double fz = st->ffn.moe_fused_s, fp10 = st->ffn.moe_detail.fused_p10,
-                 fp90 = st->ffn.moe_detail.fused_p90;
-    st->step_p10_s = st->step_s * p10 + (fz > 0 ? fz * (fp10 - p10) : 0.0);
-    st->step_p90_s = st->step_s * p90 + (fz > 0 ? fz * (fp90 - p90) : 0.0);
+    /* what the fused kernels' own range adds to the device's (ffn_predict's range) */
+    const double d10 = st->ffn.predicted_p10_s - st->ffn.predicted_s * p10,
+                 d90 = st->ffn.predicted_p90_s - st->ffn.predicted_s * p90;
+    st->step_p10_s = st->step_s * p10 + d10;
+    st->step_p90_s = st->step_s * p90 + d90;
     st->margin_scale = 1.0;
     if (o->margin == FFN_MARGIN_P90) {
         st->margin_scale = st->step_s > 0 ? st->step_p90_s / st->step_s : p90;
-        st->ffn_s = (st->ffn_s - fz) * p90 + (fz > 0 ? fz * fp90 : 0.0);
+        st->ffn_s = st->ffn_s * p90 + d90;
         st->ffn_comm_s *= p90;
         st->attn_proj_s *= p90;
         st->attn_core_s *= p90;

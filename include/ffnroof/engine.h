@@ -80,13 +80,21 @@ typedef struct ffn_engine_profile {
     char device[64]; /* the spec the `by_dtype` factors were fitted on top of; "" = not said */
 } ffn_engine_profile;
 
-/* The same over a list of n families (a profile's, or those a spec carries, ffn_hw
+/* ffn_engine_moe_on over a list of n families (a profile's, or those a spec carries, ffn_hw
  * .moe_kernels). */
-const ffn_engine_moe *ffn_moe_kernel_find(const ffn_engine_moe *list, int n, const char *kernel,
-                                          ffn_dtype wdtype, ffn_dtype adtype);
 const ffn_engine_moe *ffn_moe_kernel_on(const ffn_engine_moe *list, int n, const ffn_hw *hw,
                                         const char *kernel, ffn_dtype wdtype, ffn_dtype adtype,
                                         double *p10, double *p90);
+
+/* Whether family m runs on the GPUs of `vendor` (its `vendor:`, NVIDIA where not said). */
+bool ffn_moe_kernel_of_vendor(const ffn_engine_moe *m, const char *vendor);
+
+/* Whether a MoE layer of weights w and activations a on hw is priced as the engine's fused
+ * module (sim/moe.c): hw a GPU spec under an engine (ffn_hw_apply_engine) and mo not asking for
+ * the generic grouped GEMMs. When it is, *fam is the family that prices it (ffn_moe_kernel_on
+ * with mo->kernel; NULL: the fused model's defaults) and *p10, *p90 its range. */
+bool ffn_moe_fused_applies(const ffn_hw *hw, const ffn_moe_opts *mo, ffn_dtype w, ffn_dtype a,
+                           const ffn_engine_moe **fam, double *p10, double *p90);
 
 /* The fused-MoE kernel family that runs a layer of weights in `wdtype` and activations in
  * `adtype` under the profile's engine (sim/engine.c): the first entry of that weight format
