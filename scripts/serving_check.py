@@ -4,7 +4,8 @@ serving_runs.tsv; docs/validation.md "Serving end to end"). For each run: the sa
 device, engine, layout, dtypes, lengths and load, simulated; the published throughput (output
 or total tokens/s) and median TPOT against the prediction, with the prediction's range.
 Prints a Markdown table and the summary, the check rows apart from the seven the engines'
-per-sequence overhead was fitted to (the `role` column). Nothing is fitted here.
+per-sequence overhead was fitted to (the `role` column), and how often two devices that one source
+ran under the same engine, model and load come out in the measured order. Nothing is fitted here.
 
     scripts/serving_check.py [BUILD_DIR] [--rows r01,r05,..] [--serve-args '--seq-overhead 20us']
 """
@@ -50,6 +51,13 @@ def run(r):
     return json.loads(out.stdout.strip().splitlines()[0]), " ".join(cmd[1:]), ""
 
 
+def key(r):
+    """The published comparison a run belongs to: one engine, model, format and load, on
+    whichever device and layout its source ran it."""
+    return tuple(r[c] for c in ("source", "engine", "model", "wdtype", "isl", "osl", "spread", "mode",
+                                "value", "metric"))
+
+
 def pct(x):
     return f"{100 * x:+.0f}%"
 
@@ -58,6 +66,7 @@ print("| run | engine | model | device | layout | workload | measured | predicte
       "pred/meas | TPOT measured | TPOT predicted | pred/meas |")
 print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
 tput, tpot = {"fit": [], "check": []}, {"fit": [], "check": []}
+ranked = []  # (workload key, device, metric, measured, predicted) for the device pairs
 for r in rows:
     j, cmd, err = run(r)
     model = os.path.basename(r["model"]).replace(".json", "")
@@ -92,11 +101,13 @@ for r in rows:
         q = pred / meas
         tput[r["role"]].append(abs(q - 1))
         cells = [f"{meas:.0f} {r['metric']}", f"{pred:.0f} ({lo:.0f}-{hi:.0f})", pct(q - 1)]
+        ranked.append((key(r), r["hw"], "throughput", meas, pred))
     t_cells = ["", "", ""]
     if r["tpot_ms"]:
         m, p = float(r["tpot_ms"]), 1e3 * j["tpot_s"]["p50"]
         tpot[r["role"]].append(abs(p / m - 1))
         t_cells = [f"{m:.1f} ms", f"{p:.1f} ms", pct(p / m - 1)]
+        ranked.append((key(r), r["hw"], "TPOT", -m, -p))
     print(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | " +
           " | ".join(cells + t_cells) + " |")
 
@@ -117,3 +128,20 @@ summary("throughput, fit rows", tput["fit"])
 summary("median TPOT, fit rows", tpot["fit"])
 summary("throughput, all", tput["check"] + tput["fit"])
 summary("median TPOT, all", tpot["check"] + tpot["fit"])
+
+# Device ranking: every two runs of one comparison (same source, engine, model, format and load) on
+# two devices whose measured values differ by more than 10%: is the faster one predicted faster?
+for metric in ("throughput", "TPOT"):
+    pts = [x for x in ranked if x[2] == metric]
+    pairs = right = 0
+    for i, a in enumerate(pts):
+        for b in pts[i + 1:]:
+            if a[0] != b[0] or a[1] == b[1]:
+                continue
+            if max(abs(a[3]), abs(b[3])) / min(abs(a[3]), abs(b[3])) <= 1.10:
+                continue
+            pairs += 1
+            right += (a[3] > b[3]) == (a[4] > b[4])
+    if pairs:
+        print(f"- device order, {metric}: {right} of {pairs} pairs measured more than 10% apart "
+              f"predicted in the measured order")
