@@ -74,6 +74,21 @@ static uint64_t ffn_block(acc *a, uint64_t d, uint64_t f, ffn_act act, bool bias
     return n;
 }
 
+/* Of one attention block, the weights every tensor-parallel rank holds whole: MLA's
+ * down-projections to the query and KV latents and their norms. vLLM and SGLang keep them
+ * replicated (vLLM's deepseek_v2.py fused_qkv_a_proj with disable_tp, SGLang's
+ * fused_qkv_a_proj_with_mqa, a ReplicatedLinear): the latents are narrower than the heads
+ * that TP splits. 0 for other attention. */
+static uint64_t attn_replicated(acc *a, const ffn_model *m)
+{
+    const ffn_attn_cfg *t = &m->attn;
+    if (!t->kv_lora_rank) return 0;
+    const uint64_t d = m->hidden;
+    uint64_t n = add(a, mul(a, d, add(a, t->kv_lora_rank, t->qk_rope_head_dim)), t->kv_lora_rank);
+    if (t->q_lora_rank) n = add(a, n, add(a, mul(a, d, t->q_lora_rank), t->q_lora_rank));
+    return n;
+}
+
 /* One attention block (self- or cross-attention) without its residual norm. */
 static uint64_t attn_block(acc *a, const ffn_model *m)
 {
@@ -126,6 +141,7 @@ int ffn_model_params(const ffn_model *m, ffn_params *out)
     if (!m->tied_embeddings) p.embedding = add(&a, p.embedding, mul(&a, m->vocab, d));
 
     const uint64_t attn = attn_block(&a, m);
+    const uint64_t attn_repl = attn_replicated(&a, m);
     const uint64_t dense = ffn_block(&a, d, m->intermediate, m->act, m->mlp_bias);
     const ffn_moe_cfg *e = &m->moe;
     const uint64_t expert = ffn_block(&a, d, e->expert_intermediate, m->act, m->mlp_bias);
@@ -145,6 +161,7 @@ int ffn_model_params(const ffn_model *m, ffn_params *out)
         uint64_t norms = 2 + (m->sandwich_norm ? 2 : 0) + (cross ? 1 : 0);
         p.norm = add(&a, p.norm, mul(&a, norms, norm1));
         p.attention = add(&a, p.attention, cross ? mul(&a, 2, attn) : attn);
+        p.attention_replicated = add(&a, p.attention_replicated, attn_repl);
         if (e->n_experts && m->layer_moe[i]) {
             moe_layers++;
             p.ffn = add(&a, p.ffn, add(&a, mul(&a, e->n_experts, expert), shared));

@@ -188,10 +188,18 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
 
     /* Projections (QKV and output, MLA's low-rank ones included): 2 FLOPs per weight per token;
-     * weights read once per step, plus about 4 activations of width d per token. */
-    const double Pa = (double)p->attention / L / TP;
+     * weights read once per step, plus about 4 activations of width d per token. MLA's
+     * down-projections are held whole on every rank (ffn_params.attention_replicated) and run
+     * as five kernels in decode (the fused down-projection, the query up-projection, the two
+     * absorbed per-head products, the output projection; vLLM's deepseek_v2.py and
+     * mla/common.py), four in prefill (kv_b's up-projection for the two products); other
+     * attention as two (the fused QKV and the output projection). */
+    const double Pr = (double)p->attention_replicated;
+    const double Pa = (((double)p->attention - Pr) / TP + Pr) / L;
+    const double proj_kernels =
+        m->attn.kv_lora_rank ? (phase == FFN_PHASE_DECODE ? 5.0 : 4.0) : 2.0;
     double proj = ffn_coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab,
-                               ffn_compute_dtype(hw, pwd, o->adtype), 2.0);
+                               ffn_compute_dtype(hw, pwd, o->adtype), proj_kernels);
     st->attn_proj_s = S * L * proj;
 
     ffn_attn_dims ad, aw_d;

@@ -83,9 +83,9 @@ static double activation_peak(const ffn_model *m, const ffn_plan_opts *o, uint64
     return peak;
 }
 
-/* Weight bytes per device: attention, dense FFNs, shared experts and the embeddings split over
- * the attention's TP degree tp, each routed expert over the experts' TP degree etp and the
- * experts over ep. */
+/* Weight bytes per device: attention (but MLA's down-projections, held whole), dense FFNs,
+ * shared experts and the embeddings split over the attention's TP degree tp, each routed expert
+ * over the experts' TP degree etp and the experts over ep. */
 static void footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, unsigned group,
                       bool zero_point, uint64_t tp, uint64_t etp, uint64_t ep, double *ffn_bytes,
                       double *other_bytes)
@@ -112,7 +112,8 @@ static void footprint(const ffn_model *m, const ffn_params *p, ffn_dtype wdt, un
      * experts at the dense FFN's bytes per weight: the two differ only in the scales' 4 / K) */
     const double dense_dev = ((double)p->ffn - routed_total) / TP;
     *ffn_bytes = dense_dev * wb_dense + routed_dev / ETP * wb_exp;
-    const double attn_dev = (double)p->attention / TP;
+    const double repl = (double)p->attention_replicated;
+    const double attn_dev = ((double)p->attention - repl) / TP + repl;
     const double emb_dev = (double)p->embedding / TP; /* vocabulary-parallel embedding, LM head */
     const double rest = (double)(p->router + p->norm + p->other);
     const double ob = ffn__plan_other_elem_bytes(wdt, group);

@@ -172,4 +172,15 @@ Test(params, mla_attention_counts)
                             .v_head_dim = 128};
     cr_assert_eq(ffn_model_params(&m, &p), 0);
     cr_assert_eq(p.attention, 187107328ull);
+    /* of it held whole on every TP rank: q_a, q_a_norm, kv_a, kv_a_norm
+     * = 7168x1536 + 1536 + 7168x576 + 512 = 15,140,864 */
+    cr_assert_eq(p.attention_replicated, 15140864ull);
+    /* without the query's low rank only the KV down-projection and its norm */
+    m.attn.q_lora_rank = 0;
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    cr_assert_eq(p.attention_replicated, 7168ull * 576 + 512);
+    /* grouped-query attention splits every projection */
+    make_llama7b(&m);
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    cr_assert_eq(p.attention_replicated, 0);
 }

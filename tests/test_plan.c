@@ -797,3 +797,27 @@ Test(plan, quantized_experts_only_keeps_the_rest_16_bit)
     cr_expect_eq(ffn_all, ffn_b, "the experts are quantised either way");
     cr_expect_lt(other_all, other_b - 1.0 * (double)p.attention, "%g vs %g", other_all, other_b);
 }
+
+/* MLA's down-projections to the query and KV latents are held whole on every tensor-parallel
+ * rank (vLLM's fused_qkv_a_proj with disable_tp; SGLang's ReplicatedLinear): at TP 8 a device
+ * holds 7/8 of them more than an even split, and the decode step reads them. */
+Test(plan, mla_down_projections_are_replicated)
+{
+    static ffn_model m;
+    load_model("deepseek-v3", &m);
+    ffn_params p;
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    cr_assert_eq(p.attention_replicated, 61ull * 15140864);
+    ffn_params split = p;
+    split.attention_replicated = 0;
+    double f1, o1, f0, o0;
+    ffn_weight_footprint(&m, &p, FFN_DT_BF16, 128, false, 8, 1, &f1, &o1);
+    ffn_weight_footprint(&m, &split, FFN_DT_BF16, 128, false, 8, 1, &f0, &o0);
+    cr_expect_eq(f1, f0, "the FFN weights do not move");
+    cr_expect_float_eq(o1 - o0, (double)p.attention_replicated * 7.0 / 8.0 * 2.0, 1.0, "%g",
+                       o1 - o0);
+    /* at TP 1 nothing is split, so nothing changes */
+    ffn_weight_footprint(&m, &p, FFN_DT_BF16, 128, false, 1, 1, &f1, &o1);
+    ffn_weight_footprint(&m, &split, FFN_DT_BF16, 128, false, 1, 1, &f0, &o0);
+    cr_expect_float_eq(o1, o0, 1.0, "%g vs %g", o1, o0);
+}

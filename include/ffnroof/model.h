@@ -99,8 +99,10 @@ typedef struct ffn_model {
  * experts, shared experts); ffn_active counts those a single token uses. */
 typedef struct ffn_params {
     uint64_t total;
-    uint64_t embedding; /* token (+ position, type) embeddings and an untied LM head */
-    uint64_t attention; /* projections, biases, MLA norms */
+    uint64_t embedding;            /* token (+ position, type) embeddings and an untied LM head */
+    uint64_t attention;            /* projections, biases, MLA norms */
+    uint64_t attention_replicated; /* of attention: MLA's down-projections (q_a, kv_a) and their
+                                    * norms, which every tensor-parallel rank holds whole */
     uint64_t ffn;
     uint64_t ffn_active;
     uint64_t router;  /* gating weights (+ correction biases, shared-expert gates) */
