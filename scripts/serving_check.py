@@ -8,10 +8,16 @@ per-sequence overhead was fitted to (the `role` column), and how often two devic
 ran under the same engine, model and load come out in the measured order. Nothing is fitted here.
 
     scripts/serving_check.py [BUILD_DIR] [--rows r01,r05,..] [--serve-args '--seq-overhead 20us']
+                             [--doc docs/validation.md]
+
+--doc FILE: instead of printing, check that FILE's table of the runs is the one printed (every
+row, no other), its summary table's figures and its device-order counts; list what differs
+and exit 1 if anything does (a CTest of the suite, so that the document stays true to the code).
 """
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -23,12 +29,21 @@ if "--rows" in args:
     i = args.index("--rows")
     only = set(args[i + 1].split(","))
     del args[i:i + 2]
+doc = None
+if "--doc" in args:
+    i = args.index("--doc")
+    doc = args[i + 1]
+    del args[i:i + 2]
 if "--serve-args" in args:
     i = args.index("--serve-args")
     extra = args[i + 1].split()
     del args[i:i + 2]
 build = args[0] if args else "build"
 binary = os.path.join(root, build, "cli", "ffnroof")
+if not os.access(binary, os.X_OK):
+    print(f"serving_check.py: no ffnroof at {binary}: build it first (scripts/test.sh, or cmake --build)",
+          file=sys.stderr)
+    sys.exit(2)
 rows = [r for r in csv.DictReader(
     (l for l in open(os.path.join(root, "data/validation/serving_runs.tsv")) if not l.startswith("#")),
     delimiter="\t") if only is None or r["id"] in only]
@@ -62,9 +77,16 @@ def pct(x):
     return f"{100 * x:+.0f}%"
 
 
-print("| run | engine | model | device | layout | workload | measured | predicted (range) | "
-      "pred/meas | TPOT measured | TPOT predicted | pred/meas |")
-print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+lines = []  # what the script prints, or checks against --doc
+
+
+def out(text=""):
+    lines.append(text)
+
+
+out("| run | engine | model | device | layout | workload | measured | predicted (range) | "
+    "pred/meas | TPOT measured | TPOT predicted | pred/meas |")
+out("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
 tput, tpot = {"fit": [], "check": []}, {"fit": [], "check": []}
 ranked = []  # (workload key, device, metric, measured, predicted) for the device pairs
 for r in rows:
@@ -82,7 +104,7 @@ for r in rows:
             (f", {r['value']} req/s" if r["mode"] == "rate" else
              f", concurrency {r['value']}" if r["mode"] == "concurrency" else f", {r['requests']} at once"))
     if j is None:
-        print(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | | refused: "
+        out(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | | refused: "
               f"{err} | | | | |")
         continue
     dev = j["devices"]
@@ -108,20 +130,23 @@ for r in rows:
         tpot[r["role"]].append(abs(p / m - 1))
         t_cells = [f"{m:.1f} ms", f"{p:.1f} ms", pct(p / m - 1)]
         ranked.append((key(r), r["hw"], "TPOT", -m, -p))
-    print(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | " +
+    out(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | " +
           " | ".join(cells + t_cells) + " |")
+
+
+def median_p90(v):
+    v = sorted(v)
+    return 100 * statistics.median(v), 100 * v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
 
 
 def summary(name, v):
     if not v:
         return
-    v = sorted(v)
-    p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
-    print(f"- {name}: {len(v)} runs, median |pred/meas - 1| {100 * statistics.median(v):.0f}%, "
-          f"p90 {100 * p90:.0f}%")
+    m, p = median_p90(v)
+    out(f"- {name}: {len(v)} runs, median |pred/meas - 1| {m:.0f}%, p90 {p:.0f}%")
 
 
-print()
+out()
 summary("throughput, check rows", tput["check"])
 summary("median TPOT, check rows", tpot["check"])
 summary("throughput, fit rows", tput["fit"])
@@ -131,6 +156,7 @@ summary("median TPOT, all", tpot["check"] + tpot["fit"])
 
 # Device ranking: every two runs of one comparison (same source, engine, model, format and load) on
 # two devices whose measured values differ by more than 10%: is the faster one predicted faster?
+order = {}
 for metric in ("throughput", "TPOT"):
     pts = [x for x in ranked if x[2] == metric]
     pairs = right = 0
@@ -142,6 +168,48 @@ for metric in ("throughput", "TPOT"):
                 continue
             pairs += 1
             right += (a[3] > b[3]) == (a[4] > b[4])
+    order[metric] = (right, pairs)
     if pairs:
-        print(f"- device order, {metric}: {right} of {pairs} pairs measured more than 10% apart "
-              f"predicted in the measured order")
+        out(f"- device order, {metric}: {right} of {pairs} pairs measured more than 10% apart "
+            f"predicted in the measured order")
+
+if doc is None:
+    print("\n".join(lines))
+    sys.exit(0)
+
+# --doc: the document's table of the runs, its summary table's check, fit and all rows, and its
+# device-order counts, against what this run computes
+text = open(doc).read()
+start = text.index("| run | engine | model | device | layout | workload |")
+table = text[start:text.index("\n\n", start)].splitlines()
+row = re.compile(r"^\| r[0-9]+")
+want = [l for l in lines if row.match(l)]
+have = [l for l in table if row.match(l)]
+bad = [f"{doc}: not as printed now: {l}" for l in have if l not in want]
+bad += [f"{doc}: missing: {l}" for l in want if l not in have]
+
+
+def cell(v):
+    m, p = median_p90(v)
+    return f"{m:.0f}% / {p:.0f}%"
+
+
+t_all, p_all = tput["check"] + tput["fit"], tpot["check"] + tpot["fit"]
+expect = [
+    f"| check ({sum(1 for r in rows if r['role'] == 'check')} runs; {len(tput['check'])} with a "
+    f"throughput, {len(tpot['check'])} with a TPOT) | {cell(tput['check'])} | {cell(tpot['check'])} |",
+    f"| fit ({sum(1 for r in rows if r['role'] == 'fit')} runs) | {cell(tput['fit'])} | "
+    f"{cell(tpot['fit'])} |",
+    f"| all | {cell(t_all)} | {cell(p_all)} |",
+]
+if all(order[k][1] for k in order):
+    expect.append(f"in {order['throughput'][0]} of {order['throughput'][1]} (throughput) and "
+                  f"{order['TPOT'][0]} of {order['TPOT'][1]} (TPOT)")
+flat = " ".join(text.split())  # the prose may wrap anywhere
+bad += [f"{doc}: lacks: {e}" for e in expect if " ".join(e.split()) not in flat]
+for b in bad:
+    print(b, file=sys.stderr)
+if bad:
+    print(f"serving_check.py: {doc} is not what the simulator gives now: regenerate it with "
+          f"scripts/serving_check.py", file=sys.stderr)
+sys.exit(1 if bad else 0)
