@@ -116,7 +116,8 @@ Test(cli_predict, json_for_every_model_on_every_device)
             cr_assert_leq(ffn, total);
             cr_assert_leq(active, total);
             num(&y, params, "ffn_active", ctx);
-            num(&y, params, "attention", ctx);
+            double attn = num(&y, params, "attention", ctx);
+            cr_assert_leq(num(&y, params, "attention_replicated", ctx), attn, "%s", ctx);
             num(&y, params, "embedding", ctx);
             double share = num(&y, params, "ffn_share", ctx);
             cr_assert(share > 0 && share < 1, "%s: ffn_share %g", ctx, share);

@@ -224,6 +224,7 @@ int ffn_write_predict_json(FILE *fp, const ffn_predict_report *r)
     ffn_json_u64(&j, "ffn", p->ffn);
     ffn_json_u64(&j, "ffn_active", p->ffn_active);
     ffn_json_u64(&j, "attention", p->attention);
+    ffn_json_u64(&j, "attention_replicated", p->attention_replicated);
     ffn_json_u64(&j, "embedding", p->embedding);
     ffn_json_u64(&j, "router", p->router);
     ffn_json_u64(&j, "norm", p->norm);
