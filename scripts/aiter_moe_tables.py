@@ -25,11 +25,13 @@ the MI300X (and the MI325X: the same GPU, gfx942), 256 the MI355X (and the MI350
 """
 import collections
 import csv
-import gzip
 import io
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import op_table  # noqa: E402
 
 DEVICES = {
     "304": ("mi300x", "AMD Instinct MI300X (gfx942, 304 CUs; aiter cu_num 304, as the MI325X)"),
@@ -107,15 +109,11 @@ def main():
             "# distribution: balanced",
             "# moe_tp_size: 1",
             "# moe_ep_size: 1",
-            "kernel_source\tmoe_dtype\tnum_tokens\thidden_size\tinter_size\ttopk\tnum_experts"
-            "\tlatency",
         ]
-        for key, tok, us, stage in sorted(rows):
-            _, fmt, d, f, e, k = key
-            lines.append(f"aiter_fmoe\t{fmt}\t{tok}\t{d}\t{f}\t{k}\t{e}\t{us / 1000:.6g}")
-        with gzip.GzipFile(path, "wb", mtime=0) as out:
-            out.write(("\n".join(lines) + "\n").encode())
-        print(f"{path}: {len(rows)} rows")
+        cells = [["aiter_fmoe", fmt, tok, d, f, k, e, f"{us / 1000:.6g}"]
+                 for (_, fmt, d, f, e, k), tok, us, stage in sorted(rows)]
+        op_table.write(path, lines, ["kernel_source", "moe_dtype", "num_tokens", "hidden_size",
+                                     "inter_size", "topk", "num_experts", "latency"], cells)
 
 
 if __name__ == "__main__":

@@ -118,9 +118,11 @@ Test(attn_fit, the_shipped_tables_load_every_row)
         "aic-h100_sxm_attention_vllm_0.24.0_generation_attention.tsv.gz",
         "aic-a100_sxm_attention_sglang_0.5.10_context_attention.tsv.gz",
         "aic-b200_sxm_comm_nccl_2.29.2_nccl.tsv.gz",
-        "aic-h200_sxm_comm_vllm_0.24.0_custom_allreduce.tsv.gz"};
-    static const size_t rows[] = {62166, 5627, 504, 138};
-    for (size_t i = 0; i < 4; i++) {
+        "aic-h200_sxm_comm_vllm_0.24.0_custom_allreduce.tsv.gz",
+        "vllm-mi300x_custom_allreduce.tsv.gz",
+        "vllm-mi355x_custom_allreduce.tsv.gz"};
+    static const size_t rows[] = {62166, 5627, 504, 138, 19, 7};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ffn_aic_table t;
         ffn_diag d;
         char p[512];
@@ -324,8 +326,9 @@ Test(attn_fit, the_all_reduce_takes_the_custom_kernel_for_small_messages_only)
     cr_expect(p10 < 1.0 && p90 > 1.0);
 }
 
-/* A spec without attention: and collectives: (the MI300X's) costs attention by the coarse
- * roofline and the all-reduce by the ring, exactly as before. */
+/* A spec without an attention: block (the MI300X's) costs attention by the coarse roofline, and
+ * a group size its collectives: block does not fit (8 MI300X) the all-reduce by the ring,
+ * exactly as before. */
 Test(attn_fit, a_spec_without_the_blocks_keeps_the_coarse_model)
 {
     static ffn_hw hw;
@@ -353,6 +356,14 @@ Test(attn_fit, a_spec_without_the_blocks_keeps_the_coarse_model)
     const double ring =
         2.0 * 7 / 8 * (1 << 20) / hw.scaleup.bandwidth_bps + 2.0 * 7 * hw.scaleup.latency_s;
     cr_expect(fabs(op.predicted_s / ring - 1) < 1e-12, "%g vs %g", op.predicted_s, ring);
+    /* at 4 GPUs its all-reduce is vLLM's custom kernel as the public kernel table timed it:
+     * 1 MiB in 22.91 us (vLLM pull request #19744, data/calib/vllm-mi300x_custom_allreduce) */
+    bool fitted = false;
+    const double t4 = ffn_coll_time_s(&hw.scaleup, FFN_COLL_ALL_REDUCE, 1 << 20, 4, &fitted);
+    cr_expect(fitted);
+    cr_expect(fabs(t4 / 22.91e-6 - 1) < 0.15, "%g s", t4);
+    ffn_coll_time_s(&hw.scaleup, FFN_COLL_ALL_REDUCE, 1 << 20, 8, &fitted);
+    cr_expect_not(fitted, "8 MI300X have no public timing of the kernel");
 }
 
 Test(attn_fit, the_blocks_survive_the_spec_writer)
