@@ -174,6 +174,41 @@ static void take_chunk(req *x, uint64_t *budget, ffn_serve_batch *b)
     *budget -= ch;
 }
 
+/* The scheduler's state a preemption changes (the run loop's own variables). */
+typedef struct sched_state {
+    req *rq;
+    uint32_t *run, *pre;
+    size_t *n_run, *n_pre;
+    double *kv_free; /* KV pages free */
+    double *rem;     /* output tokens the running sequences have still to produce */
+    double *need;    /* KV pages the running sequences' next decode adds */
+} sched_state;
+
+/* Preempt the newest running sequence: its cache freed, its prompt and output so far to be
+ * recomputed when it re-enters (first among the waiting); a decode already counted in the step
+ * being built (b) is taken back out. */
+static void preempt_newest(const sched_state *s, uint64_t q, uint64_t page, ffn_serve_batch *b,
+                           uint64_t *budget, ffn_serve_result *r)
+{
+    req *v = &s->rq[s->run[--*s->n_run]];
+    *s->need -= growth(v, q, page);
+    *s->rem -= (double)v->osl - v->generated;
+    *s->kv_free += (double)v->kv;
+    if (v->decodes) {
+        b->decode_seqs--;
+        b->decode_ctx -= (double)v->isl + v->generated;
+        b->logits--;
+        *budget += q;
+        v->decodes = false;
+    }
+    v->kv = 0;
+    v->kv_tok = 0;
+    v->ctx0 = v->isl + (uint32_t)floor(v->generated + 1e-9);
+    v->prefilled = 0;
+    s->pre[(*s->n_pre)++] = s->run[*s->n_run];
+    r->preemptions++;
+}
+
 int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r, ffn_diag *diag)
 {
     memset(r, 0, sizeof *r);
@@ -223,6 +258,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     size_t n_run = 0, n_pre = 0;              /* pre: preempted, the last on top */
     const ffn_engine_sched *sc = &o->sched;
     const bool grow = sc->kv_grow;
+    const bool by_chunk = grow && sc->kv_by_chunk;
     double share = grow ? sc->reserve_output : 1.0; /* of the output held at admission */
     double rem = 0;  /* output tokens the running sequences have still to produce */
     double need = 0; /* KV pages the running sequences' next decode adds */
@@ -230,6 +266,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         grow && sc->reserve_decay_steps > 0
             ? (sc->reserve_output - sc->reserve_output_min) / sc->reserve_decay_steps
             : 0;
+    const sched_state ss = {rq, run, pre, &n_run, &n_pre, &kv_free, &rem, &need};
     while (done < N) {
         ffn_serve_batch b = {0};
         uint64_t budget = budget0;
@@ -239,16 +276,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         bool preempting = false;
         if (grow) {
             while (need > kv_free && n_run > 1) {
-                req *v = &rq[run[--n_run]];
-                need -= growth(v, q, sc->page_tokens);
-                rem -= (double)v->osl - v->generated;
-                kv_free += (double)v->kv;
-                v->kv = 0;
-                v->kv_tok = 0;
-                v->ctx0 = v->isl + (uint32_t)floor(v->generated + 1e-9);
-                v->prefilled = 0;
-                pre[n_pre++] = run[n_run];
-                r->preemptions++;
+                preempt_newest(&ss, q, sc->page_tokens, &b, &budget, r);
                 preempting = true;
             }
             if (preempting && decay > 0) { /* the share the running sequences' progress suggests */
@@ -265,8 +293,31 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         /* prompts: the running prompts' chunks, then new (or preempted) requests while the cache
          * holds them; decodes before them, or (prefill apart) only when no prompt runs */
         if (!sc->prefill_apart) add_decodes(rq, run, n_run, q, &budget, &b);
-        for (size_t i = 0; i < n_run && budget; i++)
-            if (rq[run[i]].prefilled < rq[run[i]].ctx0) take_chunk(&rq[run[i]], &budget, &b);
+        for (size_t i = 0; i < n_run && budget; i++) {
+            req *x = &rq[run[i]];
+            if (x->prefilled >= x->ctx0) continue;
+            if (by_chunk) {
+                /* the chunk's pages, found by preempting the newest sequences; when none newer
+                 * is left the prompt itself waits, preempted (vLLM's V1 scheduler) */
+                const uint64_t left = x->ctx0 - x->prefilled, ch = left < budget ? left : budget;
+                const double extra =
+                    (double)pages(x->prefilled + ch, sc->page_tokens) - (double)x->kv;
+                while (extra > kv_free && n_run > i + 1) {
+                    preempt_newest(&ss, q, sc->page_tokens, &b, &budget, r);
+                    preempting = true;
+                }
+                if (extra > kv_free) {
+                    if (n_run > 1) {
+                        preempt_newest(&ss, q, sc->page_tokens, &b, &budget, r);
+                        preempting = true;
+                    }
+                    break;
+                }
+                kv_free -= extra;
+                x->kv += (uint64_t)extra;
+            }
+            take_chunk(x, &budget, &b);
+        }
         unsigned char blocked = 0;
         while (budget && !preempting && (n_pre || (next < released && rq[next].arrive <= t))) {
             const uint32_t id = n_pre ? pre[n_pre - 1] : (uint32_t)next;
@@ -276,8 +327,11 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                 break;
             }
             const double rest = (double)x->osl - x->generated;
-            const uint64_t hold = grow ? pages(x->ctx0, sc->page_tokens)
-                                       : pages((uint64_t)x->isl + x->osl, sc->page_tokens);
+            /* by chunk: the first chunk's pages (what the budget leaves of the prompt) */
+            const uint64_t first = x->ctx0 < budget ? x->ctx0 : budget;
+            const uint64_t hold = by_chunk ? pages(first, sc->page_tokens)
+                                  : grow   ? pages(x->ctx0, sc->page_tokens)
+                                           : pages((uint64_t)x->isl + x->osl, sc->page_tokens);
             if ((double)hold + (grow ? need + claim + share * rest : 0) > kv_free) {
                 blocked = 1;
                 break;

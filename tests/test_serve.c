@@ -1,8 +1,8 @@
 /* The serving simulation (sim/serve_step.c, sim/serve.c): a hand-worked mixed step, Little's law
  * on the steady states, the curve monotone in the concurrency, offline token accounting, an
  * unstable rate said as such, speculative decoding, data-parallel ranks scheduling their own
- * budgets, the engines' admission and preemption, prompts apart from decodes, bad workloads
- * refused, and the engines' scheduler defaults as engines.yaml gives them. */
+ * budgets, the engines' admission and preemption, pages by chunk, prompts apart from decodes,
+ * bad workloads refused, and the engines' scheduler defaults as engines.yaml gives them. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -261,6 +261,49 @@ Test(serve, kv_admission_and_preemption)
     ffn_serve_ctx_free(&c);
 }
 
+/* Pages by chunk (vLLM's V1 scheduler): prompts longer than the step's budget enter when their
+ * first chunk fits and take pages chunk by chunk, so on a cache too small for the prompts in
+ * flight more of them start and later chunks preempt the newest, which recompute their prompts:
+ * more preemptions and less throughput than entering only when the whole prompt fits, with the
+ * same tokens counted. */
+Test(serve, kv_pages_by_chunk_preempt_long_prompts)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("llama3-8b", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 1, 1);
+    c.kv_tokens = 60000; /* two 24,000-token requests, and room for a third's first chunks */
+    o.mode = FFN_SERVE_OFFLINE;
+    o.requests = 20;
+    o.isl = 24000;
+    o.osl = 50;
+    o.sched.kv_grow = true;
+    o.sched.reserve_output = 0;
+    ffn_serve_result whole, chunk;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_run(&c, &o, &whole, &d), 0, "%s", d.msg);
+    o.sched.kv_by_chunk = true;
+    cr_assert_eq(ffn_serve_run(&c, &o, &chunk, &d), 0, "%s", d.msg);
+    cr_expect_gt(chunk.preemptions, whole.preemptions, "%g vs %g", (double)chunk.preemptions,
+                 (double)whole.preemptions);
+    cr_expect_lt(chunk.total_tokens_per_s, whole.total_tokens_per_s, "%g vs %g",
+                 chunk.total_tokens_per_s, whole.total_tokens_per_s);
+    const ffn_serve_result *all[] = {&whole, &chunk};
+    for (int i = 0; i < 2; i++) {
+        cr_expect_lt(rel(all[i]->output_tokens_per_s * all[i]->window_s, 20.0 * 50.0), 1e-9);
+        cr_expect_lt(rel(all[i]->total_tokens_per_s * all[i]->window_s, 20.0 * 24050.0), 1e-9);
+    }
+    /* a cache that holds every prompt in flight: the two rules schedule alike */
+    c.kv_tokens = 1e7;
+    o.sched.kv_by_chunk = false;
+    cr_assert_eq(ffn_serve_run(&c, &o, &whole, &d), 0, "%s", d.msg);
+    o.sched.kv_by_chunk = true;
+    cr_assert_eq(ffn_serve_run(&c, &o, &chunk, &d), 0, "%s", d.msg);
+    cr_expect_lt(rel(chunk.total_tokens_per_s, whole.total_tokens_per_s), 1e-9);
+    ffn_serve_ctx_free(&c);
+}
+
 /* Prompts apart from decodes (SGLang's default): with prompt chunks in the decode steps every
  * running sequence decodes every step, its TPOT one step; with prompts in steps of their own, a
  * step that computes a prompt holds the decodes back. Steps of 1 s of engine overhead (the
@@ -417,11 +460,12 @@ Test(serve, engine_schedulers_as_shipped)
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_VLLM, &p, &d), 0);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "a100-sxm-80gb").max_batched_tokens, 2048);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "h100-sxm").max_batched_tokens, 8192);
-    cr_expect(p.sched.kv_grow && p.sched.reserve_output == 0 && !p.sched.prefill_apart);
+    cr_expect(p.sched.kv_grow && p.sched.reserve_output == 0 && !p.sched.prefill_apart &&
+              p.sched.kv_by_chunk);
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_SGLANG, &p, &d), 0);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "b200").max_batched_tokens, 16384);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "h200").max_batched_tokens, 8192);
-    cr_expect(p.sched.kv_grow && p.sched.prefill_apart);
+    cr_expect(p.sched.kv_grow && p.sched.prefill_apart && !p.sched.kv_by_chunk);
     cr_expect(p.sched.reserve_output_min < p.sched.reserve_output &&
               p.sched.reserve_decay_steps > 0);
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_TRTLLM, &p, &d), 0);

@@ -165,6 +165,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
                                        "reserve_decay_steps",
                                        "reserve_retract_steps",
                                        "prefill_apart",
+                                       "kv_by_chunk",
                                        "devices",
                                        "source",
                                        NULL};
@@ -204,6 +205,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
         rc = ffn_y_num(y, m, "reserve_retract_steps", false, FFN_UNIT_NONE, 0.0, 1e9,
                        &s->reserve_retract_steps);
     if (!rc) rc = ffn_y_bool(y, m, "prefill_apart", false, &s->prefill_apart);
+    if (!rc) rc = ffn_y_bool(y, m, "kv_by_chunk", false, &s->kv_by_chunk);
     if (!rc) {
         yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
         if (!src || !ffn_y_text(src))
