@@ -24,20 +24,22 @@ import sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 args = sys.argv[1:]
-only, extra = None, []
-if "--rows" in args:
-    i = args.index("--rows")
-    only = set(args[i + 1].split(","))
+
+
+def take(flag):
+    """The value given after `flag` (None when absent), both taken out of args."""
+    if flag not in args:
+        return None
+    i = args.index(flag)
+    value = args[i + 1]
     del args[i:i + 2]
-doc = None
-if "--doc" in args:
-    i = args.index("--doc")
-    doc = args[i + 1]
-    del args[i:i + 2]
-if "--serve-args" in args:
-    i = args.index("--serve-args")
-    extra = args[i + 1].split()
-    del args[i:i + 2]
+    return value
+
+
+only = take("--rows")
+only = set(only.split(",")) if only else None
+doc = take("--doc")
+extra = (take("--serve-args") or "").split()
 build = args[0] if args else "build"
 binary = os.path.join(root, build, "cli", "ffnroof")
 if not os.access(binary, os.X_OK):

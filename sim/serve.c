@@ -161,11 +161,17 @@ static void add_decodes(req *rq, const uint32_t *run, size_t n_run, uint64_t q, 
     b->logits = b->decode_seqs;
 }
 
+/* The prompt chunk request x gets of what the budget leaves. */
+static uint64_t chunk_of(const req *x, uint64_t budget)
+{
+    const uint64_t left = x->ctx0 - x->prefilled;
+    return left < budget ? left : budget;
+}
+
 /* Give request x a prompt chunk of what the budget leaves; counts it in b. */
 static void take_chunk(req *x, uint64_t *budget, ffn_serve_batch *b)
 {
-    const uint64_t left = x->ctx0 - x->prefilled;
-    const uint64_t ch = left < *budget ? left : *budget;
+    const uint64_t ch = chunk_of(x, *budget);
     x->chunk = (uint32_t)ch;
     b->prefill_seqs++;
     b->prefill_tokens += ch;
@@ -299,9 +305,9 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             if (by_chunk) {
                 /* the chunk's pages, found by preempting the newest sequences; when none newer
                  * is left the prompt itself waits, preempted (vLLM's V1 scheduler) */
-                const uint64_t left = x->ctx0 - x->prefilled, ch = left < budget ? left : budget;
                 const double extra =
-                    (double)pages(x->prefilled + ch, sc->page_tokens) - (double)x->kv;
+                    (double)pages(x->prefilled + chunk_of(x, budget), sc->page_tokens) -
+                    (double)x->kv;
                 while (extra > kv_free && n_run > i + 1) {
                     preempt_newest(&ss, q, sc->page_tokens, &b, &budget, r);
                     preempting = true;
@@ -328,8 +334,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             }
             const double rest = (double)x->osl - x->generated;
             /* by chunk: the first chunk's pages (what the budget leaves of the prompt) */
-            const uint64_t first = x->ctx0 < budget ? x->ctx0 : budget;
-            const uint64_t hold = by_chunk ? pages(first, sc->page_tokens)
+            const uint64_t hold = by_chunk ? pages(chunk_of(x, budget), sc->page_tokens)
                                   : grow   ? pages(x->ctx0, sc->page_tokens)
                                            : pages((uint64_t)x->isl + x->osl, sc->page_tokens);
             if ((double)hold + (grow ? need + claim + share * rest : 0) > kv_free) {
