@@ -46,6 +46,10 @@ static void usage(FILE *fp)
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_PROMPT, FFN_O_OUTPUT, 0});
     fputs("  --spread S            lengths drawn uniformly in N x [1 - S, 1 + S], as vLLM's\n"
           "                        random dataset's range ratio (default: 0, fixed; 0-0.99)\n"
+          "  --lengths L           uniform (as --spread says) or sharegpt: long-tailed, as\n"
+          "                        ShareGPT benchmarks sample them (exponential laws of\n"
+          "                        the two means, prompts <= 1024 tokens, requests <= 2048;\n"
+          "                        default: uniform)\n"
           "  --concurrency LIST    closed loop: clients, each sending its next request when\n"
           "                        the last finished (e.g. 64 or 1-256:x2; default: 1-4096:x2;\n"
           "                        at most 32 values of 1-1000000)\n"
@@ -68,6 +72,9 @@ static void usage(FILE *fp)
           "                        the engine's)\n"
           "  --seq-overhead T      ... and per running sequence of a step, e.g. 20us\n"
           "                        (default: the engine's)\n"
+          "  --flop-overhead X     ... and X times the step's linear-layer FLOPs at the\n"
+          "                        device's dense peak, as GEMMs run in serving beyond\n"
+          "                        kernels timed alone; 0 = none (default: the engine's)\n"
           "  --reserve-output F    the share of a request's output the KV cache holds when\n"
           "                        it enters: 1 = all of it, never preempted (TensorRT-LLM),\n"
           "                        0 = none, the newest preempted when full (vLLM), in\n"
@@ -147,6 +154,7 @@ int ffn_cmd_serve(int argc, char **argv)
                                  FFN_O_PROMPT,
                                  FFN_O_OUTPUT,
                                  FFN_O_SPREAD,
+                                 FFN_O_LENGTHS,
                                  FFN_O_CONCURRENCY,
                                  FFN_O_RATE,
                                  FFN_O_OFFLINE,
@@ -158,6 +166,7 @@ int ffn_cmd_serve(int argc, char **argv)
                                  FFN_O_KV_PAGE,
                                  FFN_O_STEP_OVERHEAD,
                                  FFN_O_SEQ_OVERHEAD,
+                                 FFN_O_FLOP_OVERHEAD,
                                  FFN_O_RESERVE_OUTPUT,
                                  FFN_O_PREFILL_APART,
                                  FFN_O_SEQ,
@@ -201,7 +210,7 @@ int ffn_cmd_serve(int argc, char **argv)
     ffn_serve_opts_default(&so);
     ffn_format fmt = FFN_FMT_TABLE;
     uint64_t max_devices = 8, mbt = 0, mseqs = 0, page = 0, requests = 0, seed = 1;
-    double spread = 0, rate = 0, user_tps = 0;
+    double spread = 0, rate = 0, user_tps = 0, flop_overhead = NAN, reserve_output = NAN;
     static uint64_t conc[MAX_CONC];
     size_t n_conc = 0;
     ffn_serve_pair *pairs = NULL;
@@ -221,6 +230,7 @@ int ffn_cmd_serve(int argc, char **argv)
         if (ss->max_devices) max_devices = ss->max_devices;
         user_tps = ss->user_tokens_per_s;
         spread = ss->spread;
+        so.sharegpt_lengths = ss->sharegpt_lengths;
         for (size_t i = 0; i < ss->n_concurrency && i < MAX_CONC; i++)
             conc[n_conc++] = ss->concurrency[i];
         so.spec_tokens = ss->spec_tokens;
@@ -236,6 +246,8 @@ int ffn_cmd_serve(int argc, char **argv)
     ffn_cli_bind_word(&late, FFN_O_GROUP, &group);
     ffn_cli_bind_word(&late, FFN_O_OUTPUT, &po->output);
     ffn_cli_bind_double(&late, FFN_O_SPREAD, 0, 0.99, &spread);
+    ffn_cli_bind_double(&late, FFN_O_FLOP_OVERHEAD, 0, 10, &flop_overhead);
+    ffn_cli_bind_double(&late, FFN_O_RESERVE_OUTPUT, 0, 1, &reserve_output);
     ffn_cli_bind_double(&late, FFN_O_RATE, 1e-6, 1e9, &rate);
     ffn_cli_bind_u64(&late, FFN_O_REQUESTS, 10, 1000000, &requests);
     ffn_cli_bind_word(&late, FFN_O_SEED, &seed);
@@ -296,16 +308,19 @@ int ffn_cmd_serve(int argc, char **argv)
     if (V(FFN_O_STEP_OVERHEAD) &&
         (rc = time_opt("--step-overhead", V(FFN_O_STEP_OVERHEAD), 0.0, &overhead)))
         goto out;
-    double reserve_output = NAN;
-    if (V(FFN_O_RESERVE_OUTPUT)) {
-        char *end = NULL;
-        reserve_output = strtod(V(FFN_O_RESERVE_OUTPUT), &end);
-        if (!end || end == V(FFN_O_RESERVE_OUTPUT) || *end || !(reserve_output >= 0) ||
-            !(reserve_output <= 1)) {
-            rc = ffn_cli_usage(CMD, "--reserve-output needs a share in [0, 1], e.g. 0.5; got '%s'",
-                               V(FFN_O_RESERVE_OUTPUT));
+    if (V(FFN_O_LENGTHS)) {
+        if (!strcmp(V(FFN_O_LENGTHS), "sharegpt")) {
+            so.sharegpt_lengths = true;
+        } else if (strcmp(V(FFN_O_LENGTHS), "uniform")) {
+            rc = ffn_cli_usage(CMD, "--lengths needs uniform or sharegpt; got '%s'",
+                               V(FFN_O_LENGTHS));
             goto out;
         }
+    }
+    if (so.sharegpt_lengths && spread > 0) {
+        rc = ffn_cli_usage(CMD, "--lengths sharegpt draws lengths by its own law: no --spread "
+                                "with it");
+        goto out;
     }
     int prefill_apart = -1;
     if (V(FFN_O_PREFILL_APART)) {
@@ -322,6 +337,18 @@ int ffn_cmd_serve(int argc, char **argv)
     so.isl = po->prompt;
     so.osl = po->output;
     so.isl_spread = so.osl_spread = spread;
+    if (so.sharegpt_lengths &&
+        ((double)so.isl >= 0.45 * FFN_SHAREGPT_MAX_PROMPT ||
+         (double)so.osl >= 0.45 * (FFN_SHAREGPT_MAX_TOTAL - (double)so.isl))) {
+        rc = ffn_cli_usage(CMD,
+                           "--lengths sharegpt keeps prompts to %d tokens and requests to %d "
+                           "(the benchmarks' sampling): give a --prompt below %.0f and an "
+                           "--output below %.0f",
+                           FFN_SHAREGPT_MAX_PROMPT, FFN_SHAREGPT_MAX_TOTAL,
+                           ceil(0.45 * FFN_SHAREGPT_MAX_PROMPT),
+                           ceil(0.45 * (FFN_SHAREGPT_MAX_TOTAL - fmin((double)so.isl, 1024.0))));
+        goto out;
+    }
     so.requests = requests;
     so.seed = seed;
 
@@ -337,8 +364,10 @@ int ffn_cmd_serve(int argc, char **argv)
                                            po->wdtype, po->adtype)))
             goto out;
     if ((rc = ffn_cli_check_context(CMD, models, sc.n_models,
-                                    floor((double)so.isl * (1 + so.isl_spread)) +
-                                        floor((double)so.osl * (1 + so.osl_spread)))))
+                                    so.sharegpt_lengths
+                                        ? FFN_SHAREGPT_MAX_TOTAL
+                                        : floor((double)so.isl * (1 + so.isl_spread)) +
+                                              floor((double)so.osl * (1 + so.osl_spread)))))
         goto out;
     ffn_engine_profile prof;
     if ((rc = ffn_cli_engine_profile(CMD, ffn_cli_engine_in_force(), &prof))) goto out;
@@ -378,6 +407,7 @@ int ffn_cmd_serve(int argc, char **argv)
             if (page) q->sched.page_tokens = page;
             if (!isnan(overhead)) q->sched.step_overhead_s = overhead;
             if (!isnan(seq_overhead)) q->sched.seq_overhead_s = seq_overhead;
+            if (!isnan(flop_overhead)) q->sched.flop_overhead = flop_overhead;
             if (!isnan(reserve_output)) { /* a fixed share: no decay */
                 q->sched.reserve_output = q->sched.reserve_output_min = reserve_output;
                 q->sched.reserve_decay_steps = 0;

@@ -17,9 +17,13 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
         const ffn_serve_pair *q = &p[i];
         double p10, p90;
         bool def = ffn_hw_unc_range_dt(q->hw, q->wdtype, &p10, &p90);
-        char seqo[48] = "";
+        char seqo[112] = "";
+        int n = 0;
         if (q->sched.seq_overhead_s > 0)
-            snprintf(seqo, sizeof seqo, " + %.3g us a sequence", 1e6 * q->sched.seq_overhead_s);
+            n = snprintf(seqo, sizeof seqo, " + %.3g us a sequence", 1e6 * q->sched.seq_overhead_s);
+        if (q->sched.flop_overhead > 0 && n >= 0 && (size_t)n < sizeof seqo)
+            snprintf(seqo + n, sizeof seqo - (size_t)n, ", GEMMs + %.3g x their FLOPs at peak",
+                     q->sched.flop_overhead);
         /* how a request enters the KV cache (docs/plan.md "Admission") */
         char admit[128];
         const ffn_engine_sched *s = &q->sched;
@@ -76,8 +80,10 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
                 : o->mode == FFN_SERVE_OFFLINE ? "offline"
                                                : "closed-loop clients",
                 (unsigned long long)o->isl, (unsigned long long)o->osl,
-                o->isl_spread > 0 ? " (drawn)" : "", p10, p90,
-                def ? "the stated default range" : "the device's fitted p10/p90");
+                o->sharegpt_lengths ? " (drawn as ShareGPT's)"
+                : o->isl_spread > 0 ? " (drawn)"
+                                    : "",
+                p10, p90, def ? "the stated default range" : "the device's fitted p10/p90");
         fprintf(fp, "  %-3s %-16s %4s %7s %9s %9s %8s %8s %22s %8s %7s %6s %7s %-15s\n", "",
                 "layout", "dev",
                 o->mode == FFN_SERVE_RATE      ? "req/s"

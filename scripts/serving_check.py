@@ -55,8 +55,8 @@ def run(r):
     cmd = [binary, "serve", "--model", r["model"], "--hw", r["hw"], "--engine", r["engine"],
            "--tp", r["tp"], "--dp", r["dp"], "--ep", r["ep"], "--wdtype", r["wdtype"],
            "--adtype", r["adtype"], "--kv-dtype", r["kv_dtype"], "--prompt", r["isl"],
-           "--output", r["osl"], "--spread", r["spread"], "--requests", r["requests"],
-           "--max-devices", "64", "--format", "json"]
+           "--output", r["osl"], "--requests", r["requests"], "--max-devices", "64", "--format", "json"]
+    cmd += ["--lengths", "sharegpt"] if r["spread"] == "sharegpt" else ["--spread", r["spread"]]
     cmd += (["--rate", r["value"]] if r["mode"] == "rate" else
             ["--concurrency", r["value"]] if r["mode"] == "concurrency" else ["--offline"])
     if r["max_seqs"]:
@@ -100,7 +100,7 @@ for r in rows:
     parts += [f"DP{r['dp']}"] if r["dp"] != "1" else []
     parts += [f"EP{r['ep']}"] if r["ep"] != "1" else []
     lay = "/".join(parts)
-    load = (f"{r['isl']}/{r['osl']}" + (" ShareGPT" if r["spread"] == "0.9" else
+    load = (f"{r['isl']}/{r['osl']}" + (" ShareGPT" if r["spread"] == "sharegpt" else
                                           f" x[{1 - float(r['spread']):g}, {1 + float(r['spread']):g}]"
                                           if r["spread"] != "0" else "") +
             (f", {r['value']} req/s" if r["mode"] == "rate" else

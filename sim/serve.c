@@ -68,6 +68,39 @@ static uint32_t draw_len(ffn_rng *g, uint64_t mean, double spread)
     return (uint32_t)v;
 }
 
+/* Whole-token lengths v = 1 + floor(X), X exponential of scale m, kept to v <= c: q = e^(-1/m)
+ * and P(v = k) = q^(k-1) (1 - q) / (1 - q^c), whose mean is 1/(1 - q) - c q^c / (1 - q^c). */
+static double trunc_geo_mean(double m, double c)
+{
+    const double q = exp(-1.0 / m), qc = pow(q, c);
+    return 1.0 / (1.0 - q) - c * qc / (1.0 - qc);
+}
+
+/* the scale whose lengths kept to c have the mean asked for (which must be below (c + 1) / 2,
+ * the mean of a flat law on 1..c) */
+static double trunc_geo_scale(double mean, double c)
+{
+    double lo = 1e-3, hi = 1e3 * c;
+    for (int i = 0; i < 200; i++) {
+        const double mid = sqrt(lo * hi);
+        if (trunc_geo_mean(mid, c) < mean)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return sqrt(lo * hi);
+}
+
+/* one length of that law, by inversion */
+static uint32_t draw_trunc_geo(ffn_rng *g, double m, double c)
+{
+    const double q = exp(-1.0 / m), qc = pow(q, c);
+    double k = 1.0 + floor(log(1.0 - ffn_rng_unif(g) * (1.0 - qc)) / log(q));
+    if (k < 1) k = 1;
+    if (k > c) k = c;
+    return (uint32_t)k;
+}
+
 static uint64_t pages(uint64_t tokens, uint64_t page)
 {
     return page > 1 ? (tokens + page - 1) / page * page : tokens;
@@ -98,8 +131,21 @@ static int check_opts(const ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_diag 
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "a token budget of %llu cannot hold one decode step of %llu tokens",
                             (unsigned long long)o->sched.max_batched_tokens, (unsigned long long)q);
-    const double hi_isl = floor((double)o->isl * (1 + o->isl_spread));
-    const double hi_osl = floor((double)o->osl * (1 + o->osl_spread));
+    if (o->sharegpt_lengths && (o->isl_spread > 0 || o->osl_spread > 0))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "ShareGPT-like lengths have their own law: no spread with them");
+    if (o->sharegpt_lengths && ((double)o->isl >= 0.45 * FFN_SHAREGPT_MAX_PROMPT ||
+                                (double)o->osl >= 0.45 * (FFN_SHAREGPT_MAX_TOTAL - (double)o->isl)))
+        return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
+                            "ShareGPT-like lengths keep prompts to %d tokens and requests to %d: "
+                            "means of at most %.0f and %.0f",
+                            FFN_SHAREGPT_MAX_PROMPT, FFN_SHAREGPT_MAX_TOTAL,
+                            ceil(0.45 * FFN_SHAREGPT_MAX_PROMPT) - 1,
+                            ceil(0.45 * (FFN_SHAREGPT_MAX_TOTAL - (double)o->isl)) - 1);
+    const double hi_isl =
+        o->sharegpt_lengths ? FFN_SHAREGPT_MAX_PROMPT : floor((double)o->isl * (1 + o->isl_spread));
+    const double hi_osl = o->sharegpt_lengths ? FFN_SHAREGPT_MAX_TOTAL - hi_isl
+                                              : floor((double)o->osl * (1 + o->osl_spread));
     const double need = (double)pages((uint64_t)(hi_isl + hi_osl), o->sched.page_tokens);
     if (!c->fits || need > c->kv_tokens)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
@@ -241,9 +287,23 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     ffn_rng g;
     ffn_rng_seed(&g, o->seed);
     double t_arr = 0;
+    /* ShareGPT-like: a prompt below its limit, then an output below the request's limit less
+     * the prompt; the output's scale is solved at the mean prompt's room */
+    const double sg_in = o->sharegpt_lengths
+                             ? trunc_geo_scale((double)o->isl, FFN_SHAREGPT_MAX_PROMPT)
+                             : 0,
+                 sg_out =
+                     o->sharegpt_lengths
+                         ? trunc_geo_scale((double)o->osl, FFN_SHAREGPT_MAX_TOTAL - (double)o->isl)
+                         : 0;
     for (uint64_t i = 0; i < N; i++) {
-        rq[i].isl = draw_len(&g, o->isl, o->isl_spread);
-        rq[i].osl = draw_len(&g, o->osl, o->osl_spread);
+        if (o->sharegpt_lengths) {
+            rq[i].isl = draw_trunc_geo(&g, sg_in, FFN_SHAREGPT_MAX_PROMPT);
+            rq[i].osl = draw_trunc_geo(&g, sg_out, FFN_SHAREGPT_MAX_TOTAL - (double)rq[i].isl);
+        } else {
+            rq[i].isl = draw_len(&g, o->isl, o->isl_spread);
+            rq[i].osl = draw_len(&g, o->osl, o->osl_spread);
+        }
         rq[i].ctx0 = rq[i].isl;
         rq[i].first = rq[i].done = NAN;
         if (o->mode == FFN_SERVE_RATE) {

@@ -180,7 +180,18 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
         o->sched.step_overhead_s + o->sched.seq_overhead_s * (double)seqs / (double)c->shape.dp;
     const double k = o->step_scale > 0 ? o->step_scale : 1.0;
     const double km = o->moe_scale > 0 ? o->moe_scale : k;
-    out->gemm_s = (out->gemm_s - c->moe_s[T]) * k + c->moe_s[T] * km;
+    /* the time that grows with the step's linear-layer FLOPs beyond the kernels timed alone:
+     * each device's share of 2 T (projections + active FFN weights), at the compute dtype's
+     * dense peak, times the engine's flop_overhead (docs/plan.md, "The engine step") */
+    double flop_s = 0;
+    if (o->sched.flop_overhead > 0) {
+        const double pk = hw->peak_flops[ffn_compute_dtype(hw, po->wdtype, po->adtype)];
+        const double F = 2.0 * (double)T * (double)(c->params.attention + c->params.ffn_active) /
+                         (double)(c->shape.tp * c->shape.dp * c->shape.pp);
+        if (pk > 0) flop_s = o->sched.flop_overhead * F / pk;
+    }
+    out->flop_s = flop_s * k;
+    out->gemm_s = (out->gemm_s - c->moe_s[T]) * k + c->moe_s[T] * km + out->flop_s;
     out->comm_s *= k;
     out->attn_s *= k;
     out->lm_head_s *= k;

@@ -152,6 +152,15 @@ Test(cli_serve, engines_bring_their_schedulers)
                  0, "%s", cli_slurp(err_path));
     cr_expect(strstr(cli_slurp(out_path), "the prompt and 0.25 of the output held"), "%s",
               cli_slurp(out_path));
+    /* the serving terms and the ShareGPT-like lengths, said in the header */
+    cr_assert_eq(run("serve --model llama3-8b --hw h100-sxm --tp 1 --concurrency 4 "
+                     "--seq-overhead 20us --flop-overhead 0.5 --prompt 200 --output 200 "
+                     "--lengths sharegpt"),
+                 0, "%s", cli_slurp(err_path));
+    cr_expect(
+        strstr(cli_slurp(out_path), "+ 20 us a sequence, GEMMs + 0.5 x their FLOPs at peak") &&
+            strstr(cli_slurp(out_path), "(drawn as ShareGPT's)"),
+        "%s", cli_slurp(out_path));
 }
 
 Test(cli_serve, bad_input_is_one_line_and_exit_2)
@@ -167,6 +176,11 @@ Test(cli_serve, bad_input_is_one_line_and_exit_2)
         {"serve --model llama3-8b --hw h100-sxm --step-overhead 3s", "--step-overhead"},
         {"serve --model llama3-8b --hw h100-sxm --reserve-output 1.5", "--reserve-output"},
         {"serve --model llama3-8b --hw h100-sxm --prefill-apart maybe", "--prefill-apart"},
+        {"serve --model llama3-8b --hw h100-sxm --flop-overhead -1", "--flop-overhead"},
+        {"serve --model llama3-8b --hw h100-sxm --lengths zipf", "--lengths"},
+        {"serve --model llama3-8b --hw h100-sxm --lengths sharegpt --spread 0.5", "--spread"},
+        {"serve --model llama3-8b --hw h100-sxm --lengths sharegpt --prompt 600 --output 200",
+         "give a --prompt below 461"},
         {"serve --model llama3-8b --hw h100-sxm --price h100=2", "--price"},
         {"serve --model nope --hw h100-sxm", "nope"},
         {"serve --model llama3-8b --hw h100-sxm --prompt 8000 --output 500",
@@ -210,24 +224,27 @@ Test(cli_serve, shipped_scenario_answers_cheapest_at_20_tokens_per_user)
 
 Test(cli_serve, a_bad_serve_block_is_refused_at_its_line)
 {
+    /* each a scenario's serve block, the line:col of its fault and the word that names it */
+    static const struct {
+        const char *serve, *at, *says;
+    } bad[] = {
+        {"  engine: vllm\n  spec_tokens: 1\n  spec_accept: 2.5\n", ":7:", "spec_accept"},
+        {"  engine: tgi\n", ":5:", "engine"},
+        {"  spread: 0.5\n  lengths: sharegpt\n", ":6:", "spread"},
+        {"  lengths: zipf\n", ":5:", "lengths"},
+    };
     char path[256], args[400];
     snprintf(path, sizeof path, "/tmp/ffnroof-serve-%d.yaml", (int)getpid());
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("name: x\nmodel: llama3-8b\nhw: h100-sxm\nserve:\n  engine: vllm\n"
-          "  spec_tokens: 1\n  spec_accept: 2.5\n",
-          f);
-    fclose(f);
     snprintf(args, sizeof args, "serve --scenario %s", path);
-    cr_expect_eq(run(args), 2);
-    const char *e = cli_slurp(err_path);
-    cr_expect(strstr(e, ":7:") && strstr(e, "spec_accept"), "%s", e);
-    f = fopen(path, "w");
-    fputs("name: x\nmodel: llama3-8b\nhw: h100-sxm\nserve:\n  engine: tgi\n", f);
-    fclose(f);
-    cr_expect_eq(run(args), 2);
-    e = cli_slurp(err_path);
-    cr_expect(strstr(e, ":5:") && strstr(e, "engine"), "%s", e);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "name: x\nmodel: llama3-8b\nhw: h100-sxm\nserve:\n%s", bad[i].serve);
+        fclose(f);
+        cr_expect_eq(run(args), 2, "%s", bad[i].serve);
+        const char *e = cli_slurp(err_path);
+        cr_expect(strstr(e, bad[i].at) && strstr(e, bad[i].says), "%s: %s", bad[i].serve, e);
+    }
     unlink(path);
 }
 

@@ -34,6 +34,7 @@ typedef struct ffn_sc_serve {
     size_t n_concurrency;     /* 0: the command's default sweep */
     double user_tokens_per_s; /* the interactivity to pick at; 0 = none */
     double spread;            /* length spread, [0, 1) */
+    bool sharegpt_lengths;    /* lengths: sharegpt (ffn_serve_opts.sharegpt_lengths) */
     uint32_t spec_tokens;     /* speculative decoding: draft tokens, 0 = off */
     double spec_accept;       /* tokens a step with them */
     uint64_t max_devices;     /* devices per replica; 0 = the command's default */

@@ -38,16 +38,28 @@ typedef enum ffn_serve_mode {
 
 const char *ffn_serve_mode_name(ffn_serve_mode m);
 
+/* ShareGPT's sampling limits in vLLM's and SGLang's serving benchmarks (sample_sharegpt_requests:
+ * a prompt of more than 1024 tokens, or a prompt and output of more than 2048, is dropped) */
+#define FFN_SHAREGPT_MAX_PROMPT 1024
+#define FFN_SHAREGPT_MAX_TOTAL 2048
+
 /* A workload and the replica that serves it. */
 typedef struct ffn_serve_opts {
     ffn_plan_shape shape;   /* the replica's layout */
     ffn_engine_sched sched; /* the engine's defaults (ffn_engine_load), overridable */
     ffn_serve_mode mode;
-    double concurrency;   /* FFN_SERVE_CONCURRENCY: clients, >= 1 */
-    double rate;          /* FFN_SERVE_RATE: requests/s, > 0 */
-    uint64_t isl, osl;    /* mean input and output tokens per request, >= 1 */
-    double isl_spread;    /* lengths drawn uniformly in mean x [1 - s, 1 + s] (vLLM's random */
-    double osl_spread;    /* dataset's range ratio); 0 = fixed, [0, 1) */
+    double concurrency; /* FFN_SERVE_CONCURRENCY: clients, >= 1 */
+    double rate;        /* FFN_SERVE_RATE: requests/s, > 0 */
+    uint64_t isl, osl;  /* mean input and output tokens per request, >= 1 */
+    double isl_spread;  /* lengths drawn uniformly in mean x [1 - s, 1 + s] (vLLM's random */
+    double osl_spread;  /* dataset's range ratio); 0 = fixed, [0, 1) */
+    /* lengths drawn as the ShareGPT benchmarks' samples are (no spread then): each an
+     * exponential law of mean isl or osl in whole tokens (the law of greatest entropy for a
+     * positive length of a known mean: the sources give means alone), the prompt kept to
+     * FFN_SHAREGPT_MAX_PROMPT tokens and the request to FFN_SHAREGPT_MAX_TOTAL, the limits vLLM's
+     * and SGLang's sample_sharegpt_requests drop longer pairs at; each law's scale solved so
+     * that its truncated mean is the one asked for */
+    bool sharegpt_lengths;
     uint64_t requests;    /* requests simulated; 0 = as many as a steady state needs */
     uint64_t seed;        /* of the lengths and arrivals */
     uint32_t spec_tokens; /* speculative decoding / MTP: draft tokens per step, 0 = off */
@@ -81,6 +93,7 @@ typedef struct ffn_serve_step {
     double overhead_s; /* the engine's per-step overhead */
     double step_s;     /* the sum, x step_scale */
     double comm_s;     /* of gemm_s: collectives and hops */
+    double flop_s;     /* of gemm_s: the engine's flop_overhead term */
 } ffn_serve_step;
 
 /* A cache of the token-count parts of a step for one model, device, layout and dtype set: they

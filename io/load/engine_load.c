@@ -160,6 +160,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
                                        "page",
                                        "step_overhead",
                                        "seq_overhead",
+                                       "flop_overhead",
                                        "reserve_output",
                                        "reserve_output_min",
                                        "reserve_decay_steps",
@@ -185,6 +186,8 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
         rc = ffn_y_num(y, m, "step_overhead", true, FFN_UNIT_TIME, 0.0, 1.0, &s->step_overhead_s);
     if (!rc)
         rc = ffn_y_num(y, m, "seq_overhead", false, FFN_UNIT_TIME, 0.0, 1e-2, &s->seq_overhead_s);
+    if (!rc)
+        rc = ffn_y_num(y, m, "flop_overhead", false, FFN_UNIT_NONE, 0.0, 10.0, &s->flop_overhead);
     s->reserve_output = 1.0;
     s->reserve_output_min = NAN;
     if (!rc)

@@ -394,12 +394,14 @@ int ffn_scenario_sweep_defaults(ffn_scenario *sc)
     return 0;
 }
 
-/* serve: {engine, concurrency, user_tokens_per_s, spread, spec_tokens, spec_accept,
+/* serve: {engine, concurrency, user_tokens_per_s, spread, lengths, spec_tokens, spec_accept,
  * max_devices} for `ffnroof serve`. */
 static int load_serve(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
 {
-    static const char *const keys[] = {"engine",      "concurrency", "user_tokens_per_s", "spread",
-                                       "spec_tokens", "spec_accept", "max_devices",       NULL};
+    static const char *const keys[] = {"engine",      "concurrency", "user_tokens_per_s",
+                                       "spread",      "lengths",     "spec_tokens",
+                                       "spec_accept", "max_devices", NULL};
+    static const char *const lengths[] = {"uniform", "sharegpt", NULL};
     static const char *const engines[] = {"vllm", "sglang", "trtllm", NULL};
     yaml_node_t *m;
     int rc = sub_map(y, root, "serve", keys, &m);
@@ -416,6 +418,12 @@ static int load_serve(ffn_ydoc *y, yaml_node_t *root, ffn_scenario *sc)
         rc = ffn_y_num(y, m, "user_tokens_per_s", false, FFN_UNIT_NONE, 1e-6, 1e9,
                        &s->user_tokens_per_s);
     if (!rc) rc = ffn_y_num(y, m, "spread", false, FFN_UNIT_NONE, 0.0, 0.99, &s->spread);
+    int l = -1;
+    if (!rc) rc = ffn_y_enum(y, m, "lengths", false, lengths, &l);
+    s->sharegpt_lengths = l == 1;
+    if (!rc && s->sharegpt_lengths && s->spread > 0)
+        rc = ffn_y_error(y, ffn_y_get(y, m, "lengths", NULL), FFN_ERANGE,
+                         "'lengths: sharegpt' draws lengths by its own law: no 'spread' with it");
     uint64_t k = 0;
     if (!rc) rc = ffn_y_u64(y, m, "spec_tokens", false, 1, 16, &k);
     s->spec_tokens = (uint32_t)k;
