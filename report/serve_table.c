@@ -22,7 +22,7 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
         if (q->sched.seq_overhead_s > 0)
             n = snprintf(seqo, sizeof seqo, " + %.3g us a sequence", 1e6 * q->sched.seq_overhead_s);
         if (q->sched.flop_overhead > 0 && n >= 0 && (size_t)n < sizeof seqo)
-            snprintf(seqo + n, sizeof seqo - (size_t)n, ", GEMMs + %.3g x their FLOPs at peak",
+            snprintf(seqo + n, sizeof seqo - (size_t)n, ", GEMMs + %.3g x their compute time",
                      q->sched.flop_overhead);
         /* how a request enters the KV cache (docs/plan.md "Admission") */
         char admit[128];

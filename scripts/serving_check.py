@@ -3,9 +3,10 @@
 serving_runs.tsv; docs/validation.md "Serving end to end"). For each run: the same model,
 device, engine, layout, dtypes, lengths and load, simulated; the published throughput (output
 or total tokens/s) and median TPOT against the prediction, with the prediction's range.
-Prints a Markdown table and the summary, the check rows apart from the seven the engines'
-per-sequence overhead was fitted to (the `role` column), and how often two devices that one source
-ran under the same engine, model and load come out in the measured order. Nothing is fitted here.
+Prints a Markdown table and the summary, the check rows apart from the ones the engines' two
+serving terms were fitted to (the `role` column; scripts/serving_fit.py), and how often two
+devices that one source ran under the same engine, model and load come out in the measured
+order. Nothing is fitted here.
 
     scripts/serving_check.py [BUILD_DIR] [--rows r01,r05,..] [--serve-args '--seq-overhead 20us']
                              [--doc docs/validation.md]

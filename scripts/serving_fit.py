@@ -33,7 +33,7 @@ def take(flag, default):
 
 
 seqs = [float(x) for x in take("--seq", "0,10,20,30,40,50,60,75,100,125,150").split(",")]
-flops = [float(x) for x in take("--flop", "0,0.25,0.5,0.75,1,1.25,1.5,2").split(",")]
+flops = [float(x) for x in take("--flop", "0,0.2,0.4,0.5,0.6,0.75,1,1.5").split(",")]
 build = args[0] if args else "build"
 fit = [r for r in csv.DictReader(
     (l for l in open(os.path.join(root, "data/validation/serving_runs.tsv")) if not l.startswith("#")),

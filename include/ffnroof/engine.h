@@ -44,10 +44,10 @@ typedef struct ffn_engine_sched {
     double seq_overhead_s;       /* ... and per running sequence of the step (the host's work
                                     grows with the batch); 0 = none */
     double flop_overhead;        /* the step's linear-layer FLOPs (projections and FFN, each
-                                    token's active weights) at the device's dense peak of the
-                                    compute dtype, times this, added to the step's GEMMs: the
-                                    time that grows with the tokens' FLOPs in serving beyond
-                                    the kernels timed alone; 0 = none */
+                                    token's active weights) at the rate of the device's large
+                                    GEMMs in the compute dtype, times this, added to the step's
+                                    GEMMs: the time that grows with the tokens' FLOPs in
+                                    serving beyond the kernels timed alone; 0 = none */
     /* How a request enters the KV cache (docs/plan.md "Admission"). kv_grow false: its prompt
      * and whole output are held from the start and nothing is ever preempted (TensorRT-LLM's
      * GUARANTEED_NO_EVICT). kv_grow true: the prompt and a share of the output are held, the
