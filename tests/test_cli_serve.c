@@ -160,6 +160,10 @@ Test(cli_serve, engines_bring_their_schedulers)
     cr_expect(strstr(cli_slurp(out_path), "+ 20 us a sequence, GEMMs + 0.5 x their compute time") &&
                   strstr(cli_slurp(out_path), "(drawn as ShareGPT's)"),
               "%s", cli_slurp(out_path));
+    cr_assert_eq(run("serve --model llama3-8b --hw h100-sxm --tp 1 --concurrency 4 --prompt 200 "
+                     "--output 200 --lengths sharegpt --format json"),
+                 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "\"lengths\":\"sharegpt\""), "%s", cli_slurp(out_path));
 }
 
 Test(cli_serve, bad_input_is_one_line_and_exit_2)

@@ -107,6 +107,11 @@ int ffn_serve_write_json(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pair
             ffn_json_num(&j, "drive", drive(o, pt));
             ffn_json_u64(&j, "prompt", o->isl);
             ffn_json_u64(&j, "output", o->osl);
+            ffn_json_str(&j, "lengths",
+                         o->sharegpt_lengths ? "sharegpt"
+                         : o->isl_spread > 0 ? "uniform"
+                                             : "fixed");
+            ffn_json_num(&j, "spread", o->isl_spread);
             ffn_json_bool(&j, "stable", r->stable);
             ffn_json_num(&j, "queue_growth", r->queue_growth);
             quantiles(&j, "ttft_s", r->ttft_p50_s, r->ttft_p90_s, r->ttft_mean_s, pt->ttft_lo_s,
