@@ -16,7 +16,8 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
     for (size_t i = 0; i < np; i++) {
         const ffn_serve_pair *q = &p[i];
         double p10, p90;
-        bool def = ffn_hw_unc_range_dt(q->hw, q->wdtype, &p10, &p90);
+        bool def = ffn_serve_range(q->hw, q->wdtype, &q->sched, &p10, &p90);
+        const bool srv = q->sched.range_p10 > 0 && q->sched.range_p90 > q->sched.range_p10;
         char seqo[112] = "";
         int n = 0;
         if (q->sched.seq_overhead_s > 0)
@@ -83,7 +84,11 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
                 o->sharegpt_lengths ? " (drawn as ShareGPT's)"
                 : o->isl_spread > 0 ? " (drawn)"
                                     : "",
-                p10, p90, def ? "the stated default range" : "the device's fitted p10/p90");
+                p10, p90,
+                def   ? (srv ? "the stated default and the serving fit's p10/p90"
+                             : "the stated default range")
+                : srv ? "the device's and the serving fit's p10/p90"
+                      : "the device's fitted p10/p90");
         fprintf(fp, "  %-3s %-16s %4s %7s %9s %9s %8s %8s %22s %8s %7s %6s %7s %-15s\n", "",
                 "layout", "dev",
                 o->mode == FFN_SERVE_RATE      ? "req/s"

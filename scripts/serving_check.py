@@ -91,6 +91,7 @@ out("| run | engine | model | device | layout | workload | measured | predicted 
     "pred/meas | TPOT measured | TPOT predicted | pred/meas |")
 out("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
 tput, tpot = {"fit": [], "check": []}, {"fit": [], "check": []}
+inside = {"fit": [], "check": []}  # the measured throughput within the printed range
 ranked = []  # (workload key, device, metric, measured, predicted) for the device pairs
 for r in rows:
     j, cmd, err = run(r)
@@ -125,6 +126,7 @@ for r in rows:
     if meas:
         q = pred / meas
         tput[r["role"]].append(abs(q - 1))
+        inside[r["role"]].append(lo <= meas <= hi)
         cells = [f"{meas:.0f} {r['metric']}", f"{pred:.0f} ({lo:.0f}-{hi:.0f})", pct(q - 1)]
         ranked.append((key(r), r["hw"], "throughput", meas, pred))
     t_cells = ["", "", ""]
@@ -151,6 +153,9 @@ def summary(name, v):
 
 out()
 summary("throughput, check rows", tput["check"])
+for role in ("check", "fit"):
+    out(f"- throughput inside the printed range, {role} rows: {sum(inside[role])} of "
+        f"{len(inside[role])}")
 summary("median TPOT, check rows", tpot["check"])
 summary("throughput, fit rows", tput["fit"])
 summary("median TPOT, fit rows", tpot["fit"])
@@ -205,6 +210,8 @@ expect = [
     f"{cell(tpot['fit'])} |",
     f"| all | {cell(t_all)} | {cell(p_all)} |",
 ]
+expect += [f"inside the printed range for {sum(inside['check'])} of {len(inside['check'])} check "
+           f"rows and {sum(inside['fit'])} of {len(inside['fit'])} fit rows"]
 if all(order[k][1] for k in order):
     expect.append(f"in {order['throughput'][0]} of {order['throughput'][1]} (throughput) and "
                   f"{order['TPOT'][0]} of {order['TPOT'][1]} (TPOT)")

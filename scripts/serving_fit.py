@@ -5,7 +5,8 @@ data/validation/serving_runs.tsv (docs/validation.md, "Serving end to end"): eve
 is simulated with scripts/serving_check.py, and the pair with the smallest mean |ln(pred/meas)|
 over the fit rows' throughputs and TPOTs together is the fit (a mean, which weighs every row,
 rather than the median, which the grid's neighbours tie on to a point). Prints the grid's table,
-best first, with the median and p90 of |pred/meas - 1|, then a leave-one-source-out check: the
+best first, with the median and p90 of |pred/meas - 1|, the best pair's p10 and p90 of measured /
+predicted step time (the scheduler's `range`), then a leave-one-source-out check: the
 fit on the other sources' rows, and how it and the whole fit predict the source left out.
 Nothing is written: the chosen values go into engines.yaml by hand, with this command's output
 cited.
@@ -45,7 +46,7 @@ source = {r["id"]: r["source"] for r in fit}
 
 
 def errors(seq_us, flop):
-    """signed pred/meas - 1 of each fit row's throughput and TPOT, by row"""
+    """signed pred/meas - 1 of each fit row's throughput and TPOT (None: not given), by row"""
     out = subprocess.run([sys.executable, os.path.join(root, "scripts/serving_check.py"), build,
                           "--rows", ",".join(rows), "--serve-args",
                           f"--seq-overhead {seq_us:g}us --flop-overhead {flop:g}"],
@@ -57,7 +58,8 @@ def errors(seq_us, flop):
         if not line.startswith("| r") or line.startswith("| run"):
             continue
         c = [x.strip() for x in line.split("|")]
-        e[c[1].split()[0]] = [float(v[:-1]) / 100 for v in (c[9], c[12]) if v.endswith("%")]
+        e[c[1].split()[0]] = tuple(float(v[:-1]) / 100 if v.endswith("%") else None
+                                   for v in (c[9], c[12]))
     return e
 
 
@@ -68,7 +70,7 @@ def p90(v):
 
 def score(e, ids):
     """mean |ln(pred/meas)|, median and p90 of |pred/meas - 1| over the rows ids"""
-    v = [x for i in ids for x in e[i]]
+    v = [x for i in ids for x in e[i] if x is not None]
     a = [abs(x) for x in v]
     return statistics.fmean(abs(math.log1p(x)) for x in v), statistics.median(a), p90(a), len(v)
 
@@ -81,6 +83,20 @@ print("|---:|---:|---:|---:|---:|")
 for (l, m, q, _), (s, f) in res:
     print(f"| {s:g} us | {f:g} | {l:.3f} | {100 * m:.1f}% | {100 * q:.1f}% |")
 best = res[0][1]
+# the fit's own spread, for engines.yaml's `range`: measured / predicted step time, a TPOT's
+# ratio as it is and a throughput's inverted (more tokens predicted: a shorter step)
+step = sorted([1 + t for t, _ in (grid[best][i] for i in rows) if t is not None] +
+              [1 / (1 + p) for _, p in (grid[best][i] for i in rows) if p is not None])
+
+
+def quantile(v, f):
+    x = f * (len(v) - 1)
+    i = int(x)
+    return v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (x - i)
+
+
+print(f"\nat {best[0]:g} us and {best[1]:g}: measured / predicted step time p10 "
+      f"{quantile(step, 0.1):.3f}, p90 {quantile(step, 0.9):.3f} (engines.yaml `range`)")
 print("\n| source left out | its rows | fit on the others | its median / p90 then | under the whole fit |")
 print("|---|---:|---|---:|---:|")
 for src in sorted(set(source.values())):

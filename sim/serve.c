@@ -640,6 +640,21 @@ out:
     return rc;
 }
 
+bool ffn_serve_range(const ffn_hw *hw, ffn_dtype wdtype, const ffn_engine_sched *s, double *p10,
+                     double *p90)
+{
+    const bool def = ffn_hw_unc_range_dt(hw, wdtype, p10, p90);
+    if (s->range_p10 > 0 && s->range_p90 > s->range_p10) {
+        /* two independent spreads about 1: their logarithms add in quadrature (a spread that
+         * does not straddle 1 is a shift as well: then the two multiply) */
+        const double a = log(*p10), b = log(s->range_p10), u = log(*p90), v = log(s->range_p90);
+        const bool about_one = a <= 0 && b <= 0 && u >= 0 && v >= 0;
+        *p10 = about_one ? exp(-sqrt(a * a + b * b)) : exp(a + b);
+        *p90 = about_one ? exp(sqrt(u * u + v * v)) : exp(u + v);
+    }
+    return def;
+}
+
 int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_point *pt,
                          ffn_diag *diag)
 {
@@ -647,7 +662,7 @@ int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_po
     pt->shape = c->shape;
     pt->concurrency = o->concurrency;
     double p10, p90;
-    (void)ffn_hw_unc_range_dt(c->hw, c->plan.wdtype, &p10, &p90);
+    ffn_serve_range(c->hw, c->plan.wdtype, &o->sched, &p10, &p90);
     ffn_serve_opts x = *o;
     x.step_scale = 1.0;
     x.moe_scale = 0;

@@ -516,6 +516,7 @@ Test(serve, engine_schedulers_as_shipped)
         cr_expect_gt(p.sched.step_overhead_s, 0);
         cr_expect_gt(p.sched.seq_overhead_s, 0);
         cr_expect_gt(p.sched.flop_overhead, 0);
+        cr_expect(p.sched.range_p10 < 1 && p.sched.range_p90 > 1);
     }
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_VLLM, &p, &d), 0);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "a100-sxm-80gb").max_batched_tokens, 2048);
@@ -589,4 +590,31 @@ Test(serve, bad_scheduler_blocks_are_refused_at_their_line)
                             &d),
                   0);
     cr_expect_eq(d.line, 8, "%d %s", d.line, d.msg);
+    cr_expect_neq(load_text("vllm:\n  source: x\n  scheduler:\n    max_batched_tokens: 8192\n"
+                            "    max_seqs: 256\n    page: 16\n    step_overhead: 1 ms\n"
+                            "    flop_overhead: 0.5\n    range: [1.3, 0.8]\n    source: y\n",
+                            &d),
+                  0);
+    cr_expect(strstr(d.msg, "range") && d.line == 9, "%d %s", d.line, d.msg);
+}
+
+/* serve's range: the device's spread and the serving fit's, their logarithms in quadrature; the
+ * device's alone without the fit's. */
+Test(serve, the_range_joins_the_device_and_the_serving_fit)
+{
+    load_hw("h100-sxm", &hw);
+    double d10, d90, p10, p90;
+    (void)ffn_hw_unc_range_dt(&hw, FFN_DT_BF16, &d10, &d90);
+    cr_assert(d10 < 1 && d90 > 1, "%g %g", d10, d90);
+    ffn_engine_sched s = {.set = true};
+    (void)ffn_serve_range(&hw, FFN_DT_BF16, &s, &p10, &p90);
+    cr_expect(p10 == d10 && p90 == d90);
+    s.range_p10 = 0.8;
+    s.range_p90 = 1.25;
+    (void)ffn_serve_range(&hw, FFN_DT_BF16, &s, &p10, &p90);
+    const double l10 = -sqrt(log(d10) * log(d10) + log(0.8) * log(0.8)),
+                 l90 = sqrt(log(d90) * log(d90) + log(1.25) * log(1.25));
+    cr_expect_lt(fabs(log(p10) - l10), 1e-12, "%g", p10);
+    cr_expect_lt(fabs(log(p90) - l90), 1e-12, "%g", p90);
+    cr_expect(p10 < fmin(d10, 0.8) && p90 > fmax(d90, 1.25));
 }

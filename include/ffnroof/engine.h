@@ -48,6 +48,9 @@ typedef struct ffn_engine_sched {
                                     GEMMs in the compute dtype, times this, added to the step's
                                     GEMMs: the time that grows with the tokens' FLOPs in
                                     serving beyond the kernels timed alone; 0 = none */
+    double range_p10, range_p90; /* the serving fit's own spread: p10 and p90 of measured /
+                                    predicted step time over the runs it was fitted to (0 =
+                                    none); serve's range joins it to the device's */
     /* How a request enters the KV cache (docs/plan.md "Admission"). kv_grow false: its prompt
      * and whole output are held from the start and nothing is ever preempted (TensorRT-LLM's
      * GUARANTEED_NO_EVICT). kv_grow true: the prompt and a share of the output are held, the

@@ -189,6 +189,13 @@ typedef struct ffn_serve_point {
 } ffn_serve_point;
 
 /* Run o on c at the predicted step times and at p10 and p90 (range from hw), filling *pt. */
+/* The range serve prints a step time with: the device's p10 and p90 of measured / predicted for
+ * the weights' dtype (ffn_hw_unc_range_dt) joined to the engine's serving fit's (its scheduler's
+ * range_p10/p90, when set), their logarithms in quadrature. Returns whether the device's part is
+ * the stated default. */
+bool ffn_serve_range(const ffn_hw *hw, ffn_dtype wdtype, const ffn_engine_sched *s, double *p10,
+                     double *p90);
+
 int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_point *pt,
                          ffn_diag *diag);
 

@@ -161,6 +161,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
                                        "step_overhead",
                                        "seq_overhead",
                                        "flop_overhead",
+                                       "range",
                                        "reserve_output",
                                        "reserve_output_min",
                                        "reserve_decay_steps",
@@ -188,6 +189,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
         rc = ffn_y_num(y, m, "seq_overhead", false, FFN_UNIT_TIME, 0.0, 1e-2, &s->seq_overhead_s);
     if (!rc)
         rc = ffn_y_num(y, m, "flop_overhead", false, FFN_UNIT_NONE, 0.0, 10.0, &s->flop_overhead);
+    if (!rc) rc = load_range(y, m, false, &s->range_p10, &s->range_p90);
     s->reserve_output = 1.0;
     s->reserve_output_min = NAN;
     if (!rc)
