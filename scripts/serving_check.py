@@ -23,24 +23,14 @@ import statistics
 import subprocess
 import sys
 
+from cli_args import take
+
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 args = sys.argv[1:]
-
-
-def take(flag):
-    """The value given after `flag` (None when absent), both taken out of args."""
-    if flag not in args:
-        return None
-    i = args.index(flag)
-    value = args[i + 1]
-    del args[i:i + 2]
-    return value
-
-
-only = take("--rows")
+only = take(args, "--rows")
 only = set(only.split(",")) if only else None
-doc = take("--doc")
-extra = (take("--serve-args") or "").split()
+doc = take(args, "--doc")
+extra = (take(args, "--serve-args") or "").split()
 build = args[0] if args else "build"
 binary = os.path.join(root, build, "cli", "ffnroof")
 if not os.access(binary, os.X_OK):

@@ -20,21 +20,12 @@ import statistics
 import subprocess
 import sys
 
+from cli_args import take
+
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 args = sys.argv[1:]
-
-
-def take(flag, default):
-    if flag not in args:
-        return default
-    i = args.index(flag)
-    value = args[i + 1]
-    del args[i:i + 2]
-    return value
-
-
-seqs = [float(x) for x in take("--seq", "0,10,20,30,40,50,60,75,100,125,150").split(",")]
-flops = [float(x) for x in take("--flop", "0,0.2,0.4,0.5,0.6,0.75,1,1.5").split(",")]
+seqs = [float(x) for x in take(args, "--seq", "0,10,20,30,40,50,60,75,100,125,150").split(",")]
+flops = [float(x) for x in take(args, "--flop", "0,0.2,0.4,0.5,0.6,0.75,1,1.5").split(",")]
 build = args[0] if args else "build"
 fit = [r for r in csv.DictReader(
     (l for l in open(os.path.join(root, "data/validation/serving_runs.tsv")) if not l.startswith("#")),

@@ -212,18 +212,25 @@ Test(serve, curve_monotone_in_concurrency)
     ffn_serve_ctx_free(&c);
 }
 
-/* Offline: every output token of every request is counted once over the makespan. */
-Test(serve, offline_counts_every_token)
+/* LLaMA-3-8B on one H100 SXM, `requests` of isl + osl tokens queued at once. */
+static void offline_8b(ffn_serve_ctx *c, ffn_serve_opts *o, uint64_t requests, uint64_t isl,
+                       uint64_t osl)
 {
     load_hw("h100-sxm", &hw);
     load_model("llama3-8b", &model);
+    replica(c, o, 1, 1, 1);
+    o->mode = FFN_SERVE_OFFLINE;
+    o->requests = requests;
+    o->isl = isl;
+    o->osl = osl;
+}
+
+/* Offline: every output token of every request is counted once over the makespan. */
+Test(serve, offline_counts_every_token)
+{
     ffn_serve_ctx c;
     ffn_serve_opts o;
-    replica(&c, &o, 1, 1, 1);
-    o.mode = FFN_SERVE_OFFLINE;
-    o.requests = 300;
-    o.isl = 200;
-    o.osl = 300;
+    offline_8b(&c, &o, 300, 200, 300);
     ffn_serve_result r;
     ffn_diag d;
     cr_assert_eq(ffn_serve_run(&c, &o, &r, &d), 0, "%s", d.msg);
@@ -239,15 +246,9 @@ Test(serve, offline_counts_every_token)
  * <= 2048) refused. */
 Test(serve, sharegpt_lengths_keep_their_means_and_tail)
 {
-    load_hw("h100-sxm", &hw);
-    load_model("llama3-8b", &model);
     ffn_serve_ctx c;
     ffn_serve_opts o;
-    replica(&c, &o, 1, 1, 1);
-    o.mode = FFN_SERVE_OFFLINE;
-    o.requests = 2000;
-    o.isl = 217;
-    o.osl = 200;
+    offline_8b(&c, &o, 2000, 217, 200);
     o.sharegpt_lengths = true;
     ffn_serve_result r;
     ffn_diag d;
