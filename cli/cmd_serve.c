@@ -338,16 +338,14 @@ int ffn_cmd_serve(int argc, char **argv)
     so.isl = po->prompt;
     so.osl = po->output;
     so.isl_spread = so.osl_spread = spread;
-    if (so.sharegpt_lengths &&
-        ((double)so.isl >= 0.45 * FFN_SHAREGPT_MAX_PROMPT ||
-         (double)so.osl >= 0.45 * (FFN_SHAREGPT_MAX_TOTAL - (double)so.isl))) {
+    double max_isl, max_osl;
+    if (so.sharegpt_lengths && !ffn_serve_sharegpt_means_fit(so.isl, so.osl, &max_isl, &max_osl)) {
         rc = ffn_cli_usage(CMD,
                            "--lengths sharegpt keeps prompts to %d tokens and requests to %d "
                            "(the benchmarks' sampling): give a --prompt below %.0f and an "
                            "--output below %.0f",
-                           FFN_SHAREGPT_MAX_PROMPT, FFN_SHAREGPT_MAX_TOTAL,
-                           ceil(0.45 * FFN_SHAREGPT_MAX_PROMPT),
-                           ceil(0.45 * (FFN_SHAREGPT_MAX_TOTAL - fmin((double)so.isl, 1024.0))));
+                           FFN_SHAREGPT_MAX_PROMPT, FFN_SHAREGPT_MAX_TOTAL, ceil(max_isl),
+                           ceil(max_osl));
         goto out;
     }
     so.requests = requests;
@@ -364,11 +362,7 @@ int ffn_cmd_serve(int argc, char **argv)
         if ((rc = ffn_cli_check_moe_kernel(CMD, po->moe.kernel, po->moe.generic, &hws[k],
                                            po->wdtype, po->adtype)))
             goto out;
-    if ((rc = ffn_cli_check_context(CMD, models, sc.n_models,
-                                    so.sharegpt_lengths
-                                        ? FFN_SHAREGPT_MAX_TOTAL
-                                        : floor((double)so.isl * (1 + so.isl_spread)) +
-                                              floor((double)so.osl * (1 + so.osl_spread)))))
+    if ((rc = ffn_cli_check_context(CMD, models, sc.n_models, ffn_serve_max_request_tokens(&so))))
         goto out;
     ffn_engine_profile prof;
     if ((rc = ffn_cli_engine_profile(CMD, ffn_cli_engine_in_force(), &prof))) goto out;

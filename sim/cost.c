@@ -284,8 +284,7 @@ static double cmax_of(const ffn_eff *e, ffn_dtype dt)
                                      : 1.0;
 }
 
-/* the tile pipeline's utilisation of dtype cdt: its gamma, else its compute_max */
-static double pipe_util(const ffn_eff *e, ffn_dtype cdt)
+double ffn_large_gemm_util(const ffn_eff *e, ffn_dtype cdt)
 {
     return (unsigned)cdt < FFN_DT_COUNT && e->util_gamma[cdt] > 0 ? e->util_gamma[cdt]
                                                                   : cmax_of(e, cdt);
@@ -293,19 +292,19 @@ static double pipe_util(const ffn_eff *e, ffn_dtype cdt)
 
 /* The tile pipeline (docs/model.md, "The tile pipeline"): the time the units take to run a
  * GEMM's output tiles, each tile block_s plus one pipeline step per tk of K, a step computing
- * tm x tn x tk at the dtype's utilisation (pipe_util) of the unit's share of the dtype's peak. With
- * kernel rules for the dtype, the first rule that holds the shape (else the last) gives the tile or
- * the wave search that picks it, run persistently without splitting K; otherwise (or for a `best`
- * rule) the best of the device's tiles, a step 128 bytes of K deep, whole (waves of tiles), split
- * (each split at least 256 deep: the partial tiles written and read in fp32 at the bandwidth, plus
- * fixup_s) or streamed (stream-K: the tiles' steps dealt evenly over the units, fixup_s where they
- * do not divide). */
+ * tm x tn x tk at the dtype's utilisation (ffn_large_gemm_util) of the unit's share of the dtype's
+ * peak. With kernel rules for the dtype, the first rule that holds the shape (else the last) gives
+ * the tile or the wave search that picks it, run persistently without splitting K; otherwise (or
+ * for a `best` rule) the best of the device's tiles, a step 128 bytes of K deep, whole (waves of
+ * tiles), split (each split at least 256 deep: the partial tiles written and read in fp32 at the
+ * bandwidth, plus fixup_s) or streamed (stream-K: the tiles' steps dealt evenly over the units,
+ * fixup_s where they do not divide). */
 static double pipeline_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t instances,
                          ffn_dtype cdt)
 {
     const ffn_eff *e = &hw->eff;
     const uint64_t units = hw->compute_units;
-    const double unit_peak = ffn_peak_flops(hw, cdt) / (double)units * pipe_util(e, cdt);
+    const double unit_peak = ffn_peak_flops(hw, cdt) / (double)units * ffn_large_gemm_util(e, cdt);
     if (!(unit_peak > 0) || m == 0 || n == 0) return 0;
     const uint64_t inst = instances ? instances : 1;
     if (k == 0) k = 1;
@@ -409,7 +408,8 @@ static double gemm_time_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t k, 
         (unsigned)cdt < FFN_DT_COUNT && e->launch_dt[cdt] > 0 ? e->launch_dt[cdt] : e->launch_s;
     if (e->pipeline && hw->compute_units > 0) {
         double tc = pipeline_s(hw, m, n, k, instances, cdt);
-        if (!(tc > 0) && flops > 0) tc = flops / (ffn_peak_flops(hw, cdt) * pipe_util(e, cdt));
+        if (!(tc > 0) && flops > 0)
+            tc = flops / (ffn_peak_flops(hw, cdt) * ffn_large_gemm_util(e, cdt));
         if (vec_ops > 0)
             tc += vec_ops / (ffn_peak_flops(hw, FFN_DT_FP32) * cmax_of(e, FFN_DT_FP32));
         if (compute) *compute = tc >= tm;

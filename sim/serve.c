@@ -101,6 +101,22 @@ static uint32_t draw_trunc_geo(ffn_rng *g, double m, double c)
     return (uint32_t)k;
 }
 
+bool ffn_serve_sharegpt_means_fit(uint64_t isl, uint64_t osl, double *max_isl, double *max_osl)
+{
+    const double mi = 0.45 * FFN_SHAREGPT_MAX_PROMPT,
+                 mo = 0.45 * (FFN_SHAREGPT_MAX_TOTAL - fmin((double)isl, FFN_SHAREGPT_MAX_PROMPT));
+    if (max_isl) *max_isl = mi;
+    if (max_osl) *max_osl = mo;
+    return (double)isl < mi && (double)osl < mo;
+}
+
+double ffn_serve_max_request_tokens(const ffn_serve_opts *o)
+{
+    if (o->sharegpt_lengths) return FFN_SHAREGPT_MAX_TOTAL;
+    return floor((double)o->isl * (1 + o->isl_spread)) +
+           floor((double)o->osl * (1 + o->osl_spread));
+}
+
 static uint64_t pages(uint64_t tokens, uint64_t page)
 {
     return page > 1 ? (tokens + page - 1) / page * page : tokens;
@@ -134,24 +150,20 @@ static int check_opts(const ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_diag 
     if (o->sharegpt_lengths && (o->isl_spread > 0 || o->osl_spread > 0))
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "ShareGPT-like lengths have their own law: no spread with them");
-    if (o->sharegpt_lengths && ((double)o->isl >= 0.45 * FFN_SHAREGPT_MAX_PROMPT ||
-                                (double)o->osl >= 0.45 * (FFN_SHAREGPT_MAX_TOTAL - (double)o->isl)))
+    double max_isl, max_osl;
+    if (o->sharegpt_lengths && !ffn_serve_sharegpt_means_fit(o->isl, o->osl, &max_isl, &max_osl))
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "ShareGPT-like lengths keep prompts to %d tokens and requests to %d: "
                             "means of at most %.0f and %.0f",
-                            FFN_SHAREGPT_MAX_PROMPT, FFN_SHAREGPT_MAX_TOTAL,
-                            ceil(0.45 * FFN_SHAREGPT_MAX_PROMPT) - 1,
-                            ceil(0.45 * (FFN_SHAREGPT_MAX_TOTAL - (double)o->isl)) - 1);
-    const double hi_isl =
-        o->sharegpt_lengths ? FFN_SHAREGPT_MAX_PROMPT : floor((double)o->isl * (1 + o->isl_spread));
-    const double hi_osl = o->sharegpt_lengths ? FFN_SHAREGPT_MAX_TOTAL - hi_isl
-                                              : floor((double)o->osl * (1 + o->osl_spread));
-    const double need = (double)pages((uint64_t)(hi_isl + hi_osl), o->sched.page_tokens);
+                            FFN_SHAREGPT_MAX_PROMPT, FFN_SHAREGPT_MAX_TOTAL, ceil(max_isl) - 1,
+                            ceil(max_osl) - 1);
+    const double longest = ffn_serve_max_request_tokens(o);
+    const double need = (double)pages((uint64_t)longest, o->sched.page_tokens);
     if (!c->fits || need > c->kv_tokens)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "a request of up to %.0f tokens does not fit: the replica's KV cache "
                             "holds %.0f tokens after the weights (%.4g GB/device)",
-                            hi_isl + hi_osl, c->kv_tokens, c->weight_bytes / 1e9);
+                            longest, c->kv_tokens, c->weight_bytes / 1e9);
     if (c->max_tokens < (o->sched.max_batched_tokens + o->sched.max_seqs * q) * c->shape.dp)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "the replica was priced for steps of %llu tokens at most",

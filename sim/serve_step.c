@@ -82,16 +82,6 @@ int ffn_serve_ctx_init(ffn_serve_ctx *c, const ffn_model *m, const ffn_hw *hw,
     return 0;
 }
 
-/* The share of the dense peak the device's large, well-shaped GEMMs reach in compute dtype d:
- * its wave model's limit, else the dtype's or the device's compute_max (1 with no fit). */
-static double large_gemm_share(const ffn_hw *hw, ffn_dtype d)
-{
-    const ffn_eff *e = &hw->eff;
-    if ((unsigned)d < FFN_DT_COUNT && e->util_gamma[d] > 0) return fmin(e->util_gamma[d], 1.0);
-    if ((unsigned)d < FFN_DT_COUNT && e->compute_max_dt[d] > 0) return e->compute_max_dt[d];
-    return e->compute_max > 0 ? e->compute_max : 1.0;
-}
-
 /* The token-count parts at T tokens in the step: ffn_plan_step_eval's prefill step of one
  * sequence per device and micro-batch (pp x dp sequences of T / (pp dp) tokens: the FFN and
  * the experts see T / pp tokens, each device's projections its share), less its attention
@@ -200,7 +190,7 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
         const double pk = hw->peak_flops[cd];
         const double F = 2.0 * (double)T * (double)(c->params.attention + c->params.ffn_active) /
                          (double)(c->shape.tp * c->shape.dp * c->shape.pp);
-        if (pk > 0) flop_s = o->sched.flop_overhead * F / (pk * large_gemm_share(hw, cd));
+        if (pk > 0) flop_s = o->sched.flop_overhead * F / (pk * ffn_large_gemm_util(&hw->eff, cd));
     }
     out->flop_s = flop_s * k;
     out->gemm_s = (out->gemm_s - c->moe_s[T]) * k + c->moe_s[T] * km + out->flop_s;

@@ -43,6 +43,11 @@ const char *ffn_serve_mode_name(ffn_serve_mode m);
 #define FFN_SHAREGPT_MAX_PROMPT 1024
 #define FFN_SHAREGPT_MAX_TOTAL 2048
 
+/* The means ShareGPT-like lengths can be drawn with (below 0.45 of each limit: a truncated
+ * exponential's mean stays under half its limit): true when isl and osl are below them; *max_isl
+ * and *max_osl get the two bounds (exclusive) when not NULL. */
+bool ffn_serve_sharegpt_means_fit(uint64_t isl, uint64_t osl, double *max_isl, double *max_osl);
+
 /* A workload and the replica that serves it. */
 typedef struct ffn_serve_opts {
     ffn_plan_shape shape;   /* the replica's layout */
@@ -69,6 +74,9 @@ typedef struct ffn_serve_opts {
      * step_scale (the range runs at their kernel family's p10 and p90) */
     double moe_scale;
 } ffn_serve_opts;
+
+/* The longest request (prompt + output tokens) the workload of o draws. */
+double ffn_serve_max_request_tokens(const ffn_serve_opts *o);
 
 /* Defaults: TP 1, concurrency 1, isl 1024, osl 256, fixed lengths, no speculation; the
  * scheduler left unset (the engine profile's, ffn_engine_load). */
@@ -188,7 +196,6 @@ typedef struct ffn_serve_point {
                       user */
 } ffn_serve_point;
 
-/* Run o on c at the predicted step times and at p10 and p90 (range from hw), filling *pt. */
 /* The range serve prints a step time with: the device's p10 and p90 of measured / predicted for
  * the weights' dtype (ffn_hw_unc_range_dt) joined to the engine's serving fit's (its scheduler's
  * range_p10/p90, when set), their logarithms in quadrature. Returns whether the device's part is
@@ -196,6 +203,7 @@ typedef struct ffn_serve_point {
 bool ffn_serve_range(const ffn_hw *hw, ffn_dtype wdtype, const ffn_engine_sched *s, double *p10,
                      double *p90);
 
+/* Run o on c at the predicted step times and at p10 and p90 (ffn_serve_range), filling *pt. */
 int ffn_serve_point_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_point *pt,
                          ffn_diag *diag);
 

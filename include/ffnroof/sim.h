@@ -307,6 +307,10 @@ double ffn_pipeline_compute_s(const ffn_hw *hw, uint64_t m, uint64_t n, uint64_t
 /* Wave utilisation gamma - alpha / waves of dtype cdt (floored at 0.02, capped at 1), or NAN
  * when e has none for cdt. */
 double ffn_wave_util(const ffn_eff *e, ffn_dtype cdt, double waves);
+/* The share of the dense peak large, well-shaped GEMMs of dtype cdt reach: its wave model's
+ * gamma, else its (or the device's) compute_max, 1 with neither (the tile pipeline's
+ * utilisation). */
+double ffn_large_gemm_util(const ffn_eff *e, ffn_dtype cdt);
 
 /* Fill op as a GEMM / elementwise op and cost it. */
 void ffn_op_gemm(ffn_op *op, const ffn_hw *hw, const char *name, uint64_t m, uint64_t n, uint64_t k,
