@@ -283,8 +283,10 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
                               s->ffn.moe_fused_s * (s->margin_scale != 1.0 ? md->fused_p90 : 1.0),
                               FFN_UNIT_TIME),
                 md->fused);
-    fprintf(fp, "           + attn proj %s + %s %s + all-reduce %s [other]\n",
+    fprintf(fp, "           + attn proj %s + norms and rotary %s [other]\n",
             ffn_units_str(a, sizeof a, s->attn_proj_s, FFN_UNIT_TIME),
+            ffn_units_str(d, sizeof d, s->elem_s, FFN_UNIT_TIME));
+    fprintf(fp, "           + %s %s + all-reduce %s [other]\n",
             s->phase == FFN_PHASE_DECODE ? "KV read" : "attention",
             ffn_units_str(b, sizeof b, s->attn_core_s, FFN_UNIT_TIME),
             ffn_units_str(c, sizeof c, s->attn_comm_s, FFN_UNIT_TIME));

@@ -106,11 +106,104 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->objective = FFN_OBJ_COUNT; /* auto: devices with a target, else tokens per device */
 }
 
+/* One projection [T, k] x [k, n] (`inst` of them) into *t: a linear layer at the run's
+ * formats (ffn_linear_ops: the device's fitted GEMMs, the quantisation of its input included)
+ * or, with bf16 set, a 16-bit batched product. */
+static int proj_s(const ffn_hw *hw, const ffn_run *r, uint64_t T, uint64_t n, uint64_t k,
+                  uint64_t inst, bool bf16, double *t)
+{
+    if (!n || !k) return 0;
+    if (bf16 || inst > 1) {
+        ffn_op op;
+        const double ab = ffn_run_act_bytes(r);
+        ffn_op_gemm(&op, hw, "proj", T, n, k, inst, ffn_dtype_bytes(FFN_DT_BF16, 0), ab,
+                    ffn_compute_dtype(hw, FFN_DT_BF16, FFN_DT_BF16), 0.0);
+        *t += op.predicted_s;
+        return 0;
+    }
+    ffn_layer_cost c;
+    int rc = ffn_linear_ops(hw, r, T, n, k, &c);
+    if (!rc) *t += c.predicted_s;
+    return rc;
+}
+
+/* One elementwise kernel over `bytes` into *t (the device's launch and elementwise bandwidth). */
+static void elem_s(const ffn_hw *hw, double flops, double bytes, double *t)
+{
+    ffn_op op;
+    ffn_op_elem(&op, hw, "elem", FFN_OP_ELEMWISE, bytes, flops, bytes);
+    *t += op.predicted_s;
+}
+
+/* One layer's attention block beyond its core, T tokens on one device of a TP group of tp, as
+ * vLLM's model code runs it (models/llama.py, qwen3.py, deepseek_v2.py; layers/layernorm.py,
+ * rotary_embedding.py; attention/backends/mla/common.py):
+ * *proj: the projections, each a GEMM of its own shape at the weights' format: the fused QKV
+ *   (the KV heads repeated where tp exceeds them) and the output projection; MLA: the fused
+ *   down-projection to the query and KV latents (held whole on every rank), the query
+ *   up-projection, in decode the two absorbed per-head products W_UK and W_UV (16-bit), in
+ *   prefill the KV up-projection kv_b instead, and the output projection;
+ * *elem: the elementwise kernels the op tables do not time: the residual add and RMSNorm before
+ *   the attention and before the FFN (one fused kernel each, reading and writing x and the
+ *   residual), the rotary embedding of q and k, Qwen3's per-head q and k norms, MLA's query
+ *   and KV latent norms. The KV-cache write is in the attention tables' time (their
+ *   collector's forward includes it), the FFN's activation in the FFN's ops. */
+static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, ffn_phase phase,
+                        uint64_t tp, uint64_t T, double *proj, double *elem)
+{
+    *proj = *elem = 0;
+    if (!T) return 0;
+    const ffn_attn_cfg *a = &m->attn;
+    const double ab = ffn_run_act_bytes(r), Tt = (double)T, D = (double)m->hidden;
+    const uint64_t H = a->n_heads ? a->n_heads : 1;
+    const uint64_t Hr = (H + tp - 1) / tp; /* query heads a rank */
+    int rc = 0;
+    /* the two fused residual-add + RMSNorm kernels */
+    for (int i = 0; i < 2; i++)
+        elem_s(hw, 4.0 * Tt * D, 4.0 * Tt * D * ab, elem);
+    if (a->kv_lora_rank) {
+        const uint64_t ql = a->q_lora_rank, kl = a->kv_lora_rank, rope = a->qk_rope_head_dim;
+        const uint64_t nope = a->qk_nope_head_dim, vhd = a->v_head_dim ? a->v_head_dim : nope;
+        if (ql) {
+            rc |= proj_s(hw, r, T, ql + kl + rope, m->hidden, 1, false, proj);
+            rc |= proj_s(hw, r, T, Hr * (nope + rope), ql, 1, false, proj);
+            elem_s(hw, 4.0 * Tt * (double)ql, 2.0 * Tt * (double)ql * ab, elem);
+        } else {
+            rc |= proj_s(hw, r, T, Hr * (nope + rope), m->hidden, 1, false, proj);
+            rc |= proj_s(hw, r, T, kl + rope, m->hidden, 1, false, proj);
+        }
+        elem_s(hw, 4.0 * Tt * (double)kl, 2.0 * Tt * (double)kl * ab, elem);
+        if (phase == FFN_PHASE_DECODE) {
+            rc |= proj_s(hw, r, T, kl, nope, Hr, true, proj);
+            rc |= proj_s(hw, r, T, vhd, kl, Hr, true, proj);
+        } else {
+            rc |= proj_s(hw, r, T, Hr * (nope + vhd), kl, 1, false, proj);
+        }
+        rc |= proj_s(hw, r, T, m->hidden, Hr * vhd, 1, false, proj);
+        const double rb = Tt * (double)(Hr + 1) * (double)rope;
+        elem_s(hw, 4.0 * rb, 2.0 * rb * ab, elem);
+        return rc;
+    }
+    const uint64_t Hkv = a->n_kv_heads ? a->n_kv_heads : H;
+    const uint64_t hd = a->head_dim ? a->head_dim : m->hidden / H;
+    const uint64_t Kr = Hkv >= tp ? (Hkv + tp - 1) / tp : 1; /* KV heads a rank */
+    rc |= proj_s(hw, r, T, (Hr + 2 * Kr) * hd, m->hidden, 1, false, proj);
+    rc |= proj_s(hw, r, T, m->hidden, Hr * hd, 1, false, proj);
+    const double qk = Tt * (double)((Hr + Kr) * hd);
+    elem_s(hw, 4.0 * qk, 2.0 * qk * ab, elem);
+    if (a->qk_norm) {
+        elem_s(hw, 4.0 * Tt * (double)(Hr * hd), 2.0 * Tt * (double)(Hr * hd) * ab, elem);
+        elem_s(hw, 4.0 * Tt * (double)(Kr * hd), 2.0 * Tt * (double)(Kr * hd) * ab, elem);
+    }
+    return rc;
+}
+
 int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
                        const ffn_plan_opts *o, ffn_phase phase, const ffn_plan_shape *shape,
                        uint64_t batch, uint64_t context, ffn_plan_step *st, ffn_diag *diag)
 {
     memset(st, 0, sizeof *st);
+    (void)p; /* the projections are priced from the model's shapes, not its parameter counts */
     const uint64_t tp = shape->tp, dp = shape->dp, ep = shape->ep, pp = shape->pp;
     if (!batch || !context || !tp || !dp || !ep || !pp)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
@@ -137,6 +230,9 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     r.tp = moe ? ffn_plan_shape_expert_tp(shape) : tp;
     r.ep = moe ? ep : 1;
     r.fused = o->fused;
+    /* the activation a kernel of its own, as serving engines run it (vLLM's and SGLang's
+     * SiluAndMul after the fused gate/up GEMM) */
+    r.act_separate = true;
     r.moe = o->moe;
     r.weights = o->weights;
     r.onchip = o->onchip;
@@ -182,25 +278,21 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     /* attention projections: 16-bit where the checkpoint quantises its experts only */
     const ffn_dtype pwd =
         m->quantized_experts_only && ffn_dtype_bits(o->wdtype) < 16 ? FFN_DT_BF16 : o->wdtype;
-    const double wb = ffn_weight_elem_bytes(pwd, o->group_size, o->zero_point, m->hidden);
     const double TP = (double)tp, D = (double)m->hidden, Tq = (double)T_step;
     const double Bs = (double)seqs, ctx = (double)context;
     const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
 
-    /* Projections (QKV and output, MLA's low-rank ones included): 2 FLOPs per weight per token;
-     * weights read once per step, plus about 4 activations of width d per token. MLA's
-     * down-projections are held whole on every rank (ffn_params.attention_replicated) and run
-     * as five kernels in decode (the fused down-projection, the query up-projection, the two
-     * absorbed per-head products, the output projection; vLLM's deepseek_v2.py and
-     * mla/common.py), four in prefill (kv_b's up-projection for the two products); other
-     * attention as two (the fused QKV and the output projection). */
-    const double Pr = (double)p->attention_replicated;
-    const double Pa = (((double)p->attention - Pr) / TP + Pr) / L;
-    const double proj_kernels =
-        m->attn.kv_lora_rank ? (phase == FFN_PHASE_DECODE ? 5.0 : 4.0) : 2.0;
-    double proj = ffn_coarse_s(hw, 2.0 * Tq * Pa, Pa * wb + 4.0 * Tq * D * ab,
-                               ffn_compute_dtype(hw, pwd, o->adtype), proj_kernels);
+    /* The attention block's projections as GEMMs and its elementwise kernels, one layer
+     * (attn_block_s; docs/plan.md, "The step"). */
+    double proj = 0, elem = 0;
+    {
+        ffn_run pr = r;
+        pr.wdtype = pwd;
+        rc = attn_block_s(m, hw, &pr, phase, tp, T_step, &proj, &elem);
+        if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "attention projection cost failed");
+    }
     st->attn_proj_s = S * L * proj;
+    st->elem_s = S * L * elem;
 
     ffn_attn_dims ad, aw_d;
     ffn_attn_dims_of(m, hw, tp, phase == FFN_PHASE_DECODE, o->kv_dtype, o->adtype, &ad);
@@ -252,8 +344,8 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
         st->pp_comm_s = S * (double)(pp - 1) * hop;
         st->pp_bubble = 1.0 - (double)mb / (double)pp;
     }
-    st->step_s = st->ffn_s + st->attn_proj_s + st->attn_core_s + st->attn_comm_s + st->lm_head_s +
-                 st->pp_comm_s;
+    st->step_s = st->ffn_s + st->attn_proj_s + st->elem_s + st->attn_core_s + st->attn_comm_s +
+                 st->lm_head_s + st->pp_comm_s;
     st->ffn_share = st->step_s > 0 ? st->ffn_s / st->step_s : 0;
     /* The range of the step and, with --margin p90, its pessimistic end as the time to size
      * against: every part scaled by the device's p90 ratio (the attention and LM-head parts use
@@ -272,6 +364,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
         st->ffn_s = st->ffn_s * p90 + d90;
         st->ffn_comm_s *= p90;
         st->attn_proj_s *= p90;
+        st->elem_s *= p90;
         st->attn_core_s *= p90;
         st->attn_comm_s *= p90;
         st->lm_head_s *= p90;
@@ -287,8 +380,8 @@ static ffn_bottleneck dominant(const ffn_plan_step *st)
     double ffn_local = st->ffn_s - st->ffn_comm_s;
     double comm = st->ffn_comm_s + st->attn_comm_s + st->pp_comm_s;
     double kv = st->phase == FFN_PHASE_DECODE ? st->attn_core_s : 0;
-    double attn =
-        st->attn_proj_s + st->lm_head_s + (st->phase == FFN_PHASE_DECODE ? 0 : st->attn_core_s);
+    double attn = st->attn_proj_s + st->elem_s + st->lm_head_s +
+                  (st->phase == FFN_PHASE_DECODE ? 0 : st->attn_core_s);
     ffn_bottleneck b = st->ffn_bound == FFN_BOUND_COMPUTE ? FFN_BN_FFN_COMPUTE : FFN_BN_FFN_WEIGHTS;
     double best = ffn_local;
     if (kv > best) best = kv, b = FFN_BN_KV_CACHE;

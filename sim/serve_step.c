@@ -99,7 +99,7 @@ static int gemm_part(ffn_serve_ctx *c, uint64_t T, ffn_diag *diag)
                                 per, ffn__ceil_div(T, per), &st, diag);
     if (rc) return rc;
     c->comm_s[T] = st.ffn_comm_s + st.attn_comm_s + st.pp_comm_s;
-    c->gemm_s[T] = st.ffn_s + st.attn_proj_s + st.attn_comm_s + st.pp_comm_s;
+    c->gemm_s[T] = st.ffn_s + st.attn_proj_s + st.elem_s + st.attn_comm_s + st.pp_comm_s;
     c->moe_s[T] = st.ffn.moe_fused_s;
     if (st.ffn.moe_fused_s > 0) {
         c->moe_p10 = st.ffn.moe_detail.fused_p10;

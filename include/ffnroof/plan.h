@@ -165,6 +165,7 @@ typedef struct ffn_plan_step {
     double ffn_s;           /* FFN, all layers (ffn_predict, dense layers under EP at T/ep) */
     double ffn_comm_s;      /* ... its all-reduces and all-to-alls */
     double attn_proj_s;     /* other: QKV and output projections */
+    double elem_s;          /* other: the layers' norms and rotary embeddings */
     double attn_core_s;     /* other: KV-cache read and scores (decode) / attention FLOPs */
     double attn_comm_s;     /* other: the attention output's TP all-reduce */
     double lm_head_s;       /* other: the LM head (logits of one token per sequence) */

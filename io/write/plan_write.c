@@ -87,6 +87,7 @@ static void json_layout(ffn_json *j, const char *key, const ffn_plan_pair *p,
             {"ffn", "ffn", s->ffn_s - s->ffn_comm_s},
             {"ffn_comm", "ffn", s->ffn_comm_s},
             {"attn_proj", "other", s->attn_proj_s},
+            {"norms_rotary", "other", s->elem_s},
             {s->phase == FFN_PHASE_DECODE ? "kv_read" : "attention", "other", s->attn_core_s},
             {"attn_allreduce", "other", s->attn_comm_s},
             {"lm_head", "other", s->lm_head_s},
@@ -195,7 +196,7 @@ int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
 {
     fputs("model,hw,rank,chosen,valid,feasible,tp,dp,ep,pp,replicas,devices,fits,"
           "memory_per_device_bytes,weight_bytes,kv_cache_bytes,activation_bytes,max_batch,"
-          "mem_batch,step_s,ffn_s,ffn_comm_s,attn_proj_s,attn_core_s,attn_comm_s,lm_head_s,"
+          "mem_batch,step_s,ffn_s,ffn_comm_s,attn_proj_s,elem_s,attn_core_s,attn_comm_s,lm_head_s,"
           "ffn_share,ttft_s,tokens_per_s,tokens_per_s_device,tokens_per_s_per_watt,"
           "tokens_per_dollar,usd_per_hour,usd_per_million_tokens,bottleneck,miss,why\n",
           fp);
@@ -214,11 +215,11 @@ int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
                     L->mem.activation_bytes, (unsigned long long)L->max_batch,
                     (unsigned long long)L->mem_batch);
             if (L->valid)
-                fprintf(fp, "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6g,", s->step_s, s->ffn_s,
-                        s->ffn_comm_s, s->attn_proj_s, s->attn_core_s, s->attn_comm_s, s->lm_head_s,
-                        s->ffn_share);
+                fprintf(fp, "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6g,", s->step_s, s->ffn_s,
+                        s->ffn_comm_s, s->attn_proj_s, s->elem_s, s->attn_core_s, s->attn_comm_s,
+                        s->lm_head_s, s->ffn_share);
             else
-                fputs(",,,,,,,,", fp);
+                fputs(",,,,,,,,,", fp);
             double v[] = {L->ttft_s > 0 ? L->ttft_s : NAN,
                           L->tokens_per_s_fleet,
                           L->tokens_per_s_device,
@@ -241,7 +242,7 @@ int ffn_plan_write_csv(FILE *fp, const ffn_plan_pair *pairs, size_t np)
 
 static const char *const step_cols =
     "model,hw,phase,batch,seq,tp,dp,ep,wdtype,adtype,step_s,step_p10_s,step_p90_s,"
-    "ffn_s,ffn_comm_s,attn_proj_s,attn_core_s,attn_comm_s,lm_head_s,ffn_share,tokens_per_s,"
+    "ffn_s,ffn_comm_s,attn_proj_s,elem_s,attn_core_s,attn_comm_s,lm_head_s,ffn_share,tokens_per_s,"
     "weight_bytes,kv_bytes,activation_bytes,total_bytes,usable_bytes,fits,range_default";
 
 void ffn_sweep_step_csv_header(FILE *fp)
@@ -256,14 +257,15 @@ int ffn_sweep_step_csv_row(FILE *fp, const ffn_model *m, const ffn_hw *hw, const
     const ffn_plan_mem *x = &s->mem;
     fprintf(fp,
             "%s,%s,%s,%llu,%llu,%llu,%llu,%llu,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-            "%.6g,%.4f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d\n",
+            "%.6g,%.6g,%.4f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d\n",
             m->name, hw->name, ffn_phase_name(run->phase), (unsigned long long)run->batch,
             (unsigned long long)run->seq, (unsigned long long)s->shape.tp,
             (unsigned long long)s->shape.dp, (unsigned long long)s->shape.ep,
             ffn_dtype_name(run->wdtype), ffn_dtype_name(run->adtype), t->step_s, t->step_p10_s,
-            t->step_p90_s, t->ffn_s, t->ffn_comm_s, t->attn_proj_s, t->attn_core_s, t->attn_comm_s,
-            t->lm_head_s, t->ffn_share, s->tokens_per_s, x->weight_bytes, x->kv_bytes,
-            x->activation_bytes, x->total_bytes, x->usable_bytes, x->fits, t->range_default);
+            t->step_p90_s, t->ffn_s, t->ffn_comm_s, t->attn_proj_s, t->elem_s, t->attn_core_s,
+            t->attn_comm_s, t->lm_head_s, t->ffn_share, s->tokens_per_s, x->weight_bytes,
+            x->kv_bytes, x->activation_bytes, x->total_bytes, x->usable_bytes, x->fits,
+            t->range_default);
     return ferror(fp) ? FFN_EIO : 0;
 }
 
@@ -293,6 +295,7 @@ int ffn_sweep_step_json(FILE *fp, const ffn_model *m, const ffn_hw *hw, const ff
     ffn_json_num(&j, "ffn", t->ffn_s);
     ffn_json_num(&j, "ffn_comm", t->ffn_comm_s);
     ffn_json_num(&j, "attn_proj", t->attn_proj_s);
+    ffn_json_num(&j, "norms_rotary", t->elem_s);
     ffn_json_num(&j, "attn_core", t->attn_core_s);
     ffn_json_num(&j, "attn_comm", t->attn_comm_s);
     ffn_json_num(&j, "lm_head", t->lm_head_s);
