@@ -169,6 +169,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", argv[2], d.msg[0] ? d.msg : "not a MoE table");
         return 2;
     }
+    /* the rows the engine's collector routed through a model's group-limited top-k (the models
+     * of FFNROOF_DATA_DIR/models, else ./models) */
+    {
+        const char *dd = getenv("FFNROOF_DATA_DIR");
+        char md[1024];
+        snprintf(md, sizeof md, "%s/models", dd && *dd ? dd : ".");
+        if (ffn_aic_route_groups(&t, md, NULL, &d)) {
+            fprintf(stderr, "%s: %s\n", md, d.msg);
+            return 2;
+        }
+    }
     const size_t stride = argc > 4 ? strtoul(argv[4], NULL, 10) : 1;
     /* a comma-separated list of names, whole, each held at the shipped value or at NAME=VALUE */
     double held_at[NP];

@@ -1019,6 +1019,10 @@ int ffn_cmd_fit(int argc, char **argv)
         if (hw.engine != FFN_ENGINE_NONE && !(rc = ffn_cli_engine(CMD, "vllm")) &&
             !(rc = ffn_cli_load_hw(CMD, a.hw_name, &hw)))
             rc = ffn_cli_engine(CMD, ffn_engine_name(given));
+        /* the rows the engine's collector routed through a model's group-limited top-k */
+        char md[1024];
+        const char *models = ffn_cli_data_dir("models", md, sizeof md);
+        if (!rc && models && ffn_aic_route_groups(&table, models, NULL, &d)) rc = ffn_cli_diag(&d);
         if (!rc) rc = run_moe_table(&a, &hw, &table);
     } else if (table.n_pts)
         rc = run_gemm_table(&a, &hw, &table);

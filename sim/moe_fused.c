@@ -69,6 +69,10 @@ int ffn_moe_fused_check(const ffn_aic_moe *row)
     if (row->ep == 0 || row->experts % row->ep != 0) return FFN_EINVAL;
     /* keeps T k and every sum of counts far inside uint64_t */
     if (row->tokens > (UINT64_C(1) << 32)) return FFN_EINVAL;
+    if (row->groups && (row->groups > row->experts || row->experts % row->groups ||
+                        !row->topk_groups || row->topk_groups > row->groups ||
+                        row->topk > (uint64_t)row->topk_groups * (row->experts / row->groups)))
+        return FFN_EINVAL;
     if (row->draw == FFN_DRAW_BALANCED) return 0;
     if (row->draw != FFN_DRAW_POWER_LAW) return FFN_EINVAL;
     return row->alpha > 0 && isfinite(row->alpha) ? 0 : FFN_EINVAL;
@@ -121,6 +125,68 @@ static void draw_balanced(uint64_t T, uint32_t E, uint32_t k, uint64_t *c)
             const float r = bf16(fmodf(v, (float)E));
             c[(uint64_t)r % E]++;
         }
+    }
+}
+
+/* Token t's favoured experts under balanced_logits (above) into fav (E flags). */
+static void favoured(uint64_t t, uint64_t T, uint32_t E, uint32_t k, bool *fav)
+{
+    const uint64_t s = ((uint64_t)E + k - 1) / k;
+    memset(fav, 0, (size_t)E * sizeof *fav);
+    if (T >= s) {
+        for (uint32_t j = 0; j < k; j++)
+            fav[(t + j * s) % E] = true;
+        return;
+    }
+    const float q = bf16(bf16((float)(t * s)) / (float)T);
+    for (uint32_t j = 0; j < k; j++) {
+        const float v = bf16(q + bf16((float)(j * s)));
+        fav[(uint64_t)bf16(fmodf(v, (float)E)) % E] = true;
+    }
+}
+
+/* balanced_logits through a group-limited top-k router, as vLLM's and SGLang's collectors build
+ * DeepSeek-V3's (sigmoid scores, a zero correction bias, each group scored by the sum of its two
+ * best, the best G' of the G groups kept, the best k experts of those): a token's favoured
+ * experts score alike and every other expert alike below them, so groups holding as many of
+ * them (counted up to two) tie, and the ties go to the lowest index, groups and experts alike.
+ * The tables show it: the balanced rows of DeepSeek-V3's shape time the weights of about half
+ * the experts, and under EP they load rank 0, which holds the lowest experts, with every token.
+ * For T >= s a token's choice depends on t mod E alone: each residue is priced once and counted
+ * as often as it occurs. */
+static void draw_balanced_grouped(uint64_t T, uint32_t E, uint32_t k, uint32_t G, uint32_t Gk,
+                                  uint64_t *c)
+{
+    const uint64_t s = ((uint64_t)E + k - 1) / k;
+    const uint32_t per = E / G;
+    memset(c, 0, (size_t)E * sizeof *c);
+    const uint64_t n_t = T >= s ? (T < E ? T : E) : T;
+    bool fav[MAX_E], keep[MAX_E];
+    for (uint64_t t = 0; t < n_t; t++) {
+        const uint64_t mult = T >= s ? T / E + (t < T % E ? 1 : 0) : 1;
+        if (!mult) continue;
+        favoured(t, T, E, k, fav);
+        unsigned score[MAX_E];
+        for (uint32_t g = 0; g < G; g++) {
+            unsigned f = 0;
+            for (uint32_t e = g * per; e < (g + 1) * per && f < 2; e++)
+                f += fav[e];
+            score[g] = f;
+            keep[g] = false;
+        }
+        for (uint32_t n = 0; n < Gk; n++) {
+            uint32_t best = G;
+            for (uint32_t g = 0; g < G; g++)
+                if (!keep[g] && (best == G || score[g] > score[best])) best = g;
+            keep[best] = true;
+        }
+        uint32_t taken = 0;
+        for (int pass = 0; pass < 2 && taken < k; pass++)
+            for (uint32_t e = 0; e < E && taken < k; e++)
+                if (keep[e / per] && fav[e] == (pass == 0)) {
+                    c[e] += mult;
+                    taken++;
+                }
     }
 }
 
@@ -284,7 +350,10 @@ int ffn_moe_fused_draw(const ffn_aic_moe *row, uint64_t seed, uint64_t *counts, 
     int rc = ffn_moe_fused_check(row);
     if (rc) return rc;
     if (!counts || n < row->experts) return FFN_EINVAL;
-    if (row->draw == FFN_DRAW_BALANCED)
+    if (row->draw == FFN_DRAW_BALANCED && row->groups > 1 && row->topk_groups < row->groups)
+        draw_balanced_grouped(row->tokens, row->experts, row->topk, row->groups, row->topk_groups,
+                              counts);
+    else if (row->draw == FFN_DRAW_BALANCED)
         draw_balanced(row->tokens, row->experts, row->topk, counts);
     else
         draw_power_law(row, seed, counts);

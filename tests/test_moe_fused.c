@@ -96,6 +96,57 @@ static ffn_aic_moe power_row(uint64_t T, uint32_t k, uint32_t E, uint32_t ep, do
     return r;
 }
 
+/* DeepSeek-V3's router (8 groups of 32, the best 4 kept) on the collector's balanced logits:
+ * token t favours expert 32 g + t mod 32 in every group g, so the groups tie and the first four
+ * are kept; the four favoured experts there, then the lowest other indices, 0-3 (0-4 less the
+ * token's own when t mod 32 < 4). By hand at T = 1024: experts 0-3 take every token (1024), expert
+ * 4 its 32 favoured tokens and the 128 with t mod 32 < 4, the other 123 experts of groups 0-3
+ * their 32, groups 4-7 none. */
+Test(moe_fused, grouped_balanced_draw_keeps_the_lowest_groups_and_experts_on_ties)
+{
+    ffn_aic_moe r = row_of(1024, 7168, 2048, 8, 256, 8, 1, FFN_DT_FP8_BLOCK);
+    r.groups = 8;
+    r.topk_groups = 4;
+    uint64_t c[FFN_MOE_FUSED_MAX_EXPERTS];
+    cr_assert_eq(ffn_moe_fused_draw(&r, 0, c, FFN_MOE_FUSED_MAX_EXPERTS), 0);
+    uint64_t sum = 0;
+    for (uint32_t e = 0; e < 256; e++) {
+        const uint64_t want = e < 4 ? 1024 : e == 4 ? 160 : e < 128 ? 32 : 0;
+        cr_assert_eq(c[e], want, "expert %u: %llu, want %llu", e, (unsigned long long)c[e],
+                     (unsigned long long)want);
+        sum += c[e];
+    }
+    cr_assert_eq(sum, 1024u * 8);
+    /* below the stride (T < 32) every token still favours one expert a group: the four kept
+     * groups, each token's picks distinct and all in experts 0-127 */
+    r.tokens = 5;
+    cr_assert_eq(ffn_moe_fused_draw(&r, 0, c, FFN_MOE_FUSED_MAX_EXPERTS), 0);
+    sum = 0;
+    for (uint32_t e = 0; e < 256; e++) {
+        cr_assert(e < 128 || c[e] == 0, "expert %u of a dropped group: %llu", e,
+                  (unsigned long long)c[e]);
+        cr_assert_leq(c[e], 5u);
+        sum += c[e];
+    }
+    cr_assert_eq(sum, 5u * 8);
+    /* no groups, or every group kept: the plain draw */
+    uint64_t plain[FFN_MOE_FUSED_MAX_EXPERTS];
+    r.tokens = 1024;
+    r.groups = 0;
+    r.topk_groups = 0;
+    cr_assert_eq(ffn_moe_fused_draw(&r, 0, plain, FFN_MOE_FUSED_MAX_EXPERTS), 0);
+    r.groups = 8;
+    r.topk_groups = 8;
+    cr_assert_eq(ffn_moe_fused_draw(&r, 0, c, FFN_MOE_FUSED_MAX_EXPERTS), 0);
+    cr_assert_eq(memcmp(c, plain, 256 * sizeof c[0]), 0);
+    /* fewer experts in the kept groups than top-k: refused */
+    r.topk_groups = 0;
+    cr_assert_eq(ffn_moe_fused_check(&r), FFN_EINVAL);
+    r.groups = 7; /* does not divide 256 */
+    r.topk_groups = 4;
+    cr_assert_eq(ffn_moe_fused_check(&r), FFN_EINVAL);
+}
+
 Test(moe_fused, power_law_draw_sums_to_copies_and_caps_each_expert_at_the_tokens)
 {
     uint64_t c[FFN_MOE_FUSED_MAX_EXPERTS];

@@ -34,6 +34,10 @@ typedef struct ffn_aic_moe {
     ffn_dtype wdtype, adtype;
     unsigned group; /* int4 weights: the K group (0 = 128) */
     ffn_moe_draw draw;
+    /* the router the engine's collector sent the row's logits through: a group-limited top-k of
+     * `groups` groups of experts, `topk_groups` of them kept (DeepSeek-V3: 8 and 4), as
+     * ffn_aic_route_groups marks it; 0: plain top-k */
+    uint32_t groups, topk_groups;
     double alpha; /* power-law exponent (1.01, 1.2); 0 for balanced */
     double time_s;
     uint16_t kernel; /* index into ffn_aic_table.kernels */
@@ -118,6 +122,15 @@ bool ffn_aic_is_table(const char *path);
  * (after gunzip). */
 int ffn_aic_load(const char *path, ffn_aic_table *t, ffn_diag *diag);
 void ffn_aic_free(ffn_aic_table *t);
+
+/* Mark the MoE rows of t that the engine's collector routed through a group-limited top-k: the
+ * rows of a model of models_dir whose router picks groups (n_group > 1, topk_group < n_group),
+ * matched by hidden size, expert intermediate size, top-k and experts, in a table of an engine
+ * whose collector builds the model's own router (vLLM's and SGLang's FusedMoE with its grouped
+ * top-k; TensorRT-LLM's rows are routed plainly: its balanced rows halve with each doubling of
+ * EP). *marked: the rows marked. Returns 0, or a negative code with diag set when a model of
+ * the directory does not load. */
+int ffn_aic_route_groups(ffn_aic_table *t, const char *models_dir, size_t *marked, ffn_diag *diag);
 
 /* Mark each GEMM row with how its engine's collector timed it (io/load/aic_harness.c): as the
  * engine's linear layer (engine_linear), no per-call harness, and for the rows timed without CUDA

@@ -1,0 +1,54 @@
+/* Which MoE rows of an op table the engine's collector routed through a group-limited top-k
+ * (include/ffnroof/aic.h, ffn_aic_route_groups; docs/model.md "MoE layers as fused kernels",
+ * "The collector's draws"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ffnroof/aic.h"
+#include "ffnroof/model.h"
+#include "ffnroof/model_load.h"
+#include "ffnroof/scenario.h"
+
+#define MAX_MODELS 256
+
+int ffn_aic_route_groups(ffn_aic_table *t, const char *models_dir, size_t *marked,
+                         ffn_diag *diag)
+{
+    if (marked) *marked = 0;
+    if (!t || !models_dir) return FFN_EINVAL;
+    /* vLLM's and SGLang's collectors build the module with the model's grouped top-k
+     * (aiconfigurator collector/vllm/collect_moe.py: FusedMoE(use_grouped_topk=...,
+     * num_expert_group=..., topk_group=...) with a zero correction bias); TensorRT-LLM's
+     * balanced rows halve with each doubling of EP, as plain routing gives */
+    if (t->op != FFN_AIC_MOE || !t->n_moe ||
+        (t->engine != FFN_ENGINE_VLLM && t->engine != FFN_ENGINE_SGLANG))
+        return 0;
+    static char names[MAX_MODELS][64];
+    const size_t n = ffn_data_names(models_dir, names, MAX_MODELS);
+    for (size_t i = 0; i < n; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.yaml", models_dir, names[i]);
+        ffn_model *m = malloc(sizeof *m);
+        if (!m) return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+        int rc = ffn_model_load(path, m, diag);
+        if (rc) {
+            free(m);
+            return rc;
+        }
+        const ffn_moe_cfg *c = &m->moe;
+        if (c->n_experts && c->n_group > 1 && c->topk_group < c->n_group &&
+            c->n_experts % c->n_group == 0)
+            for (size_t r = 0; r < t->n_moe; r++) {
+                ffn_aic_moe *row = &t->moe[r];
+                if (row->hidden != m->hidden || row->inter != c->expert_intermediate ||
+                    row->topk != c->top_k || row->experts != c->n_experts || row->groups)
+                    continue;
+                row->groups = (uint32_t)c->n_group;
+                row->topk_groups = (uint32_t)c->topk_group;
+                if (marked) (*marked)++;
+            }
+        free(m);
+    }
+    return 0;
+}
