@@ -145,7 +145,8 @@ static void elem_s(const ffn_hw *hw, double flops, double bytes, double *t)
  *   prefill the KV up-projection kv_b instead, and the output projection;
  * *elem: the elementwise kernels the op tables do not time: the residual add and RMSNorm before
  *   the attention and before the FFN (one fused kernel each, reading and writing x and the
- *   residual), the rotary embedding of q and k, Qwen3's per-head q and k norms, MLA's query
+ *   residual; one where the two share the input norm), the rotary embedding of q and k (RoPE
+ *   models), Qwen3's per-head q and k norms, MLA's query
  *   and KV latent norms. The KV-cache write is in the attention tables' time (their
  *   collector's forward includes it), the FFN's activation in the FFN's ops. */
 static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, ffn_phase phase,
@@ -158,9 +159,11 @@ static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, 
     const uint64_t H = a->n_heads ? a->n_heads : 1;
     const uint64_t Hr = (H + tp - 1) / tp; /* query heads a rank */
     int rc = 0;
-    /* the two fused residual-add + RMSNorm kernels */
-    for (int i = 0; i < 2; i++)
+    /* the two fused residual-add + norm kernels (one where attention and FFN share the input
+     * norm, GPT-J and NeoX style) */
+    for (int i = 0; i < (m->parallel_block ? 1 : 2); i++)
         elem_s(hw, 4.0 * Tt * D, 4.0 * Tt * D * ab, elem);
+    const bool rotary = m->pos == FFN_POS_ROPE; /* learned or sinusoidal positions: none */
     if (a->kv_lora_rank) {
         const uint64_t ql = a->q_lora_rank, kl = a->kv_lora_rank, rope = a->qk_rope_head_dim;
         const uint64_t nope = a->qk_nope_head_dim, vhd = a->v_head_dim ? a->v_head_dim : nope;
@@ -181,7 +184,7 @@ static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, 
         }
         rc |= proj_s(hw, r, T, m->hidden, Hr * vhd, 1, false, proj);
         const double rb = Tt * (double)(Hr + 1) * (double)rope;
-        elem_s(hw, 4.0 * rb, 2.0 * rb * ab, elem);
+        if (rotary) elem_s(hw, 4.0 * rb, 2.0 * rb * ab, elem);
         return rc;
     }
     const uint64_t Hkv = a->n_kv_heads ? a->n_kv_heads : H;
@@ -190,7 +193,7 @@ static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, 
     rc |= proj_s(hw, r, T, (Hr + 2 * Kr) * hd, m->hidden, 1, false, proj);
     rc |= proj_s(hw, r, T, m->hidden, Hr * hd, 1, false, proj);
     const double qk = Tt * (double)((Hr + Kr) * hd);
-    elem_s(hw, 4.0 * qk, 2.0 * qk * ab, elem);
+    if (rotary) elem_s(hw, 4.0 * qk, 2.0 * qk * ab, elem);
     if (a->qk_norm) {
         elem_s(hw, 4.0 * Tt * (double)(Hr * hd), 2.0 * Tt * (double)(Hr * hd) * ab, elem);
         elem_s(hw, 4.0 * Tt * (double)(Kr * hd), 2.0 * Tt * (double)(Kr * hd) * ab, elem);

@@ -12,8 +12,7 @@
 
 #define MAX_MODELS 256
 
-int ffn_aic_route_groups(ffn_aic_table *t, const char *models_dir, size_t *marked,
-                         ffn_diag *diag)
+int ffn_aic_route_groups(ffn_aic_table *t, const char *models_dir, size_t *marked, ffn_diag *diag)
 {
     if (marked) *marked = 0;
     if (!t || !models_dir) return FFN_EINVAL;
