@@ -23,18 +23,19 @@ int ffn_aic_route_groups(ffn_aic_table *t, const char *models_dir, size_t *marke
     if (t->op != FFN_AIC_MOE || !t->n_moe ||
         (t->engine != FFN_ENGINE_VLLM && t->engine != FFN_ENGINE_SGLANG))
         return 0;
-    static char names[MAX_MODELS][64];
+    char(*names)[64] = malloc(MAX_MODELS * sizeof *names);
+    ffn_model *m = malloc(sizeof *m);
+    if (!names || !m) {
+        free(names);
+        free(m);
+        return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
+    }
     const size_t n = ffn_data_names(models_dir, names, MAX_MODELS);
-    for (size_t i = 0; i < n; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s.yaml", models_dir, names[i]);
-        ffn_model *m = malloc(sizeof *m);
-        if (!m) return ffn_diag_set(diag, FFN_ENOMEM, NULL, 0, 0, "out of memory");
-        int rc = ffn_model_load(path, m, diag);
-        if (rc) {
-            free(m);
-            return rc;
-        }
+        if ((rc = ffn_model_load(path, m, diag))) break;
         const ffn_moe_cfg *c = &m->moe;
         if (c->n_experts && c->n_group > 1 && c->topk_group < c->n_group &&
             c->n_experts % c->n_group == 0)
@@ -47,7 +48,8 @@ int ffn_aic_route_groups(ffn_aic_table *t, const char *models_dir, size_t *marke
                 row->topk_groups = (uint32_t)c->topk_group;
                 if (marked) (*marked)++;
             }
-        free(m);
     }
-    return 0;
+    free(names);
+    free(m);
+    return rc;
 }
