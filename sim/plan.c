@@ -286,7 +286,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw
     const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
 
     /* The attention block's projections as GEMMs and its elementwise kernels, one layer
-     * (attn_block_s; docs/plan.md, "The step"). */
+     * (attn_block_s; docs/plan.md, "Step time"). */
     double proj = 0, elem = 0;
     {
         ffn_run pr = r;
