@@ -825,3 +825,42 @@ Test(plan, mla_down_projections_are_replicated)
     ffn_weight_footprint(&m, &split, FFN_DT_BF16, 128, false, 1, 1, &f0, &o0);
     cr_expect_float_eq(o1, o0, 1.0, "%g vs %g", o1, o0);
 }
+
+/* The attention block of an MLA model beyond its core, by hand on the ideal roofline (the
+ * hand-worked setting: no launch cost, all bytes at the datasheet bandwidth): DeepSeek-V2-Lite
+ * (d 2048, 16 heads, no query compression, KV latent 512, rope 64, nope 128, v 128, 27 layers)
+ * decoding 4 sequences at TP 1 in bf16. Per layer the elementwise kernels move two fused
+ * add+norms 2 x 4 T d b, the KV latent's norm 2 T 512 b and the rotary embedding of the query
+ * heads' and the shared key's rope parts 2 T (16 + 1) 64 b; the projections read their weights
+ * (the query projection d x 16 (128 + 64), the KV down-projection d x (512 + 64), the absorbed
+ * products 16 x 128 x 512 twice, the output projection 16 x 128 x d) and move their inputs and
+ * outputs. */
+Test(plan, mla_projections_and_norms_by_hand)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    ffn_plan_opts o;
+    hand_worked(&hw, &m, &o);
+    load_model("deepseek-v2-lite", &m);
+    ffn_params p;
+    cr_assert_eq(ffn_model_params(&m, &p), 0);
+    const ffn_plan_shape one = {1, 1, 1, 1};
+    ffn_plan_step st;
+    ffn_diag d;
+    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 4, 1024, &st, &d), 0,
+                 "%s", d.msg);
+    const double T = 4, D = 2048, b = 2, L = 27, bw = hw.mem_bandwidth_bps;
+    const double elem = L * (2 * 4 * T * D * b + 2 * T * 512 * b + 2 * T * 17 * 64 * b) / bw;
+    cr_expect_float_eq(st.elem_s, elem, 1e-9 * elem, "%.9g vs %.9g", st.elem_s, elem);
+    const double w = D * 16 * 192 + D * 576 + 2 * 16 * 128 * 512.0 + 16 * 128 * D;
+    const double acts =
+        T * (D + 16 * 192) + T * (D + 576) + 16 * T * (128 + 512) * 2 + T * (16 * 128 + D);
+    const double proj = L * (w + acts) * b / bw;
+    cr_expect_float_eq(st.attn_proj_s, proj, 1e-6 * proj, "%.9g vs %.9g", st.attn_proj_s, proj);
+    /* without RoPE (learned positions) the rotary kernel goes */
+    m.pos = FFN_POS_LEARNED;
+    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 4, 1024, &st, &d), 0,
+                 "%s", d.msg);
+    const double no_rope = elem - L * 2 * T * 17 * 64 * b / bw;
+    cr_expect_float_eq(st.elem_s, no_rope, 1e-9 * no_rope, "%.9g vs %.9g", st.elem_s, no_rope);
+}
