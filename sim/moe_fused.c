@@ -154,39 +154,50 @@ static void favoured(uint64_t t, uint64_t T, uint32_t E, uint32_t k, bool *fav)
  * the experts, and under EP they load rank 0, which holds the lowest experts, with every token.
  * For T >= s a token's choice depends on t mod E alone: each residue is priced once and counted
  * as often as it occurs. */
+/* One token through the group-limited router: its favoured experts fav (E flags), each group
+ * scored by how many of them it holds (the sum of its two best scores: 2, 1 or 0 favoured), the
+ * best G' of the G groups kept, then the favoured experts of those and the lowest other indices
+ * there until k; mult copies added to each pick in c. */
+static void route_grouped(const bool *fav, uint32_t E, uint32_t k, uint32_t G, uint32_t Gk,
+                          uint64_t mult, uint64_t *c)
+{
+    const uint32_t per = E / G;
+    unsigned score[MAX_E];
+    bool keep[MAX_E];
+    for (uint32_t g = 0; g < G; g++) {
+        unsigned f = 0;
+        for (uint32_t e = g * per; e < (g + 1) * per && f < 2; e++)
+            f += fav[e];
+        score[g] = f;
+        keep[g] = false;
+    }
+    for (uint32_t n = 0; n < Gk; n++) {
+        uint32_t best = G;
+        for (uint32_t g = 0; g < G; g++)
+            if (!keep[g] && (best == G || score[g] > score[best])) best = g;
+        keep[best] = true;
+    }
+    uint32_t taken = 0;
+    for (int pass = 0; pass < 2 && taken < k; pass++)
+        for (uint32_t e = 0; e < E && taken < k; e++)
+            if (keep[e / per] && fav[e] == (pass == 0)) {
+                c[e] += mult;
+                taken++;
+            }
+}
+
 static void draw_balanced_grouped(uint64_t T, uint32_t E, uint32_t k, uint32_t G, uint32_t Gk,
                                   uint64_t *c)
 {
     const uint64_t s = ((uint64_t)E + k - 1) / k;
-    const uint32_t per = E / G;
     memset(c, 0, (size_t)E * sizeof *c);
     const uint64_t n_t = T >= s ? (T < E ? T : E) : T;
-    bool fav[MAX_E], keep[MAX_E];
+    bool fav[MAX_E];
     for (uint64_t t = 0; t < n_t; t++) {
         const uint64_t mult = T >= s ? T / E + (t < T % E ? 1 : 0) : 1;
         if (!mult) continue;
         favoured(t, T, E, k, fav);
-        unsigned score[MAX_E];
-        for (uint32_t g = 0; g < G; g++) {
-            unsigned f = 0;
-            for (uint32_t e = g * per; e < (g + 1) * per && f < 2; e++)
-                f += fav[e];
-            score[g] = f;
-            keep[g] = false;
-        }
-        for (uint32_t n = 0; n < Gk; n++) {
-            uint32_t best = G;
-            for (uint32_t g = 0; g < G; g++)
-                if (!keep[g] && (best == G || score[g] > score[best])) best = g;
-            keep[best] = true;
-        }
-        uint32_t taken = 0;
-        for (int pass = 0; pass < 2 && taken < k; pass++)
-            for (uint32_t e = 0; e < E && taken < k; e++)
-                if (keep[e / per] && fav[e] == (pass == 0)) {
-                    c[e] += mult;
-                    taken++;
-                }
+        route_grouped(fav, E, k, G, Gk, mult, c);
     }
 }
 
@@ -319,6 +330,68 @@ static void busiest_to_rank0(uint64_t *c, uint32_t E, uint32_t ep)
 /* _generate_power_law_distribution: E samples on [1, 0.8 T] (on [0.01, 2] when T k <= E),
  * scaled to sum T k and rounded half to even (torch.round), clamped at T with the overflow
  * handed back round-robin, the sum made exact round-robin, the busiest group to rank 0. */
+/* The power-law draw's tokens through the group-limited router: the collector assigns each
+ * token its experts from the counts (_assign_experts_from_counts: the experts sorted by count,
+ * most first, each repeated its count times, read column-major, so token t takes the entries
+ * t, t + T, .., t + (k-1) T) and the module routes those logits like the balanced ones
+ * (route_grouped). Equal counts are taken in index order (numpy's argsort of the collector does
+ * not keep a defined order for ties). Tokens whose k entries fall in the same runs of experts
+ * route alike: the at most E points where an entry crosses into the next expert split [0, T)
+ * into runs priced once each. */
+static void reroute_power_law(const ffn_aic_moe *row, uint64_t *c)
+{
+    const uint64_t T = row->tokens;
+    const uint32_t E = row->experts, k = row->topk;
+    uint32_t ord[MAX_E];
+    for (uint32_t e = 0; e < E; e++)
+        ord[e] = e;
+    for (uint32_t i = 1; i < E; i++) { /* insertion sort: most copies first, index on ties */
+        const uint32_t x = ord[i];
+        uint32_t j = i;
+        while (j > 0 && c[ord[j - 1]] < c[x]) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = x;
+    }
+    uint64_t start[MAX_E + 1];
+    start[0] = 0;
+    for (uint32_t i = 0; i < E; i++)
+        start[i + 1] = start[i] + c[ord[i]];
+    /* the tokens where some entry t + j T reaches the start of the next expert */
+    uint64_t cut[MAX_E + 2];
+    size_t n = 0;
+    cut[n++] = 0;
+    for (uint32_t i = 1; i < E; i++)
+        if (start[i] < T * k && start[i] % T) cut[n++] = start[i] % T;
+    cut[n++] = T;
+    for (size_t i = 1; i < n; i++) { /* sort the few cuts */
+        const uint64_t x = cut[i];
+        size_t j = i;
+        while (j > 0 && cut[j - 1] > x) {
+            cut[j] = cut[j - 1];
+            j--;
+        }
+        cut[j] = x;
+    }
+    uint64_t out[MAX_E] = {0};
+    bool fav[MAX_E];
+    for (size_t r = 0; r + 1 < n; r++) {
+        const uint64_t a = cut[r], b = cut[r + 1];
+        if (b <= a) continue;
+        memset(fav, 0, (size_t)E * sizeof *fav);
+        uint32_t i = 0;
+        for (uint32_t j = 0; j < k; j++) {
+            const uint64_t pos = a + (uint64_t)j * T;
+            while (i + 1 < E && start[i + 1] <= pos)
+                i++;
+            fav[ord[i]] = true;
+        }
+        route_grouped(fav, E, k, row->groups, row->topk_groups, b - a, out);
+    }
+    memcpy(c, out, (size_t)E * sizeof *c);
+}
+
 static void draw_power_law(const ffn_aic_moe *row, uint64_t seed, uint64_t *c)
 {
     const uint64_t T = row->tokens, target = T * row->topk;
@@ -343,6 +416,7 @@ static void draw_power_law(const ffn_aic_moe *row, uint64_t seed, uint64_t *c)
     if (total < target) round_robin(c, E, row->ep, T, target - total, true);
     if (total > target) round_robin(c, E, row->ep, T, total - target, false);
     busiest_to_rank0(c, E, row->ep);
+    if (row->groups > 1 && row->topk_groups < row->groups) reroute_power_law(row, c);
 }
 
 int ffn_moe_fused_draw(const ffn_aic_moe *row, uint64_t seed, uint64_t *counts, size_t n)

@@ -147,6 +147,36 @@ Test(moe_fused, grouped_balanced_draw_keeps_the_lowest_groups_and_experts_on_tie
     cr_assert_eq(ffn_moe_fused_check(&r), FFN_EINVAL);
 }
 
+/* The power-law draw through the group-limited router: the tokens the collector assigns from
+ * the counts route to the best groups of their own, so the copies keep their sum and stay at
+ * most one a token per expert, move off the plain draw's experts (the groups a token drops hand
+ * their copies to the lowest experts of those it keeps), and repeat for one seed. */
+Test(moe_fused, grouped_power_law_draw_keeps_the_copies_and_moves_them)
+{
+    ffn_aic_moe r = row_of(1000, 7168, 2048, 8, 256, 8, 1, FFN_DT_FP8_BLOCK);
+    r.draw = FFN_DRAW_POWER_LAW;
+    r.alpha = 1.01;
+    uint64_t plain[FFN_MOE_FUSED_MAX_EXPERTS], c[FFN_MOE_FUSED_MAX_EXPERTS],
+        again[FFN_MOE_FUSED_MAX_EXPERTS];
+    cr_assert_eq(ffn_moe_fused_draw(&r, 5, plain, FFN_MOE_FUSED_MAX_EXPERTS), 0);
+    r.groups = 8;
+    r.topk_groups = 4;
+    cr_assert_eq(ffn_moe_fused_draw(&r, 5, c, FFN_MOE_FUSED_MAX_EXPERTS), 0);
+    cr_assert_eq(ffn_moe_fused_draw(&r, 5, again, FFN_MOE_FUSED_MAX_EXPERTS), 0);
+    cr_assert_eq(memcmp(c, again, 256 * sizeof c[0]), 0, "one seed, one draw");
+    uint64_t sum = 0, moved = 0;
+    for (uint32_t e = 0; e < 256; e++) {
+        cr_assert_leq(c[e], 1000u, "expert %u", e);
+        sum += c[e];
+        moved += c[e] > plain[e] ? c[e] - plain[e] : 0;
+    }
+    cr_assert_eq(sum, 8000u);
+    cr_assert_gt(moved, 0u, "some tokens' groups are dropped");
+    /* the lowest expert of the kept groups gains the most: group 0's expert 0 is a tie-fill of
+     * every token that keeps group 0 without favouring it */
+    cr_expect_geq(c[0], plain[0]);
+}
+
 Test(moe_fused, power_law_draw_sums_to_copies_and_caps_each_expert_at_the_tokens)
 {
     uint64_t c[FFN_MOE_FUSED_MAX_EXPERTS];
