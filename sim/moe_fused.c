@@ -145,15 +145,6 @@ static void favoured(uint64_t t, uint64_t T, uint32_t E, uint32_t k, bool *fav)
     }
 }
 
-/* balanced_logits through a group-limited top-k router, as vLLM's and SGLang's collectors build
- * DeepSeek-V3's (sigmoid scores, a zero correction bias, each group scored by the sum of its two
- * best, the best G' of the G groups kept, the best k experts of those): a token's favoured
- * experts score alike and every other expert alike below them, so groups holding as many of
- * them (counted up to two) tie, and the ties go to the lowest index, groups and experts alike.
- * The tables show it: the balanced rows of DeepSeek-V3's shape time the weights of about half
- * the experts, and under EP they load rank 0, which holds the lowest experts, with every token.
- * For T >= s a token's choice depends on t mod E alone: each residue is priced once and counted
- * as often as it occurs. */
 /* One token through the group-limited router: its favoured experts fav (E flags), each group
  * scored by how many of them it holds (the sum of its two best scores: 2, 1 or 0 favoured), the
  * best G' of the G groups kept, then the favoured experts of those and the lowest other indices
@@ -186,6 +177,15 @@ static void route_grouped(const bool *fav, uint32_t E, uint32_t k, uint32_t G, u
             }
 }
 
+/* balanced_logits through a group-limited top-k router, as vLLM's and SGLang's collectors build
+ * DeepSeek-V3's (sigmoid scores, a zero correction bias, each group scored by the sum of its two
+ * best, the best G' of the G groups kept, the best k experts of those): a token's favoured
+ * experts score alike and every other expert alike below them, so groups holding as many of
+ * them (counted up to two) tie, and the ties go to the lowest index, groups and experts alike.
+ * The tables show it: the balanced rows of DeepSeek-V3's shape time the weights of about half
+ * the experts, and under EP they load rank 0, which holds the lowest experts, with every token.
+ * For T >= s a token's choice depends on t mod E alone: each residue is priced once and counted
+ * as often as it occurs. */
 static void draw_balanced_grouped(uint64_t T, uint32_t E, uint32_t k, uint32_t G, uint32_t Gk,
                                   uint64_t *c)
 {
@@ -327,9 +327,6 @@ static void busiest_to_rank0(uint64_t *c, uint32_t E, uint32_t ep)
     }
 }
 
-/* _generate_power_law_distribution: E samples on [1, 0.8 T] (on [0.01, 2] when T k <= E),
- * scaled to sum T k and rounded half to even (torch.round), clamped at T with the overflow
- * handed back round-robin, the sum made exact round-robin, the busiest group to rank 0. */
 /* The power-law draw's tokens through the group-limited router: the collector assigns each
  * token its experts from the counts (_assign_experts_from_counts: the experts sorted by count,
  * most first, each repeated its count times, read column-major, so token t takes the entries
@@ -392,6 +389,10 @@ static void reroute_power_law(const ffn_aic_moe *row, uint64_t *c)
     memcpy(c, out, (size_t)E * sizeof *c);
 }
 
+/* _generate_power_law_distribution: E samples on [1, 0.8 T] (on [0.01, 2] when T k <= E),
+ * scaled to sum T k and rounded half to even (torch.round), clamped at T with the overflow
+ * handed back round-robin, the sum made exact round-robin, the busiest group to rank 0;
+ * through the group-limited router where the row has one (reroute_power_law). */
 static void draw_power_law(const ffn_aic_moe *row, uint64_t seed, uint64_t *c)
 {
     const uint64_t T = row->tokens, target = T * row->topk;

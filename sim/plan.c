@@ -106,14 +106,14 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->objective = FFN_OBJ_COUNT; /* auto: devices with a target, else tokens per device */
 }
 
-/* One projection [T, k] x [k, n] (`inst` of them) into *t: a linear layer at the run's
- * formats (ffn_linear_ops: the device's fitted GEMMs, the quantisation of its input included)
- * or, with bf16 set, a 16-bit batched product. */
+/* One projection [T, k] x [k, n] into *t: a linear layer at the run's formats (ffn_linear_ops:
+ * the device's fitted GEMMs, the quantisation of its input included), or with bf16 set `inst`
+ * 16-bit products batched in one kernel. */
 static int proj_s(const ffn_hw *hw, const ffn_run *r, uint64_t T, uint64_t n, uint64_t k,
                   uint64_t inst, bool bf16, double *t)
 {
     if (!n || !k) return 0;
-    if (bf16 || inst > 1) {
+    if (bf16) {
         ffn_op op;
         const double ab = ffn_run_act_bytes(r);
         ffn_op_gemm(&op, hw, "proj", T, n, k, inst, ffn_dtype_bytes(FFN_DT_BF16, 0), ab,
@@ -127,12 +127,11 @@ static int proj_s(const ffn_hw *hw, const ffn_run *r, uint64_t T, uint64_t n, ui
     return rc;
 }
 
-/* One elementwise kernel over `bytes` into *t (the device's launch and elementwise bandwidth). */
+/* One elementwise kernel of `flops` over `bytes` into *t (ffn_predict_elem_s: the device's launch
+ * and elementwise bandwidth). */
 static void elem_s(const ffn_hw *hw, double flops, double bytes, double *t)
 {
-    ffn_op op;
-    ffn_op_elem(&op, hw, "elem", FFN_OP_ELEMWISE, bytes, flops, bytes);
-    *t += op.predicted_s;
+    *t += ffn_predict_elem_s(hw, flops, bytes);
 }
 
 /* One layer's attention block beyond its core, T tokens on one device of a TP group of tp, as
@@ -201,12 +200,11 @@ static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, 
     return rc;
 }
 
-int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                       const ffn_plan_opts *o, ffn_phase phase, const ffn_plan_shape *shape,
-                       uint64_t batch, uint64_t context, ffn_plan_step *st, ffn_diag *diag)
+int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o,
+                       ffn_phase phase, const ffn_plan_shape *shape, uint64_t batch,
+                       uint64_t context, ffn_plan_step *st, ffn_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    (void)p; /* the projections are priced from the model's shapes, not its parameter counts */
     const uint64_t tp = shape->tp, dp = shape->dp, ep = shape->ep, pp = shape->pp;
     if (!batch || !context || !tp || !dp || !ep || !pp)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
@@ -524,7 +522,7 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
         L->miss = L->mem.total_bytes / L->mem.usable_bytes;
         snprintf(L->why, sizeof L->why, "needs %.4g GB/device at batch 1 (%.4g usable)",
                  L->mem.total_bytes / 1e9, L->mem.usable_bytes / 1e9);
-        (void)ffn_plan_step_eval(m, p, hw, o, ph, sh, 1, ctx, &L->step, &d);
+        (void)ffn_plan_step_eval(m, hw, o, ph, sh, 1, ctx, &L->step, &d);
         return;
     }
     uint64_t lo = 1, hi = o->max_batch;
@@ -543,8 +541,8 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
     /* 2. the prefill (TTFT) of the serving phases */
     if (o->phase != FFN_PLAN_PREFILL) {
         ffn_plan_step pre;
-        if (ffn_plan_step_eval(m, p, hw, o, FFN_PHASE_PREFILL, sh, o->prefill_batch, o->prompt,
-                               &pre, &d)) {
+        if (ffn_plan_step_eval(m, hw, o, FFN_PHASE_PREFILL, sh, o->prefill_batch, o->prompt, &pre,
+                               &d)) {
             L->valid = false;
             snprintf(L->why, sizeof L->why, "%.190s", d.msg);
             return;
@@ -562,7 +560,7 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
 
     /* 3. the largest batch meeting the SLO: binary search, the step time grows with the batch */
     ffn_plan_step *st = &L->step;
-    if (ffn_plan_step_eval(m, p, hw, o, ph, sh, 1, ctx, st, &d)) {
+    if (ffn_plan_step_eval(m, hw, o, ph, sh, 1, ctx, st, &d)) {
         L->valid = false;
         snprintf(L->why, sizeof L->why, "%.190s", d.msg);
         return;
@@ -577,12 +575,12 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
     uint64_t B = L->mem_batch;
     if (slo > 0 && B > 1) {
         ffn_plan_step *probe = &(ffn_plan_step){0};
-        ffn_plan_step_eval(m, p, hw, o, ph, sh, B, ctx, probe, &d);
+        ffn_plan_step_eval(m, hw, o, ph, sh, B, ctx, probe, &d);
         if (probe->step_s > slo) {
             uint64_t a = 1, b = B; /* step(a) <= slo < step(b) */
             while (b - a > 1) {
                 uint64_t mid = a + (b - a) / 2;
-                ffn_plan_step_eval(m, p, hw, o, ph, sh, mid, ctx, probe, &d);
+                ffn_plan_step_eval(m, hw, o, ph, sh, mid, ctx, probe, &d);
                 if (probe->step_s <= slo)
                     a = mid;
                 else
@@ -592,14 +590,14 @@ static void evaluate_layout(const ffn_model *m, const ffn_params *p, const ffn_h
         }
     }
     L->max_batch = B;
-    if (B > 1) ffn_plan_step_eval(m, p, hw, o, ph, sh, B, ctx, st, &d);
+    if (B > 1) ffn_plan_step_eval(m, hw, o, ph, sh, B, ctx, st, &d);
     fits_at(m, p, hw, o, sh, B, &L->mem);
     if (ph == FFN_PHASE_PREFILL) L->ttft_s = st->step_s;
     /* Memory stopped the batch unless the SLO would have stopped it there too. */
     bool mem_bound = B == L->mem_batch && B < o->max_batch;
     if (mem_bound && slo > 0) {
         ffn_plan_step *probe = &(ffn_plan_step){0};
-        if (!ffn_plan_step_eval(m, p, hw, o, ph, sh, B + 1, ctx, probe, &d) && probe->step_s > slo)
+        if (!ffn_plan_step_eval(m, hw, o, ph, sh, B + 1, ctx, probe, &d) && probe->step_s > slo)
             mem_bound = false;
     }
     L->bottleneck = mem_bound ? FFN_BN_CAPACITY : dominant(st);

@@ -73,8 +73,8 @@ int ffn_plan_disagg_combine(const ffn_model *m, const ffn_hw *hw, const ffn_plan
         uint64_t lo = 0, hi = b; /* ok(lo) (or lo = 0: none), !ok(hi) */
         while (hi - lo > 1) {
             const uint64_t mid = lo + (hi - lo) / 2;
-            int rc = ffn_plan_step_eval(m, &prefill->params, hw, &prefill->opts, FFN_PHASE_PREFILL,
-                                        &sh, mid, o->prompt, &st, diag);
+            int rc = ffn_plan_step_eval(m, hw, &prefill->opts, FFN_PHASE_PREFILL, &sh, mid,
+                                        o->prompt, &st, diag);
             if (rc) return rc;
             if (st.step_s + XFER(mid) <= o->ttft_s)
                 lo = mid;
@@ -82,8 +82,8 @@ int ffn_plan_disagg_combine(const ffn_model *m, const ffn_hw *hw, const ffn_plan
                 hi = mid;
         }
         if (lo > 0) {
-            int rc = ffn_plan_step_eval(m, &prefill->params, hw, &prefill->opts, FFN_PHASE_PREFILL,
-                                        &sh, lo, o->prompt, &st, diag);
+            int rc = ffn_plan_step_eval(m, hw, &prefill->opts, FFN_PHASE_PREFILL, &sh, lo,
+                                        o->prompt, &st, diag);
             if (rc) return rc;
             b = lo;
             step = st.step_s;

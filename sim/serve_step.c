@@ -95,8 +95,8 @@ static int gemm_part(ffn_serve_ctx *c, uint64_t T, ffn_diag *diag)
     }
     const uint64_t per = c->shape.pp * c->shape.dp;
     ffn_plan_step st;
-    int rc = ffn_plan_step_eval(c->m, &c->params, c->hw, &c->plan, FFN_PHASE_PREFILL, &c->shape,
-                                per, ffn__ceil_div(T, per), &st, diag);
+    int rc = ffn_plan_step_eval(c->m, c->hw, &c->plan, FFN_PHASE_PREFILL, &c->shape, per,
+                                ffn__ceil_div(T, per), &st, diag);
     if (rc) return rc;
     c->comm_s[T] = st.ffn_comm_s + st.attn_comm_s + st.pp_comm_s;
     c->gemm_s[T] = st.ffn_s + st.attn_proj_s + st.elem_s + st.attn_comm_s + st.pp_comm_s;

@@ -126,7 +126,7 @@ int ffn_sweep_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *h
     o.margin = FFN_MARGIN_MEDIAN;
     const bool moe = ffn_model_moe_layers(m) > 0;
     out->shape = (ffn_plan_shape){run->tp, moe ? run->ep : 1, moe ? run->ep : 1, 1};
-    int rc = ffn_plan_step_eval(m, p, hw, &o, run->phase, &out->shape, run->batch, run->seq,
+    int rc = ffn_plan_step_eval(m, hw, &o, run->phase, &out->shape, run->batch, run->seq,
                                 &out->step, diag);
     if (rc) return rc;
     /* decode holds `batch` sequences of `seq` cached tokens; prefill adds its activations */

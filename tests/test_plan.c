@@ -183,8 +183,7 @@ Test(plan, hand_worked_pipeline_example)
     /* one sequence: one micro-batch, so each stage idles half the time */
     ffn_plan_step st;
     const ffn_plan_shape sh = {1, 1, 1, 2};
-    cr_assert_eq(
-        ffn_plan_step_eval(&m, &plan.params, &hw, &o, FFN_PHASE_DECODE, &sh, 1, 2048, &st, &d), 0);
+    cr_assert_eq(ffn_plan_step_eval(&m, &hw, &o, FFN_PHASE_DECODE, &sh, 1, 2048, &st, &d), 0);
     cr_assert_eq(st.micro_batches, 1);
     cr_assert_float_eq(st.pp_bubble, 0.5, 1e-12);
 }
@@ -228,9 +227,7 @@ Test(plan, hand_worked_disaggregated_example)
     for (uint64_t b = 1; b <= P->max_batch; b++) {
         ffn_plan_step st;
         const ffn_plan_shape sh = {1, 1, 1, 1};
-        cr_assert_eq(
-            ffn_plan_step_eval(&m, &pre.params, &hw, &op, FFN_PHASE_PREFILL, &sh, b, 1024, &st, &d),
-            0);
+        cr_assert_eq(ffn_plan_step_eval(&m, &hw, &op, FFN_PHASE_PREFILL, &sh, b, 1024, &st, &d), 0);
         if (st.step_s + 20e-6 + (double)b * kvb / 50e9 <= 0.5) bp = b, bstep = st.step_s;
     }
     cr_assert_gt(bp, 0);
@@ -699,9 +696,9 @@ Test(plan, a_dtype_without_a_peak_runs_at_the_widest_listed_one)
     ffn_plan_step a, b;
     ffn_diag d;
     const ffn_plan_shape one = {1, 1, 1, 1};
-    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 8, 1024, &a, &d), 0,
-                 "%s", d.msg);
-    cr_assert_eq(ffn_plan_step_eval(&m, &p, &same, &o, FFN_PHASE_DECODE, &one, 8, 1024, &b, &d), 0,
+    cr_assert_eq(ffn_plan_step_eval(&m, &hw, &o, FFN_PHASE_DECODE, &one, 8, 1024, &a, &d), 0, "%s",
+                 d.msg);
+    cr_assert_eq(ffn_plan_step_eval(&m, &same, &o, FFN_PHASE_DECODE, &one, 8, 1024, &b, &d), 0,
                  "%s", d.msg);
     cr_expect(a.attn_proj_s > 0 && a.attn_proj_s < 1.0, "projections %g s", a.attn_proj_s);
     cr_expect_eq(a.attn_proj_s, b.attn_proj_s);
@@ -768,13 +765,13 @@ Test(plan, sliding_window_layers_cache_and_read_their_window)
     cr_expect_float_eq(a.kv_bytes_per_seq, (18.0 * 4096 + 18.0 * 128) * 2048.0, 1e-3);
     ffn_plan_step w, full;
     ffn_diag d;
-    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 8, 4096, &w, &d), 0,
-                 "%s", d.msg);
+    cr_assert_eq(ffn_plan_step_eval(&m, &hw, &o, FFN_PHASE_DECODE, &one, 8, 4096, &w, &d), 0, "%s",
+                 d.msg);
     cr_expect_float_eq(w.kv_read_bytes, (18.0 * 4096 + 18.0 * 128) * 8 * 2048.0, 1e-3);
     ffn_model nw = m;
     nw.attn.window = nw.attn.window_layers = 0;
-    cr_assert_eq(ffn_plan_step_eval(&nw, &p, &hw, &o, FFN_PHASE_DECODE, &one, 8, 4096, &full, &d),
-                 0, "%s", d.msg);
+    cr_assert_eq(ffn_plan_step_eval(&nw, &hw, &o, FFN_PHASE_DECODE, &one, 8, 4096, &full, &d), 0,
+                 "%s", d.msg);
     cr_expect_float_eq(full.kv_read_bytes, 36.0 * 4096 * 8 * 2048.0, 1e-3);
     cr_expect_lt(w.attn_core_s, 0.9 * full.attn_core_s, "%g vs %g", w.attn_core_s,
                  full.attn_core_s);
@@ -847,8 +844,8 @@ Test(plan, mla_projections_and_norms_by_hand)
     const ffn_plan_shape one = {1, 1, 1, 1};
     ffn_plan_step st;
     ffn_diag d;
-    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 4, 1024, &st, &d), 0,
-                 "%s", d.msg);
+    cr_assert_eq(ffn_plan_step_eval(&m, &hw, &o, FFN_PHASE_DECODE, &one, 4, 1024, &st, &d), 0, "%s",
+                 d.msg);
     const double T = 4, D = 2048, b = 2, L = 27, bw = hw.mem_bandwidth_bps;
     const double elem = L * (2 * 4 * T * D * b + 2 * T * 512 * b + 2 * T * 17 * 64 * b) / bw;
     cr_expect_float_eq(st.elem_s, elem, 1e-9 * elem, "%.9g vs %.9g", st.elem_s, elem);
@@ -859,8 +856,8 @@ Test(plan, mla_projections_and_norms_by_hand)
     cr_expect_float_eq(st.attn_proj_s, proj, 1e-6 * proj, "%.9g vs %.9g", st.attn_proj_s, proj);
     /* without RoPE (learned positions) the rotary kernel goes */
     m.pos = FFN_POS_LEARNED;
-    cr_assert_eq(ffn_plan_step_eval(&m, &p, &hw, &o, FFN_PHASE_DECODE, &one, 4, 1024, &st, &d), 0,
-                 "%s", d.msg);
+    cr_assert_eq(ffn_plan_step_eval(&m, &hw, &o, FFN_PHASE_DECODE, &one, 4, 1024, &st, &d), 0, "%s",
+                 d.msg);
     const double no_rope = elem - L * 2 * T * 17 * 64 * b / bw;
     cr_expect_float_eq(st.elem_s, no_rope, 1e-9 * no_rope, "%.9g vs %.9g", st.elem_s, no_rope);
 }

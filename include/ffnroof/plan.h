@@ -292,9 +292,9 @@ double ffn_plan_kv_bytes_per_token_layer(const ffn_model *m, ffn_dtype kv_dtype,
  * cache, or prefill of `context` prompt tokens. With pipeline stages, the time one token (or
  * prompt) takes through all of them: every layer at the micro-batch's sequences plus the
  * hops between stages; the replica then makes `batch` tokens per step. */
-int ffn_plan_step_eval(const ffn_model *m, const ffn_params *p, const ffn_hw *hw,
-                       const ffn_plan_opts *o, ffn_phase phase, const ffn_plan_shape *shape,
-                       uint64_t batch, uint64_t context, ffn_plan_step *out, ffn_diag *diag);
+int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o,
+                       ffn_phase phase, const ffn_plan_shape *shape, uint64_t batch,
+                       uint64_t context, ffn_plan_step *out, ffn_diag *diag);
 
 /* One model on one device type and its plan (borrowed pointers, all alive while it is used). */
 typedef struct ffn_plan_pair {
