@@ -52,6 +52,8 @@ def run(r):
             ["--concurrency", r["value"]] if r["mode"] == "concurrency" else ["--offline"])
     if r["max_seqs"]:
         cmd += ["--max-seqs", r["max_seqs"]]
+    if r.get("max_batched"):
+        cmd += ["--max-batched-tokens", r["max_batched"]]
     cmd += extra
     out = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if out.returncode != 0 or not out.stdout.strip():
@@ -60,10 +62,21 @@ def run(r):
 
 
 def key(r):
-    """The published comparison a run belongs to: one engine, model, format and load, on
-    whichever device and layout its source ran it."""
-    return tuple(r[c] for c in ("source", "engine", "model", "wdtype", "isl", "osl", "spread", "mode",
-                                "value", "metric"))
+    """The published comparison a run belongs to: one lab's page (its repository and folder,
+    any version of it: GPUStack's pages of one model on two devices), engine, model, format,
+    load (the mean lengths to 10 tokens: a sample's means move by a token or two between runs)
+    and scheduler budget; the layout as well where the devices' runs are on two pages, one
+    source file giving each device's own layout (dstack's H200 with DP attention, its MI300X
+    at TP 8)."""
+    m = re.match(r"https://github.com/([^/]+/[^/]+)/blob/[0-9a-f]+/(.*)/[^/]+$", r["source"])
+    page = m.group(1) + "/" + m.group(2) if m else r["source"]
+    load = tuple(str(round(float(r[c]), -1)) for c in ("isl", "osl"))
+    return (page, r["engine"], r["model"], r["wdtype"], *load, r["spread"], r["mode"], r["value"],
+            r["metric"], r.get("max_batched") or "")
+
+
+def layout(r):
+    return (r["source"], r["tp"], r["dp"], r["ep"])
 
 
 def pct(x):
@@ -82,7 +95,7 @@ out("| run | engine | model | device | layout | workload | measured | predicted 
 out("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
 tput, tpot = {"fit": [], "check": []}, {"fit": [], "check": []}
 inside = {"fit": [], "check": []}  # the measured throughput within the printed range
-ranked = []  # (workload key, device, metric, measured, predicted) for the device pairs
+ranked = []  # (workload key, device, metric, measured, predicted, layout) for the device pairs
 for r in rows:
     j, cmd, err = run(r)
     model = os.path.basename(r["model"]).replace(".json", "")
@@ -96,7 +109,8 @@ for r in rows:
                                           f" x[{1 - float(r['spread']):g}, {1 + float(r['spread']):g}]"
                                           if r["spread"] != "0" else "") +
             (f", {r['value']} req/s" if r["mode"] == "rate" else
-             f", concurrency {r['value']}" if r["mode"] == "concurrency" else f", {r['requests']} at once"))
+             f", concurrency {r['value']}" if r["mode"] == "concurrency" else f", {r['requests']} at once") +
+            (f", {r['max_batched']} tokens a step" if r.get("max_batched") else ""))
     if j is None:
         out(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | | refused: "
               f"{err} | | | | |")
@@ -118,13 +132,13 @@ for r in rows:
         tput[r["role"]].append(abs(q - 1))
         inside[r["role"]].append(lo <= meas <= hi)
         cells = [f"{meas:.0f} {r['metric']}", f"{pred:.0f} ({lo:.0f}-{hi:.0f})", pct(q - 1)]
-        ranked.append((key(r), r["hw"], "throughput", meas, pred))
+        ranked.append((key(r), r["hw"], "throughput", meas, pred, layout(r)))
     t_cells = ["", "", ""]
     if r["tpot_ms"]:
         m, p = float(r["tpot_ms"]), 1e3 * j["tpot_s"]["p50"]
         tpot[r["role"]].append(abs(p / m - 1))
         t_cells = [f"{m:.1f} ms", f"{p:.1f} ms", pct(p / m - 1)]
-        ranked.append((key(r), r["hw"], "TPOT", -m, -p))
+        ranked.append((key(r), r["hw"], "TPOT", -m, -p, layout(r)))
     out(f"| {r['id']}{' (fit)' if r['role'] == 'fit' else ''} | {r['engine']} | {model} | {r['hw']} | {lay} | {load} | " +
           " | ".join(cells + t_cells) + " |")
 
@@ -162,6 +176,8 @@ for metric in ("throughput", "TPOT"):
         for b in pts[i + 1:]:
             if a[0] != b[0] or a[1] == b[1]:
                 continue
+            if a[5][0] != b[5][0] and a[5][1:] != b[5][1:]:
+                continue  # two pages: the same layout on both devices
             if max(abs(a[3]), abs(b[3])) / min(abs(a[3]), abs(b[3])) <= 1.10:
                 continue
             pairs += 1

@@ -110,6 +110,13 @@ bool ffn_serve_sharegpt_means_fit(uint64_t isl, uint64_t osl, double *max_isl, d
     return (double)isl < mi && (double)osl < mo;
 }
 
+uint64_t ffn_serve_budget(const ffn_serve_opts *o, uint64_t dp)
+{
+    const uint64_t b = o->sched.max_batched_tokens;
+    if (!o->sched.budget_over_dp) return b * dp;
+    return b > dp ? b : dp;
+}
+
 double ffn_serve_max_request_tokens(const ffn_serve_opts *o)
 {
     if (o->sharegpt_lengths) return FFN_SHAREGPT_MAX_TOTAL;
@@ -164,7 +171,7 @@ static int check_opts(const ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_diag 
                             "a request of up to %.0f tokens does not fit: the replica's KV cache "
                             "holds %.0f tokens after the weights (%.4g GB/device)",
                             longest, c->kv_tokens, c->weight_bytes / 1e9);
-    if (c->max_tokens < (o->sched.max_batched_tokens + o->sched.max_seqs * q) * c->shape.dp)
+    if (c->max_tokens < ffn_serve_budget(o, c->shape.dp) + o->sched.max_seqs * q * c->shape.dp)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0,
                             "the replica was priced for steps of %llu tokens at most",
                             (unsigned long long)c->max_tokens);
@@ -282,9 +289,10 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
     if (N < 10 || N > 1000000)
         return ffn_diag_set(diag, FFN_EINVAL, NULL, 0, 0, "simulate between 10 and 1e6 requests");
     const uint64_t q = 1 + (uint64_t)o->spec_tokens;
-    /* each attention-DP rank is an engine of its own, with its own budget and sequence cap (vLLM's
-     * and SGLang's data-parallel attention); the replica schedules their sum */
-    const uint64_t budget0 = o->sched.max_batched_tokens * c->shape.dp;
+    /* each attention-DP rank is an engine of its own, with its own sequence cap and (vLLM) its
+     * own budget, or (SGLang) its share of the replica's (ffn_serve_budget); the replica
+     * schedules their sum */
+    const uint64_t budget0 = ffn_serve_budget(o, c->shape.dp);
     const uint64_t seq_cap = o->sched.max_seqs * c->shape.dp;
     req *rq = calloc(N, sizeof *rq);
     uint32_t *run = malloc(N * sizeof *run);

@@ -1,8 +1,9 @@
 /* The serving simulation (sim/serve_step.c, sim/serve.c): a hand-worked mixed step, Little's law
  * on the steady states, the curve monotone in the concurrency, offline token accounting, an
  * unstable rate said as such, speculative decoding, data-parallel ranks scheduling their own
- * budgets, the engines' admission and preemption, pages by chunk, prompts apart from decodes,
- * bad workloads refused, and the engines' scheduler defaults as engines.yaml gives them. */
+ * budgets or sharing one, the engines' admission and preemption, pages by chunk, prompts apart from
+ * decodes, bad workloads refused, and the engines' scheduler defaults as engines.yaml gives them.
+ */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -457,6 +458,17 @@ Test(serve, data_parallel_ranks_have_their_own_budgets)
     cr_assert_eq(ffn_serve_run(&c2, &o2, &r2, &d), 0, "%s", d.msg);
     cr_expect_lt(r1.mean_step_tokens, 256 + 64, "one rank: %g", r1.mean_step_tokens);
     cr_expect_gt(r2.mean_step_tokens, 300, "two ranks: %g", r2.mean_step_tokens);
+    /* SGLang's DP attention splits one budget over the ranks (budget_over_dp): the two ranks'
+     * steps hold no more prompt tokens than the one rank's */
+    cr_expect_eq(ffn_serve_budget(&o2, 2), 512);
+    o2.sched.budget_over_dp = true;
+    cr_expect_eq(ffn_serve_budget(&o2, 2), 256);
+    cr_expect_eq(ffn_serve_budget(&o2, 300), 300, "at least a token a rank");
+    ffn_serve_result r3;
+    cr_assert_eq(ffn_serve_run(&c2, &o2, &r3, &d), 0, "%s", d.msg);
+    cr_expect_lt(r3.mean_step_tokens, 256 + 64, "two ranks sharing: %g", r3.mean_step_tokens);
+    cr_expect_lt(r3.total_tokens_per_s, r2.total_tokens_per_s, "%g vs %g", r3.total_tokens_per_s,
+                 r2.total_tokens_per_s);
     ffn_serve_ctx_free(&c1);
     ffn_serve_ctx_free(&c2);
 }
@@ -521,11 +533,12 @@ Test(serve, engine_schedulers_as_shipped)
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "a100-sxm-80gb").max_batched_tokens, 2048);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "h100-sxm").max_batched_tokens, 8192);
     cr_expect(p.sched.kv_grow && p.sched.reserve_output == 0 && !p.sched.prefill_apart &&
-              p.sched.kv_by_chunk);
+              p.sched.kv_by_chunk && !p.sched.budget_over_dp);
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_SGLANG, &p, &d), 0);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "b200").max_batched_tokens, 16384);
     cr_expect_eq(ffn_engine_sched_for(&p.sched, "h200").max_batched_tokens, 8192);
-    cr_expect(p.sched.kv_grow && p.sched.prefill_apart && !p.sched.kv_by_chunk);
+    cr_expect(p.sched.kv_grow && p.sched.prefill_apart && !p.sched.kv_by_chunk &&
+              p.sched.budget_over_dp);
     cr_expect(p.sched.reserve_output_min < p.sched.reserve_output &&
               p.sched.reserve_decay_steps > 0);
     cr_assert_eq(ffn_engine_load(ENGINES, FFN_ENGINE_TRTLLM, &p, &d), 0);

@@ -64,12 +64,16 @@ typedef struct ffn_engine_sched {
     double reserve_output_min;  /* in [0, reserve_output] */
     double reserve_decay_steps; /* 0 = a fixed share */
     double reserve_retract_steps;
-    bool prefill_apart; /* prompts in steps of their own, decodes waiting (SGLang without its
-                           mixed chunks); false: prompt chunks ride in the decode steps */
-    bool kv_by_chunk;   /* kv_grow engines: a prompt holds KV pages for the chunks computed so far,
-                           enters when its first chunk fits, and a chunk that finds no room
-                           preempts the newest running sequences (vLLM's V1 scheduler); false: a
-                           prompt enters only when the whole of it fits */
+    bool prefill_apart;  /* prompts in steps of their own, decodes waiting (SGLang without its
+                            mixed chunks); false: prompt chunks ride in the decode steps */
+    bool kv_by_chunk;    /* kv_grow engines: a prompt holds KV pages for the chunks computed so far,
+                            enters when its first chunk fits, and a chunk that finds no room
+                            preempts the newest running sequences (vLLM's V1 scheduler); false: a
+                            prompt enters only when the whole of it fits */
+    bool budget_over_dp; /* with attention data parallelism, max_batched_tokens is the replica's,
+                            split over its DP ranks (SGLang divides chunked_prefill_size by
+                            dp_size); false: each DP rank an engine with a budget of its own
+                            (vLLM) */
     /* where a release picks other defaults on some devices (vLLM's smaller budget on A100s,
      * SGLang's larger one on GPUs of 160 GB and more): by device name, 0 = the default */
     struct {

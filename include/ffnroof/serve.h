@@ -75,6 +75,11 @@ typedef struct ffn_serve_opts {
     double moe_scale;
 } ffn_serve_opts;
 
+/* The token budget of one step of a replica with dp attention-DP ranks: max_batched_tokens each
+ * (vLLM), or max_batched_tokens in all where the engine splits it over them (budget_over_dp,
+ * SGLang), at least one token a rank. */
+uint64_t ffn_serve_budget(const ffn_serve_opts *o, uint64_t dp);
+
 /* The longest request (prompt + output tokens) the workload of o draws. */
 double ffn_serve_max_request_tokens(const ffn_serve_opts *o);
 
