@@ -200,6 +200,31 @@ static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, 
     return rc;
 }
 
+int ffn_plan_mla_prefix_s(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o, uint64_t tp,
+                          uint64_t tokens, double *s)
+{
+    *s = 0;
+    const ffn_attn_cfg *a = &m->attn;
+    if (!a->kv_lora_rank || !tokens || !tp) return 0;
+    ffn_run r;
+    ffn_run_default(&r);
+    r.phase = FFN_PHASE_PREFILL;
+    r.batch = 1;
+    r.seq = tokens;
+    r.wdtype =
+        m->quantized_experts_only && ffn_dtype_bits(o->wdtype) < 16 ? FFN_DT_BF16 : o->wdtype;
+    r.adtype = o->adtype;
+    r.group_size = o->group_size;
+    r.zero_point = o->zero_point;
+    r.act_io_dtype = o->act_io_dtype;
+    r.tp = tp;
+    r.weights = o->weights;
+    r.onchip = o->onchip;
+    const uint64_t H = a->n_heads ? a->n_heads : 1, Hr = (H + tp - 1) / tp;
+    const uint64_t nope = a->qk_nope_head_dim, vhd = a->v_head_dim ? a->v_head_dim : nope;
+    return proj_s(hw, &r, tokens, Hr * (nope + vhd), a->kv_lora_rank, 1, false, s);
+}
+
 int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o,
                        ffn_phase phase, const ffn_plan_shape *shape, uint64_t batch,
                        uint64_t context, ffn_plan_step *st, ffn_diag *diag)

@@ -226,21 +226,23 @@ static void add_decodes(req *rq, const uint32_t *run, size_t n_run, uint64_t q, 
     b->logits = b->decode_seqs;
 }
 
-/* The prompt chunk request x gets of what the budget leaves. */
-static uint64_t chunk_of(const req *x, uint64_t budget)
+/* The prompt chunk request x gets of what the budget leaves, at most cap tokens (its DP rank's
+ * share of a shared budget). */
+static uint64_t chunk_of(const req *x, uint64_t budget, uint64_t cap)
 {
-    const uint64_t left = x->ctx0 - x->prefilled;
-    return left < budget ? left : budget;
+    const uint64_t left = x->ctx0 - x->prefilled, most = budget < cap ? budget : cap;
+    return left < most ? left : most;
 }
 
 /* Give request x a prompt chunk of what the budget leaves; counts it in b. */
-static void take_chunk(req *x, uint64_t *budget, ffn_serve_batch *b)
+static void take_chunk(req *x, uint64_t *budget, uint64_t cap, ffn_serve_batch *b)
 {
-    const uint64_t ch = chunk_of(x, *budget);
+    const uint64_t ch = chunk_of(x, *budget, cap);
     x->chunk = (uint32_t)ch;
     b->prefill_seqs++;
     b->prefill_tokens += ch;
     b->prefill_pairs += (double)ch * ((double)x->prefilled + ((double)ch + 1.0) / 2.0);
+    b->prefill_prefix += (double)x->prefilled;
     if (x->prefilled + ch == x->ctx0) b->logits++; /* a token comes out of this step */
     *budget -= ch;
 }
@@ -293,6 +295,10 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
      * own budget, or (SGLang) its share of the replica's (ffn_serve_budget); the replica
      * schedules their sum */
     const uint64_t budget0 = ffn_serve_budget(o, c->shape.dp);
+    /* a prompt lives on one DP rank: under a shared budget its chunk is at most the rank's share */
+    const uint64_t cap = o->sched.budget_over_dp && c->shape.dp > 1
+                             ? (budget0 / c->shape.dp ? budget0 / c->shape.dp : 1)
+                             : UINT64_MAX;
     const uint64_t seq_cap = o->sched.max_seqs * c->shape.dp;
     req *rq = calloc(N, sizeof *rq);
     uint32_t *run = malloc(N * sizeof *run);
@@ -386,7 +392,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                 /* the chunk's pages, found by preempting the newest sequences; when none newer
                  * is left the prompt itself waits, preempted (vLLM's V1 scheduler) */
                 const double extra =
-                    (double)pages(x->prefilled + chunk_of(x, budget), sc->page_tokens) -
+                    (double)pages(x->prefilled + chunk_of(x, budget, cap), sc->page_tokens) -
                     (double)x->kv;
                 while (extra > kv_free && n_run > i + 1) {
                     preempt_newest(&ss, q, sc->page_tokens, &b, &budget, r);
@@ -402,7 +408,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                 kv_free -= extra;
                 x->kv += (uint64_t)extra;
             }
-            take_chunk(x, &budget, &b);
+            take_chunk(x, &budget, cap, &b);
         }
         unsigned char blocked = 0;
         while (budget && !preempting && (n_pre || (next < released && rq[next].arrive <= t))) {
@@ -414,7 +420,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             }
             const double rest = (double)x->osl - x->generated;
             /* by chunk: the first chunk's pages (what the budget leaves of the prompt) */
-            const uint64_t hold = by_chunk ? pages(chunk_of(x, budget), sc->page_tokens)
+            const uint64_t hold = by_chunk ? pages(chunk_of(x, budget, cap), sc->page_tokens)
                                   : grow   ? pages(x->ctx0, sc->page_tokens)
                                            : pages((uint64_t)x->isl + x->osl, sc->page_tokens);
             if ((double)hold + (grow ? need + claim + share * rest : 0) > kv_free) {
@@ -432,7 +438,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             else
                 next++;
             run[n_run++] = id;
-            take_chunk(x, &budget, &b);
+            take_chunk(x, &budget, cap, &b);
         }
         if (sc->prefill_apart && !b.prefill_seqs) add_decodes(rq, run, n_run, q, &budget, &b);
         if (b.decode_seqs + b.prefill_seqs == 0) {

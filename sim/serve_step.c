@@ -151,6 +151,16 @@ int ffn_serve_step_eval(ffn_serve_ctx *c, const ffn_serve_opts *o, const ffn_ser
         const double qt = (double)b->prefill_tokens / share, pairs = b->prefill_pairs / share;
         out->attn_s += lf * ffn_attn_prefill_s(hw, &pd, n, qt, pairs, NULL);
         if (lw > 0) out->attn_s += lw * ffn_attn_prefill_s(hw, &pw, n, qt, pairs, NULL);
+        /* MLA: each chunk's earlier prompt tokens up-projected again from the latent cache
+         * (docs/plan.md, "The step time"), a GEMM of the step's */
+        if (b->prefill_prefix > 0) {
+            double up = 0;
+            rc = ffn_plan_mla_prefix_s(c->m, hw, po, c->shape.tp,
+                                       (uint64_t)ceil(b->prefill_prefix / share), &up);
+            if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "MLA prefix cost failed");
+            out->gemm_s += (double)c->layers * up;
+            out->prefix_s = (double)c->layers * up;
+        }
     }
     /* LM head: logits of every sequence that produces a token (every verified position with
      * speculation), vocabulary split over TP */

@@ -861,3 +861,28 @@ Test(plan, mla_projections_and_norms_by_hand)
     const double no_rope = elem - L * 2 * T * 17 * 64 * b / bw;
     cr_expect_float_eq(st.elem_s, no_rope, 1e-9 * no_rope, "%.9g vs %.9g", st.elem_s, no_rope);
 }
+
+/* MLA's prompt chunks up-project their prompt's earlier tokens again (kv_b of the cached latent):
+ * one GEMM of [T, kv_lora_rank] x [kv_lora_rank, heads x (nope + v)], on the ideal roofline its
+ * weights and activations over the bandwidth; nothing for a model without MLA. */
+Test(plan, mla_prefix_up_projection_by_hand)
+{
+    static ffn_hw hw;
+    static ffn_model m;
+    ffn_plan_opts o;
+    hand_worked(&hw, &m, &o);
+    double s = -1;
+    cr_assert_eq(ffn_plan_mla_prefix_s(&m, &hw, &o, 1, 64, &s), 0);
+    cr_expect_eq(s, 0.0, "a GQA model re-projects nothing: %g", s);
+    load_model("deepseek-v2-lite", &m);
+    const double T = 64, b = 2, bw = hw.mem_bandwidth_bps;
+    for (uint64_t tp = 1; tp <= 2; tp++) {
+        const double n = 16.0 / (double)tp * (128 + 128);
+        const double want = (512 * n + T * 512 + T * n) * b / bw;
+        cr_assert_eq(ffn_plan_mla_prefix_s(&m, &hw, &o, tp, 64, &s), 0);
+        cr_expect_float_eq(s, want, 1e-6 * want, "tp %llu: %.9g vs %.9g", (unsigned long long)tp, s,
+                           want);
+    }
+    cr_assert_eq(ffn_plan_mla_prefix_s(&m, &hw, &o, 1, 0, &s), 0);
+    cr_expect_eq(s, 0.0);
+}

@@ -1,8 +1,9 @@
 /* The serving simulation (sim/serve_step.c, sim/serve.c): a hand-worked mixed step, Little's law
  * on the steady states, the curve monotone in the concurrency, offline token accounting, an
  * unstable rate said as such, speculative decoding, data-parallel ranks scheduling their own
- * budgets or sharing one, the engines' admission and preemption, pages by chunk, prompts apart from
- * decodes, bad workloads refused, and the engines' scheduler defaults as engines.yaml gives them.
+ * budgets or sharing one, MLA chunks paying for their prefix, the engines' admission and
+ * preemption, pages by chunk, prompts apart from decodes, bad workloads refused, and the engines'
+ * scheduler defaults as engines.yaml gives them.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -512,6 +513,31 @@ Test(serve, bad_workloads_are_refused)
     s = (ffn_plan_shape){1, 1, 1, 81};
     cr_expect_eq(ffn_serve_ctx_init(&c, &model, &hw, &po, &s, 8192, &d), FFN_EINVAL);
     cr_expect(strstr(d.msg, "pipeline stages"), "%s", d.msg);
+}
+
+/* An MLA model's prompt chunk pays the up-projection of its prompt's earlier tokens, each DP
+ * rank its own share of them, beside what the same step costs without them. */
+Test(serve, mla_chunks_up_project_their_prefix)
+{
+    load_hw("h100-sxm", &hw);
+    load_model("deepseek-v2-lite", &model);
+    ffn_serve_ctx c;
+    ffn_serve_opts o;
+    replica(&c, &o, 1, 2, 2);
+    ffn_serve_batch b = {.prefill_seqs = 2, .prefill_tokens = 1024, .prefill_pairs = 1024.0 * 1536};
+    ffn_serve_step s0, s1;
+    ffn_diag d;
+    cr_assert_eq(ffn_serve_step_eval(&c, &o, &b, &s0, &d), 0, "%s", d.msg);
+    cr_expect_eq(s0.prefix_s, 0.0);
+    b.prefill_prefix = 2048; /* two prompts with 1024 tokens each done before */
+    cr_assert_eq(ffn_serve_step_eval(&c, &o, &b, &s1, &d), 0, "%s", d.msg);
+    ffn_plan_opts po;
+    ffn_plan_opts_default(&po);
+    double up;
+    cr_assert_eq(ffn_plan_mla_prefix_s(&model, &hw, &po, 1, 1024, &up), 0);
+    cr_expect_float_eq(s1.prefix_s, 27 * up, 1e-9 * up, "%g vs %g", s1.prefix_s, 27 * up);
+    cr_expect_float_eq(s1.gemm_s - s0.gemm_s, s1.prefix_s, 1e-6 * s1.prefix_s);
+    ffn_serve_ctx_free(&c);
 }
 
 /* engines.yaml: every engine has a scheduler; vLLM's budget is smaller on an A100 and SGLang's

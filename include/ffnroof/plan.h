@@ -296,6 +296,13 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts
                        ffn_phase phase, const ffn_plan_shape *shape, uint64_t batch,
                        uint64_t context, ffn_plan_step *out, ffn_diag *diag);
 
+/* One layer's KV up-projection (kv_b) of `tokens` cached prompt tokens on one device of a TP
+ * group of tp into *s: an MLA model's prompt chunk attends to the prompt's earlier chunks by
+ * up-projecting their cached latent again (vLLM's MLACommonImpl._compute_prefill_context,
+ * SGLang's chunked-prefix MHA, TensorRT-LLM's MLA context chunking); 0 for other models. */
+int ffn_plan_mla_prefix_s(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o, uint64_t tp,
+                          uint64_t tokens, double *s);
+
 /* One model on one device type and its plan (borrowed pointers, all alive while it is used). */
 typedef struct ffn_plan_pair {
     const ffn_model *m;

@@ -94,6 +94,8 @@ typedef struct ffn_serve_batch {
     uint64_t prefill_seqs;   /* prompts with a chunk in this step */
     uint64_t prefill_tokens; /* the chunks' tokens */
     double prefill_pairs;    /* query-key pairs the chunks score (causal) */
+    double prefill_prefix;   /* the chunks' prompt tokens computed in earlier steps (an MLA
+                                model up-projects their cached latent again) */
     uint64_t logits;         /* sequences producing a token (decode, finished prompts) */
 } ffn_serve_batch;
 
@@ -103,6 +105,8 @@ typedef struct ffn_serve_step {
     double attn_s;     /* the attention core: decode over KV caches, prefill chunks */
     double lm_head_s;  /* logits */
     double draft_s;    /* the draft (MTP) layers of speculative decoding */
+    double prefix_s;   /* of gemm_s, before step_scale: MLA's up-projection of the prompt
+                          chunks' earlier tokens (ffn_plan_mla_prefix_s) */
     double overhead_s; /* the engine's per-step overhead */
     double step_s;     /* the sum, x step_scale */
     double comm_s;     /* of gemm_s: collectives and hops */
