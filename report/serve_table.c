@@ -46,12 +46,15 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
                      s->reserve_output);
         fprintf(fp,
                 "%s on %s, %s scheduler: %llu tokens a step, %llu sequences, pages of %llu, "
-                "%.3g ms a step overhead%s\n  %s; prompts %s\n",
+                "%.3g ms a step overhead%s\n  %s; prompts %s%s\n",
                 q->m->name, q->hw->name, ffn_engine_name(q->engine),
                 (unsigned long long)s->max_batched_tokens, (unsigned long long)s->max_seqs,
                 (unsigned long long)s->page_tokens, 1e3 * s->step_overhead_s, seqo, admit,
                 s->prefill_apart ? "in steps of their own (decodes wait)"
-                                 : "chunked into the decode steps");
+                                 : "chunked into the decode steps",
+                s->budget_over_dp ? "; DP ranks share the step's tokens, a prompt's chunk at "
+                                    "most a rank's share"
+                                  : "");
         /* what prices the MoE layers (sim/moe.c, docs/model.md section 10) */
         if (ffn_model_moe_layers(q->m) > 0) {
             const ffn_hw *hw = q->hw;

@@ -127,6 +127,8 @@ Test(cli_serve, engines_bring_their_schedulers)
     cr_expect(strstr(cli_slurp(out_path), "sglang scheduler: 16384 tokens a step, 4096 sequences, "
                                           "pages of 1"),
               "%s", cli_slurp(out_path));
+    cr_expect(strstr(cli_slurp(out_path), "DP ranks share the step's tokens"), "%s",
+              cli_slurp(out_path));
     cr_assert_eq(run("serve --model llama3-8b --hw a100-sxm-80gb --tp 1 --concurrency 4 "
                      "--max-seqs 64 --step-overhead 2ms"),
                  0, "%s", cli_slurp(err_path));
