@@ -33,7 +33,8 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
                      "KV cache: a request enters with its prompt and whole output held");
         else if (s->reserve_output <= 0)
             snprintf(admit, sizeof admit,
-                     "KV cache: filled as sequences grow, the newest preempted when full");
+                     "KV cache: filled as sequences grow, the newest preempted when full%s",
+                     s->prefix_cache ? " (re-entering from its pages still cached)" : "");
         else if (s->reserve_output_min < s->reserve_output)
             snprintf(admit, sizeof admit,
                      "KV cache: the prompt and %.3g falling to %.3g of the output held, the "

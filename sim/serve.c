@@ -45,6 +45,9 @@ typedef struct req {
     double generated;    /* output tokens emitted */
     double kv_tok;       /* tokens in its KV cache */
     uint64_t kv;         /* KV tokens held: pages */
+    /* after a preemption under a prefix cache: the tokens of its freed pages still cached, and
+     * the allocation count at which the cache starts evicting them (ffn_serve_run) */
+    double cached, evict_at;
     /* in the step being built: it decodes, or the prompt tokens of its chunk */
     bool decodes;
     uint32_t chunk;
@@ -253,8 +256,10 @@ typedef struct sched_state {
     uint32_t *run, *pre;
     size_t *n_run, *n_pre;
     double *kv_free; /* KV pages free */
-    double *rem;     /* output tokens the running sequences have still to produce */
-    double *need;    /* KV pages the running sequences' next decode adds */
+    double *alloc;   /* KV tokens taken from the free pages so far */
+    bool prefix_cache;
+    double *rem;  /* output tokens the running sequences have still to produce */
+    double *need; /* KV pages the running sequences' next decode adds */
 } sched_state;
 
 /* Preempt the newest running sequence: its cache freed, its prompt and output so far to be
@@ -266,6 +271,13 @@ static void preempt_newest(const sched_state *s, uint64_t q, uint64_t page, ffn_
     req *v = &s->rq[s->run[--*s->n_run]];
     *s->need -= growth(v, q, page);
     *s->rem -= (double)v->osl - v->generated;
+    /* under a prefix cache its full pages stay cached behind every page free now: the
+     * allocator takes those first, then this sequence's, its last pages first (vLLM's block
+     * pool frees a request's blocks in reverse order to the back of its LRU free queue) */
+    const double computed = v->prefilled < v->ctx0 ? (double)v->prefilled : v->kv_tok;
+    v->cached =
+        s->prefix_cache ? floor(fmin(computed, (double)v->kv) / (double)page) * (double)page : 0;
+    v->evict_at = *s->alloc + *s->kv_free;
     *s->kv_free += (double)v->kv;
     if (v->decodes) {
         b->decode_seqs--;
@@ -345,7 +357,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         for (uint64_t i = 0; i < released; i++)
             rq[i].arrive = 0;
     }
-    double kv_free = c->kv_tokens, t = 0;
+    double kv_free = c->kv_tokens, t = 0, alloc = 0;
     uint64_t next = 0, done = 0, arrived = 0; /* next: the oldest request not yet admitted */
     size_t n_run = 0, n_pre = 0;              /* pre: preempted, the last on top */
     const ffn_engine_sched *sc = &o->sched;
@@ -358,7 +370,8 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
         grow && sc->reserve_decay_steps > 0
             ? (sc->reserve_output - sc->reserve_output_min) / sc->reserve_decay_steps
             : 0;
-    const sched_state ss = {rq, run, pre, &n_run, &n_pre, &kv_free, &rem, &need};
+    const sched_state ss = {rq,   run,  pre, &n_run, &n_pre, &kv_free, &alloc, sc->prefix_cache,
+                            &rem, &need};
     while (done < N) {
         ffn_serve_batch b = {0};
         uint64_t budget = budget0;
@@ -406,6 +419,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                     break;
                 }
                 kv_free -= extra;
+                alloc += extra;
                 x->kv += (uint64_t)extra;
             }
             take_chunk(x, &budget, cap, &b);
@@ -419,15 +433,28 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
                 break;
             }
             const double rest = (double)x->osl - x->generated;
+            /* a preempted request under a prefix cache starts from what is still cached of it:
+             * its first pages, less those the allocations since have evicted (its last first),
+             * at least one token left to compute */
+            if (x->cached > 0) {
+                const double pg = (double)sc->page_tokens;
+                double hit = fmax(0.0, x->cached - fmax(0.0, alloc - x->evict_at));
+                hit = fmin(floor(hit / pg) * pg, floor(((double)x->ctx0 - 1.0) / pg) * pg);
+                x->prefilled = hit > 0 ? (uint32_t)hit : 0;
+            }
             /* by chunk: the first chunk's pages (what the budget leaves of the prompt) */
-            const uint64_t hold = by_chunk ? pages(chunk_of(x, budget, cap), sc->page_tokens)
-                                  : grow   ? pages(x->ctx0, sc->page_tokens)
-                                           : pages((uint64_t)x->isl + x->osl, sc->page_tokens);
+            const uint64_t hold =
+                by_chunk ? pages(x->prefilled + chunk_of(x, budget, cap), sc->page_tokens)
+                : grow   ? pages(x->ctx0, sc->page_tokens)
+                         : pages((uint64_t)x->isl + x->osl, sc->page_tokens);
             if ((double)hold + (grow ? need + claim + share * rest : 0) > kv_free) {
+                x->prefilled = 0;
                 blocked = 1;
                 break;
             }
             kv_free -= (double)hold;
+            alloc += (double)hold; /* its cached pages re-taken count as taken */
+            x->cached = 0;
             claim += grow ? share * rest : 0;
             rem += rest;
             x->kv = hold;
@@ -495,6 +522,7 @@ int ffn_serve_run(ffn_serve_ctx *c, const ffn_serve_opts *o, ffn_serve_result *r
             if (grow && x->prefilled == x->ctx0 && (uint64_t)ceil(x->kv_tok) > x->kv) {
                 const uint64_t kv = pages((uint64_t)ceil(x->kv_tok), sc->page_tokens);
                 kv_free -= (double)(kv - x->kv);
+                alloc += (double)(kv - x->kv);
                 x->kv = kv;
             }
             if (x->prefilled == x->ctx0 && x->generated >= x->osl - 1e-9) {

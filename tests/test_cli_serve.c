@@ -135,6 +135,8 @@ Test(cli_serve, engines_bring_their_schedulers)
     cr_expect(strstr(cli_slurp(out_path), "vllm scheduler: 2048 tokens a step, 64 sequences, "
                                           "pages of 16, 2 ms a step overhead"),
               "%s", cli_slurp(out_path));
+    cr_expect(strstr(cli_slurp(out_path), "re-entering from its pages still cached"), "%s",
+              cli_slurp(out_path));
     /* each engine's admission and prompt scheduling, and the flags that override them */
     cr_assert_eq(
         run("serve --model llama3-8b --hw h100-sxm --tp 1 --concurrency 4 --engine sglang"), 0,

@@ -70,6 +70,10 @@ typedef struct ffn_engine_sched {
                             enters when its first chunk fits, and a chunk that finds no room
                             preempts the newest running sequences (vLLM's V1 scheduler); false: a
                             prompt enters only when the whole of it fits */
+    bool prefix_cache;   /* kv_grow engines: a preempted sequence's pages stay cached until the
+                            allocator reaches them (least recently freed first, a sequence's
+                            last pages first), and it re-enters from what is left of them
+                            (vLLM's prefix caching, on by default); false: recomputed whole */
     bool budget_over_dp; /* with attention data parallelism, max_batched_tokens is the replica's,
                             split over its DP ranks (SGLang divides chunked_prefill_size by
                             dp_size); false: each DP rank an engine with a budget of its own

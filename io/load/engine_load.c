@@ -169,6 +169,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
                                        "prefill_apart",
                                        "kv_by_chunk",
                                        "budget_over_dp",
+                                       "prefix_cache",
                                        "devices",
                                        "source",
                                        NULL};
@@ -213,6 +214,7 @@ static int load_sched(ffn_ydoc *y, yaml_node_t *eng, ffn_engine_sched *s)
     if (!rc) rc = ffn_y_bool(y, m, "prefill_apart", false, &s->prefill_apart);
     if (!rc) rc = ffn_y_bool(y, m, "kv_by_chunk", false, &s->kv_by_chunk);
     if (!rc) rc = ffn_y_bool(y, m, "budget_over_dp", false, &s->budget_over_dp);
+    if (!rc) rc = ffn_y_bool(y, m, "prefix_cache", false, &s->prefix_cache);
     if (!rc) {
         yaml_node_t *src = ffn_y_get(y, m, "source", NULL);
         if (!src || !ffn_y_text(src))
