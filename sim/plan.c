@@ -200,6 +200,28 @@ static int attn_block_s(const ffn_model *m, const ffn_hw *hw, const ffn_run *r, 
     return rc;
 }
 
+/* The run of a plan's step in `phase`: the plan's formats, weights placement and on-chip
+ * options over ffn_run_default's; the shape's fields are the caller's. */
+static void plan_run(const ffn_plan_opts *o, ffn_phase phase, ffn_run *r)
+{
+    ffn_run_default(r);
+    r->phase = phase;
+    r->wdtype = o->wdtype;
+    r->adtype = o->adtype;
+    r->group_size = o->group_size;
+    r->zero_point = o->zero_point;
+    r->act_io_dtype = o->act_io_dtype;
+    r->weights = o->weights;
+    r->onchip = o->onchip;
+}
+
+/* The attention projections' weight format: 16-bit where the checkpoint quantises its experts
+ * only, else the plan's. */
+static ffn_dtype proj_wdtype(const ffn_model *m, const ffn_plan_opts *o)
+{
+    return m->quantized_experts_only && ffn_dtype_bits(o->wdtype) < 16 ? FFN_DT_BF16 : o->wdtype;
+}
+
 int ffn_plan_mla_prefix_s(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts *o, uint64_t tp,
                           uint64_t tokens, double *s)
 {
@@ -207,19 +229,11 @@ int ffn_plan_mla_prefix_s(const ffn_model *m, const ffn_hw *hw, const ffn_plan_o
     const ffn_attn_cfg *a = &m->attn;
     if (!a->kv_lora_rank || !tokens || !tp) return 0;
     ffn_run r;
-    ffn_run_default(&r);
-    r.phase = FFN_PHASE_PREFILL;
+    plan_run(o, FFN_PHASE_PREFILL, &r);
     r.batch = 1;
     r.seq = tokens;
-    r.wdtype =
-        m->quantized_experts_only && ffn_dtype_bits(o->wdtype) < 16 ? FFN_DT_BF16 : o->wdtype;
-    r.adtype = o->adtype;
-    r.group_size = o->group_size;
-    r.zero_point = o->zero_point;
-    r.act_io_dtype = o->act_io_dtype;
+    r.wdtype = proj_wdtype(m, o);
     r.tp = tp;
-    r.weights = o->weights;
-    r.onchip = o->onchip;
     const uint64_t H = a->n_heads ? a->n_heads : 1, Hr = (H + tp - 1) / tp;
     const uint64_t nope = a->qk_nope_head_dim, vhd = a->v_head_dim ? a->v_head_dim : nope;
     return proj_s(hw, &r, tokens, Hr * (nope + vhd), a->kv_lora_rank, 1, false, s);
@@ -241,16 +255,10 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts
     const uint64_t mb = ffn__plan_micro_batches(pp, batch);
     const uint64_t bmb = ffn__ceil_div(batch, mb);
     ffn_run r;
-    ffn_run_default(&r);
-    r.phase = phase;
+    plan_run(o, phase, &r);
     r.batch = bmb;
     r.seq = context;
     r.chunk = phase == FFN_PHASE_PREFILL ? o->chunk : 0;
-    r.wdtype = o->wdtype;
-    r.adtype = o->adtype;
-    r.group_size = o->group_size;
-    r.zero_point = o->zero_point;
-    r.act_io_dtype = o->act_io_dtype;
     /* ffn_predict's TP is the experts' for an MoE model (its dense layers are costed again
      * below at the attention's), the attention's for a dense one */
     r.tp = moe ? ffn_plan_shape_expert_tp(shape) : tp;
@@ -260,8 +268,6 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts
      * SiluAndMul after the fused gate/up GEMM) */
     r.act_separate = true;
     r.moe = o->moe;
-    r.weights = o->weights;
-    r.onchip = o->onchip;
     r.skip_ridge = true;
     int rc = ffn_predict(m, hw, &r, &st->ffn, diag);
     if (rc) return rc;
@@ -301,9 +307,6 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts
     st->ffn_bound = cs >= ms ? FFN_BOUND_COMPUTE : FFN_BOUND_MEMORY;
 
     const double ab = ffn_dtype_bytes(o->adtype, 0);
-    /* attention projections: 16-bit where the checkpoint quantises its experts only */
-    const ffn_dtype pwd =
-        m->quantized_experts_only && ffn_dtype_bits(o->wdtype) < 16 ? FFN_DT_BF16 : o->wdtype;
     const double TP = (double)tp, D = (double)m->hidden, Tq = (double)T_step;
     const double Bs = (double)seqs, ctx = (double)context;
     const ffn_dtype cdt = ffn_compute_dtype(hw, o->wdtype, o->adtype);
@@ -313,7 +316,7 @@ int ffn_plan_step_eval(const ffn_model *m, const ffn_hw *hw, const ffn_plan_opts
     double proj = 0, elem = 0;
     {
         ffn_run pr = r;
-        pr.wdtype = pwd;
+        pr.wdtype = proj_wdtype(m, o);
         rc = attn_block_s(m, hw, &pr, phase, tp, T_step, &proj, &elem);
         if (rc) return ffn_diag_set(diag, rc, NULL, 0, 0, "attention projection cost failed");
     }
