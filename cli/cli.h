@@ -179,6 +179,7 @@ enum ffn_opt {
     FFN_O_WEIGHTS,
     FFN_O_ZERO_POINT,
     FFN_O_ZIPF,
+    FFN_O_ROUTING_ALPHA,
     FFN_O_DIST,
     FFN_O_RESERVE_OUTPUT,
     FFN_O_PREFILL_APART,
@@ -243,8 +244,9 @@ void ffn_cli_bind_word_list(ffn_cli_seen *seen, const char *cmd, int opt, uint64
 int ffn_cli_word_list(const char *cmd, int opt, const char *s, uint64_t *out, size_t room,
                       size_t *n);
 void ffn_cli_word_bounds(int opt, uint64_t *lo, uint64_t *hi);
-/* The MoE routing options (--zipf, --trials, --seed, --capacity-factor, --devices-per-node,
- * --ep-uneven) bound into moe: one set of names and limits for predict, plan and sweep. */
+/* The MoE routing options (--zipf, --routing-alpha, --trials, --seed, --capacity-factor,
+ * --devices-per-node, --ep-uneven) bound into moe: one set of names and limits for predict, plan
+ * and sweep. */
 void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe);
 /* For commands that collect first (ffn_cli_collect): store each option bound in binds whose value
  * val holds (val[opt - FFN_O_FIRST]), checked as ffn_cli_getopt checks it. 0 or FFN_EXIT_USAGE

@@ -68,8 +68,8 @@ static void usage(FILE *fp)
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_WEIGHTS, FFN_O_ONCHIP, 0});
     fputs("MoE routing:\n", fp);
     ffn_cli_help_words(fp, CMD,
-                       (const int[]){FFN_O_ZIPF, FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR,
-                                     FFN_O_DEVICES_PER_NODE, 0});
+                       (const int[]){FFN_O_ZIPF, FFN_O_ROUTING_ALPHA, FFN_O_TRIALS, FFN_O_SEED,
+                                     FFN_O_CAPACITY_FACTOR, FFN_O_DEVICES_PER_NODE, 0});
     fputs("Output:\n", fp);
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_FORMAT, 0});
     fputs("  --explain[=DEVICE]    the arithmetic behind the best plan (or the best on\n"
@@ -133,6 +133,7 @@ int ffn_cmd_plan(int argc, char **argv)
                                  FFN_O_WEIGHTS,
                                  FFN_O_ONCHIP,
                                  FFN_O_ZIPF,
+                                 FFN_O_ROUTING_ALPHA,
                                  FFN_O_TRIALS,
                                  FFN_O_SEED,
                                  FFN_O_CAPACITY_FACTOR,

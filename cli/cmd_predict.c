@@ -37,7 +37,7 @@ static void usage(FILE *fp)
     fputs("MoE models:\n", fp);
     ffn_cli_help_words(fp, CMD,
                        (const int[]){FFN_O_EP, FFN_O_EP_UNEVEN, FFN_O_GENERIC_MOE, FFN_O_MOE_KERNEL,
-                                     FFN_O_DEVICES_PER_NODE, FFN_O_ZIPF, 0});
+                                     FFN_O_DEVICES_PER_NODE, FFN_O_ZIPF, FFN_O_ROUTING_ALPHA, 0});
     fputs("  --histogram FILE      expert popularity from a file (one weight per expert)\n", fp);
     ffn_cli_help_words(fp, CMD, (const int[]){FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR, 0});
     fputs("Output:\n", fp);

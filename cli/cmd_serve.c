@@ -89,8 +89,10 @@ static void usage(FILE *fp)
                        (const int[]){FFN_O_MODEL, FFN_O_HW, FFN_O_SCENARIO, FFN_O_DTYPE,
                                      FFN_O_WDTYPE, FFN_O_ADTYPE, FFN_O_KV_DTYPE, FFN_O_GROUP_SIZE,
                                      FFN_O_TP, FFN_O_DP, FFN_O_EP, FFN_O_PP, FFN_O_MAX_DEVICES,
-                                     FFN_O_MEM_UTIL, FFN_O_RESERVE, FFN_O_PRICE, FFN_O_GENERIC_MOE,
-                                     FFN_O_MOE_KERNEL, 0});
+                                     FFN_O_MEM_UTIL, FFN_O_RESERVE, FFN_O_PRICE, 0});
+    fputs("MoE layers:\n", fp);
+    ffn_cli_help_words(fp, CMD,
+                       (const int[]){FFN_O_GENERIC_MOE, FFN_O_MOE_KERNEL, FFN_O_ROUTING_ALPHA, 0});
     fputs("Output:\n"
           "  --user-tps R          the interactivity to serve at: pick, per device, the point\n"
           "                        with the most tokens/s per device whose median TPOT gives a\n"
@@ -187,6 +189,7 @@ int ffn_cmd_serve(int argc, char **argv)
                                  FFN_O_PRICE,
                                  FFN_O_GENERIC_MOE,
                                  FFN_O_MOE_KERNEL,
+                                 FFN_O_ROUTING_ALPHA,
                                  FFN_O_USER_TPS,
                                  FFN_O_TTFT,
                                  FFN_O_ALL,
@@ -259,6 +262,7 @@ int ffn_cmd_serve(int argc, char **argv)
     ffn_cli_bind_word(&late, FFN_O_MEM_UTIL, &po->mem_utilization);
     ffn_cli_bind_flag(&late, FFN_O_GENERIC_MOE, &po->moe.generic);
     ffn_cli_bind_str(&late, FFN_O_MOE_KERNEL, &po->moe.kernel);
+    ffn_cli_bind_word(&late, FFN_O_ROUTING_ALPHA, &po->moe.routing_alpha);
     ffn_cli_bind_double(&late, FFN_O_USER_TPS, 1e-6, 1e9, &user_tps);
     ffn_cli_bind_format(&late, FFN_O_FORMAT, true, &fmt);
     if ((rc = ffn_cli_store_collected(CMD, &late, val))) goto out;
@@ -393,6 +397,7 @@ int ffn_cmd_serve(int argc, char **argv)
             q->adtype = po->adtype;
             q->generic_moe = po->moe.generic;
             q->moe_kernel = po->moe.kernel;
+            q->routing_alpha = po->moe.routing_alpha;
             q->price = sc.price_per_hour[k];
             q->engine = ffn_cli_engine_in_force();
             /* the engine's defaults on this device, then the flags */

@@ -45,9 +45,9 @@ static void usage(FILE *fp)
                                FFN_O_UNFUSED,    FFN_O_WEIGHTS,    FFN_O_ONCHIP,       0});
     fputs("MoE routing:\n", fp);
     ffn_cli_help_words(fp, CMD,
-                       (const int[]){FFN_O_ZIPF, FFN_O_TRIALS, FFN_O_SEED, FFN_O_CAPACITY_FACTOR,
-                                     FFN_O_DEVICES_PER_NODE, FFN_O_EP_UNEVEN, FFN_O_GENERIC_MOE,
-                                     0});
+                       (const int[]){FFN_O_ZIPF, FFN_O_ROUTING_ALPHA, FFN_O_TRIALS, FFN_O_SEED,
+                                     FFN_O_CAPACITY_FACTOR, FFN_O_DEVICES_PER_NODE, FFN_O_EP_UNEVEN,
+                                     FFN_O_GENERIC_MOE, 0});
     fputs("Output:\n"
           "  --step                the whole step plan prices at each point (FFN, attention,\n"
           "                        all-reduce, LM head) with its p10-p90 range and the memory\n"
@@ -157,6 +157,7 @@ int ffn_cmd_sweep(int argc, char **argv)
                                  FFN_O_FUSED,
                                  FFN_O_UNFUSED,
                                  FFN_O_ZIPF,
+                                 FFN_O_ROUTING_ALPHA,
                                  FFN_O_TRIALS,
                                  FFN_O_SEED,
                                  FFN_O_CAPACITY_FACTOR,

@@ -130,6 +130,7 @@ static const struct {
     [FFN_O_FLOP_OVERHEAD - FFN_O_FIRST] = {"flop-overhead", required_argument},
     [FFN_O_OUT_DIR - FFN_O_FIRST] = {"out-dir", required_argument},
     [FFN_O_ZIPF - FFN_O_FIRST] = {"zipf", required_argument},
+    [FFN_O_ROUTING_ALPHA - FFN_O_FIRST] = {"routing-alpha", required_argument},
     [FFN_O_DIST - FFN_O_FIRST] = {"dist", required_argument},
     [FFN_O_RESERVE_OUTPUT - FFN_O_FIRST] = {"reserve-output", required_argument},
     [FFN_O_PREFILL_APART - FFN_O_FIRST] = {"prefill-apart", required_argument},

@@ -189,6 +189,12 @@ static const ffn_cli_word words[] = {
     {FFN_O_ZIPF, 0, "S", FFN_WORD_NUMBER,
      "skewed routing: expert popularity ~ 1/rank^S, 0 uniform",
      "0", 0, 100, 0, "predict plan sweep", {{0}}},
+    {FFN_O_ROUTING_ALPHA, 0, "A", FFN_WORD_NUMBER,
+     "the routing skew the engine's fused MoE kernels are priced on: the exponent of the "
+     "power-law draw of per-expert loads (as NVIDIA aiconfigurator's collector draws them), "
+     "0 balanced",
+     "the model's routing_alpha (models/*.yaml), else 0", 0, 10, 0, "predict plan sweep serve",
+     {{0}}},
     {FFN_O_TRIALS, 0, "N", FFN_WORD_COUNT,
      "Monte-Carlo routing trials",
      "closed forms when uniform, 64 otherwise", 1, 1000000, 0, "predict plan sweep", {{0}}},
@@ -565,6 +571,7 @@ void ffn_cli_word_bounds(int opt, uint64_t *lo, uint64_t *hi)
 void ffn_cli_bind_routing(ffn_cli_seen *seen, ffn_moe_opts *moe)
 {
     ffn_cli_bind_word(seen, FFN_O_ZIPF, &moe->zipf_s);
+    ffn_cli_bind_word(seen, FFN_O_ROUTING_ALPHA, &moe->routing_alpha);
     ffn_cli_bind_word(seen, FFN_O_TRIALS, &moe->trials);
     ffn_cli_bind_word(seen, FFN_O_SEED, &moe->seed);
     ffn_cli_bind_word(seen, FFN_O_CAPACITY_FACTOR, &moe->capacity_factor);

@@ -68,14 +68,21 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
                 if (f)
                     fprintf(fp,
                             "  MoE layers: %s's fused kernels '%s' (%s weights), their range "
-                            "x[%.3g, %.3g]\n",
+                            "x[%.3g, %.3g]",
                             ffn_engine_name(hw->moe_engine), f->kernels, ffn_dtype_name(f->dtype),
                             lo, hi);
                 else
                     fprintf(fp,
                             "  MoE layers: %s's fused module at the model's defaults (no kernel "
-                            "family for this device), range x[%.3g, %.3g]\n",
+                            "family for this device), range x[%.3g, %.3g]",
                             ffn_engine_name(hw->moe_engine), lo, hi);
+                /* the routing the kernels are priced on (sim/moe.c) */
+                const double a = q->routing_alpha >= 0 ? q->routing_alpha : q->m->moe.routing_alpha;
+                if (a > 0)
+                    fprintf(fp, "; experts' loads drawn as a power law of exponent %.3g (%s)\n", a,
+                            q->routing_alpha >= 0 ? "--routing-alpha" : "the model's");
+                else
+                    fprintf(fp, "; experts' loads balanced\n");
             }
         }
         fprintf(fp,

@@ -20,6 +20,7 @@ void ffn_run_default(ffn_run *r)
     r->tp = 1;
     r->ep = 1;
     r->fused = true;
+    r->moe.routing_alpha = -1.0; /* the model's */
 }
 
 bool ffn_dtype_quant_act(ffn_dtype dt)

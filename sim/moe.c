@@ -337,12 +337,12 @@ static void blend_cost(ffn_moe_fused_cost *a, const ffn_moe_fused_cost *b, doubl
  * take the layer (more experts than it holds, an EP degree that does not divide them): the
  * generic model prices it then. */
 static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
-                         const ffn_moe_fused_params *par, double copies_dev, double touched_dev,
-                         double touched_all, ffn_moe_fused_cost *c)
+                         const ffn_moe_fused_params *par, double alpha, double copies_dev,
+                         double touched_dev, double touched_all, ffn_moe_fused_cost *c)
 {
     const ffn_moe_cfg *mc = &m->moe;
     const uint32_t N = run->ep ? (uint32_t)run->ep : 1;
-    const ffn_aic_moe row = {
+    ffn_aic_moe row = {
         .tokens = T,
         .hidden = m->hidden,
         .inter = mc->expert_intermediate,
@@ -369,6 +369,22 @@ static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *ru
     o.weights = run->weights_level > 0 ? FFN_WEIGHTS_HOT : FFN_WEIGHTS_COLD;
     o.nongated = !ffn_act_gated(m->act);
     o.params = par;
+    if (alpha > 0) {
+        /* skewed routing: the collector's power-law draws of per-expert loads, the busiest EP
+         * group on this device, the mean of FFN_MOE_FUSED_DRAWS draws */
+        row.draw = FFN_DRAW_POWER_LAW;
+        row.alpha = alpha;
+        if (ffn_moe_fused_check(&row)) return FFN_EINVAL;
+        for (unsigned d = 0; d < FFN_MOE_FUSED_DRAWS; d++) {
+            uint64_t counts[FFN_MOE_FUSED_MAX_EXPERTS] = {0};
+            int rc = ffn_moe_fused_draw(&row, run->moe.seed + d, counts, E);
+            ffn_moe_fused_cost x;
+            if (!rc) rc = ffn_moe_fused_cost_counts(hw, &row, counts, E, &o, d ? &x : c);
+            if (rc) return rc;
+            if (d) blend_cost(c, &x, 1.0 / (double)(d + 1));
+        }
+        return 0;
+    }
     const double lo = floor(touched_dev), w = touched_dev - lo;
     const uint64_t others =
         N > 1 && touched_all > touched_dev ? (uint64_t)llround(touched_all - touched_dev) : 0;
@@ -494,7 +510,12 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
                               &det->fused_p90)) {
         const ffn_moe_fused_params *par =
             fam ? &fam->params : ffn_moe_fused_default_params(run->adtype);
-        fused = !fused_experts(m, hw, run, T, par, copies_dev, touched, st->experts_touched, &fc);
+        /* the model's routing skew, or the run's; none where the run routes by its own law */
+        const ffn_moe_opts *mo = &run->moe;
+        double alpha = mo->routing_alpha >= 0 ? mo->routing_alpha : c->routing_alpha;
+        if (mo->zipf_s > 0 || (mo->popularity && mo->n_popularity)) alpha = 0;
+        fused = !fused_experts(m, hw, run, T, par, alpha, copies_dev, touched, st->experts_touched,
+                               &fc);
         if (fused) {
             snprintf(det->fused, sizeof det->fused, "%s", fam ? fam->kernels : "defaults");
             det->fused_dtype = fam ? fam->dtype : run->wdtype;

@@ -90,6 +90,7 @@ void ffn_plan_opts_default(ffn_plan_opts *o)
     o->act_io_dtype = FFN_DT_BF16; /* ffn_run_default's */
     o->fused = true;
     o->moe.seed = 1;
+    o->moe.routing_alpha = -1.0; /* the model's */
     o->max_devices = 64;
     o->max_batch = 4096;
     o->mem_utilization = 0.9;

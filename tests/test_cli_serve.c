@@ -219,7 +219,7 @@ Test(cli_serve, what_does_not_fit_says_why)
 Test(cli_serve, shipped_scenario_answers_cheapest_at_20_tokens_per_user)
 {
     cr_assert_eq(run("serve --scenario " FFNROOF_SOURCE_DIR
-                     "/scenarios/deepseek-r1-20tps.yaml --concurrency 256,512 --tp 1 --dp 8"),
+                     "/scenarios/deepseek-r1-20tps.yaml --concurrency 128,256 --tp 1 --dp 8"),
                  0, "%s", cli_slurp(err_path));
     const char *o = cli_slurp(out_path);
     cr_expect(strstr(o, "deepseek-r1 on h200, sglang scheduler"), "%s", o);

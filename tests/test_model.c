@@ -117,6 +117,7 @@ Test(model, moe_layer_patterns)
     cr_assert_eq(m.moe.n_group, 8);
     cr_assert_eq(m.moe.topk_group, 4);
     cr_assert(m.moe.router_bias);
+    cr_assert_float_eq(m.moe.routing_alpha, 1.01, 1e-12); /* aiconfigurator's observation */
     cr_assert_eq(m.attn.n_kv_heads, 128);
     cr_assert_eq(m.intermediate, 18432);
 
@@ -124,6 +125,7 @@ Test(model, moe_layer_patterns)
     cr_assert_eq(ffn_model_load(path, &m, &d), 0);
     cr_assert_eq(ffn_model_moe_layers(&m), 32);
     cr_assert_eq(m.act, FFN_ACT_SWIGLU);
+    cr_assert_eq(m.moe.routing_alpha, 0.0); /* none stated: balanced */
 
     snprintf(path, sizeof path, "%s/models/llama2-7b.yaml", FFNROOF_SOURCE_DIR);
     cr_assert_eq(ffn_model_load(path, &m, &d), 0);
@@ -170,6 +172,7 @@ static const bad bads[] = {
     {"bad-heads.yaml", FFN_ESCHEMA, 5, 33, "'kv_heads' = 3 must divide"},
     {"bad-learned.yaml", FFN_ESCHEMA, 5, 11, "max_positions"},
     {"bad-dense-layer.yaml", FFN_ERANGE, 7, 72, "'dense_layers' = 7 is out of range"},
+    {"bad-routing-alpha.yaml", FFN_ERANGE, 11, 18, "'routing_alpha'"},
 };
 
 Test(model, each_bad_input_is_one_diagnostic_at_the_culprit)

@@ -347,6 +347,23 @@ static ffn_hw fused_hw(void)
     return hw;
 }
 
+/* mixtral_like(2)'s MoE layer as a bf16 table row of T tokens drawn as draw (alpha) */
+static ffn_aic_moe mixtral_row(uint64_t T, ffn_moe_draw draw, double alpha)
+{
+    ffn_aic_moe row;
+    memset(&row, 0, sizeof row);
+    row.tokens = T;
+    row.hidden = 4096;
+    row.inter = 14336;
+    row.topk = 2;
+    row.experts = 8;
+    row.tp = row.ep = 1;
+    row.wdtype = row.adtype = FFN_DT_BF16;
+    row.draw = draw;
+    row.alpha = alpha;
+    return row;
+}
+
 static double ops_named(const ffn_layer_cost *c, const char *name)
 {
     for (int i = 0; i < c->n_ops; i++)
@@ -368,16 +385,7 @@ Test(moe, fused_kernels_price_the_layer_as_the_fused_model_does)
     ffn_moe_detail det;
     cr_assert_eq(ffn_moe_layer(&m, &hw, &run, 4096, &c, &det, NULL), 0);
     cr_assert_str_eq(det.fused, "triton");
-    ffn_aic_moe row;
-    memset(&row, 0, sizeof row);
-    row.tokens = 4096;
-    row.hidden = 4096;
-    row.inter = 14336;
-    row.topk = 2;
-    row.experts = 8;
-    row.tp = row.ep = 1;
-    row.wdtype = row.adtype = FFN_DT_BF16;
-    row.draw = FFN_DRAW_BALANCED;
+    ffn_aic_moe row = mixtral_row(4096, FFN_DRAW_BALANCED, 0);
     ffn_moe_fused_opts o;
     ffn_moe_fused_opts_default(&o);
     o.weights = FFN_WEIGHTS_COLD;
@@ -427,6 +435,52 @@ Test(moe, fused_kernels_read_the_touched_experts_weights)
      * the costs of 5 and 6 active experts) */
     cr_expect_float_eq(w4, 5.46875 * expert, 1e-9 * expert);
     cr_expect_gt(d4.fused_s, d1.fused_s);
+}
+
+/* A routing skew (the model's routing_alpha, or the run's): the fused part is the mean of the
+ * collector's power-law draws at that exponent (ffn_moe_fused_predict of the power-law row, its
+ * five draws from the run's seed); the run's 0 is the balanced price whatever the model says; a
+ * --zipf routing keeps its own law. */
+Test(moe, routing_skew_prices_the_fused_kernels_on_power_law_draws)
+{
+    const ffn_hw hw = fused_hw();
+    ffn_model m = mixtral_like(2);
+    m.moe.routing_alpha = 1.2;
+    ffn_run run;
+    ffn_run_default(&run);
+    run.moe.seed = 7;
+    const uint64_t T = 512;
+    ffn_layer_cost c;
+    ffn_moe_detail det;
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, T, &c, &det, NULL), 0);
+    ffn_aic_moe row = mixtral_row(T, FFN_DRAW_POWER_LAW, 1.2);
+    ffn_moe_fused_opts o;
+    ffn_moe_fused_opts_default(&o);
+    o.weights = FFN_WEIGHTS_COLD;
+    o.params = &hw.moe_kernels[0].params;
+    o.seed = 7;
+    ffn_moe_fused_cost skew, flat;
+    cr_assert_eq(ffn_moe_fused_predict(&hw, &row, &o, &skew), 0);
+    cr_expect_float_eq(det.fused_s, skew.time_s, 1e-9 * skew.time_s, "%g vs %g", det.fused_s,
+                       skew.time_s);
+    /* the run's own exponent wins over the model's, 0 balanced */
+    run.moe.routing_alpha = 0;
+    ffn_moe_detail d0;
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, T, &c, &d0, NULL), 0);
+    row.draw = FFN_DRAW_BALANCED;
+    row.alpha = 0;
+    cr_assert_eq(ffn_moe_fused_predict(&hw, &row, &o, &flat), 0);
+    cr_expect_float_eq(d0.fused_s, flat.time_s, 1e-9 * flat.time_s);
+    /* the busiest expert of a skewed draw holds more copies than the balanced share, and its
+     * row tiles make the call slower */
+    cr_expect_gt(skew.max_expert_tokens, flat.max_expert_tokens);
+    cr_expect_gt(det.fused_s, d0.fused_s);
+    /* a Zipf routing of the run is what the kernels see: not the model's exponent */
+    run.moe.routing_alpha = -1;
+    run.moe.zipf_s = 1.0;
+    ffn_moe_detail dz;
+    cr_assert_eq(ffn_moe_layer(&m, &hw, &run, T, &c, &dz, NULL), 0);
+    cr_expect_neq(dz.fused_s, det.fused_s);
 }
 
 /* No engine on the spec, a CPU, --generic-moe, or an EP split the fused model cannot take: the

@@ -52,6 +52,11 @@ typedef struct ffn_moe_cfg {
     uint64_t topk_group;    /* groups a token may pick from */
     bool router_bias;       /* per-expert score-correction bias (DeepSeek-V3) */
     double capacity_factor; /* 0 = dropless */
+    /* The skew of the tokens a layer's experts receive in serving, as the exponent of
+     * aiconfigurator's power-law draw of per-expert loads (include/ffnroof/moe_fused.h,
+     * ffn_moe_fused_draw); 0 = balanced. It prices the engines' fused MoE kernels
+     * (docs/model.md, "Routing skew"). */
+    double routing_alpha;
     /* Added by the model loader (informational; layer_moe[] is authoritative): */
     uint64_t first_dense_layers; /* leading layers with a dense FFN */
     uint64_t layer_freq;         /* every layer_freq-th layer is MoE (1 = all) */

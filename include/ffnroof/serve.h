@@ -240,6 +240,7 @@ typedef struct ffn_serve_pair {
     ffn_dtype adtype; /* the activations': with wdtype, the MoE layers' kernels */
     bool generic_moe; /* the MoE layers as generic grouped GEMMs (--generic-moe) */
     const char *moe_kernel; /* the kernel family asked for by name (--moe-kernel); NULL */
+    double routing_alpha;   /* the routing skew asked for (--routing-alpha); < 0 the model's */
     double price;           /* per device-hour; 0 = none */
     ffn_engine_sched sched;
     ffn_serve_point *pts;

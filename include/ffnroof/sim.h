@@ -51,6 +51,12 @@ typedef struct ffn_moe_opts {
      * asked included); NULL = the format's default. Borrowed. */
     const char *kernel;
     uint64_t devices_per_node; /* overrides hw->devices_per_node when > 0 */
+    /* The routing skew the engines' fused MoE kernels are priced on, as the exponent of the
+     * power-law draw of per-expert loads (ffn_moe_fused_draw): >= 0 that exponent (0 =
+     * balanced), < 0 the model's (ffn_moe_cfg.routing_alpha; ffn_run_default and
+     * ffn_plan_opts_default set -1). Not used under zipf_s or popularity, whose routing the
+     * kernels then see, nor by the generic grouped-GEMM model. */
+    double routing_alpha;
 } ffn_moe_opts;
 
 /* The prompt length every command takes when none is given (predict, compare, sweep, plot, bench

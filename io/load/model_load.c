@@ -56,6 +56,7 @@ static const char *const moe_keys[] = {"experts",
                                        "topk_group",
                                        "router_bias",
                                        "capacity_factor",
+                                       "routing_alpha",
                                        NULL};
 static const char *const pos_names[] = {"rope", "learned", "sinusoidal", NULL};
 static const char *const norm_names[] = {"rmsnorm", "layernorm", NULL};
@@ -186,7 +187,8 @@ static int load_moe(ffn_ydoc *y, yaml_node_t *root, ffn_model *m)
         (rc = ffn_y_bool(y, e, "norm_topk", false, &c->norm_topk)) ||
         (rc = ffn_y_bool(y, e, "router_bias", false, &c->router_bias)) ||
         (rc = ffn_y_num(y, e, "capacity_factor", false, FFN_UNIT_NONE, 0.0, 1e6,
-                        &c->capacity_factor)))
+                        &c->capacity_factor)) ||
+        (rc = ffn_y_num(y, e, "routing_alpha", false, FFN_UNIT_NONE, 0.0, 10.0, &c->routing_alpha)))
         return rc;
     c->scoring = (ffn_router_scoring)score;
     if ((rc = ffn_y_u64(y, e, "n_group", false, 0, c->n_experts, &c->n_group))) return rc;
