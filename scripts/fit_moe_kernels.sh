@@ -8,6 +8,14 @@
 # (sim/moe_fused.c, fitted by the same bench), restated with their range. The first entry of a
 # format is the engine's default kernel for it. Needs a build with -DFFNROOF_BENCH=ON.
 #   scripts/fit_moe_kernels.sh [BUILD_DIR] [WORK_DIR]
+# Each fit starts from the defaults of its activation class. The families other than vLLM's
+# Triton ones were fitted from the defaults before their refit of 2026-12-08 (16-bit: module
+# 7.887 us, eta 0.5477, tau 0.6581 us, kappa 0.1438 us, zeta 0.2876 us, ep 7.143 us, mu 3.598;
+# fp8: module 8.361 us, eta 0.4697, tau 1.543 us, kappa 0.3303 us), and the AMD families hold
+# those modules, zeta and ep; from today's defaults a rerun lands on the same medians (within
+# 0.1 point) but moves the grouped-GEMM efficiency where a family's rows leave it free (the tile
+# floor binds on most rows), which would move its predictions beyond the table's shapes, so the
+# shipped entries are those fits.
 # rewrites the `moe:` lists of hw/arch/engines.yaml and keeps everything else; a WORK_DIR keeps
 # each fit's output and reuses the ones already there (16 minutes of CPU from none: 20 minutes
 # on the two cores of the Zen 5 VM beside a CI run).

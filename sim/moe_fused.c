@@ -29,22 +29,22 @@ const char *ffn_moe_fused_kernel_name(ffn_moe_fused_kernel k)
  * zero_tile_s, ep_s and misaligned_x from the bf16 one: its rows have no EP and no misaligned
  * shard. */
 static const ffn_moe_fused_params params_bf16 = {
-    .module_s = 7.887e-6,
-    .gemm_eff = 0.5477,
-    .tile_s = 0.6581e-6,
-    .kstep_s = 0.1438e-6,
-    .zero_tile_s = 0.2876e-6,
-    .ep_s = 7.143e-6,
-    .misaligned_x = 3.598,
+    .module_s = 16.06e-6,
+    .gemm_eff = 0.975,
+    .tile_s = 0.6791e-6,
+    .kstep_s = 0.135e-6,
+    .zero_tile_s = 0.2535e-6,
+    .ep_s = 7.215e-6,
+    .misaligned_x = 3.516,
 };
 static const ffn_moe_fused_params params_fp8 = {
-    .module_s = 8.361e-6,
-    .gemm_eff = 0.4697,
-    .tile_s = 1.543e-6,
-    .kstep_s = 0.3303e-6,
-    .zero_tile_s = 0.2876e-6,
-    .ep_s = 7.143e-6,
-    .misaligned_x = 3.598,
+    .module_s = 18.73e-6,
+    .gemm_eff = 0.6467,
+    .tile_s = 1.513e-6,
+    .kstep_s = 0.3995e-6,
+    .zero_tile_s = 0.2535e-6,
+    .ep_s = 7.215e-6,
+    .misaligned_x = 3.516,
 };
 
 const ffn_moe_fused_params *ffn_moe_fused_default_params(ffn_dtype adtype)
