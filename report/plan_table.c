@@ -276,13 +276,17 @@ void ffn_plan_explain(FILE *fp, const ffn_plan_pair *p)
             ffn_units_str(a, sizeof a, s->ffn_s, FFN_UNIT_TIME), ffn_bound_name(s->ffn_bound),
             ffn_units_str(b, sizeof b, s->ffn_comm_s, FFN_UNIT_TIME));
     const ffn_moe_detail *md = &s->ffn.moe_detail;
-    if (s->ffn.moe_fused_s > 0) /* at p90 with the rest under --margin p90 */
+    if (s->ffn.moe_fused_s > 0) { /* at p90 with the rest under --margin p90 */
         fprintf(fp, "           of it %s's fused MoE kernels %s ('%s')\n",
                 ffn_engine_name(md->fused_engine),
                 ffn_units_str(a, sizeof a,
                               s->ffn.moe_fused_s * (s->margin_scale != 1.0 ? md->fused_p90 : 1.0),
                               FFN_UNIT_TIME),
                 md->fused);
+        if (md->fused_alpha > 0)
+            fprintf(fp, "           (the experts' loads a power law of exponent %.3g)\n",
+                    md->fused_alpha);
+    }
     fprintf(fp, "           + attn proj %s + norms and rotary %s [other]\n",
             ffn_units_str(a, sizeof a, s->attn_proj_s, FFN_UNIT_TIME),
             ffn_units_str(d, sizeof d, s->elem_s, FFN_UNIT_TIME));

@@ -172,6 +172,9 @@ int ffn_write_predict_table(FILE *fp, const ffn_predict_report *r)
             if (md->fused[0]) {
                 fprintf(fp, "  %-10s row tile %u; their range x%.2f-%.2f\n", "", md->fused_block_m,
                         md->fused_p10, md->fused_p90);
+                if (md->fused_alpha > 0)
+                    fprintf(fp, "  %-10s the experts' loads a power law of exponent %.3g\n", "",
+                            md->fused_alpha);
             } else {
                 fprintf(fp, "  %-10s generic grouped GEMMs (%s)\n", "",
                         x->run.moe.generic                      ? "--generic-moe"

@@ -522,6 +522,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
             det->fused_engine = hw->moe_engine;
             det->fused_block_m = fc.block_m;
             det->fused_padded_rows = fc.padded_rows;
+            det->fused_alpha = alpha;
         }
     }
     if (!fused) det->fused_p10 = det->fused_p90 = 0;

@@ -259,6 +259,36 @@ Test(cli_predict, moe_layers_name_the_engines_fused_kernels)
               cli_slurp(out_path));
 }
 
+/* A model that states its serving skew (DeepSeek-V3: moe.routing_alpha 1.01) has its fused
+ * kernels priced on the power-law draws, says so in the table and the JSON, and
+ * --routing-alpha 0 prices the balanced copies instead: another MoE time, the same rest. */
+Test(cli_predict, routing_skew_is_named_and_can_be_turned_off)
+{
+    static char skewed[1 << 16];
+    const char *base = "predict --model deepseek-v3 --hw h100-sxm --tp 8 --dtype fp8-block "
+                       "--phase decode --batch 512";
+    char cmd[256];
+    cr_assert_eq(run(base), 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "experts' loads a power law of exponent 1.01") != NULL,
+              "%s", cli_slurp(out_path));
+    snprintf(cmd, sizeof cmd, "%s --format json", base);
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    snprintf(skewed, sizeof skewed, "%s", cli_slurp(out_path));
+    cr_expect(strstr(skewed, "\"routing_alpha\": 1.01") != NULL, "%s", skewed);
+    snprintf(cmd, sizeof cmd, "%s --format json --routing-alpha 0", base);
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    const char *flat = cli_slurp(out_path);
+    cr_expect(strstr(flat, "\"routing_alpha\": 0") != NULL, "%s", flat);
+    cr_expect(strcmp(flat, skewed) != 0, "the skew changes the MoE layer's time");
+    snprintf(cmd, sizeof cmd, "%s --routing-alpha 0", base);
+    cr_assert_eq(run(cmd), 0, "%s", cli_slurp(err_path));
+    cr_expect(strstr(cli_slurp(out_path), "power law") == NULL, "%s", cli_slurp(out_path));
+    /* a negative exponent is a usage error */
+    snprintf(cmd, sizeof cmd, "%s --routing-alpha -1", base);
+    cr_expect_eq(run(cmd), 2);
+    cr_expect(strstr(cli_slurp(err_path), "--routing-alpha") != NULL, "%s", cli_slurp(err_path));
+}
+
 Test(cli_predict, csv_one_row_per_run)
 {
     cr_assert_eq(run("predict --model llama2-7b --hw a100-sxm-80gb --batch 1,8,64 --format csv"),

@@ -214,6 +214,8 @@ typedef struct ffn_moe_detail {
     unsigned fused_block_m;
     double fused_padded_rows;
     double fused_s, fused_p10, fused_p90;
+    double fused_alpha; /* the power-law exponent of the experts' loads it was priced on; 0 =
+                           the routing statistics' copies (docs/model.md, "Routing skew") */
 } ffn_moe_detail;
 
 /* Whole-model FFN result for one run. */

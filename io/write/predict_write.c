@@ -163,6 +163,7 @@ void ffn_json_run(ffn_json *j, const char *key, const ffn_result *r)
             ffn_json_str(j, "weights", ffn_dtype_name(d->fused_dtype));
             ffn_json_u64(j, "block_m", d->fused_block_m);
             ffn_json_num(j, "padded_rows", d->fused_padded_rows);
+            ffn_json_num(j, "routing_alpha", d->fused_alpha);
             ffn_json_num(j, "layer_s", d->fused_s);
             ffn_json_num(j, "range_p10", d->fused_p10);
             ffn_json_num(j, "range_p90", d->fused_p90);
