@@ -333,7 +333,9 @@ static void blend_cost(ffn_moe_fused_cost *a, const ffn_moe_fused_cost *b, doubl
  * evenly over its touched experts, the rest over the other devices' touched experts, costed by
  * ffn_moe_fused_cost_counts; a fractional expected number of touched experts (uniform routing's
  * coverage) is the blend of the two whole numbers around it, so that the weights read are the
- * expected ones. Fills c (its ops) and returns 0, or FFN_EINVAL where the fused model cannot
+ * expected ones. With a routing skew alpha > 0 the copies are the op tables' own power-law draws
+ * of per-expert loads instead (docs/model.md, "Routing skew"), the mean of their costs. Fills c
+ * (its ops) and returns 0, or FFN_EINVAL where the fused model cannot
  * take the layer (more experts than it holds, an EP degree that does not divide them): the
  * generic model prices it then. */
 static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
