@@ -59,7 +59,9 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
         /* what prices the MoE layers (sim/moe.c, docs/model.md section 10) */
         if (ffn_model_moe_layers(q->m) > 0) {
             const ffn_hw *hw = q->hw;
-            const ffn_moe_opts mo = {.generic = q->generic_moe, .kernel = q->moe_kernel};
+            const ffn_moe_opts mo = {.generic = q->generic_moe,
+                                     .kernel = q->moe_kernel,
+                                     .routing_alpha = q->routing_alpha};
             const ffn_engine_moe *f;
             double lo = 0, hi = 0;
             if (!ffn_moe_fused_applies(hw, &mo, q->wdtype, q->adtype, &f, &lo, &hi)) {
@@ -77,7 +79,7 @@ void ffn_serve_write_table(FILE *fp, const ffn_serve_opts *o, const ffn_serve_pa
                             "family for this device), range x[%.3g, %.3g]",
                             ffn_engine_name(hw->moe_engine), lo, hi);
                 /* the routing the kernels are priced on (sim/moe.c) */
-                const double a = q->routing_alpha >= 0 ? q->routing_alpha : q->m->moe.routing_alpha;
+                const double a = ffn_moe_routing_alpha(&q->m->moe, &mo);
                 if (a > 0)
                     fprintf(fp, "; experts' loads drawn as a power law of exponent %.3g (%s)\n", a,
                             q->routing_alpha >= 0 ? "--routing-alpha" : "the model's");

@@ -376,16 +376,8 @@ static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *ru
          * group on this device, the mean of FFN_MOE_FUSED_DRAWS draws */
         row.draw = FFN_DRAW_POWER_LAW;
         row.alpha = alpha;
-        if (ffn_moe_fused_check(&row)) return FFN_EINVAL;
-        for (unsigned d = 0; d < FFN_MOE_FUSED_DRAWS; d++) {
-            uint64_t counts[FFN_MOE_FUSED_MAX_EXPERTS] = {0};
-            int rc = ffn_moe_fused_draw(&row, run->moe.seed + d, counts, E);
-            ffn_moe_fused_cost x;
-            if (!rc) rc = ffn_moe_fused_cost_counts(hw, &row, counts, E, &o, d ? &x : c);
-            if (rc) return rc;
-            if (d) blend_cost(c, &x, 1.0 / (double)(d + 1));
-        }
-        return 0;
+        o.seed = run->moe.seed;
+        return ffn_moe_fused_predict(hw, &row, &o, c);
     }
     const double lo = floor(touched_dev), w = touched_dev - lo;
     const uint64_t others =
@@ -403,6 +395,12 @@ static int fused_experts(const ffn_model *m, const ffn_hw *hw, const ffn_run *ru
 }
 
 /* ---- the layer ---------------------------------------------------------------------------- */
+
+double ffn_moe_routing_alpha(const ffn_moe_cfg *c, const ffn_moe_opts *o)
+{
+    if (o && (o->zipf_s > 0 || (o->popularity && o->n_popularity))) return 0;
+    return o && o->routing_alpha >= 0 ? o->routing_alpha : c->routing_alpha;
+}
 
 static void push(ffn_layer_cost *c, const ffn_op *op)
 {
@@ -512,10 +510,7 @@ int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint
                               &det->fused_p90)) {
         const ffn_moe_fused_params *par =
             fam ? &fam->params : ffn_moe_fused_default_params(run->adtype);
-        /* the model's routing skew, or the run's; none where the run routes by its own law */
-        const ffn_moe_opts *mo = &run->moe;
-        double alpha = mo->routing_alpha >= 0 ? mo->routing_alpha : c->routing_alpha;
-        if (mo->zipf_s > 0 || (mo->popularity && mo->n_popularity)) alpha = 0;
+        const double alpha = ffn_moe_routing_alpha(c, &run->moe);
         fused = !fused_experts(m, hw, run, T, par, alpha, copies_dev, touched, st->experts_touched,
                                &fc);
         if (fused) {

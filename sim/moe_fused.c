@@ -660,7 +660,28 @@ int ffn_moe_fused_cost_counts(const ffn_hw *hw, const ffn_aic_moe *row, const ui
 }
 
 /* out += c / n, field by field (the means over draws) */
-static void accumulate(ffn_moe_fused_cost *out, const ffn_moe_fused_cost *c, double n)
+/* a += b / n over an op's work and times (its names and shape stay a's, b's on the first draw) */
+static void accumulate_op(ffn_op *a, const ffn_op *b, double n, bool first)
+{
+    if (first) {
+        *a = *b;
+        a->flops = a->vec_ops = a->bytes = a->weight_bytes = 0;
+        a->roofline_s = a->predicted_s = a->memory_s = 0;
+        for (int i = 0; i <= FFN_HW_MAX_LEVELS; i++)
+            a->served_bytes[i] = 0;
+    }
+    a->flops += b->flops / n;
+    a->vec_ops += b->vec_ops / n;
+    a->bytes += b->bytes / n;
+    a->weight_bytes += b->weight_bytes / n;
+    a->roofline_s += b->roofline_s / n;
+    a->predicted_s += b->predicted_s / n;
+    a->memory_s += b->memory_s / n;
+    for (int i = 0; i <= FFN_HW_MAX_LEVELS; i++)
+        a->served_bytes[i] += b->served_bytes[i] / n;
+}
+
+static void accumulate(ffn_moe_fused_cost *out, const ffn_moe_fused_cost *c, double n, bool first)
 {
     out->time_s += c->time_s / n;
     for (int i = 0; i < FFN_MF_COUNT; i++)
@@ -676,7 +697,8 @@ static void accumulate(ffn_moe_fused_cost *out, const ffn_moe_fused_cost *c, dou
     out->block_m = c->block_m;
     out->gate_up = c->gate_up;
     out->down = c->down;
-    memcpy(out->ops, c->ops, sizeof out->ops);
+    for (int i = 0; i < FFN_MF_COUNT; i++)
+        if (c->ops[i].name[0]) accumulate_op(&out->ops[i], &c->ops[i], n, first);
 }
 
 int ffn_moe_fused_predict(const ffn_hw *hw, const ffn_aic_moe *row, const ffn_moe_fused_opts *o,
@@ -695,7 +717,7 @@ int ffn_moe_fused_predict(const ffn_hw *hw, const ffn_aic_moe *row, const ffn_mo
         ffn_moe_fused_cost c;
         rc = ffn_moe_fused_cost_counts(hw, row, counts, MAX_E, &op, &c);
         if (rc) return rc;
-        accumulate(out, &c, (double)n);
+        accumulate(out, &c, (double)n, i == 0);
     }
     return 0;
 }

@@ -94,8 +94,9 @@ typedef struct ffn_moe_fused_cost {
     double max_expert_tokens;      /* the most token copies on one local expert */
     unsigned block_m;              /* of the last draw */
     ffn_op gate_up, down;          /* the GEMM ops of the last draw (counts and times) */
-    /* every kernel of the last draw as an op, named by ffn_moe_fused_kernel_name (the module's
-     * fixed cost an op of no work); zeroed for a kernel the dtype does not run */
+    /* every kernel as an op, named by ffn_moe_fused_kernel_name (the module's fixed cost an op
+     * of no work), its work and times the draws' means; zeroed for a kernel the dtype does not
+     * run */
     ffn_op ops[FFN_MF_COUNT];
 } ffn_moe_fused_cost;
 

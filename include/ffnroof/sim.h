@@ -374,6 +374,10 @@ int ffn_moe_routing(uint64_t E, uint64_t k, uint64_t T, uint64_t n_dev, const ff
                     double capacity_factor, ffn_moe_stats *out);
 /* Expected distinct experts hit by T tokens under uniform top-k routing: E(1-(1-k/E)^T). */
 double ffn_moe_coverage_uniform(uint64_t E, uint64_t k, uint64_t T);
+/* The routing skew a layer's fused kernels are priced on (docs/model.md, "Routing skew"): the
+ * run's routing_alpha where it sets one (>= 0), else the model's; 0 where the run routes by its
+ * own law (zipf_s, popularity). o may be NULL (the model's). */
+double ffn_moe_routing_alpha(const ffn_moe_cfg *c, const ffn_moe_opts *o);
 /* Cost one MoE layer for T tokens entering the EP group. */
 int ffn_moe_layer(const ffn_model *m, const ffn_hw *hw, const ffn_run *run, uint64_t T,
                   ffn_layer_cost *out, ffn_moe_detail *detail, ffn_diag *diag);
